@@ -1,0 +1,1 @@
+//! Native JFrog Platform REST client.

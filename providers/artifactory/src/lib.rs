@@ -1,0 +1,1 @@
+//! provider-artifactory: Kind declarations and adapters.

@@ -1,0 +1,2 @@
+//! The provider-artifactory binary.
+fn main() {}

@@ -1,0 +1,1 @@
+//! provider-platform: Kind declarations and adapters.

@@ -1,0 +1,2 @@
+//! The provider-platform binary.
+fn main() {}

@@ -1,0 +1,1 @@
+//! provider-project: Kind declarations and adapters.

@@ -1,0 +1,2 @@
+//! The provider-project binary.
+fn main() {}

@@ -1,0 +1,1 @@
+//! CRD generation from Kind declarations.

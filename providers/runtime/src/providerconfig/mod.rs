@@ -1,0 +1,1 @@
+//! ProviderConfig handling.

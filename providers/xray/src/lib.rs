@@ -1,0 +1,1 @@
+//! provider-xray: Kind declarations and adapters.

@@ -1,0 +1,2 @@
+//! The provider-xray binary.
+fn main() {}

@@ -1,0 +1,2 @@
+//! An in-process Kubernetes API server for tests, benchmarks and the sandbox.
+pub mod cli;
