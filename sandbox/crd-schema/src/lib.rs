@@ -1,11 +1,41 @@
 //! Structural-schema checks, validation, pruning, defaulting and CEL rules for CRDs.
 //!
 //! This crate is the part of the Kubernetes API test server that judges CustomResourceDefinitions
-//! and custom resources the way kube-apiserver (apiextensions-apiserver) does. It knows nothing
-//! of HTTP or storage: the server calls it with JSON values and turns the errors into `Status`
-//! bodies.
+//! and custom resources the way kube-apiserver (apiextensions-apiserver, Kubernetes 1.33) does. It
+//! knows nothing of HTTP or storage: the server calls it with JSON values and turns the errors into
+//! `Status` bodies.
+//!
+//! Entry points:
+//! - [`default_crd`] fills the defaults the API server sets on a CRD (`listKind`, `singular`,
+//!   `conversion.strategy`, ...), then [`validate_crd`] checks the CRD as the API server's
+//!   `ValidateCustomResourceDefinition(Update)` does (names, versions, structural schemas,
+//!   defaults, list types, CEL rules, printer columns, subresources).
+//! - [`Schema::compile`] turns one version's `openAPIV3Schema` into a tree with pre-compiled
+//!   regexes and CEL programs; per object the server calls, in this order,
+//!   [`Schema::prune`], [`Schema::apply_defaults`] and [`Schema::validate`].
+//!
+//! Error format: every error is a [`FieldError`] whose `Display` is kube-apiserver's
+//! `field.Error.Error()` (`<field>: <type>[: <value>][: <detail>]`), and [`FieldError::body`] is
+//! its `ErrorBody()` (the `message` of a `Status` cause, whose `field` is [`FieldError::field`]).
+//!
+//! Deviations from kube-apiserver (known and deliberate) are listed in the module docs of
+//! [`crd`], [`validate`], [`cel`] and [`formats`].
+
+pub mod cel;
+pub mod crd;
+pub mod formats;
+mod node;
+mod path;
+pub mod prune;
+pub mod structural;
+pub mod validate;
+
+use std::sync::Arc;
 
 use serde_json::Value;
+
+pub use crd::{default_crd, validate_crd};
+pub use node::Node;
 
 /// One field error, as kube-apiserver's `field.Error` renders it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -14,9 +44,10 @@ pub struct FieldError {
     pub kind: FieldErrorKind,
     /// The field path, e.g. `spec.forProvider.description` or `spec.versions[0].schema.openAPIV3Schema`.
     pub field: String,
-    /// The offending value rendered as kube-apiserver renders it, when there is one.
+    /// The offending value rendered as kube-apiserver renders it (Go `%q` for strings, bare
+    /// numbers and booleans, JSON for objects and arrays), when the error type shows one.
     pub value: Option<String>,
-    /// The detail text (e.g. `must be of type string`).
+    /// The detail text (e.g. `must be of type string`); may be empty.
     pub detail: String,
 }
 
@@ -50,11 +81,10 @@ impl FieldErrorKind {
             FieldErrorKind::UnknownField => "FieldValueInvalid",
         }
     }
-}
 
-impl std::fmt::Display for FieldError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let kind = match self.kind {
+    /// The text `field.ErrorType.String()` gives.
+    pub fn label(self) -> &'static str {
+        match self {
             FieldErrorKind::Required => "Required value",
             FieldErrorKind::Invalid => "Invalid value",
             FieldErrorKind::NotSupported => "Unsupported value",
@@ -64,32 +94,320 @@ impl std::fmt::Display for FieldError {
             FieldErrorKind::Duplicate => "Duplicate value",
             FieldErrorKind::TypeInvalid => "Invalid value",
             FieldErrorKind::UnknownField => "Invalid value",
-        };
-        match &self.value {
-            Some(v) => write!(f, "{}: {}: {}: {}", self.field, kind, v, self.detail),
-            None => write!(f, "{}: {}: {}", self.field, kind, self.detail),
         }
     }
 }
 
-/// Checks a whole `CustomResourceDefinition` object (apiextensions.k8s.io/v1) as the API server
-/// does on create and update: names, group, scope, versions, and that every version's schema is
-/// structural. `old` is the stored object on update. Returns every error found.
-pub fn validate_crd(crd: &Value, old: Option<&Value>) -> Vec<FieldError> {
-    let _ = (crd, old);
-    Vec::new()
+impl FieldError {
+    /// `field.Required(path, detail)`.
+    pub fn required(field: impl Into<String>, detail: impl Into<String>) -> FieldError {
+        FieldError {
+            kind: FieldErrorKind::Required,
+            field: field.into(),
+            value: None,
+            detail: detail.into(),
+        }
+    }
+
+    /// `field.Forbidden(path, detail)`.
+    pub fn forbidden(field: impl Into<String>, detail: impl Into<String>) -> FieldError {
+        FieldError {
+            kind: FieldErrorKind::Forbidden,
+            field: field.into(),
+            value: None,
+            detail: detail.into(),
+        }
+    }
+
+    /// `field.Invalid(path, value, detail)` with the value already rendered (see [`render_value`]).
+    pub fn invalid(
+        field: impl Into<String>,
+        value: impl Into<String>,
+        detail: impl Into<String>,
+    ) -> FieldError {
+        FieldError {
+            kind: FieldErrorKind::Invalid,
+            field: field.into(),
+            value: Some(value.into()),
+            detail: detail.into(),
+        }
+    }
+
+    /// `field.Invalid(path, "<string>", detail)`: the common case of a string bad value.
+    pub fn invalid_str(
+        field: impl Into<String>,
+        value: &str,
+        detail: impl Into<String>,
+    ) -> FieldError {
+        FieldError::invalid(field, go_quote(value), detail)
+    }
+
+    /// `field.TypeInvalid(path, value, detail)` with the value already rendered.
+    pub fn type_invalid(
+        field: impl Into<String>,
+        value: impl Into<String>,
+        detail: impl Into<String>,
+    ) -> FieldError {
+        FieldError {
+            kind: FieldErrorKind::TypeInvalid,
+            field: field.into(),
+            value: Some(value.into()),
+            detail: detail.into(),
+        }
+    }
+
+    /// `field.NotSupported(path, value, validValues)`.
+    pub fn not_supported<S: AsRef<str>>(
+        field: impl Into<String>,
+        value: impl Into<String>,
+        valid: &[S],
+    ) -> FieldError {
+        let detail = if valid.is_empty() {
+            String::new()
+        } else {
+            let quoted: Vec<String> = valid.iter().map(|v| go_quote(v.as_ref())).collect();
+            format!("supported values: {}", quoted.join(", "))
+        };
+        FieldError {
+            kind: FieldErrorKind::NotSupported,
+            field: field.into(),
+            value: Some(value.into()),
+            detail,
+        }
+    }
+
+    /// `field.Duplicate(path, value)`.
+    pub fn duplicate(field: impl Into<String>, value: impl Into<String>) -> FieldError {
+        FieldError {
+            kind: FieldErrorKind::Duplicate,
+            field: field.into(),
+            value: Some(value.into()),
+            detail: String::new(),
+        }
+    }
+
+    /// `field.TooLong(path, _, max)` (Kubernetes 1.33 wording).
+    pub fn too_long(field: impl Into<String>, max: i64) -> FieldError {
+        let detail = if max >= 0 {
+            format!("may not be more than {max} bytes")
+        } else {
+            "value is too long".to_string()
+        };
+        FieldError {
+            kind: FieldErrorKind::TooLong,
+            field: field.into(),
+            value: None,
+            detail,
+        }
+    }
+
+    /// `field.TooMany(path, actual, max)`.
+    pub fn too_many(field: impl Into<String>, actual: i64, max: i64) -> FieldError {
+        let detail = if max >= 0 {
+            format!("must have at most {max} items")
+        } else {
+            "has too many items".to_string()
+        };
+        FieldError {
+            kind: FieldErrorKind::TooMany,
+            field: field.into(),
+            value: (actual >= 0).then(|| actual.to_string()),
+            detail,
+        }
+    }
+
+    /// An unknown field found by pruning, as strict field validation reports it
+    /// (`unknown field "spec.x"`); `field` is the pruned path.
+    pub fn unknown_field(path: impl Into<String>) -> FieldError {
+        let path = path.into();
+        FieldError {
+            kind: FieldErrorKind::UnknownField,
+            detail: format!("unknown field {}", go_quote(&path)),
+            field: path,
+            value: None,
+        }
+    }
+
+    /// `field.Error.ErrorBody()`: the error without its field path (a `Status` cause `message`).
+    pub fn body(&self) -> String {
+        if self.kind == FieldErrorKind::UnknownField {
+            return self.detail.clone();
+        }
+        let mut s = self.kind.label().to_string();
+        match self.kind {
+            FieldErrorKind::Required | FieldErrorKind::Forbidden | FieldErrorKind::TooLong => {}
+            _ => {
+                if let Some(v) = &self.value {
+                    s.push_str(": ");
+                    s.push_str(v);
+                }
+            }
+        }
+        if !self.detail.is_empty() {
+            s.push_str(": ");
+            s.push_str(&self.detail);
+        }
+        s
+    }
+}
+
+impl std::fmt::Display for FieldError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.kind == FieldErrorKind::UnknownField {
+            return f.write_str(&self.detail);
+        }
+        write!(f, "{}: {}", self.field, self.body())
+    }
+}
+
+/// Renders a string as Go's `%q` does (double quotes, Go escapes, printable Unicode kept).
+pub fn go_quote(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            '\u{7}' => out.push_str("\\a"),
+            '\u{8}' => out.push_str("\\b"),
+            '\u{c}' => out.push_str("\\f"),
+            '\u{b}' => out.push_str("\\v"),
+            c if (c as u32) < 0x20 || c as u32 == 0x7f => {
+                out.push_str(&format!("\\x{:02x}", c as u32))
+            }
+            c if c.is_control() => {
+                if (c as u32) <= 0xffff {
+                    out.push_str(&format!("\\u{:04x}", c as u32))
+                } else {
+                    out.push_str(&format!("\\U{:08x}", c as u32))
+                }
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+/// Formats a float as Go's `%v` does (`strconv.FormatFloat(f, 'g', -1, 64)`: shortest digits,
+/// exponent form when the decimal exponent is below -4 or at least 21 is NOT what Go does: it
+/// switches at 6 for the shortest form, so `1e6` prints as `1e+06`).
+pub fn go_float(f: f64) -> String {
+    if f.is_nan() {
+        return "NaN".into();
+    }
+    if f.is_infinite() {
+        return if f > 0.0 {
+            "+Inf".into()
+        } else {
+            "-Inf".into()
+        };
+    }
+    if f == 0.0 {
+        return "0".into();
+    }
+    let exp = f.abs().log10().floor() as i32;
+    if (-4..6).contains(&exp) {
+        format!("{f}")
+    } else {
+        // Rust's `{:e}` gives the shortest mantissa, e.g. `1e21`; Go writes `1e+21`.
+        let s = format!("{f:e}");
+        match s.split_once('e') {
+            Some((m, e)) => {
+                let (sign, digits) = match e.strip_prefix('-') {
+                    Some(d) => ('-', d),
+                    None => ('+', e),
+                };
+                let digits = if digits.len() < 2 {
+                    format!("0{digits}")
+                } else {
+                    digits.to_string()
+                };
+                format!("{m}e{sign}{digits}")
+            }
+            None => s,
+        }
+    }
+}
+
+/// Renders a JSON value as `field.Error` (1.33) renders a bad value: strings quoted (`%q`),
+/// numbers and booleans bare, `null` as `"null"`, objects and arrays as Go's `%#v` of
+/// unstructured data (`map[string]interface {}{"k":"v"}`, `[]interface {}{1, 2}`).
+pub fn render_value(v: &Value) -> String {
+    match v {
+        Value::Null => "\"null\"".to_string(),
+        Value::String(s) => go_quote(s),
+        Value::Bool(b) => b.to_string(),
+        Value::Number(_) => go_number(v),
+        other => go_sharp_v(other),
+    }
+}
+
+fn go_number(v: &Value) -> String {
+    match v {
+        Value::Number(n) => match (n.as_i64(), n.as_u64()) {
+            (Some(i), _) => i.to_string(),
+            (None, Some(u)) => u.to_string(),
+            _ => go_float(n.as_f64().unwrap_or(0.0)),
+        },
+        _ => String::new(),
+    }
+}
+
+/// Go's `%#v` of an unstructured JSON value.
+fn go_sharp_v(v: &Value) -> String {
+    match v {
+        Value::Null => "interface {}(nil)".to_string(),
+        Value::String(s) => go_quote(s),
+        Value::Bool(b) => b.to_string(),
+        Value::Number(_) => go_number(v),
+        Value::Array(a) => {
+            let items: Vec<String> = a.iter().map(go_sharp_v).collect();
+            format!("[]interface {{}}{{{}}}", items.join(", "))
+        }
+        Value::Object(m) => {
+            let mut keys: Vec<&String> = m.keys().collect();
+            keys.sort();
+            let items: Vec<String> = keys
+                .iter()
+                .map(|k| format!("{}:{}", go_quote(k), go_sharp_v(&m[*k])))
+                .collect();
+            format!("map[string]interface {{}}{{{}}}", items.join(", "))
+        }
+    }
 }
 
 /// A compiled `openAPIV3Schema` of one CRD version, ready to default, prune and validate objects.
+///
+/// Compiling builds a tree of [`Node`]s with every regex and CEL program compiled once; the
+/// per-object calls only walk the tree. `Schema` is cheap to clone (the tree is shared) and
+/// `Send + Sync`.
 #[derive(Debug, Clone)]
 pub struct Schema {
     raw: Value,
+    root: Arc<Node>,
 }
 
 impl Schema {
-    /// Compiles a schema that `validate_crd` accepted.
+    /// Compiles a schema that `validate_crd` accepted. A schema that is not structural, has an
+    /// invalid pattern or a CEL rule that does not compile is refused with the errors
+    /// `validate_crd` would report (paths relative to the schema, e.g. `properties[spec].type`).
     pub fn compile(open_api_v3_schema: &Value) -> Result<Schema, Vec<FieldError>> {
-        Ok(Schema { raw: open_api_v3_schema.clone() })
+        let errs = crd::validate_crd_schema(open_api_v3_schema, "", false);
+        if !errs.is_empty() {
+            return Err(errs);
+        }
+        let (root, compile_errs) = Node::compile(open_api_v3_schema, "");
+        if !compile_errs.is_empty() {
+            return Err(compile_errs);
+        }
+        Ok(Schema {
+            raw: open_api_v3_schema.clone(),
+            root: Arc::new(root),
+        })
     }
 
     /// The schema as given.
@@ -97,24 +415,98 @@ impl Schema {
         &self.raw
     }
 
-    /// Applies `default`s in place (after pruning, as the API server does).
-    pub fn apply_defaults(&self, obj: &mut Value) {
-        let _ = obj;
+    /// The compiled root node.
+    pub fn root(&self) -> &Node {
+        &self.root
     }
 
-    /// Removes fields the schema does not know, in place, and returns their paths
-    /// (e.g. `.spec.forProvider.colour`), so that `fieldValidation=Strict` can reject them and
-    /// `Warn` can warn. `apiVersion`, `kind` and standard `metadata` fields are kept.
+    /// Applies `default`s in place, as the API server does after pruning: absent fields (and
+    /// `null`s where the field is not nullable) get their default, recursively (inside arrays
+    /// and `additionalProperties` maps too, and defaults get their own nested defaults); then
+    /// `null`s of non-nullable fields without a default are dropped
+    /// (`PruneNonNullableNullsWithoutDefaults`).
+    pub fn apply_defaults(&self, obj: &mut Value) {
+        prune::default_value(obj, Some(&self.root));
+        prune::prune_non_nullable_nulls(obj, Some(&self.root));
+    }
+
+    /// Removes fields the schema does not know, in place, and returns their paths, sorted, in
+    /// kube-apiserver's format: keys joined by `.`, list indexes as `[i]`, no leading dot
+    /// (e.g. `spec.forProvider.colour`, `spec.items[0].x`). Strict field validation reports each
+    /// as `unknown field "<path>"` (see [`FieldError::unknown_field`]). `apiVersion`, `kind`
+    /// and `metadata` at the root (and in embedded resources) are kept.
     pub fn prune(&self, obj: &mut Value) -> Vec<String> {
-        let _ = obj;
-        Vec::new()
+        let mut paths = Vec::new();
+        prune::prune_root(obj, &self.root, &mut paths);
+        paths.sort();
+        paths
     }
 
     /// Validates an object (after pruning and defaulting) against the schema, including the
     /// `x-kubernetes-validations` CEL rules; `old` is the stored object on update (for
-    /// `oldSelf` and transition rules).
+    /// `oldSelf` and transition rules). Errors come in kube-apiserver's order: OpenAPI schema
+    /// errors, then list-type errors, then CEL errors.
     pub fn validate(&self, obj: &Value, old: Option<&Value>) -> Vec<FieldError> {
-        let _ = (obj, old);
-        Vec::new()
+        let mut errs = validate::validate_value(&self.root, obj);
+        errs.extend(validate::validate_list_types(&self.root, obj, ""));
+        errs.extend(validate::validate_embedded(&self.root, obj, ""));
+        errs.extend(cel::validate_rules(&self.root, obj, old));
+        errs
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn schema_is_send_and_sync() {
+        fn assert_send_sync<T: Send + Sync>() {}
+        assert_send_sync::<Schema>();
+    }
+
+    #[test]
+    fn renders_like_field_error() {
+        let e = FieldError::required("spec.x", "");
+        assert_eq!(e.to_string(), "spec.x: Required value");
+        let e = FieldError::not_supported("spec.x", go_quote("c"), &["a", "b"]);
+        assert_eq!(
+            e.to_string(),
+            r#"spec.x: Unsupported value: "c": supported values: "a", "b""#
+        );
+        let e = FieldError::too_long("spec.x", 5);
+        assert_eq!(
+            e.to_string(),
+            "spec.x: Too long: may not be more than 5 bytes"
+        );
+        let e = FieldError::too_many("spec.x", 4, 3);
+        assert_eq!(
+            e.to_string(),
+            "spec.x: Too many: 4: must have at most 3 items"
+        );
+        let e = FieldError::forbidden("spec.x", "nope");
+        assert_eq!(e.body(), "Forbidden: nope");
+        let e = FieldError::unknown_field("spec.colour");
+        assert_eq!(e.to_string(), r#"unknown field "spec.colour""#);
+    }
+
+    #[test]
+    fn go_formatting() {
+        assert_eq!(go_quote("a\"b\n"), r#""a\"b\n""#);
+        assert_eq!(go_float(10.0), "10");
+        assert_eq!(go_float(1.5), "1.5");
+        assert_eq!(go_float(1e21), "1e+21");
+        assert_eq!(go_float(1e6), "1e+06");
+        assert_eq!(go_float(123456.0), "123456");
+        assert_eq!(go_float(0.00001), "1e-05");
+        assert_eq!(
+            render_value(&serde_json::json!({"b": "x", "a": 1})),
+            r#"map[string]interface {}{"a":1, "b":"x"}"#
+        );
+        assert_eq!(
+            render_value(&serde_json::json!([1, "a"])),
+            r#"[]interface {}{1, "a"}"#
+        );
+        assert_eq!(render_value(&Value::Null), r#""null""#);
     }
 }

@@ -1,0 +1,1143 @@
+//! `x-kubernetes-validations` (CEL) rules: compiled once per schema node with the `cel` crate
+//! plus kube-cel's Kubernetes extension functions, evaluated per object as
+//! `apiextensions-apiserver/pkg/apiserver/schema/cel/validation.go` (Kubernetes 1.33) does:
+//! `self` is the value at the node, `oldSelf` the correlated old value (properties by key,
+//! `additionalProperties` by key, `x-kubernetes-list-type: map` items by their keys); rules
+//! using `oldSelf` only run on update when the old value exists, unless `optionalOldSelf`
+//! (then `oldSelf` is `null` on create). Failures render as kube-apiserver's:
+//! `spec: Invalid value: "object": <message>`, with `reason` choosing Forbidden / Required /
+//! Duplicate and `fieldPath` extending the path.
+//!
+//! Values reach CEL typed by the schema: property names that are not CEL identifiers are
+//! escaped (`__dash__`, `__dot__`, `__slash__`, `__underscores__`, `__<keyword>__`), maps keep
+//! their keys, `number` becomes a double, `format: date-time` a timestamp, `duration` a
+//! duration, `byte` bytes. At the root (and in embedded resources) `apiVersion`, `kind` and
+//! `metadata.name`/`metadata.generateName` are visible.
+//!
+//! Deviations: there is no full CEL type checker. A rule is rejected at CRD creation when it
+//! does not parse, references an undeclared variable, or selects a field that the schema does
+//! not declare on a plain object (the common "undefined field" compile error); other type
+//! errors surface at evaluation time as `... evaluating rule: ...` errors. The CEL cost budget
+//! is not enforced. Error texts of the `cel` crate differ from cel-go's.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use cel::common::ast::{EntryExpr, Expr, IdedExpr};
+use cel::{Context, Program, Value as CelValue};
+use kube_cel::KubeCelExt;
+use serde_json::Value;
+
+use crate::node::Node;
+use crate::{FieldError, go_quote};
+
+/// The `reason`s a rule may give.
+pub const SUPPORTED_REASONS: [&str; 4] = [
+    "FieldValueDuplicate",
+    "FieldValueForbidden",
+    "FieldValueInvalid",
+    "FieldValueRequired",
+];
+
+/// One compiled `x-kubernetes-validations` entry.
+pub struct CompiledRule {
+    pub rule: String,
+    pub message: Option<String>,
+    pub message_expression: Option<String>,
+    pub reason: Option<String>,
+    /// `fieldPath` as written.
+    pub field_path: Option<String>,
+    pub optional_old_self: bool,
+    pub uses_old_self: bool,
+    program: Program,
+    message_program: Option<Program>,
+}
+
+impl std::fmt::Debug for CompiledRule {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CompiledRule")
+            .field("rule", &self.rule)
+            .field("message", &self.message)
+            .finish_non_exhaustive()
+    }
+}
+
+impl CompiledRule {
+    /// `ruleErrorString`: the message if any, else the rule, trimmed.
+    fn error_string(&self) -> String {
+        match &self.message {
+            Some(m) if !m.trim().is_empty() => m.trim().to_string(),
+            _ => self.rule.trim().to_string(),
+        }
+    }
+
+    /// `ruleMessageOrDefault`.
+    fn message_or_default(&self) -> String {
+        match &self.message {
+            Some(m) if !m.is_empty() => m.trim().to_string(),
+            _ => format!("failed rule: {}", self.error_string()),
+        }
+    }
+}
+
+thread_local! {
+    /// The function registry is built once per thread; each evaluation only adds a child
+    /// scope with `self`/`oldSelf`.
+    static BASE_CONTEXT: Context<'static> = {
+        let mut ctx = Context::default();
+        ctx.register_all();
+        ctx
+    };
+}
+
+/// Renders an `apiextensions.ValidationRule` as Go's `%#v` does (the bad value of rule compile
+/// errors in CRD validation).
+fn rule_go_value(raw: &Value) -> String {
+    let s = |k: &str| go_quote(raw.get(k).and_then(Value::as_str).unwrap_or(""));
+    let reason = match raw.get("reason").and_then(Value::as_str) {
+        Some(_) => "(*apiextensions.FieldValueErrorReason)(0xc000000000)".to_string(),
+        None => "(*apiextensions.FieldValueErrorReason)(nil)".to_string(),
+    };
+    let opt = match raw.get("optionalOldSelf").and_then(Value::as_bool) {
+        Some(_) => "(*bool)(0xc000000000)".to_string(),
+        None => "(*bool)(nil)".to_string(),
+    };
+    format!(
+        "apiextensions.ValidationRule{{Rule:{}, Message:{}, MessageExpression:{}, Reason:{reason}, FieldPath:{}, OptionalOldSelf:{opt}}}",
+        s("rule"),
+        s("message"),
+        s("messageExpression"),
+        s("fieldPath")
+    )
+}
+
+/// Compiles the rules of one node; `at` is the path of its `x-kubernetes-validations`.
+pub(crate) fn compile_rules(
+    rules: &[Value],
+    node: &Node,
+    resource_root: bool,
+    at: &str,
+    errs: &mut Vec<FieldError>,
+) -> Vec<CompiledRule> {
+    let mut out = Vec::new();
+    for (i, raw) in rules.iter().enumerate() {
+        let rule_at = format!("{at}[{i}]");
+        let rule = raw
+            .get("rule")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string();
+        if rule.trim().is_empty() {
+            // Reported by the CRD validation (`rule is not specified`).
+            continue;
+        }
+        let program = match Program::compile(&rule) {
+            Ok(p) => p,
+            Err(e) => {
+                errs.push(FieldError::invalid(
+                    format!("{rule_at}.rule"),
+                    rule_go_value(raw),
+                    format!("compilation failed: {e}"),
+                ));
+                continue;
+            }
+        };
+        if let Err(msg) = check_expression(&rule, node, resource_root) {
+            errs.push(FieldError::invalid(
+                format!("{rule_at}.rule"),
+                rule_go_value(raw),
+                format!("compilation failed: ERROR: <input>: {msg}"),
+            ));
+            continue;
+        }
+        let message_expression = raw
+            .get("messageExpression")
+            .and_then(Value::as_str)
+            .map(str::to_string);
+        let message_program = match message_expression
+            .as_deref()
+            .filter(|m| !m.trim().is_empty())
+        {
+            Some(m) => match Program::compile(m) {
+                Ok(p) => Some(p),
+                Err(e) => {
+                    errs.push(FieldError::invalid(
+                        format!("{rule_at}.messageExpression"),
+                        rule_go_value(raw),
+                        format!("messageExpression compilation failed: {e}"),
+                    ));
+                    continue;
+                }
+            },
+            None => None,
+        };
+        let uses_old_self = program.references().has_variable("oldSelf");
+        out.push(CompiledRule {
+            rule,
+            message: raw
+                .get("message")
+                .and_then(Value::as_str)
+                .map(str::to_string),
+            message_expression,
+            reason: raw
+                .get("reason")
+                .and_then(Value::as_str)
+                .map(str::to_string),
+            field_path: raw
+                .get("fieldPath")
+                .and_then(Value::as_str)
+                .map(str::to_string),
+            optional_old_self: raw
+                .get("optionalOldSelf")
+                .and_then(Value::as_bool)
+                .unwrap_or(false),
+            uses_old_self,
+            program,
+            message_program,
+        });
+    }
+    out
+}
+
+// ---------------------------------------------------------------------------------------------
+// Light static checking
+
+const RESERVED: [&str; 21] = [
+    "true",
+    "false",
+    "null",
+    "in",
+    "as",
+    "break",
+    "const",
+    "continue",
+    "else",
+    "for",
+    "function",
+    "if",
+    "import",
+    "let",
+    "loop",
+    "package",
+    "namespace",
+    "return",
+    "var",
+    "void",
+    "while",
+];
+
+/// The CEL name of a property (`Escape` of k8s.io/apiserver/pkg/cel), or `None` when the name
+/// cannot be escaped (the property is then not accessible from CEL).
+pub fn escape_property(name: &str) -> Option<String> {
+    if RESERVED.contains(&name) {
+        return Some(format!("__{name}__"));
+    }
+    let mut chars = name.chars();
+    let first = chars.next()?;
+    if !(first.is_ascii_alphabetic() || first == '_') {
+        return None;
+    }
+    if !name
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-' | '/'))
+    {
+        return None;
+    }
+    let mut out = String::with_capacity(name.len());
+    let mut rest = name;
+    while !rest.is_empty() {
+        if let Some(r) = rest.strip_prefix("__") {
+            out.push_str("__underscores__");
+            rest = r;
+            continue;
+        }
+        let c = rest.chars().next()?;
+        match c {
+            '.' => out.push_str("__dot__"),
+            '-' => out.push_str("__dash__"),
+            '/' => out.push_str("__slash__"),
+            c => out.push(c),
+        }
+        rest = &rest[c.len_utf8()..];
+    }
+    Some(out)
+}
+
+/// What the checker knows about an expression's type: a schema node, or nothing.
+#[derive(Clone, Copy)]
+enum Ty<'a> {
+    Node(&'a Node),
+    /// The implicit `metadata` of a resource: only `name` and `generateName` are declared.
+    Meta,
+    Unknown,
+}
+
+struct Checker<'a> {
+    root: &'a Node,
+    /// Whether `self` is a resource (the schema root or an embedded resource), which declares
+    /// `apiVersion`, `kind` and `metadata` implicitly.
+    resource_root: bool,
+    scopes: Vec<(String, Ty<'a>)>,
+}
+
+impl<'a> Checker<'a> {
+    fn lookup(&self, name: &str) -> Option<Ty<'a>> {
+        if let Some((_, t)) = self.scopes.iter().rev().find(|(n, _)| n == name) {
+            return Some(*t);
+        }
+        match name {
+            "self" | "oldSelf" => Some(Ty::Node(self.root)),
+            // Type names and conversion functions used as identifiers.
+            "int" | "uint" | "double" | "bool" | "string" | "bytes" | "list" | "map"
+            | "null_type" | "type" => Some(Ty::Unknown),
+            _ => None,
+        }
+    }
+
+    fn check(&mut self, e: &IdedExpr) -> Result<Ty<'a>, String> {
+        match &e.expr {
+            Expr::Ident(name) => {
+                if name.starts_with('@') {
+                    return Ok(Ty::Unknown);
+                }
+                self.lookup(name)
+                    .ok_or_else(|| format!("undeclared reference to '{name}' (in container '')"))
+            }
+            Expr::Select(sel) => {
+                let resource = self.resource_root
+                    && matches!(&sel.operand.expr, Expr::Ident(i)
+                        if (i == "self" || i == "oldSelf") && !self.scopes.iter().any(|(n, _)| n == i));
+                let t = self.check(&sel.operand)?;
+                if let Ty::Meta = t {
+                    return if sel.field == "name" || sel.field == "generateName" {
+                        Ok(Ty::Unknown)
+                    } else {
+                        Err(format!("undefined field '{}'", sel.field))
+                    };
+                }
+                let Ty::Node(n) = t else {
+                    return Ok(Ty::Unknown);
+                };
+                if (resource || n.embedded_resource) && !n.properties.contains_key(&sel.field) {
+                    match sel.field.as_str() {
+                        "metadata" => return Ok(Ty::Meta),
+                        "apiVersion" | "kind" => return Ok(Ty::Unknown),
+                        _ => {}
+                    }
+                }
+                if n.ty == "object"
+                    && !n.properties.is_empty()
+                    && n.additional.is_none()
+                    && !n.preserve_unknown_fields
+                {
+                    match n
+                        .properties
+                        .iter()
+                        .find(|(k, _)| escape_property(k).as_deref() == Some(sel.field.as_str()))
+                    {
+                        Some((_, child)) => Ok(Ty::Node(child)),
+                        None => Err(format!("undefined field '{}'", sel.field)),
+                    }
+                } else if let Some(a) = n.additional_schema() {
+                    Ok(Ty::Node(a))
+                } else {
+                    Ok(Ty::Unknown)
+                }
+            }
+            Expr::Call(call) => {
+                let target = match &call.target {
+                    Some(t) => Some(self.check(t)?),
+                    None => None,
+                };
+                let mut args = Vec::with_capacity(call.args.len());
+                for a in &call.args {
+                    args.push(self.check(a)?);
+                }
+                if call.func_name == "_[_]"
+                    && let Some(Ty::Node(n)) = args.first()
+                {
+                    if let Some(items) = &n.items {
+                        return Ok(Ty::Node(items));
+                    }
+                    if let Some(a) = n.additional_schema() {
+                        return Ok(Ty::Node(a));
+                    }
+                }
+                let _ = target;
+                Ok(Ty::Unknown)
+            }
+            Expr::Comprehension(c) => {
+                let range = self.check(&c.iter_range)?;
+                let elem = match range {
+                    Ty::Node(n) => match &n.items {
+                        Some(items) => Ty::Node(items),
+                        None => Ty::Unknown,
+                    },
+                    Ty::Meta | Ty::Unknown => Ty::Unknown,
+                };
+                self.check(&c.accu_init)?;
+                let depth = self.scopes.len();
+                self.scopes.push((c.iter_var.clone(), elem));
+                if let Some(v2) = &c.iter_var2 {
+                    self.scopes.push((v2.clone(), Ty::Unknown));
+                }
+                self.scopes.push((c.accu_var.clone(), Ty::Unknown));
+                let r = (|| {
+                    self.check(&c.loop_cond)?;
+                    self.check(&c.loop_step)?;
+                    self.check(&c.result)
+                })();
+                self.scopes.truncate(depth);
+                r.map(|_| Ty::Unknown)
+            }
+            Expr::List(l) => {
+                for el in &l.elements {
+                    self.check(el)?;
+                }
+                Ok(Ty::Unknown)
+            }
+            Expr::Map(m) => {
+                for entry in &m.entries {
+                    match &entry.expr {
+                        EntryExpr::StructField(f) => {
+                            self.check(&f.value)?;
+                        }
+                        EntryExpr::MapEntry(me) => {
+                            self.check(&me.key)?;
+                            self.check(&me.value)?;
+                        }
+                    }
+                }
+                Ok(Ty::Unknown)
+            }
+            Expr::Struct(s) => {
+                for entry in &s.entries {
+                    if let EntryExpr::StructField(f) = &entry.expr {
+                        self.check(&f.value)?;
+                    }
+                }
+                Ok(Ty::Unknown)
+            }
+            Expr::Literal(_) | Expr::Unspecified => Ok(Ty::Unknown),
+        }
+    }
+}
+
+/// Rejects references to undeclared variables and to fields a plain object does not declare.
+fn check_expression(src: &str, node: &Node, resource_root: bool) -> Result<(), String> {
+    let ast = cel::parser::Parser::new()
+        .parse(src)
+        .map_err(|e| e.to_string())?;
+    let mut checker = Checker {
+        root: node,
+        resource_root,
+        scopes: Vec::new(),
+    };
+    checker.check(&ast).map(|_| ())
+}
+
+// ---------------------------------------------------------------------------------------------
+// JSON -> CEL
+
+fn to_cel(v: &Value, n: Option<&Node>, resource_root: bool) -> CelValue {
+    match v {
+        Value::Null => CelValue::Null,
+        Value::Bool(b) => CelValue::Bool(*b),
+        Value::Number(num) => {
+            let is_number_type = n.is_some_and(|n| n.ty == "number");
+            match num.as_i64() {
+                Some(i) if !is_number_type => CelValue::Int(i),
+                _ => match num.as_u64() {
+                    Some(u) if !is_number_type && n.is_some_and(|n| n.ty == "integer") => {
+                        CelValue::UInt(u)
+                    }
+                    _ => CelValue::Float(num.as_f64().unwrap_or(0.0)),
+                },
+            }
+        }
+        Value::String(s) => {
+            if let Some(n) = n
+                && n.ty == "string"
+            {
+                match n.raw_format.as_str() {
+                    "date-time" => {
+                        if let Ok(t) = chrono::DateTime::parse_from_rfc3339(s) {
+                            return CelValue::Timestamp(t);
+                        }
+                    }
+                    "duration" => {
+                        if let Some(ns) = crate::formats::parse_go_duration(s)
+                            && let Ok(ns) = i64::try_from(ns)
+                        {
+                            return CelValue::Duration(chrono::Duration::nanoseconds(ns));
+                        }
+                    }
+                    "byte" => {
+                        use base64::Engine;
+                        if let Ok(b) = base64::engine::general_purpose::STANDARD.decode(s) {
+                            return CelValue::Bytes(Arc::new(b));
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            CelValue::String(Arc::new(s.clone()))
+        }
+        Value::Array(items) => {
+            let item = n.and_then(|n| n.items.as_deref());
+            CelValue::List(Arc::new(
+                items
+                    .iter()
+                    .map(|x| to_cel(x, item, item.is_some_and(|i| i.embedded_resource)))
+                    .collect(),
+            ))
+        }
+        Value::Object(map) => {
+            let mut out: HashMap<cel::objects::Key, CelValue> = HashMap::with_capacity(map.len());
+            match n {
+                Some(n) if n.additional_schema().is_some() && n.properties.is_empty() => {
+                    let a = n.additional_schema();
+                    for (k, v) in map {
+                        out.insert(
+                            k.clone().into(),
+                            to_cel(v, a, a.is_some_and(|a| a.embedded_resource)),
+                        );
+                    }
+                }
+                _ => {
+                    let embedded = resource_root || n.is_some_and(|n| n.embedded_resource);
+                    for (k, v) in map {
+                        if embedded && (k == "apiVersion" || k == "kind") {
+                            out.insert(k.clone().into(), to_cel(v, None, false));
+                            continue;
+                        }
+                        if embedded && k == "metadata" {
+                            if let Value::Object(meta) = v {
+                                let mut m: HashMap<cel::objects::Key, CelValue> = HashMap::new();
+                                for key in ["name", "generateName"] {
+                                    if let Some(Value::String(s)) = meta.get(key) {
+                                        m.insert(key.into(), CelValue::String(Arc::new(s.clone())));
+                                    }
+                                }
+                                out.insert("metadata".into(), CelValue::Map(m.into()));
+                            }
+                            continue;
+                        }
+                        let child = n.and_then(|n| n.field_schema(k));
+                        let Some(name) = escape_property(k) else {
+                            continue;
+                        };
+                        out.insert(
+                            name.into(),
+                            to_cel(v, child, child.is_some_and(|c| c.embedded_resource)),
+                        );
+                    }
+                }
+            }
+            CelValue::Map(out.into())
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Evaluation
+
+/// Evaluates every rule of the tree against `obj` (and `old` on update).
+pub(crate) fn validate_rules(root: &Node, obj: &Value, old: Option<&Value>) -> Vec<FieldError> {
+    let mut errs = Vec::new();
+    if root.has_rules {
+        BASE_CONTEXT.with(|base| walk(root, obj, old, "", true, base, &mut errs));
+    }
+    errs
+}
+
+/// Evaluates the rules of the tree below `n` against `obj`, `n` being a resource root when
+/// `resource_root` (used for `default` values in CRD validation).
+pub(crate) fn validate_rules_at(
+    n: &Node,
+    obj: &Value,
+    old: Option<&Value>,
+    resource_root: bool,
+) -> Vec<FieldError> {
+    let mut errs = Vec::new();
+    if n.has_rules {
+        BASE_CONTEXT.with(|base| walk(n, obj, old, "", resource_root, base, &mut errs));
+    }
+    errs
+}
+
+fn walk(
+    n: &Node,
+    v: &Value,
+    old: Option<&Value>,
+    path: &str,
+    root: bool,
+    base: &Context<'static>,
+    errs: &mut Vec<FieldError>,
+) {
+    if v.is_null() || !n.has_rules {
+        return;
+    }
+    let old = old.filter(|o| !o.is_null());
+    if !n.rules.is_empty() {
+        eval_node(n, v, old, path, root, base, errs);
+    }
+    match v {
+        Value::Object(map) => {
+            for (k, child) in &n.properties {
+                if !child.has_rules {
+                    continue;
+                }
+                if let Some(cv) = map.get(k) {
+                    let co = old.and_then(|o| o.get(k));
+                    walk(
+                        child,
+                        cv,
+                        co,
+                        &crate::path::child(path, k),
+                        false,
+                        base,
+                        errs,
+                    );
+                }
+            }
+            if let Some(a) = n.additional_schema()
+                && a.has_rules
+            {
+                for (k, cv) in map {
+                    if n.properties.contains_key(k) {
+                        continue;
+                    }
+                    let co = old.and_then(|o| o.get(k));
+                    walk(a, cv, co, &crate::path::key(path, k), false, base, errs);
+                }
+            }
+        }
+        Value::Array(items) => {
+            if let Some(item) = n.items.as_deref()
+                && item.has_rules
+            {
+                let old_items = old.and_then(Value::as_array);
+                for (i, cv) in items.iter().enumerate() {
+                    let co = match (n.list_type.as_deref(), old_items) {
+                        (Some("map"), Some(olds)) => correlate_map_item(&n.list_map_keys, cv, olds),
+                        _ => None,
+                    };
+                    walk(
+                        item,
+                        cv,
+                        co,
+                        &crate::path::index(path, i),
+                        false,
+                        base,
+                        errs,
+                    );
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+fn correlate_map_item<'a>(keys: &[String], item: &Value, olds: &'a [Value]) -> Option<&'a Value> {
+    let item = item.as_object()?;
+    olds.iter().find(|o| {
+        o.as_object()
+            .is_some_and(|o| keys.iter().all(|k| o.get(k) == item.get(k)))
+    })
+}
+
+fn eval_node(
+    n: &Node,
+    v: &Value,
+    old: Option<&Value>,
+    path: &str,
+    root: bool,
+    base: &Context<'static>,
+    errs: &mut Vec<FieldError>,
+) {
+    let self_val = to_cel(v, Some(n), root);
+    let old_val = old.map(|o| to_cel(o, Some(n), root));
+    let mut ctx = base.new_inner_scope();
+    ctx.add_variable_from_value("self", self_val.clone());
+    if let Some(o) = &old_val {
+        ctx.add_variable_from_value("oldSelf", o.clone());
+    }
+    // optionalOldSelf on create: oldSelf is an absent optional, which the `cel` crate models
+    // as null.
+    let mut optional_ctx = base.new_inner_scope();
+    if old_val.is_none() {
+        optional_ctx.add_variable_from_value("self", self_val.clone());
+        optional_ctx.add_variable_from_value("oldSelf", CelValue::Null);
+    }
+    let type_value = go_quote(&n.ty);
+    for rule in &n.rules {
+        if rule.uses_old_self && old_val.is_none() && !rule.optional_old_self {
+            continue;
+        }
+        let eval_ctx = if rule.uses_old_self && old_val.is_none() {
+            &optional_ctx
+        } else {
+            &ctx
+        };
+        let result = rule.program.execute(eval_ctx);
+        match result {
+            Ok(CelValue::Bool(true)) => {}
+            Ok(CelValue::Bool(false)) => {
+                let field = match rule.field_path.as_deref() {
+                    Some(fp) if !fp.is_empty() => join_field_path(path, fp, n),
+                    _ => path.to_string(),
+                };
+                let detail = rule
+                    .message_program
+                    .as_ref()
+                    .and_then(|p| match p.execute(eval_ctx) {
+                        Ok(CelValue::String(s)) if !s.trim().is_empty() && !s.contains('\n') => {
+                            Some(s.to_string())
+                        }
+                        _ => None,
+                    })
+                    .unwrap_or_else(|| rule.message_or_default());
+                errs.push(match rule.reason.as_deref() {
+                    Some("FieldValueForbidden") => FieldError::forbidden(field, detail),
+                    Some("FieldValueRequired") => FieldError::required(field, detail),
+                    Some("FieldValueDuplicate") => FieldError::duplicate(field, type_value.clone()),
+                    _ => FieldError::invalid(field, type_value.clone(), detail),
+                });
+            }
+            Ok(other) => errs.push(FieldError::invalid(
+                path,
+                type_value.clone(),
+                format!(
+                    "no such overload: rule did not evaluate to a bool ({:?}) evaluating rule: {}",
+                    other.type_of(),
+                    rule.error_string()
+                ),
+            )),
+            Err(e) => {
+                let text = cel_error_text(&e);
+                let detail = if text.starts_with("no such overload") {
+                    format!(
+                        "'{text}': call arguments did not match a supported operator, function or macro signature for rule: {}",
+                        rule.error_string()
+                    )
+                } else {
+                    format!("{text} evaluating rule: {}", rule.error_string())
+                };
+                errs.push(FieldError::invalid(path, type_value.clone(), detail));
+            }
+        }
+    }
+}
+
+/// cel-go's wording for the common runtime errors.
+fn cel_error_text(e: &cel::ExecutionError) -> String {
+    match e {
+        cel::ExecutionError::NoSuchKey(k) => format!("no such key: {k}"),
+        cel::ExecutionError::NoSuchOverload => "no such overload".to_string(),
+        cel::ExecutionError::UndeclaredReference(r) => format!("no such attribute(s): {r}"),
+        other => other.to_string(),
+    }
+}
+
+/// `fieldPath` of a rule relative to the node: `.a.b` or `['a'].b` to a field path, map keys
+/// (of `additionalProperties`) as `[key]`.
+fn join_field_path(base: &str, fp: &str, n: &Node) -> String {
+    let mut out = base.to_string();
+    let mut cur = Some(n);
+    for seg in parse_field_path(fp).unwrap_or_default() {
+        let is_prop = cur.is_some_and(|c| c.properties.contains_key(&seg));
+        if is_prop || cur.and_then(Node::additional_schema).is_none() {
+            out = crate::path::child(&out, &seg);
+        } else {
+            out = crate::path::key(&out, &seg);
+        }
+        cur = cur.and_then(|c| c.field_schema(&seg));
+    }
+    out
+}
+
+/// Splits a rule `fieldPath` (`.a.b`, `.a['b.c']`) into segments.
+pub(crate) fn parse_field_path(fp: &str) -> Option<Vec<String>> {
+    let mut segs = Vec::new();
+    let mut rest = fp;
+    while !rest.is_empty() {
+        if let Some(r) = rest.strip_prefix('.') {
+            let end = r.find(['.', '[']).unwrap_or(r.len());
+            if end == 0 {
+                return None;
+            }
+            segs.push(r[..end].to_string());
+            rest = &r[end..];
+        } else if let Some(r) = rest.strip_prefix("['") {
+            let end = r.find("']")?;
+            segs.push(r[..end].replace("\\'", "'"));
+            rest = &r[end + 2..];
+        } else {
+            return None;
+        }
+    }
+    Some(segs)
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use crate::Schema;
+
+    fn schema(v: serde_json::Value) -> Schema {
+        Schema::compile(&v).unwrap_or_else(|e| panic!("schema compiles: {e:?}"))
+    }
+
+    fn errors(s: &Schema, obj: serde_json::Value, old: Option<serde_json::Value>) -> Vec<String> {
+        s.validate(&obj, old.as_ref())
+            .iter()
+            .map(ToString::to_string)
+            .collect()
+    }
+
+    /// The shape of our generated Crossplane CRDs: a required-parameter rule at `spec`.
+    fn crossplane_schema() -> Schema {
+        let params = json!({"type": "object", "properties": {
+            "description": {"type": "string"},
+            "key": {"type": "string"}
+        }});
+        schema(json!({
+            "type": "object",
+            "properties": {
+                "spec": {
+                    "type": "object",
+                    "x-kubernetes-validations": [
+                        {"rule": "!('*' in self.managementPolicies || 'Create' in self.managementPolicies || 'Update' in self.managementPolicies) || has(self.forProvider.description) || (has(self.initProvider) && has(self.initProvider.description))",
+                         "message": "spec.forProvider.description is a required parameter"}
+                    ],
+                    "properties": {
+                        "managementPolicies": {"type": "array", "default": ["*"], "items": {"type": "string",
+                            "enum": ["Observe", "Create", "Update", "Delete", "LateInitialize", "*"]}},
+                        "forProvider": params.clone(),
+                        "initProvider": params,
+                    }
+                }
+            }
+        }))
+    }
+
+    #[test]
+    fn crossplane_required_parameter_rule() {
+        let s = crossplane_schema();
+        assert_eq!(
+            errors(
+                &s,
+                json!({"spec": {"managementPolicies": ["*"], "forProvider": {}}}),
+                None
+            ),
+            vec![
+                r#"spec: Invalid value: "object": spec.forProvider.description is a required parameter"#
+            ]
+        );
+        assert!(
+            errors(
+                &s,
+                json!({"spec": {"managementPolicies": ["*"], "forProvider": {"description": "d"}}}),
+                None
+            )
+            .is_empty()
+        );
+        assert!(
+            errors(&s, json!({"spec": {"managementPolicies": ["Create"], "forProvider": {}, "initProvider": {"description": "d"}}}), None)
+                .is_empty()
+        );
+        assert!(
+            errors(
+                &s,
+                json!({"spec": {"managementPolicies": ["Observe"], "forProvider": {}}}),
+                None
+            )
+            .is_empty()
+        );
+        assert_eq!(
+            errors(&s, json!({"spec": {"managementPolicies": ["Observe", "Update"], "forProvider": {}, "initProvider": {}}}), None).len(),
+            1
+        );
+    }
+
+    #[test]
+    fn crossplane_rule_sees_defaults() {
+        let s = crossplane_schema();
+        let mut obj = json!({"spec": {"forProvider": {}}});
+        s.apply_defaults(&mut obj);
+        assert_eq!(
+            errors(&s, obj, None).len(),
+            1,
+            "managementPolicies defaults to ['*']"
+        );
+    }
+
+    fn immutable_schema() -> Schema {
+        schema(
+            json!({"type": "object", "properties": {"spec": {"type": "object", "properties": {
+                "key": {"type": "string", "x-kubernetes-validations": [{"rule": "self == oldSelf", "message": "Value is immutable"}]},
+                "size": {"type": "integer", "x-kubernetes-validations": [
+                    {"rule": "self >= oldSelf", "message": "may only grow", "optionalOldSelf": false}]}
+            }}}}),
+        )
+    }
+
+    #[test]
+    fn transition_rule_only_on_update() {
+        let s = immutable_schema();
+        assert!(errors(&s, json!({"spec": {"key": "a", "size": 1}}), None).is_empty());
+        assert!(
+            errors(
+                &s,
+                json!({"spec": {"key": "a"}}),
+                Some(json!({"spec": {"key": "a"}}))
+            )
+            .is_empty()
+        );
+        assert_eq!(
+            errors(
+                &s,
+                json!({"spec": {"key": "b", "size": 1}}),
+                Some(json!({"spec": {"key": "a", "size": 2}}))
+            ),
+            vec![
+                r#"spec.key: Invalid value: "string": Value is immutable"#,
+                r#"spec.size: Invalid value: "integer": may only grow"#
+            ]
+        );
+        assert!(
+            errors(&s, json!({"spec": {"key": "b"}}), Some(json!({"spec": {}}))).is_empty(),
+            "no old value at the field: transition rule skipped"
+        );
+    }
+
+    #[test]
+    fn optional_old_self_runs_on_create() {
+        let s = schema(
+            json!({"type": "object", "properties": {"spec": {"type": "object",
+            "x-kubernetes-validations": [{"rule": "oldSelf == null || self.v >= oldSelf.v", "optionalOldSelf": true, "message": "no shrink"}],
+            "properties": {"v": {"type": "integer"}}}}}),
+        );
+        assert!(errors(&s, json!({"spec": {"v": 1}}), None).is_empty());
+        assert_eq!(
+            errors(
+                &s,
+                json!({"spec": {"v": 1}}),
+                Some(json!({"spec": {"v": 2}}))
+            )
+            .len(),
+            1
+        );
+    }
+
+    #[test]
+    fn reasons_field_path_and_message_expression() {
+        let s = schema(
+            json!({"type": "object", "properties": {"spec": {"type": "object",
+            "x-kubernetes-validations": [
+                {"rule": "self.replicas <= self.max", "reason": "FieldValueForbidden", "fieldPath": ".replicas", "message": "too many"},
+                {"rule": "has(self.name)", "reason": "FieldValueRequired", "message": "name is required"},
+                {"rule": "self.replicas != 3", "messageExpression": "'replicas may not be ' + string(self.replicas)"},
+                {"rule": "self.replicas != 4"}
+            ],
+            "properties": {"replicas": {"type": "integer"}, "max": {"type": "integer"}, "name": {"type": "string"}}}}}),
+        );
+        assert_eq!(
+            errors(&s, json!({"spec": {"replicas": 5, "max": 2}}), None),
+            vec![
+                "spec.replicas: Forbidden: too many",
+                "spec: Required value: name is required"
+            ]
+        );
+        assert_eq!(
+            errors(
+                &s,
+                json!({"spec": {"replicas": 3, "max": 5, "name": "n"}}),
+                None
+            ),
+            vec![r#"spec: Invalid value: "object": replicas may not be 3"#]
+        );
+        assert_eq!(
+            errors(
+                &s,
+                json!({"spec": {"replicas": 4, "max": 5, "name": "n"}}),
+                None
+            ),
+            vec![r#"spec: Invalid value: "object": failed rule: self.replicas != 4"#]
+        );
+    }
+
+    #[test]
+    fn string_list_and_macro_functions() {
+        let s = schema(
+            json!({"type": "object", "properties": {"spec": {"type": "object",
+            "x-kubernetes-validations": [
+                {"rule": "self.name.startsWith('x-') && self.name.endsWith('-y') && self.name.contains('mid')", "message": "name"},
+                {"rule": "self.name.matches('^[a-z-]+$')", "message": "matches"},
+                {"rule": "self.name.lowerAscii() == self.name", "message": "lower"},
+                {"rule": "size(self.tags) <= 3 && self.tags.all(t, size(t) > 0)", "message": "tags"},
+                {"rule": "self.tags.exists(t, t == 'a') && self.tags.exists_one(t, t == 'b')", "message": "exists"},
+                {"rule": "self.tags.filter(t, t != 'a').map(t, t + '!').size() == 1", "message": "map/filter"},
+                {"rule": "self.labels.all(k, k.size() < 10) && ('env' in self.labels)", "message": "labels"}
+            ],
+            "properties": {
+                "name": {"type": "string"},
+                "tags": {"type": "array", "items": {"type": "string"}},
+                "labels": {"type": "object", "additionalProperties": {"type": "string"}}
+            }}}}),
+        );
+        assert!(
+            errors(
+                &s,
+                json!({"spec": {"name": "x-mid-y", "tags": ["a", "b"], "labels": {"env": "prod"}}}),
+                None
+            )
+            .is_empty(),
+            "{:?}",
+            errors(
+                &s,
+                json!({"spec": {"name": "x-mid-y", "tags": ["a", "b"], "labels": {"env": "prod"}}}),
+                None
+            )
+        );
+        let e = errors(
+            &s,
+            json!({"spec": {"name": "X-MID-Y", "tags": ["a", "b", "b"], "labels": {"other": "x"}}}),
+            None,
+        );
+        assert_eq!(
+            e,
+            vec![
+                r#"spec: Invalid value: "object": name"#,
+                r#"spec: Invalid value: "object": matches"#,
+                r#"spec: Invalid value: "object": lower"#,
+                r#"spec: Invalid value: "object": exists"#,
+                r#"spec: Invalid value: "object": map/filter"#,
+                r#"spec: Invalid value: "object": labels"#,
+            ]
+        );
+    }
+
+    #[test]
+    fn rules_in_list_items_and_maps() {
+        let s = schema(
+            json!({"type": "object", "properties": {"spec": {"type": "object", "properties": {
+                "items": {"type": "array", "items": {"type": "object", "properties": {"n": {"type": "integer"}},
+                          "x-kubernetes-validations": [{"rule": "self.n > 0", "message": "positive"}]}},
+                "byName": {"type": "object", "additionalProperties": {"type": "string",
+                           "x-kubernetes-validations": [{"rule": "self != ''", "message": "non-empty"}]}}
+            }}}}),
+        );
+        assert_eq!(
+            errors(
+                &s,
+                json!({"spec": {"items": [{"n": 1}, {"n": 0}], "byName": {"a": "x", "b": ""}}}),
+                None
+            ),
+            vec![
+                r#"spec.items[1]: Invalid value: "object": positive"#,
+                r#"spec.byName[b]: Invalid value: "string": non-empty"#
+            ]
+        );
+    }
+
+    #[test]
+    fn escaped_property_names_and_root_metadata() {
+        let s = schema(json!({"type": "object",
+            "x-kubernetes-validations": [{"rule": "self.metadata.name.startsWith('ok')", "message": "name"}],
+            "properties": {"spec": {"type": "object",
+            "x-kubernetes-validations": [{"rule": "self.some__dash__field == 'x' && self.__if__ == 1", "message": "escaped"}],
+            "properties": {"some-field": {"type": "string"}, "if": {"type": "integer"}}}}}));
+        assert!(
+            errors(
+                &s,
+                json!({"metadata": {"name": "ok1"}, "spec": {"some-field": "x", "if": 1}}),
+                None
+            )
+            .is_empty()
+        );
+        assert_eq!(
+            errors(
+                &s,
+                json!({"metadata": {"name": "bad"}, "spec": {"some-field": "y", "if": 1}}),
+                None
+            ),
+            vec![
+                r#": Invalid value: "object": name"#,
+                r#"spec: Invalid value: "object": escaped"#
+            ]
+        );
+    }
+
+    #[test]
+    fn evaluation_error_is_reported() {
+        let s = schema(
+            json!({"type": "object", "properties": {"spec": {"type": "object",
+            "x-kubernetes-validations": [{"rule": "self.a.b == 'x'"}],
+            "properties": {"a": {"type": "object", "properties": {"b": {"type": "string"}}}}}}}),
+        );
+        assert_eq!(
+            errors(&s, json!({"spec": {}}), None),
+            vec![
+                r#"spec: Invalid value: "object": no such key: a evaluating rule: self.a.b == 'x'"#
+            ]
+        );
+    }
+
+    #[test]
+    fn compile_errors_are_rejected() {
+        let bad_syntax = json!({"type": "object", "x-kubernetes-validations": [{"rule": "self.a ==", "message": "m"}],
+            "properties": {"a": {"type": "string"}}});
+        let e = Schema::compile(&bad_syntax).expect_err("syntax error");
+        assert_eq!(e[0].field, "x-kubernetes-validations[0].rule");
+        assert!(
+            e[0].detail
+                .starts_with("compilation failed: ERROR: <input>:1:"),
+            "{}",
+            e[0].detail
+        );
+        let undefined = json!({"type": "object", "x-kubernetes-validations": [{"rule": "self.colour == 'red'"}],
+            "properties": {"color": {"type": "string"}}});
+        let e = Schema::compile(&undefined).expect_err("undefined field");
+        assert_eq!(
+            e[0].detail,
+            "compilation failed: ERROR: <input>: undefined field 'colour'"
+        );
+        let undeclared =
+            json!({"type": "object", "x-kubernetes-validations": [{"rule": "foo == 1"}]});
+        let e = Schema::compile(&undeclared).expect_err("undeclared");
+        assert!(
+            e[0].detail.contains("undeclared reference to 'foo'"),
+            "{}",
+            e[0].detail
+        );
+        let ok = json!({"type": "object", "x-kubernetes-validations": [{"rule": "self.items.all(i, i.name != '')"}],
+            "properties": {"items": {"type": "array", "items": {"type": "object", "properties": {"name": {"type": "string"}}}}}});
+        assert!(Schema::compile(&ok).is_ok());
+        let bad_item = json!({"type": "object", "x-kubernetes-validations": [{"rule": "self.items.all(i, i.nme != '')"}],
+            "properties": {"items": {"type": "array", "items": {"type": "object", "properties": {"name": {"type": "string"}}}}}});
+        assert!(Schema::compile(&bad_item).is_err());
+    }
+
+    #[test]
+    fn escape_rules() {
+        use super::escape_property;
+        assert_eq!(escape_property("a-b").as_deref(), Some("a__dash__b"));
+        assert_eq!(
+            escape_property("a.b/c").as_deref(),
+            Some("a__dot__b__slash__c")
+        );
+        assert_eq!(
+            escape_property("a__b").as_deref(),
+            Some("a__underscores__b")
+        );
+        assert_eq!(
+            escape_property("namespace").as_deref(),
+            Some("__namespace__")
+        );
+        assert_eq!(escape_property("1a"), None);
+        assert_eq!(escape_property("a b"), None);
+    }
+}

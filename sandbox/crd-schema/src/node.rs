@@ -1,0 +1,396 @@
+//! The compiled schema tree: one [`Node`] per schema object, with regexes, formats and CEL
+//! programs compiled once so that pruning, defaulting and validation only walk the tree.
+
+use indexmap::IndexMap;
+use regex::Regex;
+use serde_json::{Map, Value};
+
+use crate::FieldError;
+use crate::cel::CompiledRule;
+use crate::formats::Format;
+use crate::path;
+
+/// `additionalProperties` of a node.
+#[derive(Debug)]
+pub enum Additional {
+    /// `additionalProperties: true|false` without a schema.
+    Allows(bool),
+    /// `additionalProperties: {schema}`.
+    Schema(Box<Node>),
+}
+
+/// One compiled schema object (`JSONSchemaProps`).
+#[derive(Debug, Default)]
+pub struct Node {
+    /// `type` as written (empty when absent).
+    pub ty: String,
+    /// The types kube-openapi checks against (`[type]`, or `[integer, string]` for
+    /// `x-kubernetes-int-or-string`).
+    pub types: Vec<String>,
+    pub nullable: bool,
+    /// `format` as written.
+    pub raw_format: String,
+    /// The format kube-openapi keeps after stripping the ones apiextensions does not support.
+    pub format: Option<String>,
+    /// The string format validated, when the kept format is a string format.
+    pub string_format: Option<Format>,
+    pub int_or_string: bool,
+    pub preserve_unknown_fields: bool,
+    pub embedded_resource: bool,
+    pub properties: IndexMap<String, Node>,
+    pub additional: Option<Additional>,
+    pub items: Option<Box<Node>>,
+    pub required: Vec<String>,
+    pub enum_values: Option<Vec<Value>>,
+    pub pattern: Option<(String, Regex)>,
+    pub maximum: Option<f64>,
+    pub exclusive_maximum: bool,
+    pub minimum: Option<f64>,
+    pub exclusive_minimum: bool,
+    pub multiple_of: Option<f64>,
+    pub max_length: Option<i64>,
+    pub min_length: Option<i64>,
+    pub max_items: Option<i64>,
+    pub min_items: Option<i64>,
+    pub unique_items: bool,
+    pub max_properties: Option<i64>,
+    pub min_properties: Option<i64>,
+    pub all_of: Vec<Node>,
+    pub any_of: Vec<Node>,
+    pub one_of: Vec<Node>,
+    pub not: Option<Box<Node>>,
+    pub default: Option<Value>,
+    pub list_type: Option<String>,
+    pub list_map_keys: Vec<String>,
+    pub map_type: Option<String>,
+    /// Compiled `x-kubernetes-validations`.
+    pub rules: Vec<CompiledRule>,
+    /// Whether this node or any node below it (through properties, items or
+    /// additionalProperties) has CEL rules; lets validation skip rule-free subtrees.
+    pub has_rules: bool,
+    /// Whether this node or any node below it has a list type set/map; same purpose.
+    pub has_list_types: bool,
+    /// Whether this node or any node below it is an embedded resource.
+    pub has_embedded: bool,
+}
+
+fn int_of(m: &Map<String, Value>, k: &str) -> Option<i64> {
+    m.get(k)
+        .and_then(|v| v.as_i64().or_else(|| v.as_f64().map(|f| f as i64)))
+}
+
+fn bool_of(m: &Map<String, Value>, k: &str) -> bool {
+    m.get(k).and_then(Value::as_bool).unwrap_or(false)
+}
+
+/// Translates a Go RE2 pattern to the `regex` crate: Perl classes (`\d`, `\w`, `\s`, `\b`) are
+/// ASCII-only in RE2 but Unicode-aware in `regex`.
+pub(crate) fn compile_go_regex(pattern: &str) -> Result<Regex, regex::Error> {
+    let mut out = String::with_capacity(pattern.len() + 8);
+    let mut chars = pattern.chars().peekable();
+    let mut in_class = false;
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => match chars.next() {
+                Some(e @ ('d' | 'D' | 'w' | 'W' | 's' | 'S')) => {
+                    let (set, neg) = match e {
+                        'd' => ("0-9", false),
+                        'D' => ("0-9", true),
+                        'w' => ("0-9A-Za-z_", false),
+                        'W' => ("0-9A-Za-z_", true),
+                        's' => ("\\t\\n\\f\\r ", false),
+                        _ => ("\\t\\n\\f\\r ", true),
+                    };
+                    if in_class {
+                        if neg {
+                            // A negated Perl class inside a bracket: keep the Unicode-free form.
+                            out.push_str(&format!("[^{set}]"));
+                        } else {
+                            out.push_str(set);
+                        }
+                    } else if neg {
+                        out.push_str(&format!("[^{set}]"));
+                    } else {
+                        out.push_str(&format!("[{set}]"));
+                    }
+                }
+                Some(e @ ('b' | 'B')) if !in_class => {
+                    out.push_str(&format!("(?-u:\\{e})"));
+                }
+                Some(e) => {
+                    out.push('\\');
+                    out.push(e);
+                }
+                None => out.push('\\'),
+            },
+            '[' if !in_class => {
+                in_class = true;
+                out.push('[');
+                if chars.peek() == Some(&'^') {
+                    out.push('^');
+                    chars.next();
+                }
+                if chars.peek() == Some(&']') {
+                    out.push_str("\\]");
+                    chars.next();
+                }
+            }
+            '[' if in_class && chars.peek() == Some(&':') => {
+                // POSIX class like [:alpha:]: copy through to the closing `:]`.
+                out.push('[');
+                for d in chars.by_ref() {
+                    out.push(d);
+                    if d == ']' {
+                        break;
+                    }
+                }
+            }
+            ']' if in_class => {
+                in_class = false;
+                out.push(']');
+            }
+            c => out.push(c),
+        }
+    }
+    Regex::new(&out)
+}
+
+impl Node {
+    /// Compiles a schema value. `at` is the path of the schema for error messages (e.g.
+    /// `spec.versions[0].schema.openAPIV3Schema`). Returns the node and the errors of things
+    /// that do not compile (patterns, CEL rules).
+    pub fn compile(schema: &Value, at: &str) -> (Node, Vec<FieldError>) {
+        let mut errs = Vec::new();
+        let node = Self::compile_inner(schema, at, &mut errs, 0);
+        (node, errs)
+    }
+
+    fn compile_inner(schema: &Value, at: &str, errs: &mut Vec<FieldError>, depth: usize) -> Node {
+        let Some(m) = schema.as_object() else {
+            return Node::default();
+        };
+        if depth > 128 {
+            errs.push(FieldError::forbidden(at, "schema is nested too deeply"));
+            return Node::default();
+        }
+        let mut n = Node {
+            ty: m
+                .get("type")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_string(),
+            nullable: bool_of(m, "nullable"),
+            raw_format: m
+                .get("format")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_string(),
+            int_or_string: bool_of(m, "x-kubernetes-int-or-string"),
+            preserve_unknown_fields: bool_of(m, "x-kubernetes-preserve-unknown-fields"),
+            embedded_resource: bool_of(m, "x-kubernetes-embedded-resource"),
+            exclusive_maximum: bool_of(m, "exclusiveMaximum"),
+            exclusive_minimum: bool_of(m, "exclusiveMinimum"),
+            unique_items: bool_of(m, "uniqueItems"),
+            maximum: m.get("maximum").and_then(Value::as_f64),
+            minimum: m.get("minimum").and_then(Value::as_f64),
+            multiple_of: m.get("multipleOf").and_then(Value::as_f64),
+            max_length: int_of(m, "maxLength"),
+            min_length: int_of(m, "minLength"),
+            max_items: int_of(m, "maxItems"),
+            min_items: int_of(m, "minItems"),
+            max_properties: int_of(m, "maxProperties"),
+            min_properties: int_of(m, "minProperties"),
+            default: m.get("default").cloned(),
+            list_type: m
+                .get("x-kubernetes-list-type")
+                .and_then(Value::as_str)
+                .map(str::to_string),
+            map_type: m
+                .get("x-kubernetes-map-type")
+                .and_then(Value::as_str)
+                .map(str::to_string),
+            ..Node::default()
+        };
+        if n.int_or_string {
+            n.types = vec!["integer".into(), "string".into()];
+        } else if !n.ty.is_empty() {
+            n.types = vec![n.ty.clone()];
+        }
+        // `StripUnsupportedFormatsPostProcess`: formats apiextensions does not know are ignored.
+        if !n.raw_format.is_empty() {
+            let single = if n.types.len() == 1 {
+                n.types[0].as_str()
+            } else {
+                ""
+            };
+            let kept = match single {
+                "" | "string" => Format::parse(&n.raw_format).is_some(),
+                "integer" => n.raw_format == "int32" || n.raw_format == "int64",
+                "number" => n.raw_format == "float" || n.raw_format == "double",
+                _ => false,
+            };
+            if kept {
+                n.format = Some(n.raw_format.clone());
+                n.string_format = Format::parse(&n.raw_format);
+            }
+        }
+        if let Some(req) = m.get("required").and_then(Value::as_array) {
+            n.required = req
+                .iter()
+                .filter_map(|v| v.as_str().map(str::to_string))
+                .collect();
+        }
+        if let Some(e) = m.get("enum").and_then(Value::as_array) {
+            n.enum_values = Some(e.clone());
+        }
+        if let Some(keys) = m
+            .get("x-kubernetes-list-map-keys")
+            .and_then(Value::as_array)
+        {
+            n.list_map_keys = keys
+                .iter()
+                .filter_map(|v| v.as_str().map(str::to_string))
+                .collect();
+        }
+        if let Some(p) = m.get("pattern").and_then(Value::as_str)
+            && !p.is_empty()
+        {
+            match compile_go_regex(p) {
+                Ok(re) => n.pattern = Some((p.to_string(), re)),
+                Err(e) => errs.push(FieldError::invalid_str(
+                    path::child(at, "pattern"),
+                    p,
+                    format!(
+                        "must be a valid regular expression, but isn't: {}",
+                        regex_error_text(&e)
+                    ),
+                )),
+            }
+        }
+        if let Some(props) = m.get("properties").and_then(Value::as_object) {
+            for (k, v) in props {
+                let child_at = path::key(&path::child(at, "properties"), k);
+                n.properties.insert(
+                    k.clone(),
+                    Self::compile_inner(v, &child_at, errs, depth + 1),
+                );
+            }
+        }
+        match m.get("additionalProperties") {
+            Some(Value::Bool(b)) => n.additional = Some(Additional::Allows(*b)),
+            Some(v @ Value::Object(_)) => {
+                let child_at = path::child(at, "additionalProperties");
+                n.additional = Some(Additional::Schema(Box::new(Self::compile_inner(
+                    v,
+                    &child_at,
+                    errs,
+                    depth + 1,
+                ))));
+            }
+            _ => {}
+        }
+        if let Some(items) = m.get("items").filter(|v| v.is_object()) {
+            n.items = Some(Box::new(Self::compile_inner(
+                items,
+                &path::child(at, "items"),
+                errs,
+                depth + 1,
+            )));
+        }
+        for (key, list) in [
+            ("allOf", &mut n.all_of),
+            ("anyOf", &mut n.any_of),
+            ("oneOf", &mut n.one_of),
+        ] {
+            if let Some(arr) = m.get(key).and_then(Value::as_array) {
+                for (i, v) in arr.iter().enumerate() {
+                    let child_at = path::index(&path::child(at, key), i);
+                    list.push(Self::compile_inner(v, &child_at, errs, depth + 1));
+                }
+            }
+        }
+        if let Some(not) = m.get("not").filter(|v| v.is_object()) {
+            n.not = Some(Box::new(Self::compile_inner(
+                not,
+                &path::child(at, "not"),
+                errs,
+                depth + 1,
+            )));
+        }
+        if let Some(rules) = m.get("x-kubernetes-validations").and_then(Value::as_array) {
+            n.rules = crate::cel::compile_rules(
+                rules,
+                &n,
+                depth == 0 || n.embedded_resource,
+                &path::child(at, "x-kubernetes-validations"),
+                errs,
+            );
+        }
+        let children = n
+            .properties
+            .values()
+            .chain(n.items.as_deref())
+            .chain(match &n.additional {
+                Some(Additional::Schema(s)) => Some(s.as_ref()),
+                _ => None,
+            })
+            .fold((false, false, false), |acc, c| {
+                (
+                    acc.0 || c.has_rules,
+                    acc.1 || c.has_list_types,
+                    acc.2 || c.has_embedded,
+                )
+            });
+        n.has_rules = !n.rules.is_empty() || children.0;
+        n.has_list_types =
+            matches!(n.list_type.as_deref(), Some("set") | Some("map")) || children.1;
+        n.has_embedded = n.embedded_resource || children.2;
+        n
+    }
+
+    /// The schema of a property key: `properties[k]`, else the `additionalProperties` schema.
+    pub fn field_schema(&self, k: &str) -> Option<&Node> {
+        self.properties.get(k).or(match &self.additional {
+            Some(Additional::Schema(s)) => Some(s.as_ref()),
+            _ => None,
+        })
+    }
+
+    /// The `additionalProperties` schema, if any.
+    pub fn additional_schema(&self) -> Option<&Node> {
+        match &self.additional {
+            Some(Additional::Schema(s)) => Some(s.as_ref()),
+            _ => None,
+        }
+    }
+}
+
+/// The text of a regex compile error, on one line like Go's `regexp` errors.
+fn regex_error_text(e: &regex::Error) -> String {
+    let s = e.to_string();
+    s.lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn go_regex_classes_are_ascii() {
+        let re = compile_go_regex(r"^\d+$").expect("compiles");
+        assert!(re.is_match("123"));
+        assert!(!re.is_match("١٢٣"), "Arabic digits are not \\d in RE2");
+        let re = compile_go_regex(r"^[\w-]+$").expect("compiles");
+        assert!(re.is_match("a-b_c9"));
+        assert!(!re.is_match("é"));
+        let re = compile_go_regex(r"^[^\s]+\b").expect("compiles");
+        assert!(re.is_match("abc"));
+        let re = compile_go_regex(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$").expect("compiles");
+        assert!(re.is_match("my-name"));
+        assert!(compile_go_regex("[").is_err());
+    }
+}
