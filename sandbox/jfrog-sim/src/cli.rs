@@ -1,6 +1,12 @@
-//! The `sandbox jfrog` subcommand.
+//! The `sandbox jfrog` subcommand: runs a simulator until interrupted and writes
+//! `--state-dir DIR/jfrog.env` (`JFROG_URL`, `JFROG_ACCESS_TOKEN`) for other processes.
 
 use std::path::PathBuf;
+use std::time::Duration;
+
+use anyhow::Context;
+
+use crate::{SimConfig, Simulator};
 
 /// Flags of `sandbox jfrog`.
 #[derive(Debug, clap::Args)]
@@ -11,10 +17,52 @@ pub struct Args {
     /// Directory to write `jfrog.env` into.
     #[arg(long)]
     pub state_dir: Option<PathBuf>,
+    /// Seed of the fault generators.
+    #[arg(long, default_value_t = 0x5EED)]
+    pub seed: u64,
+    /// Time each configuration write takes (e.g. `50ms`).
+    #[arg(long, default_value = "0s", value_parser = humantime::parse_duration)]
+    pub write_latency: Duration,
+    /// Do not fail overlapping configuration writes with "Could not merge and save new descriptor".
+    #[arg(long)]
+    pub no_descriptor_merge_emulation: bool,
 }
 
-/// Runs the server until interrupted.
+/// Runs the server until interrupted (Ctrl-C / SIGTERM).
 pub async fn run(args: Args) -> anyhow::Result<()> {
-    let _ = args;
-    anyhow::bail!("sandbox jfrog: not built yet")
+    let cfg = SimConfig {
+        listen: args.listen,
+        seed: args.seed,
+        descriptor_merge_emulation: !args.no_descriptor_merge_emulation,
+        write_latency: args.write_latency,
+        ..SimConfig::default()
+    };
+    let sim = Simulator::start(cfg)
+        .await
+        .context("starting the JFrog simulator")?;
+    if let Some(dir) = &args.state_dir {
+        sim.write_env_file(dir)
+            .with_context(|| format!("writing {}/jfrog.env", dir.display()))?;
+        tracing::info!(path = %dir.join("jfrog.env").display(), "wrote JFrog environment file");
+    }
+    println!("JFrog simulator listening on {}", sim.url());
+    wait_for_signal().await;
+    tracing::info!("shutting down the JFrog simulator");
+    sim.shutdown().await;
+    Ok(())
+}
+
+async fn wait_for_signal() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        if let Ok(mut term) = signal(SignalKind::terminate()) {
+            tokio::select! {
+                _ = tokio::signal::ctrl_c() => {}
+                _ = term.recv() => {}
+            }
+            return;
+        }
+    }
+    let _ = tokio::signal::ctrl_c().await;
 }

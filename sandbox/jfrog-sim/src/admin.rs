@@ -1,0 +1,181 @@
+//! The simulator's admin API over HTTP, under `/__sim/` (a path no JFrog API uses), so the
+//! `sandbox` command and benchmarks can drive a simulator running in another process. It needs
+//! no authentication (the simulator only listens on loopback) and its requests are neither
+//! counted nor subject to faults.
+//!
+//! | method | path | body / answer |
+//! |---|---|---|
+//! | GET | `/__sim/health` | `OK` |
+//! | GET | `/__sim/requests` | `{"GET /artifactory/api/repositories/{key}": 3, ...}` |
+//! | DELETE | `/__sim/requests` | resets the counts (204) |
+//! | GET | `/__sim/faults` | `[{"id":1,"fault":{FaultSpec}}]` |
+//! | POST | `/__sim/faults` | [`FaultSpec`] JSON → `{"id":1}` |
+//! | DELETE | `/__sim/faults` | removes all faults (204) |
+//! | DELETE | `/__sim/faults/{id}` | removes one fault (204 / 404) |
+//! | GET | `/__sim/config` | `{"descriptorMergeEmulation":true,"writeLatencyMs":0,"seed":..}` |
+//! | PUT | `/__sim/config` | `{"descriptorMergeEmulation":false,"writeLatencyMs":50}` (fields optional) |
+//! | POST | `/__sim/tokens` | `{"admin":false}` → `{"token":"..."}` |
+//! | PUT | `/__sim/users/{name}` | `{"password":"..","admin":true}` (204) |
+//! | GET | `/__sim/repositories/{key}` | stored configuration, secrets in clear (404 if absent) |
+//! | PUT | `/__sim/repositories/{key}` | stores a configuration directly (no validation) (204 / 400) |
+//! | DELETE | `/__sim/repositories/{key}` | deletes directly (204 / 404) |
+//!
+//! A [`FaultSpec`] is `{"method":"PUT","pathPrefix":"/artifactory/api/repositories",
+//! "latencyMs":0,"jitterMs":0,"errorRate":1.0,"status":503,"retryAfterMs":1000,
+//! "dropAfterCommit":false,"times":3}`; every field is optional.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use axum::routing::{delete, get, post, put};
+use axum::{Json, Router};
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use crate::faults::{Fault, FaultId, FaultSpec};
+use crate::server::Shared;
+
+pub(crate) fn routes() -> Router<Arc<Shared>> {
+    Router::new()
+        .route("/__sim/health", get(|| async { "OK" }))
+        .route("/__sim/requests", get(requests).delete(reset_requests))
+        .route(
+            "/__sim/faults",
+            get(faults).post(add_fault).delete(clear_faults),
+        )
+        .route("/__sim/faults/{id}", delete(remove_fault))
+        .route("/__sim/config", get(config).put(set_config))
+        .route("/__sim/tokens", post(token))
+        .route("/__sim/users/{name}", put(user))
+        .route(
+            "/__sim/repositories/{key}",
+            get(repo_get).put(repo_put).delete(repo_delete),
+        )
+}
+
+async fn requests(State(s): State<Arc<Shared>>) -> Json<Value> {
+    Json(json!(s.counts.all()))
+}
+
+async fn reset_requests(State(s): State<Arc<Shared>>) -> StatusCode {
+    s.counts.reset();
+    StatusCode::NO_CONTENT
+}
+
+async fn faults(State(s): State<Arc<Shared>>) -> Json<Value> {
+    let list: Vec<Value> = s
+        .faults
+        .list()
+        .iter()
+        .map(|(id, f)| json!({"id": id.0, "fault": FaultSpec::from(f)}))
+        .collect();
+    Json(Value::Array(list))
+}
+
+async fn add_fault(State(s): State<Arc<Shared>>, Json(spec): Json<FaultSpec>) -> Json<Value> {
+    let id = s.faults.add(Fault::from(spec));
+    Json(json!({"id": id.0}))
+}
+
+async fn clear_faults(State(s): State<Arc<Shared>>) -> StatusCode {
+    s.faults.clear();
+    StatusCode::NO_CONTENT
+}
+
+async fn remove_fault(State(s): State<Arc<Shared>>, Path(id): Path<u64>) -> StatusCode {
+    if s.faults.remove(FaultId(id)) {
+        StatusCode::NO_CONTENT
+    } else {
+        StatusCode::NOT_FOUND
+    }
+}
+
+async fn config(State(s): State<Arc<Shared>>) -> Json<Value> {
+    Json(json!({
+        "descriptorMergeEmulation": s.descriptor.emulation(),
+        "writeLatencyMs": u64::try_from(s.descriptor.write_latency().as_millis()).unwrap_or(u64::MAX),
+        "seed": s.config.seed,
+        "url": s.base_url,
+    }))
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct ConfigPatch {
+    descriptor_merge_emulation: Option<bool>,
+    write_latency_ms: Option<u64>,
+}
+
+async fn set_config(State(s): State<Arc<Shared>>, Json(p): Json<ConfigPatch>) -> Json<Value> {
+    if let Some(on) = p.descriptor_merge_emulation {
+        s.descriptor.set_emulation(on);
+    }
+    if let Some(ms) = p.write_latency_ms {
+        s.descriptor.set_write_latency(Duration::from_millis(ms));
+    }
+    config(State(s)).await
+}
+
+#[derive(Debug, Deserialize)]
+struct TokenRequest {
+    #[serde(default)]
+    admin: bool,
+    username: Option<String>,
+}
+
+async fn token(State(s): State<Arc<Shared>>, Json(r): Json<TokenRequest>) -> Json<Value> {
+    let user = r.username.unwrap_or_else(|| {
+        if r.admin {
+            "admin".into()
+        } else {
+            "reader".into()
+        }
+    });
+    Json(json!({"token": s.auth.issue_token(&user, r.admin)}))
+}
+
+#[derive(Deserialize)]
+struct UserRequest {
+    password: String,
+    #[serde(default)]
+    admin: bool,
+}
+
+async fn user(
+    State(s): State<Arc<Shared>>,
+    Path(name): Path<String>,
+    Json(r): Json<UserRequest>,
+) -> StatusCode {
+    s.auth.set_user(&name, &r.password, r.admin);
+    StatusCode::NO_CONTENT
+}
+
+async fn repo_get(State(s): State<Arc<Shared>>, Path(key): Path<String>) -> Response {
+    match s.artifactory.repository_raw(&key) {
+        Some(v) => Json(v).into_response(),
+        None => StatusCode::NOT_FOUND.into_response(),
+    }
+}
+
+async fn repo_put(
+    State(s): State<Arc<Shared>>,
+    Path(key): Path<String>,
+    Json(v): Json<Value>,
+) -> StatusCode {
+    if s.artifactory.put_raw(&key, v) {
+        StatusCode::NO_CONTENT
+    } else {
+        StatusCode::BAD_REQUEST
+    }
+}
+
+async fn repo_delete(State(s): State<Arc<Shared>>, Path(key): Path<String>) -> StatusCode {
+    if s.artifactory.delete_raw(&key) {
+        StatusCode::NO_CONTENT
+    } else {
+        StatusCode::NOT_FOUND
+    }
+}

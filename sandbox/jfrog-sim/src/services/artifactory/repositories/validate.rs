@@ -1,0 +1,580 @@
+//! Artifactory's validation of repository writes, and the construction of the stored
+//! configuration (defaults filled in) from a create body or an update merged onto the stored
+//! configuration.
+//!
+//! Rules and where they come from:
+//! - Key: JFrog's repository naming rules (not empty; at most 64 characters, 58 for remote,
+//!   63 for Docker/OCI/Helm OCI local and federated; none of `/ \ : | ? * " < >`; not one of
+//!   the reserved names, not starting with `jfrog-system-reserved` / `jfrog-artifactory-system`,
+//!   not ending with `-cache`; Docker/OCI/Helm OCI keys lower case without `_`); the reverse-
+//!   proxy names `nginx`, `apache`, `direct` fail with the odd message JFrog's knowledge base
+//!   documents; a key equal to an existing one ignoring case fails with "Case insensitive
+//!   repository key already exists" (HTTP 400). Spaces and control characters are refused too
+//!   (deviation: JFrog's list is silent on them).
+//! - `rclass` is required on create and cannot change on update; `packageType` defaults to
+//!   `generic`, must be known (400) and offered for the class (400), and cannot change.
+//! - Project: `projectKey` must be 2-32 lower-case alphanumerics and hyphens starting with a
+//!   letter, and the repository key must start with `<projectKey>-` on create. An update
+//!   (`POST`) does not move a repository between projects: Access's attach/detach does.
+//!   `environments` are ignored (answered `[]`) without a project and default to `["DEV"]`.
+//! - Fields of the Kind are type-checked; enumerated values are checked; required fields
+//!   (remote `url` unless the package type has a default, hex key pairs) must be non-empty;
+//!   a remote URL must be an absolute http(s) URL; `proxy` must be empty with `disableProxy`;
+//!   layouts must exist.
+//! - Virtual: members must exist, must not be the repository itself nor lead back to it, and
+//!   must have a compatible package type (generic virtuals aggregate anything; maven, gradle,
+//!   ivy and sbt are mutually compatible). `defaultDeploymentRepo` that is not a local or
+//!   federated member is dropped silently (the Terraform provider clears it by sending a
+//!   non-existent key), and an empty one on update keeps the current value.
+//! - Federated: `members` are `{url, enabled}` objects with absolute URLs; the repository's own
+//!   URL is added as a member when missing, as Artifactory does.
+//! - Unknown members of the body are kept and returned (lenient; Artifactory ignores them).
+
+use serde_json::{Map, Value};
+
+use super::spec::{self, ENUMS, RClass, Resolved, is_container_type};
+use super::store::{Repo, Store};
+use crate::errors::ApiError;
+
+const ILLEGAL_KEY_CHARS: &[char] = &['/', '\\', ':', '|', '?', '*', '"', '<', '>'];
+
+const RESERVED_KEYS: &[&str] = &[
+    ".",
+    "..",
+    "&",
+    "jfrog-usage-logs",
+    "jfrog-billing-logs",
+    "jfrog-logs",
+    "artifactory-build-info",
+    "artifactory-pipe-info",
+    "auto-trashcan",
+    "jfrog-support-bundle",
+    "_intransit",
+    "artifactory-edge-uploads",
+    "release-bundles",
+];
+
+const RESERVED_PREFIXES: &[&str] = &["jfrog-system-reserved", "jfrog-artifactory-system"];
+
+const PROXY_NAMES: &[&str] = &["nginx", "apache", "direct"];
+
+/// The message for a key that exists ignoring case.
+pub(crate) const KEY_EXISTS: &str = "Case insensitive repository key already exists";
+
+/// Whether a project key is well formed.
+pub(crate) fn valid_project_key(k: &str) -> bool {
+    let bytes = k.as_bytes();
+    (2..=32).contains(&bytes.len())
+        && bytes[0].is_ascii_lowercase()
+        && bytes
+            .iter()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || *b == b'-')
+}
+
+fn valid_environment(e: &str) -> bool {
+    !e.is_empty()
+        && e.len() <= 32
+        && e.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+}
+
+/// JFrog's repository key rules for a new repository.
+pub(crate) fn validate_key(key: &str, rclass: RClass, package_type: &str) -> Result<(), ApiError> {
+    if key.is_empty() {
+        return Err(ApiError::bad_request("Repository key cannot be empty"));
+    }
+    let max = rclass.max_key_len(package_type);
+    if key.chars().count() > max {
+        return Err(ApiError::bad_request(format!(
+            "Repository key '{key}' is too long: {} repositories allow at most {max} characters",
+            rclass.as_str()
+        )));
+    }
+    if let Some(c) = key
+        .chars()
+        .find(|c| ILLEGAL_KEY_CHARS.contains(c) || c.is_whitespace() || c.is_control())
+    {
+        return Err(ApiError::bad_request(format!(
+            "Repository key '{key}' contains an illegal character: '{c}'"
+        )));
+    }
+    let lower = key.to_lowercase();
+    if PROXY_NAMES.contains(&lower.as_str()) {
+        return Err(ApiError::bad_request(format!(
+            "error when validating repository name: {KEY_EXISTS}"
+        )));
+    }
+    if RESERVED_KEYS.contains(&lower.as_str()) {
+        return Err(ApiError::bad_request(format!(
+            "Repository key '{key}' is a reserved name"
+        )));
+    }
+    if let Some(p) = RESERVED_PREFIXES.iter().find(|p| lower.starts_with(*p)) {
+        return Err(ApiError::bad_request(format!(
+            "Repository key cannot start with '{p}'"
+        )));
+    }
+    if lower.ends_with("-cache") {
+        return Err(ApiError::bad_request(
+            "Repository key cannot end with '-cache'",
+        ));
+    }
+    if is_container_type(package_type)
+        && (key.chars().any(|c| c.is_uppercase()) || key.contains('_'))
+    {
+        return Err(ApiError::bad_request(format!(
+            "Repository key '{key}' is invalid: {package_type} repository keys cannot contain upper case letters or '_'"
+        )));
+    }
+    Ok(())
+}
+
+fn as_object(body: Value) -> Result<Map<String, Value>, ApiError> {
+    match body {
+        Value::Object(m) => Ok(m),
+        _ => Err(ApiError::bad_request(
+            "Repository configuration must be a JSON object",
+        )),
+    }
+}
+
+fn check_body_key(key: &str, body: &Map<String, Value>) -> Result<(), ApiError> {
+    match body.get("key") {
+        None | Some(Value::Null) => Ok(()),
+        Some(Value::String(k)) if k == key => Ok(()),
+        Some(other) => Err(ApiError::bad_request(format!(
+            "Repository key in the request body ({other}) does not match the key in the URL ('{key}')"
+        ))),
+    }
+}
+
+fn resolve(
+    rclass: RClass,
+    package_type: &str,
+    body: &Map<String, Value>,
+) -> Result<&'static Resolved, ApiError> {
+    if !spec::known_package_type(package_type) {
+        return Err(ApiError::bad_request(format!(
+            "Unsupported package type '{package_type}'"
+        )));
+    }
+    spec::resolve(rclass, package_type, body).ok_or_else(|| {
+        ApiError::bad_request(format!(
+            "Package type '{package_type}' is not supported for {} repositories",
+            rclass.as_str()
+        ))
+    })
+}
+
+fn str_field<'a>(m: &'a Map<String, Value>, name: &str) -> Option<&'a str> {
+    m.get(name).and_then(Value::as_str)
+}
+
+/// Merges `patch` into `target`: objects recursively, `null` removes (the default returns).
+fn deep_merge(target: &mut Map<String, Value>, patch: Map<String, Value>) {
+    for (k, v) in patch {
+        match v {
+            Value::Null => {
+                target.remove(&k);
+            }
+            Value::Object(p) => match target.get_mut(&k) {
+                Some(Value::Object(t)) => deep_merge(t, p),
+                _ => {
+                    target.insert(k, Value::Object(p));
+                }
+            },
+            v => {
+                target.insert(k, v);
+            }
+        }
+    }
+}
+
+/// Fills in defaults under existing values (objects recursively).
+fn fill_defaults(target: &mut Map<String, Value>, defaults: &Map<String, Value>) {
+    for (k, d) in defaults {
+        match (target.get_mut(k), d) {
+            (None, _) => {
+                target.insert(k.clone(), d.clone());
+            }
+            (Some(Value::Object(t)), Value::Object(dm)) => fill_defaults(t, dm),
+            _ => {}
+        }
+    }
+}
+
+/// Builds the stored configuration of a new repository.
+pub(crate) fn create(
+    store: &Store,
+    key: &str,
+    body: Value,
+    base_url: &str,
+) -> Result<Repo, ApiError> {
+    let body = as_object(body)?;
+    check_body_key(key, &body)?;
+    let rclass = match body.get("rclass") {
+        Some(Value::String(s)) => RClass::parse(s),
+        _ => None,
+    }
+    .ok_or_else(|| {
+        ApiError::bad_request("Repository rclass is missing or invalid: expected one of local, remote, virtual, federated")
+    })?;
+    let package_type = match body.get("packageType") {
+        None | Some(Value::Null) => "generic".to_owned(),
+        Some(Value::String(s)) => s.to_ascii_lowercase(),
+        Some(_) => return Err(ApiError::bad_request("packageType must be a string")),
+    };
+    validate_key(key, rclass, &package_type)?;
+    if store.existing_ci(key).is_some() {
+        return Err(ApiError::bad_request(KEY_EXISTS));
+    }
+    let resolved = resolve(rclass, &package_type, &body)?;
+    let project = str_field(&body, "projectKey").unwrap_or("").to_owned();
+    if !project.is_empty() {
+        if !valid_project_key(&project) {
+            return Err(ApiError::bad_request(format!(
+                "Invalid project key '{project}': must be 2 - 32 lowercase alphanumeric and hyphen characters, starting with a letter"
+            )));
+        }
+        if !key.starts_with(&format!("{project}-")) {
+            return Err(ApiError::bad_request(format!(
+                "Repository key '{key}' must start with the project key prefix '{project}-'"
+            )));
+        }
+    }
+    let mut config = resolved.defaults.clone();
+    let mut body = body;
+    if str_field(&body, "defaultDeploymentRepo") == Some("") {
+        body.remove("defaultDeploymentRepo");
+    }
+    deep_merge(&mut config, body);
+    finish(store, key, resolved, &package_type, config, base_url)
+}
+
+/// Builds the stored configuration after an update (partial: only members present change).
+pub(crate) fn update(
+    store: &Store,
+    key: &str,
+    body: Value,
+    existing: &Repo,
+    base_url: &str,
+) -> Result<Repo, ApiError> {
+    let mut body = as_object(body)?;
+    check_body_key(key, &body)?;
+    if let Some(v) = body.get("rclass").filter(|v| !v.is_null()) {
+        let same = v.as_str().and_then(RClass::parse) == Some(existing.rclass);
+        if !same {
+            return Err(ApiError::bad_request(format!(
+                "Repository rclass cannot be changed (repository '{key}' is {})",
+                existing.rclass.as_str()
+            )));
+        }
+    }
+    if let Some(v) = body.get("packageType").filter(|v| !v.is_null()) {
+        let same = v.as_str().map(str::to_ascii_lowercase).as_deref()
+            == Some(existing.package_type.as_str());
+        if !same {
+            return Err(ApiError::bad_request(format!(
+                "Package type cannot be changed (repository '{key}' is {})",
+                existing.package_type
+            )));
+        }
+    }
+    // The project assignment changes through Access (attach/detach), not through an update.
+    body.remove("projectKey");
+    if str_field(&body, "defaultDeploymentRepo") == Some("") {
+        body.remove("defaultDeploymentRepo");
+    }
+    let mut config = existing.config.clone();
+    deep_merge(&mut config, body);
+    let resolved = resolve(existing.rclass, &existing.package_type, &config)?;
+    fill_defaults(&mut config, &resolved.defaults);
+    finish(
+        store,
+        key,
+        resolved,
+        &existing.package_type,
+        config,
+        base_url,
+    )
+}
+
+fn finish(
+    store: &Store,
+    key: &str,
+    resolved: &'static Resolved,
+    package_type: &str,
+    mut config: Map<String, Value>,
+    base_url: &str,
+) -> Result<Repo, ApiError> {
+    let rclass = resolved.spec.rclass;
+    config.remove("key");
+    config.remove("rclass");
+    config.remove("packageType");
+    // Types of the Kind's fields.
+    for (name, value) in &config {
+        if let Some(f) = resolved.fields.get(name.as_str())
+            && !f.ty.accepts(value)
+        {
+            return Err(ApiError::bad_request(format!(
+                "Invalid value for '{name}': expected {}",
+                f.ty.describe()
+            )));
+        }
+    }
+    for (name, allowed) in ENUMS {
+        if let Some(v) = str_field(&config, name)
+            && !allowed.contains(&v)
+        {
+            return Err(ApiError::bad_request(format!(
+                "Invalid value '{v}' for '{name}': expected one of {}",
+                allowed.join(", ")
+            )));
+        }
+    }
+    for f in resolved.fields.values() {
+        if !f.required || f.wire == "members" {
+            continue;
+        }
+        let missing = match config.get(f.wire) {
+            None | Some(Value::Null) => true,
+            Some(Value::String(s)) => s.is_empty(),
+            _ => false,
+        };
+        if missing {
+            return Err(ApiError::bad_request(format!(
+                "'{}' is required for {} {package_type} repositories",
+                f.wire,
+                rclass.as_str()
+            )));
+        }
+    }
+    for layout_field in ["repoLayoutRef", "remoteRepoLayoutRef"] {
+        if let Some(l) = str_field(&config, layout_field)
+            && !l.is_empty()
+            && !store.layouts.contains(l)
+        {
+            return Err(ApiError::bad_request(format!(
+                "Repository layout '{l}' does not exist"
+            )));
+        }
+    }
+    if config.get("disableProxy").and_then(Value::as_bool) == Some(true)
+        && str_field(&config, "proxy").is_some_and(|p| !p.is_empty())
+    {
+        return Err(ApiError::bad_request(
+            "A proxy cannot be set when disableProxy is true",
+        ));
+    }
+    project_environments(&mut config)?;
+    if str_field(&config, "password") == Some("") {
+        config.remove("password");
+    }
+    match rclass {
+        RClass::Remote => remote(&config)?,
+        RClass::Virtual => virtual_members(store, key, package_type, &mut config)?,
+        RClass::Federated => federated_members(key, base_url, &mut config)?,
+        RClass::Local => {}
+    }
+    let mut out = Map::with_capacity(config.len() + 3);
+    out.insert("key".into(), Value::String(key.to_owned()));
+    out.insert("packageType".into(), Value::String(package_type.to_owned()));
+    out.extend(config);
+    out.insert("rclass".into(), Value::String(rclass.as_str().to_owned()));
+    Ok(Repo {
+        rclass,
+        package_type: package_type.to_owned(),
+        config: out,
+    })
+}
+
+fn project_environments(config: &mut Map<String, Value>) -> Result<(), ApiError> {
+    let project = str_field(config, "projectKey").unwrap_or("").to_owned();
+    if project.is_empty() {
+        config.remove("projectKey");
+        // Without a project, Artifactory ignores environments.
+        config.insert("environments".into(), Value::Array(Vec::new()));
+        return Ok(());
+    }
+    let envs: Vec<String> = match config.get("environments") {
+        Some(Value::Array(a)) => a
+            .iter()
+            .filter_map(|v| v.as_str().map(str::to_owned))
+            .collect(),
+        _ => Vec::new(),
+    };
+    if let Some(bad) = envs.iter().find(|e| !valid_environment(e)) {
+        return Err(ApiError::bad_request(format!(
+            "Invalid project environment '{bad}'"
+        )));
+    }
+    let envs = if envs.is_empty() {
+        vec!["DEV".to_owned()]
+    } else {
+        envs
+    };
+    config.insert("environments".into(), Value::from(envs));
+    Ok(())
+}
+
+fn remote(config: &Map<String, Value>) -> Result<(), ApiError> {
+    let Some(u) = str_field(config, "url") else {
+        return Ok(());
+    };
+    let ok = url::Url::parse(u)
+        .is_ok_and(|p| matches!(p.scheme(), "http" | "https") && p.host().is_some());
+    if !ok {
+        return Err(ApiError::bad_request(format!(
+            "Invalid remote repository URL '{u}'"
+        )));
+    }
+    Ok(())
+}
+
+fn compatible(virtual_type: &str, member_type: &str) -> bool {
+    const MAVEN_FAMILY: &[&str] = &["maven", "gradle", "ivy", "sbt"];
+    virtual_type == "generic"
+        || virtual_type == member_type
+        || (MAVEN_FAMILY.contains(&virtual_type) && MAVEN_FAMILY.contains(&member_type))
+}
+
+fn virtual_members(
+    store: &Store,
+    key: &str,
+    package_type: &str,
+    config: &mut Map<String, Value>,
+) -> Result<(), ApiError> {
+    let members: Vec<String> = match config.get("repositories") {
+        Some(Value::Array(a)) => a
+            .iter()
+            .filter_map(|v| v.as_str().map(str::to_owned))
+            .collect(),
+        _ => Vec::new(),
+    };
+    for m in &members {
+        if m == key {
+            return Err(ApiError::bad_request(format!(
+                "Virtual repository '{key}' cannot include itself"
+            )));
+        }
+        let Some(repo) = store.get(m) else {
+            return Err(ApiError::bad_request(format!(
+                "Repository '{m}' does not exist"
+            )));
+        };
+        if !compatible(package_type, &repo.package_type) {
+            return Err(ApiError::bad_request(format!(
+                "Repository '{m}' of package type '{}' cannot be included in a virtual {package_type} repository",
+                repo.package_type
+            )));
+        }
+        if repo.rclass == RClass::Virtual && store.reaches(m, key) {
+            return Err(ApiError::bad_request(format!(
+                "Including '{m}' in '{key}' would create a cycle of virtual repositories"
+            )));
+        }
+    }
+    if let Some(d) = str_field(config, "defaultDeploymentRepo") {
+        let deployable = members.iter().any(|m| m == d)
+            && store
+                .get(d)
+                .is_some_and(|r| matches!(r.rclass, RClass::Local | RClass::Federated));
+        if !deployable {
+            config.remove("defaultDeploymentRepo");
+        }
+    }
+    Ok(())
+}
+
+fn federated_members(
+    key: &str,
+    base_url: &str,
+    config: &mut Map<String, Value>,
+) -> Result<(), ApiError> {
+    let own = format!("{base_url}/artifactory/{key}");
+    let raw = match config.remove("members") {
+        None | Some(Value::Null) => Vec::new(),
+        Some(Value::Array(a)) => a,
+        Some(_) => {
+            return Err(ApiError::bad_request(
+                "Invalid value for 'members': expected a list of objects",
+            ));
+        }
+    };
+    let mut members = Vec::with_capacity(raw.len() + 1);
+    for m in raw {
+        let Value::Object(m) = m else {
+            return Err(ApiError::bad_request(
+                "Invalid value for 'members': expected a list of objects",
+            ));
+        };
+        let Some(u) = str_field(&m, "url") else {
+            return Err(ApiError::bad_request("Federated member 'url' is required"));
+        };
+        let ok = url::Url::parse(u)
+            .is_ok_and(|p| matches!(p.scheme(), "http" | "https") && p.host().is_some());
+        if !ok {
+            return Err(ApiError::bad_request(format!(
+                "Invalid federated member URL '{u}'"
+            )));
+        }
+        let enabled = match m.get("enabled") {
+            None | Some(Value::Null) => true,
+            Some(Value::Bool(b)) => *b,
+            Some(_) => {
+                return Err(ApiError::bad_request(
+                    "Invalid value for 'enabled': expected a boolean",
+                ));
+            }
+        };
+        members.push(serde_json::json!({"url": u.trim_end_matches('/'), "enabled": enabled}));
+    }
+    if !members
+        .iter()
+        .any(|m| m["url"].as_str() == Some(own.as_str()))
+    {
+        members.insert(0, serde_json::json!({"url": own, "enabled": true}));
+    }
+    config.insert("members".into(), Value::Array(members));
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn key_rules() {
+        assert!(validate_key("libs-release", RClass::Local, "maven").is_ok());
+        assert!(validate_key(&"a".repeat(64), RClass::Local, "generic").is_ok());
+        assert!(validate_key(&"a".repeat(65), RClass::Local, "generic").is_err());
+        assert!(validate_key(&"a".repeat(59), RClass::Remote, "generic").is_err());
+        assert!(validate_key(&"a".repeat(64), RClass::Local, "docker").is_err());
+        assert!(validate_key("a:b", RClass::Local, "generic").is_err());
+        assert!(validate_key("a b", RClass::Local, "generic").is_err());
+        assert!(validate_key("Jfrog-Logs", RClass::Local, "generic").is_err());
+        assert!(validate_key("x-cache", RClass::Local, "generic").is_err());
+        assert!(validate_key("jfrog-system-reserved-x", RClass::Local, "generic").is_err());
+        assert!(validate_key("Docker_Local", RClass::Local, "docker").is_err());
+        assert!(validate_key("Generic_Local", RClass::Local, "generic").is_ok());
+        let e = validate_key("NGINX", RClass::Local, "generic")
+            .err()
+            .map(|e| e.message);
+        assert_eq!(
+            e.as_deref(),
+            Some(
+                "error when validating repository name: Case insensitive repository key already exists"
+            )
+        );
+    }
+
+    #[test]
+    fn project_keys() {
+        assert!(valid_project_key("ab"));
+        assert!(valid_project_key("my-proj1"));
+        assert!(!valid_project_key("a"));
+        assert!(!valid_project_key("1ab"));
+        assert!(!valid_project_key("Ab"));
+        assert!(!valid_project_key(&"a".repeat(33)));
+    }
+}
