@@ -460,7 +460,8 @@ mod tests {
     #[test]
     fn classification_by_status() {
         let body = br#"{"errors":[{"status":418,"message":"m"}]}"#;
-        let cases: [(u16, fn(&Error) -> bool); 11] = [
+        type Check = fn(&Error) -> bool;
+        let cases: [(u16, Check); 11] = [
             (404, |e| matches!(e, Error::NotFound { .. })),
             (400, |e| matches!(e, Error::BadRequest { status: 400, .. })),
             (422, |e| matches!(e, Error::BadRequest { status: 422, .. })),
