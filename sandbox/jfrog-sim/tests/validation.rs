@@ -1,0 +1,219 @@
+//! JFrog's validation of repository creates, with its status codes and messages.
+
+mod common;
+
+use common::{Api, start};
+use reqwest::StatusCode;
+use serde_json::json;
+
+async fn create_err(api: &Api, key: &str, body: serde_json::Value) -> String {
+    let r = api.create(key, body).await;
+    assert_eq!(r.status, StatusCode::BAD_REQUEST, "{key}: {}", r.text);
+    r.art_error()
+}
+
+#[tokio::test]
+async fn keys_are_unique_ignoring_case() {
+    let sim = start().await;
+    let api = Api::admin(&sim);
+    assert_eq!(
+        api.create("Libs-Local", json!({"rclass": "local"}))
+            .await
+            .status,
+        StatusCode::OK
+    );
+    for k in ["libs-local", "LIBS-LOCAL", "Libs-Local"] {
+        assert_eq!(
+            create_err(
+                &api,
+                k,
+                json!({"rclass": "remote", "url": "https://x.example"})
+            )
+            .await,
+            "Case insensitive repository key already exists"
+        );
+    }
+    assert_eq!(api.repo("libs-local").await.status, StatusCode::NOT_FOUND);
+    assert_eq!(api.repo("Libs-Local").await.status, StatusCode::OK);
+    // After a delete the key is free again, in any case.
+    api.delete("/artifactory/api/repositories/Libs-Local").await;
+    assert_eq!(
+        api.create("libs-local", json!({"rclass": "local"}))
+            .await
+            .status,
+        StatusCode::OK
+    );
+}
+
+#[tokio::test]
+async fn key_rules() {
+    let sim = start().await;
+    let api = Api::admin(&sim);
+    let local = json!({"rclass": "local"});
+    assert_eq!(
+        create_err(&api, "a%3Ab", local.clone()).await,
+        "Repository key 'a:b' contains an illegal character: ':'"
+    );
+    assert!(
+        create_err(&api, &"k".repeat(65), local.clone())
+            .await
+            .contains("at most 64 characters")
+    );
+    assert_eq!(
+        api.create(&"k".repeat(64), local.clone()).await.status,
+        StatusCode::OK
+    );
+    let remote = json!({"rclass": "remote", "url": "https://x.example"});
+    assert!(
+        create_err(&api, &"r".repeat(59), remote)
+            .await
+            .contains("at most 58 characters")
+    );
+    assert_eq!(
+        create_err(&api, "jfrog-logs", local.clone()).await,
+        "Repository key 'jfrog-logs' is a reserved name"
+    );
+    assert_eq!(
+        create_err(&api, "Apache", local.clone()).await,
+        "error when validating repository name: Case insensitive repository key already exists"
+    );
+    assert_eq!(
+        create_err(&api, "libs-cache", local.clone()).await,
+        "Repository key cannot end with '-cache'"
+    );
+    assert!(
+        create_err(&api, "jfrog-artifactory-system-x", local.clone())
+            .await
+            .contains("cannot start with")
+    );
+    let docker = json!({"rclass": "local", "packageType": "docker"});
+    assert!(
+        create_err(&api, "Docker-local", docker.clone())
+            .await
+            .contains("cannot contain upper case letters or '_'")
+    );
+    assert!(
+        create_err(&api, "docker_local", docker)
+            .await
+            .contains("cannot contain upper case")
+    );
+    assert!(
+        create_err(&api, "a", json!({"rclass": "local", "key": "b"}))
+            .await
+            .contains("does not match the key in the URL")
+    );
+}
+
+#[tokio::test]
+async fn class_and_package_type() {
+    let sim = start().await;
+    let api = Api::admin(&sim);
+    assert_eq!(
+        create_err(&api, "x", json!({"packageType": "generic"})).await,
+        "Repository rclass is missing or invalid: expected one of local, remote, virtual, federated"
+    );
+    assert!(
+        create_err(&api, "x", json!({"rclass": "distant"}))
+            .await
+            .starts_with("Repository rclass is missing or invalid")
+    );
+    assert_eq!(
+        create_err(
+            &api,
+            "x",
+            json!({"rclass": "local", "packageType": "cobol"})
+        )
+        .await,
+        "Unsupported package type 'cobol'"
+    );
+    assert_eq!(
+        create_err(
+            &api,
+            "x",
+            json!({"rclass": "virtual", "packageType": "vagrant"})
+        )
+        .await,
+        "Package type 'vagrant' is not supported for virtual repositories"
+    );
+    assert_eq!(
+        create_err(&api, "x", json!(["not", "an", "object"])).await,
+        "Repository configuration must be a JSON object"
+    );
+    let r = api
+        .http
+        .put(format!("{}/artifactory/api/repositories/x", api.base))
+        .bearer_auth(api.token.as_ref().unwrap())
+        .body("{oops")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::BAD_REQUEST);
+}
+
+#[tokio::test]
+async fn required_fields_types_and_values() {
+    let sim = start().await;
+    let api = Api::admin(&sim);
+    assert_eq!(
+        create_err(
+            &api,
+            "mvn-remote",
+            json!({"rclass": "remote", "packageType": "maven"})
+        )
+        .await,
+        "'url' is required for remote maven repositories"
+    );
+    assert_eq!(
+        create_err(
+            &api,
+            "mvn-remote",
+            json!({"rclass": "remote", "url": "ftp://x"})
+        )
+        .await,
+        "Invalid remote repository URL 'ftp://x'"
+    );
+    assert_eq!(
+        create_err(
+            &api,
+            "hex-local",
+            json!({"rclass": "local", "packageType": "hex"})
+        )
+        .await,
+        "'primaryKeyPairRef' is required for local hex repositories"
+    );
+    assert_eq!(
+        create_err(&api, "hex-remote", json!({"rclass": "remote", "packageType": "hex", "url": "https://repo.hex.pm", "primaryKeyPairRef": "k"})).await,
+        "'hexPublicKey' is required for remote hex repositories"
+    );
+    assert_eq!(
+        create_err(&api, "x", json!({"rclass": "local", "xrayIndex": 1})).await,
+        "Invalid value for 'xrayIndex': expected a boolean"
+    );
+    assert_eq!(
+        create_err(&api, "x", json!({"rclass": "local", "propertySets": "a"})).await,
+        "Invalid value for 'propertySets': expected a list of strings"
+    );
+    assert_eq!(
+        create_err(
+            &api,
+            "x",
+            json!({"rclass": "local", "packageType": "maven", "checksumPolicyType": "trust-me"})
+        )
+        .await,
+        "Invalid value 'trust-me' for 'checksumPolicyType': expected one of client-checksums, server-generated-checksums"
+    );
+    assert_eq!(
+        create_err(
+            &api,
+            "x",
+            json!({"rclass": "local", "repoLayoutRef": "my-layout"})
+        )
+        .await,
+        "Repository layout 'my-layout' does not exist"
+    );
+    assert_eq!(
+        create_err(&api, "x", json!({"rclass": "remote", "url": "https://x.example", "proxy": "corp", "disableProxy": true})).await,
+        "A proxy cannot be set when disableProxy is true"
+    );
+    assert_eq!(sim.repository_count(), 0, "no rejected create was stored");
+}
