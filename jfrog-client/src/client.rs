@@ -365,7 +365,7 @@ impl<'a> Request<'a> {
         Ok(url)
     }
 
-    /// Sends the call and returns the successful (2xx/3xx) response; non-success statuses
+    /// Sends the call and returns the successful (2xx) response; other statuses
     /// become typed [`Error`]s.
     pub async fn send(self) -> Result<Response, Error> {
         let ctx = self.context();
@@ -421,7 +421,8 @@ impl<'a> Request<'a> {
                         "JFrog attempt"
                     );
                     let code = status.as_u16();
-                    if status.is_success() || status.is_redirection() {
+                    // Redirects were followed by reqwest; a 3xx left over is not a success.
+                    if status.is_success() {
                         finish(status.as_str(), retry + 1);
                         return Ok(Response {
                             ctx,

@@ -13,6 +13,25 @@
 //!   Artifactory configuration-descriptor writes ([`client`], [`retry`]);
 //! - Prometheus metrics and tracing spans labelled by path template ([`metrics`]).
 //!
+//! # Contracts for callers
+//!
+//! - Every call states its [`Idempotency`]; configuration-descriptor writes say so with
+//!   [`Request::descriptor_write`].
+//! - A non-idempotent call whose response was lost fails with [`Error::Indeterminate`] and
+//!   is never resent: observe the object by its key before creating it again.
+//! - [`Error::NotFound`] is returned only for a missing object (404, and 400 on a repository
+//!   `GET`, which some Artifactory versions answer for an unknown key).
+//!
+//! # Deviations
+//!
+//! - "Per platform" means per normalised base URL within one process: clients built for the
+//!   same URL share one rate limiter, one `Retry-After` pause and one descriptor-write lock
+//!   (opt out with [`JfrogClientBuilder::share_platform_state`]). Writers outside this
+//!   process are not serialised; their overlaps are absorbed by the merge-failure retry.
+//! - A 429 is retried for non-idempotent calls too (the platform refused the request
+//!   without processing it); other 5xx are not.
+//! - Event, Lifecycle and Worker expose no health call; only their base paths exist so far.
+//!
 //! ```no_run
 //! # async fn example() -> Result<(), jfrog_client::Error> {
 //! use jfrog_client::{JfrogClient, artifactory::ListFilter};

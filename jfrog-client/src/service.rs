@@ -33,9 +33,9 @@ pub enum Service {
 /// only decides which member is tried first.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ErrorFormat {
-    /// Artifactory: `{"errors":[{"status":400,"message":"..."}]}`.
+    /// Artifactory and Lifecycle: `{"errors":[{"status":400,"message":"..."}]}`.
     ArtifactoryErrors,
-    /// Access, Event, Lifecycle, Worker: `{"errors":[{"code":"...","message":"..."}]}`, or a
+    /// Access, Event, Worker, Catalog: `{"errors":[{"code":"...","message":"..."}]}`, or a
     /// single `{"code":"...","message":"...","detail":"..."}` object on some Access endpoints.
     CodeMessageErrors,
     /// Xray: `{"error":"..."}`.
@@ -83,13 +83,12 @@ impl Service {
     /// The error body shape this service answers with.
     pub fn error_format(self) -> ErrorFormat {
         match self {
-            Service::Artifactory => ErrorFormat::ArtifactoryErrors,
+            // Lifecycle runs inside Artifactory and answers in its format.
+            Service::Artifactory | Service::Lifecycle => ErrorFormat::ArtifactoryErrors,
             Service::Xray => ErrorFormat::XrayError,
-            Service::Access
-            | Service::Event
-            | Service::Lifecycle
-            | Service::Worker
-            | Service::Catalog => ErrorFormat::CodeMessageErrors,
+            Service::Access | Service::Event | Service::Worker | Service::Catalog => {
+                ErrorFormat::CodeMessageErrors
+            }
         }
     }
 }

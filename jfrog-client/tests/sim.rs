@@ -466,6 +466,7 @@ async fn two_hundred_concurrent_creates_all_succeed() {
     .await
     .unwrap();
     let c = client(&sim);
+    let started = std::time::Instant::now();
     let tasks: Vec<_> = (0..200)
         .map(|i| {
             let c = c.clone();
@@ -480,6 +481,11 @@ async fn two_hundred_concurrent_creates_all_succeed() {
     for t in tasks {
         t.await.unwrap().unwrap();
     }
+    // Measured, not asserted.
+    eprintln!(
+        "200 concurrent creates (2 ms simulated write latency) took {:?}",
+        started.elapsed()
+    );
     // Serialised writes never tripped the merge failure: exactly one PUT per repository.
     assert_eq!(sim.request_count("PUT", REPO), 200);
     assert_eq!(
@@ -495,5 +501,42 @@ async fn two_hundred_concurrent_creates_all_succeed() {
         .await
         .unwrap();
     assert_eq!(all.len(), 200);
+    sim.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn clients_of_one_platform_share_the_descriptor_lock() {
+    let sim = Simulator::start(SimConfig {
+        descriptor_merge_emulation: true,
+        write_latency: Duration::from_millis(2),
+        ..SimConfig::default()
+    })
+    .await
+    .unwrap();
+    // Two ProviderConfigs with different credentials for the same platform.
+    let a = client(&sim);
+    let b = client_with(&sim, &sim.issue_token(true));
+    let tasks: Vec<_> = (0..100)
+        .map(|i| {
+            let c = if i % 2 == 0 { a.clone() } else { b.clone() };
+            tokio::spawn(async move {
+                c.artifactory()
+                    .repositories()
+                    .create(&format!("shared-{i:03}"), &local("generic"))
+                    .await
+            })
+        })
+        .collect();
+    for t in tasks {
+        t.await.unwrap().unwrap();
+    }
+    assert_eq!(sim.request_count("PUT", REPO), 100);
+    for c in [&a, &b] {
+        assert_eq!(
+            c.metrics()
+                .retry_count("artifactory", "PUT", "descriptor_merge"),
+            0
+        );
+    }
     sim.shutdown().await;
 }
