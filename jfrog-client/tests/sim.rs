@@ -142,6 +142,16 @@ async fn repository_crud_and_lists() {
             .unwrap_err()
             .is_not_found()
     );
+
+    // Platforms that answer 400 to deleting an unknown key: confirmed gone by a GET...
+    sim.add_fault(Fault::error(REPOS, 400, 1.0).method("DELETE").times(1));
+    let e = repos.delete("docker-local").await.unwrap_err();
+    assert!(e.is_not_found(), "{e}");
+    // ...but a 400 for a repository that still exists stays a BadRequest.
+    sim.add_fault(Fault::error(REPOS, 400, 1.0).method("DELETE").times(1));
+    let e = repos.delete("libs-local").await.unwrap_err();
+    assert!(matches!(e, Error::BadRequest { .. }), "{e}");
+    assert!(repos.exists("libs-local").await.unwrap());
     sim.shutdown().await;
 }
 

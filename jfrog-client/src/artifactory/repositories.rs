@@ -15,7 +15,8 @@
 //!
 //! A missing repository: `GET` answers 404, and some Artifactory versions answer 400 for an
 //! unknown key (the Terraform provider treats both as gone); since a `GET` by key has no
-//! body that could be invalid, both map to [`Error::NotFound`] here.
+//! body that could be invalid, both map to [`Error::NotFound`] here. A 400 on `DELETE` is
+//! `NotFound` only when a `GET` confirms the key is absent.
 //!
 //! The all-configurations endpoint answers one object grouping full configurations by
 //! class (`{"LOCAL":[..],"REMOTE":[..],"VIRTUAL":[..],"FEDERATED":[..]}`); older
@@ -272,11 +273,34 @@ impl<'a> Repositories<'a> {
 
     /// Deletes a repository; [`Error::NotFound`] when it is already gone (which a caller
     /// deleting it should treat as success).
+    ///
+    /// Some Artifactory versions answer 400 to deleting an unknown key. A 400 is only
+    /// reported as `NotFound` after a `GET` confirms the repository is absent: taking any
+    /// 400 for "gone" could orphan a repository that still exists.
     pub async fn delete(self, key: &str) -> Result<(), Error> {
-        self.at(Method::DELETE, Idempotency::Idempotent, key)
+        let result = self
+            .at(Method::DELETE, Idempotency::Idempotent, key)
             .descriptor_write()
             .send_empty()
-            .await
+            .await;
+        match result {
+            Err(Error::BadRequest {
+                ctx,
+                status: 400,
+                message,
+            }) => {
+                if self.exists(key).await? {
+                    Err(Error::BadRequest {
+                        ctx,
+                        status: 400,
+                        message,
+                    })
+                } else {
+                    Err(Error::NotFound { ctx, message })
+                }
+            }
+            other => other,
+        }
     }
 
     /// Lists repositories (key, class, package type, URL, description), filtered by the
