@@ -513,6 +513,8 @@ async fn list_filters_and_all_configurations() {
     assert!(keys(api.get(&q("type=virtual&packageType=maven")).await.json()).is_empty());
     let r = api.get(&q("type=bogus")).await;
     assert_eq!(r.status, StatusCode::BAD_REQUEST);
+    assert!(keys(api.get(&q("type=distribution")).await.json()).is_empty());
+    assert_eq!(all[1]["description"], "", "description is always listed");
     let conf = api
         .get("/artifactory/api/repositories/configurations")
         .await

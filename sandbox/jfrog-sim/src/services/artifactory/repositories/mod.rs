@@ -301,16 +301,20 @@ async fn list(
 ) -> Result<Json<Vec<Value>>, ApiError> {
     let rclass = match q.rtype.as_deref().filter(|t| !t.is_empty()) {
         None => None,
+        // Distribution repositories exist in JFrog but not in the simulator: none to list.
+        Some(t) if t.eq_ignore_ascii_case("distribution") => return Ok(Json(Vec::new())),
         Some(t) => Some(RClass::parse(t).ok_or_else(|| {
             ApiError::bad_request(format!(
-                "Invalid repository type '{t}': expected one of local, remote, virtual, federated"
+                "Invalid repository type '{t}': expected one of local, remote, virtual, federated, distribution"
             ))
         })?),
     };
+    // `yum` is the historical name of the rpm package type.
     let package_type = q
         .package_type
         .filter(|p| !p.is_empty())
-        .map(|p| p.to_ascii_lowercase());
+        .map(|p| p.to_ascii_lowercase())
+        .map(|p| if p == "yum" { "rpm".to_owned() } else { p });
     let project = q.project.filter(|p| !p.is_empty());
     let store = s.artifactory.read();
     let mut out = Vec::new();
@@ -336,14 +340,12 @@ async fn list(
             let mut item = Map::new();
             item.insert("key".into(), Value::String(key.clone()));
             item.insert("type".into(), Value::String(class.upper().to_owned()));
-            if let Some(d) = repo
+            let description = repo
                 .config
                 .get("description")
                 .and_then(Value::as_str)
-                .filter(|d| !d.is_empty())
-            {
-                item.insert("description".into(), Value::String(d.to_owned()));
-            }
+                .unwrap_or_default();
+            item.insert("description".into(), Value::String(description.to_owned()));
             item.insert("url".into(), Value::String(url));
             item.insert(
                 "packageType".into(),
