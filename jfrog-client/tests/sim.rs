@@ -550,3 +550,56 @@ async fn clients_of_one_platform_share_the_descriptor_lock() {
     }
     sim.shutdown().await;
 }
+
+#[tokio::test]
+async fn project_attachment_and_project_filters() {
+    let sim = sim().await;
+    let c = client(&sim);
+    let repos = c.artifactory().repositories();
+    repos.create("p-local", &local("generic")).await.unwrap();
+    repos.create("q-local", &local("generic")).await.unwrap();
+
+    repos.attach_project("p-local", "team1").await.unwrap();
+    assert_eq!(repos.get("p-local").await.unwrap()["projectKey"], "team1");
+    let listed = repos
+        .list(&ListFilter::all().project("team1"))
+        .await
+        .unwrap();
+    assert_eq!(listed.len(), 1);
+    assert_eq!(listed[0].key, "p-local");
+    let configs = repos
+        .list_configurations(&ListFilter::all().project("team1"))
+        .await
+        .unwrap();
+    assert_eq!(configs.repositories.len(), 1);
+    assert_eq!(configs.repositories[0]["key"], "p-local");
+
+    // Access errors come back typed, with Access's message.
+    let e = repos
+        .attach_project("p-local", "Bad_Key")
+        .await
+        .unwrap_err();
+    assert!(matches!(e, Error::BadRequest { .. }), "{e}");
+    assert!(e.to_string().starts_with(
+        "PUT /access/api/v1/projects/_/attach/repositories/{key}/{project_key}: 400 bad request: "
+    ));
+    let e = repos.attach_project("nope", "team1").await.unwrap_err();
+    assert!(e.is_not_found(), "{e}");
+
+    repos.detach_project("p-local").await.unwrap();
+    assert!(
+        repos
+            .list(&ListFilter::all().project("team1"))
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    assert_eq!(
+        sim.request_count(
+            "PUT",
+            "/access/api/v1/projects/_/attach/repositories/{key}/{project_key}"
+        ),
+        3
+    );
+    sim.shutdown().await;
+}

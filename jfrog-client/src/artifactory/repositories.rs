@@ -12,6 +12,8 @@
 //! | delete | `DELETE /api/repositories/{key}` | yes | yes |
 //! | list | `GET /api/repositories?type=&packageType=&project=` | yes | no |
 //! | all configurations | `GET /api/repositories/configurations` | yes | no |
+//! | attach to project | `PUT /access/api/v1/projects/_/attach/repositories/{key}/{project}` | yes | yes |
+//! | detach from project | `DELETE /access/api/v1/projects/_/attach/repositories/{key}` | yes | yes |
 //!
 //! A missing repository: `GET` answers 404, and some Artifactory versions answer 400 for an
 //! unknown key (the Terraform provider treats both as gone); since a `GET` by key has no
@@ -301,6 +303,42 @@ impl<'a> Repositories<'a> {
             }
             other => other,
         }
+    }
+
+    /// Assigns a repository to a project:
+    /// `PUT /access/api/v1/projects/_/attach/repositories/{key}/{project_key}` (idempotent).
+    /// The providers call this on update when `projectKey` changes from empty to a value;
+    /// a create carries `projectKey` in its body instead. Serialised with the descriptor
+    /// writes, since it rewrites the repository's configuration.
+    pub async fn attach_project(self, key: &str, project_key: &str) -> Result<(), Error> {
+        self.client
+            .request(
+                Service::Access,
+                Method::PUT,
+                "/api/v1/projects/_/attach/repositories/{key}/{project_key}",
+                Idempotency::Idempotent,
+            )
+            .param(key)
+            .param(project_key)
+            .descriptor_write()
+            .send_empty()
+            .await
+    }
+
+    /// Removes a repository from its project:
+    /// `DELETE /access/api/v1/projects/_/attach/repositories/{key}` (idempotent).
+    pub async fn detach_project(self, key: &str) -> Result<(), Error> {
+        self.client
+            .request(
+                Service::Access,
+                Method::DELETE,
+                "/api/v1/projects/_/attach/repositories/{key}",
+                Idempotency::Idempotent,
+            )
+            .param(key)
+            .descriptor_write()
+            .send_empty()
+            .await
     }
 
     /// Lists repositories (key, class, package type, URL, description), filtered by the
