@@ -14,6 +14,7 @@
 //! | all configurations | `GET /api/repositories/configurations` | yes | no |
 //! | attach to project | `PUT /access/api/v1/projects/_/attach/repositories/{key}/{project}` | yes | yes |
 //! | detach from project | `DELETE /access/api/v1/projects/_/attach/repositories/{key}` | yes | yes |
+//! | federation config sync | `POST /api/federation/configSync/{key}` | yes | no |
 //!
 //! A missing repository: `GET` answers 404, and some Artifactory versions answer 400 for an
 //! unknown key (the Terraform provider treats both as gone); since a `GET` by key has no
@@ -337,6 +338,23 @@ impl<'a> Repositories<'a> {
             )
             .param(key)
             .descriptor_write()
+            .send_empty()
+            .await
+    }
+
+    /// Pushes a federated repository's configuration to its members:
+    /// `POST /artifactory/api/federation/configSync/{key}` (idempotent). The Terraform
+    /// provider calls it after creating or updating a federated repository and treats a
+    /// failure as a warning only.
+    pub async fn federation_config_sync(self, key: &str) -> Result<(), Error> {
+        self.client
+            .request(
+                Service::Artifactory,
+                Method::POST,
+                "/api/federation/configSync/{key}",
+                Idempotency::Idempotent,
+            )
+            .param(key)
             .send_empty()
             .await
     }
