@@ -33,9 +33,9 @@ pub enum Service {
 /// only decides which member is tried first.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ErrorFormat {
-    /// Artifactory and Lifecycle: `{"errors":[{"status":400,"message":"..."}]}`.
+    /// Artifactory, Lifecycle, Worker: `{"errors":[{"status":400,"message":"..."}]}`.
     ArtifactoryErrors,
-    /// Access, Event, Worker, Catalog: `{"errors":[{"code":"...","message":"..."}]}`, or a
+    /// Access, Event, Catalog: `{"errors":[{"code":"...","message":"..."}]}`, or a
     /// single `{"code":"...","message":"...","detail":"..."}` object on some Access endpoints.
     CodeMessageErrors,
     /// Xray: `{"error":"..."}`.
@@ -83,12 +83,12 @@ impl Service {
     /// The error body shape this service answers with.
     pub fn error_format(self) -> ErrorFormat {
         match self {
-            // Lifecycle runs inside Artifactory and answers in its format.
-            Service::Artifactory | Service::Lifecycle => ErrorFormat::ArtifactoryErrors,
-            Service::Xray => ErrorFormat::XrayError,
-            Service::Access | Service::Event | Service::Worker | Service::Catalog => {
-                ErrorFormat::CodeMessageErrors
+            // Lifecycle runs inside Artifactory; the Workers docs show the same shape.
+            Service::Artifactory | Service::Lifecycle | Service::Worker => {
+                ErrorFormat::ArtifactoryErrors
             }
+            Service::Xray => ErrorFormat::XrayError,
+            Service::Access | Service::Event | Service::Catalog => ErrorFormat::CodeMessageErrors,
         }
     }
 }

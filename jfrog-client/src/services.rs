@@ -35,10 +35,9 @@ pub struct Lifecycle<'a> {
     client: &'a JfrogClient,
 }
 
-/// Workers (`/worker`). No documented health call.
+/// Workers (`/worker`).
 #[derive(Debug, Clone, Copy)]
 pub struct Worker<'a> {
-    #[allow(dead_code)] // used by the worker calls of a later issue
     client: &'a JfrogClient,
 }
 
@@ -118,6 +117,22 @@ impl Xray<'_> {
                 Idempotency::Idempotent,
             )
             .send_json()
+            .await
+    }
+}
+
+impl Worker<'_> {
+    /// `GET /worker/api/v1/system/readiness` (no authentication needed; 503 while a
+    /// dependency of the Workers service is not ready).
+    pub async fn readiness(self) -> Result<(), Error> {
+        self.client
+            .request(
+                Service::Worker,
+                Method::GET,
+                "/api/v1/system/readiness",
+                Idempotency::Idempotent,
+            )
+            .send_empty()
             .await
     }
 }
