@@ -231,6 +231,8 @@ impl JfrogClient {
             idempotency,
             descriptor_write: false,
             build_error: None,
+            timeout: None,
+            headers: HeaderMap::new(),
         }
     }
 }
@@ -248,6 +250,8 @@ pub struct Request<'a> {
     idempotency: Idempotency,
     descriptor_write: bool,
     build_error: Option<String>,
+    timeout: Option<Duration>,
+    headers: HeaderMap,
 }
 
 impl fmt::Debug for Request<'_> {
@@ -296,6 +300,27 @@ impl<'a> Request<'a> {
     /// A text body with its content type.
     pub fn text(mut self, body: impl Into<String>, content_type: &'static str) -> Self {
         self.body = Some((Bytes::from(body.into()), content_type));
+        self
+    }
+
+    /// Overrides the client's per-attempt timeout for this call (e.g. a bulk list of
+    /// thousands of repositories).
+    pub fn timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = Some(timeout);
+        self
+    }
+
+    /// An extra request header (never logged). `Authorization`, `Content-Type` and `Accept`
+    /// are set by the client and body methods.
+    pub fn header(mut self, name: &'static str, value: impl AsRef<str>) -> Self {
+        let name_parsed = http::HeaderName::from_bytes(name.as_bytes());
+        match (name_parsed, http::HeaderValue::from_str(value.as_ref())) {
+            (Ok(n), Ok(mut v)) => {
+                v.set_sensitive(true);
+                self.headers.insert(n, v);
+            }
+            _ => self.build_error = Some(format!("invalid header {name}")),
+        }
         self
     }
 
@@ -518,7 +543,11 @@ impl<'a> Request<'a> {
         let mut rb = inner
             .http
             .request(self.method.clone(), url.clone())
-            .header(http::header::ACCEPT, "application/json, text/plain, */*");
+            .header(http::header::ACCEPT, "application/json, text/plain, */*")
+            .headers(self.headers.clone());
+        if let Some(timeout) = self.timeout {
+            rb = rb.timeout(timeout);
+        }
         rb = match &inner.credentials {
             Credentials::AccessToken(token) => rb.bearer_auth(token.expose_secret()),
             Credentials::Basic { username, password } => {
@@ -745,6 +774,51 @@ mod tests {
             .param("k")
             .json(&serde_json::json!({"password": "remote-SECRET-2"}));
         assert!(!format!("{req:?}").contains("SECRET"));
+    }
+
+    #[test]
+    fn rate_limit_quota_allows_the_burst_then_throttles() {
+        let s = PlatformState::new(Some(RateLimit {
+            per_second: 1,
+            burst: 3,
+        }));
+        let limiter = s.limiter.as_ref().unwrap();
+        for _ in 0..3 {
+            assert!(limiter.check().is_ok());
+        }
+        assert!(limiter.check().is_err());
+        assert!(PlatformState::new(None).limiter.is_none());
+    }
+
+    #[tokio::test]
+    async fn retry_after_pauses_the_whole_platform() {
+        let s = PlatformState::new(None);
+        // Not paused: a turn is granted at once.
+        tokio::time::timeout(Duration::from_secs(30), s.wait_turn())
+            .await
+            .unwrap();
+        s.pause_for(Duration::from_secs(3600));
+        // A shorter pause never shortens a longer one.
+        s.pause_for(Duration::from_millis(1));
+        assert!(
+            tokio::time::timeout(Duration::from_millis(100), s.wait_turn())
+                .await
+                .is_err()
+        );
+    }
+
+    #[test]
+    fn header_values_are_validated() {
+        let c = client("https://acme.jfrog.io");
+        let req = c
+            .request(
+                Service::Access,
+                Method::GET,
+                "/api/v1/system/ping",
+                Idempotency::Idempotent,
+            )
+            .header("x-jfrog-test", "bad\nvalue");
+        assert!(req.build_error.is_some());
     }
 
     #[test]

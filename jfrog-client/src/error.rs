@@ -175,6 +175,11 @@ impl Error {
         matches!(self, Error::NotFound { .. })
     }
 
+    /// True for [`Error::Indeterminate`]: observe before retrying the write.
+    pub fn is_indeterminate(&self) -> bool {
+        matches!(self, Error::Indeterminate { .. })
+    }
+
     /// The HTTP status, for errors that come from a response.
     pub fn status(&self) -> Option<u16> {
         match self {

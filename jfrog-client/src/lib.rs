@@ -56,6 +56,8 @@ pub mod services;
 pub use client::{Idempotency, JfrogClient, Request, Response};
 pub use config::{Credentials, JfrogClientBuilder, RateLimit};
 pub use error::{Error, RequestContext};
+/// The HTTP method type of [`JfrogClient::request`].
+pub use http::Method;
 pub use metrics::ClientMetrics;
 pub use retry::RetryPolicy;
 pub use service::{ErrorFormat, Service};

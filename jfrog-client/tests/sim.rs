@@ -604,3 +604,57 @@ async fn project_attachment_and_project_filters() {
     );
     sim.shutdown().await;
 }
+
+#[tokio::test]
+async fn a_timed_out_create_is_indeterminate_and_never_resent() {
+    let sim = sim().await;
+    let c = JfrogClient::builder(sim.url())
+        .access_token(sim.admin_token())
+        .rate_limit(None)
+        .retry_policy(fast_retries())
+        .request_timeout(Duration::from_millis(300))
+        .build()
+        .unwrap();
+    // The platform is slow: the client stops waiting before the create is answered.
+    sim.add_fault(
+        Fault::latency(REPOS, Duration::from_secs(2), Duration::ZERO)
+            .method("PUT")
+            .times(1),
+    );
+    let repos = c.artifactory().repositories();
+    let e = repos
+        .create("slow-local", &local("generic"))
+        .await
+        .unwrap_err();
+    assert!(e.is_indeterminate(), "{e}");
+    assert_eq!(sim.request_count("PUT", REPO), 1, "never resent");
+    // The caller's side of the contract: observe by key, create only when absent. (The
+    // simulator abandons a request whose client went away, so here it is absent; an
+    // Artifactory that finished the write would be observed as present.)
+    if !repos.exists("slow-local").await.unwrap() {
+        repos.create("slow-local", &local("generic")).await.unwrap();
+    }
+    assert!(repos.exists("slow-local").await.unwrap());
+    assert!(sim.request_count("PUT", REPO) <= 2);
+
+    // A generic idempotent call with its own, longer timeout rides out the same latency.
+    sim.add_fault(
+        Fault::latency(REPOS, Duration::from_millis(800), Duration::ZERO)
+            .method("GET")
+            .times(1),
+    );
+    let listed: serde_json::Value = c
+        .request(
+            jfrog_client::Service::Artifactory,
+            jfrog_client::Method::GET,
+            "/api/repositories",
+            jfrog_client::Idempotency::Idempotent,
+        )
+        .timeout(Duration::from_secs(30))
+        .send_json()
+        .await
+        .unwrap();
+    assert_eq!(listed.as_array().map(Vec::len), Some(1));
+    assert_eq!(sim.request_count("GET", REPOS), 1);
+    sim.shutdown().await;
+}
