@@ -21,7 +21,7 @@
 //! is not enforced. Error texts of the `cel` crate differ from cel-go's.
 
 use std::collections::HashMap;
-use std::sync::Arc;
+use std::sync::{Arc, LazyLock, Mutex};
 
 use cel::common::ast::{EntryExpr, Expr, IdedExpr};
 use cel::{Context, Program, Value as CelValue};
@@ -49,8 +49,8 @@ pub struct CompiledRule {
     pub field_path: Option<String>,
     pub optional_old_self: bool,
     pub uses_old_self: bool,
-    program: Program,
-    message_program: Option<Program>,
+    program: Arc<Program>,
+    message_program: Option<Arc<Program>>,
 }
 
 impl std::fmt::Debug for CompiledRule {
@@ -78,6 +78,30 @@ impl CompiledRule {
             _ => format!("failed rule: {}", self.error_string()),
         }
     }
+}
+
+/// Parsed programs by source text. CRD validation and `Schema::compile` see the same rules
+/// (and CRDs of one provider repeat them), and parsing dominates compile time.
+static PROGRAMS: LazyLock<Mutex<ProgramCache>> = LazyLock::new(Default::default);
+
+type ProgramCache = HashMap<String, Result<Arc<Program>, String>>;
+
+/// Parses a CEL expression once per process (the parse error text on failure).
+pub(crate) fn compile_program(src: &str) -> Result<Arc<Program>, String> {
+    let mut cache = PROGRAMS
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    if let Some(r) = cache.get(src) {
+        return r.clone();
+    }
+    if cache.len() > 50_000 {
+        cache.clear();
+    }
+    let r = Program::compile(src)
+        .map(Arc::new)
+        .map_err(|e| e.to_string());
+    cache.insert(src.to_string(), r.clone());
+    r
 }
 
 thread_local! {
@@ -131,7 +155,7 @@ pub(crate) fn compile_rules(
             // Reported by the CRD validation (`rule is not specified`).
             continue;
         }
-        let program = match Program::compile(&rule) {
+        let program = match compile_program(&rule) {
             Ok(p) => p,
             Err(e) => {
                 errs.push(FieldError::invalid(
@@ -142,7 +166,7 @@ pub(crate) fn compile_rules(
                 continue;
             }
         };
-        if let Err(msg) = check_expression(&rule, node, resource_root) {
+        if let Err(msg) = check_expression(&program, node, resource_root) {
             errs.push(FieldError::invalid(
                 format!("{rule_at}.rule"),
                 rule_go_value(raw),
@@ -158,7 +182,7 @@ pub(crate) fn compile_rules(
             .as_deref()
             .filter(|m| !m.trim().is_empty())
         {
-            Some(m) => match Program::compile(m) {
+            Some(m) => match compile_program(m) {
                 Ok(p) => Some(p),
                 Err(e) => {
                     errs.push(FieldError::invalid(
@@ -424,16 +448,13 @@ impl<'a> Checker<'a> {
 }
 
 /// Rejects references to undeclared variables and to fields a plain object does not declare.
-fn check_expression(src: &str, node: &Node, resource_root: bool) -> Result<(), String> {
-    let ast = cel::parser::Parser::new()
-        .parse(src)
-        .map_err(|e| e.to_string())?;
+fn check_expression(program: &Program, node: &Node, resource_root: bool) -> Result<(), String> {
     let mut checker = Checker {
         root: node,
         resource_root,
         scopes: Vec::new(),
     };
-    checker.check(&ast).map(|_| ())
+    checker.check(program.expression()).map(|_| ())
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -692,8 +713,11 @@ fn eval_node(
                     .message_program
                     .as_ref()
                     .and_then(|p| match p.execute(eval_ctx) {
-                        Ok(CelValue::String(s)) if !s.trim().is_empty() && !s.contains('\n') => {
-                            Some(s.to_string())
+                        Ok(CelValue::String(s)) => {
+                            // Failures fall back to the static message, as upstream.
+                            let t = s.trim();
+                            (!t.is_empty() && !t.contains(['\n', '\r']) && t.len() <= 5 * 1024)
+                                .then(|| t.to_string())
                         }
                         _ => None,
                     })
@@ -1067,6 +1091,30 @@ mod tests {
             vec![
                 r#": Invalid value: "object": name"#,
                 r#"spec: Invalid value: "object": escaped"#
+            ]
+        );
+    }
+
+    #[test]
+    fn blocking_errors_skip_rules() {
+        let s = schema(
+            json!({"type": "object", "properties": {"spec": {"type": "object", "required": ["name"],
+            "x-kubernetes-validations": [{"rule": "self.name != 'x'", "message": "not x"}],
+            "properties": {"name": {"type": "string"}, "size": {"type": "integer", "minimum": 1}}}}}),
+        );
+        assert_eq!(
+            errors(&s, json!({"spec": {"size": 1}}), None),
+            vec![
+                "spec.name: Required value",
+                r#": Invalid value: "null": some validation rules were not checked because the object was invalid; correct the existing errors to complete validation"#
+            ]
+        );
+        // A plain Invalid error (minimum) does not block the rules.
+        assert_eq!(
+            errors(&s, json!({"spec": {"name": "x", "size": 0}}), None),
+            vec![
+                "spec.size: Invalid value: 0: spec.size in body should be greater than or equal to 1",
+                r#"spec: Invalid value: "object": not x"#
             ]
         );
     }

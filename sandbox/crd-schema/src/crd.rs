@@ -845,7 +845,7 @@ fn validate_columns(cols: Option<&Value>, at: &str) -> Vec<FieldError> {
 // Schema validation (validateCustomResourceDefinitionValidation)
 
 /// Why a schema cannot be converted to a structural schema (`NewStructural`), if it cannot.
-fn structural_conversion_error(v: &Value) -> Option<String> {
+pub(crate) fn structural_conversion_error(v: &Value) -> Option<String> {
     let m = v.as_object()?;
     let checks = [
         ("id", "OpenAPIV3Schema 'id' is not supported"),
@@ -1485,7 +1485,7 @@ impl OpenApiCheck {
             if r.trim().is_empty() {
                 continue;
             }
-            let uses_old_self = cel::Program::compile(r)
+            let uses_old_self = crate::cel::compile_program(r)
                 .map(|p| p.references().has_variable("oldSelf"))
                 .unwrap_or(false);
             if uses_old_self {

@@ -394,9 +394,16 @@ pub struct Schema {
 impl Schema {
     /// Compiles a schema that `validate_crd` accepted. A schema that is not structural, has an
     /// invalid pattern or a CEL rule that does not compile is refused with the errors
-    /// `validate_crd` would report (paths relative to the schema, e.g. `properties[spec].type`).
+    /// `validate_crd` would report for these (paths relative to the schema, e.g.
+    /// `properties[spec].type`); the other CRD schema rules (defaults, list types, ...) are
+    /// only checked by [`validate_crd`] / [`crd::validate_crd_schema`].
     pub fn compile(open_api_v3_schema: &Value) -> Result<Schema, Vec<FieldError>> {
-        let errs = crd::validate_crd_schema(open_api_v3_schema, "", false);
+        // The full CRD schema checks are `validate_crd`'s job (and expensive on large schemas);
+        // compiling only insists on what pruning, defaulting and validation rely on.
+        if let Some(e) = crd::structural_conversion_error(open_api_v3_schema) {
+            return Err(vec![FieldError::invalid("", "\"\"", e)]);
+        }
+        let errs = structural::validate_structural(open_api_v3_schema, "");
         if !errs.is_empty() {
             return Err(errs);
         }
@@ -444,14 +451,61 @@ impl Schema {
 
     /// Validates an object (after pruning and defaulting) against the schema, including the
     /// `x-kubernetes-validations` CEL rules; `old` is the stored object on update (for
-    /// `oldSelf` and transition rules). Errors come in kube-apiserver's order: OpenAPI schema
-    /// errors, then list-type errors, then CEL errors.
+    /// `oldSelf` and transition rules). Errors come in kube-apiserver's order (its
+    /// `customResourceStrategy.Validate`): OpenAPI schema errors, embedded-resource errors,
+    /// list-type errors (on update only when the old object had none), then CEL errors. As
+    /// upstream, CEL rules are not evaluated when an earlier error is of a blocking type
+    /// (Unsupported value, Required, Too long, Too many, type errors); a single
+    /// `: Invalid value: "null": some validation rules were not checked ...` error says so.
+    ///
+    /// Metadata (`metadata.*`) is not validated here: that is the server's generic part.
     pub fn validate(&self, obj: &Value, old: Option<&Value>) -> Vec<FieldError> {
-        let mut errs = validate::validate_value(&self.root, obj);
-        errs.extend(validate::validate_list_types(&self.root, obj, ""));
-        errs.extend(validate::validate_embedded(&self.root, obj, ""));
-        errs.extend(cel::validate_rules(&self.root, obj, old));
+        let mut errs = self.validate_without_rules(obj, old);
+        errs.extend(self.validate_rules_unless_blocked(obj, old, &errs));
         errs
+    }
+
+    /// The schema part of [`Schema::validate`] (OpenAPI, embedded resources, list types).
+    pub fn validate_without_rules(&self, obj: &Value, old: Option<&Value>) -> Vec<FieldError> {
+        let mut errs = validate::validate_value(&self.root, obj);
+        errs.extend(validate::validate_embedded(&self.root, obj, ""));
+        let old_list_ok =
+            old.is_none_or(|o| validate::validate_list_types(&self.root, o, "").is_empty());
+        if old_list_ok {
+            errs.extend(validate::validate_list_types(&self.root, obj, ""));
+        }
+        errs
+    }
+
+    /// The CEL part of [`Schema::validate`]: `prior` are the errors found so far (including
+    /// the server's own metadata errors, if it wants them to block CEL as upstream does).
+    pub fn validate_rules_unless_blocked(
+        &self,
+        obj: &Value,
+        old: Option<&Value>,
+        prior: &[FieldError],
+    ) -> Vec<FieldError> {
+        let blocking = prior.iter().any(|e| {
+            matches!(
+                e.kind,
+                FieldErrorKind::NotSupported
+                    | FieldErrorKind::Required
+                    | FieldErrorKind::TooLong
+                    | FieldErrorKind::TooMany
+                    | FieldErrorKind::TypeInvalid
+            )
+        });
+        if blocking {
+            if self.root.has_rules {
+                return vec![FieldError::invalid(
+                    "",
+                    "\"null\"",
+                    "some validation rules were not checked because the object was invalid; correct the existing errors to complete validation",
+                )];
+            }
+            return Vec::new();
+        }
+        cel::validate_rules(&self.root, obj, old)
     }
 }
 
