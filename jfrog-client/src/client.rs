@@ -407,10 +407,15 @@ impl<'a> Request<'a> {
             attempts = tracing::field::Empty,
             duration_ms = tracing::field::Empty,
         );
-        self.execute(ctx, url).instrument(span).await
+        self.execute(ctx, url, span.clone()).instrument(span).await
     }
 
-    async fn execute(self, ctx: RequestContext, url: url::Url) -> Result<Response, Error> {
+    async fn execute(
+        self,
+        ctx: RequestContext,
+        url: url::Url,
+        span: tracing::Span,
+    ) -> Result<Response, Error> {
         let inner = &self.client.inner;
         let platform = &inner.platform;
         let started = Instant::now();
@@ -423,8 +428,9 @@ impl<'a> Request<'a> {
         let service = self.service.as_str();
         let method = self.method.as_str();
         let mut retry = 0u32;
+        // Recorded on our own span (not `Span::current()`, which is the caller's span
+        // when ours is disabled by the level filter).
         let finish = |status: &str, attempts: u32| {
-            let span = tracing::Span::current();
             span.record("status", status);
             span.record("attempts", attempts);
             span.record("duration_ms", started.elapsed().as_millis() as u64);
