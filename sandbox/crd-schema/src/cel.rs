@@ -24,7 +24,8 @@ use std::collections::HashMap;
 use std::sync::{Arc, LazyLock, Mutex};
 
 use cel::common::ast::{EntryExpr, Expr, IdedExpr};
-use cel::{Context, Program, Value as CelValue};
+use cel::extractors::This;
+use cel::{Context, Program, ResolveResult, Value as CelValue};
 use kube_cel::KubeCelExt;
 use serde_json::Value;
 
@@ -110,8 +111,66 @@ thread_local! {
     static BASE_CONTEXT: Context<'static> = {
         let mut ctx = Context::default();
         ctx.register_all();
+        register_extras(&mut ctx);
         ctx
     };
+}
+
+/// What the `cel` crate lacks and CRD rules use: `type()` with the type identifiers, and the
+/// optional methods that `optionalOldSelf` rules call on `oldSelf` (absent = `null` here).
+fn register_extras(ctx: &mut Context<'static>) {
+    ctx.add_function("type", |This(v): This<CelValue>| -> ResolveResult {
+        let name = match v {
+            CelValue::List(_) => "list",
+            CelValue::Map(_) => "map",
+            CelValue::Function(..) => "function",
+            CelValue::Int(_) => "int",
+            CelValue::UInt(_) => "uint",
+            CelValue::Float(_) => "double",
+            CelValue::String(_) => "string",
+            CelValue::Bytes(_) => "bytes",
+            CelValue::Bool(_) => "bool",
+            CelValue::Duration(_) => "google.protobuf.Duration",
+            CelValue::Timestamp(_) => "google.protobuf.Timestamp",
+            CelValue::Opaque(_) => "opaque",
+            CelValue::Null => "null_type",
+        };
+        Ok(CelValue::String(Arc::new(name.to_string())))
+    });
+    for t in [
+        "int",
+        "uint",
+        "double",
+        "string",
+        "bytes",
+        "bool",
+        "list",
+        "map",
+        "null_type",
+    ] {
+        ctx.add_variable_from_value(t, CelValue::String(Arc::new(t.to_string())));
+    }
+    ctx.add_function("hasValue", |This(v): This<CelValue>| -> bool {
+        !matches!(v, CelValue::Null)
+    });
+    ctx.add_function("value", |This(v): This<CelValue>| -> ResolveResult {
+        match v {
+            CelValue::Null => Err(cel::ExecutionError::function_error(
+                "value",
+                "optional.none() dereference",
+            )),
+            v => Ok(v),
+        }
+    });
+    ctx.add_function(
+        "orValue",
+        |This(v): This<CelValue>, other: CelValue| -> ResolveResult {
+            Ok(match v {
+                CelValue::Null => other,
+                v => v,
+            })
+        },
+    );
 }
 
 /// Renders an `apiextensions.ValidationRule` as Go's `%#v` does (the bad value of rule compile
@@ -1170,6 +1229,81 @@ mod tests {
     }
 
     #[test]
+    fn transition_rules_correlate_list_map_items_by_key() {
+        let s = schema(
+            json!({"type": "object", "properties": {"spec": {"type": "object", "properties": {
+                "rules": {"type": "array", "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["name"],
+                    "items": {"type": "object", "required": ["name"], "properties": {
+                        "name": {"type": "string"},
+                        "target": {"type": "string", "x-kubernetes-validations": [{"rule": "self == oldSelf", "message": "target is immutable"}]}
+                    }}}
+            }}}}),
+        );
+        let old = json!({"spec": {"rules": [{"name": "a", "target": "x"}, {"name": "b", "target": "y"}]}});
+        // Reordered but unchanged: fine.
+        let same = json!({"spec": {"rules": [{"name": "b", "target": "y"}, {"name": "a", "target": "x"}, {"name": "c", "target": "z"}]}});
+        assert!(errors(&s, same, Some(old.clone())).is_empty());
+        let changed = json!({"spec": {"rules": [{"name": "b", "target": "changed"}, {"name": "a", "target": "x"}]}});
+        assert_eq!(
+            errors(&s, changed, Some(old)),
+            vec![r#"spec.rules[0].target: Invalid value: "string": target is immutable"#]
+        );
+    }
+
+    #[test]
+    fn duplicate_reason_and_map_key_field_path() {
+        let s = schema(
+            json!({"type": "object", "properties": {"spec": {"type": "object",
+            "x-kubernetes-validations": [
+                {"rule": "self.l.size() == 0", "reason": "FieldValueDuplicate", "message": "dup"},
+                {"rule": "!('a.b' in self.labels)", "fieldPath": ".labels['a.b']", "message": "no a.b"}
+            ],
+            "properties": {"l": {"type": "array", "items": {"type": "string"}},
+                           "labels": {"type": "object", "additionalProperties": {"type": "string"}}}}}}),
+        );
+        assert_eq!(
+            errors(
+                &s,
+                json!({"spec": {"l": ["x"], "labels": {"a.b": "c"}}}),
+                None
+            ),
+            vec![
+                r#"spec: Duplicate value: "object""#,
+                r#"spec.labels[a.b]: Invalid value: "object": no a.b"#
+            ]
+        );
+    }
+
+    #[test]
+    fn rules_on_embedded_resources_see_kind_and_name() {
+        let s = schema(
+            json!({"type": "object", "properties": {"spec": {"type": "object", "properties": {
+                "tpl": {"type": "object", "x-kubernetes-embedded-resource": true, "x-kubernetes-preserve-unknown-fields": true,
+                        "x-kubernetes-validations": [{"rule": "self.kind == 'ConfigMap' && self.metadata.name.startsWith('cm-')", "message": "only cm-* ConfigMaps"}]}
+            }}}}),
+        );
+        assert!(errors(&s, json!({"spec": {"tpl": {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "cm-1"}}}}), None).is_empty());
+        assert_eq!(
+            errors(
+                &s,
+                json!({"spec": {"tpl": {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "cm-1"}}}}),
+                None
+            ),
+            vec![r#"spec.tpl: Invalid value: "object": only cm-* ConfigMaps"#]
+        );
+    }
+
+    #[test]
+    fn metadata_fields_other_than_name_are_undefined_in_rules() {
+        let bad = json!({"type": "object", "x-kubernetes-validations": [{"rule": "size(self.metadata.labels) > 0"}]});
+        let e = Schema::compile(&bad).expect_err("labels are not declared");
+        assert_eq!(
+            e[0].detail,
+            "compilation failed: ERROR: <input>: undefined field 'labels'"
+        );
+    }
+
+    #[test]
     fn escape_rules() {
         use super::escape_property;
         assert_eq!(escape_property("a-b").as_deref(), Some("a__dash__b"));
@@ -1187,5 +1321,72 @@ mod tests {
         );
         assert_eq!(escape_property("1a"), None);
         assert_eq!(escape_property("a b"), None);
+    }
+}
+
+#[cfg(test)]
+mod function_tests {
+    use serde_json::json;
+
+    use crate::Schema;
+
+    /// Each rule must hold for the object below (a failing rule shows up as an error).
+    #[test]
+    fn kubernetes_cel_library() {
+        let rules = [
+            "self.s.lowerAscii() == 'abc'",
+            "self.s.upperAscii() == 'ABC'",
+            "size(self.s) == 3 && self.s.size() == 3",
+            "self.s.startsWith('a') && self.s.endsWith('c') && self.s.contains('b')",
+            "self.s.matches('^a.c$')",
+            "self.s.indexOf('b') == 1",
+            "self.dashed.split('-').size() == 2",
+            "self.l.size() == 2 && self.l[0] == 'a'",
+            "self.l.exists(e, e == 'a') && self.l.exists_one(e, e == 'b')",
+            "self.l.all(e, e.startsWith('a') || e.startsWith('b'))",
+            "self.l.map(e, e + 'x').exists(e, e == 'ax')",
+            "self.l.filter(e, e == 'a').size() == 1",
+            "'a' in self.l",
+            "self.l.isSorted()",
+            "self.m.all(k, self.m[k] != '') && 'k' in self.m && self.m.k == 'v'",
+            "self.n > 1.5 && self.n < 3",
+            "self.i + 1 == 3 && string(self.i) == '2' && int(self.digits) == 5",
+            "self.d > duration('1h') && self.d == duration('90m')",
+            "self.t < timestamp('2030-01-01T00:00:00Z')",
+            "isURL(self.u) && url(self.u).getHost() == 'example.com'",
+            "quantity(self.q).isGreaterThan(quantity('1Gi'))",
+            "has(self.obj.inner) && !has(self.obj.missing) && self.obj.inner.z == 1",
+            "self.ios == 80",
+            "type(self.s) == string",
+            "self.s.trim() == 'abc' && self.s.replace('b', 'x') == 'axc'",
+            "self.l.join(',') == 'a,b'",
+            "self.s != '' ? true : false",
+            "self.all(k, k != '')",
+        ];
+        let validations: Vec<serde_json::Value> =
+            rules.iter().map(|r| json!({"rule": r})).collect();
+        let s = Schema::compile(&json!({"type": "object", "properties": {"spec": {"type": "object",
+            "x-kubernetes-validations": validations,
+            "properties": {
+                "s": {"type": "string"}, "dashed": {"type": "string"}, "digits": {"type": "string"},
+                "l": {"type": "array", "items": {"type": "string"}},
+                "m": {"type": "object", "additionalProperties": {"type": "string"}},
+                "n": {"type": "number"}, "i": {"type": "integer"},
+                "d": {"type": "string", "format": "duration"},
+                "t": {"type": "string", "format": "date-time"},
+                "u": {"type": "string"}, "q": {"type": "string"},
+                "obj": {"type": "object", "properties": {"inner": {"type": "object", "properties": {"z": {"type": "integer"}}}, "missing": {"type": "string"}}},
+                "ios": {"x-kubernetes-int-or-string": true}
+            }}}}))
+        .unwrap_or_else(|e| panic!("{e:?}"));
+        let obj = json!({"spec": {"s": "abc", "dashed": "a-b", "digits": "5", "l": ["a", "b"], "m": {"k": "v"},
+            "n": 2.5, "i": 2, "d": "1h30m", "t": "2024-05-01T10:00:00Z", "u": "https://example.com/x", "q": "2Gi",
+            "obj": {"inner": {"z": 1}}, "ios": 80}});
+        let errs: Vec<String> = s
+            .validate(&obj, None)
+            .iter()
+            .map(ToString::to_string)
+            .collect();
+        assert!(errs.is_empty(), "{errs:#?}");
     }
 }

@@ -346,4 +346,43 @@ mod tests {
             json!({"spec": {"policy": "Delete", "nested": {"a": 1, "b": "bee"}, "nullable": "d", "nonNullable": "d"}})
         );
     }
+    #[test]
+    fn additional_properties_true_keeps_keys_but_prunes_nested_objects() {
+        let s = schema(
+            json!({"type": "object", "properties": {"spec": {"type": "object",
+            "additionalProperties": true}}}),
+        );
+        let mut obj = json!({"spec": {"a": 1, "b": {"c": 2}}});
+        assert_eq!(s.prune(&mut obj), vec!["spec.b.c"]);
+        assert_eq!(obj, json!({"spec": {"a": 1, "b": {}}}));
+    }
+
+    #[test]
+    fn nested_unknown_object_is_reported_once() {
+        let s = schema(
+            json!({"type": "object", "properties": {"spec": {"type": "object",
+            "properties": {"a": {"type": "string"}}}}}),
+        );
+        let mut obj = json!({"spec": {"a": "x", "extra": {"deep": {"deeper": 1}}, "list": [1, 2]}});
+        assert_eq!(s.prune(&mut obj), vec!["spec.extra", "spec.list"]);
+        assert_eq!(obj, json!({"spec": {"a": "x"}}));
+    }
+
+    #[test]
+    fn defaults_replace_null_map_values_and_list_items() {
+        let s = schema(
+            json!({"type": "object", "properties": {"spec": {"type": "object", "properties": {
+                "m": {"type": "object", "additionalProperties": {"type": "string", "default": "dv"}},
+                "l": {"type": "array", "items": {"type": "integer", "default": 7}},
+                "keep": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}
+            }}}}),
+        );
+        let mut obj =
+            json!({"spec": {"m": {"a": null, "b": "x"}, "l": [null, 1], "keep": {"z": null}}});
+        s.apply_defaults(&mut obj);
+        assert_eq!(
+            obj,
+            json!({"spec": {"m": {"a": "dv", "b": "x"}, "l": [7, 1], "keep": {"z": null}}})
+        );
+    }
 }

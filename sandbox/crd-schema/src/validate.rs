@@ -1056,4 +1056,58 @@ mod tests {
             .is_empty()
         );
     }
+
+    #[test]
+    fn pattern_uses_ascii_perl_classes_like_re2() {
+        let s = spec_schema(json!({"d": {"type": "string", "pattern": "^\\d+$"}}));
+        assert!(errors(&s, json!({"spec": {"d": "123"}})).is_empty());
+        assert_eq!(errors(&s, json!({"spec": {"d": "١٢٣"}})).len(), 1);
+    }
+
+    #[test]
+    fn more_formats() {
+        let s = spec_schema(json!({
+            "u": {"type": "string", "format": "uuid"},
+            "ip": {"type": "string", "format": "ipv4"},
+            "h": {"type": "string", "format": "hostname"},
+            "e": {"type": "string", "format": "email"},
+            "d": {"type": "string", "format": "date"},
+            "dur": {"type": "string", "format": "duration"}
+        }));
+        assert!(
+            errors(
+                &s,
+                json!({"spec": {"u": "123e4567-e89b-12d3-a456-426614174000", "ip": "10.1.2.3",
+            "h": "example.com", "e": "a@example.com", "d": "2024-02-29", "dur": "10m"}})
+            )
+            .is_empty()
+        );
+        let e = errors(
+            &s,
+            json!({"spec": {"u": "x", "ip": "300.1.1.1", "h": "-bad-", "e": "nope", "d": "2024-02-30", "dur": "ten"}}),
+        );
+        assert_eq!(
+            e,
+            vec![
+                r#"spec.u: Invalid value: "x": spec.u in body must be of type uuid: "x""#,
+                r#"spec.ip: Invalid value: "300.1.1.1": spec.ip in body must be of type ipv4: "300.1.1.1""#,
+                r#"spec.h: Invalid value: "-bad-": spec.h in body must be of type hostname: "-bad-""#,
+                r#"spec.e: Invalid value: "nope": spec.e in body must be of type email: "nope""#,
+                r#"spec.d: Invalid value: "2024-02-30": spec.d in body must be of type date: "2024-02-30""#,
+                r#"spec.dur: Invalid value: "ten": spec.dur in body must be of type duration: "ten""#,
+            ]
+        );
+    }
+
+    #[test]
+    fn error_body_and_reason() {
+        let s = spec_schema(json!({"i": {"type": "integer"}}));
+        let e = s.validate(&json!({"spec": {"i": "x"}}), None);
+        assert_eq!(e[0].kind.cause_reason(), "FieldValueTypeInvalid");
+        assert_eq!(e[0].field, "spec.i");
+        assert_eq!(
+            e[0].body(),
+            r#"Invalid value: "string": spec.i in body must be of type integer: "string""#
+        );
+    }
 }

@@ -428,3 +428,69 @@ fn schema_compiles_only_when_valid() {
         "properties[x].type: Required value: must not be empty for specified object fields"
     );
 }
+
+#[test]
+fn identical_schemas_of_two_versions_report_at_spec_validation() {
+    let mut crd = crd_with_schema(
+        json!({"type": "object", "properties": {"spec": {"type": "object",
+        "properties": {"x": {"properties": {}}}}}}),
+    );
+    let mut v2 = crd["spec"]["versions"][0].clone();
+    v2["name"] = json!("v1beta1");
+    v2["storage"] = json!(false);
+    if let Some(a) = crd["spec"]["versions"].as_array_mut() {
+        a.push(v2);
+    }
+    assert_eq!(
+        errors(&crd),
+        vec![
+            "spec.validation.openAPIV3Schema.properties[spec].properties[x].type: Required value: must not be empty for specified object fields"
+        ]
+    );
+}
+
+#[test]
+fn default_crd_keeps_given_names() {
+    let mut crd = json!({"spec": {"names": {"kind": "Foo", "listKind": "Foos", "singular": "thefoo"},
+        "conversion": {"strategy": "Webhook", "webhook": {"clientConfig": {"service": {"name": "s", "namespace": "n"}}}},
+        "versions": [{"name": "v1", "storage": true}]}});
+    default_crd(&mut crd);
+    assert_eq!(crd["spec"]["names"]["listKind"], "Foos");
+    assert_eq!(crd["spec"]["names"]["singular"], "thefoo");
+    assert_eq!(
+        crd["spec"]["conversion"]["webhook"]["clientConfig"]["service"]["port"],
+        443
+    );
+}
+
+#[test]
+fn conversion_webhook_rules() {
+    let mut crd = crd_with_schema(good_schema());
+    crd["spec"]["conversion"] =
+        json!({"strategy": "Webhook", "webhook": {"conversionReviewVersions": ["v2"]}});
+    assert_eq!(
+        errors(&crd),
+        vec![
+            "spec.conversion.webhookClientConfig: Required value: required when strategy is set to Webhook",
+            r#"spec.conversion.conversionReviewVersions: Invalid value: []string{"v2"}: must include at least one of v1, v1beta1"#,
+        ]
+    );
+    crd["spec"]["conversion"] = json!({"strategy": "Magic"});
+    assert_eq!(
+        errors(&crd),
+        vec![
+            r#"spec.conversion.strategy: Unsupported value: "Magic": supported values: "None", "Webhook""#
+        ]
+    );
+}
+
+#[test]
+fn embedded_resource_and_int_or_string_combination_is_invalid() {
+    let e = schema_errors(json!({"type": "object", "properties": {
+        "x": {"x-kubernetes-int-or-string": true, "x-kubernetes-embedded-resource": true}
+    }}));
+    assert!(
+        e.contains(&"spec.validation.openAPIV3Schema.properties[x].x-kubernetes-embedded-resource: Invalid value: true: must be false if x-kubernetes-int-or-string is true".to_string()),
+        "{e:?}"
+    );
+}
