@@ -16,8 +16,11 @@
 //! kept.
 
 use std::fmt;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
+
+use rustls::pki_types::CertificateDer;
+use rustls::pki_types::pem::PemObject;
 
 use secrecy::SecretString;
 
@@ -279,18 +282,28 @@ pub(crate) fn normalise_base_url(raw: &str) -> Result<url::Url, Error> {
     Ok(url)
 }
 
+/// The system's trust roots, or Mozilla's when the system has none; loaded once per
+/// process (reading a certificate directory for every client would be wasteful, since a
+/// client is built per ProviderConfig).
+fn system_roots() -> &'static [CertificateDer<'static>] {
+    static ROOTS: OnceLock<Vec<CertificateDer<'static>>> = OnceLock::new();
+    ROOTS.get_or_init(|| {
+        let native = rustls_native_certs::load_native_certs();
+        let mut probe = rustls::RootCertStore::empty();
+        let (added, _ignored) = probe.add_parsable_certificates(native.certs.iter().cloned());
+        if added > 0 {
+            native.certs
+        } else {
+            webpki_root_certs::TLS_SERVER_ROOT_CERTS.to_vec()
+        }
+    })
+}
+
 /// Builds the rustls configuration: ring provider, system roots (or Mozilla's when the
 /// system has none) plus the optional PEM bundle.
 pub(crate) fn tls_config(ca_bundle_pem: Option<&[u8]>) -> Result<rustls::ClientConfig, Error> {
-    use rustls::pki_types::CertificateDer;
-    use rustls::pki_types::pem::PemObject;
-
     let mut roots = rustls::RootCertStore::empty();
-    let native = rustls_native_certs::load_native_certs();
-    let (added, _ignored) = roots.add_parsable_certificates(native.certs);
-    if added == 0 {
-        roots.add_parsable_certificates(webpki_root_certs::TLS_SERVER_ROOT_CERTS.iter().cloned());
-    }
+    roots.add_parsable_certificates(system_roots().iter().cloned());
     if let Some(pem) = ca_bundle_pem {
         let mut count = 0usize;
         for cert in CertificateDer::pem_slice_iter(pem) {
