@@ -307,16 +307,25 @@ fn validate_api_approval(crd: &Value, old: Option<&Value>) -> Vec<FieldError> {
 }
 
 fn validate_stored_versions(crd: &Value, old: Option<&Value>) -> Vec<FieldError> {
-    let versions: Vec<&str> = crd
+    let versions: Vec<(&str, bool)> = crd
         .get("spec")
         .and_then(|sp| sp.get("versions"))
         .and_then(Value::as_array)
-        .map(|vs| vs.iter().map(|v| s(v, "name")).collect())
+        .map(|vs| {
+            vs.iter()
+                .map(|v| {
+                    (
+                        s(v, "name"),
+                        v.get("storage").and_then(Value::as_bool) == Some(true),
+                    )
+                })
+                .collect()
+        })
         .unwrap_or_default();
-    // On update the stored object's status is kept (plus the new storage version).
-    let source = old.unwrap_or(crd);
-    let stored: Vec<String> = source
-        .get("status")
+    // The strategies decide the status: on create it is reset, on update the stored object's is
+    // kept; then the (first) storage version is added when missing.
+    let mut stored: Vec<String> = old
+        .and_then(|o| o.get("status"))
         .and_then(|st| st.get("storedVersions"))
         .and_then(Value::as_array)
         .map(|a| {
@@ -325,17 +334,28 @@ fn validate_stored_versions(crd: &Value, old: Option<&Value>) -> Vec<FieldError>
                 .collect()
         })
         .unwrap_or_default();
+    if let Some((name, _)) = versions.iter().find(|(_, storage)| *storage)
+        && !stored.iter().any(|s| s == name)
+    {
+        stored.push(name.to_string());
+    }
     let mut errs = Vec::new();
-    if old.is_none() {
-        // The create strategy sets storedVersions to the storage version itself.
+    if stored.is_empty() {
+        errs.push(FieldError::invalid(
+            "status.storedVersions",
+            "[]string(nil)",
+            "must have at least one stored version",
+        ));
         return errs;
     }
     for (i, v) in stored.iter().enumerate() {
-        if !versions.contains(&v.as_str()) {
+        if !versions.iter().any(|(name, _)| name == v) {
             errs.push(FieldError::invalid_str(
                 format!("status.storedVersions[{i}]"),
                 v,
-                format!("missing from spec.versions; {v} was previously a storage version, and must remain in spec.versions until a storage migration ensures no data remains persisted in {v} and removes {v} from status.storedVersions"),
+                format!(
+                    "missing from spec.versions; {v} was previously a storage version, and must remain in spec.versions until a storage migration ensures no data remains persisted in {v} and removes {v} from status.storedVersions"
+                ),
             ));
         }
     }
@@ -1171,8 +1191,10 @@ impl OpenApiCheck {
             for (k, p) in props {
                 let mut sub = ctx.clone();
                 sub.root = false;
+                // Every known map type (granular, atomic) correlates old values by key
+                // (`MapIsCorrelatable`); others are rejected by the map-type check.
                 let map_type = s(v, "x-kubernetes-map-type");
-                if map_type == "atomic" {
+                if !map_type.is_empty() && map_type != "atomic" && map_type != "granular" {
                     sub.forbid_old_self.get_or_insert_with(|| at.to_string());
                 }
                 if (ctx.root || embedded) && META_FIELDS.contains(&k.as_str()) {

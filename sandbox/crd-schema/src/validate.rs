@@ -421,7 +421,8 @@ pub(crate) fn json_equal(a: &Value, b: &Value) -> bool {
 
 fn validate_enum(n: &Node, data: &Value, path: &str, errs: &mut Vec<FieldError>) {
     let Some(values) = &n.enum_values else { return };
-    if values.is_empty() || values.iter().any(|v| json_equal(v, data)) {
+    // kube-openapi never matches `null` (a nil value is not comparable by reflection).
+    if values.is_empty() || (!data.is_null() && values.iter().any(|v| json_equal(v, data))) {
         return;
     }
     let allowed: Vec<String> = values

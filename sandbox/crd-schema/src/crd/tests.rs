@@ -494,3 +494,16 @@ fn embedded_resource_and_int_or_string_combination_is_invalid() {
         "{e:?}"
     );
 }
+
+#[test]
+fn a_storage_version_is_needed_for_stored_versions() {
+    let mut crd = crd_with_schema(good_schema());
+    crd["spec"]["versions"][0]["storage"] = json!(false);
+    assert_eq!(
+        errors(&crd),
+        vec![
+            "spec.versions: Invalid value: []apiextensions.CustomResourceDefinitionVersion{...}: must have exactly one version marked as storage version",
+            "status.storedVersions: Invalid value: []string(nil): must have at least one stored version",
+        ]
+    );
+}
