@@ -119,7 +119,7 @@ pub enum Error {
     },
     /// The request could not be completed and was certainly not applied (connection refused,
     /// DNS failure, TLS failure), or it was idempotent and retrying did not help.
-    #[error("{ctx}: transport error: {source}")]
+    #[error("{ctx}: transport error: {}", chain(source))]
     Transport {
         /// The request.
         ctx: RequestContext,
@@ -131,7 +131,10 @@ pub enum Error {
     /// dropped, timeout): the server may or may not have applied it. The client never
     /// retries this blindly; the caller must observe the object (by its deterministic key)
     /// before deciding to create it again.
-    #[error("{ctx}: outcome unknown, the request was sent but no response arrived: {source}")]
+    #[error(
+        "{ctx}: outcome unknown, the request was sent but no response arrived: {}",
+        chain(source)
+    )]
     Indeterminate {
         /// The request.
         ctx: RequestContext,
@@ -160,6 +163,22 @@ pub enum Error {
     /// The client configuration is invalid (URL, CA bundle, TLS setup).
     #[error("invalid JFrog client configuration: {0}")]
     Config(String),
+}
+
+/// An error and its causes, `": "`-joined: reqwest's own message ("error sending
+/// request") says little without the cause ("Connection refused", "UnknownIssuer").
+fn chain(e: &reqwest::Error) -> String {
+    let mut out = e.to_string();
+    let mut cause = std::error::Error::source(e);
+    while let Some(c) = cause {
+        let text = c.to_string();
+        if !out.ends_with(&text) {
+            out.push_str(": ");
+            out.push_str(&text);
+        }
+        cause = c.source();
+    }
+    out
 }
 
 fn fmt_retry_after(d: Option<Duration>) -> String {

@@ -318,6 +318,10 @@ async fn every_error_class() {
         .unwrap();
     let e = gone.artifactory().ping().await.unwrap_err();
     assert!(matches!(e, Error::Transport { .. }), "{e}");
+    // The cause is shown, the URL is not.
+    let shown = e.to_string();
+    assert!(shown.contains("onnect"), "{shown}");
+    assert!(!shown.contains("127.0.0.1"), "{shown}");
     assert_eq!(
         gone.metrics()
             .retry_count("artifactory", "GET", "transport"),

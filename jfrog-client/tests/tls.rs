@@ -87,6 +87,7 @@ async fn private_ca_is_trusted_with_the_bundle_only() {
     let untrusted = builder(&url).build().unwrap();
     let e = untrusted.artifactory().ping().await.unwrap_err();
     assert!(matches!(e, Error::Transport { .. }), "{e}");
+    assert!(e.to_string().contains("UnknownIssuer"), "{e}");
     // A failed handshake means nothing was sent, so it was retried once.
     assert_eq!(
         untrusted
