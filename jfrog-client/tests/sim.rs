@@ -662,3 +662,39 @@ async fn a_timed_out_create_is_indeterminate_and_never_resent() {
     assert_eq!(sim.request_count("GET", REPOS), 1);
     sim.shutdown().await;
 }
+
+/// Measures (does not assert) bulk versus per-key reads of 10,000 repositories; run with
+/// `cargo test -p jfrog-client --test sim -- --ignored --nocapture`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "measurement, run on demand"]
+async fn measure_configurations_of_ten_thousand_repositories() {
+    let sim = sim().await;
+    for i in 0..10_000 {
+        assert!(sim.put_repository_raw(
+            &format!("m-{i:05}"),
+            json!({"rclass": "local", "packageType": "generic"})
+        ));
+    }
+    let c = client(&sim);
+    let repos = c.artifactory().repositories();
+    let started = std::time::Instant::now();
+    let bulk = repos.list_configurations(&ListFilter::all()).await.unwrap();
+    let bulk_time = started.elapsed();
+    assert!(bulk.bulk);
+    assert_eq!(bulk.repositories.len(), 10_000);
+    sim.add_fault(Fault::error(
+        "/artifactory/api/repositories/configurations",
+        404,
+        1.0,
+    ));
+    let started = std::time::Instant::now();
+    let per_key = repos.list_configurations(&ListFilter::all()).await.unwrap();
+    let per_key_time = started.elapsed();
+    assert!(!per_key.bulk);
+    assert_eq!(per_key.repositories.len(), 10_000);
+    eprintln!(
+        "10,000 repository configurations: bulk {bulk_time:?} (1 request), per-key fallback {per_key_time:?} ({} requests)",
+        sim.request_count("GET", REPO) + 1
+    );
+    sim.shutdown().await;
+}
