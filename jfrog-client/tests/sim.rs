@@ -426,7 +426,7 @@ async fn create_is_never_blindly_retried_after_a_lost_response() {
 async fn descriptor_merge_failures_are_absorbed() {
     let sim = Simulator::start(SimConfig {
         descriptor_merge_emulation: true,
-        write_latency: Duration::from_millis(1500),
+        write_latency: Duration::from_secs(3),
         ..SimConfig::default()
     })
     .await
