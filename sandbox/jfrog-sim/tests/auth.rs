@@ -37,6 +37,14 @@ async fn missing_and_bad_credentials_get_401_with_artifactory_body() {
     assert_eq!((r.status, r.text.as_str()), (StatusCode::OK, "OK"));
     let r = anon.get("/access/api/v1/system/ping").await;
     assert_eq!((r.status, r.text.as_str()), (StatusCode::OK, "OK"));
+    let r = anon.get("/xray/api/v1/system/ping").await;
+    assert_eq!(r.json()["status"], "pong");
+    // Xray answers in its own error format.
+    let r = anon.get("/xray/api/v1/system/version").await;
+    assert_eq!(r.status, StatusCode::UNAUTHORIZED);
+    assert_eq!(r.json()["error"], "Missing authentication");
+    let r = Api::admin(&sim).get("/xray/api/v1/system/version").await;
+    assert!(r.json()["xray_version"].is_string());
 }
 
 #[tokio::test]

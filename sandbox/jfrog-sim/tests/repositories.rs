@@ -148,6 +148,16 @@ async fn package_specific_defaults() {
         "discard_active_reference"
     );
     assert_eq!(v["forceMavenAuthentication"], false);
+    // An empty layout means the default layout.
+    api.create(
+        "go-local",
+        json!({"rclass": "local", "packageType": "go", "repoLayoutRef": ""}),
+    )
+    .await;
+    assert_eq!(
+        api.repo("go-local").await.json()["repoLayoutRef"],
+        "go-default"
+    );
     // Missing packageType means generic.
     api.create("plain-local", json!({"rclass": "local"})).await;
     assert_eq!(

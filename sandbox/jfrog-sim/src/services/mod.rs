@@ -14,10 +14,12 @@ use crate::server::Shared;
 
 pub mod access;
 pub mod artifactory;
+pub mod xray;
 
 /// All service routes.
 pub(crate) fn routes() -> Router<Arc<Shared>> {
     Router::new()
         .merge(artifactory::routes())
         .merge(access::routes())
+        .merge(xray::routes())
 }

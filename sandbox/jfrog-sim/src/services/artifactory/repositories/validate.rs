@@ -28,6 +28,7 @@
 //!   non-existent key), and an empty one on update keeps the current value.
 //! - Federated: `members` are `{url, enabled}` objects with absolute URLs; the repository's own
 //!   URL is added as a member when missing, as Artifactory does.
+//! - An empty `repoLayoutRef` means the package type's default layout.
 //! - Unknown members of the body are kept and returned (lenient; Artifactory ignores them).
 
 use serde_json::{Map, Value};
@@ -348,6 +349,12 @@ fn finish(
                 rclass.as_str()
             )));
         }
+    }
+    // An empty layout means the package type's default layout.
+    if str_field(&config, "repoLayoutRef") == Some("")
+        && let Some(d) = resolved.defaults.get("repoLayoutRef")
+    {
+        config.insert("repoLayoutRef".into(), d.clone());
     }
     for layout_field in ["repoLayoutRef", "remoteRepoLayoutRef"] {
         if let Some(l) = str_field(&config, layout_field)
