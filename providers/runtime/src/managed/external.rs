@@ -1,0 +1,301 @@
+//! The adapter side of the contract: [`ManagedKind`], the [`Managed`] view, [`ExternalClient`]
+//! and [`Connector`] (reference §12).
+//!
+//! Adapters never touch Kubernetes. The reconciler reads the MR, decodes `forProvider`,
+//! `initProvider` and `atProvider` into the Kind's types (which may be `serde_json::Value` for
+//! data-driven families), resolves secret inputs, and hands the adapter a [`Managed`] view.
+//! Whatever the adapter changes on that view is written back by the reconciler under the
+//! Crossplane persistence rules (reference §4): annotations set by Create are persisted,
+//! `forProvider` changes from Observe only with LateInitialize, status changes from Create are
+//! discarded, status changes from Update kept.
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use async_trait::async_trait;
+use secrecy::SecretString;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+
+use super::conditions::{Condition, set_condition};
+use super::config::ResolvedConfig;
+use super::kind::{KindInfo, Scope};
+
+/// A Kind's parameter and observation types.
+///
+/// `Parameters` is the shape of `spec.forProvider` (and of `spec.initProvider`); every field
+/// should be optional, as Upjet generates them, because required parameters may be given in
+/// either block. `Observation` is the shape of `status.atProvider`. Both may be
+/// `serde_json::Value`, with the schema supplied by [`ManagedKind::parameters_schema`].
+pub trait ManagedKind: Send + Sync + 'static {
+    /// `spec.forProvider` / `spec.initProvider`.
+    type Parameters: Serialize + DeserializeOwned + Clone + Default + Send + Sync + 'static;
+    /// `status.atProvider`.
+    type Observation: Serialize + DeserializeOwned + Clone + Default + Send + Sync + 'static;
+
+    /// The Kind declaration.
+    fn info(&self) -> &KindInfo;
+
+    /// The JSON schema of `Parameters` (for CRD generation). For typed parameters this is
+    /// usually `schemars::schema_for!(P)` as JSON; data-driven Kinds return their declared
+    /// schema.
+    fn parameters_schema(&self) -> serde_json::Value;
+
+    /// The JSON schema of `Observation`.
+    fn observation_schema(&self) -> serde_json::Value;
+}
+
+/// Connection details: key → bytes. `Debug` prints the keys only.
+#[derive(Clone, Default, PartialEq, Eq)]
+pub struct ConnectionDetails(pub BTreeMap<String, Vec<u8>>);
+
+impl ConnectionDetails {
+    /// No details.
+    pub fn new() -> Self {
+        Self::default()
+    }
+    /// Add one key.
+    pub fn insert(&mut self, key: impl Into<String>, value: impl Into<Vec<u8>>) {
+        self.0.insert(key.into(), value.into());
+    }
+    /// Whether there are no keys.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+impl fmt::Debug for ConnectionDetails {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_set().entries(self.0.keys()).finish()
+    }
+}
+
+/// What Observe found (reference §12.1).
+#[derive(Debug, Clone, Default)]
+pub struct ExternalObservation {
+    /// The external resource exists.
+    pub resource_exists: bool,
+    /// An Update would be a no-op.
+    pub resource_up_to_date: bool,
+    /// Observe changed `forProvider` (or the external name) and the reconciler should
+    /// persist it (only done with the LateInitialize policy).
+    pub resource_late_initialized: bool,
+    /// All known connection details (publishing is additive).
+    pub connection_details: ConnectionDetails,
+    /// A human-readable diff, for debug logs only. Never put secret values here.
+    pub diff: String,
+}
+
+/// What Create returned.
+#[derive(Debug, Clone, Default)]
+pub struct ExternalCreation {
+    /// Connection details known after create.
+    pub connection_details: ConnectionDetails,
+    /// The identifier JFrog assigned (server-assigned Kinds); the reconciler stores it in
+    /// `crossplane.io/external-name`. Setting `Managed::external_name` has the same effect.
+    pub external_name: Option<String>,
+}
+
+/// What Update returned.
+#[derive(Debug, Clone, Default)]
+pub struct ExternalUpdate {
+    /// Connection details known after update.
+    pub connection_details: ConnectionDetails,
+}
+
+/// What Delete returned.
+#[derive(Debug, Clone, Default)]
+pub struct ExternalDelete {}
+
+/// An error from an external client or connector. Its `Display` is the message users see
+/// (wrapped by the reconciler, e.g. `observe failed: <this>`), so it must never carry secret
+/// values; keep it stable across retries (no request IDs or timestamps).
+pub struct ExternalError {
+    inner: Box<dyn std::error::Error + Send + Sync + 'static>,
+}
+
+impl ExternalError {
+    /// Wrap any error. Its source chain is joined Go-style (`outer: inner`) unless the outer
+    /// message already contains the inner one.
+    pub fn new(err: impl std::error::Error + Send + Sync + 'static) -> Self {
+        ExternalError {
+            inner: Box::new(err),
+        }
+    }
+
+    /// An error from a message.
+    pub fn msg(message: impl Into<String>) -> Self {
+        ExternalError {
+            inner: Box::new(MessageError(message.into())),
+        }
+    }
+
+    /// Prefix the message: `<context>: <err>`.
+    pub fn context(self, context: impl Into<String>) -> Self {
+        ExternalError::msg(format!("{}: {}", context.into(), self))
+    }
+
+    /// The wrapped error, for downcasting.
+    pub fn inner(&self) -> &(dyn std::error::Error + Send + Sync + 'static) {
+        self.inner.as_ref()
+    }
+}
+
+#[derive(Debug)]
+struct MessageError(String);
+impl fmt::Display for MessageError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+impl std::error::Error for MessageError {}
+
+impl fmt::Display for ExternalError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut text = self.inner.to_string();
+        let mut src = self.inner.source();
+        while let Some(s) = src {
+            let m = s.to_string();
+            if !text.contains(&m) {
+                text.push_str(": ");
+                text.push_str(&m);
+            }
+            src = s.source();
+        }
+        f.write_str(&text)
+    }
+}
+
+impl fmt::Debug for ExternalError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "ExternalError({self})")
+    }
+}
+
+impl std::error::Error for ExternalError {}
+
+/// The view of one MR that the reconciler hands to an adapter.
+///
+/// Fields the adapter may change, and what becomes of the change:
+/// - `for_provider` in Observe: persisted (full update) when Observe reports
+///   `resource_late_initialized` and LateInitialize is allowed; otherwise discarded.
+/// - `external_name` / `annotations` in Create: persisted with the create-succeeded stamp; in
+///   Observe: persisted like late initialisation; in Update: discarded (reference §4.2).
+/// - `at_provider` and conditions: persisted after Observe and Update, discarded after Create.
+#[derive(Debug, Clone)]
+pub struct Managed<K: ManagedKind> {
+    /// Scope of the MR.
+    pub scope: Scope,
+    /// `metadata.name`.
+    pub name: String,
+    /// `metadata.namespace` (None for legacy MRs).
+    pub namespace: Option<String>,
+    /// `metadata.uid`.
+    pub uid: String,
+    /// `metadata.generation`.
+    pub generation: i64,
+    /// `crossplane.io/external-name`, empty when unset.
+    pub external_name: String,
+    /// All annotations of the MR.
+    pub annotations: BTreeMap<String, String>,
+    /// `metadata.labels`.
+    pub labels: BTreeMap<String, String>,
+    /// `spec.forProvider`, with resolved references.
+    pub for_provider: K::Parameters,
+    /// `spec.initProvider` as written (empty object when absent, or when the
+    /// management-policy feature is disabled).
+    pub init_provider: serde_json::Value,
+    /// The parameters of a create request: `forProvider` deep-merged over `initProvider`
+    /// (reference §12.3). Equal to `for_provider` when initProvider is empty or ignored.
+    pub create_parameters: K::Parameters,
+    /// Top-level `forProvider` keys that are set only in `initProvider`: adapters must not
+    /// compare them for drift, nor send them in Update.
+    pub init_only_fields: Vec<String>,
+    /// `status.atProvider`.
+    pub at_provider: K::Observation,
+    /// `status.conditions`.
+    pub conditions: Vec<Condition>,
+    /// Values of the Kind's `...SecretRef` inputs, keyed by the ref field's path
+    /// (e.g. `passwordSecretRef`). Absent when the ref is unset.
+    pub secrets: BTreeMap<String, SecretString>,
+    /// `metadata.deletionTimestamp` is set.
+    pub deleting: bool,
+    /// The LateInitialize policy allows late initialisation: Observe may fill unset
+    /// `forProvider` fields only when this is true.
+    pub late_initialize: bool,
+    /// The policy set is exactly `{Observe}`: Observe should not compute a diff.
+    pub observe_only: bool,
+}
+
+impl<K: ManagedKind> Managed<K> {
+    /// Set a condition with the Crossplane set semantics.
+    pub fn set_condition(&mut self, c: Condition) {
+        set_condition(&mut self.conditions, c);
+    }
+
+    /// The secret value of a `...SecretRef` input, if set.
+    pub fn secret(&self, field: &str) -> Option<&SecretString> {
+        self.secrets.get(field)
+    }
+}
+
+/// The per-MR client an adapter implements (reference §12).
+#[async_trait]
+pub trait ExternalClient<K: ManagedKind>: Send + Sync {
+    /// Read the external resource. MUST NOT change it. A JFrog "not found" is
+    /// `resource_exists=false`; every other failure is an error. With an empty external name
+    /// (server-assigned Kinds before Create) return not-exists without calling JFrog.
+    /// The runtime sets `Ready=True Available` itself when the resource exists.
+    async fn observe(&self, mr: &mut Managed<K>) -> Result<ExternalObservation, ExternalError>;
+
+    /// Create it from `mr.create_parameters`. MUST be safe to retry.
+    async fn create(&self, mr: &mut Managed<K>) -> Result<ExternalCreation, ExternalError>;
+
+    /// Apply `mr.for_provider` (never init-only fields). Fail on immutable-field changes.
+    async fn update(&self, mr: &mut Managed<K>) -> Result<ExternalUpdate, ExternalError>;
+
+    /// Delete it; "already gone" is success.
+    async fn delete(&self, mr: &mut Managed<K>) -> Result<ExternalDelete, ExternalError>;
+
+    /// Release per-MR resources; called on every exit path after Connect.
+    async fn disconnect(&self) -> Result<(), ExternalError> {
+        Ok(())
+    }
+}
+
+/// Builds the external client of one MR from its resolved ProviderConfig. Providers cache
+/// one REST client per config inside their connector.
+#[async_trait]
+pub trait Connector<K: ManagedKind>: Send + Sync {
+    /// Build the client. Errors become `connect failed: <err>`.
+    async fn connect(
+        &self,
+        config: &ResolvedConfig,
+        mr: &Managed<K>,
+    ) -> Result<Box<dyn ExternalClient<K>>, ExternalError>;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Debug, thiserror::Error)]
+    #[error("outer")]
+    struct Outer(#[source] MessageError);
+
+    #[test]
+    fn error_chain_is_joined() {
+        let e = ExternalError::new(Outer(MessageError("inner".into())));
+        assert_eq!(e.to_string(), "outer: inner");
+        assert_eq!(e.context("ctx").to_string(), "ctx: outer: inner");
+    }
+
+    #[test]
+    fn connection_details_debug_hides_values() {
+        let mut d = ConnectionDetails::new();
+        d.insert("token", b"s3cr3t".to_vec());
+        let s = format!("{d:?}");
+        assert!(s.contains("token"));
+        assert!(!s.contains("s3cr3t"));
+    }
+}

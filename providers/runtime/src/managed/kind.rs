@@ -1,0 +1,401 @@
+//! Kind declarations: what a provider says about one managed-resource Kind.
+//!
+//! A [`KindInfo`] is data, not code: the generic reconciler, the CRD generator and the
+//! provider binaries all read it. Every Kind exists in two [`Scope`]s: namespaced (the modern
+//! form, group `<group>.<provider>.m.crossplane.io`) and cluster-scoped (the legacy form, group
+//! `<group>.<provider>.crossplane.io`).
+
+use kube::core::{ApiResource, GroupVersionKind};
+
+/// Which variant of a Kind: the namespaced modern MR or the cluster-scoped legacy MR.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Scope {
+    /// Namespaced, group `<group>.<provider>.m.crossplane.io`, typed `providerConfigRef
+    /// {kind, name}`, no `deletionPolicy`.
+    Namespaced,
+    /// Cluster-scoped legacy form, group `<group>.<provider>.crossplane.io`, with
+    /// `deletionPolicy` and `providerConfigRef {name}`.
+    Cluster,
+}
+
+impl Scope {
+    /// Both scopes, modern first.
+    pub const ALL: [Scope; 2] = [Scope::Namespaced, Scope::Cluster];
+
+    /// True for the namespaced (modern) form.
+    pub fn is_namespaced(self) -> bool {
+        matches!(self, Scope::Namespaced)
+    }
+}
+
+/// How the external name (the JFrog identifier) of a Kind is derived.
+///
+/// Every strategy but [`IdentifierStrategy::ServerAssigned`] keeps Crossplane's external-name
+/// initialiser (`crossplane.io/external-name` defaults to `metadata.name`); the adapter may
+/// later rewrite the annotation to the canonical identifier (reference §2 step 7, §12.1).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum IdentifierStrategy {
+    /// The external name is the identifier (e.g. a repository key).
+    Name,
+    /// The identifier is a `forProvider` field (camelCase name).
+    SpecField(&'static str),
+    /// The identifier is composed of several `forProvider` fields joined with `separator`.
+    Composite {
+        /// camelCase `forProvider` field names, in order.
+        fields: &'static [&'static str],
+        /// The joining text, e.g. `:`.
+        separator: &'static str,
+    },
+    /// JFrog assigns the identifier at create; the annotation stays empty until then.
+    ServerAssigned,
+    /// A platform singleton with a constant identifier.
+    Singleton(&'static str),
+}
+
+impl IdentifierStrategy {
+    /// Whether the external-name initialiser runs for this Kind (reference §2 step 7).
+    pub fn initialises_external_name(&self) -> bool {
+        !matches!(self, IdentifierStrategy::ServerAssigned)
+    }
+}
+
+/// Where a reference's value is extracted from on the target MR (reference §11.2 step 3).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ReferenceSource {
+    /// The target's `crossplane.io/external-name` annotation (the default extractor).
+    ExternalName,
+    /// A dotted path under the target's `status.atProvider`, e.g. `id`.
+    AtProvider(&'static str),
+}
+
+/// The Kind a reference points to. The target lives in the same scope as the referencing MR
+/// (namespaced refers to namespaced, legacy to legacy).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReferenceTarget {
+    /// Provider short name of the target, e.g. `artifactory`.
+    pub provider: &'static str,
+    /// Group short name of the target, e.g. `repository`.
+    pub group: &'static str,
+    /// Kind of the target.
+    pub kind: &'static str,
+    /// Version of the target, e.g. `v1alpha1`.
+    pub version: &'static str,
+}
+
+impl ReferenceTarget {
+    /// The target's `ApiResource` in the given scope.
+    pub fn api_resource(&self, scope: Scope) -> ApiResource {
+        let group = api_group(self.group, self.provider, scope);
+        ApiResource {
+            api_version: format!("{group}/{}", self.version),
+            group,
+            version: self.version.to_string(),
+            kind: self.kind.to_string(),
+            plural: pluralize(self.kind),
+        }
+    }
+}
+
+/// A `forProvider` field whose value can come from another MR (`<field>Ref` / `<field>Selector`).
+///
+/// The companion field names follow crossplane-tools: `fooId` has `fooIdRef` and
+/// `fooIdSelector`; a list field `fooIds` has `fooIdRefs` and `fooIdSelector`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReferenceField {
+    /// camelCase path of the value field under `forProvider` (dots for nesting), e.g. `repoKey`.
+    pub field: &'static str,
+    /// Name of the `...Ref` (or `...Refs`) field, a sibling of the value field.
+    pub ref_field: &'static str,
+    /// Name of the `...Selector` field, a sibling of the value field.
+    pub selector_field: &'static str,
+    /// Whether the value field is a list of strings.
+    pub multi: bool,
+    /// The referenced Kind.
+    pub target: ReferenceTarget,
+    /// What is extracted from the target.
+    pub source: ReferenceSource,
+}
+
+impl ReferenceField {
+    /// A single-valued reference using the default companion names and the external name.
+    pub fn single(field: &'static str, target: ReferenceTarget) -> Self {
+        let (ref_field, selector_field) = companion_names(field, false);
+        ReferenceField {
+            field,
+            ref_field,
+            selector_field,
+            multi: false,
+            target,
+            source: ReferenceSource::ExternalName,
+        }
+    }
+
+    /// A list-valued reference (`fooIds`, `fooIdRefs`, `fooIdSelector`).
+    pub fn multi(field: &'static str, target: ReferenceTarget) -> Self {
+        let (ref_field, selector_field) = companion_names(field, true);
+        ReferenceField {
+            field,
+            ref_field,
+            selector_field,
+            multi: true,
+            target,
+            source: ReferenceSource::ExternalName,
+        }
+    }
+
+    /// Extract from `status.atProvider.<path>` instead of the external name.
+    pub fn from_at_provider(mut self, path: &'static str) -> Self {
+        self.source = ReferenceSource::AtProvider(path);
+        self
+    }
+
+    /// The Go-style path used in error messages, e.g. `mg.Spec.ForProvider.RepoKey`.
+    pub fn go_path(&self) -> String {
+        let mut out = String::from("mg.Spec.ForProvider");
+        for seg in self.field.split('.') {
+            out.push('.');
+            let mut chars = seg.chars();
+            if let Some(first) = chars.next() {
+                out.extend(first.to_uppercase());
+                out.push_str(chars.as_str());
+            }
+        }
+        out
+    }
+}
+
+fn companion_names(field: &'static str, multi: bool) -> (&'static str, &'static str) {
+    let leaf = field.rsplit('.').next().unwrap_or(field);
+    let base = if multi {
+        leaf.strip_suffix('s').unwrap_or(leaf)
+    } else {
+        leaf
+    };
+    let r = if multi {
+        format!("{base}Refs")
+    } else {
+        format!("{base}Ref")
+    };
+    let s = format!("{base}Selector");
+    // Kind declarations live for the whole process; leaking two short strings per reference
+    // field once at declaration time keeps the declaration API `&'static str` throughout.
+    (Box::leak(r.into_boxed_str()), Box::leak(s.into_boxed_str()))
+}
+
+/// A `forProvider` field that is a reference to a Kubernetes Secret key (`...SecretRef`).
+///
+/// The reconciler reads the Secret (from the MR's namespace for namespaced MRs, from the
+/// ref's `namespace` for legacy MRs) and hands the value to the adapter; adapters never
+/// touch Kubernetes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SecretRefField {
+    /// camelCase path of the `...SecretRef` field under `forProvider`, e.g. `passwordSecretRef`.
+    pub field: &'static str,
+    /// Whether a missing ref is an error (otherwise the secret is simply absent).
+    pub required: bool,
+}
+
+/// Everything the runtime needs to know about one managed-resource Kind.
+#[derive(Debug, Clone)]
+pub struct KindInfo {
+    /// Provider short name: `artifactory`, `xray`, `project`, `platform`.
+    pub provider: &'static str,
+    /// Group short name, e.g. `repository`.
+    pub group: &'static str,
+    /// The Kind, e.g. `LocalDockerV2Repository`.
+    pub kind: &'static str,
+    /// The served and stored version, e.g. `v1alpha1`.
+    pub version: &'static str,
+    /// How the external name is derived.
+    pub identifier: IdentifierStrategy,
+    /// camelCase `forProvider` fields that must be set in forProvider or initProvider unless
+    /// the policies exclude Create and Update (CEL rule in the CRD, reference §14.2).
+    pub required_params: Vec<&'static str>,
+    /// camelCase `forProvider` fields that cannot change after creation.
+    pub immutable_fields: Vec<&'static str>,
+    /// camelCase `forProvider` fields whose values are sensitive (never in status or logs).
+    pub sensitive_fields: Vec<&'static str>,
+    /// Secret inputs the reconciler fetches for the adapter.
+    pub secret_refs: Vec<SecretRefField>,
+    /// Reference fields resolved generically before Connect.
+    pub references: Vec<ReferenceField>,
+    /// Whether the Kind maintains the `LastAsyncOperation` condition as the Upjet JFrog
+    /// providers do (reference §13.2). True for every JFrog Kind.
+    pub last_async_operation: bool,
+    /// Extra printer columns are not declared here; the CRD generator adds Upjet's set.
+    /// A short description of the Kind for the CRD and docs.
+    pub description: &'static str,
+}
+
+impl KindInfo {
+    /// A Kind with defaults: no required params, references or secret inputs;
+    /// `LastAsyncOperation` maintained.
+    pub fn new(
+        provider: &'static str,
+        group: &'static str,
+        kind: &'static str,
+        version: &'static str,
+        identifier: IdentifierStrategy,
+    ) -> Self {
+        KindInfo {
+            provider,
+            group,
+            kind,
+            version,
+            identifier,
+            required_params: Vec::new(),
+            immutable_fields: Vec::new(),
+            sensitive_fields: Vec::new(),
+            secret_refs: Vec::new(),
+            references: Vec::new(),
+            last_async_operation: true,
+            description: "",
+        }
+    }
+
+    /// API group in the given scope: `repository.artifactory.m.crossplane.io` (namespaced) or
+    /// `repository.artifactory.crossplane.io` (cluster).
+    pub fn api_group(&self, scope: Scope) -> String {
+        api_group(self.group, self.provider, scope)
+    }
+
+    /// `<group>/<version>`.
+    pub fn api_version(&self, scope: Scope) -> String {
+        format!("{}/{}", self.api_group(scope), self.version)
+    }
+
+    /// The lowercase plural of the Kind.
+    pub fn plural(&self) -> String {
+        pluralize(self.kind)
+    }
+
+    /// The lowercase Kind.
+    pub fn singular(&self) -> String {
+        self.kind.to_lowercase()
+    }
+
+    /// `<plural>.<group>`.
+    pub fn crd_name(&self, scope: Scope) -> String {
+        format!("{}.{}", self.plural(), self.api_group(scope))
+    }
+
+    /// kube-rs `ApiResource` for `DynamicObject` access.
+    pub fn api_resource(&self, scope: Scope) -> ApiResource {
+        ApiResource {
+            group: self.api_group(scope),
+            version: self.version.to_string(),
+            api_version: self.api_version(scope),
+            kind: self.kind.to_string(),
+            plural: self.plural(),
+        }
+    }
+
+    /// The GroupVersionKind in the given scope.
+    pub fn gvk(&self, scope: Scope) -> GroupVersionKind {
+        GroupVersionKind::gvk(&self.api_group(scope), self.version, self.kind)
+    }
+
+    /// The controller name, `managed/<kind>.<group>` in lowercase (reference §1.1). It is the
+    /// events' source and the `controller` metric label.
+    pub fn controller_name(&self, scope: Scope) -> String {
+        format!("managed/{}.{}", self.kind, self.api_group(scope)).to_lowercase()
+    }
+
+    /// The `gvk` metric label: `<group>/<version>, Kind=<Kind>` (reference §15.5).
+    pub fn gvk_label(&self, scope: Scope) -> String {
+        format!("{}, Kind={}", self.api_version(scope), self.kind)
+    }
+}
+
+/// `<group>.<provider>[.m].crossplane.io`.
+pub fn api_group(group: &str, provider: &str, scope: Scope) -> String {
+    match scope {
+        Scope::Namespaced => format!("{group}.{provider}.m.crossplane.io"),
+        Scope::Cluster => format!("{group}.{provider}.crossplane.io"),
+    }
+}
+
+/// The lowercase plural of a Kind, with the English rules kubebuilder's pluralizer applies to
+/// the Kinds we have (`Policy` → `policies`, `Watch` → `watches`, `Repository` →
+/// `repositories`, `Settings` → `settings`).
+pub fn pluralize(kind: &str) -> String {
+    let lower = kind.to_lowercase();
+    // Already-plural nouns that flect leaves alone.
+    for s in ["settings", "details", "status", "credentials", "data"] {
+        if lower.ends_with(s) {
+            return lower;
+        }
+    }
+    let bytes = lower.as_bytes();
+    let n = bytes.len();
+    if n >= 2 && lower.ends_with('y') && !b"aeiou".contains(&bytes[n - 2]) {
+        return format!("{}ies", &lower[..n - 1]);
+    }
+    if lower.ends_with('s')
+        || lower.ends_with('x')
+        || lower.ends_with('z')
+        || lower.ends_with("ch")
+        || lower.ends_with("sh")
+    {
+        return format!("{lower}es");
+    }
+    format!("{lower}s")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn groups_plurals_and_names() {
+        let k = KindInfo::new(
+            "artifactory",
+            "repository",
+            "LocalDockerV2Repository",
+            "v1alpha1",
+            IdentifierStrategy::Name,
+        );
+        assert_eq!(
+            k.api_group(Scope::Namespaced),
+            "repository.artifactory.m.crossplane.io"
+        );
+        assert_eq!(
+            k.api_group(Scope::Cluster),
+            "repository.artifactory.crossplane.io"
+        );
+        assert_eq!(k.plural(), "localdockerv2repositories");
+        assert_eq!(
+            k.crd_name(Scope::Namespaced),
+            "localdockerv2repositories.repository.artifactory.m.crossplane.io"
+        );
+        assert_eq!(
+            k.controller_name(Scope::Namespaced),
+            "managed/localdockerv2repository.repository.artifactory.m.crossplane.io"
+        );
+        assert_eq!(
+            k.gvk_label(Scope::Namespaced),
+            "repository.artifactory.m.crossplane.io/v1alpha1, Kind=LocalDockerV2Repository"
+        );
+        assert_eq!(pluralize("SecurityPolicy"), "securitypolicies");
+        assert_eq!(pluralize("Watch"), "watches");
+        assert_eq!(pluralize("Webhook"), "webhooks");
+        assert_eq!(pluralize("Key"), "keys");
+    }
+
+    #[test]
+    fn reference_companions() {
+        let t = ReferenceTarget {
+            provider: "artifactory",
+            group: "repository",
+            kind: "LocalRepository",
+            version: "v1alpha1",
+        };
+        let r = ReferenceField::single("repoKey", t.clone());
+        assert_eq!(r.ref_field, "repoKeyRef");
+        assert_eq!(r.selector_field, "repoKeySelector");
+        assert_eq!(r.go_path(), "mg.Spec.ForProvider.RepoKey");
+        let m = ReferenceField::multi("repoKeys", t);
+        assert_eq!(m.ref_field, "repoKeyRefs");
+        assert_eq!(m.selector_field, "repoKeySelector");
+    }
+}

@@ -1,0 +1,1398 @@
+//! The managed reconciler: the state machine of reference §2, step by step, for any Kind in
+//! either scope, on `DynamicObject`.
+//!
+//! Each step's comment names its number in `shared/reference/managed-reconciler.md` §2. One
+//! call of [`Reconciler::reconcile`] is one reconcile; it returns an [`Outcome`] that the
+//! work queue (`controller`) turns into DONE / BACKOFF / AFTER(d).
+//!
+//! Deviations (documented, all deliberate):
+//! - A `forProvider`/`initProvider`/`atProvider` that does not decode into the Kind's types,
+//!   or a `...SecretRef` that cannot be read, fails Connect (`connect failed: ...`), which is
+//!   where Upjet reads sensitive parameters too.
+//! - The Kinds run synchronously (reference §13 recommends it); for Kinds with
+//!   `last_async_operation` the reconciler sets `LastAsyncOperation` itself with Upjet's
+//!   reasons and messages, and the error texts carry Upjet's `async <op> failed: ` prefix.
+//! - Messages of Kubernetes API errors are the API server's `Status.message` (as Go's
+//!   `StatusError.Error()` prints), not kube-rs's debug rendering.
+
+use std::collections::BTreeMap;
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Duration;
+
+use chrono::Utc;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
+use kube::Api;
+use kube::api::{ApiResource, DynamicObject, Patch, PatchParams, PostParams};
+use secrecy::SecretString;
+use serde_json::{Map, Value};
+
+use super::conditions::{
+    AsyncOp, Condition, TYPE_READY, TYPE_SYNCED, get_condition, set_condition,
+};
+use super::config::{ManagedRef, ProviderConfigReference, ResolvedConfig};
+use super::connection::{self, SecretTarget};
+use super::events::{EventRecorder, EventType, InvolvedObject};
+use super::external::{
+    ConnectionDetails, Connector, ExternalClient, ExternalError, ExternalObservation, Managed,
+    ManagedKind,
+};
+use super::kind::{KindInfo, Scope};
+use super::meta::{self, EXTERNAL_NAME, FINALIZER, MSG_CREATION_INCOMPLETE};
+use super::policy::PolicyResolver;
+use super::references::{self, RefContext};
+use super::registration::ControllerContext;
+
+/// The SSA field manager of the reference resolver.
+pub const REFERENCE_FIELD_MANAGER: &str = "managed.crossplane.io/api-simple-reference-resolver";
+
+/// The result of one reconcile.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Outcome {
+    /// Finished; nothing queued; the failure count is reset.
+    Done,
+    /// Requeue through the per-object exponential limiter.
+    Backoff,
+    /// Reset the failure count and requeue after the duration.
+    After(Duration),
+    /// An error: requeue through the limiter (like BACKOFF), counted as an error in metrics.
+    Error(String),
+}
+
+/// The Kubernetes API error text as Go prints a `StatusError`: its message.
+pub fn kube_message(e: &kube::Error) -> String {
+    match e {
+        kube::Error::Api(s) if !s.message.is_empty() => s.message.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// Seconds from a Kubernetes timestamp until now.
+fn secs_since(t: &k8s_openapi::apimachinery::pkg::apis::meta::v1::Time) -> f64 {
+    k8s_openapi::jiff::Timestamp::now()
+        .duration_since(t.0)
+        .as_secs_f64()
+}
+
+fn is_conflict(e: &kube::Error) -> bool {
+    matches!(e, kube::Error::Api(s) if s.code == 409)
+}
+
+fn is_not_found(e: &kube::Error) -> bool {
+    matches!(e, kube::Error::Api(s) if s.code == 404)
+}
+
+/// The generic reconciler of one Kind in one scope.
+pub struct Reconciler<K: ManagedKind> {
+    kind: Arc<K>,
+    connector: Arc<dyn Connector<K>>,
+    ctx: ControllerContext,
+    scope: Scope,
+    ar: ApiResource,
+    recorder: EventRecorder,
+    gvk_label: String,
+}
+
+/// Why a status update or other write ended the reconcile.
+enum WriteErr {
+    Conflict,
+    Other(String),
+}
+
+impl From<kube::Error> for WriteErr {
+    fn from(e: kube::Error) -> Self {
+        if is_conflict(&e) {
+            WriteErr::Conflict
+        } else {
+            WriteErr::Other(kube_message(&e))
+        }
+    }
+}
+
+/// The state of one reconcile.
+struct Run {
+    api: Api<DynamicObject>,
+    obj: DynamicObject,
+    token: Option<String>,
+    external_name_at_start: String,
+}
+
+fn annotations(obj: &DynamicObject) -> BTreeMap<String, String> {
+    obj.metadata.annotations.clone().unwrap_or_default()
+}
+
+fn set_annotation(obj: &mut DynamicObject, k: &str, v: &str) {
+    obj.metadata
+        .annotations
+        .get_or_insert_with(BTreeMap::new)
+        .insert(k.to_string(), v.to_string());
+}
+
+fn spec(obj: &DynamicObject) -> Option<&Value> {
+    obj.data.get("spec")
+}
+
+fn status_mut(obj: &mut DynamicObject) -> &mut Map<String, Value> {
+    if !obj.data.is_object() {
+        obj.data = Value::Object(Map::new());
+    }
+    let data = obj
+        .data
+        .as_object_mut()
+        .expect("data was just made an object");
+    let st = data
+        .entry("status")
+        .or_insert_with(|| Value::Object(Map::new()));
+    if !st.is_object() {
+        *st = Value::Object(Map::new());
+    }
+    st.as_object_mut().expect("status was just made an object")
+}
+
+fn conditions_of(obj: &DynamicObject) -> Vec<Condition> {
+    obj.data
+        .get("status")
+        .and_then(|s| s.get("conditions"))
+        .and_then(|c| serde_json::from_value(c.clone()).ok())
+        .unwrap_or_default()
+}
+
+fn write_conditions(obj: &mut DynamicObject, list: &[Condition]) {
+    let v = serde_json::to_value(list).unwrap_or(Value::Array(Vec::new()));
+    status_mut(obj).insert("conditions".into(), v);
+}
+
+/// Deep-merge `over` onto `base`: objects merge recursively, every other value in `over` wins.
+pub fn deep_merge(base: &Value, over: &Value) -> Value {
+    match (base, over) {
+        (Value::Object(b), Value::Object(o)) => {
+            let mut out = b.clone();
+            for (k, ov) in o {
+                let merged = match b.get(k) {
+                    Some(bv) => deep_merge(bv, ov),
+                    None => ov.clone(),
+                };
+                out.insert(k.clone(), merged);
+            }
+            Value::Object(out)
+        }
+        (_, o) => o.clone(),
+    }
+}
+
+fn strip_nulls(v: &mut Value) {
+    if let Value::Object(m) = v {
+        m.retain(|_, x| !x.is_null());
+        for x in m.values_mut() {
+            strip_nulls(x);
+        }
+    }
+}
+
+impl<K: ManagedKind> Reconciler<K> {
+    /// A reconciler for `kind` in `scope`.
+    pub fn new(
+        kind: Arc<K>,
+        connector: Arc<dyn Connector<K>>,
+        ctx: ControllerContext,
+        scope: Scope,
+    ) -> Self {
+        let info = kind.info();
+        let ar = info.api_resource(scope);
+        let recorder = EventRecorder::new(ctx.client.clone(), info.controller_name(scope));
+        let gvk_label = info.gvk_label(scope);
+        Reconciler {
+            kind,
+            connector,
+            ctx,
+            scope,
+            ar,
+            recorder,
+            gvk_label,
+        }
+    }
+
+    fn info(&self) -> &KindInfo {
+        self.kind.info()
+    }
+
+    fn api(&self, namespace: Option<&str>) -> Api<DynamicObject> {
+        match namespace {
+            Some(ns) if self.scope.is_namespaced() => {
+                Api::namespaced_with(self.ctx.client.clone(), ns, &self.ar)
+            }
+            _ => Api::all_with(self.ctx.client.clone(), &self.ar),
+        }
+    }
+
+    fn metric_key(&self, namespace: Option<&str>, name: &str) -> String {
+        format!("{}/{}/{}", self.gvk_label, namespace.unwrap_or(""), name)
+    }
+
+    /// Reconcile one MR: the whole §2 state machine under the overall deadline
+    /// (`timeout + 30 s`, reference §1.5).
+    pub async fn reconcile(&self, namespace: Option<&str>, name: &str) -> Outcome {
+        let overall = self.ctx.timeout + Duration::from_secs(30);
+        match tokio::time::timeout(overall, self.reconcile_inner(namespace, name)).await {
+            Ok(o) => o,
+            Err(_) => Outcome::Error("reconcile deadline exceeded".into()),
+        }
+    }
+
+    fn mark(&self, run: &mut Run, c: Condition) {
+        let generation = run.obj.metadata.generation.unwrap_or(0);
+        let mut list = conditions_of(&run.obj);
+        set_condition(&mut list, c.with_generation(generation));
+        write_conditions(&mut run.obj, &list);
+    }
+
+    /// Set a condition as the external client would: no observedGeneration.
+    fn mark_external(&self, run: &mut Run, c: Condition) {
+        let mut list = conditions_of(&run.obj);
+        set_condition(&mut list, c);
+        write_conditions(&mut run.obj, &list);
+    }
+
+    async fn event(&self, run: &Run, t: EventType, reason: &str, message: &str) {
+        let obj = InvolvedObject {
+            api_version: self.ar.api_version.clone(),
+            kind: self.ar.kind.clone(),
+            name: run.obj.metadata.name.clone().unwrap_or_default(),
+            namespace: run.obj.metadata.namespace.clone(),
+            uid: run.obj.metadata.uid.clone().unwrap_or_default(),
+            resource_version: run.obj.metadata.resource_version.clone(),
+        };
+        let mut ann = BTreeMap::new();
+        ann.insert(
+            "external-name".to_string(),
+            run.external_name_at_start.clone(),
+        );
+        self.recorder.record(&obj, ann, t, reason, message).await;
+    }
+
+    /// "finish with R": a status update, then R (reference §2 preamble).
+    async fn finish(&self, run: &mut Run, r: Outcome) -> Outcome {
+        if let Some(t) = &run.token {
+            status_mut(&mut run.obj)
+                .insert("lastHandledReconcileAt".into(), Value::String(t.clone()));
+        }
+        let name = run.obj.metadata.name.clone().unwrap_or_default();
+        match run
+            .api
+            .replace_status(&name, &PostParams::default(), &run.obj)
+            .await
+        {
+            Ok(o) => {
+                run.obj = o;
+                r
+            }
+            Err(e) if is_conflict(&e) => Outcome::Backoff,
+            Err(e) => Outcome::Error(format!(
+                "cannot update managed resource status: {}",
+                kube_message(&e)
+            )),
+        }
+    }
+
+    /// A full update guarded by resourceVersion; the response replaces the in-memory object.
+    async fn full_update(&self, run: &mut Run) -> Result<(), kube::Error> {
+        let name = run.obj.metadata.name.clone().unwrap_or_default();
+        let o = run
+            .api
+            .replace(&name, &PostParams::default(), &run.obj)
+            .await?;
+        run.obj = o;
+        Ok(())
+    }
+
+    /// The critical annotation updater (reference §4.3): retries any error 5 times, 10 ms
+    /// apart; on a conflict re-reads the object and merges our annotations over it.
+    async fn update_critical_annotations(&self, run: &mut Run) -> Result<(), WriteErr> {
+        let ours = annotations(&run.obj);
+        let name = run.obj.metadata.name.clone().unwrap_or_default();
+        let mut last: Option<kube::Error> = None;
+        for attempt in 0..5 {
+            if attempt > 0 {
+                let jitter = rand::random_range(0.0..=0.1);
+                tokio::time::sleep(Duration::from_secs_f64(0.01 * (1.0 + jitter))).await;
+            }
+            match run
+                .api
+                .replace(&name, &PostParams::default(), &run.obj)
+                .await
+            {
+                Ok(o) => {
+                    run.obj = o;
+                    return Ok(());
+                }
+                Err(e) => {
+                    if is_conflict(&e) {
+                        match run.api.get(&name).await {
+                            Ok(fresh) => {
+                                run.obj = fresh;
+                                let a = run
+                                    .obj
+                                    .metadata
+                                    .annotations
+                                    .get_or_insert_with(BTreeMap::new);
+                                for (k, v) in &ours {
+                                    a.insert(k.clone(), v.clone());
+                                }
+                            }
+                            Err(ge) => {
+                                last = Some(ge);
+                                continue;
+                            }
+                        }
+                    }
+                    last = Some(e);
+                }
+            }
+        }
+        match last {
+            Some(e) if is_conflict(&e) => Err(WriteErr::Conflict),
+            Some(e) => Err(WriteErr::Other(format!(
+                "cannot update critical annotations: {}",
+                kube_message(&e)
+            ))),
+            None => Ok(()),
+        }
+    }
+
+    /// Remove our finalizer with a full update; NotFound counts as success.
+    async fn remove_finalizer(&self, run: &mut Run) -> Result<(), WriteErr> {
+        let Some(fins) = run.obj.metadata.finalizers.as_mut() else {
+            return Ok(());
+        };
+        if !fins.iter().any(|f| f == FINALIZER) {
+            return Ok(());
+        }
+        fins.retain(|f| f != FINALIZER);
+        match self.full_update(run).await {
+            Ok(()) => Ok(()),
+            Err(e) if is_not_found(&e) => Ok(()),
+            Err(e) if is_conflict(&e) => Err(WriteErr::Conflict),
+            Err(e) => Err(WriteErr::Other(format!(
+                "cannot update object: {}",
+                kube_message(&e)
+            ))),
+        }
+    }
+
+    fn record_deleted_metric(&self, run: &Run) {
+        let since = run
+            .obj
+            .metadata
+            .deletion_timestamp
+            .as_ref()
+            .map(secs_since)
+            .unwrap_or(0.0);
+        let key = self.metric_key(
+            run.obj.metadata.namespace.as_deref(),
+            run.obj.metadata.name.as_deref().unwrap_or(""),
+        );
+        self.ctx
+            .metrics
+            .record_deleted(&key, &self.gvk_label, since);
+    }
+
+    fn poll_after(&self, run: &Run) -> Outcome {
+        let d = meta::effective_poll(
+            &annotations(&run.obj),
+            self.ctx.poll,
+            self.ctx.min_poll_interval,
+        );
+        Outcome::After(meta::jittered(d, self.ctx.poll_jitter))
+    }
+
+    async fn with_timeout<T>(
+        &self,
+        f: impl Future<Output = Result<T, ExternalError>>,
+    ) -> Result<T, ExternalError> {
+        match tokio::time::timeout(self.ctx.timeout, f).await {
+            Ok(r) => r,
+            Err(_) => Err(ExternalError::msg("context deadline exceeded")),
+        }
+    }
+
+    fn err_text(&self, op: AsyncOp, e: &ExternalError) -> String {
+        if self.info().last_async_operation {
+            let verb = match op {
+                AsyncOp::Create => "create",
+                AsyncOp::Update => "update",
+                AsyncOp::Delete => "delete",
+            };
+            format!("async {verb} failed: {e}")
+        } else {
+            e.to_string()
+        }
+    }
+
+    fn mark_async(&self, run: &mut Run, result: Result<(), (AsyncOp, &str)>) {
+        if !self.info().last_async_operation {
+            return;
+        }
+        match result {
+            Ok(()) => self.mark_external(run, Condition::async_success()),
+            Err((op, e)) => {
+                // The text already carries `async <op> failed: `.
+                let mut c = Condition::async_failure(op, "");
+                c.message = e.to_string();
+                self.mark_external(run, c)
+            }
+        }
+    }
+
+    fn managed_ref(&self, obj: &DynamicObject) -> ManagedRef {
+        let pcr = spec(obj).and_then(|s| s.get("providerConfigRef"));
+        let reference = match self.scope {
+            Scope::Namespaced => Some(match pcr {
+                Some(r) => ProviderConfigReference {
+                    kind: Some(
+                        r.get("kind")
+                            .and_then(Value::as_str)
+                            .unwrap_or_default()
+                            .to_string(),
+                    ),
+                    name: r
+                        .get("name")
+                        .and_then(Value::as_str)
+                        .unwrap_or_default()
+                        .to_string(),
+                },
+                None => ProviderConfigReference {
+                    kind: Some("ClusterProviderConfig".into()),
+                    name: "default".into(),
+                },
+            }),
+            Scope::Cluster => Some(ProviderConfigReference {
+                kind: None,
+                name: pcr
+                    .and_then(|r| r.get("name"))
+                    .and_then(Value::as_str)
+                    .unwrap_or("default")
+                    .to_string(),
+            }),
+        };
+        ManagedRef {
+            scope: self.scope,
+            api_version: self.ar.api_version.clone(),
+            kind: self.ar.kind.clone(),
+            name: obj.metadata.name.clone().unwrap_or_default(),
+            namespace: obj.metadata.namespace.clone(),
+            uid: obj.metadata.uid.clone().unwrap_or_default(),
+            provider_config_ref: reference,
+        }
+    }
+
+    /// Build the adapter's view of the MR.
+    fn view(&self, obj: &DynamicObject, policies: &PolicyResolver) -> Result<Managed<K>, String> {
+        let sp = spec(obj).cloned().unwrap_or(Value::Object(Map::new()));
+        let mut fp = sp
+            .get("forProvider")
+            .cloned()
+            .unwrap_or(Value::Object(Map::new()));
+        strip_nulls(&mut fp);
+        let init = if policies.enabled() {
+            let mut i = sp
+                .get("initProvider")
+                .cloned()
+                .unwrap_or(Value::Object(Map::new()));
+            strip_nulls(&mut i);
+            i
+        } else {
+            Value::Object(Map::new())
+        };
+        let for_provider: K::Parameters = serde_json::from_value(fp.clone())
+            .map_err(|e| format!("cannot decode spec.forProvider: {e}"))?;
+        let create_parameters: K::Parameters = serde_json::from_value(deep_merge(&init, &fp))
+            .map_err(|e| format!("cannot decode spec.initProvider: {e}"))?;
+        let init_only_fields = match (&init, &fp) {
+            (Value::Object(i), Value::Object(f)) => {
+                i.keys().filter(|k| !f.contains_key(*k)).cloned().collect()
+            }
+            _ => Vec::new(),
+        };
+        let at_provider: K::Observation =
+            match obj.data.get("status").and_then(|s| s.get("atProvider")) {
+                Some(v) if !v.is_null() => serde_json::from_value(v.clone()).unwrap_or_default(),
+                _ => K::Observation::default(),
+            };
+        let ann = annotations(obj);
+        Ok(Managed {
+            scope: self.scope,
+            name: obj.metadata.name.clone().unwrap_or_default(),
+            namespace: obj.metadata.namespace.clone(),
+            uid: obj.metadata.uid.clone().unwrap_or_default(),
+            generation: obj.metadata.generation.unwrap_or(0),
+            external_name: ann.get(EXTERNAL_NAME).cloned().unwrap_or_default(),
+            annotations: ann,
+            labels: obj.metadata.labels.clone().unwrap_or_default(),
+            for_provider,
+            init_provider: init,
+            create_parameters,
+            init_only_fields,
+            at_provider,
+            conditions: conditions_of(obj),
+            secrets: BTreeMap::new(),
+            deleting: obj.metadata.deletion_timestamp.is_some(),
+            late_initialize: policies.should_late_initialize(),
+            observe_only: policies.should_only_observe(),
+        })
+    }
+
+    /// Read the Kind's `...SecretRef` inputs.
+    async fn read_secrets(
+        &self,
+        obj: &DynamicObject,
+    ) -> Result<BTreeMap<String, SecretString>, String> {
+        let mut out = BTreeMap::new();
+        let fp = spec(obj).and_then(|s| s.get("forProvider"));
+        for sr in &self.info().secret_refs {
+            let mut v = fp;
+            for seg in sr.field.split('.') {
+                v = v.and_then(|x| x.get(seg));
+            }
+            let Some(r) = v.filter(|x| !x.is_null()) else {
+                if sr.required {
+                    return Err(format!("spec.forProvider.{} is required", sr.field));
+                }
+                continue;
+            };
+            let name = r.get("name").and_then(Value::as_str).unwrap_or_default();
+            let key = r.get("key").and_then(Value::as_str).unwrap_or_default();
+            let ns = if self.scope.is_namespaced() {
+                obj.metadata.namespace.clone().unwrap_or_default()
+            } else {
+                r.get("namespace")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default()
+                    .to_string()
+            };
+            let api: Api<k8s_openapi::api::core::v1::Secret> =
+                Api::namespaced(self.ctx.client.clone(), &ns);
+            let s = api.get(name).await.map_err(|e| {
+                format!(
+                    "cannot get secret \"{ns}/{name}\" for spec.forProvider.{}: {}",
+                    sr.field,
+                    kube_message(&e)
+                )
+            })?;
+            let val = s
+                .data
+                .as_ref()
+                .and_then(|d| d.get(key))
+                .map(|b| b.0.clone())
+                .or_else(|| {
+                    s.string_data
+                        .as_ref()
+                        .and_then(|d| d.get(key))
+                        .map(|x| x.clone().into_bytes())
+                })
+                .ok_or_else(|| format!("secret \"{ns}/{name}\" has no key \"{key}\""))?;
+            let text = String::from_utf8(val)
+                .map_err(|_| format!("secret \"{ns}/{name}\" key \"{key}\" is not UTF-8"))?;
+            out.insert(sr.field.to_string(), SecretString::from(text));
+        }
+        Ok(out)
+    }
+
+    async fn connect(
+        &self,
+        obj: &DynamicObject,
+        view: &mut Managed<K>,
+    ) -> Result<Box<dyn ExternalClient<K>>, (String, bool)> {
+        let mref = self.managed_ref(obj);
+        let fut = async {
+            self.ctx
+                .resolver
+                .track_usage(&mref)
+                .await
+                .map_err(|e| (e.to_string(), e.is_conflict()))?;
+            let cfg: ResolvedConfig = self
+                .ctx
+                .resolver
+                .resolve(&mref)
+                .await
+                .map_err(|e| (e.to_string(), e.is_conflict()))?;
+            view.secrets = self.read_secrets(obj).await.map_err(|e| (e, false))?;
+            self.connector
+                .connect(&cfg, view)
+                .await
+                .map_err(|e| (e.to_string(), false))
+        };
+        match tokio::time::timeout(self.ctx.timeout, fut).await {
+            Ok(r) => r,
+            Err(_) => Err(("context deadline exceeded".into(), false)),
+        }
+    }
+
+    fn secret_target(&self, obj: &DynamicObject) -> Option<SecretTarget> {
+        let r = spec(obj).and_then(|s| s.get("writeConnectionSecretToRef"))?;
+        let name = r.get("name").and_then(Value::as_str)?.to_string();
+        if name.is_empty() {
+            return None;
+        }
+        let namespace = if self.scope.is_namespaced() {
+            obj.metadata.namespace.clone().unwrap_or_default()
+        } else {
+            r.get("namespace")
+                .and_then(Value::as_str)
+                .unwrap_or("default")
+                .to_string()
+        };
+        Some(SecretTarget {
+            name,
+            namespace,
+            owner: OwnerReference {
+                api_version: self.ar.api_version.clone(),
+                kind: self.ar.kind.clone(),
+                name: obj.metadata.name.clone().unwrap_or_default(),
+                uid: obj.metadata.uid.clone().unwrap_or_default(),
+                controller: Some(true),
+                block_owner_deletion: Some(true),
+            },
+        })
+    }
+
+    /// Publish; Err(None) for a silent conflict, Err(Some(msg)) otherwise.
+    async fn publish(
+        &self,
+        obj: &DynamicObject,
+        d: &ConnectionDetails,
+    ) -> Result<(), Option<String>> {
+        let Some(t) = self.secret_target(obj) else {
+            return Ok(());
+        };
+        match connection::publish(&self.ctx.client, &t, d).await {
+            Ok(()) => Ok(()),
+            Err(e) if e.conflict => Err(None),
+            Err(e) => Err(Some(e.message)),
+        }
+    }
+
+    /// Copy the adapter's status changes (atProvider, conditions) into the object.
+    fn apply_view_status(&self, run: &mut Run, view: &Managed<K>) {
+        if let Ok(v) = serde_json::to_value(&view.at_provider) {
+            status_mut(&mut run.obj).insert("atProvider".into(), v);
+        }
+        let mut list = conditions_of(&run.obj);
+        for c in &view.conditions {
+            set_condition(&mut list, c.clone());
+        }
+        write_conditions(&mut run.obj, &list);
+    }
+
+    /// Copy the adapter's annotation and external-name changes into the object.
+    fn apply_view_annotations(&self, run: &mut Run, view: &Managed<K>) {
+        let a = run
+            .obj
+            .metadata
+            .annotations
+            .get_or_insert_with(BTreeMap::new);
+        for (k, v) in &view.annotations {
+            if k != EXTERNAL_NAME {
+                a.insert(k.clone(), v.clone());
+            }
+        }
+        if !view.external_name.is_empty() {
+            a.insert(EXTERNAL_NAME.into(), view.external_name.clone());
+        }
+    }
+
+    async fn reconcile_inner(&self, namespace: Option<&str>, name: &str) -> Outcome {
+        let api = self.api(namespace);
+
+        // Step 1: get.
+        let obj = match api.get_opt(name).await {
+            Ok(Some(o)) => o,
+            Ok(None) => return Outcome::Done,
+            Err(e) => {
+                return Outcome::Error(format!(
+                    "cannot get managed resource: {}",
+                    kube_message(&e)
+                ));
+            }
+        };
+        let external_name = annotations(&obj)
+            .get(EXTERNAL_NAME)
+            .cloned()
+            .unwrap_or_default();
+        let mut run = Run {
+            api,
+            obj,
+            token: None,
+            external_name_at_start: external_name,
+        };
+        let metric_key = self.metric_key(namespace, name);
+        if get_condition(&conditions_of(&run.obj), TYPE_SYNCED).is_none() {
+            let since = run
+                .obj
+                .metadata
+                .creation_timestamp
+                .as_ref()
+                .map(secs_since)
+                .unwrap_or(0.0);
+            self.ctx
+                .metrics
+                .record_first_reconcile(&metric_key, &self.gvk_label, since);
+        }
+        if self.ctx.debug {
+            tracing::debug!(
+                controller = %self.info().controller_name(self.scope),
+                namespace = namespace.unwrap_or(""),
+                name,
+                uid = run.obj.metadata.uid.as_deref().unwrap_or(""),
+                version = run.obj.metadata.resource_version.as_deref().unwrap_or(""),
+                external_name = %run.external_name_at_start,
+                "Reconciling"
+            );
+        }
+
+        // Step 2: policies.
+        let sp = spec(&run.obj);
+        let policies_raw: Option<Vec<String>> = sp
+            .and_then(|s| s.get("managementPolicies"))
+            .and_then(|v| serde_json::from_value(v.clone()).ok());
+        let deletion_policy = sp
+            .and_then(|s| s.get("deletionPolicy"))
+            .and_then(Value::as_str)
+            .map(str::to_string);
+        let policies = PolicyResolver::new(
+            policies_raw,
+            self.ctx.management_policies_enabled,
+            !self.scope.is_namespaced(),
+            deletion_policy,
+        );
+
+        // Step 3: paused.
+        let ann = annotations(&run.obj);
+        if meta::is_paused(&ann) || policies.is_paused() {
+            self.event(
+                &run,
+                EventType::Normal,
+                "ReconciliationPaused",
+                "Reconciliation is paused either through the `spec.managementPolicies` or the pause annotation",
+            )
+            .await;
+            self.mark(&mut run, Condition::reconcile_paused());
+            return self.finish(&mut run, Outcome::Done).await;
+        }
+
+        // Step 4: reconcile-request token.
+        if let Some(tok) = ann
+            .get(meta::RECONCILE_REQUESTED_AT)
+            .filter(|t| !t.is_empty())
+        {
+            let handled = run
+                .obj
+                .data
+                .get("status")
+                .and_then(|s| s.get("lastHandledReconcileAt"))
+                .and_then(Value::as_str);
+            if handled != Some(tok.as_str()) {
+                self.event(
+                    &run,
+                    EventType::Normal,
+                    "ReconcileRequestHandled",
+                    "Handling reconcile request",
+                )
+                .await;
+                run.token = Some(tok.clone());
+            }
+        }
+
+        // Step 5: validate the policies.
+        if let Err(msg) = policies.validate() {
+            self.event(
+                &run,
+                EventType::Warning,
+                "CannotUseInvalidManagementPolicy",
+                &msg,
+            )
+            .await;
+            self.mark(&mut run, Condition::reconcile_error(msg));
+            return self.finish(&mut run, Outcome::Done).await;
+        }
+
+        let deleting = run.obj.metadata.deletion_timestamp.is_some();
+
+        // Step 6: deletion without Delete (orphan). Unpublishing does nothing (§10).
+        if deleting && !policies.should_delete() {
+            return match self.remove_finalizer(&mut run).await {
+                Ok(()) => {
+                    self.record_deleted_metric(&run);
+                    Outcome::Done
+                }
+                Err(WriteErr::Conflict) => Outcome::Backoff,
+                Err(WriteErr::Other(m)) => {
+                    self.mark(&mut run, Condition::deleting());
+                    self.mark(&mut run, Condition::reconcile_error(m));
+                    self.finish(&mut run, Outcome::Backoff).await
+                }
+            };
+        }
+
+        // Step 7: initialise the external name.
+        if self.info().identifier.initialises_external_name()
+            && annotations(&run.obj)
+                .get(EXTERNAL_NAME)
+                .is_none_or(|v| v.is_empty())
+        {
+            set_annotation(&mut run.obj, EXTERNAL_NAME, name);
+            if let Err(e) = self.full_update(&mut run).await {
+                if is_conflict(&e) {
+                    return Outcome::Backoff;
+                }
+                let msg = format!("cannot update managed resource: {}", kube_message(&e));
+                self.event(
+                    &run,
+                    EventType::Warning,
+                    "CannotInitializeManagedResource",
+                    &msg,
+                )
+                .await;
+                self.mark(&mut run, Condition::reconcile_error(msg));
+                return self.finish(&mut run, Outcome::Backoff).await;
+            }
+        }
+
+        // Step 8: creation-incomplete guard (deterministicExternalName is false for all).
+        if meta::external_create_incomplete(&annotations(&run.obj)) {
+            self.event(
+                &run,
+                EventType::Warning,
+                "CannotInitializeManagedResource",
+                MSG_CREATION_INCOMPLETE,
+            )
+            .await;
+            self.mark(&mut run, Condition::creating());
+            self.mark(
+                &mut run,
+                Condition::reconcile_error(MSG_CREATION_INCOMPLETE),
+            );
+            return self.finish(&mut run, Outcome::Done).await;
+        }
+
+        // Step 9: references (not while deleting).
+        if !deleting && !self.info().references.is_empty() {
+            match self.resolve_references(&mut run).await {
+                Ok(()) => {}
+                Err(None) => return Outcome::Backoff,
+                Err(Some(msg)) => {
+                    self.event(
+                        &run,
+                        EventType::Warning,
+                        "CannotResolveResourceReferences",
+                        &msg,
+                    )
+                    .await;
+                    self.mark(&mut run, Condition::reconcile_error(msg));
+                    return self.finish(&mut run, Outcome::Backoff).await;
+                }
+            }
+        }
+
+        // Step 10: connect.
+        let mut view = match self.view(&run.obj, &policies) {
+            Ok(v) => v,
+            Err(m) => {
+                self.event(&run, EventType::Warning, "CannotConnectToProvider", &m)
+                    .await;
+                self.mark(
+                    &mut run,
+                    Condition::reconcile_error(format!("connect failed: {m}")),
+                );
+                return self.finish(&mut run, Outcome::Backoff).await;
+            }
+        };
+        let client = match self.connect(&run.obj, &mut view).await {
+            Ok(c) => c,
+            Err((_, true)) => return Outcome::Backoff,
+            Err((m, false)) => {
+                self.event(&run, EventType::Warning, "CannotConnectToProvider", &m)
+                    .await;
+                self.mark(
+                    &mut run,
+                    Condition::reconcile_error(format!("connect failed: {m}")),
+                );
+                return self.finish(&mut run, Outcome::Backoff).await;
+            }
+        };
+
+        let outcome = self
+            .connected(&mut run, &policies, client.as_ref(), view, &metric_key)
+            .await;
+
+        // Disconnect on every exit path, after the status update.
+        if let Err(e) = self.with_timeout(client.disconnect()).await {
+            self.event(
+                &run,
+                EventType::Warning,
+                "CannotDisconnectFromProvider",
+                &e.to_string(),
+            )
+            .await;
+        }
+        outcome
+    }
+
+    /// Resolve references and persist them with one SSA patch. Err(None) = silent conflict.
+    async fn resolve_references(&self, run: &mut Run) -> Result<(), Option<String>> {
+        let before = spec(&run.obj)
+            .and_then(|s| s.get("forProvider"))
+            .cloned()
+            .unwrap_or(Value::Object(Map::new()));
+        let mut after = before.clone();
+        let controller_uid = run
+            .obj
+            .metadata
+            .owner_references
+            .as_ref()
+            .and_then(|o| o.iter().find(|r| r.controller == Some(true)))
+            .map(|r| r.uid.clone());
+        let rctx = RefContext {
+            client: &self.ctx.client,
+            scope: self.scope,
+            namespace: run.obj.metadata.namespace.as_deref(),
+            controller_uid: controller_uid.as_deref(),
+        };
+        references::resolve_all(&rctx, &self.info().references, &mut after)
+            .await
+            .map_err(|e| Some(format!("cannot resolve references: {}", e.message)))?;
+        let Some(diff) = references::merge_diff(&before, &after) else {
+            return Ok(());
+        };
+        let mut metadata = Map::new();
+        metadata.insert(
+            "name".into(),
+            Value::String(run.obj.metadata.name.clone().unwrap_or_default()),
+        );
+        if let Some(ns) = &run.obj.metadata.namespace {
+            metadata.insert("namespace".into(), Value::String(ns.clone()));
+        }
+        let body = serde_json::json!({
+            "apiVersion": self.ar.api_version,
+            "kind": self.ar.kind,
+            "metadata": metadata,
+            "spec": {"forProvider": diff},
+        });
+        let name = run.obj.metadata.name.clone().unwrap_or_default();
+        let pp = PatchParams::apply(REFERENCE_FIELD_MANAGER).force();
+        match run.api.patch(&name, &pp, &Patch::Apply(&body)).await {
+            Ok(o) => {
+                // Carry on with the resolved values; keep this reconcile's in-memory status.
+                let status = run.obj.data.get("status").cloned();
+                run.obj = o;
+                if let (Some(st), Some(d)) = (status, run.obj.data.as_object_mut()) {
+                    d.insert("status".into(), st);
+                }
+                Ok(())
+            }
+            Err(e) if is_conflict(&e) => Err(None),
+            Err(e) => Err(Some(format!(
+                "cannot resolve references: cannot patch the managed resource via server-side apply: {}",
+                kube_message(&e)
+            ))),
+        }
+    }
+
+    /// Steps 11 to 21, with a connected client.
+    async fn connected(
+        &self,
+        run: &mut Run,
+        policies: &PolicyResolver,
+        client: &dyn ExternalClient<K>,
+        mut view: Managed<K>,
+        metric_key: &str,
+    ) -> Outcome {
+        let deleting = run.obj.metadata.deletion_timestamp.is_some();
+
+        // Step 11: observe.
+        let obs: ExternalObservation = match self.with_timeout(client.observe(&mut view)).await {
+            Ok(o) => o,
+            Err(e) => {
+                let m = e.to_string();
+                self.event(run, EventType::Warning, "CannotObserveExternalResource", &m)
+                    .await;
+                self.mark(
+                    run,
+                    Condition::reconcile_error(format!("observe failed: {m}")),
+                );
+                return self.finish(run, Outcome::Backoff).await;
+            }
+        };
+        if self.ctx.debug && !obs.diff.is_empty() {
+            tracing::debug!(name = %view.name, diff = %obs.diff, "observed a diff");
+        }
+        if obs.resource_exists {
+            self.apply_view_status(run, &view);
+            self.mark_external(run, Condition::available());
+            if obs.resource_up_to_date && !deleting {
+                self.mark_async(run, Ok(()));
+            }
+        }
+
+        // Step 12: observe-only and missing.
+        if !obs.resource_exists && policies.should_only_observe() {
+            let m = "external resource does not exist";
+            self.event(run, EventType::Warning, "CannotObserveExternalResource", m)
+                .await;
+            self.mark(
+                run,
+                Condition::reconcile_error(format!("observe failed: {m}")),
+            );
+            let after = self.poll_after(run);
+            return self.finish(run, after).await;
+        }
+
+        // Step 13: creation grace period.
+        if !obs.resource_exists
+            && let Some(t) =
+                meta::parse_stamp(annotations(&run.obj).get(meta::EXTERNAL_CREATE_SUCCEEDED))
+        {
+            let age = Utc::now() - t;
+            if age.to_std().unwrap_or(Duration::ZERO) < self.ctx.creation_grace_period {
+                self.event(
+                    run,
+                    EventType::Normal,
+                    "PendingExternalResource",
+                    "Waiting for external resource existence to be confirmed",
+                )
+                .await;
+                return Outcome::Backoff;
+            }
+        }
+
+        // Step 14: deletion with Delete allowed.
+        if deleting {
+            let fins = run
+                .obj
+                .metadata
+                .finalizers
+                .as_ref()
+                .map(Vec::len)
+                .unwrap_or(0);
+            if fins > 1 {
+                return Outcome::Backoff;
+            }
+            if obs.resource_exists {
+                match self.with_timeout(client.delete(&mut view)).await {
+                    Err(e) => {
+                        let m = self.err_text(AsyncOp::Delete, &e);
+                        self.event(run, EventType::Warning, "CannotDeleteExternalResource", &m)
+                            .await;
+                        self.mark(run, Condition::deleting());
+                        self.mark(
+                            run,
+                            Condition::reconcile_error(format!("delete failed: {m}")),
+                        );
+                        self.mark_async(run, Err((AsyncOp::Delete, &m)));
+                        return self.finish(run, Outcome::Backoff).await;
+                    }
+                    Ok(_) => {
+                        self.event(
+                            run,
+                            EventType::Normal,
+                            "DeletedExternalResource",
+                            "Successfully requested deletion of external resource",
+                        )
+                        .await;
+                        self.mark(run, Condition::deleting());
+                        self.mark(run, Condition::reconcile_success());
+                        self.mark_async(run, Ok(()));
+                        return self.finish(run, Outcome::Backoff).await;
+                    }
+                }
+            }
+            return match self.remove_finalizer(run).await {
+                Ok(()) => {
+                    self.record_deleted_metric(run);
+                    Outcome::Done
+                }
+                Err(WriteErr::Conflict) => Outcome::Backoff,
+                Err(WriteErr::Other(m)) => {
+                    self.mark(run, Condition::deleting());
+                    self.mark(run, Condition::reconcile_error(m));
+                    self.finish(run, Outcome::Backoff).await
+                }
+            };
+        }
+
+        // Step 15: publish the observation's connection details.
+        match self.publish(&run.obj, &obs.connection_details).await {
+            Ok(()) => {}
+            Err(None) => return Outcome::Backoff,
+            Err(Some(m)) => {
+                self.event(
+                    run,
+                    EventType::Warning,
+                    "CannotPublishConnectionDetails",
+                    &m,
+                )
+                .await;
+                self.mark(run, Condition::reconcile_error(m));
+                return self.finish(run, Outcome::Backoff).await;
+            }
+        }
+
+        // Step 16: add the finalizer.
+        let has_finalizer = run
+            .obj
+            .metadata
+            .finalizers
+            .as_ref()
+            .is_some_and(|f| f.iter().any(|x| x == FINALIZER));
+        if !has_finalizer {
+            run.obj
+                .metadata
+                .finalizers
+                .get_or_insert_with(Vec::new)
+                .push(FINALIZER.to_string());
+            if let Err(e) = self.full_update(run).await {
+                if is_conflict(&e) {
+                    return Outcome::Backoff;
+                }
+                self.mark(
+                    run,
+                    Condition::reconcile_error(format!(
+                        "cannot update object: {}",
+                        kube_message(&e)
+                    )),
+                );
+                return self.finish(run, Outcome::Backoff).await;
+            }
+        }
+
+        // Step 17: create.
+        if !obs.resource_exists && policies.should_create() {
+            return self.create(run, client, view).await;
+        }
+
+        // Step 18: late initialisation.
+        if obs.resource_late_initialized && policies.should_late_initialize() {
+            let current = spec(&run.obj)
+                .and_then(|s| s.get("forProvider"))
+                .cloned()
+                .unwrap_or(Value::Object(Map::new()));
+            let mut observed = serde_json::to_value(&view.for_provider).unwrap_or(Value::Null);
+            strip_nulls(&mut observed);
+            let merged = deep_merge(&current, &observed);
+            if let Some(Value::Object(s)) = run.obj.data.get_mut("spec") {
+                s.insert("forProvider".into(), merged);
+            }
+            self.apply_view_annotations(run, &view);
+            if let Err(e) = self.full_update(run).await {
+                let m = kube_message(&e);
+                self.event(run, EventType::Warning, "CannotUpdateManagedResource", &m)
+                    .await;
+                self.mark(
+                    run,
+                    Condition::reconcile_error(format!("cannot update managed resource: {m}")),
+                );
+                return self.finish(run, Outcome::Backoff).await;
+            }
+        }
+
+        // Step 19: up to date.
+        if obs.resource_up_to_date {
+            self.mark(run, Condition::reconcile_success());
+            let conds = conditions_of(&run.obj);
+            if get_condition(&conds, TYPE_READY).is_some_and(Condition::is_true) {
+                let since = run
+                    .obj
+                    .metadata
+                    .creation_timestamp
+                    .as_ref()
+                    .map(secs_since)
+                    .unwrap_or(0.0);
+                self.ctx
+                    .metrics
+                    .record_ready(metric_key, &self.gvk_label, since);
+            }
+            self.ctx.metrics.record_up_to_date(metric_key);
+            let after = self.poll_after(run);
+            return self.finish(run, after).await;
+        }
+
+        // Step 20: update not allowed.
+        if !policies.should_update() {
+            self.mark(run, Condition::reconcile_success());
+            let after = self.poll_after(run);
+            return self.finish(run, after).await;
+        }
+
+        // Step 21: update.
+        match self.with_timeout(client.update(&mut view)).await {
+            Err(e) => {
+                let m = self.err_text(AsyncOp::Update, &e);
+                self.event(run, EventType::Warning, "CannotUpdateExternalResource", &m)
+                    .await;
+                self.mark(
+                    run,
+                    Condition::reconcile_error(format!("update failed: {m}")),
+                );
+                self.mark_async(run, Err((AsyncOp::Update, &m)));
+                self.finish(run, Outcome::Backoff).await
+            }
+            Ok(upd) => {
+                self.ctx.metrics.record_drift(metric_key, &self.gvk_label);
+                self.apply_view_status(run, &view);
+                if let Err(err) = self.publish(&run.obj, &upd.connection_details).await {
+                    let Some(m) = err else {
+                        return Outcome::Backoff;
+                    };
+                    self.event(
+                        run,
+                        EventType::Warning,
+                        "CannotPublishConnectionDetails",
+                        &m,
+                    )
+                    .await;
+                    self.mark(run, Condition::reconcile_error(m));
+                    return self.finish(run, Outcome::Backoff).await;
+                }
+                self.event(
+                    run,
+                    EventType::Normal,
+                    "UpdatedExternalResource",
+                    "Successfully requested update of external resource",
+                )
+                .await;
+                self.mark(run, Condition::reconcile_success());
+                self.mark_async(run, Ok(()));
+                let after = self.poll_after(run);
+                self.finish(run, after).await
+            }
+        }
+    }
+
+    /// Step 17.
+    async fn create(
+        &self,
+        run: &mut Run,
+        client: &dyn ExternalClient<K>,
+        mut view: Managed<K>,
+    ) -> Outcome {
+        // 17.1: create-pending, guarded by resourceVersion.
+        set_annotation(
+            &mut run.obj,
+            meta::EXTERNAL_CREATE_PENDING,
+            &meta::now_stamp(),
+        );
+        if let Err(e) = self.full_update(run).await {
+            if is_conflict(&e) {
+                return Outcome::Backoff;
+            }
+            let m = format!("cannot update managed resource: {}", kube_message(&e));
+            self.event(run, EventType::Warning, "CannotUpdateManagedResource", &m)
+                .await;
+            self.mark(run, Condition::creating());
+            self.mark(run, Condition::reconcile_error(m));
+            return self.finish(run, Outcome::Backoff).await;
+        }
+        view.annotations = annotations(&run.obj);
+        view.external_name = view
+            .annotations
+            .get(EXTERNAL_NAME)
+            .cloned()
+            .unwrap_or_default();
+
+        // 17.2: create.
+        match self.with_timeout(client.create(&mut view)).await {
+            Err(e) => {
+                // 17.3
+                let m = self.err_text(AsyncOp::Create, &e);
+                self.event(run, EventType::Warning, "CannotCreateExternalResource", &m)
+                    .await;
+                set_annotation(
+                    &mut run.obj,
+                    meta::EXTERNAL_CREATE_FAILED,
+                    &meta::now_stamp(),
+                );
+                if let Err(WriteErr::Other(um)) = self.update_critical_annotations(run).await {
+                    let msg = format!("cannot update managed resource annotations: {um}");
+                    self.event(run, EventType::Warning, "CannotUpdateManagedResource", &msg)
+                        .await;
+                }
+                self.mark(run, Condition::creating());
+                self.mark(
+                    run,
+                    Condition::reconcile_error(format!("create failed: {m}")),
+                );
+                self.mark_async(run, Err((AsyncOp::Create, &m)));
+                self.finish(run, Outcome::Backoff).await
+            }
+            Ok(creation) => {
+                // 17.4
+                if let Some(n) = creation.external_name.as_ref().filter(|n| !n.is_empty()) {
+                    view.external_name = n.clone();
+                }
+                self.apply_view_annotations(run, &view);
+                set_annotation(
+                    &mut run.obj,
+                    meta::EXTERNAL_CREATE_SUCCEEDED,
+                    &meta::now_stamp(),
+                );
+                match self.update_critical_annotations(run).await {
+                    Ok(()) => {}
+                    Err(WriteErr::Conflict) => return Outcome::Backoff,
+                    Err(WriteErr::Other(um)) => {
+                        let msg = format!("cannot update managed resource annotations: {um}");
+                        self.event(run, EventType::Warning, "CannotUpdateManagedResource", &msg)
+                            .await;
+                        self.mark(run, Condition::creating());
+                        self.mark(run, Condition::reconcile_error(msg));
+                        return self.finish(run, Outcome::Backoff).await;
+                    }
+                }
+                run.external_name_at_start = annotations(&run.obj)
+                    .get(EXTERNAL_NAME)
+                    .cloned()
+                    .unwrap_or_default();
+                if let Err(err) = self.publish(&run.obj, &creation.connection_details).await {
+                    let Some(m) = err else {
+                        return Outcome::Backoff;
+                    };
+                    self.event(
+                        run,
+                        EventType::Warning,
+                        "CannotPublishConnectionDetails",
+                        &m,
+                    )
+                    .await;
+                    self.mark(run, Condition::creating());
+                    self.mark(run, Condition::reconcile_error(m));
+                    return self.finish(run, Outcome::Backoff).await;
+                }
+                self.event(
+                    run,
+                    EventType::Normal,
+                    "CreatedExternalResource",
+                    "Successfully requested creation of external resource",
+                )
+                .await;
+                self.mark(run, Condition::creating());
+                self.mark(run, Condition::reconcile_success());
+                self.mark_async(run, Ok(()));
+                self.finish(run, Outcome::Backoff).await
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn deep_merge_for_provider_wins() {
+        let init = json!({"description": "a", "x": "a", "list": [1], "nested": {"p": 1, "q": 1}});
+        let fp = json!({"x": "b", "nested": {"q": 2}});
+        assert_eq!(
+            deep_merge(&init, &fp),
+            json!({"description": "a", "x": "b", "list": [1], "nested": {"p": 1, "q": 2}})
+        );
+    }
+}
