@@ -25,6 +25,7 @@ use std::sync::{Arc, LazyLock, Mutex};
 
 use cel::common::ast::{EntryExpr, Expr, IdedExpr};
 use cel::extractors::This;
+use cel::objects::OptionalValue;
 use cel::{Context, Program, ResolveResult, Value as CelValue};
 use kube_cel::KubeCelExt;
 use serde_json::Value;
@@ -116,8 +117,8 @@ thread_local! {
     };
 }
 
-/// What the `cel` crate lacks and CRD rules use: `type()` with the type identifiers, and the
-/// optional methods that `optionalOldSelf` rules call on `oldSelf` (absent = `null` here).
+/// What the `cel` crate lacks and CRD rules use: `type()` with the type identifiers (as
+/// strings: `type(x) == string` holds).
 fn register_extras(ctx: &mut Context<'static>) {
     ctx.add_function("type", |This(v): This<CelValue>| -> ResolveResult {
         let name = match v {
@@ -150,27 +151,6 @@ fn register_extras(ctx: &mut Context<'static>) {
     ] {
         ctx.add_variable_from_value(t, CelValue::String(Arc::new(t.to_string())));
     }
-    ctx.add_function("hasValue", |This(v): This<CelValue>| -> bool {
-        !matches!(v, CelValue::Null)
-    });
-    ctx.add_function("value", |This(v): This<CelValue>| -> ResolveResult {
-        match v {
-            CelValue::Null => Err(cel::ExecutionError::function_error(
-                "value",
-                "optional.none() dereference",
-            )),
-            v => Ok(v),
-        }
-    });
-    ctx.add_function(
-        "orValue",
-        |This(v): This<CelValue>, other: CelValue| -> ResolveResult {
-            Ok(match v {
-                CelValue::Null => other,
-                v => v,
-            })
-        },
-    );
 }
 
 /// Renders an `apiextensions.ValidationRule` as Go's `%#v` does (the bad value of rule compile
@@ -401,34 +381,49 @@ impl<'a> Checker<'a> {
                 let Ty::Node(n) = t else {
                     return Ok(Ty::Unknown);
                 };
-                if (resource || n.embedded_resource) && !n.properties.contains_key(&sel.field) {
+                // `WithTypeAndObjectMeta`: a resource declares kind, apiVersion and
+                // metadata.{name,generateName}, whatever its schema says about them.
+                if resource || n.embedded_resource {
                     match sel.field.as_str() {
                         "metadata" => return Ok(Ty::Meta),
                         "apiVersion" | "kind" => return Ok(Ty::Unknown),
                         _ => {}
                     }
                 }
-                if n.ty == "object"
-                    && !n.properties.is_empty()
-                    && n.additional.is_none()
-                    && !n.preserve_unknown_fields
-                {
-                    match n
-                        .properties
-                        .iter()
-                        .find(|(k, _)| escape_property(k).as_deref() == Some(sel.field.as_str()))
-                    {
-                        Some((_, child)) => Ok(Ty::Node(child)),
-                        None => Err(format!("undefined field '{}'", sel.field)),
-                    }
-                } else if let Some(a) = n.additional_schema() {
-                    Ok(Ty::Node(a))
-                } else {
-                    Ok(Ty::Unknown)
+                if n.int_or_string {
+                    return Ok(Ty::Unknown);
+                }
+                match n.ty.as_str() {
+                    "object" => match n.additional_schema() {
+                        // A map: any key may be selected.
+                        Some(a) => Ok(Ty::Node(a)),
+                        // An object declares exactly its (CEL-visible) properties; unknown
+                        // fields kept by x-kubernetes-preserve-unknown-fields are not visible.
+                        None => match n.properties.iter().find(|(k, p)| {
+                            escape_property(k).as_deref() == Some(sel.field.as_str())
+                                && cel_visible(p)
+                        }) {
+                            Some((_, child)) => Ok(Ty::Node(child)),
+                            None => Err(format!("undefined field '{}'", sel.field)),
+                        },
+                    },
+                    "string" | "integer" | "number" | "boolean" | "array" => Err(format!(
+                        "type '{}' does not support field selection",
+                        cel_type_name(n)
+                    )),
+                    _ => Ok(Ty::Unknown),
                 }
             }
             Expr::Call(call) => {
                 let target = match &call.target {
+                    // A namespaced function (`format.dns1123Label()`, `sets.contains(...)`,
+                    // `math.greatest(...)`): the "target" is a namespace, not a variable.
+                    Some(t)
+                        if matches!(&t.expr, Expr::Ident(ns)
+                            if NAMESPACES.contains(&ns.as_str()) && self.lookup(ns).is_none()) =>
+                    {
+                        None
+                    }
                     Some(t) => Some(self.check(t)?),
                     None => None,
                 };
@@ -506,6 +501,40 @@ impl<'a> Checker<'a> {
     }
 }
 
+/// Function namespaces of the CRD CEL environment.
+const NAMESPACES: [&str; 7] = [
+    "format", "sets", "math", "strings", "base64", "optional", "lists",
+];
+
+/// Whether a schema has a CEL type (`SchemaDeclType` is not nil): untyped nodes (only
+/// `x-kubernetes-preserve-unknown-fields`), and lists or maps of them, are invisible.
+fn cel_visible(n: &Node) -> bool {
+    if n.int_or_string {
+        return true;
+    }
+    match n.ty.as_str() {
+        "array" => n.items.as_deref().is_some_and(cel_visible),
+        "object" => n.additional_schema().is_none_or(cel_visible),
+        "string" | "integer" | "number" | "boolean" => true,
+        _ => false,
+    }
+}
+
+/// The CEL type name of a schema, for messages.
+fn cel_type_name(n: &Node) -> &'static str {
+    match (n.ty.as_str(), n.raw_format.as_str()) {
+        ("string", "byte") => "bytes",
+        ("string", "duration") => "google.protobuf.Duration",
+        ("string", "date" | "date-time") => "google.protobuf.Timestamp",
+        ("string", _) => "string",
+        ("integer", _) => "int",
+        ("number", _) => "double",
+        ("boolean", _) => "bool",
+        ("array", _) => "list",
+        _ => "object",
+    }
+}
+
 /// Rejects references to undeclared variables and to fields a plain object does not declare.
 fn check_expression(program: &Program, node: &Node, resource_root: bool) -> Result<(), String> {
     let mut checker = Checker {
@@ -543,6 +572,13 @@ fn to_cel(v: &Value, n: Option<&Node>, resource_root: bool) -> CelValue {
                     "date-time" => {
                         if let Ok(t) = chrono::DateTime::parse_from_rfc3339(s) {
                             return CelValue::Timestamp(t);
+                        }
+                    }
+                    "date" => {
+                        if let Ok(d) = chrono::NaiveDate::parse_from_str(s, "%Y-%m-%d")
+                            && let Some(t) = d.and_hms_opt(0, 0, 0)
+                        {
+                            return CelValue::Timestamp(t.and_utc().fixed_offset());
                         }
                     }
                     "duration" => {
@@ -743,19 +779,23 @@ fn eval_node(
     if let Some(o) = &old_val {
         ctx.add_variable_from_value("oldSelf", o.clone());
     }
-    // optionalOldSelf on create: oldSelf is an absent optional, which the `cel` crate models
-    // as null.
+    // `optionalOldSelf` rules see `oldSelf` as an optional: `optional.of(old)` on update,
+    // `optional.none()` on create.
     let mut optional_ctx = base.new_inner_scope();
-    if old_val.is_none() {
+    if n.rules.iter().any(|r| r.optional_old_self) {
+        let opt = match &old_val {
+            Some(o) => OptionalValue::of(o.clone()),
+            None => OptionalValue::none(),
+        };
         optional_ctx.add_variable_from_value("self", self_val.clone());
-        optional_ctx.add_variable_from_value("oldSelf", CelValue::Null);
+        optional_ctx.add_variable_from_value("oldSelf", CelValue::Opaque(Arc::new(opt)));
     }
     let type_value = go_quote(&n.ty);
     for rule in &n.rules {
         if rule.uses_old_self && old_val.is_none() && !rule.optional_old_self {
             continue;
         }
-        let eval_ctx = if rule.uses_old_self && old_val.is_none() {
+        let eval_ctx = if rule.optional_old_self {
             &optional_ctx
         } else {
             &ctx
@@ -1000,7 +1040,7 @@ mod tests {
     fn optional_old_self_runs_on_create() {
         let s = schema(
             json!({"type": "object", "properties": {"spec": {"type": "object",
-            "x-kubernetes-validations": [{"rule": "oldSelf == null || self.v >= oldSelf.v", "optionalOldSelf": true, "message": "no shrink"}],
+            "x-kubernetes-validations": [{"rule": "!oldSelf.hasValue() || self.v >= oldSelf.value().v", "optionalOldSelf": true, "message": "no shrink"}],
             "properties": {"v": {"type": "integer"}}}}}),
         );
         assert!(errors(&s, json!({"spec": {"v": 1}}), None).is_empty());
@@ -1304,6 +1344,74 @@ mod tests {
     }
 
     #[test]
+    fn checker_follows_cel_declared_types() {
+        let base = |rule: &str| {
+            json!({"type": "object", "properties": {
+            "metadata": {"type": "object"},
+            "spec": {"type": "object", "x-kubernetes-validations": [{"rule": rule}], "properties": {
+                "free": {"type": "object", "x-kubernetes-preserve-unknown-fields": true, "properties": {"known": {"type": "string"}}},
+                "blob": {"type": "object", "x-kubernetes-preserve-unknown-fields": true},
+                "m": {"type": "object", "additionalProperties": {"type": "integer"}},
+                "s": {"type": "string"},
+                "ios": {"x-kubernetes-int-or-string": true}
+            }}}})
+        };
+        for ok in [
+            "self.free.known == 'x'",
+            "self.m.anything == 1",
+            "has(self.m.k)",
+            "self.ios == 1",
+            "self.s.size() > 0",
+        ] {
+            assert!(Schema::compile(&base(ok)).is_ok(), "{ok}");
+        }
+        for (bad, msg) in [
+            ("self.free.unknown == 'x'", "undefined field 'unknown'"),
+            ("has(self.blob.anything)", "undefined field 'anything'"),
+            (
+                "self.s.length == 1",
+                "type 'string' does not support field selection",
+            ),
+        ] {
+            let e = Schema::compile(&base(bad)).expect_err(bad);
+            assert_eq!(
+                e[0].detail,
+                format!("compilation failed: ERROR: <input>: {msg}"),
+                "{bad}"
+            );
+        }
+        let root = json!({"type": "object", "properties": {"metadata": {"type": "object"}},
+            "x-kubernetes-validations": [{"rule": "self.metadata.name.size() < 20 && self.kind != ''"}]});
+        assert!(Schema::compile(&root).is_ok());
+    }
+
+    #[test]
+    fn date_format_is_a_timestamp() {
+        let s = schema(
+            json!({"type": "object", "properties": {"spec": {"type": "object",
+            "x-kubernetes-validations": [{"rule": "self.from < self.to", "message": "from must be before to"}],
+            "properties": {"from": {"type": "string", "format": "date"}, "to": {"type": "string", "format": "date"}}}}}),
+        );
+        assert!(
+            errors(
+                &s,
+                json!({"spec": {"from": "2024-01-01", "to": "2024-02-01"}}),
+                None
+            )
+            .is_empty()
+        );
+        assert_eq!(
+            errors(
+                &s,
+                json!({"spec": {"from": "2024-03-01", "to": "2024-02-01"}}),
+                None
+            )
+            .len(),
+            1
+        );
+    }
+
+    #[test]
     fn escape_rules() {
         use super::escape_property;
         assert_eq!(escape_property("a-b").as_deref(), Some("a__dash__b"));
@@ -1362,6 +1470,14 @@ mod function_tests {
             "self.l.join(',') == 'a,b'",
             "self.s != '' ? true : false",
             "self.all(k, k != '')",
+            "!format.dns1123Label().validate(self.dashed).hasValue()",
+            "format.dns1123Label().validate('Not_OK').hasValue()",
+            "optional.of(self.s).orValue('') == 'abc' && optional.none().orValue(1) == 1",
+            "sets.contains(self.l, ['a'])",
+            "math.greatest(self.i, 1) == 2",
+            "isIP('10.0.0.1') && ip('10.0.0.1').family() == 4 && cidr('10.0.0.0/8').containsIP(ip('10.1.2.3'))",
+            "isSemver('1.2.3') && semver('1.2.3').major() == 1",
+            "base64.encode(b'hi') == 'aGk='",
         ];
         let validations: Vec<serde_json::Value> =
             rules.iter().map(|r| json!({"rule": r})).collect();
