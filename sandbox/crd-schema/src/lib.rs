@@ -6,6 +6,8 @@
 //! `Status` bodies.
 //!
 //! Entry points:
+//! - [`prune_crd_unknown_fields`] removes (and lists) fields a CRD object does not have,
+//!   for strict field validation of CRDs themselves.
 //! - [`default_crd`] fills the defaults the API server sets on a CRD (`listKind`, `singular`,
 //!   `conversion.strategy`, ...), then [`validate_crd`] checks the CRD as the API server's
 //!   `ValidateCustomResourceDefinition(Update)` does (names, versions, structural schemas,
@@ -23,6 +25,7 @@
 
 pub mod cel;
 pub mod crd;
+pub mod crd_fields;
 pub mod formats;
 mod node;
 mod path;
@@ -35,6 +38,7 @@ use std::sync::Arc;
 use serde_json::Value;
 
 pub use crd::{default_crd, validate_crd};
+pub use crd_fields::prune_crd_unknown_fields;
 pub use node::Node;
 
 /// One field error, as kube-apiserver's `field.Error` renders it.
