@@ -1,0 +1,395 @@
+//! The generic adapter against the JFrog simulator: every Kind is created from its example
+//! and is up to date on the next Observe; drift, clearing, late initialisation, secrets,
+//! project assignment and deletion.
+
+use std::collections::BTreeMap;
+
+use jfrog_sim::{SimConfig, Simulator};
+use provider_runtime::managed::config::{Credentials, ResolvedConfig};
+use provider_runtime::managed::external::{ExternalClient, Managed};
+use provider_runtime::managed::kind::Scope;
+use secrecy::SecretString;
+use serde_json::{Value, json};
+
+use super::adapter::{ClientCache, HASHES_ANNOTATION, RepositoryClient, RepositoryKind};
+use super::decl::Class;
+use super::examples::{example_key, example_params};
+use super::schema::HASHES_FIELD;
+use super::tables::KINDS;
+
+fn config(sim: &Simulator) -> ResolvedConfig {
+    ResolvedConfig {
+        config_kind: "ClusterProviderConfig".into(),
+        config_name: "default".into(),
+        config_namespace: None,
+        config_uid: Some("pc-uid".into()),
+        url: sim.url(),
+        credentials: Credentials::Token(SecretString::from(sim.admin_token())),
+        ca_bundle: None,
+    }
+}
+
+fn client(sim: &Simulator, cache: &ClientCache, kind: &RepositoryKind) -> RepositoryClient {
+    RepositoryClient::new(
+        cache.client(&config(sim)).expect("client builds"),
+        kind.resolved().clone(),
+    )
+}
+
+fn mr(key: &str, params: Value) -> Managed<RepositoryKind> {
+    Managed {
+        scope: Scope::Namespaced,
+        name: key.into(),
+        namespace: Some("default".into()),
+        uid: format!("uid-{key}"),
+        generation: 1,
+        external_name: key.into(),
+        annotations: BTreeMap::new(),
+        labels: BTreeMap::new(),
+        for_provider: params.clone(),
+        init_provider: json!({}),
+        create_parameters: params,
+        init_only_fields: Vec::new(),
+        at_provider: Value::Null,
+        conditions: Vec::new(),
+        secrets: BTreeMap::new(),
+        deleting: false,
+        late_initialize: true,
+        observe_only: false,
+    }
+}
+
+async fn sim() -> Simulator {
+    // The adapter writes one repository at a time here; the emulation is exercised
+    // elsewhere (jfrog-client serialises descriptor writes).
+    let cfg = SimConfig {
+        descriptor_merge_emulation: false,
+        ..SimConfig::default()
+    };
+    Simulator::start(cfg).await.expect("simulator starts")
+}
+
+fn kind(name: &str) -> RepositoryKind {
+    let d = KINDS.iter().find(|d| d.kind == name).expect("declared");
+    RepositoryKind::new(d).expect("composes")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_kind_is_up_to_date_after_create() {
+    let sim = sim().await;
+    let cache = ClientCache::new();
+    // Members first: virtual repositories aggregate the local and remote examples.
+    let mut order: Vec<_> = KINDS.iter().collect();
+    order.sort_by_key(|d| match d.class {
+        Class::Local => 0,
+        Class::Remote => 1,
+        Class::Federated => 2,
+        Class::Virtual => 3,
+    });
+    let mut failures = Vec::new();
+    for d in order {
+        let k = RepositoryKind::new(d).expect("composes");
+        let c = client(&sim, &cache, &k);
+        let key = example_key(d.kind, false);
+        let mut m = mr(&key, example_params(d, false));
+        let before = c.observe(&mut m).await.expect("observe");
+        assert!(!before.resource_exists, "{}: exists before create", d.kind);
+        if let Err(e) = c.create(&mut m).await {
+            failures.push(format!("{}: create: {e}", d.kind));
+            continue;
+        }
+        // Create's status is not persisted.
+        m.at_provider = Value::Null;
+        let o = c.observe(&mut m).await.expect("observe");
+        assert!(o.resource_exists, "{}", d.kind);
+        if !o.resource_up_to_date {
+            failures.push(format!(
+                "{}: not up to date after create: {}",
+                d.kind, o.diff
+            ));
+        }
+        // Late-initialised values do not create a diff either.
+        let o = c.observe(&mut m).await.expect("observe");
+        if !o.resource_up_to_date || o.resource_late_initialized {
+            failures.push(format!(
+                "{}: second observe: {} late={}",
+                d.kind, o.diff, o.resource_late_initialized
+            ));
+        }
+        assert_eq!(m.at_provider["id"], json!(key));
+    }
+    assert!(failures.is_empty(), "{failures:#?}");
+    assert_eq!(sim.repository_count(), KINDS.len());
+    // Nothing but creates was written.
+    assert_eq!(
+        sim.request_count("POST", "/artifactory/api/repositories/{key}"),
+        0
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn drift_is_reverted_and_removed_fields_are_cleared() {
+    let sim = sim().await;
+    let cache = ClientCache::new();
+    let k = kind("LocalGenericRepository");
+    let c = client(&sim, &cache, &k);
+    let mut m = mr(
+        "drift-local",
+        json!({"description": "kept", "propertySets": ["artifactory"], "xrayIndex": true}),
+    );
+    c.create(&mut m).await.expect("create");
+    assert!(
+        c.observe(&mut m)
+            .await
+            .expect("observe")
+            .resource_up_to_date
+    );
+    // A change made directly in JFrog.
+    let mut raw = sim.repository_raw("drift-local").expect("stored");
+    raw["description"] = json!("changed by hand");
+    assert!(sim.put_repository_raw("drift-local", raw));
+    let o = c.observe(&mut m).await.expect("observe");
+    assert!(!o.resource_up_to_date);
+    assert!(o.diff.contains("description"), "{}", o.diff);
+    c.update(&mut m).await.expect("update");
+    assert!(
+        c.observe(&mut m)
+            .await
+            .expect("observe")
+            .resource_up_to_date
+    );
+    assert_eq!(
+        sim.repository("drift-local").expect("stored")["description"],
+        "kept"
+    );
+    // The user removes fields: they are cleared/reset in JFrog.
+    m.for_provider = json!({});
+    let o = c.observe(&mut m).await.expect("observe");
+    assert!(!o.resource_up_to_date);
+    c.update(&mut m).await.expect("update");
+    let stored = sim.repository("drift-local").expect("stored");
+    assert_eq!(stored["description"], "");
+    assert_eq!(stored["xrayIndex"], false);
+    assert!(
+        stored
+            .get("propertySets")
+            .and_then(Value::as_array)
+            .is_none_or(Vec::is_empty)
+    );
+    assert!(
+        c.observe(&mut m)
+            .await
+            .expect("observe")
+            .resource_up_to_date
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn late_init_fills_server_defaults_only() {
+    let sim = sim().await;
+    let cache = ClientCache::new();
+    let local = kind("LocalMavenRepository");
+    client(&sim, &cache, &local)
+        .create(&mut mr("li-local", json!({})))
+        .await
+        .expect("create member");
+    let k = kind("VirtualMavenRepository");
+    let c = client(&sim, &cache, &k);
+    let mut m = mr("li-virtual", json!({"repositories": ["li-local"]}));
+    c.create(&mut m).await.expect("create");
+    let o = c.observe(&mut m).await.expect("observe");
+    assert!(o.resource_up_to_date, "{}", o.diff);
+    let fp = m.for_provider.as_object().expect("object");
+    for f in fp.keys() {
+        assert!(
+            [
+                "repositories",
+                "forceMavenAuthentication",
+                "pomRepositoryReferencesCleanupPolicy",
+                "projectEnvironments"
+            ]
+            .contains(&f.as_str())
+                || k.resolved().field(f).is_none_or(|x| x.late_init),
+            "late-initialised a non-server-defaulted field {f}"
+        );
+    }
+    // Without the LateInitialize policy nothing changes.
+    let mut m2 = mr("li-virtual", json!({"repositories": ["li-local"]}));
+    m2.late_initialize = false;
+    let o = c.observe(&mut m2).await.expect("observe");
+    assert!(!o.resource_late_initialized);
+    assert_eq!(m2.for_provider, json!({"repositories": ["li-local"]}));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn write_only_password_is_compared_by_hash() {
+    let sim = sim().await;
+    let cache = ClientCache::new();
+    let k = kind("RemoteMavenRepository");
+    let c = client(&sim, &cache, &k);
+    let params = json!({
+        "url": "https://repo1.maven.org/maven2",
+        "username": "bot",
+        "passwordSecretRef": {"name": "upstream", "key": "password"}
+    });
+    let mut m = mr("secret-remote", params);
+    m.secrets
+        .insert("passwordSecretRef".into(), SecretString::from("s3cr3t-one"));
+    c.create(&mut m).await.expect("create");
+    assert!(m.annotations.contains_key(HASHES_ANNOTATION));
+    assert!(!m.annotations[HASHES_ANNOTATION].contains("s3cr3t"));
+    assert_eq!(
+        sim.repository_raw("secret-remote").expect("stored")["password"],
+        "s3cr3t-one"
+    );
+    let o = c.observe(&mut m).await.expect("observe");
+    assert!(o.resource_up_to_date, "{}", o.diff);
+    // Nothing secret in status or Debug output.
+    assert!(!m.at_provider.to_string().contains("s3cr3t"));
+    assert!(!format!("{m:?}").contains("s3cr3t"));
+    // The Secret changes: an update sends the new value, then it is up to date again.
+    m.secrets
+        .insert("passwordSecretRef".into(), SecretString::from("s3cr3t-two"));
+    let o = c.observe(&mut m).await.expect("observe");
+    assert!(!o.resource_up_to_date);
+    assert!(o.diff.contains("password (write-only)"), "{}", o.diff);
+    assert!(!o.diff.contains("s3cr3t"));
+    c.update(&mut m).await.expect("update");
+    assert_eq!(
+        sim.repository_raw("secret-remote").expect("stored")["password"],
+        "s3cr3t-two"
+    );
+    assert!(
+        m.at_provider[HASHES_FIELD]["password"]
+            .as_str()
+            .is_some_and(|h| h.starts_with("sha256:"))
+    );
+    let o = c.observe(&mut m).await.expect("observe");
+    assert!(o.resource_up_to_date, "{}", o.diff);
+    // The ref is removed: the password is cleared.
+    m.for_provider
+        .as_object_mut()
+        .expect("object")
+        .remove("passwordSecretRef");
+    m.secrets.clear();
+    let o = c.observe(&mut m).await.expect("observe");
+    assert!(!o.resource_up_to_date);
+    c.update(&mut m).await.expect("update");
+    assert!(
+        sim.repository_raw("secret-remote")
+            .expect("stored")
+            .get("password")
+            .is_none()
+    );
+    assert!(
+        c.observe(&mut m)
+            .await
+            .expect("observe")
+            .resource_up_to_date
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn observe_distinguishes_not_found_from_errors_and_delete_is_idempotent() {
+    let sim = sim().await;
+    let cache = ClientCache::new();
+    let k = kind("LocalNPMRepository");
+    let c = client(&sim, &cache, &k);
+    let mut m = mr("gone-npm", json!({}));
+    assert!(!c.observe(&mut m).await.expect("observe").resource_exists);
+    c.create(&mut m).await.expect("create");
+    assert!(c.observe(&mut m).await.expect("observe").resource_exists);
+    c.delete(&mut m).await.expect("delete");
+    c.delete(&mut m).await.expect("second delete is success");
+    assert!(!c.observe(&mut m).await.expect("observe").resource_exists);
+    // Another Kind under an existing key is an error, not "absent".
+    let mut other = mr("clash", json!({}));
+    client(&sim, &cache, &kind("LocalGenericRepository"))
+        .create(&mut other)
+        .await
+        .expect("create generic");
+    let err = c
+        .observe(&mut mr("clash", json!({})))
+        .await
+        .expect_err("class clash");
+    assert!(err.to_string().contains("generic"), "{err}");
+    // Bad credentials are an error, never "not found".
+    let bad = ResolvedConfig {
+        credentials: Credentials::Token(SecretString::from("wrong")),
+        ..config(&sim)
+    };
+    let bc = RepositoryClient::new(cache.client(&bad).expect("client"), k.resolved().clone());
+    assert!(bc.observe(&mut mr("gone-npm", json!({}))).await.is_err());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_spec_jfrog_rejects_reports_jfrogs_message() {
+    let sim = sim().await;
+    let cache = ClientCache::new();
+    let k = kind("VirtualGenericRepository");
+    let c = client(&sim, &cache, &k);
+    let err = c
+        .create(&mut mr(
+            "bad-virtual",
+            json!({"repositories": ["does-not-exist"]}),
+        ))
+        .await
+        .expect_err("rejected");
+    assert!(err.to_string().contains("does-not-exist"), "{err}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn project_assignment_attaches_and_detaches() {
+    let sim = sim().await;
+    let cache = ClientCache::new();
+    let k = kind("LocalGenericRepository");
+    let c = client(&sim, &cache, &k);
+    let mut m = mr("proj-generic", json!({}));
+    c.create(&mut m).await.expect("create");
+    c.observe(&mut m).await.expect("observe");
+    m.for_provider = json!({"projectKey": "proj"});
+    let o = c.observe(&mut m).await.expect("observe");
+    assert!(!o.resource_up_to_date);
+    c.update(&mut m).await.expect("update attaches");
+    assert_eq!(
+        sim.request_count(
+            "PUT",
+            "/access/api/v1/projects/_/attach/repositories/{key}/{project_key}"
+        ),
+        1
+    );
+    let o = c.observe(&mut m).await.expect("observe");
+    assert!(o.resource_up_to_date, "{}", o.diff);
+    m.for_provider = json!({"projectKey": ""});
+    c.update(&mut m).await.expect("update detaches");
+    assert_eq!(
+        sim.request_count(
+            "DELETE",
+            "/access/api/v1/projects/_/attach/repositories/{key}"
+        ),
+        1
+    );
+    assert!(
+        c.observe(&mut m)
+            .await
+            .expect("observe")
+            .resource_up_to_date
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn observe_only_reports_up_to_date_and_fills_status() {
+    let sim = sim().await;
+    let cache = ClientCache::new();
+    let k = kind("LocalGenericRepository");
+    let c = client(&sim, &cache, &k);
+    c.create(&mut mr("observed", json!({"description": "d"})))
+        .await
+        .expect("create");
+    let mut m = mr("observed", json!({}));
+    m.observe_only = true;
+    let o = c.observe(&mut m).await.expect("observe");
+    assert!(o.resource_exists && o.resource_up_to_date);
+    assert_eq!(m.at_provider["description"], "d");
+    assert_eq!(m.for_provider, json!({}));
+}
