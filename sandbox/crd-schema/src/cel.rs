@@ -117,9 +117,25 @@ thread_local! {
     };
 }
 
-/// What the `cel` crate lacks and CRD rules use: `type()` with the type identifiers (as
-/// strings: `type(x) == string` holds).
+/// What the `cel` crate lacks or does differently from cel-go: `size()` of a string counts
+/// code points (not bytes), and `type()` with the type identifiers (as strings:
+/// `type(x) == string` holds).
 fn register_extras(ctx: &mut Context<'static>) {
+    ctx.add_function("size", |This(v): This<CelValue>| -> ResolveResult {
+        let n = match &v {
+            CelValue::List(l) => l.len(),
+            CelValue::Map(m) => m.map.len(),
+            CelValue::String(s) => s.chars().count(),
+            CelValue::Bytes(b) => b.len(),
+            other => {
+                return Err(cel::ExecutionError::function_error(
+                    "size",
+                    format!("no such overload: size({:?})", other.type_of()),
+                ));
+            }
+        };
+        Ok(CelValue::Int(n as i64))
+    });
     ctx.add_function("type", |This(v): This<CelValue>| -> ResolveResult {
         let name = match v {
             CelValue::List(_) => "list",
@@ -1478,6 +1494,14 @@ mod function_tests {
             "isIP('10.0.0.1') && ip('10.0.0.1').family() == 4 && cidr('10.0.0.0/8').containsIP(ip('10.1.2.3'))",
             "isSemver('1.2.3') && semver('1.2.3').major() == 1",
             "base64.encode(b'hi') == 'aGk='",
+            "size('é') == 1",
+            "self.l + ['c'] == ['a', 'b', 'c']",
+            "double(self.i) == 2.0 && self.i / 2 == 1 && self.i % 2 == 0",
+            "self.t + duration('1h') > self.t && self.t.getFullYear() == 2024",
+            "self.m.exists(k, k == 'k') && size(self.m) == 1",
+            "!('z' in self.m)",
+            "self.s.charAt(0) == 'a' && self.s.substring(1) == 'bc'",
+            "self.l.all(x, self.l.exists(y, y == x))",
         ];
         let validations: Vec<serde_json::Value> =
             rules.iter().map(|r| json!({"rule": r})).collect();

@@ -20,8 +20,26 @@
 //! `field.Error.Error()` (`<field>: <type>[: <value>][: <detail>]`), and [`FieldError::body`] is
 //! its `ErrorBody()` (the `message` of a `Status` cause, whose `field` is [`FieldError::field`]).
 //!
-//! Deviations from kube-apiserver (known and deliberate) are listed in the module docs of
-//! [`crd`], [`validate`], [`cel`] and [`formats`].
+//! Paths and messages the server uses:
+//! - [`Schema::prune`] and [`prune_crd_unknown_fields`] return paths like
+//!   `spec.forProvider.colour` / `spec.items[0].x` (no leading dot); strict field validation
+//!   reports `unknown field "<path>"` ([`FieldError::unknown_field`]), joined by `, ` after
+//!   `strict decoding error: `, as kube-apiserver does.
+//! - Field errors of custom resources look like
+//!   `spec.forProvider.port: Invalid value: "string": spec.forProvider.port in body must be of type integer: "string"`,
+//!   `spec.x: Unsupported value: "c": supported values: "a", "b"`, `spec.x: Required value`,
+//!   `spec.x: Too long: may not be more than 5 bytes`, and for CEL rules
+//!   `spec: Invalid value: "object": <message>`. Errors kube-openapi raises without a path have
+//!   an empty field (rendered `: Invalid value: ...`), exactly as kube-apiserver renders them.
+//!
+//! Deviations from kube-apiserver, all known and deliberate:
+//! - Validation ratcheting (`CRDValidationRatcheting`: on update, errors in unchanged parts of
+//!   an object are ignored) is not implemented, so updates of objects that became invalid after a
+//!   CRD change are rejected (stricter).
+//! - CEL: no full type checker and no cost estimation (rules whose estimated cost exceeds the
+//!   budget are accepted; looser); see [`cel`].
+//! - Messages of the `cel` crate and of Rust's regex parser differ from cel-go's and Go's.
+//! - See also the module docs of [`crd`], [`validate`], [`cel`] and [`formats`].
 
 pub mod cel;
 pub mod crd;
