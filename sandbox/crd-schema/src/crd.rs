@@ -417,6 +417,7 @@ fn validate_spec(spec: &Value, old_spec: Option<&Value>) -> Vec<FieldError> {
     let top_schema = all_identical(versions, "schema");
     let top_subresources = all_identical(versions, "subresources");
     let top_columns = all_identical(versions, "additionalPrinterColumns");
+    let top_selectable = all_identical(versions, "selectableFields");
 
     let top_validation = top_schema
         .flatten()
@@ -533,6 +534,18 @@ fn validate_spec(spec: &Value, old_spec: Option<&Value>) -> Vec<FieldError> {
                 &path::child(&at, "additionalPrinterColumns"),
             ));
         }
+        if top_selectable.is_none() {
+            let schema = v
+                .get("schema")
+                .and_then(|sc| sc.get("openAPIV3Schema"))
+                .filter(|x| !x.is_null());
+            errs.extend(validate_selectable_fields(
+                v.get("selectableFields"),
+                schema,
+                &path::child(&at, "selectableFields"),
+                false,
+            ));
+        }
     }
     if !unique {
         errs.push(FieldError::invalid(
@@ -573,6 +586,14 @@ fn validate_spec(spec: &Value, old_spec: Option<&Value>) -> Vec<FieldError> {
     }
     if let Some(cols) = top_columns {
         errs.extend(validate_columns(cols, "spec.additionalPrinterColumns"));
+    }
+    if let Some(fields) = top_selectable {
+        errs.extend(validate_selectable_fields(
+            fields,
+            top_validation,
+            "spec.selectableFields",
+            true,
+        ));
     }
 
     // conversion
@@ -1631,20 +1652,159 @@ impl OpenApiCheck {
 /// `cel.ValidFieldPath`: every segment must name a property (or a key of an
 /// `additionalProperties` map), following the schema.
 fn field_path_valid(schema: &Value, fp: &str) -> bool {
-    let Some(segs) = crate::cel::parse_field_path(fp) else {
-        return false;
-    };
-    let mut cur = schema;
-    for seg in segs {
-        if let Some(p) = cur.get("properties").and_then(|p| p.get(&seg)) {
-            cur = p;
-        } else if let Some(a) = cur.get("additionalProperties").filter(|a| a.is_object()) {
-            cur = a;
+    resolve_field_path(schema, fp, true).is_ok()
+}
+
+/// Splits a field path into `.`, `[`, `]` and the text between them; single-quoted strings
+/// are kept whole (the scanner of `cel.ValidFieldPath`).
+fn field_path_tokens(p: &str) -> Vec<&str> {
+    let b = p.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'\'' {
+            let mut j = i + 1;
+            while j < b.len() && !(b[j] == b'\'' && b[j - 1] != b'\\') {
+                j += 1;
+            }
+            let end = (j + 1).min(b.len());
+            out.push(&p[i..end]);
+            i = end;
+        } else if matches!(b[i], b'.' | b'[' | b']') {
+            out.push(&p[i..i + 1]);
+            i += 1;
         } else {
-            return false;
+            let mut j = i;
+            while j < b.len() && !matches!(b[j], b'.' | b'[' | b']') {
+                j += 1;
+            }
+            out.push(&p[i..j]);
+            i = j;
         }
     }
-    true
+    out
+}
+
+/// `cel.ValidFieldPath`: resolves a JSON path against a schema, returning the normalized field
+/// path (`a.b[key]`) and the schema found, or the upstream error text.
+fn resolve_field_path<'a>(
+    schema: &'a Value,
+    fp: &str,
+    allow_array: bool,
+) -> Result<(String, &'a Value), String> {
+    let mut path = String::new();
+    let mut cur = schema;
+    let mut step = |name: &str, cur: &mut &'a Value, path: &mut String| -> Result<(), String> {
+        if let Some(props) = cur.get("properties").and_then(Value::as_object) {
+            *cur = props
+                .get(name)
+                .ok_or_else(|| "does not refer to a valid field".to_string())?;
+            *path = crate::path::child(path, name);
+        } else if let Some(a) = cur.get("additionalProperties").filter(|a| !a.is_null()) {
+            *cur = a;
+            *path = crate::path::key(path, name);
+        } else {
+            return Err("does not refer to a valid field".to_string());
+        }
+        Ok(())
+    };
+    let tokens = field_path_tokens(fp);
+    let mut it = tokens.into_iter();
+    while let Some(tok) = it.next() {
+        match tok {
+            "[" => {
+                if !allow_array {
+                    return Err("array notation is not allowed".into());
+                }
+                let Some(t) = it.next() else {
+                    return Err("unexpected end of JSON path".into());
+                };
+                if t.len() < 2 || !t.starts_with('\'') || !t.ends_with('\'') {
+                    return Err(format!("expected single quoted string but got {t}"));
+                }
+                let name = t[1..t.len() - 1].replace("\\'", "'");
+                step(&name, &mut cur, &mut path)?;
+                match it.next() {
+                    Some("]") => {}
+                    Some(t) => return Err(format!("expected ] but got {t}")),
+                    None => return Err("unexpected end of JSON path".into()),
+                }
+            }
+            "." => {
+                let Some(t) = it.next() else {
+                    return Err("unexpected end of JSON path".into());
+                };
+                step(t, &mut cur, &mut path)?;
+            }
+            t => return Err(format!("expected [ or . but got: {t}")),
+        }
+    }
+    Ok((path, cur))
+}
+
+/// `ValidateCustomResourceSelectableFields`.
+fn validate_selectable_fields(
+    fields: Option<&Value>,
+    schema: Option<&Value>,
+    at: &str,
+    top_level: bool,
+) -> Vec<FieldError> {
+    let mut errs = Vec::new();
+    let Some(fields) = fields.and_then(Value::as_array).filter(|f| !f.is_empty()) else {
+        return errs;
+    };
+    let Some(schema) = schema else {
+        let detail = if top_level {
+            "selectableFields may only be set when validations.schema is included"
+        } else {
+            "selectableFields may only be set when version.schema.openAPIV3Schema is not included"
+        };
+        errs.push(FieldError::invalid(at, "\"\"", detail));
+        return errs;
+    };
+    let mut unique: Vec<String> = Vec::new();
+    for (i, f) in fields.iter().enumerate() {
+        let field = format!("{at}[{i}].jsonPath");
+        let jp = s(f, "jsonPath");
+        if jp.is_empty() {
+            errs.push(FieldError::required(field, ""));
+            continue;
+        }
+        let (p, found) = match resolve_field_path(schema, jp, false) {
+            Ok(r) => r,
+            Err(e) => {
+                errs.push(FieldError::invalid_str(
+                    field,
+                    jp,
+                    format!("is an invalid path: {e}"),
+                ));
+                continue;
+            }
+        };
+        if p.split(['.', '[']).next() == Some("metadata") {
+            errs.push(FieldError::invalid_str(
+                &field,
+                jp,
+                "must not point to fields in metadata",
+            ));
+        }
+        if !matches!(s(found, "type"), "string" | "boolean" | "integer") {
+            errs.push(FieldError::invalid_str(
+                &field,
+                jp,
+                "must point to a field of type string, boolean or integer. Enum string fields and strings with formats are allowed.",
+            ));
+        }
+        if unique.contains(&p) {
+            errs.push(FieldError::duplicate(&field, go_quote(jp)));
+        } else {
+            unique.push(p);
+        }
+    }
+    if unique.len() > 8 {
+        errs.push(FieldError::too_many(at, unique.len() as i64, 8));
+    }
+    errs
 }
 
 /// `structuraldefaulting.ValidateDefaults`: every `default` (below the root, outside resource

@@ -487,6 +487,33 @@ impl Schema {
         errs
     }
 
+    /// Validates a write to the `/status` subresource as kube-apiserver's status strategy does:
+    /// the OpenAPI schema of `status` only (errors under `status.`, with kube-openapi's
+    /// messages naming paths relative to `status`, e.g.
+    /// `status.atProvider.id: Invalid value: "integer": atProvider.id in body must be of type string: "integer"`),
+    /// list types of the whole object (when the old object had no such error), then the CEL
+    /// rules of the whole object (unless blocked, as in [`Schema::validate`]).
+    pub fn validate_status_update(&self, obj: &Value, old: &Value) -> Vec<FieldError> {
+        let mut errs = Vec::new();
+        if let (Some(status), Some(node)) = (obj.get("status"), self.root.properties.get("status"))
+        {
+            for mut e in validate::validate_value(node, status) {
+                e.field = if e.field.is_empty() {
+                    "status".to_string()
+                } else {
+                    format!("status.{}", e.field)
+                };
+                errs.push(e);
+            }
+        }
+        let new_list = validate::validate_list_types(&self.root, obj, "");
+        if !new_list.is_empty() && validate::validate_list_types(&self.root, old, "").is_empty() {
+            errs.extend(new_list);
+        }
+        errs.extend(self.validate_rules_unless_blocked(obj, Some(old), &errs));
+        errs
+    }
+
     /// The schema part of [`Schema::validate`] (OpenAPI, embedded resources, list types).
     pub fn validate_without_rules(&self, obj: &Value, old: Option<&Value>) -> Vec<FieldError> {
         let mut errs = validate::validate_value(&self.root, obj);
@@ -584,5 +611,32 @@ mod tests {
             r#"[]interface {}{1, "a"}"#
         );
         assert_eq!(render_value(&Value::Null), r#""null""#);
+    }
+
+    #[test]
+    fn status_update_validates_status_only() {
+        let s = Schema::compile(&serde_json::json!({"type": "object", "properties": {
+            "spec": {"type": "object", "required": ["x"], "properties": {"x": {"type": "string"}}},
+            "status": {"type": "object", "properties": {"atProvider": {"type": "object", "properties": {"id": {"type": "string"}}}}}
+        }}))
+        .unwrap_or_else(|e| panic!("{e:?}"));
+        let old = serde_json::json!({"spec": {}});
+        let new = serde_json::json!({"spec": {}, "status": {"atProvider": {"id": 5}}});
+        let errs: Vec<String> = s
+            .validate_status_update(&new, &old)
+            .iter()
+            .map(ToString::to_string)
+            .collect();
+        assert_eq!(
+            errs,
+            vec![
+                r#"status.atProvider.id: Invalid value: "integer": atProvider.id in body must be of type string: "integer""#
+            ]
+        );
+        assert_eq!(
+            s.validate(&new, Some(&old)).len(),
+            2,
+            "a main-resource write checks spec too"
+        );
     }
 }

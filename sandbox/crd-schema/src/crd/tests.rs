@@ -507,3 +507,26 @@ fn a_storage_version_is_needed_for_stored_versions() {
         ]
     );
 }
+
+#[test]
+fn selectable_fields() {
+    let mut crd = crd_with_schema(good_schema());
+    crd["spec"]["versions"][0]["selectableFields"] = json!([
+        {"jsonPath": ".spec.deletionPolicy"},
+        {"jsonPath": ".spec.deletionPolicy"},
+        {"jsonPath": ".spec.nope"},
+        {"jsonPath": ".spec.forProvider"},
+        {"jsonPath": ".metadata.name"},
+        {"jsonPath": ".spec.managementPolicies['x']"}
+    ]);
+    assert_eq!(
+        errors(&crd),
+        vec![
+            r#"spec.selectableFields[1].jsonPath: Duplicate value: ".spec.deletionPolicy""#,
+            r#"spec.selectableFields[2].jsonPath: Invalid value: ".spec.nope": is an invalid path: does not refer to a valid field"#,
+            r#"spec.selectableFields[3].jsonPath: Invalid value: ".spec.forProvider": must point to a field of type string, boolean or integer. Enum string fields and strings with formats are allowed."#,
+            r#"spec.selectableFields[4].jsonPath: Invalid value: ".metadata.name": is an invalid path: does not refer to a valid field"#,
+            r#"spec.selectableFields[5].jsonPath: Invalid value: ".spec.managementPolicies['x']": is an invalid path: array notation is not allowed"#,
+        ]
+    );
+}
