@@ -1694,7 +1694,7 @@ fn resolve_field_path<'a>(
 ) -> Result<(String, &'a Value), String> {
     let mut path = String::new();
     let mut cur = schema;
-    let mut step = |name: &str, cur: &mut &'a Value, path: &mut String| -> Result<(), String> {
+    let step = |name: &str, cur: &mut &'a Value, path: &mut String| -> Result<(), String> {
         if let Some(props) = cur.get("properties").and_then(Value::as_object) {
             *cur = props
                 .get(name)
