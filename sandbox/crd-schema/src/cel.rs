@@ -752,7 +752,9 @@ fn walk(
                 let old_items = old.and_then(Value::as_array);
                 for (i, cv) in items.iter().enumerate() {
                     let co = match (n.list_type.as_deref(), old_items) {
-                        (Some("map"), Some(olds)) => correlate_map_item(&n.list_map_keys, cv, olds),
+                        (Some("map"), Some(olds)) => {
+                            crate::validate::correlate_map_item(&n.list_map_keys, cv, olds)
+                        }
                         _ => None,
                     };
                     walk(
@@ -769,14 +771,6 @@ fn walk(
         }
         _ => {}
     }
-}
-
-fn correlate_map_item<'a>(keys: &[String], item: &Value, olds: &'a [Value]) -> Option<&'a Value> {
-    let item = item.as_object()?;
-    olds.iter().find(|o| {
-        o.as_object()
-            .is_some_and(|o| keys.iter().all(|k| o.get(k) == item.get(k)))
-    })
 }
 
 fn eval_node(
@@ -819,6 +813,9 @@ fn eval_node(
         let result = rule.program.execute(eval_ctx);
         match result {
             Ok(CelValue::Bool(true)) => {}
+            // Ratcheting: a failing rule without oldSelf on an unchanged value is only a
+            // warning upstream (dropped here).
+            Ok(CelValue::Bool(false)) if !rule.uses_old_self && old.is_some_and(|o| o == v) => {}
             Ok(CelValue::Bool(false)) => {
                 let field = match rule.field_path.as_deref() {
                     Some(fp) if !fp.is_empty() => join_field_path(path, fp, n),

@@ -33,9 +33,9 @@
 //!   an empty field (rendered `: Invalid value: ...`), exactly as kube-apiserver renders them.
 //!
 //! Deviations from kube-apiserver, all known and deliberate:
-//! - Validation ratcheting (`CRDValidationRatcheting`: on update, errors in unchanged parts of
-//!   an object are ignored) is not implemented, so updates of objects that became invalid after a
-//!   CRD change are rejected (stricter).
+//! - Validation ratcheting (`CRDValidationRatcheting`, on by default since 1.30) is
+//!   implemented for the OpenAPI schema and CEL rules (unchanged subtrees are not judged); the
+//!   warnings kube-apiserver returns for ratcheted CEL failures are not produced.
 //! - CEL: no full type checker and no cost estimation (rules whose estimated cost exceeds the
 //!   budget are accepted; looser); see [`cel`].
 //! - Messages of the `cel` crate and of Rust's regex parser differ from cel-go's and Go's.
@@ -497,7 +497,7 @@ impl Schema {
         let mut errs = Vec::new();
         if let (Some(status), Some(node)) = (obj.get("status"), self.root.properties.get("status"))
         {
-            for mut e in validate::validate_value(node, status) {
+            for mut e in validate::validate_value_ratcheting(node, status, old.get("status")) {
                 e.field = if e.field.is_empty() {
                     "status".to_string()
                 } else {
@@ -516,7 +516,7 @@ impl Schema {
 
     /// The schema part of [`Schema::validate`] (OpenAPI, embedded resources, list types).
     pub fn validate_without_rules(&self, obj: &Value, old: Option<&Value>) -> Vec<FieldError> {
-        let mut errs = validate::validate_value(&self.root, obj);
+        let mut errs = validate::validate_value_ratcheting(&self.root, obj, old);
         errs.extend(validate::validate_embedded(&self.root, obj, ""));
         let old_list_ok =
             old.is_none_or(|o| validate::validate_list_types(&self.root, o, "").is_empty());
@@ -634,9 +634,61 @@ mod tests {
             ]
         );
         assert_eq!(
-            s.validate(&new, Some(&old)).len(),
+            s.validate(&new, None).len(),
             2,
-            "a main-resource write checks spec too"
+            "a main-resource create checks spec too"
+        );
+    }
+
+    #[test]
+    fn updates_ratchet_unchanged_invalid_values() {
+        let s = Schema::compile(&serde_json::json!({"type": "object", "properties": {
+            "spec": {"type": "object", "properties": {
+                "a": {"type": "string", "maxLength": 3},
+                "b": {"type": "string"},
+                "c": {"type": "string", "x-kubernetes-validations": [{"rule": "self != 'bad'", "message": "not bad"}]}
+            }}
+        }}))
+        .unwrap_or_else(|e| panic!("{e:?}"));
+        // Stored under an older, looser schema.
+        let old = serde_json::json!({"spec": {"a": "toolong", "b": "x", "c": "bad"}});
+        let unchanged_a = serde_json::json!({"spec": {"a": "toolong", "b": "y", "c": "bad"}});
+        assert!(s.validate(&unchanged_a, Some(&old)).is_empty());
+        let changed_a = serde_json::json!({"spec": {"a": "stillbad", "b": "y", "c": "bad"}});
+        let errs: Vec<String> = s
+            .validate(&changed_a, Some(&old))
+            .iter()
+            .map(ToString::to_string)
+            .collect();
+        assert_eq!(
+            errs,
+            vec![
+                "spec.a: Too long: may not be more than 3 bytes",
+                r#": Invalid value: "null": some validation rules were not checked because the object was invalid; correct the existing errors to complete validation"#
+            ]
+        );
+        let new_c = serde_json::json!({"spec": {"a": "toolong", "b": "x", "c": "worse"}});
+        let errs: Vec<String> = s
+            .validate(&new_c, Some(&old))
+            .iter()
+            .map(ToString::to_string)
+            .collect();
+        assert!(
+            errs.is_empty(),
+            "c changed but valid, a unchanged: {errs:?}"
+        );
+        let new_bad_c = serde_json::json!({"spec": {"a": "toolong", "b": "y", "c": "bad"}});
+        let old_good_c = serde_json::json!({"spec": {"a": "toolong", "b": "y", "c": "good"}});
+        let errs: Vec<String> = s
+            .validate(&new_bad_c, Some(&old_good_c))
+            .iter()
+            .map(ToString::to_string)
+            .collect();
+        assert_eq!(errs, vec![r#"spec.c: Invalid value: "string": not bad"#]);
+        assert_eq!(
+            s.validate(&unchanged_a, None).len(),
+            2,
+            "no ratcheting on create"
         );
     }
 }

@@ -22,8 +22,21 @@ use crate::{FieldError, go_float, go_quote, render_value};
 
 /// Validates `data` against `node` at the root path.
 pub(crate) fn validate_value(node: &Node, data: &Value) -> Vec<FieldError> {
+    validate_value_ratcheting(node, data, None)
+}
+
+/// Validates `data` against `node` with validation ratcheting (`CRDValidationRatcheting`, on by
+/// default since Kubernetes 1.30): a subtree equal to its correlated old value (`old` on
+/// update) is not validated, so unchanged parts of an object that a newer schema rejects do not
+/// block updates. Old values correlate through properties, map keys and the keys of
+/// `x-kubernetes-list-type: map` items.
+pub(crate) fn validate_value_ratcheting(
+    node: &Node,
+    data: &Value,
+    old: Option<&Value>,
+) -> Vec<FieldError> {
     let mut errs = Vec::new();
-    validate_node(node, data, "", &mut errs);
+    validate_node(node, data, old, "", &mut errs);
     errs
 }
 
@@ -64,7 +77,16 @@ fn type_error(path: &str, ty: &str, got: &str) -> FieldError {
     )
 }
 
-fn validate_node(n: &Node, data: &Value, path: &str, errs: &mut Vec<FieldError>) {
+fn validate_node(
+    n: &Node,
+    data: &Value,
+    old: Option<&Value>,
+    path: &str,
+    errs: &mut Vec<FieldError>,
+) {
+    if old.is_some_and(|o| o == data) {
+        return;
+    }
     if data.is_null() {
         if !n.types.is_empty() && !n.types.iter().any(|t| t == "null") && !n.nullable {
             errs.push(type_error(path, &n.types.join(","), "null"));
@@ -73,7 +95,7 @@ fn validate_node(n: &Node, data: &Value, path: &str, errs: &mut Vec<FieldError>)
         return;
     }
     validate_type(n, data, path, errs);
-    validate_props(n, data, path, errs);
+    validate_props(n, data, old, path, errs);
     if let Value::String(s) = data {
         validate_string(n, s, path, errs);
         if let (Some(f), Some(name)) = (n.string_format, &n.format)
@@ -90,11 +112,11 @@ fn validate_node(n: &Node, data: &Value, path: &str, errs: &mut Vec<FieldError>)
         validate_number(n, data, path, errs);
     }
     if let Value::Array(items) = data {
-        validate_slice(n, items, path, errs);
+        validate_slice(n, items, old.and_then(Value::as_array), path, errs);
     }
     validate_enum(n, data, path, errs);
     if let Value::Object(map) = data {
-        validate_object(n, map, path, errs);
+        validate_object(n, map, old.and_then(Value::as_object), path, errs);
     }
 }
 
@@ -124,10 +146,16 @@ fn validate_type(n: &Node, data: &Value, path: &str, errs: &mut Vec<FieldError>)
 }
 
 /// allOf / anyOf / oneOf / not, each branch validated at the same path.
-fn validate_props(n: &Node, data: &Value, path: &str, errs: &mut Vec<FieldError>) {
+fn validate_props(
+    n: &Node,
+    data: &Value,
+    old: Option<&Value>,
+    path: &str,
+    errs: &mut Vec<FieldError>,
+) {
     let run = |b: &Node| {
         let mut e = Vec::new();
-        validate_node(b, data, path, &mut e);
+        validate_node(b, data, old, path, &mut e);
         e
     };
     if !n.any_of.is_empty() {
@@ -363,10 +391,20 @@ fn validate_number(n: &Node, data: &Value, path: &str, errs: &mut Vec<FieldError
     }
 }
 
-fn validate_slice(n: &Node, items: &[Value], path: &str, errs: &mut Vec<FieldError>) {
+fn validate_slice(
+    n: &Node,
+    items: &[Value],
+    old: Option<&Vec<Value>>,
+    path: &str,
+    errs: &mut Vec<FieldError>,
+) {
     if let Some(item) = &n.items {
         for (i, v) in items.iter().enumerate() {
-            validate_node(item, v, &format!("{path}[{i}]"), errs);
+            let o = match (n.list_type.as_deref(), old) {
+                (Some("map"), Some(olds)) => correlate_map_item(&n.list_map_keys, v, olds),
+                _ => None,
+            };
+            validate_node(item, v, o, &format!("{path}[{i}]"), errs);
         }
     }
     let size = items.len() as i64;
@@ -398,6 +436,19 @@ fn validate_slice(n: &Node, items: &[Value], path: &str, errs: &mut Vec<FieldErr
             ));
         }
     }
+}
+
+/// The old item of a `x-kubernetes-list-type: map` list with the same keys as `item`.
+pub(crate) fn correlate_map_item<'a>(
+    keys: &[String],
+    item: &Value,
+    olds: &'a [Value],
+) -> Option<&'a Value> {
+    let item = item.as_object()?;
+    olds.iter().find(|o| {
+        o.as_object()
+            .is_some_and(|o| keys.iter().all(|k| o.get(k) == item.get(k)))
+    })
 }
 
 /// JSON equality with numbers compared by value (`1` == `1.0`).
@@ -442,6 +493,7 @@ fn validate_enum(n: &Node, data: &Value, path: &str, errs: &mut Vec<FieldError>)
 fn validate_object(
     n: &Node,
     map: &serde_json::Map<String, Value>,
+    old: Option<&serde_json::Map<String, Value>>,
     path: &str,
     errs: &mut Vec<FieldError>,
 ) {
@@ -475,7 +527,13 @@ fn validate_object(
         Some(Additional::Schema(a)) => {
             for (k, v) in map {
                 if !n.properties.contains_key(k) {
-                    validate_node(a, v, &format!("{path}.{k}"), errs);
+                    validate_node(
+                        a,
+                        v,
+                        old.and_then(|o| o.get(k)),
+                        &format!("{path}.{k}"),
+                        errs,
+                    );
                 }
             }
         }
@@ -488,7 +546,7 @@ fn validate_object(
             } else {
                 format!("{path}.{k}")
             };
-            validate_node(prop, v, &child, errs);
+            validate_node(prop, v, old.and_then(|o| o.get(k)), &child, errs);
         }
     }
     for k in &n.required {
