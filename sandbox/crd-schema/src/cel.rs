@@ -221,11 +221,11 @@ pub(crate) fn compile_rules(
                 continue;
             }
         };
-        if let Err(msg) = check_expression(&program, node, resource_root) {
+        if let Err(detail) = check_expression(&program, node, resource_root) {
             errs.push(FieldError::invalid(
                 format!("{rule_at}.rule"),
                 rule_go_value(raw),
-                format!("compilation failed: ERROR: <input>: {msg}"),
+                detail,
             ));
             continue;
         }
@@ -381,6 +381,16 @@ impl<'a> Checker<'a> {
                 }
                 self.lookup(name)
                     .ok_or_else(|| format!("undeclared reference to '{name}' (in container '')"))
+            }
+            // `has(x.f)`: the field must exist, the result is a bool.
+            Expr::Select(sel) if sel.test => {
+                let mut plain = sel.clone();
+                plain.test = false;
+                let probe = IdedExpr {
+                    id: e.id,
+                    expr: Expr::Select(plain),
+                };
+                self.check(&probe).map(|_| Ty::Unknown)
             }
             Expr::Select(sel) => {
                 let resource = self.resource_root
@@ -552,13 +562,27 @@ fn cel_type_name(n: &Node) -> &'static str {
 }
 
 /// Rejects references to undeclared variables and to fields a plain object does not declare.
+/// Returns the error detail kube-apiserver gives (`compilation failed: ...` for type errors,
+/// `cel expression must evaluate to a bool` for a rule whose result is visibly not a bool).
 fn check_expression(program: &Program, node: &Node, resource_root: bool) -> Result<(), String> {
     let mut checker = Checker {
         root: node,
         resource_root,
         scopes: Vec::new(),
     };
-    checker.check(program.expression()).map(|_| ())
+    let ty = checker
+        .check(program.expression())
+        .map_err(|msg| format!("compilation failed: ERROR: <input>: {msg}"))?;
+    let not_bool = match (&program.expression().expr, ty) {
+        (Expr::Literal(l), _) => !matches!(l, cel::common::ast::LiteralValue::Boolean(_)),
+        (_, Ty::Node(n)) => !n.int_or_string && cel_visible(n) && n.ty != "boolean",
+        (_, Ty::Meta) => true,
+        _ => false,
+    };
+    if not_bool {
+        return Err("cel expression must evaluate to a bool".to_string());
+    }
+    Ok(())
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1422,6 +1446,22 @@ mod tests {
             .len(),
             1
         );
+    }
+
+    #[test]
+    fn rules_must_be_boolean() {
+        for rule in ["self.name", "1", "'x'"] {
+            let sc = json!({"type": "object", "x-kubernetes-validations": [{"rule": rule}],
+                "properties": {"name": {"type": "string"}, "on": {"type": "boolean"}}});
+            let e = Schema::compile(&sc).expect_err(rule);
+            assert_eq!(
+                e[0].detail, "cel expression must evaluate to a bool",
+                "{rule}"
+            );
+        }
+        let ok = json!({"type": "object", "x-kubernetes-validations": [{"rule": "self.on"}, {"rule": "true"}],
+            "properties": {"on": {"type": "boolean"}}});
+        assert!(Schema::compile(&ok).is_ok());
     }
 
     #[test]
