@@ -1,2 +1,404 @@
 //! An in-process Kubernetes API server for tests, benchmarks and the sandbox.
+//!
+//! It serves, over plain HTTP on loopback, the parts of the Kubernetes API that our providers,
+//! kube-rs and `kubectl` 1.32 use, with a real server's semantics, and is stricter rather than
+//! looser wherever it differs.
+//!
+//! # Library API
+//!
+//! ```no_run
+//! # async fn demo() -> Result<(), kube_testserver::Error> {
+//! use kube_testserver::{Config, TestServer};
+//! let server = TestServer::start(Config::default()).await?;
+//! let url = server.url();                                   // http://127.0.0.1:PORT
+//! let admin = server.admin_token();                          // user "admin", group system:masters
+//! let kubeconfig_yaml = server.kubeconfig(&admin);
+//! server.write_kubeconfig(std::path::Path::new("/tmp/kc")).ok();
+//! let token = server.issue_token("system:serviceaccount:crossplane-system:provider", &[]); // RBAC applies
+//! server.shutdown().await;
+//! # let _ = (url, kubeconfig_yaml, token); Ok(()) }
+//! ```
+//!
+//! # What is served
+//!
+//! - Discovery: `/version`, `/api`, `/api/v1`, `/apis`, `/apis/<g>`, `/apis/<g>/<v>` (legacy
+//!   format; a request for aggregated discovery gets the legacy format with
+//!   `Content-Type: application/json`, which clients accept as "not aggregated"), `/openapi/v3`
+//!   (see [`openapi`]), `/healthz`, `/livez`, `/readyz`.
+//! - Built-in kinds: Namespace (`default`, `kube-system`, `kube-public`, `kube-node-lease` and
+//!   `crossplane-system` exist at start, each with a `default` ServiceAccount), Secret, ConfigMap,
+//!   ServiceAccount, Event in `v1` and `events.k8s.io/v1` (one store, two views; see [`events`]),
+//!   Lease, CustomResourceDefinition, Role, ClusterRole, RoleBinding, ClusterRoleBinding;
+//!   `authorization.k8s.io/v1` SelfSubjectAccessReview and `authentication.k8s.io/v1`
+//!   SelfSubjectReview (create only).
+//! - CRDs: checked by `crd_schema::validate_crd`, names defaulted, `NamesAccepted` and
+//!   `Established` set at once (or `NameConflict`), the resource served immediately in every
+//!   served version (objects keep the stored form; serving another version only rewrites
+//!   `apiVersion`: conversion strategy `None`). Deleting a CRD sets `Terminating`, deletes its
+//!   objects (honouring their finalizers) and unserves the resource when they are gone.
+//! - Custom resources: pruned, defaulted and validated by the `crd-schema` crate (see
+//!   [`admission`]); status subresource; `metadata.generation` bumped on changes outside
+//!   metadata and status.
+//! - Object semantics (see [`store`]): uid, creationTimestamp, one global monotonically
+//!   increasing resourceVersion, 409 on stale updates and existing names, `generateName`,
+//!   finalizers and `deletionTimestamp`, no-op updates that change nothing, garbage collection by
+//!   ownerReferences (Background, Foreground and Orphan propagation), namespace deletion.
+//! - Writes: create, update, delete (with DeleteOptions: preconditions, propagationPolicy;
+//!   `gracePeriodSeconds` is accepted and objects go at once), deletecollection, patch
+//!   (merge, JSON, strategic (see [`patch`]), apply (see [`ssa`])), `dryRun=All`,
+//!   `fieldValidation` (`Strict`, `Warn` (the default), `Ignore`), `fieldManager`.
+//! - Reads: get, list (`limit`/`continue`, label and field selectors, see [`selectors`]),
+//!   watch (`resourceVersion`, `allowWatchBookmarks`, `timeoutSeconds`, `sendInitialEvents`
+//!   with the `k8s.io/initial-events-end` bookmark, 410 `Expired` as an ERROR event for a
+//!   resourceVersion older than the kept history), Tables (see [`table`]).
+//! - Authentication and RBAC: see [`rbac`].
+//!
+//! # Deviations from a real API server
+//!
+//! - Plain HTTP only (no TLS), bearer tokens only, JSON and YAML bodies only (no protobuf/CBOR).
+//! - Watch history is kept per resource (`Config::watch_history` events each), not per etcd
+//!   compaction; a watch from an older resourceVersion gets 410 Expired.
+//! - Paged lists are not consistent snapshots: later pages show the current state after the
+//!   last returned key; `remainingItemCount` is not set; continue tokens never expire.
+//!   `resourceVersion`/`resourceVersionMatch` on lists are accepted but the list is always the
+//!   current state.
+//! - No conversion webhooks; multi-version CRDs serve the stored object with `apiVersion`
+//!   rewritten. Defaults are applied on writes only, not when reading.
+//! - Graceful deletion does not wait: `gracePeriodSeconds` is accepted and ignored.
+//! - Garbage collection and namespace/CRD cleanup run at once in a background task rather than
+//!   after informer delays.
+//! - Strategic merge patch replaces lists (see [`patch`]); server-side apply treats lists
+//!   atomically except `metadata.finalizers` (see [`ssa`]).
+//! - Built-in kinds are validated only where our clients depend on it (see [`admission`]); no
+//!   admission webhooks, quotas, limit ranges or API priority and fairness.
+//! - Bookmarks are sent every `Config::bookmark_interval` (upstream: about once a minute).
+//! - OpenAPI documents carry no schemas; `/openapi/v2` is 404 (see [`openapi`]).
+//! - RBAC: no aggregation of ClusterRoles, `nonResourceURLs` rules not evaluated (see [`rbac`]).
+//! - Unauthenticated requests get 401 everywhere but the health endpoints (no anonymous access).
+
+pub mod admission;
 pub mod cli;
+pub mod events;
+pub mod http;
+pub mod openapi;
+pub mod patch;
+pub mod rbac;
+pub mod registry;
+pub mod selectors;
+pub mod ssa;
+pub mod status;
+pub mod store;
+pub mod table;
+pub mod tls;
+
+use base64::Engine;
+use rbac::UserInfo;
+use std::collections::HashMap;
+use std::io;
+use std::net::SocketAddr;
+use std::path::Path;
+use std::sync::{Arc, Mutex, MutexGuard, RwLock};
+use std::time::Duration;
+use tokio_util::sync::CancellationToken;
+
+/// The Kubernetes version the server claims to be.
+pub const VERSION: &str = "v1.32.0";
+
+pub(crate) fn version_info() -> serde_json::Value {
+    serde_json::json!({
+        "major": "1",
+        "minor": "32",
+        "gitVersion": VERSION,
+        "gitCommit": "0000000000000000000000000000000000000000",
+        "gitTreeState": "clean",
+        "buildDate": "2025-01-01T00:00:00Z",
+        "goVersion": "go1.23.0",
+        "compiler": "gc",
+        "platform": "linux/amd64",
+    })
+}
+
+/// Errors of [`TestServer::start`].
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error("cannot listen on {addr}: {source}")]
+    Bind { addr: SocketAddr, source: io::Error },
+    #[error(transparent)]
+    Tls(#[from] tls::TlsError),
+}
+
+/// Server settings.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// Where to listen; port 0 picks a free port.
+    pub listen: SocketAddr,
+    /// Watch events kept per resource for watches that resume from a resourceVersion.
+    pub watch_history: usize,
+    /// How often a watch with `allowWatchBookmarks=true` gets a BOOKMARK.
+    pub bookmark_interval: Duration,
+    /// How long a watch without `timeoutSeconds` lasts.
+    pub watch_timeout: Duration,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            listen: SocketAddr::from(([127, 0, 0, 1], 0)),
+            watch_history: 1000,
+            bookmark_interval: Duration::from_secs(5),
+            watch_timeout: Duration::from_secs(1800),
+        }
+    }
+}
+
+/// State shared by all requests.
+pub(crate) struct Shared {
+    state: Mutex<store::State>,
+    tokens: RwLock<HashMap<String, UserInfo>>,
+    config: Config,
+    addr: SocketAddr,
+}
+
+impl Shared {
+    pub(crate) fn lock(&self) -> MutexGuard<'_, store::State> {
+        // A panic while holding the lock is a bug; keep serving what is stored.
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+/// A running server; it stops on drop or [`TestServer::shutdown`].
+pub struct TestServer {
+    shared: Arc<Shared>,
+    addr: SocketAddr,
+    admin_token: String,
+    ca_pem: String,
+    cancel: CancellationToken,
+    task: Option<tokio::task::JoinHandle<()>>,
+}
+
+impl std::fmt::Debug for TestServer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TestServer")
+            .field("addr", &self.addr)
+            .finish_non_exhaustive()
+    }
+}
+
+fn random_token() -> String {
+    use rand::Rng;
+    let mut rng = rand::rng();
+    (0..32)
+        .map(|_| format!("{:02x}", rng.random::<u8>()))
+        .collect()
+}
+
+impl TestServer {
+    /// Binds, creates the initial namespaces and starts serving.
+    pub async fn start(config: Config) -> Result<TestServer, Error> {
+        let listener = tokio::net::TcpListener::bind(config.listen)
+            .await
+            .map_err(|source| Error::Bind {
+                addr: config.listen,
+                source,
+            })?;
+        let addr = listener.local_addr().map_err(|source| Error::Bind {
+            addr: config.listen,
+            source,
+        })?;
+        let (gc_tx, mut gc_rx) = tokio::sync::mpsc::unbounded_channel();
+        let state = store::State::new(config.watch_history, gc_tx);
+        let admin_token = random_token();
+        let mut tokens = HashMap::new();
+        tokens.insert(
+            admin_token.clone(),
+            UserInfo {
+                name: "admin".into(),
+                groups: vec!["system:masters".into(), "system:authenticated".into()],
+            },
+        );
+        let shared = Arc::new(Shared {
+            state: Mutex::new(state),
+            tokens: RwLock::new(tokens),
+            config,
+            addr,
+        });
+        let cancel = CancellationToken::new();
+        let gc_shared = shared.clone();
+        let gc_cancel = cancel.clone();
+        tokio::spawn(async move {
+            loop {
+                tokio::select! {
+                    w = gc_rx.recv() => {
+                        let Some(w) = w else { break };
+                        gc_shared.lock().run_gc(w);
+                    }
+                    _ = gc_cancel.cancelled() => break,
+                }
+            }
+        });
+        let tls = tls::generate()?;
+        let acceptor = tls.acceptor.clone();
+        let c = cancel.clone();
+        let conn_shared = shared.clone();
+        let task = tokio::spawn(async move {
+            loop {
+                tokio::select! {
+                    r = listener.accept() => match r {
+                        Ok((stream, _)) => {
+                            tokio::spawn(serve_connection(stream, acceptor.clone(), conn_shared.clone(), c.clone()));
+                        }
+                        Err(e) => {
+                            tracing::warn!(error = %e, "accept failed");
+                            tokio::time::sleep(Duration::from_millis(50)).await;
+                        }
+                    },
+                    _ = c.cancelled() => break,
+                }
+            }
+        });
+        tracing::info!(url = %format!("http://{addr}"), "kube-testserver listening");
+        Ok(TestServer {
+            shared,
+            addr,
+            admin_token,
+            ca_pem: tls.ca_pem,
+            cancel,
+            task: Some(task),
+        })
+    }
+
+    /// `https://127.0.0.1:PORT` (the certificate is signed by [`TestServer::ca_pem`]).
+    pub fn url(&self) -> String {
+        format!("https://{}", self.addr)
+    }
+
+    /// `http://127.0.0.1:PORT`: the same server without TLS (kubectl will not send tokens there).
+    pub fn http_url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    /// The listening address.
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// The PEM of the CA that signed the serving certificate.
+    pub fn ca_pem(&self) -> String {
+        self.ca_pem.clone()
+    }
+
+    /// The all-powerful token (user `admin`, group `system:masters`).
+    pub fn admin_token(&self) -> String {
+        self.admin_token.clone()
+    }
+
+    /// A kubeconfig (YAML) for this server and token, with namespace `default`.
+    pub fn kubeconfig(&self, token: &str) -> String {
+        format!(
+            "apiVersion: v1\nkind: Config\nclusters:\n- name: kube-testserver\n  cluster:\n    server: {}\n    certificate-authority-data: {}\ncontexts:\n- name: kube-testserver\n  context:\n    cluster: kube-testserver\n    user: kube-testserver\n    namespace: default\ncurrent-context: kube-testserver\nusers:\n- name: kube-testserver\n  user:\n    token: {}\n",
+            self.url(),
+            base64::engine::general_purpose::STANDARD.encode(&self.ca_pem),
+            token
+        )
+    }
+
+    /// Writes the admin kubeconfig to `path` (mode 0600 on Unix).
+    pub fn write_kubeconfig(&self, path: &Path) -> io::Result<()> {
+        std::fs::write(path, self.kubeconfig(&self.admin_token))?;
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))?;
+        }
+        Ok(())
+    }
+
+    /// A new bearer token for `user` in `groups` (plus `system:authenticated`, and for
+    /// `system:serviceaccount:<ns>:<name>` users the service-account groups). RBAC applies.
+    pub fn issue_token(&self, user: &str, groups: &[&str]) -> String {
+        let mut g: Vec<String> = groups.iter().map(|s| s.to_string()).collect();
+        if let Some(rest) = user.strip_prefix("system:serviceaccount:")
+            && let Some((ns, _)) = rest.split_once(':')
+        {
+            g.push("system:serviceaccounts".into());
+            g.push(format!("system:serviceaccounts:{ns}"));
+        }
+        g.push("system:authenticated".into());
+        g.dedup();
+        let token = random_token();
+        let mut tokens = self
+            .shared
+            .tokens
+            .write()
+            .unwrap_or_else(|p| p.into_inner());
+        tokens.insert(
+            token.clone(),
+            UserInfo {
+                name: user.to_string(),
+                groups: g,
+            },
+        );
+        token
+    }
+
+    /// Number of stored objects (for measurements).
+    pub fn object_count(&self) -> usize {
+        self.shared.lock().object_count()
+    }
+
+    /// Stops serving and waits for the listener to close (open watches end).
+    pub async fn shutdown(mut self) {
+        self.cancel.cancel();
+        if let Some(t) = self.task.take() {
+            // Open watch streams keep connections alive; don't wait for them forever.
+            let _ = tokio::time::timeout(Duration::from_secs(5), t).await;
+        }
+    }
+}
+
+impl Drop for TestServer {
+    fn drop(&mut self) {
+        self.cancel.cancel();
+        if let Some(t) = self.task.take() {
+            t.abort();
+        }
+    }
+}
+
+/// Serves one connection, TLS or plain HTTP/1.1 depending on its first byte.
+async fn serve_connection(
+    stream: tokio::net::TcpStream,
+    acceptor: tokio_rustls::TlsAcceptor,
+    shared: Arc<Shared>,
+    cancel: CancellationToken,
+) {
+    let _ = stream.set_nodelay(true);
+    let mut first = [0u8; 1];
+    let is_tls = match stream.peek(&mut first).await {
+        Ok(1) => first[0] == 0x16,
+        _ => return,
+    };
+    let service = hyper::service::service_fn(move |req: hyper::Request<hyper::body::Incoming>| {
+        let s = shared.clone();
+        async move {
+            Ok::<_, std::convert::Infallible>(http::handle(s, req.map(axum::body::Body::new)).await)
+        }
+    });
+    let builder = hyper::server::conn::http1::Builder::new();
+    if is_tls {
+        let Ok(tls) = acceptor.accept(stream).await else {
+            return;
+        };
+        let conn = builder.serve_connection(hyper_util::rt::TokioIo::new(tls), service);
+        tokio::select! {
+            _ = conn => {}
+            _ = cancel.cancelled() => {}
+        }
+    } else {
+        let conn = builder.serve_connection(hyper_util::rt::TokioIo::new(stream), service);
+        tokio::select! {
+            _ = conn => {}
+            _ = cancel.cancelled() => {}
+        }
+    }
+}

@@ -1,0 +1,676 @@
+//! Per-type checks and defaulting of a write, in the order kube-apiserver applies them.
+//!
+//! Custom resources: unknown fields are pruned (and, under `fieldValidation=Strict`, rejected
+//! with a 400 `strict decoding error: unknown field "spec.x"`; under `Warn`, reported in a
+//! `Warning` header), then defaults are applied, then the schema (including CEL rules) is
+//! validated, giving 422 Invalid with one cause per field error. All schema judgement comes
+//! from the `crd-schema` crate. CustomResourceDefinitions are checked by
+//! `crd_schema::validate_crd` and get their names defaulted and their status conditions set.
+//! Built-in kinds get the checks that matter to our clients (unknown top-level and metadata
+//! fields, Secret/ConfigMap keys and base64 data, Secret `stringData`, immutability, RBAC
+//! rules and role references, events.k8s.io required fields).
+
+use crate::registry::{Builtin, ResourceType, View, builtin_field_known};
+use crate::status::{ApiError, Qualified, go_quote};
+use crate::store::{FieldValidation, State, WriteCtx, set_condition};
+use base64::Engine;
+use crd_schema::{FieldError, FieldErrorKind};
+use serde_json::{Value, json};
+
+const OBJECT_META: &[&str] = &[
+    "name",
+    "generateName",
+    "namespace",
+    "selfLink",
+    "uid",
+    "resourceVersion",
+    "generation",
+    "creationTimestamp",
+    "deletionTimestamp",
+    "deletionGracePeriodSeconds",
+    "labels",
+    "annotations",
+    "ownerReferences",
+    "finalizers",
+    "managedFields",
+];
+
+const DNS1123_SUBDOMAIN_MSG: &str = "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')";
+const DNS1123_LABEL_MSG: &str = "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')";
+
+fn is_label(s: &str) -> bool {
+    !s.is_empty()
+        && s.len() <= 63
+        && s.bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+        && !s.starts_with('-')
+        && !s.ends_with('-')
+}
+
+fn is_subdomain(s: &str) -> bool {
+    !s.is_empty() && s.len() <= 253 && s.split('.').all(is_label)
+}
+
+/// Checks an object name as the type's registry does.
+pub fn validate_name(rt: &ResourceType, name: &str, q: &Qualified) -> Result<(), ApiError> {
+    let err = |detail: &str| {
+        ApiError::invalid_field(
+            q,
+            name,
+            FieldErrorKind::Invalid,
+            "metadata.name",
+            Some(go_quote(name)),
+            detail,
+        )
+    };
+    match rt.builtin {
+        Builtin::Namespace => {
+            if !is_label(name) {
+                return Err(err(DNS1123_LABEL_MSG));
+            }
+        }
+        Builtin::Role
+        | Builtin::ClusterRole
+        | Builtin::RoleBinding
+        | Builtin::ClusterRoleBinding => {
+            if name == "." || name == ".." {
+                return Err(err(&format!("may not be '{name}'")));
+            }
+            for bad in ["/", "%"] {
+                if name.contains(bad) {
+                    return Err(err(&format!("may not contain '{bad}'")));
+                }
+            }
+        }
+        _ => {
+            if !is_subdomain(name) {
+                return Err(err(DNS1123_SUBDOMAIN_MSG));
+            }
+        }
+    }
+    Ok(())
+}
+
+fn label_value_ok(v: &str) -> bool {
+    v.is_empty()
+        || (v.len() <= 63
+            && v.bytes()
+                .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'))
+            && v.as_bytes()
+                .first()
+                .is_some_and(|b| b.is_ascii_alphanumeric())
+            && v.as_bytes()
+                .last()
+                .is_some_and(|b| b.is_ascii_alphanumeric()))
+}
+
+fn qualified_name_ok(k: &str) -> bool {
+    let (prefix, name) = match k.rsplit_once('/') {
+        Some((p, n)) => (Some(p), n),
+        None => (None, k),
+    };
+    prefix.is_none_or(is_subdomain) && !name.is_empty() && name.len() <= 63 && label_value_ok(name)
+}
+
+fn check_metadata(obj: &Value, errs: &mut Vec<FieldError>, unknown: &mut Vec<String>) {
+    let Some(meta) = obj.get("metadata").and_then(|m| m.as_object()) else {
+        return;
+    };
+    for k in meta.keys() {
+        if !OBJECT_META.contains(&k.as_str()) {
+            unknown.push(format!("metadata.{k}"));
+        }
+    }
+    if let Some(labels) = meta.get("labels").and_then(|l| l.as_object()) {
+        for (k, v) in labels {
+            if !qualified_name_ok(k) {
+                errs.push(FieldError { kind: FieldErrorKind::Invalid, field: "metadata.labels".into(), value: Some(go_quote(k)), detail: "name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')".into() });
+            }
+            let v = v.as_str().unwrap_or_default();
+            if !label_value_ok(v) {
+                errs.push(FieldError { kind: FieldErrorKind::Invalid, field: "metadata.labels".to_string(), value: Some(go_quote(v)), detail: "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')".into() });
+            }
+        }
+    }
+    if let Some(ann) = meta.get("annotations").and_then(|l| l.as_object()) {
+        let total: usize = ann
+            .iter()
+            .map(|(k, v)| k.len() + v.as_str().map(str::len).unwrap_or(0))
+            .sum();
+        if total > 256 * 1024 {
+            errs.push(FieldError {
+                kind: FieldErrorKind::TooLong,
+                field: "metadata.annotations".into(),
+                value: None,
+                detail: "must have at most 262144 bytes".into(),
+            });
+        }
+        for k in ann.keys() {
+            if !qualified_name_ok(k) {
+                errs.push(FieldError { kind: FieldErrorKind::Invalid, field: "metadata.annotations".into(), value: Some(go_quote(k)), detail: "name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character".into() });
+            }
+        }
+    }
+    if let Some(refs) = meta.get("ownerReferences").and_then(|r| r.as_array()) {
+        for (i, r) in refs.iter().enumerate() {
+            for f in ["apiVersion", "kind", "name", "uid"] {
+                if r.get(f).and_then(|v| v.as_str()).is_none_or(str::is_empty) {
+                    errs.push(FieldError {
+                        kind: FieldErrorKind::Invalid,
+                        field: format!("metadata.ownerReferences[{i}].{f}"),
+                        value: Some("\"\"".into()),
+                        detail: format!("{f} must not be empty"),
+                    });
+                }
+            }
+        }
+    }
+}
+
+fn report_unknown(unknown: Vec<String>, ctx: &mut WriteCtx) -> Result<(), ApiError> {
+    if unknown.is_empty() {
+        return Ok(());
+    }
+    let rendered: Vec<String> = unknown
+        .iter()
+        .map(|u| format!("unknown field {}", go_quote(u.trim_start_matches('.'))))
+        .collect();
+    match ctx.validation {
+        FieldValidation::Strict => Err(ApiError::bad_request(format!(
+            "strict decoding error: {}",
+            rendered.join(", ")
+        ))),
+        FieldValidation::Warn => {
+            ctx.warnings.extend(rendered);
+            Ok(())
+        }
+        FieldValidation::Ignore => Ok(()),
+    }
+}
+
+fn name_of(obj: &Value) -> String {
+    obj.pointer("/metadata/name")
+        .and_then(|v| v.as_str())
+        .unwrap_or_default()
+        .to_string()
+}
+
+fn key_ok(k: &str) -> bool {
+    !k.is_empty()
+        && k.len() <= 253
+        && k.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'))
+}
+
+const KEY_MSG: &str = "a valid config key must consist of alphanumeric characters, '-', '_' or '.' (e.g. 'key.name',  or 'KEY_NAME',  or 'key-name', regex used for validation is '[-._a-zA-Z0-9]+')";
+
+/// Prunes, defaults and validates `obj` for a write of type `rt`; `old` is the stored object
+/// on update.
+pub fn admit(
+    state: &State,
+    rt: &ResourceType,
+    obj: &mut Value,
+    old: Option<&Value>,
+    ctx: &mut WriteCtx,
+) -> Result<(), ApiError> {
+    let q = rt.qualified();
+    let name = name_of(obj);
+    let mut errs = Vec::new();
+    let mut unknown = Vec::new();
+    check_metadata(obj, &mut errs, &mut unknown);
+    match rt.builtin {
+        Builtin::Custom => {
+            if let Some(schema) = &rt.schema {
+                unknown.extend(schema.prune(obj));
+                report_unknown(std::mem::take(&mut unknown), ctx)?;
+                schema.apply_defaults(obj);
+                errs.extend(schema.validate(obj, old));
+            } else {
+                report_unknown(std::mem::take(&mut unknown), ctx)?;
+            }
+        }
+        _ => {
+            if let Some(m) = obj.as_object() {
+                for k in m.keys() {
+                    if !builtin_field_known(rt, k) {
+                        unknown.push(k.clone());
+                    }
+                }
+            }
+            report_unknown(std::mem::take(&mut unknown), ctx)?;
+        }
+    }
+    match rt.builtin {
+        Builtin::Secret => secret(obj, old, &mut errs)?,
+        Builtin::ConfigMap => {
+            for field in ["data", "binaryData"] {
+                if let Some(d) = obj.get(field).and_then(|d| d.as_object()) {
+                    for k in d.keys() {
+                        if !key_ok(k) {
+                            errs.push(FieldError {
+                                kind: FieldErrorKind::Invalid,
+                                field: format!("{field}[{k}]"),
+                                value: Some(go_quote(k)),
+                                detail: KEY_MSG.into(),
+                            });
+                        }
+                    }
+                }
+            }
+            immutable(obj, old, &["data", "binaryData"], &mut errs);
+        }
+        Builtin::Namespace => {
+            if obj.pointer("/metadata/deletionTimestamp").is_none() {
+                obj["status"] = json!({"phase": "Active"});
+            }
+            if obj.pointer("/spec/finalizers").is_none() {
+                obj["spec"] = json!({"finalizers": ["kubernetes"]});
+            }
+        }
+        Builtin::Event => event(rt, obj, &mut errs),
+        Builtin::Role | Builtin::ClusterRole => {
+            if let Some(rules) = obj.get("rules").and_then(|r| r.as_array()) {
+                for (i, r) in rules.iter().enumerate() {
+                    if r.get("verbs")
+                        .and_then(|v| v.as_array())
+                        .is_none_or(|v| v.is_empty())
+                    {
+                        errs.push(FieldError {
+                            kind: FieldErrorKind::Required,
+                            field: format!("rules[{i}].verbs"),
+                            value: None,
+                            detail: "verbs must contain at least one value".into(),
+                        });
+                    }
+                    let has_nonres = r
+                        .get("nonResourceURLs")
+                        .and_then(|v| v.as_array())
+                        .is_some_and(|v| !v.is_empty());
+                    if !has_nonres
+                        && r.get("resources")
+                            .and_then(|v| v.as_array())
+                            .is_none_or(|v| v.is_empty())
+                    {
+                        errs.push(FieldError {
+                            kind: FieldErrorKind::Required,
+                            field: format!("rules[{i}].resources"),
+                            value: None,
+                            detail: "resource rules must supply at least one resource".into(),
+                        });
+                    }
+                    if !has_nonres
+                        && r.get("apiGroups")
+                            .and_then(|v| v.as_array())
+                            .is_none_or(|v| v.is_empty())
+                    {
+                        errs.push(FieldError {
+                            kind: FieldErrorKind::Required,
+                            field: format!("rules[{i}].apiGroups"),
+                            value: None,
+                            detail: "resource rules must supply at least one api group".into(),
+                        });
+                    }
+                }
+            }
+        }
+        Builtin::RoleBinding | Builtin::ClusterRoleBinding => {
+            let rr = &obj["roleRef"];
+            let kind = rr["kind"].as_str().unwrap_or_default();
+            let allowed: &[&str] = if rt.builtin == Builtin::RoleBinding {
+                &["Role", "ClusterRole"]
+            } else {
+                &["ClusterRole"]
+            };
+            if !allowed.contains(&kind) {
+                errs.push(FieldError {
+                    kind: FieldErrorKind::NotSupported,
+                    field: "roleRef.kind".into(),
+                    value: Some(go_quote(kind)),
+                    detail: format!(
+                        "supported values: {}",
+                        allowed
+                            .iter()
+                            .map(|a| go_quote(a))
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ),
+                });
+            }
+            if rr["name"].as_str().is_none_or(str::is_empty) {
+                errs.push(FieldError {
+                    kind: FieldErrorKind::Required,
+                    field: "roleRef.name".into(),
+                    value: None,
+                    detail: String::new(),
+                });
+            }
+            if let Some(o) = old
+                && o["roleRef"] != obj["roleRef"]
+            {
+                errs.push(FieldError {
+                    kind: FieldErrorKind::Invalid,
+                    field: "roleRef".into(),
+                    value: Some(rr.to_string()),
+                    detail: "cannot change roleRef".into(),
+                });
+            }
+            if let Some(subjects) = obj.get("subjects").and_then(|s| s.as_array()) {
+                for (i, s) in subjects.iter().enumerate() {
+                    let k = s["kind"].as_str().unwrap_or_default();
+                    if !["User", "Group", "ServiceAccount"].contains(&k) {
+                        errs.push(FieldError {
+                            kind: FieldErrorKind::NotSupported,
+                            field: format!("subjects[{i}].kind"),
+                            value: Some(go_quote(k)),
+                            detail: "supported values: \"ServiceAccount\", \"User\", \"Group\""
+                                .into(),
+                        });
+                    }
+                    if s["name"].as_str().is_none_or(str::is_empty) {
+                        errs.push(FieldError {
+                            kind: FieldErrorKind::Required,
+                            field: format!("subjects[{i}].name"),
+                            value: None,
+                            detail: String::new(),
+                        });
+                    }
+                }
+            }
+        }
+        Builtin::Crd => crd(state, obj, old, &mut errs),
+        Builtin::Lease | Builtin::ServiceAccount | Builtin::Custom => {}
+    }
+    if errs.is_empty() {
+        Ok(())
+    } else {
+        Err(ApiError::invalid(&q, &name, &errs))
+    }
+}
+
+fn immutable(obj: &Value, old: Option<&Value>, fields: &[&str], errs: &mut Vec<FieldError>) {
+    let Some(old) = old else { return };
+    if old.get("immutable").and_then(|v| v.as_bool()) != Some(true) {
+        return;
+    }
+    if obj.get("immutable").and_then(|v| v.as_bool()) != Some(true) {
+        errs.push(FieldError {
+            kind: FieldErrorKind::Forbidden,
+            field: "immutable".into(),
+            value: None,
+            detail: "field is immutable when `immutable` is set".into(),
+        });
+    }
+    for f in fields {
+        if obj.get(*f) != old.get(*f) {
+            errs.push(FieldError {
+                kind: FieldErrorKind::Forbidden,
+                field: (*f).into(),
+                value: None,
+                detail: "field is immutable when `immutable` is set".into(),
+            });
+        }
+    }
+}
+
+fn secret(
+    obj: &mut Value,
+    old: Option<&Value>,
+    errs: &mut Vec<FieldError>,
+) -> Result<(), ApiError> {
+    if let Some(sd) = obj.as_object_mut().and_then(|m| m.remove("stringData"))
+        && let Some(sd) = sd.as_object()
+    {
+        if !obj.get("data").is_some_and(|d| d.is_object()) {
+            obj["data"] = json!({});
+        }
+        for (k, v) in sd {
+            let s = v.as_str().unwrap_or_default();
+            obj["data"][k] = json!(base64::engine::general_purpose::STANDARD.encode(s));
+        }
+    }
+    if let Some(d) = obj.get("data").and_then(|d| d.as_object()) {
+        for (k, v) in d {
+            if !key_ok(k) {
+                errs.push(FieldError {
+                    kind: FieldErrorKind::Invalid,
+                    field: format!("data[{k}]"),
+                    value: Some(go_quote(k)),
+                    detail: KEY_MSG.into(),
+                });
+            }
+            let s = v.as_str().unwrap_or_default();
+            if let Err(e) = base64::engine::general_purpose::STANDARD.decode(s) {
+                return Err(ApiError::bad_request(format!(
+                    "Secret in version \"v1\" cannot be handled as a Secret: {e}"
+                )));
+            }
+        }
+    }
+    if obj
+        .get("type")
+        .and_then(|t| t.as_str())
+        .is_none_or(str::is_empty)
+    {
+        obj["type"] = json!("Opaque");
+    }
+    if let Some(o) = old
+        && o.get("type") != obj.get("type")
+    {
+        errs.push(FieldError {
+            kind: FieldErrorKind::Invalid,
+            field: "type".into(),
+            value: obj.get("type").map(|t| t.to_string()),
+            detail: "field is immutable".into(),
+        });
+    }
+    immutable(obj, old, &["data"], errs);
+    Ok(())
+}
+
+fn event(rt: &ResourceType, obj: &mut Value, errs: &mut Vec<FieldError>) {
+    let ns = obj
+        .pointer("/metadata/namespace")
+        .and_then(|v| v.as_str())
+        .unwrap_or_default()
+        .to_string();
+    if let Some(ins) = obj
+        .pointer("/involvedObject/namespace")
+        .and_then(|v| v.as_str())
+        && !ins.is_empty()
+        && ins != ns
+    {
+        let field = if rt.view == View::EventsV1 {
+            "regarding.namespace"
+        } else {
+            "involvedObject.namespace"
+        };
+        errs.push(FieldError {
+            kind: FieldErrorKind::Invalid,
+            field: field.into(),
+            value: Some(go_quote(ins)),
+            detail: "does not match event.namespace".into(),
+        });
+    }
+    let new_style = rt.view == View::EventsV1 || obj.get("eventTime").is_some_and(|t| !t.is_null());
+    if new_style {
+        // Stored (core) names → events.k8s.io names, for messages in the client's vocabulary.
+        let v1 = rt.view == View::EventsV1;
+        for (core, v1name, max) in [
+            ("reportingComponent", "reportingController", 253),
+            ("reportingInstance", "reportingInstance", 128),
+            ("action", "action", 128),
+            ("reason", "reason", 128),
+        ] {
+            let field = if v1 { v1name } else { core };
+            match obj.get(core).and_then(|v| v.as_str()) {
+                None | Some("") => errs.push(FieldError {
+                    kind: FieldErrorKind::Required,
+                    field: field.into(),
+                    value: None,
+                    detail: String::new(),
+                }),
+                Some(s) if s.len() > max => errs.push(FieldError {
+                    kind: FieldErrorKind::Invalid,
+                    field: field.into(),
+                    value: None,
+                    detail: format!("can have at most {max} characters"),
+                }),
+                _ => {}
+            }
+        }
+        if obj.get("eventTime").is_none_or(|t| t.is_null()) {
+            errs.push(FieldError {
+                kind: FieldErrorKind::Required,
+                field: "eventTime".into(),
+                value: None,
+                detail: String::new(),
+            });
+        }
+        if let Some(m) = obj.get("message").and_then(|v| v.as_str())
+            && m.len() > 1024
+        {
+            errs.push(FieldError {
+                kind: FieldErrorKind::TooLong,
+                field: if v1 { "note" } else { "message" }.into(),
+                value: None,
+                detail: "must have at most 1024 bytes".into(),
+            });
+        }
+    }
+    if let Some(t) = obj.get("type").and_then(|v| v.as_str())
+        && new_style
+        && t != "Normal"
+        && t != "Warning"
+    {
+        errs.push(FieldError {
+            kind: FieldErrorKind::Invalid,
+            field: "type".into(),
+            value: Some(go_quote(t)),
+            detail: "has invalid value: must be one of [Normal Warning]".into(),
+        });
+    }
+}
+
+fn crd(state: &State, obj: &mut Value, old: Option<&Value>, errs: &mut Vec<FieldError>) {
+    // Upstream defaulting of names, before validation.
+    if let Some(names) = obj
+        .pointer_mut("/spec/names")
+        .and_then(|n| n.as_object_mut())
+    {
+        let kind = names
+            .get("kind")
+            .and_then(|k| k.as_str())
+            .unwrap_or_default()
+            .to_string();
+        if !kind.is_empty() {
+            names
+                .entry("singular")
+                .or_insert_with(|| json!(kind.to_lowercase()));
+            names
+                .entry("listKind")
+                .or_insert_with(|| json!(format!("{kind}List")));
+        }
+    }
+    if obj.pointer("/spec/conversion").is_none()
+        && let Some(spec) = obj.get_mut("spec").and_then(|s| s.as_object_mut())
+    {
+        spec.insert("conversion".into(), json!({"strategy": "None"}));
+    }
+    let crd_errs = crd_schema::validate_crd(obj, old);
+    if !crd_errs.is_empty() {
+        errs.extend(crd_errs);
+        return;
+    }
+    if let Err(e) = crate::registry::crd_resource_types(obj) {
+        errs.extend(e);
+        return;
+    }
+    if old.is_none() {
+        let fins = obj
+            .pointer("/metadata/finalizers")
+            .and_then(|f| f.as_array())
+            .cloned()
+            .unwrap_or_default();
+        if !fins.iter().any(|f| f == crate::store::CRD_FINALIZER) {
+            let mut fins = fins;
+            fins.push(json!(crate::store::CRD_FINALIZER));
+            obj["metadata"]["finalizers"] = json!(fins);
+        }
+    }
+    // Status: accepted names and conditions, kept from the stored object.
+    if let Some(o) = old {
+        obj["status"] = o.get("status").cloned().unwrap_or(json!({}));
+    }
+    let names = obj.pointer("/spec/names").cloned().unwrap_or(json!({}));
+    let name = name_of(obj);
+    let group = obj
+        .pointer("/spec/group")
+        .and_then(|g| g.as_str())
+        .unwrap_or_default()
+        .to_string();
+    let conflict = state.registry.all().find(|t| {
+        t.group == group
+            && t.crd_name.as_deref() != Some(name.as_str())
+            && (t.kind == names["kind"].as_str().unwrap_or_default()
+                || t.plural == names["plural"].as_str().unwrap_or_default())
+    });
+    let mut storage = Vec::new();
+    for v in obj
+        .pointer("/spec/versions")
+        .and_then(|v| v.as_array())
+        .cloned()
+        .unwrap_or_default()
+    {
+        if v["storage"].as_bool() == Some(true) {
+            storage.push(v["name"].clone());
+        }
+    }
+    let mut stored: Vec<Value> = obj
+        .pointer("/status/storedVersions")
+        .and_then(|s| s.as_array())
+        .cloned()
+        .unwrap_or_default();
+    for s in storage {
+        if !stored.contains(&s) {
+            stored.push(s);
+        }
+    }
+    match conflict {
+        Some(t) => {
+            let msg = format!(
+                "{} is already in use",
+                go_quote(if t.kind == names["kind"].as_str().unwrap_or_default() {
+                    &t.kind
+                } else {
+                    &t.plural
+                })
+            );
+            set_condition(obj, "NamesAccepted", "False", "NameConflict", &msg);
+            set_condition(
+                obj,
+                "Established",
+                "False",
+                "NotAccepted",
+                "not all names are accepted",
+            );
+        }
+        None => {
+            obj["status"]["acceptedNames"] = names;
+            set_condition(
+                obj,
+                "NamesAccepted",
+                "True",
+                "NoConflicts",
+                "no conflicts found",
+            );
+            set_condition(
+                obj,
+                "Established",
+                "True",
+                "InitialNamesAccepted",
+                "the initial names have been accepted",
+            );
+        }
+    }
+    obj["status"]["storedVersions"] = json!(stored);
+}

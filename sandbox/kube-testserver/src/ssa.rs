@@ -1,0 +1,492 @@
+//! Field ownership (`metadata.managedFields`) and server-side apply.
+//!
+//! Every write records which manager set which fields, in the `FieldsV1` format (`f:<name>`
+//! for map fields, `v:<json>` for set items). Non-apply writes (create, PUT, merge/JSON/strategic
+//! patch) give the fields they change to their manager with `operation: Update` and take them
+//! from everyone else. An apply (`application/apply-patch+yaml`) sets the fields of the applied
+//! configuration, removes fields this manager applied before but no longer applies (unless
+//! another manager also owns them), and fails with 409 Conflict when another manager owns a field
+//! with a different value, unless `force=true`, which takes the field over.
+//!
+//! Deviations (simplifications): lists are atomic (one field) except `metadata.finalizers`,
+//! which is a set as upstream; `x-kubernetes-list-type: map` lists (e.g. `status.conditions`)
+//! are therefore owned whole, not per key. Apply and update entries are kept per
+//! (manager, operation, subresource) without the apiVersion conversion upstream does.
+
+use serde_json::{Map, Value, json};
+use std::collections::BTreeSet;
+
+/// A path of `FieldsV1` elements (`f:spec`, `f:forProvider`, `v:"finalizer"`).
+pub type FieldPath = Vec<String>;
+
+/// Metadata fields the server owns; never tracked.
+const SYSTEM_META: &[&str] = &[
+    "name",
+    "namespace",
+    "uid",
+    "resourceVersion",
+    "generation",
+    "creationTimestamp",
+    "deletionTimestamp",
+    "deletionGracePeriodSeconds",
+    "managedFields",
+    "selfLink",
+    "generateName",
+];
+
+fn is_set_list(path: &[String]) -> bool {
+    path.len() == 2 && path[0] == "f:metadata" && path[1] == "f:finalizers"
+}
+
+/// The leaf field paths of an object (the fields a manager of this object would own).
+pub fn leaves(obj: &Value) -> BTreeSet<FieldPath> {
+    let mut out = BTreeSet::new();
+    if let Some(m) = obj.as_object() {
+        for (k, v) in m {
+            if k == "apiVersion" || k == "kind" {
+                continue;
+            }
+            let p = vec![format!("f:{k}")];
+            if k == "metadata" {
+                if let Some(mm) = v.as_object() {
+                    for (mk, mv) in mm {
+                        if SYSTEM_META.contains(&mk.as_str()) {
+                            continue;
+                        }
+                        walk(vec!["f:metadata".into(), format!("f:{mk}")], mv, &mut out);
+                    }
+                }
+            } else {
+                walk(p, v, &mut out);
+            }
+        }
+    }
+    out
+}
+
+fn walk(path: FieldPath, v: &Value, out: &mut BTreeSet<FieldPath>) {
+    match v {
+        Value::Object(m) if !m.is_empty() => {
+            for (k, c) in m {
+                let mut p = path.clone();
+                p.push(format!("f:{k}"));
+                walk(p, c, out);
+            }
+        }
+        Value::Array(items) if is_set_list(&path) => {
+            for i in items {
+                let mut p = path.clone();
+                p.push(format!("v:{i}"));
+                out.insert(p);
+            }
+        }
+        _ => {
+            out.insert(path);
+        }
+    }
+}
+
+/// The value at a field path, if any.
+pub fn value_at<'a>(obj: &'a Value, path: &[String]) -> Option<&'a Value> {
+    let mut cur = obj;
+    for (i, el) in path.iter().enumerate() {
+        if let Some(f) = el.strip_prefix("f:") {
+            cur = cur.get(f)?;
+        } else if let Some(v) = el.strip_prefix("v:") {
+            let want: Value = serde_json::from_str(v).ok()?;
+            let items = cur.as_array()?;
+            return items
+                .iter()
+                .find(|i| **i == want)
+                .filter(|_| i == path.len() - 1);
+        } else {
+            return None;
+        }
+    }
+    Some(cur)
+}
+
+fn remove_at(obj: &mut Value, path: &[String]) {
+    let Some((last, parents)) = path.split_last() else {
+        return;
+    };
+    let mut cur = obj;
+    for el in parents {
+        let Some(f) = el.strip_prefix("f:") else {
+            return;
+        };
+        match cur.get_mut(f) {
+            Some(c) => cur = c,
+            None => return,
+        }
+    }
+    if let Some(f) = last.strip_prefix("f:") {
+        if let Some(m) = cur.as_object_mut() {
+            m.remove(f);
+        }
+    } else if let Some(v) = last.strip_prefix("v:")
+        && let (Ok(want), Some(items)) = (serde_json::from_str::<Value>(v), cur.as_array_mut())
+    {
+        items.retain(|i| *i != want);
+    }
+}
+
+/// Renders a set of paths as a `FieldsV1` object.
+pub fn to_fields_v1(paths: &BTreeSet<FieldPath>) -> Value {
+    let mut root = Map::new();
+    for p in paths {
+        let mut cur = &mut root;
+        for el in p {
+            let next = cur.entry(el.clone()).or_insert_with(|| json!({}));
+            match next.as_object_mut() {
+                Some(m) => cur = m,
+                None => break,
+            }
+        }
+    }
+    Value::Object(root)
+}
+
+/// Parses a `FieldsV1` object back into leaf paths.
+pub fn from_fields_v1(v: &Value) -> BTreeSet<FieldPath> {
+    fn rec(prefix: &mut FieldPath, v: &Value, out: &mut BTreeSet<FieldPath>) {
+        match v.as_object() {
+            Some(m) if !m.is_empty() => {
+                for (k, c) in m {
+                    if k == "." {
+                        out.insert(prefix.clone());
+                        continue;
+                    }
+                    prefix.push(k.clone());
+                    rec(prefix, c, out);
+                    prefix.pop();
+                }
+            }
+            _ => {
+                if !prefix.is_empty() {
+                    out.insert(prefix.clone());
+                }
+            }
+        }
+    }
+    let mut out = BTreeSet::new();
+    rec(&mut Vec::new(), v, &mut out);
+    out
+}
+
+/// One `managedFields` entry.
+#[derive(Debug, Clone)]
+pub struct Entry {
+    pub manager: String,
+    pub operation: String,
+    pub api_version: String,
+    pub time: String,
+    pub subresource: String,
+    pub fields: BTreeSet<FieldPath>,
+}
+
+pub fn read_entries(obj: &Value) -> Vec<Entry> {
+    obj.pointer("/metadata/managedFields")
+        .and_then(|m| m.as_array())
+        .map(|a| {
+            a.iter()
+                .map(|e| Entry {
+                    manager: e["manager"].as_str().unwrap_or_default().to_string(),
+                    operation: e["operation"].as_str().unwrap_or("Update").to_string(),
+                    api_version: e["apiVersion"].as_str().unwrap_or_default().to_string(),
+                    time: e["time"].as_str().unwrap_or_default().to_string(),
+                    subresource: e["subresource"].as_str().unwrap_or_default().to_string(),
+                    fields: from_fields_v1(&e["fieldsV1"]),
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+pub fn write_entries(obj: &mut Value, entries: &[Entry]) {
+    let arr: Vec<Value> = entries
+        .iter()
+        .filter(|e| !e.fields.is_empty())
+        .map(|e| {
+            let mut v = json!({
+                "manager": e.manager,
+                "operation": e.operation,
+                "apiVersion": e.api_version,
+                "time": e.time,
+                "fieldsType": "FieldsV1",
+                "fieldsV1": to_fields_v1(&e.fields),
+            });
+            if !e.subresource.is_empty() {
+                v["subresource"] = json!(e.subresource);
+            }
+            v
+        })
+        .collect();
+    if let Some(m) = obj.get_mut("metadata").and_then(|m| m.as_object_mut()) {
+        if arr.is_empty() {
+            m.remove("managedFields");
+        } else {
+            m.insert("managedFields".into(), Value::Array(arr));
+        }
+    }
+}
+
+fn overlaps(a: &[String], b: &[String]) -> bool {
+    a.starts_with(b) || b.starts_with(a)
+}
+
+/// Who changes what, for one write.
+pub struct Writer<'a> {
+    pub manager: &'a str,
+    pub api_version: &'a str,
+    pub subresource: &'a str,
+    pub now: &'a str,
+}
+
+/// Records a non-apply write from `old` to `new` in `new`'s managedFields.
+pub fn track_update(old: Option<&Value>, new: &mut Value, w: &Writer<'_>) {
+    let mut entries = match old {
+        Some(o) => read_entries(o),
+        None => Vec::new(),
+    };
+    let new_leaves = leaves(new);
+    let changed: Vec<FieldPath> = new_leaves
+        .iter()
+        .filter(|p| old.and_then(|o| value_at(o, p)) != value_at(new, p))
+        .cloned()
+        .collect();
+    for e in &mut entries {
+        let is_me =
+            e.manager == w.manager && e.operation == "Update" && e.subresource == w.subresource;
+        // A field that is gone is owned by nobody; a changed field belongs to the writer alone.
+        e.fields.retain(|f| {
+            value_at(new, f).is_some() && (is_me || !changed.iter().any(|c| overlaps(f, c)))
+        });
+    }
+    if !changed.is_empty() {
+        let idx = entries.iter().position(|e| {
+            e.manager == w.manager && e.operation == "Update" && e.subresource == w.subresource
+        });
+        let e = match idx {
+            Some(i) => &mut entries[i],
+            None => {
+                entries.push(Entry {
+                    manager: w.manager.to_string(),
+                    operation: "Update".into(),
+                    api_version: w.api_version.to_string(),
+                    time: w.now.to_string(),
+                    subresource: w.subresource.to_string(),
+                    fields: BTreeSet::new(),
+                });
+                let last = entries.len() - 1;
+                &mut entries[last]
+            }
+        };
+        e.fields.extend(changed);
+        e.time = w.now.to_string();
+        e.api_version = w.api_version.to_string();
+    }
+    write_entries(new, &entries);
+}
+
+/// A field another manager owns with a different value.
+#[derive(Debug, Clone)]
+pub struct Conflict {
+    pub manager: String,
+    pub api_version: String,
+    pub path: String,
+}
+
+/// Renders a path as upstream does in conflict messages (`.spec.forProvider.x`).
+pub fn dotted(p: &[String]) -> String {
+    p.iter()
+        .map(|e| match e.strip_prefix("f:") {
+            Some(f) => format!(".{f}"),
+            None => format!("[{}]", e.get(2..).unwrap_or_default()),
+        })
+        .collect()
+}
+
+fn merge_into(target: &mut Value, config: &Value, path: &mut FieldPath) {
+    match (target.as_object_mut(), config.as_object()) {
+        (Some(t), Some(c)) => {
+            for (k, v) in c {
+                path.push(format!("f:{k}"));
+                if v.is_null() {
+                    t.remove(k);
+                } else if is_set_list(path) {
+                    let mut items: Vec<Value> = t
+                        .get(k)
+                        .and_then(|x| x.as_array())
+                        .cloned()
+                        .unwrap_or_default();
+                    for i in v.as_array().cloned().unwrap_or_default() {
+                        if !items.contains(&i) {
+                            items.push(i);
+                        }
+                    }
+                    t.insert(k.clone(), Value::Array(items));
+                } else if v.is_object() && t.get(k).is_some_and(|x| x.is_object()) {
+                    if let Some(child) = t.get_mut(k) {
+                        merge_into(child, v, path);
+                    }
+                } else {
+                    t.insert(k.clone(), v.clone());
+                }
+                path.pop();
+            }
+        }
+        _ => *target = config.clone(),
+    }
+}
+
+/// Whether applying `p` (from `config`) takes away field `f` another manager owns in `cur`.
+fn clashes(f: &[String], p: &[String], cur: &Value, config: &Value) -> bool {
+    if f.starts_with(p) {
+        // `p` is `f` or an ancestor: an applied map merges into it, anything else replaces it.
+        if f.len() > p.len() && value_at(config, p).is_some_and(|v| v.is_object()) {
+            return false;
+        }
+        value_at(cur, p) != value_at(config, p)
+    } else if p.starts_with(f) {
+        // The other manager owns an ancestor as one (atomic) field.
+        value_at(cur, f) != value_at(config, f)
+    } else {
+        false
+    }
+}
+
+/// Server-side apply of `config` by `manager` onto `current` (None: the object is created).
+/// Returns the new object with its managedFields, or the conflicts.
+pub fn apply(
+    current: Option<&Value>,
+    config: &Value,
+    w: &Writer<'_>,
+    force: bool,
+) -> Result<Value, Vec<Conflict>> {
+    let applied = leaves(config);
+    let mut entries = current.map(read_entries).unwrap_or_default();
+    let mine = |e: &Entry| {
+        e.manager == w.manager && e.operation == "Apply" && e.subresource == w.subresource
+    };
+    let previously: BTreeSet<FieldPath> = entries
+        .iter()
+        .filter(|e| mine(e))
+        .flat_map(|e| e.fields.clone())
+        .collect();
+    let mut obj = match current {
+        Some(c) => c.clone(),
+        None => json!({}),
+    };
+    if let Some(cur) = current {
+        let mut conflicts = Vec::new();
+        for e in entries.iter().filter(|e| !mine(e)) {
+            for f in &e.fields {
+                if applied.iter().any(|p| clashes(f, p, cur, config)) {
+                    conflicts.push(Conflict {
+                        manager: e.manager.clone(),
+                        api_version: e.api_version.clone(),
+                        path: dotted(f),
+                    });
+                }
+            }
+        }
+        if !conflicts.is_empty() && !force {
+            return Err(conflicts);
+        }
+        for e in entries.iter_mut().filter(|e| !mine(e)) {
+            e.fields
+                .retain(|f| !applied.iter().any(|p| clashes(f, p, cur, config)));
+        }
+        let others: BTreeSet<FieldPath> = entries
+            .iter()
+            .filter(|e| !mine(e))
+            .flat_map(|e| e.fields.clone())
+            .collect();
+        for p in previously.difference(&applied) {
+            if !others.iter().any(|o| overlaps(o, p)) {
+                remove_at(&mut obj, p);
+            }
+        }
+    }
+    let mut body = config.clone();
+    if let Some(m) = body.get_mut("metadata").and_then(|m| m.as_object_mut()) {
+        m.remove("managedFields");
+        m.remove("resourceVersion");
+    }
+    merge_into(&mut obj, &body, &mut Vec::new());
+    entries.retain(|e| !mine(e));
+    entries.push(Entry {
+        manager: w.manager.to_string(),
+        operation: "Apply".into(),
+        api_version: w.api_version.to_string(),
+        time: w.now.to_string(),
+        subresource: w.subresource.to_string(),
+        fields: applied,
+    });
+    write_entries(&mut obj, &entries);
+    Ok(obj)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn w<'a>(m: &'a str) -> Writer<'a> {
+        Writer {
+            manager: m,
+            api_version: "v1",
+            subresource: "",
+            now: "2024-01-01T00:00:00Z",
+        }
+    }
+
+    #[test]
+    fn apply_conflict_and_force() {
+        let cfg = json!({"apiVersion": "v1", "kind": "X", "metadata": {"name": "a"}, "spec": {"x": 1, "y": 2}});
+        let o = apply(None, &cfg, &w("a"), false).unwrap();
+        assert_eq!(o["spec"], json!({"x": 1, "y": 2}));
+        let cfg_b =
+            json!({"apiVersion": "v1", "kind": "X", "metadata": {"name": "a"}, "spec": {"x": 5}});
+        let c = apply(Some(&o), &cfg_b, &w("b"), false).unwrap_err();
+        assert_eq!(c[0].path, ".spec.x");
+        let o2 = apply(Some(&o), &cfg_b, &w("b"), true).unwrap();
+        assert_eq!(o2["spec"]["x"], 5);
+        // a stops applying y: removed; x now belongs to b and stays.
+        let cfg_a2 =
+            json!({"apiVersion": "v1", "kind": "X", "metadata": {"name": "a"}, "spec": {}});
+        let o3 = apply(Some(&o2), &cfg_a2, &w("a"), false).unwrap();
+        assert_eq!(o3["spec"], json!({"x": 5}));
+    }
+
+    #[test]
+    fn same_value_is_shared() {
+        let cfg = json!({"metadata": {"name": "a", "labels": {"l": "1"}}});
+        let o = apply(None, &cfg, &w("a"), false).unwrap();
+        let o2 = apply(Some(&o), &cfg, &w("b"), false).unwrap();
+        assert_eq!(read_entries(&o2).len(), 2);
+    }
+
+    #[test]
+    fn update_takes_fields() {
+        let cfg = json!({"spec": {"x": 1}, "metadata": {"finalizers": ["f"]}});
+        let o = apply(None, &cfg, &w("a"), false).unwrap();
+        let mut n = o.clone();
+        n["spec"]["x"] = json!(2);
+        track_update(Some(&o), &mut n, &w("u"));
+        let e = read_entries(&n);
+        let a = e.iter().find(|e| e.manager == "a").unwrap();
+        assert!(
+            !a.fields
+                .contains(&vec!["f:spec".to_string(), "f:x".to_string()])
+        );
+        assert!(a.fields.contains(&vec![
+            "f:metadata".to_string(),
+            "f:finalizers".to_string(),
+            "v:\"f\"".to_string()
+        ]));
+        let u = e.iter().find(|e| e.manager == "u").unwrap();
+        assert_eq!(u.fields.len(), 1);
+        assert_eq!(from_fields_v1(&to_fields_v1(&a.fields)), a.fields);
+    }
+}
