@@ -77,6 +77,7 @@ fn prune(x: &mut Value, s: Option<&Node>, embedded: bool, p: &mut Pruner<'_>) {
             let mut remove = Vec::new();
             for (k, v) in map.iter_mut() {
                 if embedded && META_FIELDS.contains(&k.as_str()) {
+                    prune_embedded_meta(k, v, p);
                     continue;
                 }
                 if let Some(prop) = s.properties.get(k) {
@@ -116,11 +117,54 @@ fn prune(x: &mut Value, s: Option<&Node>, embedded: bool, p: &mut Pruner<'_>) {
     }
 }
 
+/// The fields of `ObjectMeta`.
+const OBJECT_META_FIELDS: [&str; 15] = [
+    "name",
+    "generateName",
+    "namespace",
+    "selfLink",
+    "uid",
+    "resourceVersion",
+    "generation",
+    "creationTimestamp",
+    "deletionTimestamp",
+    "deletionGracePeriodSeconds",
+    "labels",
+    "annotations",
+    "ownerReferences",
+    "finalizers",
+    "managedFields",
+];
+
+/// `schemaobjectmeta.Coerce` of an embedded resource (not the object root, whose metadata is the
+/// server's): fields `ObjectMeta` does not have are dropped and reported.
+fn prune_embedded_meta(key: &str, v: &mut Value, p: &mut Pruner<'_>) {
+    if key != "metadata" || p.path.is_empty() {
+        return;
+    }
+    let Value::Object(meta) = v else { return };
+    let unknown: Vec<String> = meta
+        .keys()
+        .filter(|k| !OBJECT_META_FIELDS.contains(&k.as_str()))
+        .cloned()
+        .collect();
+    if unknown.is_empty() {
+        return;
+    }
+    let len = p.push_key("metadata");
+    for k in unknown {
+        p.record(&k);
+        meta.remove(&k);
+    }
+    p.path.truncate(len);
+}
+
 fn skip_prune(x: &mut Value, s: &Node, embedded: bool, p: &mut Pruner<'_>) {
     match x {
         Value::Object(map) => {
             for (k, v) in map.iter_mut() {
                 if embedded && META_FIELDS.contains(&k.as_str()) {
+                    prune_embedded_meta(k, v, p);
                     continue;
                 }
                 if let Some(prop) = s.properties.get(k) {
@@ -268,7 +312,7 @@ mod tests {
                      "tags": [{"k": "a", "v": "b"}],
                      "labels": {"a": "b"},
                      "free": {"anything": {"deep": 1}, "typed": {"a": "x", "b": "y"}},
-                     "template": {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"},
+                     "template": {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "colour": "red"},
                                   "spec": {"x": "1", "y": "2"}, "other": 1}}},
             "status": {"anything": 1}
         });
@@ -280,6 +324,7 @@ mod tests {
                 "spec.forProvider.colour",
                 "spec.forProvider.free.typed.b",
                 "spec.forProvider.tags[0].v",
+                "spec.forProvider.template.metadata.colour",
                 "spec.forProvider.template.other",
                 "spec.forProvider.template.spec.y",
             ]
