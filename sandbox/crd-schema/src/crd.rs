@@ -254,6 +254,19 @@ pub fn validate_crd(crd: &Value, old: Option<&Value>) -> Vec<FieldError> {
     if protected {
         errs.extend(validate_api_approval(crd, old));
     }
+    // validatePreserveUnknownFields
+    let preserve = |o: &Value| {
+        o.pointer("/spec/preserveUnknownFields")
+            .and_then(Value::as_bool)
+            == Some(true)
+    };
+    if !old.is_some_and(preserve) && preserve(crd) {
+        errs.push(FieldError::invalid(
+            "spec.preserveUnknownFields",
+            "true",
+            "cannot set to true, set x-kubernetes-preserve-unknown-fields to true in spec.versions[*].schema instead",
+        ));
+    }
     errs
 }
 

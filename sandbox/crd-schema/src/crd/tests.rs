@@ -530,3 +530,16 @@ fn selectable_fields() {
         ]
     );
 }
+
+#[test]
+fn preserve_unknown_fields_cannot_be_set() {
+    let mut crd =
+        crd_with_schema(json!({"type": "object", "x-kubernetes-preserve-unknown-fields": true}));
+    crd["spec"]["preserveUnknownFields"] = json!(true);
+    assert_eq!(
+        errors(&crd),
+        vec![
+            "spec.preserveUnknownFields: Invalid value: true: cannot set to true, set x-kubernetes-preserve-unknown-fields to true in spec.versions[*].schema instead"
+        ]
+    );
+}
