@@ -4,7 +4,8 @@
 //! `self` is the value at the node, `oldSelf` the correlated old value (properties by key,
 //! `additionalProperties` by key, `x-kubernetes-list-type: map` items by their keys); rules
 //! using `oldSelf` only run on update when the old value exists, unless `optionalOldSelf`
-//! (then `oldSelf` is `null` on create). Failures render as kube-apiserver's:
+//! (then `oldSelf` is an optional: `optional.none()` on create). Failures render as
+//! kube-apiserver's:
 //! `spec: Invalid value: "object": <message>`, with `reason` choosing Forbidden / Required /
 //! Duplicate and `fieldPath` extending the path.
 //!
@@ -14,11 +15,19 @@
 //! duration, `byte` bytes. At the root (and in embedded resources) `apiVersion`, `kind` and
 //! `metadata.name`/`metadata.generateName` are visible.
 //!
+//! The environment is Kubernetes 1.33's for CRDs: the CEL standard library (with `size()` of a
+//! string counting code points) plus the strings, lists, sets, regex, URL, quantity, format,
+//! IP/CIDR, semver, math and encoder libraries, and optionals.
+//!
 //! Deviations: there is no full CEL type checker. A rule is rejected at CRD creation when it
-//! does not parse, references an undeclared variable, or selects a field that the schema does
-//! not declare on a plain object (the common "undefined field" compile error); other type
-//! errors surface at evaluation time as `... evaluating rule: ...` errors. The CEL cost budget
-//! is not enforced. Error texts of the `cel` crate differ from cel-go's.
+//! does not parse, references an undeclared variable, selects a field the schema does not
+//! declare (or is not visible to CEL, e.g. unknown fields kept by
+//! `x-kubernetes-preserve-unknown-fields`), selects a field of a scalar, or visibly does not
+//! evaluate to a bool; other type errors surface at evaluation time as
+//! `... evaluating rule: ...` errors. The CEL cost budget (per rule, per CRD and at run time)
+//! is not enforced. The optional field syntax (`self.?x`) is not parsed (such CRDs are
+//! rejected). `type(x)` yields the type name as a string. Error texts of the `cel` crate differ
+//! from cel-go's. Failing rules that ratcheting turns into warnings upstream are dropped.
 
 use std::collections::HashMap;
 use std::sync::{Arc, LazyLock, Mutex};

@@ -8,10 +8,16 @@
 //! `spec.subresources...` and `spec.additionalPrinterColumns[i]...`, exactly as kube-apiserver
 //! reports them.
 //!
+//! On update the stored CRD is assumed `Established` (as the test server establishes CRDs at
+//! once), so `spec.scope` and `spec.names.kind` are immutable besides `spec.group` and
+//! `spec.names.plural`.
+//!
 //! Deviations: bad values that Go renders as whole structs (`%#v` of the versions list, of a
-//! JSONSchemaProps) are rendered as a short Go-like placeholder. `selectableFields`, webhook
-//! conversion URLs/CA bundles, the CEL cost estimates and `metadata` fields other than the name
-//! (labels, annotations syntax: the server's generic metadata checks) are not checked here.
+//! JSONSchemaProps) are rendered as a short Go-like placeholder. Webhook conversion URLs and
+//! CA bundles, the CEL cost estimates and `metadata` fields other than the name (labels,
+//! annotations syntax: the server's generic metadata checks) are not checked here. Defaults
+//! inside resource metadata are forbidden at the top level as upstream, but not validated as
+//! `ObjectMeta` inside embedded resources.
 
 use std::collections::HashSet;
 
