@@ -557,6 +557,114 @@ fn validate_object(
 }
 
 // ---------------------------------------------------------------------------------------------
+// scale subresource
+
+/// Go's `%T` of an unstructured value.
+fn go_type_name(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "<nil>",
+        Value::Bool(_) => "bool",
+        Value::Number(n) if n.is_i64() => "int64",
+        Value::Number(_) => "float64",
+        Value::String(_) => "string",
+        Value::Array(_) => "[]interface {}",
+        Value::Object(_) => "map[string]interface {}",
+    }
+}
+
+/// Go's `%v` of an unstructured scalar.
+fn go_value(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        Value::Null => "<nil>".to_string(),
+        other => render_value(other),
+    }
+}
+
+/// `unstructured.NestedInt64` / `NestedString`: the value at a `.a.b` path, or the accessor
+/// error.
+fn nested<'a>(obj: &'a Value, path: &str, want: &str) -> Result<Option<&'a Value>, String> {
+    let fields: Vec<&str> = path.trim_start_matches('.').split('.').collect();
+    let mut cur = obj;
+    for (i, f) in fields.iter().enumerate() {
+        match cur.as_object() {
+            Some(m) => match m.get(*f) {
+                Some(v) => cur = v,
+                None => return Ok(None),
+            },
+            None => {
+                return Err(format!(
+                    ".{} accessor error: {} is of the type {}, expected map[string]interface{{}}",
+                    fields[..i].join("."),
+                    go_value(cur),
+                    go_type_name(cur)
+                ));
+            }
+        }
+    }
+    let ok = match want {
+        "int64" => cur.as_i64().is_some(),
+        _ => cur.is_string(),
+    };
+    if ok {
+        Ok(Some(cur))
+    } else {
+        Err(format!(
+            ".{} accessor error: {} is of the type {}, expected {want}",
+            fields.join("."),
+            go_value(cur),
+            go_type_name(cur)
+        ))
+    }
+}
+
+fn replicas_errors(obj: &Value, path: &str, errs: &mut Vec<FieldError>) {
+    if path.is_empty() {
+        return;
+    }
+    match nested(obj, path, "int64") {
+        Err(e) => errs.push(FieldError::invalid(path, "0", e)),
+        Ok(Some(v)) => {
+            let n = v.as_i64().unwrap_or(0);
+            if n < 0 {
+                errs.push(FieldError::invalid(
+                    path,
+                    n.to_string(),
+                    "should be a non-negative integer",
+                ));
+            } else if n > i64::from(i32::MAX) {
+                errs.push(FieldError::invalid(
+                    path,
+                    n.to_string(),
+                    format!("should be less than or equal to {}", i32::MAX),
+                ));
+            }
+        }
+        Ok(None) => {}
+    }
+}
+
+/// `ValidateScaleSpec` and `ValidateScaleStatus` of a custom resource whose version has the
+/// scale subresource `scale` (`{specReplicasPath, statusReplicasPath, labelSelectorPath}`).
+/// The field is the JSON path as written (e.g. `.spec.replicas`), as upstream reports it.
+/// `spec` is false for writes to `/status`, which only check the status paths.
+pub fn validate_scale(obj: &Value, scale: &Value, spec: bool) -> Vec<FieldError> {
+    let mut errs = Vec::new();
+    let get = |k: &str| scale.get(k).and_then(Value::as_str).unwrap_or("");
+    if spec {
+        replicas_errors(obj, get("specReplicasPath"), &mut errs);
+    }
+    replicas_errors(obj, get("statusReplicasPath"), &mut errs);
+    let sel = get("labelSelectorPath");
+    if !sel.is_empty()
+        && let Err(e) = nested(obj, sel, "string")
+    {
+        errs.push(FieldError::invalid(sel, "\"\"", e));
+    }
+    errs
+}
+
+// ---------------------------------------------------------------------------------------------
 // x-kubernetes-list-type
 
 /// `listtype.ValidateListSetsAndMaps` over the whole object.
@@ -1167,6 +1275,41 @@ mod tests {
         assert_eq!(
             e[0].body(),
             r#"Invalid value: "string": spec.i in body must be of type integer: "string""#
+        );
+    }
+
+    #[test]
+    fn scale_subresource_replicas() {
+        use super::validate_scale;
+        let scale = json!({"specReplicasPath": ".spec.replicas", "statusReplicasPath": ".status.replicas", "labelSelectorPath": ".status.selector"});
+        assert!(
+            validate_scale(
+                &json!({"spec": {"replicas": 3}, "status": {"replicas": 1, "selector": "a=b"}}),
+                &scale,
+                true
+            )
+            .is_empty()
+        );
+        let e: Vec<String> = validate_scale(
+            &json!({"spec": {"replicas": -1}, "status": {"replicas": "x", "selector": 5}}),
+            &scale,
+            true,
+        )
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+        assert_eq!(
+            e,
+            vec![
+                ".spec.replicas: Invalid value: -1: should be a non-negative integer",
+                ".status.replicas: Invalid value: 0: .status.replicas accessor error: x is of the type string, expected int64",
+                r#".status.selector: Invalid value: "": .status.selector accessor error: 5 is of the type int64, expected string"#,
+            ]
+        );
+        assert_eq!(
+            validate_scale(&json!({"spec": {"replicas": -1}}), &scale, false).len(),
+            0,
+            "status writes skip spec"
         );
     }
 }
