@@ -1,1 +1,380 @@
-//! The provider process.
+//! The provider process shared by the four binaries (reference §15): flags, logs, the
+//! Kubernetes client, health and metrics endpoints, leader election, the safe-start gate that
+//! starts each Kind's controllers once its CRD is established, and graceful shutdown on
+//! SIGTERM/SIGINT.
+//!
+//! A binary builds a [`ProviderProcess`] (its name, its managed Kinds, its config verifier and
+//! metric hooks) and calls [`run`] with the parsed [`ProviderFlags`].
+//!
+//! Deviations: the webhook server is not started (every CRD has one version, so there are
+//! no conversion webhooks; `--webhook-port` and `--certs-dir` are accepted); change logs are
+//! accepted and ignored; kube-rs has no client-side QPS limiter, so the API client is not
+//! throttled at 5x `--max-reconcile-rate` (the global reconcile limiter bounds the load).
+
+pub mod flags;
+pub mod gate;
+pub mod http;
+pub mod leader;
+pub mod logging;
+pub mod metrics;
+
+use std::sync::Arc;
+
+use futures::future::BoxFuture;
+use prometheus_client::registry::Registry;
+use tokio_util::sync::CancellationToken;
+
+pub use flags::{LogFormat, ProviderFlags, parse_bind_address};
+pub use gate::{GateState, GatedController, SafeStartGate, crd_ready};
+pub use http::ReadinessChecks;
+pub use leader::{LeaderElectionConfig, LeaderElector, lease_name};
+pub use metrics::MetricsRegistry;
+
+use crate::managed::kind::Scope;
+use crate::managed::{ControllerContext, KindRegistration, ManagedMetrics};
+use crate::providerconfig::controller::ConfigController;
+use crate::providerconfig::{ConfigApi, ConfigKind, ConfigVerifier, KubeConfigResolver};
+
+/// A hook that registers extra metrics (e.g. the JFrog client's request metrics).
+pub type MetricsHook = Box<dyn FnOnce(&mut Registry) + Send>;
+
+/// What a provider binary runs.
+pub struct ProviderProcess {
+    /// `provider-artifactory`, ...
+    pub name: String,
+    /// `artifactory`, ...: the first label of the config group.
+    pub short: String,
+    /// The managed Kinds (each started in both scopes).
+    pub kinds: Vec<Arc<dyn KindRegistration>>,
+    /// The JFrog ping run on resolved configs.
+    pub verifier: Option<Arc<dyn ConfigVerifier>>,
+    /// Extra metric registrations.
+    pub metrics_hooks: Vec<MetricsHook>,
+}
+
+impl ProviderProcess {
+    /// A process with no managed Kinds yet.
+    pub fn new(name: impl Into<String>, short: impl Into<String>) -> Self {
+        Self {
+            name: name.into(),
+            short: short.into(),
+            kinds: Vec::new(),
+            verifier: None,
+            metrics_hooks: Vec::new(),
+        }
+    }
+
+    /// Sets the managed Kinds.
+    pub fn with_kinds(mut self, kinds: Vec<Arc<dyn KindRegistration>>) -> Self {
+        self.kinds = kinds;
+        self
+    }
+
+    /// Sets the config verifier.
+    pub fn with_verifier(mut self, verifier: Arc<dyn ConfigVerifier>) -> Self {
+        self.verifier = Some(verifier);
+        self
+    }
+
+    /// Adds a metrics hook.
+    pub fn with_metrics(mut self, hook: impl FnOnce(&mut Registry) + Send + 'static) -> Self {
+        self.metrics_hooks.push(Box::new(hook));
+        self
+    }
+
+    /// The gated controllers: the config controllers, then each Kind in both scopes.
+    pub fn controllers(&self) -> Vec<Arc<dyn GatedController>> {
+        let api = ConfigApi::new(&self.short);
+        let mut out: Vec<Arc<dyn GatedController>> = ConfigKind::CONFIGS
+            .iter()
+            .map(|k| {
+                Arc::new(ConfigGated {
+                    api: api.clone(),
+                    kind: *k,
+                    component: self.name.clone(),
+                }) as Arc<dyn GatedController>
+            })
+            .collect();
+        for k in &self.kinds {
+            for scope in Scope::ALL {
+                out.push(Arc::new(KindGated {
+                    kind: k.clone(),
+                    scope,
+                }));
+            }
+        }
+        out
+    }
+}
+
+/// The Kinds a provider serves, for `--help`.
+pub fn kinds_help(short: &str, kinds: &[Arc<dyn KindRegistration>]) -> String {
+    let api = ConfigApi::new(short);
+    let mut s = String::from("Kinds served:\n");
+    for k in ConfigKind::ALL {
+        s.push_str(&format!(
+            "  {} ({})\n",
+            k.kind(),
+            api.api_resource(k).api_version
+        ));
+    }
+    if kinds.is_empty() {
+        s.push_str("  (no managed Kinds yet)\n");
+    }
+    for k in kinds {
+        let info = k.info();
+        s.push_str(&format!(
+            "  {} ({}, legacy {})\n",
+            info.kind,
+            info.api_version(Scope::Namespaced),
+            info.api_version(Scope::Cluster)
+        ));
+    }
+    s
+}
+
+/// A config controller behind the gate.
+struct ConfigGated {
+    api: ConfigApi,
+    kind: ConfigKind,
+    component: String,
+}
+
+impl GatedController for ConfigGated {
+    fn name(&self) -> String {
+        format!(
+            "providerconfig/{}.{}",
+            self.kind.kind(),
+            self.api.group(self.kind)
+        )
+        .to_lowercase()
+    }
+    fn crd_name(&self) -> String {
+        self.api.crd_name(self.kind)
+    }
+    fn version(&self) -> String {
+        crate::providerconfig::types::CONFIG_VERSION.to_string()
+    }
+    fn start(&self, ctx: ControllerContext) -> BoxFuture<'static, ()> {
+        let c = ConfigController::new(
+            ctx.client.clone(),
+            self.api.clone(),
+            self.kind,
+            self.component.clone(),
+        );
+        let concurrency = u16::try_from(ctx.max_reconcile_rate)
+            .unwrap_or(u16::MAX)
+            .max(1);
+        let token = ctx.shutdown.clone();
+        Box::pin(async move { c.run(concurrency, token.cancelled_owned()).await })
+    }
+}
+
+/// A managed Kind in one scope behind the gate.
+struct KindGated {
+    kind: Arc<dyn KindRegistration>,
+    scope: Scope,
+}
+
+impl GatedController for KindGated {
+    fn name(&self) -> String {
+        self.kind.info().controller_name(self.scope)
+    }
+    fn crd_name(&self) -> String {
+        self.kind.info().crd_name(self.scope)
+    }
+    fn version(&self) -> String {
+        self.kind.info().version.to_string()
+    }
+    fn start(&self, ctx: ControllerContext) -> BoxFuture<'static, ()> {
+        self.kind.start(ctx, self.scope)
+    }
+}
+
+/// Errors that end the process.
+#[derive(Debug, thiserror::Error)]
+pub enum ProcessError {
+    /// No usable kubeconfig or in-cluster config.
+    #[error("cannot build Kubernetes client: {0}")]
+    Kubeconfig(String),
+    /// A flag value is invalid.
+    #[error("{0}")]
+    Flag(String),
+    /// An endpoint could not bind.
+    #[error("cannot bind {what} on {addr}: {source}")]
+    Bind {
+        /// Which endpoint.
+        what: &'static str,
+        /// Address.
+        addr: String,
+        /// Cause.
+        source: std::io::Error,
+    },
+    /// Leadership was lost: the process must exit so it restarts.
+    #[error(transparent)]
+    LeaderLost(#[from] leader::LeaderError),
+}
+
+/// Resolves on SIGTERM or SIGINT.
+pub async fn shutdown_signal() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        match (
+            signal(SignalKind::terminate()),
+            signal(SignalKind::interrupt()),
+        ) {
+            (Ok(mut term), Ok(mut int)) => {
+                tokio::select! {
+                    _ = term.recv() => {}
+                    _ = int.recv() => {}
+                }
+            }
+            _ => {
+                let _ = tokio::signal::ctrl_c().await;
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = tokio::signal::ctrl_c().await;
+    }
+}
+
+/// Runs a provider until SIGTERM/SIGINT (Ok) or lost leadership (Err).
+pub async fn run(process: ProviderProcess, flags: ProviderFlags) -> Result<(), ProcessError> {
+    logging::init_logging(flags.debug, flags.log_format);
+    for f in flags.deprecated_flags_used() {
+        eprintln!("warning: flag {f} is deprecated and ignored by this provider");
+        tracing::warn!(flag = f, "deprecated flag ignored");
+    }
+    if flags.enable_changelogs {
+        tracing::warn!("--enable-changelogs is accepted but change logs are not supported");
+    }
+    let shutdown = CancellationToken::new();
+    {
+        let token = shutdown.clone();
+        tokio::spawn(async move {
+            shutdown_signal().await;
+            tracing::info!("shutdown signal received");
+            token.cancel();
+        });
+    }
+    run_until(process, flags, shutdown).await
+}
+
+/// Like [`run`], with an explicit shutdown token (tests, embedding).
+pub async fn run_until(
+    process: ProviderProcess,
+    flags: ProviderFlags,
+    shutdown: CancellationToken,
+) -> Result<(), ProcessError> {
+    let config = kube::Config::infer()
+        .await
+        .map_err(|e| ProcessError::Kubeconfig(e.to_string()))?;
+    let client =
+        kube::Client::try_from(config).map_err(|e| ProcessError::Kubeconfig(e.to_string()))?;
+
+    let registry = MetricsRegistry::default();
+    let mut managed_metrics = None;
+    registry.register_with(|r| managed_metrics = Some(ManagedMetrics::new(r)));
+    let ProviderProcess {
+        name,
+        short,
+        kinds,
+        verifier,
+        metrics_hooks,
+    } = process;
+    for hook in metrics_hooks {
+        registry.register_with(hook);
+    }
+
+    let checks = ReadinessChecks::default();
+    checks.set("ping", true);
+    if let Some(addr) =
+        parse_bind_address(&flags.health_probe_bind_addr).map_err(ProcessError::Flag)?
+    {
+        let bound = http::serve_health(addr, checks.clone(), shutdown.clone())
+            .await
+            .map_err(|source| ProcessError::Bind {
+                what: "health probes",
+                addr: flags.health_probe_bind_addr.clone(),
+                source,
+            })?;
+        tracing::info!(address = %bound, "serving health probes");
+    }
+    if let Some(addr) =
+        parse_bind_address(&flags.metrics_bind_address).map_err(ProcessError::Flag)?
+    {
+        let bound = http::serve_metrics(addr, registry.clone(), shutdown.clone())
+            .await
+            .map_err(|source| ProcessError::Bind {
+                what: "metrics",
+                addr: flags.metrics_bind_address.clone(),
+                source,
+            })?;
+        tracing::info!(address = %bound, "serving metrics");
+    }
+
+    let mut resolver = KubeConfigResolver::new(client.clone(), ConfigApi::new(&short));
+    if let Some(v) = verifier {
+        resolver = resolver.with_verifier(v);
+    }
+    let rate = usize::try_from(flags.max_reconcile_rate)
+        .unwrap_or(usize::MAX)
+        .max(1);
+    let mut ctx = ControllerContext::new(client.clone(), Arc::new(resolver), name.clone())
+        .with_poll(flags.poll)
+        .with_max_reconcile_rate(rate);
+    ctx.min_poll_interval = flags.min_poll_interval;
+    ctx.management_policies_enabled = flags.enable_management_policies;
+    ctx.debug = flags.debug;
+    if let Some(m) = managed_metrics {
+        ctx.metrics = Arc::new(m);
+    }
+    let controllers_token = shutdown.child_token();
+    ctx.shutdown = controllers_token.clone();
+
+    let process = ProviderProcess {
+        name: name.clone(),
+        short,
+        kinds,
+        verifier: None,
+        metrics_hooks: Vec::new(),
+    };
+    let gate = SafeStartGate::new(process.controllers());
+
+    let mut elector = None;
+    if flags.leader_election {
+        let cfg = LeaderElectionConfig {
+            name: lease_name(&name),
+            namespace: flags.effective_namespace(),
+            identity: leader::default_identity(),
+            lease_duration: flags.leader_election_lease_duration,
+            renew_deadline: flags.leader_election_renew_deadline,
+            retry_period: flags.leader_election_retry_period,
+        };
+        tracing::info!(lease = %cfg.name, namespace = %cfg.namespace, identity = %cfg.identity, "waiting for leadership");
+        let mut e = LeaderElector::new(client.clone(), cfg, registry.clone());
+        if !e.acquire(&shutdown).await {
+            return Ok(());
+        }
+        elector = Some(e);
+    }
+
+    let gate_task = tokio::spawn(gate.run(ctx));
+    let result = match elector.as_mut() {
+        Some(e) => e.hold(&shutdown).await.map_err(ProcessError::from),
+        None => {
+            shutdown.cancelled().await;
+            Ok(())
+        }
+    };
+    controllers_token.cancel();
+    // Give controllers a moment to finish their current reconcile.
+    let _ = tokio::time::timeout(std::time::Duration::from_secs(10), gate_task).await;
+    if let Err(e) = &result {
+        tracing::error!(error = %e, "exiting");
+    }
+    result
+}

@@ -1,0 +1,66 @@
+//! The Prometheus registry of the process and its `/metrics` text encoding.
+//!
+//! Everything registers here: the managed reconciler (crossplane-runtime and
+//! controller-runtime names), the leader elector (`leader_election_master_status`), and the
+//! provider's JFrog client (through [`MetricsRegistry::register_with`]).
+
+use std::sync::{Arc, Mutex};
+
+use prometheus_client::encoding::EncodeLabelSet;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
+use prometheus_client::registry::Registry;
+
+/// The label set of `leader_election_master_status`.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct NameLabel {
+    /// The lease name.
+    pub name: String,
+}
+
+/// A shareable registry.
+#[derive(Clone)]
+pub struct MetricsRegistry {
+    registry: Arc<Mutex<Registry>>,
+    /// `leader_election_master_status{name}`: 1 while this process leads.
+    pub leader_status: Family<NameLabel, Gauge>,
+}
+
+impl Default for MetricsRegistry {
+    fn default() -> Self {
+        let mut registry = Registry::default();
+        let leader_status = Family::<NameLabel, Gauge>::default();
+        registry.register(
+            "leader_election_master_status",
+            "Gauge of if the reporting system is master of the relevant lease, 0 indicates backup, 1 indicates master. 'name' is the string used to identify the lease.",
+            leader_status.clone(),
+        );
+        Self {
+            registry: Arc::new(Mutex::new(registry)),
+            leader_status,
+        }
+    }
+}
+
+impl MetricsRegistry {
+    /// Lets a component register its metrics (e.g. the JFrog client's request metrics).
+    pub fn register_with(&self, f: impl FnOnce(&mut Registry)) {
+        match self.registry.lock() {
+            Ok(mut r) => f(&mut r),
+            Err(poisoned) => f(&mut poisoned.into_inner()),
+        }
+    }
+
+    /// The OpenMetrics text of every registered metric.
+    pub fn encode(&self) -> String {
+        let mut out = String::new();
+        let guard = match self.registry.lock() {
+            Ok(r) => r,
+            Err(poisoned) => poisoned.into_inner(),
+        };
+        if prometheus_client::encoding::text::encode(&mut out, &guard).is_err() {
+            out.clear();
+        }
+        out
+    }
+}

@@ -1,0 +1,378 @@
+//! Credentials resolution: from a managed resource's `providerConfigRef` to a
+//! [`ResolvedConfig`] (URL, credentials, CA bundle).
+//!
+//! Rules (reference §9.2, §9.3):
+//! - a modern MR reads a `ClusterProviderConfig` (cluster-scoped) or a `ProviderConfig` in the
+//!   MR's own namespace; any other kind is `unsupported provider config kind: <kind>`;
+//! - a legacy MR reads the legacy cluster-scoped `ProviderConfig`;
+//! - for a namespaced `ProviderConfig`, every Secret is read from the MR's namespace, whatever
+//!   `secretRef.namespace` says;
+//! - Deviation Q8 (allowed): a Secret key that is absent or empty is an error naming the Secret
+//!   and key (upstream silently returns empty credentials).
+//!
+//! No error built here contains a credential value: errors name Secrets, keys, variables and
+//! files, never their contents, and content parse errors are replaced by fixed text.
+
+use k8s_openapi::api::core::v1::Secret;
+use kube::Api;
+use kube::api::DynamicObject;
+use secrecy::SecretString;
+
+use super::types::{
+    ConfigApi, ConfigKind, CredentialsSource, ProviderConfigSpec, SecretKeySelector, config_spec,
+};
+use super::{Credentials, ResolveError, ResolvedConfig};
+
+/// Which config object an MR's reference designates.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ConfigTarget {
+    /// The config Kind.
+    pub kind: ConfigKind,
+    /// Its name.
+    pub name: String,
+    /// Its namespace (namespaced ProviderConfig only).
+    pub namespace: Option<String>,
+}
+
+/// Where the Secrets of a config are read: the MR's namespace for a namespaced
+/// ProviderConfig, the selector's namespace otherwise.
+fn secret_namespace(
+    target: &ConfigTarget,
+    sel: &SecretKeySelector,
+) -> Result<String, ResolveError> {
+    match (&target.namespace, &sel.namespace) {
+        (Some(ns), _) => Ok(ns.clone()),
+        (None, Some(ns)) if !ns.is_empty() => Ok(ns.clone()),
+        _ => Err(ResolveError::SecretNamespaceRequired {
+            kind: target.kind.kind().to_string(),
+            name: target.name.clone(),
+            secret: sel.name.clone(),
+        }),
+    }
+}
+
+/// Reads one key of a Secret; absent or empty keys are errors (Q8).
+async fn read_secret_key(
+    client: &kube::Client,
+    namespace: &str,
+    sel: &SecretKeySelector,
+) -> Result<Vec<u8>, ResolveError> {
+    let api: Api<Secret> = Api::namespaced(client.clone(), namespace);
+    let secret = api
+        .get(&sel.name)
+        .await
+        .map_err(|e| ResolveError::GetSecret(super::kube_message(&e)))?;
+    let value = secret
+        .data
+        .as_ref()
+        .and_then(|d| d.get(&sel.key))
+        .map(|b| b.0.clone())
+        .or_else(|| {
+            secret
+                .string_data
+                .as_ref()
+                .and_then(|d| d.get(&sel.key))
+                .map(|s| s.clone().into_bytes())
+        })
+        .unwrap_or_default();
+    if value.iter().all(|b| b.is_ascii_whitespace()) {
+        return Err(ResolveError::MissingKey {
+            namespace: namespace.to_string(),
+            name: sel.name.clone(),
+            key: sel.key.clone(),
+        });
+    }
+    Ok(value)
+}
+
+/// What the main credentials blob says.
+#[derive(Default)]
+struct Blob {
+    url: Option<String>,
+    token: Option<SecretString>,
+    username: Option<String>,
+    password: Option<SecretString>,
+}
+
+/// Interprets the extracted bytes: a JSON object with `url` / `access_token` / `username` /
+/// `password` (Upjet's shape), or else a bare access token.
+fn parse_blob(bytes: &[u8], origin: &str) -> Result<Blob, ResolveError> {
+    let text = std::str::from_utf8(bytes).map_err(|_| ResolveError::BadCredentials {
+        origin: origin.to_string(),
+        reason: "is not UTF-8 text".to_string(),
+    })?;
+    let text = text.trim();
+    if !text.starts_with('{') {
+        return Ok(Blob {
+            token: Some(SecretString::from(text.to_string())),
+            ..Blob::default()
+        });
+    }
+    // serde's message could quote the content: replace it with a fixed text.
+    let map: serde_json::Map<String, serde_json::Value> =
+        serde_json::from_str(text).map_err(|_| ResolveError::BadCredentials {
+            origin: origin.to_string(),
+            reason: "starts with '{' but is not a valid JSON object".to_string(),
+        })?;
+    let get = |k: &str| -> Option<String> {
+        map.get(k)
+            .and_then(|v| v.as_str())
+            .map(str::to_string)
+            .filter(|s| !s.is_empty())
+    };
+    let blob = Blob {
+        url: get("url"),
+        token: get("access_token")
+            .or_else(|| get("accessToken"))
+            .map(SecretString::from),
+        username: get("username"),
+        password: get("password").map(SecretString::from),
+    };
+    if blob.token.is_none() && (blob.username.is_none() || blob.password.is_none()) {
+        return Err(ResolveError::BadCredentials {
+            origin: origin.to_string(),
+            reason: "has neither \"access_token\" nor both \"username\" and \"password\""
+                .to_string(),
+        });
+    }
+    Ok(blob)
+}
+
+/// Validates the JFrog URL; the message never echoes a URL that carries user info.
+pub fn parse_url(kind: &str, name: &str, raw: &str) -> Result<url::Url, ResolveError> {
+    let bad = |reason: String| ResolveError::BadUrl {
+        kind: kind.to_string(),
+        name: name.to_string(),
+        reason,
+    };
+    let url = url::Url::parse(raw.trim()).map_err(|e| bad(format!("cannot parse url: {e}")))?;
+    if !url.username().is_empty() || url.password().is_some() {
+        return Err(bad("the url must not contain credentials".to_string()));
+    }
+    if url.scheme() != "http" && url.scheme() != "https" {
+        return Err(bad(format!(
+            "unsupported scheme {:?} in {url}: use http or https",
+            url.scheme()
+        )));
+    }
+    if url.host_str().is_none_or(str::is_empty) {
+        return Err(bad(format!("no host in {url}")));
+    }
+    Ok(url)
+}
+
+/// Resolves a config object (already read) into URL, credentials and CA bundle.
+pub async fn resolve_config_object(
+    client: &kube::Client,
+    target: &ConfigTarget,
+    obj: &DynamicObject,
+) -> Result<ResolvedConfig, ResolveError> {
+    let kind = target.kind.kind();
+    let spec: ProviderConfigSpec = config_spec(obj).map_err(|e| ResolveError::InvalidSpec {
+        kind: kind.to_string(),
+        name: target.name.clone(),
+        reason: e.to_string(),
+    })?;
+    let creds = &spec.credentials;
+
+    let blob = match creds.source {
+        CredentialsSource::None => None,
+        CredentialsSource::Secret => match (&creds.secret_ref, &creds.username_secret_ref) {
+            (Some(sel), _) => {
+                let ns = secret_namespace(target, sel)?;
+                let bytes = read_secret_key(client, &ns, sel).await?;
+                Some(parse_blob(
+                    &bytes,
+                    &format!("secret \"{ns}/{}\" key \"{}\"", sel.name, sel.key),
+                )?)
+            }
+            (None, Some(user_sel)) => {
+                let Some(pass_sel) = &creds.password_secret_ref else {
+                    return Err(ResolveError::BadCredentials {
+                        origin: format!("{kind} \"{}\"", target.name),
+                        reason: "sets usernameSecretRef without passwordSecretRef".to_string(),
+                    });
+                };
+                let uns = secret_namespace(target, user_sel)?;
+                let pns = secret_namespace(target, pass_sel)?;
+                let user = read_secret_key(client, &uns, user_sel).await?;
+                let pass = read_secret_key(client, &pns, pass_sel).await?;
+                let username = String::from_utf8(user)
+                    .map_err(|_| ResolveError::BadCredentials {
+                        origin: format!(
+                            "secret \"{uns}/{}\" key \"{}\"",
+                            user_sel.name, user_sel.key
+                        ),
+                        reason: "is not UTF-8 text".to_string(),
+                    })?
+                    .trim()
+                    .to_string();
+                let password =
+                    String::from_utf8(pass).map_err(|_| ResolveError::BadCredentials {
+                        origin: format!(
+                            "secret \"{pns}/{}\" key \"{}\"",
+                            pass_sel.name, pass_sel.key
+                        ),
+                        reason: "is not UTF-8 text".to_string(),
+                    })?;
+                Some(Blob {
+                    username: Some(username),
+                    password: Some(SecretString::from(
+                        password.trim_end_matches(['\r', '\n']).to_string(),
+                    )),
+                    ..Blob::default()
+                })
+            }
+            (None, None) => return Err(ResolveError::NoSecretSelector),
+        },
+        CredentialsSource::Environment => {
+            let Some(env) = &creds.env else {
+                return Err(ResolveError::NoEnvSelector);
+            };
+            let value = std::env::var(&env.name).unwrap_or_default();
+            if value.trim().is_empty() {
+                return Err(ResolveError::EnvEmpty(env.name.clone()));
+            }
+            Some(parse_blob(
+                value.as_bytes(),
+                &format!("environment variable \"{}\"", env.name),
+            )?)
+        }
+        CredentialsSource::Filesystem => {
+            let Some(fs) = &creds.fs else {
+                return Err(ResolveError::NoFsSelector);
+            };
+            let bytes = tokio::fs::read(&fs.path)
+                .await
+                .map_err(|e| ResolveError::ReadFile {
+                    path: fs.path.clone(),
+                    reason: e.kind().to_string(),
+                })?;
+            if bytes.iter().all(u8::is_ascii_whitespace) {
+                return Err(ResolveError::FileEmpty(fs.path.clone()));
+            }
+            Some(parse_blob(&bytes, &format!("file \"{}\"", fs.path))?)
+        }
+        CredentialsSource::InjectedIdentity => {
+            return Err(ResolveError::NoHandler(creds.source.as_str().to_string()));
+        }
+    };
+
+    let raw_url = spec
+        .url
+        .clone()
+        .filter(|u| !u.trim().is_empty())
+        .or_else(|| blob.as_ref().and_then(|b| b.url.clone()))
+        .ok_or_else(|| ResolveError::NoUrl {
+            kind: kind.to_string(),
+            name: target.name.clone(),
+        })?;
+    let url = parse_url(kind, &target.name, &raw_url)?.to_string();
+
+    let credentials = match blob {
+        None => Credentials::None,
+        Some(Blob { token: Some(t), .. }) => Credentials::Token(t),
+        Some(Blob {
+            username: Some(u),
+            password: Some(p),
+            ..
+        }) => Credentials::Basic {
+            username: u,
+            password: p,
+        },
+        Some(_) => Credentials::None,
+    };
+
+    let ca_bundle = match &spec.ca_bundle_secret_ref {
+        Some(sel) => {
+            let ns = secret_namespace(target, sel)?;
+            let pem = read_secret_key(client, &ns, sel).await?;
+            Some(
+                String::from_utf8(pem).map_err(|_| ResolveError::BadCredentials {
+                    origin: format!("secret \"{ns}/{}\" key \"{}\"", sel.name, sel.key),
+                    reason: "is not a PEM text".to_string(),
+                })?,
+            )
+        }
+        None => None,
+    };
+
+    Ok(ResolvedConfig {
+        config_kind: kind.to_string(),
+        config_name: target.name.clone(),
+        config_namespace: target.namespace.clone(),
+        config_uid: obj.metadata.uid.clone(),
+        url,
+        credentials,
+        ca_bundle,
+    })
+}
+
+/// Reads the config object a target designates.
+pub async fn get_config(
+    client: &kube::Client,
+    api: &ConfigApi,
+    target: &ConfigTarget,
+) -> Result<DynamicObject, ResolveError> {
+    let ar = api.api_resource(target.kind);
+    let dyn_api: Api<DynamicObject> = match &target.namespace {
+        Some(ns) => Api::namespaced_with(client.clone(), ns, &ar),
+        None => Api::all_with(client.clone(), &ar),
+    };
+    dyn_api
+        .get(&target.name)
+        .await
+        .map_err(|e| ResolveError::GetConfig {
+            kind: target.kind.kind().to_string(),
+            reason: super::kube_message(&e),
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use secrecy::ExposeSecret;
+
+    #[test]
+    fn blob_json_and_bare_token() {
+        let b = parse_blob(br#"{"url":"https://x.jfrog.io","access_token":"tok"}"#, "o").unwrap();
+        assert_eq!(b.url.as_deref(), Some("https://x.jfrog.io"));
+        assert_eq!(b.token.unwrap().expose_secret(), "tok");
+        let b = parse_blob(b"  tok123\n", "o").unwrap();
+        assert_eq!(b.token.unwrap().expose_secret(), "tok123");
+        let b = parse_blob(br#"{"username":"u","password":"p"}"#, "o").unwrap();
+        assert_eq!(b.username.as_deref(), Some("u"));
+    }
+
+    #[test]
+    fn blob_errors_do_not_leak_content() {
+        let err = parse_blob(
+            br#"{"access_token": "supersecret""#,
+            "secret \"a/b\" key \"c\"",
+        )
+        .err()
+        .unwrap()
+        .to_string();
+        assert!(!err.contains("supersecret"), "{err}");
+        assert!(err.contains("secret \"a/b\" key \"c\""), "{err}");
+        let err = parse_blob(br#"{"password": "supersecret"}"#, "o")
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(!err.contains("supersecret"), "{err}");
+    }
+
+    #[test]
+    fn url_validation() {
+        assert!(parse_url("ClusterProviderConfig", "d", "https://acme.jfrog.io").is_ok());
+        let e = parse_url("ClusterProviderConfig", "d", "ftp://acme")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("ClusterProviderConfig \"d\""), "{e}");
+        let e = parse_url("P", "d", "https://u:hunter2@acme.io")
+            .unwrap_err()
+            .to_string();
+        assert!(!e.contains("hunter2"), "{e}");
+        assert!(parse_url("P", "d", "not a url").is_err());
+    }
+}
