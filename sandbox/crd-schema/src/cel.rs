@@ -357,7 +357,32 @@ enum Ty<'a> {
     Node(&'a Node),
     /// The implicit `metadata` of a resource: only `name` and `generateName` are declared.
     Meta,
+    /// A literal of this CEL type.
+    Literal(&'static str),
     Unknown,
+}
+
+impl Ty<'_> {
+    /// The CEL type when it is certain (scalars only).
+    fn scalar(&self) -> Option<&'static str> {
+        match self {
+            Ty::Literal(t) => Some(t),
+            Ty::Node(n)
+                if !n.int_or_string
+                    && matches!(n.ty.as_str(), "string" | "integer" | "number" | "boolean") =>
+            {
+                Some(cel_type_name(n))
+            }
+            _ => None,
+        }
+    }
+}
+
+/// Whether cel-go's checker has an overload of a comparison for these operand types: numbers
+/// compare across types (`CrossTypeNumericComparisons`), everything else only with itself.
+fn comparable(a: &str, b: &str) -> bool {
+    let numeric = |t: &str| matches!(t, "int" | "uint" | "double");
+    a == b || (numeric(a) && numeric(b))
 }
 
 struct Checker<'a> {
@@ -466,6 +491,18 @@ impl<'a> Checker<'a> {
                 for a in &call.args {
                     args.push(self.check(a)?);
                 }
+                if matches!(
+                    call.func_name.as_str(),
+                    "_==_" | "_!=_" | "_<_" | "_<=_" | "_>_" | "_>=_"
+                ) && let [l, r] = args.as_slice()
+                    && let (Some(lt), Some(rt)) = (l.scalar(), r.scalar())
+                    && !comparable(lt, rt)
+                {
+                    return Err(format!(
+                        "found no matching overload for '{}' applied to '({lt}, {rt})'",
+                        call.func_name
+                    ));
+                }
                 if call.func_name == "_[_]"
                     && let Some(Ty::Node(n)) = args.first()
                 {
@@ -486,7 +523,7 @@ impl<'a> Checker<'a> {
                         Some(items) => Ty::Node(items),
                         None => Ty::Unknown,
                     },
-                    Ty::Meta | Ty::Unknown => Ty::Unknown,
+                    Ty::Meta | Ty::Literal(_) | Ty::Unknown => Ty::Unknown,
                 };
                 self.check(&c.accu_init)?;
                 let depth = self.scopes.len();
@@ -531,7 +568,20 @@ impl<'a> Checker<'a> {
                 }
                 Ok(Ty::Unknown)
             }
-            Expr::Literal(_) | Expr::Unspecified => Ok(Ty::Unknown),
+            Expr::Literal(l) => {
+                use cel::common::ast::LiteralValue as L;
+                Ok(match l {
+                    L::Boolean(_) => Ty::Literal("bool"),
+                    L::Bytes(_) => Ty::Literal("bytes"),
+                    L::Double(_) => Ty::Literal("double"),
+                    L::Int(_) => Ty::Literal("int"),
+                    L::String(_) => Ty::Literal("string"),
+                    L::UInt(_) => Ty::Literal("uint"),
+                    // null compares with optionals, messages and dyn: never certain here.
+                    L::Null => Ty::Unknown,
+                })
+            }
+            Expr::Unspecified => Ok(Ty::Unknown),
         }
     }
 }
@@ -1405,9 +1455,11 @@ mod tests {
         for ok in [
             "self.free.known == 'x'",
             "self.m.anything == 1",
+            "self.m.anything > 1.5",
             "has(self.m.k)",
-            "self.ios == 1",
+            "self.ios == 1 || self.ios == 'x'",
             "self.s.size() > 0",
+            "self.s != null || true",
         ] {
             assert!(Schema::compile(&base(ok)).is_ok(), "{ok}");
         }
@@ -1417,6 +1469,14 @@ mod tests {
             (
                 "self.s.length == 1",
                 "type 'string' does not support field selection",
+            ),
+            (
+                "self.s == 1",
+                "found no matching overload for '_==_' applied to '(string, int)'",
+            ),
+            (
+                "self.m.k < 'a'",
+                "found no matching overload for '_<_' applied to '(int, string)'",
             ),
         ] {
             let e = Schema::compile(&base(bad)).expect_err(bad);
