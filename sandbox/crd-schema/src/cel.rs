@@ -22,8 +22,9 @@
 //! Deviations: there is no full CEL type checker. A rule is rejected at CRD creation when it
 //! does not parse, references an undeclared variable, selects a field the schema does not
 //! declare (or is not visible to CEL, e.g. unknown fields kept by
-//! `x-kubernetes-preserve-unknown-fields`), selects a field of a scalar, or visibly does not
-//! evaluate to a bool; other type errors surface at evaluation time as
+//! `x-kubernetes-preserve-unknown-fields`), selects a field of a scalar, compares scalars of
+//! certainly incompatible types (`self.name == 1`), or visibly does not evaluate to a bool;
+//! other type errors surface at evaluation time as
 //! `... evaluating rule: ...` errors. The CEL cost budget (per rule, per CRD and at run time)
 //! is not enforced. The optional field syntax (`self.?x`) is not parsed (such CRDs are
 //! rejected). `type(x)` yields the type name as a string. Error texts of the `cel` crate differ
