@@ -52,7 +52,27 @@ pub fn apply_patch(kind: PatchKind, target: &mut Value, body: &[u8]) -> Result<(
             Ok(())
         }
         PatchKind::Json => {
-            let p: json_patch::Patch = serde_json::from_slice(body)
+            let mut ops: Vec<Value> = serde_json::from_slice(body)
+                .map_err(|e| ApiError::bad_request(format!("error decoding patch: {e}")))?;
+            // As upstream (evanphx/json-patch), `test` of a missing path against null succeeds.
+            let mut failed = None;
+            ops.retain(|op| {
+                if op["op"] != "test" || !op["value"].is_null() {
+                    return true;
+                }
+                let path = op["path"].as_str().unwrap_or_default();
+                match target.pointer(path) {
+                    None | Some(Value::Null) => false,
+                    Some(_) => {
+                        failed = Some(format!("testing value {path} failed: test failed"));
+                        false
+                    }
+                }
+            });
+            if let Some(f) = failed {
+                return Err(invalid(f));
+            }
+            let p: json_patch::Patch = serde_json::from_value(Value::Array(ops))
                 .map_err(|e| ApiError::bad_request(format!("error decoding patch: {e}")))?;
             json_patch::patch(target, &p).map_err(|e| invalid(e.to_string()))
         }
@@ -136,6 +156,21 @@ mod tests {
         apply_patch(PatchKind::Strategic, &mut t, p.to_string().as_bytes()).unwrap();
         assert_eq!(t, json!({"data": {"b": "2", "c": "3"}, "metadata": {}}));
     }
+    #[test]
+    fn json_patch_test_null_on_missing_path() {
+        let mut t = json!({"metadata": {}});
+        let p = br#"[{"op":"test","path":"/metadata/finalizers","value":null},{"op":"add","path":"/metadata/finalizers","value":["f"]}]"#;
+        apply_patch(PatchKind::Json, &mut t, p).unwrap();
+        assert_eq!(t, json!({"metadata": {"finalizers": ["f"]}}));
+        let e = apply_patch(
+            PatchKind::Json,
+            &mut t,
+            br#"[{"op":"test","path":"/metadata/finalizers","value":null}]"#,
+        )
+        .unwrap_err();
+        assert_eq!(e.code, 422);
+    }
+
     #[test]
     fn json_patch_test_failure_is_422() {
         let mut t = json!({"a": 1});
