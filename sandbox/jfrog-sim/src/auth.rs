@@ -95,6 +95,15 @@ impl Auth {
         token
     }
 
+    /// Registers a token chosen by the caller.
+    pub(crate) fn register_token(&self, token: &str, username: &str, admin: bool) {
+        let caller = Caller {
+            username: username.to_owned(),
+            admin,
+        };
+        write(&self.tokens).insert(token.to_owned(), TokenInfo { caller });
+    }
+
     /// Adds or replaces a basic-auth user.
     pub(crate) fn set_user(&self, username: &str, password: &str, admin: bool) {
         write(&self.users).insert(

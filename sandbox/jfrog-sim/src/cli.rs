@@ -9,7 +9,7 @@ use anyhow::Context;
 use crate::{SimConfig, Simulator};
 
 /// Flags of `sandbox jfrog`.
-#[derive(Debug, clap::Args)]
+#[derive(clap::Args)]
 pub struct Args {
     /// Address to listen on (port 0 picks a free port).
     #[arg(long, default_value = "127.0.0.1:0")]
@@ -26,6 +26,28 @@ pub struct Args {
     /// Do not fail overlapping configuration writes with "Could not merge and save new descriptor".
     #[arg(long)]
     pub no_descriptor_merge_emulation: bool,
+    /// Admin token to accept instead of a generated one (kept across restarts).
+    #[arg(long, env = "JFROG_SIM_ADMIN_TOKEN", hide_env_values = true)]
+    pub admin_token: Option<String>,
+}
+
+impl std::fmt::Debug for Args {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Args")
+            .field("listen", &self.listen)
+            .field("state_dir", &self.state_dir)
+            .field("seed", &self.seed)
+            .field("write_latency", &self.write_latency)
+            .field(
+                "no_descriptor_merge_emulation",
+                &self.no_descriptor_merge_emulation,
+            )
+            .field(
+                "admin_token",
+                &self.admin_token.as_ref().map(|_| "<redacted>"),
+            )
+            .finish()
+    }
 }
 
 /// Runs the server until interrupted (Ctrl-C / SIGTERM).
@@ -35,6 +57,7 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
         seed: args.seed,
         descriptor_merge_emulation: !args.no_descriptor_merge_emulation,
         write_latency: args.write_latency,
+        admin_token: args.admin_token,
         ..SimConfig::default()
     };
     let sim = Simulator::start(cfg)

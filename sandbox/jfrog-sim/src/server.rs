@@ -33,7 +33,7 @@ use crate::faults::{Action, Fault, FaultId, Faults};
 use crate::services;
 
 /// Configuration of a simulator.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct SimConfig {
     /// Address to listen on; port 0 picks a free port.
     pub listen: SocketAddr,
@@ -45,6 +45,27 @@ pub struct SimConfig {
     pub write_latency: Duration,
     /// Version reported by `GET /artifactory/api/system/version`.
     pub artifactory_version: String,
+    /// Use this admin token instead of a generated one (e.g. to keep a token across restarts).
+    pub admin_token: Option<String>,
+}
+
+impl std::fmt::Debug for SimConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SimConfig")
+            .field("listen", &self.listen)
+            .field("seed", &self.seed)
+            .field(
+                "descriptor_merge_emulation",
+                &self.descriptor_merge_emulation,
+            )
+            .field("write_latency", &self.write_latency)
+            .field("artifactory_version", &self.artifactory_version)
+            .field(
+                "admin_token",
+                &self.admin_token.as_ref().map(|_| "<redacted>"),
+            )
+            .finish()
+    }
 }
 
 impl Default for SimConfig {
@@ -55,6 +76,7 @@ impl Default for SimConfig {
             descriptor_merge_emulation: true,
             write_latency: Duration::ZERO,
             artifactory_version: "7.117.5".to_owned(),
+            admin_token: None,
         }
     }
 }
@@ -122,7 +144,13 @@ impl Simulator {
             artifactory: services::artifactory::State::default(),
             config: cfg,
         });
-        let admin_token = shared.auth.issue_token("admin", true);
+        let admin_token = match &shared.config.admin_token {
+            Some(token) => {
+                shared.auth.register_token(token, "admin", true);
+                token.clone()
+            }
+            None => shared.auth.issue_token("admin", true),
+        };
         let router = router(shared.clone());
         let (stop, stop_rx) = watch::channel(false);
         let task = tokio::spawn(serve(listener, router, stop_rx));

@@ -156,6 +156,29 @@ async fn basic_auth_with_password_or_token() {
 }
 
 #[tokio::test]
+async fn a_configured_admin_token_is_accepted_and_redacted() {
+    let token = "fixed-admin-token-for-restarts";
+    let sim = common::start_with(jfrog_sim::SimConfig {
+        admin_token: Some(token.into()),
+        ..Default::default()
+    })
+    .await;
+    assert_eq!(sim.admin_token(), token);
+    let api = Api::with_token(&sim, Some(token.into()));
+    assert_eq!(
+        api.get("/artifactory/api/repositories/configurations")
+            .await
+            .status,
+        StatusCode::OK
+    );
+    let cfg = jfrog_sim::SimConfig {
+        admin_token: Some(token.into()),
+        ..Default::default()
+    };
+    assert!(!format!("{cfg:?}").contains(token));
+}
+
+#[tokio::test]
 async fn env_file_has_url_and_admin_token() {
     let sim = start().await;
     let dir = std::env::temp_dir().join(format!("jfrog-sim-env-{}", uuid::Uuid::new_v4()));

@@ -7,6 +7,7 @@
 //! | update | `POST /artifactory/api/repositories/{key}` | admin | 200 text `Repository '{key}' update successful.` (partial update) |
 //! | delete | `DELETE /artifactory/api/repositories/{key}` | admin | 200 text / 404 |
 //! | list | `GET /artifactory/api/repositories?type=&packageType=&project=` | any user | `[{key,type,description,url,packageType}]` |
+//! | federation config sync | `POST /artifactory/api/federation/configSync/{key}` | admin | 200 / 404 / 400 (not federated) |
 //! | all configurations | `GET /artifactory/api/repositories/configurations` | admin | `{"LOCAL":[..],"REMOTE":[..],"VIRTUAL":[..],"FEDERATED":[..],"RELEASE_BUNDLE":[]}` |
 //!
 //! Behaviour is data-driven from `table.rs` (fields, types, defaults per class and package type,
@@ -29,7 +30,7 @@ use axum::body::Bytes;
 use axum::extract::{Path, Query, State as AxState};
 use axum::http::StatusCode;
 use axum::response::Response;
-use axum::routing::get;
+use axum::routing::{get, post};
 use axum::{Json, Router};
 use base64::Engine;
 use serde::Deserialize;
@@ -146,6 +147,10 @@ impl State {
 
 pub(crate) fn routes() -> Router<Arc<Shared>> {
     Router::new()
+        .route(
+            "/artifactory/api/federation/configSync/{key}",
+            post(config_sync),
+        )
         .route("/artifactory/api/repositories", get(list))
         .route(
             "/artifactory/api/repositories/configurations",
@@ -370,4 +375,21 @@ async fn configurations(AxState(s): AxState<Arc<Shared>>, _admin: Admin) -> Json
     }
     groups.insert("RELEASE_BUNDLE".to_owned(), Value::Array(Vec::new()));
     Json(Value::Object(groups))
+}
+
+/// `POST /artifactory/api/federation/configSync/{key}`: synchronises a federated
+/// repository's configuration to its members (a no-op here beyond the checks).
+async fn config_sync(
+    AxState(s): AxState<Arc<Shared>>,
+    _admin: Admin,
+    Path(key): Path<String>,
+) -> Result<StatusCode, ApiError> {
+    let store = s.artifactory.read();
+    let repo = store.get(&key).ok_or_else(|| not_found(&key))?;
+    if repo.rclass != RClass::Federated {
+        return Err(ApiError::bad_request(format!(
+            "Repository '{key}' is not a federated repository"
+        )));
+    }
+    Ok(StatusCode::OK)
 }
