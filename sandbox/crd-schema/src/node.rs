@@ -3,7 +3,7 @@
 
 use indexmap::IndexMap;
 use regex::Regex;
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use crate::FieldError;
 use crate::cel::CompiledRule;
@@ -74,18 +74,31 @@ pub struct Node {
     pub has_embedded: bool,
 }
 
-fn int_of(m: &Map<String, Value>, k: &str) -> Option<i64> {
-    m.get(k)
-        .and_then(|v| v.as_i64().or_else(|| v.as_f64().map(|f| f as i64)))
-}
+/// Compiled patterns by source: CRDs repeat the same patterns many times (and CRD validation and
+/// `Schema::compile` both compile them), and compiling dominates.
+static REGEXES: std::sync::LazyLock<
+    std::sync::Mutex<std::collections::HashMap<String, Result<Regex, regex::Error>>>,
+> = std::sync::LazyLock::new(Default::default);
 
-fn bool_of(m: &Map<String, Value>, k: &str) -> bool {
-    m.get(k).and_then(Value::as_bool).unwrap_or(false)
+/// Compiles a Go RE2 pattern once per process (see [`translate_go_regex`]).
+pub(crate) fn compile_go_regex(pattern: &str) -> Result<Regex, regex::Error> {
+    let mut cache = REGEXES
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    if let Some(r) = cache.get(pattern) {
+        return r.clone();
+    }
+    if cache.len() > 20_000 {
+        cache.clear();
+    }
+    let r = translate_go_regex(pattern);
+    cache.insert(pattern.to_string(), r.clone());
+    r
 }
 
 /// Translates a Go RE2 pattern to the `regex` crate: Perl classes (`\d`, `\w`, `\s`, `\b`) are
 /// ASCII-only in RE2 but Unicode-aware in `regex`.
-pub(crate) fn compile_go_regex(pattern: &str) -> Result<Regex, regex::Error> {
+fn translate_go_regex(pattern: &str) -> Result<Regex, regex::Error> {
     let mut out = String::with_capacity(pattern.len() + 8);
     let mut chars = pattern.chars().peekable();
     let mut in_class = false;
@@ -173,44 +186,72 @@ impl Node {
             errs.push(FieldError::forbidden(at, "schema is nested too deeply"));
             return Node::default();
         }
-        let mut n = Node {
-            ty: m
-                .get("type")
-                .and_then(Value::as_str)
-                .unwrap_or_default()
-                .to_string(),
-            nullable: bool_of(m, "nullable"),
-            raw_format: m
-                .get("format")
-                .and_then(Value::as_str)
-                .unwrap_or_default()
-                .to_string(),
-            int_or_string: bool_of(m, "x-kubernetes-int-or-string"),
-            preserve_unknown_fields: bool_of(m, "x-kubernetes-preserve-unknown-fields"),
-            embedded_resource: bool_of(m, "x-kubernetes-embedded-resource"),
-            exclusive_maximum: bool_of(m, "exclusiveMaximum"),
-            exclusive_minimum: bool_of(m, "exclusiveMinimum"),
-            unique_items: bool_of(m, "uniqueItems"),
-            maximum: m.get("maximum").and_then(Value::as_f64),
-            minimum: m.get("minimum").and_then(Value::as_f64),
-            multiple_of: m.get("multipleOf").and_then(Value::as_f64),
-            max_length: int_of(m, "maxLength"),
-            min_length: int_of(m, "minLength"),
-            max_items: int_of(m, "maxItems"),
-            min_items: int_of(m, "minItems"),
-            max_properties: int_of(m, "maxProperties"),
-            min_properties: int_of(m, "minProperties"),
-            default: m.get("default").cloned(),
-            list_type: m
-                .get("x-kubernetes-list-type")
-                .and_then(Value::as_str)
-                .map(str::to_string),
-            map_type: m
-                .get("x-kubernetes-map-type")
-                .and_then(Value::as_str)
-                .map(str::to_string),
-            ..Node::default()
-        };
+        // One pass over the keys: schemas are large and keyed lookups dominate compile time.
+        let mut n = Node::default();
+        let mut props = None;
+        let mut additional = None;
+        let mut items = None;
+        let mut combinators: [Option<&Vec<Value>>; 3] = [None, None, None];
+        let mut not = None;
+        let mut rules = None;
+        let mut pattern = None;
+        let as_int = |v: &Value| v.as_i64().or_else(|| v.as_f64().map(|f| f as i64));
+        for (k, v) in m {
+            match k.as_str() {
+                "type" => n.ty = v.as_str().unwrap_or_default().to_string(),
+                "nullable" => n.nullable = v.as_bool().unwrap_or(false),
+                "format" => n.raw_format = v.as_str().unwrap_or_default().to_string(),
+                "x-kubernetes-int-or-string" => n.int_or_string = v.as_bool().unwrap_or(false),
+                "x-kubernetes-preserve-unknown-fields" => {
+                    n.preserve_unknown_fields = v.as_bool().unwrap_or(false)
+                }
+                "x-kubernetes-embedded-resource" => {
+                    n.embedded_resource = v.as_bool().unwrap_or(false)
+                }
+                "exclusiveMaximum" => n.exclusive_maximum = v.as_bool().unwrap_or(false),
+                "exclusiveMinimum" => n.exclusive_minimum = v.as_bool().unwrap_or(false),
+                "uniqueItems" => n.unique_items = v.as_bool().unwrap_or(false),
+                "maximum" => n.maximum = v.as_f64(),
+                "minimum" => n.minimum = v.as_f64(),
+                "multipleOf" => n.multiple_of = v.as_f64(),
+                "maxLength" => n.max_length = as_int(v),
+                "minLength" => n.min_length = as_int(v),
+                "maxItems" => n.max_items = as_int(v),
+                "minItems" => n.min_items = as_int(v),
+                "maxProperties" => n.max_properties = as_int(v),
+                "minProperties" => n.min_properties = as_int(v),
+                "default" => n.default = Some(v.clone()),
+                "x-kubernetes-list-type" => n.list_type = v.as_str().map(str::to_string),
+                "x-kubernetes-map-type" => n.map_type = v.as_str().map(str::to_string),
+                "required" => {
+                    if let Some(req) = v.as_array() {
+                        n.required = req
+                            .iter()
+                            .filter_map(|v| v.as_str().map(str::to_string))
+                            .collect();
+                    }
+                }
+                "enum" => n.enum_values = v.as_array().cloned(),
+                "x-kubernetes-list-map-keys" => {
+                    if let Some(keys) = v.as_array() {
+                        n.list_map_keys = keys
+                            .iter()
+                            .filter_map(|v| v.as_str().map(str::to_string))
+                            .collect();
+                    }
+                }
+                "pattern" => pattern = v.as_str(),
+                "properties" => props = v.as_object(),
+                "additionalProperties" => additional = Some(v),
+                "items" => items = Some(v),
+                "allOf" => combinators[0] = v.as_array(),
+                "anyOf" => combinators[1] = v.as_array(),
+                "oneOf" => combinators[2] = v.as_array(),
+                "not" => not = Some(v),
+                "x-kubernetes-validations" => rules = v.as_array(),
+                _ => {}
+            }
+        }
         if n.int_or_string {
             n.types = vec!["integer".into(), "string".into()];
         } else if !n.ty.is_empty() {
@@ -234,25 +275,7 @@ impl Node {
                 n.string_format = Format::parse(&n.raw_format);
             }
         }
-        if let Some(req) = m.get("required").and_then(Value::as_array) {
-            n.required = req
-                .iter()
-                .filter_map(|v| v.as_str().map(str::to_string))
-                .collect();
-        }
-        if let Some(e) = m.get("enum").and_then(Value::as_array) {
-            n.enum_values = Some(e.clone());
-        }
-        if let Some(keys) = m
-            .get("x-kubernetes-list-map-keys")
-            .and_then(Value::as_array)
-        {
-            n.list_map_keys = keys
-                .iter()
-                .filter_map(|v| v.as_str().map(str::to_string))
-                .collect();
-        }
-        if let Some(p) = m.get("pattern").and_then(Value::as_str)
+        if let Some(p) = pattern
             && !p.is_empty()
         {
             match compile_go_regex(p) {
@@ -267,16 +290,17 @@ impl Node {
                 )),
             }
         }
-        if let Some(props) = m.get("properties").and_then(Value::as_object) {
+        if let Some(props) = props {
+            let props_at = path::child(at, "properties");
             for (k, v) in props {
-                let child_at = path::key(&path::child(at, "properties"), k);
+                let child_at = path::key(&props_at, k);
                 n.properties.insert(
                     k.clone(),
                     Self::compile_inner(v, &child_at, errs, depth + 1),
                 );
             }
         }
-        match m.get("additionalProperties") {
+        match additional {
             Some(Value::Bool(b)) => n.additional = Some(Additional::Allows(*b)),
             Some(v @ Value::Object(_)) => {
                 let child_at = path::child(at, "additionalProperties");
@@ -289,7 +313,7 @@ impl Node {
             }
             _ => {}
         }
-        if let Some(items) = m.get("items").filter(|v| v.is_object()) {
+        if let Some(items) = items.filter(|v| v.is_object()) {
             n.items = Some(Box::new(Self::compile_inner(
                 items,
                 &path::child(at, "items"),
@@ -297,19 +321,22 @@ impl Node {
                 depth + 1,
             )));
         }
-        for (key, list) in [
+        for ((key, list), arr) in [
             ("allOf", &mut n.all_of),
             ("anyOf", &mut n.any_of),
             ("oneOf", &mut n.one_of),
-        ] {
-            if let Some(arr) = m.get(key).and_then(Value::as_array) {
+        ]
+        .into_iter()
+        .zip(combinators)
+        {
+            if let Some(arr) = arr {
                 for (i, v) in arr.iter().enumerate() {
                     let child_at = path::index(&path::child(at, key), i);
                     list.push(Self::compile_inner(v, &child_at, errs, depth + 1));
                 }
             }
         }
-        if let Some(not) = m.get("not").filter(|v| v.is_object()) {
+        if let Some(not) = not.filter(|v| v.is_object()) {
             n.not = Some(Box::new(Self::compile_inner(
                 not,
                 &path::child(at, "not"),
@@ -317,7 +344,7 @@ impl Node {
                 depth + 1,
             )));
         }
-        if let Some(rules) = m.get("x-kubernetes-validations").and_then(Value::as_array) {
+        if let Some(rules) = rules {
             n.rules = crate::cel::compile_rules(
                 rules,
                 &n,
