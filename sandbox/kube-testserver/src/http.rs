@@ -359,7 +359,9 @@ fn decode(req: &Req) -> Result<Value, ApiError> {
     let v: Value = if ct.contains("yaml") {
         serde_yaml::from_slice(&req.body)
             .map_err(|e| ApiError::bad_request(format!("error decoding YAML: {e}")))?
-    } else if ct.contains("protobuf") || ct.contains("cbor") {
+    } else if ct.contains("protobuf") {
+        crate::protobuf::decode(&req.body)?
+    } else if ct.contains("cbor") {
         return Err(ApiError::unsupported_media_type("the body of the request was in an unknown format - accepted media types include: application/json, application/yaml".to_string()));
     } else {
         serde_json::from_slice(&req.body).map_err(|e| {

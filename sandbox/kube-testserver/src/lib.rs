@@ -55,7 +55,8 @@
 //!
 //! # Deviations from a real API server
 //!
-//! - Plain HTTP only (no TLS), bearer tokens only, JSON and YAML bodies only (no protobuf/CBOR).
+//! - Bearer tokens only (no client certificates); bodies are JSON or YAML, protobuf only for
+//!   the kinds kubectl's typed clients write (see [`protobuf`]), no CBOR; responses are JSON.
 //! - Watch history is kept per resource (`Config::watch_history` events each), not per etcd
 //!   compaction; a watch from an older resourceVersion gets 410 Expired.
 //! - Paged lists are not consistent snapshots: later pages show the current state after the
@@ -82,6 +83,7 @@ pub mod events;
 pub mod http;
 pub mod openapi;
 pub mod patch;
+pub mod protobuf;
 pub mod rbac;
 pub mod registry;
 pub mod selectors;

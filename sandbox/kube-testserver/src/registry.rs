@@ -66,7 +66,8 @@ pub struct ResourceType {
     pub columns: Vec<PrinterColumn>,
     /// The CRD this type comes from.
     pub crd_name: Option<String>,
-    /// Top-level fields a built-in object may have (for strict field validation).
+    /// Top-level fields a built-in object may have in its stored form (for strict field
+    /// validation; events.k8s.io Events are checked in their stored core/v1 form).
     pub known_fields: &'static [&'static str],
 }
 
@@ -246,20 +247,20 @@ const BUILTINS: &[B] = &[
         builtin: Builtin::Event,
         status: false,
         fields: &[
+            "involvedObject",
+            "reason",
+            "message",
+            "source",
+            "firstTimestamp",
+            "lastTimestamp",
+            "count",
+            "type",
             "eventTime",
             "series",
-            "reportingController",
-            "reportingInstance",
             "action",
-            "reason",
-            "regarding",
             "related",
-            "note",
-            "type",
-            "deprecatedSource",
-            "deprecatedFirstTimestamp",
-            "deprecatedLastTimestamp",
-            "deprecatedCount",
+            "reportingComponent",
+            "reportingInstance",
         ],
     },
     B {

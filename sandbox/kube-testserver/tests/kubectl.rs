@@ -188,3 +188,318 @@ async fn server_side_apply_with_kubectl() {
         .await;
     assert!(out.contains("kubectl") && out.contains("other"), "{out}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn schema_checks_through_kubectl() {
+    let server = server().await;
+    let k = Kubectl::new(&server);
+    k.ok(&["apply", "-f", fixture("widget-crd.yaml").to_str().unwrap()])
+        .await;
+
+    // A non-structural CRD is rejected with the reason a real server gives.
+    let err = k
+        .fails(&[
+            "apply",
+            "-f",
+            fixture("nonstructural-crd.yaml").to_str().unwrap(),
+        ])
+        .await;
+    assert!(
+        err.contains("CustomResourceDefinition \"gadgets.example.crossplane.io\" is invalid"),
+        "{err}"
+    );
+    assert!(
+        err.contains("must not be empty for specified object fields"),
+        "{err}"
+    );
+    let (ok, _, _) = k
+        .run(&["get", "crd", "gadgets.example.crossplane.io"])
+        .await;
+    assert!(!ok, "rejected CRD must not exist");
+
+    // Unknown fields: rejected by kubectl's default strict validation, pruned with --validate=false.
+    let unknown = k.write("unknown.yaml", "apiVersion: example.crossplane.io/v1alpha1\nkind: Widget\nmetadata:\n  name: w2\nspec:\n  forProvider:\n    colour: red\n    foo: bar\n");
+    let err = k.fails(&["apply", "-f", &unknown]).await;
+    assert!(
+        err.contains("strict decoding error: unknown field \"spec.forProvider.foo\""),
+        "{err}"
+    );
+    assert!(err.contains("Error from server (BadRequest)"), "{err}");
+    k.ok(&["apply", "--validate=false", "-f", &unknown]).await;
+    let out = k
+        .ok(&["get", "widget", "w2", "-o", "jsonpath={.spec.forProvider}"])
+        .await;
+    assert!(!out.contains("foo"), "unknown field pruned: {out}");
+    // --validate=warn: accepted with a warning.
+    let warn = k.write(
+        "warn.yaml",
+        &std::fs::read_to_string(&unknown)
+            .unwrap()
+            .replace("w2", "w2b"),
+    );
+    let (ok, _, err) = k.run(&["apply", "--validate=warn", "-f", &warn]).await;
+    assert!(
+        ok && err.contains("unknown field \"spec.forProvider.foo\""),
+        "{err}"
+    );
+
+    // A CEL rule violated.
+    let cel = k.write("cel.yaml", "apiVersion: example.crossplane.io/v1alpha1\nkind: Widget\nmetadata:\n  name: w3\nspec:\n  forProvider:\n    colour: red\n    size: 11\n");
+    let err = k.fails(&["apply", "-f", &cel]).await;
+    assert!(
+        err.contains("The Widget \"w3\" is invalid") && err.contains("size must be at most 10"),
+        "{err}"
+    );
+
+    // Enum, maxLength and required.
+    let bad = k.write("bad.yaml", "apiVersion: example.crossplane.io/v1alpha1\nkind: Widget\nmetadata:\n  name: w4\nspec:\n  forProvider:\n    colour: purple\n    description: this is far longer than twenty bytes\n");
+    let err = k.fails(&["apply", "-f", &bad]).await;
+    assert!(
+        err.contains("spec.forProvider.colour: Unsupported value: \"purple\""),
+        "{err}"
+    );
+    assert!(
+        err.contains("spec.forProvider.description: Too long"),
+        "{err}"
+    );
+    let missing = k.write("missing.yaml", "apiVersion: example.crossplane.io/v1alpha1\nkind: Widget\nmetadata:\n  name: w5\nspec:\n  forProvider: {}\n");
+    let err = k.fails(&["apply", "-f", &missing]).await;
+    assert!(
+        err.contains("spec.forProvider.colour: Required value"),
+        "{err}"
+    );
+
+    // Dry run leaves nothing behind.
+    let dry = k.write("dry.yaml", &WIDGET.replace("name: w1", "name: dry"));
+    let out = k.ok(&["apply", "--dry-run=server", "-f", &dry]).await;
+    assert!(out.contains("(server dry run)"), "{out}");
+    let (ok, _, _) = k.run(&["get", "widget", "dry"]).await;
+    assert!(!ok, "dry run created the object");
+
+    // Deleting the CRD removes its resource.
+    k.ok(&["delete", "crd", "widgets.example.crossplane.io"])
+        .await;
+    let err = k.fails(&["get", "widgets"]).await;
+    assert!(
+        err.contains("the server doesn't have a resource type \"widgets\"")
+            || err.contains("the server could not find the requested resource"),
+        "{err}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn delete_with_finalizer_waits_for_its_removal() {
+    let server = server().await;
+    let k = Kubectl::new(&server);
+    k.ok(&["apply", "-f", fixture("widget-crd.yaml").to_str().unwrap()])
+        .await;
+    k.ok(&["apply", "-f", fixture("widget.yaml").to_str().unwrap()])
+        .await;
+    k.ok(&[
+        "patch",
+        "widget",
+        "w1",
+        "--type=merge",
+        "-p",
+        r#"{"metadata":{"finalizers":["example.com/hold"]}}"#,
+    ])
+    .await;
+    let out = k.ok(&["delete", "widget", "w1", "--wait=false"]).await;
+    assert!(out.contains("deleted"), "{out}");
+    let ts = k
+        .ok(&[
+            "get",
+            "widget",
+            "w1",
+            "-o",
+            "jsonpath={.metadata.deletionTimestamp}",
+        ])
+        .await;
+    assert!(!ts.is_empty(), "deletionTimestamp set");
+    // Adding finalizers to an object being deleted is forbidden.
+    let err = k
+        .fails(&[
+            "patch",
+            "widget",
+            "w1",
+            "--type=merge",
+            "-p",
+            r#"{"metadata":{"finalizers":["example.com/hold","example.com/more"]}}"#,
+        ])
+        .await;
+    assert!(
+        err.contains("no new finalizers can be added if the object is being deleted"),
+        "{err}"
+    );
+    k.ok(&[
+        "patch",
+        "widget",
+        "w1",
+        "--type=json",
+        "-p",
+        r#"[{"op":"remove","path":"/metadata/finalizers"}]"#,
+    ])
+    .await;
+    let err = k.fails(&["get", "widget", "w1"]).await;
+    assert!(
+        err.contains("widgets.example.crossplane.io \"w1\" not found"),
+        "{err}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn describe_lists_events_from_both_apis() {
+    let server = server().await;
+    let k = Kubectl::new(&server);
+    k.ok(&["apply", "-f", fixture("widget-crd.yaml").to_str().unwrap()])
+        .await;
+    k.ok(&["apply", "-f", fixture("widget.yaml").to_str().unwrap()])
+        .await;
+    let uid = k
+        .ok(&["get", "widget", "w1", "-o", "jsonpath={.metadata.uid}"])
+        .await;
+    let now = chrono::Utc::now()
+        .format("%Y-%m-%dT%H:%M:%S%.6fZ")
+        .to_string();
+    let ev = format!(
+        "apiVersion: events.k8s.io/v1\nkind: Event\nmetadata:\n  name: w1.new\n  namespace: default\neventTime: \"{now}\"\nreportingController: example.crossplane.io/widget\nreportingInstance: widget-controller-1\naction: Reconcile\nreason: CreatedExternalResource\nnote: Successfully requested creation of external resource\ntype: Normal\nregarding:\n  apiVersion: example.crossplane.io/v1alpha1\n  kind: Widget\n  name: w1\n  namespace: default\n  uid: {uid}\n"
+    );
+    k.ok(&["create", "-f", &k.write("ev.yaml", &ev)]).await;
+    let legacy = format!(
+        "apiVersion: v1\nkind: Event\nmetadata:\n  name: w1.old\n  namespace: default\ninvolvedObject:\n  apiVersion: example.crossplane.io/v1alpha1\n  kind: Widget\n  name: w1\n  namespace: default\n  uid: {uid}\nreason: CannotObserveExternalResource\nmessage: boom\ntype: Warning\ncount: 3\nfirstTimestamp: \"2024-01-01T00:00:00Z\"\nlastTimestamp: \"2024-01-01T00:00:00Z\"\nsource:\n  component: old-controller\n"
+    );
+    k.ok(&["create", "-f", &k.write("legacy.yaml", &legacy)])
+        .await;
+    // An event about another object must not show.
+    let other = legacy
+        .replace("name: w1.old", "name: other.ev")
+        .replace("  name: w1\n", "  name: w9\n")
+        .replace(&uid, "00000000-0000-0000-0000-000000000000");
+    k.ok(&["create", "-f", &k.write("other.yaml", &other)])
+        .await;
+
+    let out = k.ok(&["describe", "widget", "w1"]).await;
+    let events = out.split("Events:").nth(1).unwrap_or_default().to_string();
+    assert!(
+        events.contains("Normal")
+            && events.contains("CreatedExternalResource")
+            && events.contains("example.crossplane.io/widget")
+            && events.contains("Successfully requested creation"),
+        "{out}"
+    );
+    assert!(
+        events.contains("Warning")
+            && events.contains("CannotObserveExternalResource")
+            && events.contains("(x3 over")
+            && events.contains("old-controller"),
+        "{out}"
+    );
+    assert!(
+        !events.contains("w9") && events.matches("boom").count() == 1,
+        "{out}"
+    );
+
+    let out = k.ok(&["get", "events"]).await;
+    assert!(
+        out.lines()
+            .next()
+            .unwrap_or_default()
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            == ["LAST", "SEEN", "TYPE", "REASON", "OBJECT", "MESSAGE"],
+        "{out}"
+    );
+    assert!(out.contains("widget/w1"), "{out}");
+    let out = k
+        .ok(&[
+            "get",
+            "events.v1.events.k8s.io",
+            "w1.old",
+            "-o",
+            "jsonpath={.note}/{.deprecatedCount}/{.regarding.name}",
+        ])
+        .await;
+    assert_eq!(out, "boom/3/w1");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rbac_role_allows_only_what_it_grants() {
+    let server = server().await;
+    let admin_k = Kubectl::new(&server);
+    admin_k
+        .ok(&[
+            "create",
+            "secret",
+            "generic",
+            "s1",
+            "--from-literal=password=hunter2",
+        ])
+        .await;
+    admin_k
+        .ok(&["create", "configmap", "c1", "--from-literal=a=b"])
+        .await;
+    admin_k
+        .ok(&[
+            "create",
+            "role",
+            "secret-reader",
+            "--verb=get,list",
+            "--resource=secrets",
+        ])
+        .await;
+    admin_k
+        .ok(&[
+            "create",
+            "rolebinding",
+            "u-reads",
+            "--role=secret-reader",
+            "--user=u",
+        ])
+        .await;
+    let token = server.issue_token("u", &[]);
+    let k = Kubectl::with_token(&server, &token);
+    k.ok(&["get", "secrets"]).await;
+    k.ok(&["get", "secret", "s1"]).await;
+    let err = k.fails(&["get", "configmaps"]).await;
+    assert!(err.contains("Error from server (Forbidden): configmaps is forbidden: User \"u\" cannot list resource \"configmaps\" in API group \"\" in the namespace \"default\""), "{err}");
+    let err = k.fails(&["delete", "secret", "s1"]).await;
+    assert!(err.contains("secrets \"s1\" is forbidden: User \"u\" cannot delete resource \"secrets\" in API group \"\" in the namespace \"default\""), "{err}");
+    let err = k.fails(&["get", "secrets", "-n", "kube-system"]).await;
+    assert!(err.contains("in the namespace \"kube-system\""), "{err}");
+    let err = k
+        .fails(&["get", "secrets", "--watch", "--request-timeout=5s"])
+        .await;
+    assert!(err.contains("cannot watch resource \"secrets\""), "{err}");
+    let err = k
+        .fails(&["create", "secret", "generic", "s2", "--from-literal=a=b"])
+        .await;
+    assert!(err.contains("cannot create resource \"secrets\""), "{err}");
+    let err = k.fails(&["get", "namespaces"]).await;
+    assert!(
+        err.contains("cannot list resource \"namespaces\" in API group \"\" at the cluster scope"),
+        "{err}"
+    );
+    assert_eq!(
+        k.ok(&["auth", "can-i", "list", "secrets"]).await.trim(),
+        "yes"
+    );
+    let (ok, out, _) = k.run(&["auth", "can-i", "list", "configmaps"]).await;
+    assert!(!ok && out.trim() == "no", "{out}");
+    let out = k
+        .ok(&[
+            "auth",
+            "whoami",
+            "-o",
+            "jsonpath={.status.userInfo.username}",
+        ])
+        .await;
+    assert_eq!(out, "u");
+
+    // No token, or a wrong one: 401.
+    let bad = Kubectl::with_token(&server, "not-a-token");
+    let err = bad.fails(&["get", "secrets"]).await;
+    assert!(
+        err.contains("Unauthorized") || err.contains("provide credentials"),
+        "{err}"
+    );
+}
