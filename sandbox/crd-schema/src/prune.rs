@@ -430,4 +430,76 @@ mod tests {
             json!({"spec": {"m": {"a": "dv", "b": "x"}, "l": [7, 1], "keep": {"z": null}}})
         );
     }
+
+    /// The "nested x-kubernetes-preserve-unknown-fields" case of upstream's pruning tests.
+    #[test]
+    fn nested_preserve_unknown_fields_like_upstream() {
+        let obj_schema = |extra: serde_json::Value| {
+            let mut v = json!({"type": "object"});
+            if let (Some(o), Some(e)) = (v.as_object_mut(), extra.as_object()) {
+                o.extend(e.clone());
+            }
+            v
+        };
+        let add = json!({"type": "object", "properties": {"specified": {"type": "object"}}});
+        let s = schema(json!({
+            "type": "object", "x-kubernetes-preserve-unknown-fields": true,
+            "properties": {
+                "alpha": {"type": "string"},
+                "beta": {"type": "number"},
+                "pruning": obj_schema(json!({"properties": {
+                    "preserving": {"type": "object", "x-kubernetes-preserve-unknown-fields": true},
+                    "pruning": {"type": "object"}}})),
+                "preserving": obj_schema(json!({"x-kubernetes-preserve-unknown-fields": true, "properties": {
+                    "preserving": {"type": "object", "x-kubernetes-preserve-unknown-fields": true},
+                    "preservingUnknownType": {"x-kubernetes-preserve-unknown-fields": true},
+                    "pruning": {"type": "object"}}})),
+                "preservingAdditionalPropertiesNotInheritingXPreserveUnknownFields":
+                    obj_schema(json!({"x-kubernetes-preserve-unknown-fields": true, "additionalProperties": add.clone()})),
+                "preservingAdditionalPropertiesKeyPruneValues": obj_schema(json!({"additionalProperties": add}))
+            }
+        }));
+        let mut obj = json!({
+            "unspecified": "bar", "alpha": "abc", "beta": 42.0,
+            "unspecifiedObject": {"unspecified": "bar"},
+            "pruning": {"unspecified": "bar", "unspecifiedObject": {"unspecified": "bar"},
+                        "pruning": {"unspecified": "bar"}, "apiVersion": "unknown",
+                        "preserving": {"unspecified": "bar"}},
+            "preserving": {"unspecified": "bar", "unspecifiedObject": {"unspecified": "bar"},
+                           "pruning": {"unspecified": "bar"}, "preserving": {"unspecified": "bar"},
+                           "preservingUnknownType": [{"foo": true}, {"bar": true}]},
+            "preservingAdditionalPropertiesNotInheritingXPreserveUnknownFields":
+                {"foo": {"specified": {"unspecified": "bar"}, "unspecified": "bar"}},
+            "preservingAdditionalPropertiesKeyPruneValues":
+                {"foo": {"specified": {"unspecified": "bar"}, "unspecified": "bar"}}
+        });
+        let pruned = s.prune(&mut obj);
+        assert_eq!(
+            obj,
+            json!({
+                "unspecified": "bar", "alpha": "abc", "beta": 42.0,
+                "unspecifiedObject": {"unspecified": "bar"},
+                "pruning": {"pruning": {}, "preserving": {"unspecified": "bar"}},
+                "preserving": {"unspecified": "bar", "unspecifiedObject": {"unspecified": "bar"},
+                               "pruning": {}, "preserving": {"unspecified": "bar"},
+                               "preservingUnknownType": [{"foo": true}, {"bar": true}]},
+                "preservingAdditionalPropertiesNotInheritingXPreserveUnknownFields": {"foo": {"specified": {}}},
+                "preservingAdditionalPropertiesKeyPruneValues": {"foo": {"specified": {}}}
+            })
+        );
+        assert_eq!(
+            pruned,
+            vec![
+                "preserving.pruning.unspecified",
+                "preservingAdditionalPropertiesKeyPruneValues.foo.specified.unspecified",
+                "preservingAdditionalPropertiesKeyPruneValues.foo.unspecified",
+                "preservingAdditionalPropertiesNotInheritingXPreserveUnknownFields.foo.specified.unspecified",
+                "preservingAdditionalPropertiesNotInheritingXPreserveUnknownFields.foo.unspecified",
+                "pruning.apiVersion",
+                "pruning.pruning.unspecified",
+                "pruning.unspecified",
+                "pruning.unspecifiedObject",
+            ]
+        );
+    }
 }
