@@ -543,3 +543,65 @@ fn preserve_unknown_fields_cannot_be_set() {
         ]
     );
 }
+
+/// Upstream's "invalid defaults with enabled feature gate, structural schema" case: the paths
+/// and error types must match.
+#[test]
+fn upstream_invalid_defaults_case() {
+    use crate::FieldErrorKind;
+    let obj_foo = |default: Value| json!({"type": "object", "properties": {"foo": {"type": "string"}}, "default": default});
+    let schema = json!({"type": "object", "properties": {
+        "a": obj_foo(json!({"foo": "abc", "bar": 42})),
+        "b": obj_foo(json!({"foo": "abc"})),
+        "c": obj_foo(json!({"foo": 42})),
+        "d": {"type": "object", "properties": {
+                "good": {"type": "string", "pattern": "a"},
+                "bad": {"type": "string", "pattern": "b"}},
+              "default": {"good": "a", "bad": "a"}},
+        "e": {"type": "object", "x-kubernetes-preserve-unknown-fields": true, "properties": {
+                "preserveUnknownFields": {"type": "object", "default": {"foo": "abc", "bar": 42}},
+                "nestedProperties": {"type": "object", "properties": {"foo": {"type": "string"}},
+                                     "default": {"foo": "abc", "bar": 42}}}},
+        "embedded-fine": {"type": "object", "x-kubernetes-embedded-resource": true,
+            "properties": {"foo": {"type": "string"}},
+            "default": {"foo": "abc", "apiVersion": "foo/v1", "kind": "v1", "metadata": {"name": "foo"}}},
+        "embedded-preserve": {"type": "object", "x-kubernetes-embedded-resource": true,
+            "x-kubernetes-preserve-unknown-fields": true, "properties": {"foo": {"type": "string"}},
+            "default": {"foo": "abc", "apiVersion": "foo/v1", "kind": "v1", "metadata": {"name": "foo"}, "bar": 42}},
+        "embedded-preserve-unpruned-objectmeta": {"type": "object", "x-kubernetes-embedded-resource": true,
+            "x-kubernetes-preserve-unknown-fields": true, "properties": {"foo": {"type": "string"}},
+            "default": {"foo": "abc", "apiVersion": "foo/v1", "kind": "v1",
+                        "metadata": {"name": "foo", "unspecified": "bar"}, "bar": 42}}
+    }});
+    let crd = crd_with_schema(schema);
+    let got: Vec<(String, FieldErrorKind)> = validate_crd(&crd, None)
+        .into_iter()
+        .map(|e| (e.field, e.kind))
+        .collect();
+    let at = "spec.validation.openAPIV3Schema";
+    assert_eq!(
+        got,
+        vec![
+            (
+                format!("{at}.properties[a].default"),
+                FieldErrorKind::Invalid
+            ),
+            (
+                format!("{at}.properties[c].default.foo"),
+                FieldErrorKind::TypeInvalid
+            ),
+            (
+                format!("{at}.properties[d].default.bad"),
+                FieldErrorKind::Invalid
+            ),
+            (
+                format!("{at}.properties[e].properties[preserveUnknownFields].default"),
+                FieldErrorKind::Invalid
+            ),
+            (
+                format!("{at}.properties[e].properties[nestedProperties].default"),
+                FieldErrorKind::Invalid
+            ),
+        ]
+    );
+}
