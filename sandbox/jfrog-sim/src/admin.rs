@@ -13,7 +13,7 @@
 //! | DELETE | `/__sim/faults` | removes all faults (204) |
 //! | DELETE | `/__sim/faults/{id}` | removes one fault (204 / 404) |
 //! | GET | `/__sim/config` | `{"descriptorMergeEmulation":true,"writeLatencyMs":0,"seed":..}` |
-//! | PUT | `/__sim/config` | `{"descriptorMergeEmulation":false,"writeLatencyMs":50}` (fields optional) |
+//! | PUT | `/__sim/config` | `{"descriptorMergeEmulation":false,"writeLatencyMs":50,"missingRepositoryStatus":400}` (fields optional) |
 //! | POST | `/__sim/tokens` | `{"admin":false}` → `{"token":"..."}` |
 //! | PUT | `/__sim/users/{name}` | `{"password":"..","admin":true}` (204) |
 //! | GET | `/__sim/repositories/{key}` | stored configuration, secrets in clear (404 if absent) |
@@ -98,6 +98,7 @@ async fn config(State(s): State<Arc<Shared>>) -> Json<Value> {
         "descriptorMergeEmulation": s.descriptor.emulation(),
         "writeLatencyMs": u64::try_from(s.descriptor.write_latency().as_millis()).unwrap_or(u64::MAX),
         "seed": s.config.seed,
+        "missingRepositoryStatus": s.artifactory.missing_status(),
         "url": s.base_url,
     }))
 }
@@ -107,11 +108,15 @@ async fn config(State(s): State<Arc<Shared>>) -> Json<Value> {
 struct ConfigPatch {
     descriptor_merge_emulation: Option<bool>,
     write_latency_ms: Option<u64>,
+    missing_repository_status: Option<u16>,
 }
 
 async fn set_config(State(s): State<Arc<Shared>>, Json(p): Json<ConfigPatch>) -> Json<Value> {
     if let Some(on) = p.descriptor_merge_emulation {
         s.descriptor.set_emulation(on);
+    }
+    if let Some(status) = p.missing_repository_status {
+        s.artifactory.set_missing_status(status);
     }
     if let Some(ms) = p.write_latency_ms {
         s.descriptor.set_write_latency(Duration::from_millis(ms));

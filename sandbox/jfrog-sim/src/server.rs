@@ -47,6 +47,9 @@ pub struct SimConfig {
     pub artifactory_version: String,
     /// Use this admin token instead of a generated one (e.g. to keep a token across restarts).
     pub admin_token: Option<String>,
+    /// Status of `GET`/`POST`/`DELETE` on a missing repository: 404 (default) or 400, which
+    /// some Artifactory versions answer.
+    pub missing_repository_status: u16,
 }
 
 impl std::fmt::Debug for SimConfig {
@@ -77,6 +80,7 @@ impl Default for SimConfig {
             write_latency: Duration::ZERO,
             artifactory_version: "7.117.5".to_owned(),
             admin_token: None,
+            missing_repository_status: 404,
         }
     }
 }
@@ -144,6 +148,9 @@ impl Simulator {
             artifactory: services::artifactory::State::default(),
             config: cfg,
         });
+        shared
+            .artifactory
+            .set_missing_status(shared.config.missing_repository_status);
         let admin_token = match &shared.config.admin_token {
             Some(token) => {
                 shared.auth.register_token(token, "admin", true);
@@ -234,6 +241,11 @@ impl Simulator {
     /// Sets how long each configuration write takes.
     pub fn set_write_latency(&self, latency: Duration) {
         self.shared.descriptor.set_write_latency(latency);
+    }
+
+    /// Sets the status answered for a missing repository (404 or 400).
+    pub fn set_missing_repository_status(&self, status: u16) {
+        self.shared.artifactory.set_missing_status(status);
     }
 
     /// Writes `DIR/jfrog.env` with `JFROG_URL` and `JFROG_ACCESS_TOKEN` (the admin token),

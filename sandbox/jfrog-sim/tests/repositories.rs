@@ -274,7 +274,10 @@ async fn update_is_partial_and_guards_class_and_type() {
         )
         .await;
     assert_eq!(r.status, StatusCode::BAD_REQUEST);
-    assert!(r.art_error().contains("Package type cannot be changed"));
+    assert_eq!(
+        r.art_error(),
+        "Changing a repository's type once it's set is not supported"
+    );
     let r = api
         .post(
             "/artifactory/api/repositories/npm-local",

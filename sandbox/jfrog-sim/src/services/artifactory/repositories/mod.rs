@@ -22,8 +22,11 @@
 //!
 //! Deviations: the success texts and most 400 messages are paraphrases where JFrog's exact
 //! wording was not verifiable; the list's `packageType` display names are a best effort;
-//! `GET` of a missing repository answers 404 (some Artifactory versions answer 400).
+//! a missing repository answers 404 by default; `SimConfig::missing_repository_status = 400`
+//! reproduces the Artifactory versions that answer 400 (which is why the Terraform provider
+//! treats 400 and 404 alike as "gone").
 
+use std::sync::atomic::{AtomicU16, Ordering};
 use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 use axum::body::Bytes;
@@ -51,12 +54,37 @@ use spec::RClass;
 use store::{Repo, Store};
 
 /// The repository state of the Artifactory service.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub(crate) struct State {
     store: RwLock<Store>,
+    /// Status answered for a missing repository (404, or 400 as some Artifactory versions do).
+    missing_status: AtomicU16,
+}
+
+impl Default for State {
+    fn default() -> State {
+        State {
+            store: RwLock::default(),
+            missing_status: AtomicU16::new(404),
+        }
+    }
 }
 
 impl State {
+    pub(crate) fn set_missing_status(&self, status: u16) {
+        let status = if status == 400 { 400 } else { 404 };
+        self.missing_status.store(status, Ordering::Relaxed);
+    }
+
+    pub(crate) fn missing_status(&self) -> u16 {
+        self.missing_status.load(Ordering::Relaxed)
+    }
+
+    fn not_found(&self, key: &str) -> ApiError {
+        let status = StatusCode::from_u16(self.missing_status()).unwrap_or(StatusCode::NOT_FOUND);
+        ApiError::art(status, format!("Repository '{key}' not found"))
+    }
+
     fn read(&self) -> RwLockReadGuard<'_, Store> {
         self.store
             .read()
@@ -197,13 +225,6 @@ fn user_view(repo: &Repo) -> Map<String, Value> {
         .collect()
 }
 
-fn not_found(key: &str) -> ApiError {
-    ApiError::art(
-        StatusCode::NOT_FOUND,
-        format!("Repository '{key}' not found"),
-    )
-}
-
 fn parse_body(body: &Bytes) -> Result<Value, ApiError> {
     // serde_json's syntax errors carry positions, never the body's content.
     serde_json::from_slice(body).map_err(|e| {
@@ -217,7 +238,9 @@ async fn read_one(
     Path(key): Path<String>,
 ) -> Result<Json<Value>, ApiError> {
     let store = s.artifactory.read();
-    let repo = store.get(&key).ok_or_else(|| not_found(&key))?;
+    let repo = store
+        .get(&key)
+        .ok_or_else(|| s.artifactory.not_found(&key))?;
     let view = if caller.admin {
         admin_view(repo)
     } else {
@@ -257,7 +280,9 @@ async fn update(
     let ticket = s.descriptor.begin().await;
     s.descriptor.commit(ticket, || {
         let mut store = s.artifactory.write();
-        let existing = store.get(&key).ok_or_else(|| not_found(&key))?;
+        let existing = store
+            .get(&key)
+            .ok_or_else(|| s.artifactory.not_found(&key))?;
         let repo = validate::update(&store, &key, value, existing, &s.base_url)?;
         store.insert(&key, repo);
         Ok(())
@@ -279,7 +304,7 @@ async fn delete(
         s.artifactory
             .write()
             .remove(&key)
-            .ok_or_else(|| not_found(&key))
+            .ok_or_else(|| s.artifactory.not_found(&key))
     })?;
     tracing::debug!(%key, "repository deleted");
     let msg = if removed.rclass == RClass::Virtual {
@@ -385,7 +410,9 @@ async fn config_sync(
     Path(key): Path<String>,
 ) -> Result<StatusCode, ApiError> {
     let store = s.artifactory.read();
-    let repo = store.get(&key).ok_or_else(|| not_found(&key))?;
+    let repo = store
+        .get(&key)
+        .ok_or_else(|| s.artifactory.not_found(&key))?;
     if repo.rclass != RClass::Federated {
         return Err(ApiError::bad_request(format!(
             "Repository '{key}' is not a federated repository"

@@ -275,10 +275,10 @@ pub(crate) fn update(
         let same = v.as_str().map(str::to_ascii_lowercase).as_deref()
             == Some(existing.package_type.as_str());
         if !same {
-            return Err(ApiError::bad_request(format!(
-                "Package type cannot be changed (repository '{key}' is {})",
-                existing.package_type
-            )));
+            // Artifactory's own wording.
+            return Err(ApiError::bad_request(
+                "Changing a repository's type once it's set is not supported",
+            ));
         }
     }
     // The project assignment changes through Access (attach/detach), not through an update.
