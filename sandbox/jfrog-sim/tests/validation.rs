@@ -30,7 +30,7 @@ async fn keys_are_unique_ignoring_case() {
                 json!({"rclass": "remote", "url": "https://x.example"})
             )
             .await,
-            "Case insensitive repository key already exists"
+            "error when validating repository name: Case insensitive repository key already exists"
         );
     }
     assert_eq!(api.repo("libs-local").await.status, StatusCode::NOT_FOUND);
@@ -87,15 +87,13 @@ async fn key_rules() {
             .contains("cannot start with")
     );
     let docker = json!({"rclass": "local", "packageType": "docker"});
-    assert!(
-        create_err(&api, "Docker-local", docker.clone())
-            .await
-            .contains("cannot contain upper case letters or '_'")
+    assert_eq!(
+        create_err(&api, "Docker-local", docker.clone()).await,
+        "Docker Repository Docker-local key must be in lower case"
     );
-    assert!(
-        create_err(&api, "docker_local", docker)
-            .await
-            .contains("cannot contain upper case")
+    assert_eq!(
+        create_err(&api, "docker_local", docker).await,
+        "Docker Repository docker_local key cannot contain '_'"
     );
     assert!(
         create_err(&api, "a", json!({"rclass": "local", "key": "b"}))
@@ -161,7 +159,7 @@ async fn required_fields_types_and_values() {
             json!({"rclass": "remote", "packageType": "maven"})
         )
         .await,
-        "'url' is required for remote maven repositories"
+        "Remote URL '' is not valid"
     );
     assert_eq!(
         create_err(
@@ -170,7 +168,7 @@ async fn required_fields_types_and_values() {
             json!({"rclass": "remote", "url": "ftp://x"})
         )
         .await,
-        "Invalid remote repository URL 'ftp://x'"
+        "Remote URL 'ftp://x' is not valid"
     );
     assert_eq!(
         create_err(

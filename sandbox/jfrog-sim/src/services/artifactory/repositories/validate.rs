@@ -8,8 +8,11 @@
 //!   the reserved names, not starting with `jfrog-system-reserved` / `jfrog-artifactory-system`,
 //!   not ending with `-cache`; Docker/OCI/Helm OCI keys lower case without `_`); the reverse-
 //!   proxy names `nginx`, `apache`, `direct` fail with the odd message JFrog's knowledge base
-//!   documents; a key equal to an existing one ignoring case fails with "Case insensitive
-//!   repository key already exists" (HTTP 400). Spaces and control characters are refused too
+//!   documents; a key equal to an existing one ignoring case fails with "error when
+//!   validating repository name: Case insensitive repository key already exists" (HTTP 400,
+//!   as reported by Terraform users). Upper case in Docker keys: "Docker Repository KEY key
+//!   must be in lower case"; a bad remote URL: "Remote URL '' is not valid" (both Artifactory's
+//!   wording as reported in Terraform provider issues). Spaces and control characters are refused too
 //!   (deviation: JFrog's list is silent on them).
 //! - `rclass` is required on create and cannot change on update; `packageType` defaults to
 //!   `generic`, must be known (400) and offered for the class (400), and cannot change.
@@ -60,7 +63,10 @@ const RESERVED_PREFIXES: &[&str] = &["jfrog-system-reserved", "jfrog-artifactory
 const PROXY_NAMES: &[&str] = &["nginx", "apache", "direct"];
 
 /// The message for a key that exists ignoring case.
-pub(crate) const KEY_EXISTS: &str = "Case insensitive repository key already exists";
+/// Artifactory's answer to a key that exists ignoring case (and, oddly, to the reserved
+/// reverse-proxy names).
+pub(crate) const KEY_EXISTS: &str =
+    "error when validating repository name: Case insensitive repository key already exists";
 
 /// Whether a project key is well formed.
 pub(crate) fn valid_project_key(k: &str) -> bool {
@@ -101,9 +107,7 @@ pub(crate) fn validate_key(key: &str, rclass: RClass, package_type: &str) -> Res
     }
     let lower = key.to_lowercase();
     if PROXY_NAMES.contains(&lower.as_str()) {
-        return Err(ApiError::bad_request(format!(
-            "error when validating repository name: {KEY_EXISTS}"
-        )));
+        return Err(ApiError::bad_request(KEY_EXISTS));
     }
     if RESERVED_KEYS.contains(&lower.as_str()) {
         return Err(ApiError::bad_request(format!(
@@ -120,12 +124,23 @@ pub(crate) fn validate_key(key: &str, rclass: RClass, package_type: &str) -> Res
             "Repository key cannot end with '-cache'",
         ));
     }
-    if is_container_type(package_type)
-        && (key.chars().any(|c| c.is_uppercase()) || key.contains('_'))
-    {
-        return Err(ApiError::bad_request(format!(
-            "Repository key '{key}' is invalid: {package_type} repository keys cannot contain upper case letters or '_'"
-        )));
+    if is_container_type(package_type) {
+        let kind = match package_type {
+            "docker" => "Docker",
+            "oci" => "OCI",
+            _ => "Helm OCI",
+        };
+        // Artifactory's wording for upper case; the underscore message is a paraphrase.
+        if key.chars().any(char::is_uppercase) {
+            return Err(ApiError::bad_request(format!(
+                "{kind} Repository {key} key must be in lower case"
+            )));
+        }
+        if key.contains('_') {
+            return Err(ApiError::bad_request(format!(
+                "{kind} Repository {key} key cannot contain '_'"
+            )));
+        }
     }
     Ok(())
 }
@@ -342,6 +357,10 @@ fn finish(
             Some(Value::String(s)) => s.is_empty(),
             _ => false,
         };
+        if missing && rclass == RClass::Remote && f.wire == "url" {
+            // Artifactory's wording for a missing or empty remote URL.
+            return Err(ApiError::bad_request("Remote URL '' is not valid"));
+        }
         if missing {
             return Err(ApiError::bad_request(format!(
                 "'{}' is required for {} {package_type} repositories",
@@ -432,7 +451,7 @@ fn remote(config: &Map<String, Value>) -> Result<(), ApiError> {
         .is_ok_and(|p| matches!(p.scheme(), "http" | "https") && p.host().is_some());
     if !ok {
         return Err(ApiError::bad_request(format!(
-            "Invalid remote repository URL '{u}'"
+            "Remote URL '{u}' is not valid"
         )));
     }
     Ok(())
