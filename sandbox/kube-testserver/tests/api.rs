@@ -1,0 +1,939 @@
+//! The API semantics clients rely on, driven with kube-rs: watches (order, bookmarks, 410,
+//! selectors, streaming lists), paging, conflicts, status subresource and generation, garbage
+//! collection, selectors, dry run, namespaces, tables, events views and RBAC.
+
+mod common;
+
+use common::*;
+use futures::{StreamExt, TryStreamExt};
+use k8s_openapi::api::core::v1::{ConfigMap, Event as CoreEvent, Namespace, Secret};
+use k8s_openapi::api::events::v1::Event as EventV1;
+use kube::api::{
+    Api, DeleteParams, ListParams, Patch, PatchParams, PostParams, WatchEvent, WatchParams,
+};
+use kube::runtime::{WatchStreamExt, watcher};
+use kube::{Client, ResourceExt};
+use serde_json::json;
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+fn cm(name: &str, labels: &[(&str, &str)]) -> ConfigMap {
+    serde_json::from_value(json!({
+        "metadata": {"name": name, "labels": labels.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect::<BTreeMap<_, _>>()},
+        "data": {"k": "v"},
+    }))
+    .expect("configmap")
+}
+
+fn rv_of<K: kube::Resource>(o: &K) -> u64 {
+    o.meta()
+        .resource_version
+        .as_deref()
+        .unwrap_or("0")
+        .parse()
+        .expect("numeric resourceVersion")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn watch_delivers_every_change_in_order_with_bookmarks() {
+    let server = server().await;
+    let client = admin(&server).await;
+    let api: Api<ConfigMap> = Api::namespaced(client.clone(), "default");
+    let start = api
+        .list(&ListParams::default())
+        .await
+        .expect("list")
+        .metadata
+        .resource_version
+        .expect("rv");
+    let mut stream = api
+        .watch(&WatchParams::default().timeout(60), &start)
+        .await
+        .expect("watch")
+        .boxed();
+    let mut expected = Vec::new();
+    for i in 0..10 {
+        let name = format!("c{i}");
+        let c = api
+            .create(&PostParams::default(), &cm(&name, &[]))
+            .await
+            .expect("create");
+        expected.push(("ADDED", name.clone(), rv_of(&c)));
+        let c = api
+            .patch(
+                &name,
+                &PatchParams::default(),
+                &Patch::Merge(json!({"data": {"k": format!("v{i}")}})),
+            )
+            .await
+            .expect("patch");
+        expected.push(("MODIFIED", name.clone(), rv_of(&c)));
+        if i % 2 == 0 {
+            api.delete(&name, &DeleteParams::default())
+                .await
+                .expect("delete");
+            expected.push(("DELETED", name.clone(), 0));
+        }
+    }
+    let mut seen = Vec::new();
+    let mut bookmark = None;
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
+    while seen.len() < expected.len() || bookmark.is_none() {
+        let ev = tokio::time::timeout_at(deadline, stream.next())
+            .await
+            .expect("events in time")
+            .expect("stream open")
+            .expect("event");
+        match ev {
+            WatchEvent::Added(c) => seen.push(("ADDED", c.name_any(), rv_of(&c))),
+            WatchEvent::Modified(c) => seen.push(("MODIFIED", c.name_any(), rv_of(&c))),
+            WatchEvent::Deleted(c) => seen.push(("DELETED", c.name_any(), rv_of(&c))),
+            WatchEvent::Bookmark(b) => {
+                if seen.len() == expected.len() {
+                    bookmark = Some(
+                        b.metadata
+                            .resource_version
+                            .parse::<u64>()
+                            .expect("bookmark rv"),
+                    );
+                }
+            }
+            WatchEvent::Error(e) => panic!("watch error: {e:?}"),
+        }
+    }
+    let kinds: Vec<(&str, String)> = seen.iter().map(|(k, n, _)| (*k, n.clone())).collect();
+    let want: Vec<(&str, String)> = expected.iter().map(|(k, n, _)| (*k, n.clone())).collect();
+    assert_eq!(kinds, want, "every change, in order");
+    for w in seen.windows(2) {
+        assert!(
+            w[0].2 < w[1].2,
+            "resourceVersions strictly increase: {:?}",
+            w
+        );
+    }
+    for (s, e) in seen.iter().zip(&expected) {
+        if e.2 != 0 {
+            assert_eq!(s.2, e.2, "event carries the written resourceVersion");
+        }
+    }
+    assert!(
+        bookmark.expect("bookmark") >= seen.last().expect("events").2,
+        "bookmark is not behind delivered events"
+    );
+
+    // Resuming from any delivered resourceVersion replays exactly what came after it.
+    let (_, name, rv) = seen[5].clone();
+    let mut resumed = api
+        .watch(&WatchParams::default().timeout(30), &rv.to_string())
+        .await
+        .expect("watch")
+        .boxed();
+    let first = resumed.next().await.expect("event").expect("ok");
+    match first {
+        WatchEvent::Added(c) | WatchEvent::Modified(c) | WatchEvent::Deleted(c) => {
+            assert_eq!(rv_of(&c), seen[6].2, "resume after {name}@{rv}");
+        }
+        other => panic!("unexpected {other:?}"),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn watch_from_too_old_resource_version_is_410_expired() {
+    let _ = tracing_subscriber::fmt().with_test_writer().try_init();
+    let server = kube_testserver::TestServer::start(kube_testserver::Config {
+        watch_history: 5,
+        ..Default::default()
+    })
+    .await
+    .expect("server");
+    let client = admin(&server).await;
+    let api: Api<ConfigMap> = Api::namespaced(client, "default");
+    let first = api
+        .create(&PostParams::default(), &cm("old", &[]))
+        .await
+        .expect("create");
+    for i in 0..10 {
+        api.patch(
+            "old",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"data": {"k": i.to_string()}})),
+        )
+        .await
+        .expect("patch");
+    }
+    let mut s = api
+        .watch(
+            &WatchParams::default().timeout(10),
+            &first.resource_version().expect("rv"),
+        )
+        .await
+        .expect("watch")
+        .boxed();
+    match s.next().await.expect("an event").expect("decoded") {
+        WatchEvent::Error(e) => {
+            assert_eq!(e.code, 410);
+            assert_eq!(e.reason, "Expired");
+            assert!(
+                e.message.starts_with("too old resource version"),
+                "{}",
+                e.message
+            );
+        }
+        other => panic!("expected 410, got {other:?}"),
+    }
+    // A watcher (list + watch) recovers from it by relisting.
+    let cms = watcher(api.clone(), watcher::Config::default())
+        .applied_objects()
+        .boxed()
+        .try_next()
+        .await
+        .expect("watcher")
+        .expect("object");
+    assert_eq!(cms.name_any(), "old");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn watch_with_label_selector_sees_objects_enter_and_leave() {
+    let server = server().await;
+    let client = admin(&server).await;
+    let api: Api<ConfigMap> = Api::namespaced(client, "default");
+    let mut s = api
+        .watch(&WatchParams::default().labels("app=x").timeout(30), "0")
+        .await
+        .expect("watch")
+        .boxed();
+    api.create(&PostParams::default(), &cm("a", &[("app", "y")]))
+        .await
+        .expect("create");
+    api.patch(
+        "a",
+        &PatchParams::default(),
+        &Patch::Merge(json!({"metadata": {"labels": {"app": "x"}}})),
+    )
+    .await
+    .expect("label");
+    api.patch(
+        "a",
+        &PatchParams::default(),
+        &Patch::Merge(json!({"metadata": {"labels": {"app": "z"}}})),
+    )
+    .await
+    .expect("unlabel");
+    let mut types = Vec::new();
+    while types.len() < 2 {
+        match s.next().await.expect("event").expect("ok") {
+            WatchEvent::Added(_) => types.push("ADDED"),
+            WatchEvent::Modified(_) => types.push("MODIFIED"),
+            WatchEvent::Deleted(_) => types.push("DELETED"),
+            _ => {}
+        }
+    }
+    assert_eq!(types, ["ADDED", "DELETED"]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn streaming_list_watcher_gets_initial_events_end_bookmark() {
+    let server = server().await;
+    let client = admin(&server).await;
+    let api: Api<ConfigMap> = Api::namespaced(client, "default");
+    for i in 0..3 {
+        api.create(&PostParams::default(), &cm(&format!("s{i}"), &[]))
+            .await
+            .expect("create");
+    }
+    let mut names = Vec::new();
+    let mut stream = watcher(api, watcher::Config::default().streaming_lists()).boxed();
+    loop {
+        match tokio::time::timeout(Duration::from_secs(60), stream.next())
+            .await
+            .expect("in time")
+            .expect("open")
+            .expect("no error")
+        {
+            watcher::Event::InitApply(c) => names.push(c.name_any()),
+            watcher::Event::InitDone => break,
+            _ => {}
+        }
+    }
+    names.sort();
+    assert_eq!(names, ["s0", "s1", "s2"]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn paged_list_returns_every_object_once() {
+    let server = server().await;
+    let client = admin(&server).await;
+    let api: Api<ConfigMap> = Api::namespaced(client, "default");
+    for i in 0..25 {
+        api.create(
+            &PostParams::default(),
+            &cm(&format!("p{i:02}"), &[("paged", "yes")]),
+        )
+        .await
+        .expect("create");
+    }
+    let mut names = Vec::new();
+    let mut token: Option<String> = None;
+    let mut pages = 0;
+    loop {
+        let mut lp = ListParams::default().labels("paged=yes").limit(10);
+        if let Some(t) = &token {
+            lp = lp.continue_token(t);
+        }
+        let page = api.list(&lp).await.expect("page");
+        pages += 1;
+        assert!(page.items.len() <= 10);
+        names.extend(page.items.iter().map(|c| c.name_any()));
+        token = page.metadata.continue_.filter(|c| !c.is_empty());
+        if token.is_none() {
+            break;
+        }
+    }
+    assert_eq!(pages, 3);
+    let want: Vec<String> = (0..25).map(|i| format!("p{i:02}")).collect();
+    assert_eq!(names, want);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stale_update_and_duplicate_create_conflict() {
+    let server = server().await;
+    let client = admin(&server).await;
+    let api: Api<ConfigMap> = Api::namespaced(client, "default");
+    let c = api
+        .create(&PostParams::default(), &cm("c", &[]))
+        .await
+        .expect("create");
+    let mut a = c.clone();
+    a.data = Some(BTreeMap::from([("k".into(), "a".into())]));
+    api.replace("c", &PostParams::default(), &a)
+        .await
+        .expect("first update");
+    let mut b = c.clone();
+    b.data = Some(BTreeMap::from([("k".into(), "b".into())]));
+    match api.replace("c", &PostParams::default(), &b).await {
+        Err(kube::Error::Api(e)) => {
+            assert_eq!((e.code, e.reason.as_str()), (409, "Conflict"));
+            assert_eq!(
+                e.message,
+                "Operation cannot be fulfilled on configmaps \"c\": the object has been modified; please apply your changes to the latest version and try again"
+            );
+        }
+        other => panic!("expected 409, got {other:?}"),
+    }
+    match api.create(&PostParams::default(), &cm("c", &[])).await {
+        Err(kube::Error::Api(e)) => assert_eq!(
+            (e.code, e.reason.as_str(), e.message.as_str()),
+            (409, "AlreadyExists", "configmaps \"c\" already exists")
+        ),
+        other => panic!("expected 409, got {other:?}"),
+    }
+    match api.get("nope").await {
+        Err(kube::Error::Api(e)) => assert_eq!(
+            (e.code, e.reason.as_str(), e.message.as_str()),
+            (404, "NotFound", "configmaps \"nope\" not found")
+        ),
+        other => panic!("expected 404, got {other:?}"),
+    }
+    // A no-op update changes nothing, not even the resourceVersion.
+    let cur = api.get("c").await.expect("get");
+    let same = api
+        .replace("c", &PostParams::default(), &cur)
+        .await
+        .expect("no-op");
+    assert_eq!(cur.resource_version(), same.resource_version());
+    // generateName.
+    let g: ConfigMap =
+        serde_json::from_value(json!({"metadata": {"generateName": "gen-"}})).expect("cm");
+    let g = api
+        .create(&PostParams::default(), &g)
+        .await
+        .expect("generated");
+    assert!(
+        g.name_any().starts_with("gen-") && g.name_any().len() == 9,
+        "{}",
+        g.name_any()
+    );
+    // Dry run leaves nothing behind.
+    let dry = api
+        .create(
+            &PostParams {
+                dry_run: true,
+                ..Default::default()
+            },
+            &cm("dry", &[]),
+        )
+        .await
+        .expect("dry run");
+    assert_eq!(dry.name_any(), "dry");
+    assert!(api.get_opt("dry").await.expect("get").is_none());
+    // Delete preconditions.
+    let dp = DeleteParams {
+        preconditions: Some(kube::api::Preconditions {
+            uid: Some("wrong".into()),
+            resource_version: None,
+        }),
+        ..Default::default()
+    };
+    match api.delete("c", &dp).await {
+        Err(kube::Error::Api(e)) => assert_eq!(e.code, 409),
+        other => panic!("expected 409, got {other:?}"),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn status_subresource_and_generation() {
+    let server = server().await;
+    let client = admin(&server).await;
+    install_widget_crd(&client).await;
+    let api = widgets(&client, "default");
+    let mut w = widget("g", "red");
+    w.data["status"] = json!({"conditions": [{"type": "Ready", "status": "True"}]});
+    let w = api
+        .create(&PostParams::default(), &w)
+        .await
+        .expect("create");
+    assert!(w.data.get("status").is_none(), "status ignored on create");
+    assert_eq!(w.metadata.generation, Some(1));
+    assert_eq!(
+        w.data["spec"]["forProvider"]["mode"], "fast",
+        "default applied"
+    );
+    let w = api.patch_status("g", &PatchParams::default(), &Patch::Merge(json!({"spec": {"forProvider": {"colour": "blue"}}, "status": {"atProvider": {"x": 1}}}))).await.expect("status");
+    assert_eq!(
+        w.data["spec"]["forProvider"]["colour"], "red",
+        "status writes leave spec alone"
+    );
+    assert_eq!(w.data["status"]["atProvider"]["x"], 1);
+    assert_eq!(
+        w.metadata.generation,
+        Some(1),
+        "status writes do not bump generation"
+    );
+    let w = api
+        .patch(
+            "g",
+            &PatchParams::default(),
+            &Patch::Merge(
+                json!({"metadata": {"labels": {"a": "b"}}, "status": {"atProvider": {"x": 2}}}),
+            ),
+        )
+        .await
+        .expect("meta");
+    assert_eq!(
+        w.metadata.generation,
+        Some(1),
+        "metadata changes do not bump generation"
+    );
+    assert_eq!(
+        w.data["status"]["atProvider"]["x"], 1,
+        "main-resource writes leave status alone"
+    );
+    let w = api
+        .patch(
+            "g",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"spec": {"forProvider": {"colour": "green"}}})),
+        )
+        .await
+        .expect("spec");
+    assert_eq!(w.metadata.generation, Some(2));
+    // Schema errors come back as 422 with causes.
+    match api
+        .patch(
+            "g",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"spec": {"forProvider": {"colour": "pink"}}})),
+        )
+        .await
+    {
+        Err(kube::Error::Api(e)) => {
+            assert_eq!((e.code, e.reason.as_str()), (422, "Invalid"));
+            assert!(
+                e.message
+                    .starts_with("Widget.example.crossplane.io \"g\" is invalid: "),
+                "{}",
+                e.message
+            );
+            assert!(
+                e.message
+                    .contains("spec.forProvider.colour: Unsupported value: \"pink\""),
+                "{}",
+                e.message
+            );
+        }
+        other => panic!("expected 422, got {other:?}"),
+    }
+    // Unknown fields: Strict rejects with 400, the default (Warn) prunes.
+    let strict = PatchParams {
+        field_validation: Some(kube::api::ValidationDirective::Strict),
+        ..Default::default()
+    };
+    match api
+        .patch(
+            "g",
+            &strict,
+            &Patch::Merge(json!({"spec": {"forProvider": {"bogus": 1}}})),
+        )
+        .await
+    {
+        Err(kube::Error::Api(e)) => assert_eq!(
+            (e.code, e.message.as_str()),
+            (
+                400,
+                "strict decoding error: unknown field \"spec.forProvider.bogus\""
+            )
+        ),
+        other => panic!("expected 400, got {other:?}"),
+    }
+    let w = api
+        .patch(
+            "g",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"spec": {"forProvider": {"bogus": 1}}})),
+        )
+        .await
+        .expect("pruned");
+    assert!(w.data["spec"]["forProvider"].get("bogus").is_none());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn owner_reference_garbage_collection() {
+    let server = server().await;
+    let client = admin(&server).await;
+    let cms: Api<ConfigMap> = Api::namespaced(client.clone(), "default");
+    let secrets: Api<Secret> = Api::namespaced(client.clone(), "default");
+    let dependent = |name: &str, owner: &ConfigMap| -> Secret {
+        serde_json::from_value(json!({
+            "metadata": {"name": name, "ownerReferences": [{"apiVersion": "v1", "kind": "ConfigMap", "name": owner.name_any(), "uid": owner.uid().expect("uid"), "blockOwnerDeletion": true}]},
+            "stringData": {"password": "s3cr3t"},
+        }))
+        .expect("secret")
+    };
+    // Background (the default).
+    let owner = cms
+        .create(&PostParams::default(), &cm("owner", &[]))
+        .await
+        .expect("owner");
+    let s = secrets
+        .create(&PostParams::default(), &dependent("dep", &owner))
+        .await
+        .expect("dependent");
+    assert_eq!(
+        s.data.expect("data")["password"].0,
+        b"s3cr3t",
+        "stringData folded into data"
+    );
+    cms.delete("owner", &DeleteParams::default())
+        .await
+        .expect("delete owner");
+    eventually("dependent collected", || {
+        let secrets = secrets.clone();
+        async move { secrets.get_opt("dep").await.ok()?.is_none().then_some(()) }
+    })
+    .await;
+
+    // Orphan: dependents stay, without the owner reference.
+    let owner = cms
+        .create(&PostParams::default(), &cm("owner2", &[]))
+        .await
+        .expect("owner");
+    secrets
+        .create(&PostParams::default(), &dependent("dep2", &owner))
+        .await
+        .expect("dependent");
+    cms.delete("owner2", &DeleteParams::orphan())
+        .await
+        .expect("delete owner");
+    eventually("owner gone", || {
+        let cms = cms.clone();
+        async move { cms.get_opt("owner2").await.ok()?.is_none().then_some(()) }
+    })
+    .await;
+    let s = secrets.get("dep2").await.expect("orphan survives");
+    assert!(s.owner_references().is_empty());
+
+    // Foreground: the owner waits for its dependents.
+    let owner = cms
+        .create(&PostParams::default(), &cm("owner3", &[]))
+        .await
+        .expect("owner");
+    let mut held = dependent("dep3", &owner);
+    held.metadata.finalizers = Some(vec!["example.com/hold".into()]);
+    secrets
+        .create(&PostParams::default(), &held)
+        .await
+        .expect("dependent");
+    cms.delete("owner3", &DeleteParams::foreground())
+        .await
+        .expect("delete owner");
+    eventually("dependent deleting", || {
+        let secrets = secrets.clone();
+        async move {
+            secrets
+                .get("dep3")
+                .await
+                .ok()?
+                .metadata
+                .deletion_timestamp
+                .map(|_| ())
+        }
+    })
+    .await;
+    let o = cms.get("owner3").await.expect("owner waits for dependents");
+    assert!(o.finalizers().contains(&"foregroundDeletion".to_string()));
+    secrets
+        .patch(
+            "dep3",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"metadata": {"finalizers": null}})),
+        )
+        .await
+        .expect("release");
+    eventually("owner gone after dependents", || {
+        let cms = cms.clone();
+        async move { cms.get_opt("owner3").await.ok()?.is_none().then_some(()) }
+    })
+    .await;
+
+    // An owner reference to an object that does not exist is collected too.
+    let ghost: ConfigMap = serde_json::from_value(
+        json!({"metadata": {"name": "ghost", "uid": "00000000-0000-0000-0000-000000000001"}}),
+    )
+    .expect("cm");
+    secrets
+        .create(&PostParams::default(), &dependent("dangling", &ghost))
+        .await
+        .expect("dependent");
+    eventually("dangling dependent collected", || {
+        let secrets = secrets.clone();
+        async move {
+            secrets
+                .get_opt("dangling")
+                .await
+                .ok()?
+                .is_none()
+                .then_some(())
+        }
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn label_and_field_selectors_and_deletecollection() {
+    let server = server().await;
+    let client = admin(&server).await;
+    let api: Api<ConfigMap> = Api::namespaced(client.clone(), "default");
+    api.create(
+        &PostParams::default(),
+        &cm("a", &[("tier", "web"), ("env", "prod")]),
+    )
+    .await
+    .expect("a");
+    api.create(&PostParams::default(), &cm("b", &[("tier", "db")]))
+        .await
+        .expect("b");
+    api.create(&PostParams::default(), &cm("c", &[]))
+        .await
+        .expect("c");
+    let names = |sel: &'static str| {
+        let api = api.clone();
+        async move {
+            let mut n: Vec<String> = api
+                .list(&ListParams::default().labels(sel))
+                .await
+                .expect("list")
+                .items
+                .iter()
+                .map(|c| c.name_any())
+                .collect();
+            n.retain(|n| n.len() == 1);
+            n
+        }
+    };
+    assert_eq!(names("tier=web").await, ["a"]);
+    assert_eq!(names("tier!=web").await, ["b", "c"]);
+    assert_eq!(names("tier in (web,db)").await, ["a", "b"]);
+    assert_eq!(names("tier notin (web)").await, ["b", "c"]);
+    assert_eq!(names("tier").await, ["a", "b"]);
+    assert_eq!(names("!tier").await, ["c"]);
+    assert_eq!(names("tier,env=prod").await, ["a"]);
+    let by_name = api
+        .list(&ListParams::default().fields("metadata.name=b"))
+        .await
+        .expect("list");
+    assert_eq!(by_name.items.len(), 1);
+    match api.list(&ListParams::default().fields("data.k=v")).await {
+        Err(kube::Error::Api(e)) => assert_eq!(
+            (e.code, e.message.as_str()),
+            (400, "field label not supported: data.k")
+        ),
+        other => panic!("expected 400, got {other:?}"),
+    }
+    let all: Api<ConfigMap> = Api::all(client.clone());
+    let across = all
+        .list(&ListParams::default().fields("metadata.namespace=default,metadata.name=a"))
+        .await
+        .expect("list");
+    assert_eq!(across.items.len(), 1);
+    api.delete_collection(
+        &DeleteParams::default(),
+        &ListParams::default().labels("tier"),
+    )
+    .await
+    .expect("deletecollection");
+    assert_eq!(names("").await, ["c"]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn events_are_one_store_with_two_views() {
+    let server = server().await;
+    let client = admin(&server).await;
+    let v1: Api<EventV1> = Api::namespaced(client.clone(), "default");
+    let core: Api<CoreEvent> = Api::namespaced(client.clone(), "default");
+    let ev: EventV1 = serde_json::from_value(json!({
+        "metadata": {"name": "e1"},
+        "eventTime": "2024-01-01T00:00:00.000000Z",
+        "reportingController": "ctrl",
+        "reportingInstance": "ctrl-1",
+        "action": "Reconcile",
+        "reason": "Synced",
+        "note": "all good",
+        "type": "Normal",
+        "regarding": {"kind": "Widget", "name": "w", "namespace": "default", "uid": "u-1", "apiVersion": "example.crossplane.io/v1alpha1"},
+        "series": {"count": 2, "lastObservedTime": "2024-01-01T00:01:00.000000Z"},
+    }))
+    .expect("event");
+    v1.create(&PostParams::default(), &ev)
+        .await
+        .expect("created via events.k8s.io");
+    let fs = "involvedObject.name=w,involvedObject.namespace=default,involvedObject.uid=u-1,involvedObject.kind=Widget";
+    let found = core
+        .list(&ListParams::default().fields(fs))
+        .await
+        .expect("core list");
+    assert_eq!(found.items.len(), 1);
+    let e = &found.items[0];
+    assert_eq!(e.message.as_deref(), Some("all good"));
+    assert_eq!(e.reporting_component.as_deref(), Some("ctrl"));
+    assert_eq!(e.series.as_ref().and_then(|s| s.count), Some(2));
+    let none = core
+        .list(&ListParams::default().fields("involvedObject.name=other"))
+        .await
+        .expect("list");
+    assert!(none.items.is_empty());
+    let by_regarding = v1
+        .list(&ListParams::default().fields("regarding.name=w"))
+        .await
+        .expect("v1 list");
+    assert_eq!(by_regarding.items.len(), 1);
+    // Missing required fields of events.k8s.io are 422.
+    let bad: EventV1 = serde_json::from_value(json!({"metadata": {"name": "e2"}, "eventTime": "2024-01-01T00:00:00.000000Z", "reason": "X", "type": "Normal"})).expect("event");
+    match v1.create(&PostParams::default(), &bad).await {
+        Err(kube::Error::Api(e)) => {
+            assert_eq!(e.code, 422);
+            assert!(
+                e.message.contains("reportingController: Required value"),
+                "{}",
+                e.message
+            );
+        }
+        other => panic!("expected 422, got {other:?}"),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn namespaces_and_their_contents() {
+    let server = server().await;
+    let client = admin(&server).await;
+    let nss: Api<Namespace> = Api::all(client.clone());
+    let names: Vec<String> = nss
+        .list(&ListParams::default())
+        .await
+        .expect("list")
+        .items
+        .iter()
+        .map(|n| n.name_any())
+        .collect();
+    for ns in ["default", "kube-system", "crossplane-system"] {
+        assert!(names.contains(&ns.to_string()), "{ns} exists at start");
+    }
+    let ns: Namespace = serde_json::from_value(json!({"metadata": {"name": "tmp"}})).expect("ns");
+    nss.create(&PostParams::default(), &ns)
+        .await
+        .expect("create ns");
+    let cms: Api<ConfigMap> = Api::namespaced(client.clone(), "tmp");
+    cms.create(&PostParams::default(), &cm("x", &[]))
+        .await
+        .expect("create in tmp");
+    let missing: Api<ConfigMap> = Api::namespaced(client.clone(), "nowhere");
+    match missing.create(&PostParams::default(), &cm("x", &[])).await {
+        Err(kube::Error::Api(e)) => assert_eq!(
+            (e.code, e.message.as_str()),
+            (404, "namespaces \"nowhere\" not found")
+        ),
+        other => panic!("expected 404, got {other:?}"),
+    }
+    nss.delete("tmp", &DeleteParams::default())
+        .await
+        .expect("delete ns");
+    eventually("namespace gone", || {
+        let nss = nss.clone();
+        async move { nss.get_opt("tmp").await.ok()?.is_none().then_some(()) }
+    })
+    .await;
+    assert!(
+        cms.get_opt("x").await.expect("get").is_none(),
+        "contents deleted"
+    );
+    match nss.delete("default", &DeleteParams::default()).await {
+        Err(kube::Error::Api(e)) => assert_eq!(e.code, 403),
+        other => panic!("expected 403, got {other:?}"),
+    }
+}
+
+async fn raw(client: &Client, path: &str, accept: &str) -> serde_json::Value {
+    let req = http::Request::get(path)
+        .header("Accept", accept)
+        .body(Vec::new())
+        .expect("request");
+    client
+        .request::<serde_json::Value>(req)
+        .await
+        .expect("response")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn discovery_and_tables() {
+    let server = server().await;
+    let client = admin(&server).await;
+    install_widget_crd(&client).await;
+    let api = widgets(&client, "default");
+    api.create(&PostParams::default(), &widget("t", "red"))
+        .await
+        .expect("create");
+    let discovery = kube::Discovery::new(client.clone())
+        .run()
+        .await
+        .expect("discovery");
+    let (ar, caps) = discovery
+        .resolve_gvk(&kube::core::GroupVersionKind::gvk(
+            "example.crossplane.io",
+            "v1alpha1",
+            "Widget",
+        ))
+        .expect("widget discovered");
+    assert_eq!(ar.plural, "widgets");
+    assert!(
+        caps.subresources
+            .iter()
+            .any(|(s, _)| s.plural == "widgets/status" || s.plural == "status"),
+        "{:?}",
+        caps.subresources
+    );
+    assert!(
+        discovery
+            .resolve_gvk(&kube::core::GroupVersionKind::gvk(
+                "coordination.k8s.io",
+                "v1",
+                "Lease"
+            ))
+            .is_some()
+    );
+    let t = raw(
+        &client,
+        "/apis/example.crossplane.io/v1alpha1/namespaces/default/widgets",
+        "application/json;as=Table;v=v1;g=meta.k8s.io,application/json",
+    )
+    .await;
+    assert_eq!(t["kind"], "Table");
+    let cols: Vec<&str> = t["columnDefinitions"]
+        .as_array()
+        .expect("columns")
+        .iter()
+        .map(|c| c["name"].as_str().unwrap_or_default())
+        .collect();
+    assert_eq!(cols, ["Name", "SYNCED", "READY", "EXTERNAL-NAME", "AGE"]);
+    assert_eq!(t["rows"][0]["cells"][0], "t");
+    assert_eq!(t["rows"][0]["object"]["kind"], "PartialObjectMetadata");
+    let t = raw(
+        &client,
+        "/api/v1/namespaces/default/secrets",
+        "application/json;as=Table;v=v1;g=meta.k8s.io",
+    )
+    .await;
+    let cols: Vec<&str> = t["columnDefinitions"]
+        .as_array()
+        .expect("columns")
+        .iter()
+        .map(|c| c["name"].as_str().unwrap_or_default())
+        .collect();
+    assert_eq!(cols, ["Name", "Type", "Data", "Age"]);
+    let v = raw(&client, "/version", "application/json").await;
+    assert_eq!(v["major"], "1");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn provider_service_account_rbac() {
+    let server = server().await;
+    let admin_client = admin(&server).await;
+    install_widget_crd(&admin_client).await;
+    // The permissions Crossplane grants a provider (managed-reconciler.md section 15.4).
+    let role: k8s_openapi::api::rbac::v1::ClusterRole = serde_json::from_value(json!({
+        "metadata": {"name": "crossplane:provider:example:system"},
+        "rules": [
+            {"apiGroups": ["example.crossplane.io"], "resources": ["*", "*/status"], "verbs": ["get", "list", "watch", "update", "patch", "create"]},
+            {"apiGroups": ["example.crossplane.io"], "resources": ["*/finalizers"], "verbs": ["update"]},
+            {"apiGroups": [""], "resources": ["secrets", "configmaps", "events"], "verbs": ["*"]},
+            {"apiGroups": ["coordination.k8s.io"], "resources": ["leases"], "verbs": ["*"]},
+        ],
+    }))
+    .expect("role");
+    Api::<k8s_openapi::api::rbac::v1::ClusterRole>::all(admin_client.clone())
+        .create(&PostParams::default(), &role)
+        .await
+        .expect("role");
+    let binding: k8s_openapi::api::rbac::v1::ClusterRoleBinding = serde_json::from_value(json!({
+        "metadata": {"name": "crossplane:provider:example:system"},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "crossplane:provider:example:system"},
+        "subjects": [{"kind": "ServiceAccount", "name": "provider-example", "namespace": "crossplane-system"}],
+    }))
+    .expect("binding");
+    Api::<k8s_openapi::api::rbac::v1::ClusterRoleBinding>::all(admin_client.clone())
+        .create(&PostParams::default(), &binding)
+        .await
+        .expect("binding");
+    let token = server.issue_token(
+        "system:serviceaccount:crossplane-system:provider-example",
+        &[],
+    );
+    let client = client_for(&server, &token).await;
+    let api = widgets(&client, "default");
+    api.create(&PostParams::default(), &widget("p", "red"))
+        .await
+        .expect("create allowed");
+    api.patch_status("p", &PatchParams::apply("provider").force(), &Patch::Apply(json!({"apiVersion": "example.crossplane.io/v1alpha1", "kind": "Widget", "status": {"atProvider": {"id": "1"}}}))).await.expect("status allowed");
+    match api.delete("p", &DeleteParams::default()).await {
+        Err(kube::Error::Api(e)) => {
+            assert_eq!(e.code, 403);
+            assert_eq!(
+                e.message,
+                "widgets.example.crossplane.io \"p\" is forbidden: User \"system:serviceaccount:crossplane-system:provider-example\" cannot delete resource \"widgets\" in API group \"example.crossplane.io\" in the namespace \"default\""
+            );
+        }
+        other => panic!("expected 403, got {other:?}"),
+    }
+    let events: Api<EventV1> = Api::namespaced(client.clone(), "default");
+    match events.list(&ListParams::default()).await {
+        Err(kube::Error::Api(e)) => assert_eq!(e.code, 403, "nothing on events.k8s.io"),
+        other => panic!("expected 403, got {other:?}"),
+    }
+    let crds = crds(&client);
+    assert!(
+        matches!(crds.list(&ListParams::default()).await, Err(kube::Error::Api(e)) if e.code == 403)
+    );
+    let secrets: Api<Secret> = Api::namespaced(client.clone(), "crossplane-system");
+    secrets
+        .list(&ListParams::default())
+        .await
+        .expect("secrets allowed");
+}
