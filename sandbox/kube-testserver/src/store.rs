@@ -587,10 +587,11 @@ impl State {
             }
         }
         // With a status subresource, status is set through it only (upstream's PrepareForCreate).
-        if rt.status_subresource && rt.builtin == Builtin::Custom {
-            if let Some(m) = obj.as_object_mut() {
-                m.remove("status");
-            }
+        if rt.status_subresource
+            && rt.builtin == Builtin::Custom
+            && let Some(m) = obj.as_object_mut()
+        {
+            m.remove("status");
         }
         admission::admit(self, rt, &mut obj, None, ctx)?;
         if !ctx.applied {
