@@ -77,7 +77,12 @@ async fn concurrent_creates(api: &Api, n: usize) -> Vec<(StatusCode, String)> {
 
 #[tokio::test]
 async fn overlapping_writes_fail_with_merge_error() {
-    let sim = start_with(cfg(true)).await;
+    // A long write window so that concurrent requests overlap even on a loaded machine.
+    let sim = start_with(SimConfig {
+        write_latency: Duration::from_secs(2),
+        ..cfg(true)
+    })
+    .await;
     let api = Api::admin(&sim);
     let results = concurrent_creates(&api, 8).await;
     let ok = results.iter().filter(|(s, _)| *s == StatusCode::OK).count();
