@@ -31,8 +31,10 @@
 //! - [`faults`]: seeded, reproducible fault injection ([`Fault`]).
 //! - `auth`, `counts`, `descriptor`, `errors`: authentication, per-route request counts,
 //!   the configuration-descriptor write emulation, JFrog's error bodies.
-//! - [`services`]: one module per JFrog service (`artifactory`, `access`, ...), each
-//!   registering its routes; later Kind families add modules (event, xray, lifecycle, worker).
+//! - [`services`]: one module per JFrog service (`artifactory`, `access`, `xray`), each
+//!   registering its routes; later Kind families extend them and add `event`, `lifecycle` and
+//!   `worker`. The repository behaviour is data: `services::artifactory::repositories::spec`
+//!   (classes, package types, defaults; generated table) and its `validate` rules.
 //!
 //! # Deviations from JFrog (known simplifications)
 //!
@@ -43,6 +45,10 @@
 //!   (their Kinds come in later issues); repository layouts are checked against the layouts a
 //!   fresh Artifactory ships with.
 //! - Permissions are binary: an admin token may do everything, a non-admin token may read.
+//! - A missing repository answers 404 by default; [`SimConfig::missing_repository_status`]
+//!   = 400 reproduces the Artifactory versions that answer 400.
+//! - Access project attach/detach does not check that the project exists (projects come with
+//!   the project Kinds) and is not a descriptor write.
 
 pub mod admin;
 mod auth;

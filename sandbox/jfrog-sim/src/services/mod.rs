@@ -2,9 +2,9 @@
 //!
 //! A service module exposes `routes() -> Router<Arc<Shared>>` with JFrog's paths (under
 //! `/artifactory`, `/access`, `/event`, `/xray`, `/lifecycle`, `/worker`), its state in a
-//! `State` type held by [`crate::server::Shared`], and uses [`crate::errors::ApiError`] with
+//! `State` type held by `crate::server::Shared`, and uses `crate::errors::ApiError` with
 //! its service's error flavour. Later Kind families add modules here (event, xray, lifecycle,
-//! worker) and one `merge` line in [`routes`].
+//! worker) and one `merge` line in `routes`.
 
 use std::sync::Arc;
 

@@ -3,7 +3,7 @@
 //!
 //! A Kind's effective fields are its class template, then its mixins in order, then its own
 //! fields; a later field replaces an earlier one with the same wire name. Defaults come from,
-//! in increasing precedence: [`SERVER_DEFAULTS`] (what Artifactory answers for fields the
+//! in increasing precedence: `SERVER_DEFAULTS` (what Artifactory answers for fields the
 //! catalog leaves without a default), the field defaults, the Kind's `overrides`, and its
 //! `fixed` body members (rclass-level constants such as `dockerApiVersion`).
 
