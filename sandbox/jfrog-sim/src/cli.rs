@@ -52,6 +52,11 @@ impl std::fmt::Debug for Args {
 
 /// Runs the server until interrupted (Ctrl-C / SIGTERM).
 pub async fn run(args: Args) -> anyhow::Result<()> {
+    run_until(args, wait_for_signal()).await
+}
+
+/// Runs the server until `stop` completes.
+async fn run_until(args: Args, stop: impl std::future::Future<Output = ()>) -> anyhow::Result<()> {
     let cfg = SimConfig {
         listen: args.listen,
         seed: args.seed,
@@ -69,7 +74,7 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
         tracing::info!(path = %dir.join("jfrog.env").display(), "wrote JFrog environment file");
     }
     println!("JFrog simulator listening on {}", sim.url());
-    wait_for_signal().await;
+    stop.await;
     tracing::info!("shutting down the JFrog simulator");
     sim.shutdown().await;
     Ok(())
@@ -88,4 +93,54 @@ async fn wait_for_signal() {
         }
     }
     let _ = tokio::signal::ctrl_c().await;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn serves_and_writes_the_env_file_until_stopped() {
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        let dir = std::env::temp_dir().join(format!("jfrog-sim-cli-{}", uuid::Uuid::new_v4()));
+        let args = Args {
+            listen: "127.0.0.1:0".parse().unwrap(),
+            state_dir: Some(dir.clone()),
+            seed: 1,
+            write_latency: Duration::ZERO,
+            no_descriptor_merge_emulation: false,
+            admin_token: Some("cli-test-token".into()),
+        };
+        assert!(!format!("{args:?}").contains("cli-test-token"));
+        let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+        let server = tokio::spawn(run_until(args, async move {
+            let _ = rx.await;
+        }));
+        let env_file = dir.join("jfrog.env");
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+        while !env_file.exists() {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "env file never written"
+            );
+            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        }
+        let env = std::fs::read_to_string(&env_file).unwrap();
+        let url = env
+            .lines()
+            .find_map(|l| l.strip_prefix("JFROG_URL="))
+            .unwrap()
+            .to_owned();
+        assert!(env.contains("JFROG_ACCESS_TOKEN=cli-test-token\n"));
+        let r = reqwest::Client::new()
+            .get(format!("{url}/artifactory/api/system/version"))
+            .bearer_auth("cli-test-token")
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), reqwest::StatusCode::OK);
+        tx.send(()).unwrap();
+        server.await.unwrap().unwrap();
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 }
