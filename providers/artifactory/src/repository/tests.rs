@@ -591,3 +591,81 @@ fn docker_v1_fixed_body_wins_over_output_only_fields() {
     assert_eq!(body["maxUniqueTags"], 3);
     assert_eq!(body["blockPushingSchema1"], true);
 }
+
+/// The CRDs the runtime generates from these declarations are accepted by the API-server
+/// rules of the test server, and every example validates against its CRD without pruning.
+#[test]
+fn generated_crds_are_valid_and_accept_the_examples() {
+    use super::examples::example;
+    let regs = super::registrations(std::sync::Arc::new(super::ClientCache::new()));
+    assert_eq!(regs.len(), KINDS.len());
+    let crds = provider_runtime::crd::provider_crds_for("artifactory", &regs);
+    let mut checked = 0;
+    for d in KINDS {
+        for legacy in [false, true] {
+            let group = if legacy {
+                "repository.artifactory.crossplane.io"
+            } else {
+                "repository.artifactory.m.crossplane.io"
+            };
+            let plural = provider_runtime::managed::kind::pluralize(d.kind);
+            let crd = crds
+                .iter()
+                .find(|c| c.name == format!("{plural}.{group}"))
+                .unwrap_or_else(|| panic!("no CRD for {} in {group}", d.kind));
+            let mut doc = crd.document.clone();
+            crd_schema::default_crd(&mut doc);
+            let errs = crd_schema::validate_crd(&doc, None);
+            assert!(errs.is_empty(), "{}: {errs:?}", crd.name);
+            let schema = crd_schema::Schema::compile(
+                &doc["spec"]["versions"][0]["schema"]["openAPIV3Schema"],
+            )
+            .unwrap_or_else(|e| panic!("{}: {e:?}", crd.name));
+            let mut ex = example(d, legacy);
+            if legacy {
+                ex["spec"]["providerConfigRef"] = json!({"name": "default"});
+            }
+            let pruned = schema.prune(&mut ex);
+            assert!(pruned.is_empty(), "{}: pruned {pruned:?}", d.kind);
+            let errs = schema.validate(&ex, None);
+            assert!(errs.is_empty(), "{}: {errs:?}", d.kind);
+            checked += 1;
+        }
+    }
+    assert_eq!(checked, 2 * KINDS.len());
+}
+
+#[test]
+fn immutable_field_change_is_rejected_at_admission() {
+    let regs = super::registrations(std::sync::Arc::new(super::ClientCache::new()));
+    let crds = provider_runtime::crd::provider_crds_for("artifactory", &regs);
+    let crd = crds
+        .iter()
+        .find(|c| c.name == "localhelmrepositories.repository.artifactory.m.crossplane.io")
+        .expect("helm CRD");
+    let schema = crd_schema::Schema::compile(
+        &crd.document["spec"]["versions"][0]["schema"]["openAPIV3Schema"],
+    )
+    .expect("compiles");
+    let obj = |v: Value| {
+        json!({
+            "apiVersion": "repository.artifactory.m.crossplane.io/v1alpha1",
+            "kind": "LocalHelmRepository",
+            "metadata": {"name": "h", "namespace": "default"},
+            "spec": {"forProvider": v, "providerConfigRef": {"kind": "ClusterProviderConfig", "name": "default"}}
+        })
+    };
+    let old = obj(json!({"forceNonDuplicateChart": true}));
+    let changed = obj(json!({"forceNonDuplicateChart": false}));
+    let errs = schema.validate(&changed, Some(&old));
+    assert!(
+        errs.iter().any(|e| e
+            .to_string()
+            .contains("forceNonDuplicateChart is immutable")),
+        "{errs:?}"
+    );
+    let removed = obj(json!({}));
+    assert!(!schema.validate(&removed, Some(&old)).is_empty());
+    // Setting it the first time (e.g. late initialisation) is allowed.
+    assert!(schema.validate(&old, Some(&removed)).is_empty());
+}
