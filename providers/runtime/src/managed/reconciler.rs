@@ -1025,8 +1025,8 @@ impl<K: ManagedKind> Reconciler<K> {
         if self.ctx.debug && !obs.diff.is_empty() {
             tracing::debug!(name = %view.name, diff = %obs.diff, "observed a diff");
         }
+        self.apply_view_status(run, &view);
         if obs.resource_exists {
-            self.apply_view_status(run, &view);
             self.mark_external(run, Condition::available());
             if obs.resource_up_to_date && !deleting {
                 self.mark_async(run, Ok(()));
