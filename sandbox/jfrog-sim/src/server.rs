@@ -15,7 +15,7 @@ use std::time::Duration;
 
 use axum::Router;
 use axum::extract::{MatchedPath, Request, State};
-use axum::http::StatusCode;
+use axum::http::{HeaderValue, StatusCode};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use hyper_util::rt::TokioIo;
@@ -88,6 +88,8 @@ impl Default for SimConfig {
 /// State shared by all handlers.
 pub(crate) struct Shared {
     pub(crate) base_url: String,
+    /// `X-JFrog-Version` of Artifactory answers, e.g. `Artifactory/7.117.5 71175900`.
+    pub(crate) version_header: String,
     pub(crate) config: SimConfig,
     pub(crate) auth: Auth,
     pub(crate) faults: Faults,
@@ -139,8 +141,14 @@ impl Simulator {
                     source,
                 })?;
         let addr = listener.local_addr()?;
+        let revision: String = cfg
+            .artifactory_version
+            .chars()
+            .filter(char::is_ascii_digit)
+            .collect();
         let shared = Arc::new(Shared {
             base_url: format!("http://{addr}"),
+            version_header: format!("Artifactory/{} {revision}900", cfg.artifactory_version),
             auth: Auth::default(),
             faults: Faults::new(cfg.seed),
             counts: Counts::default(),
@@ -295,6 +303,27 @@ impl Simulator {
         self.shared.artifactory.repository_count()
     }
 
+    /// Waits until at least `n` requests of a route were counted; false on timeout. Lets tests
+    /// wait on a condition instead of sleeping.
+    pub async fn wait_for_requests(
+        &self,
+        method: &str,
+        route: &str,
+        n: u64,
+        timeout: Duration,
+    ) -> bool {
+        let deadline = tokio::time::Instant::now() + timeout;
+        loop {
+            if self.request_count(method, route) >= n {
+                return true;
+            }
+            if tokio::time::Instant::now() >= deadline {
+                return false;
+            }
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    }
+
     /// Stops the server and waits for the connection loop to end.
     pub async fn shutdown(mut self) {
         let _ = self.stop.send(true);
@@ -373,6 +402,19 @@ async fn pipeline(State(shared): State<Arc<Shared>>, req: Request, next: Next) -
         }
         None => next.run(req).await,
     };
+    let mut resp = resp;
+    if path.starts_with("/artifactory") {
+        // The identification headers Artifactory sends with every answer.
+        let headers = resp.headers_mut();
+        if let Ok(v) = HeaderValue::from_str(&shared.version_header) {
+            headers.insert("x-jfrog-version", v);
+        }
+        headers.insert("x-artifactory-id", HeaderValue::from_static("jfrog-sim"));
+        headers.insert(
+            "x-artifactory-node-id",
+            HeaderValue::from_static("jfrog-sim-0"),
+        );
+    }
     let dropped = resp.extensions().get::<DropConnection>().is_some();
     tracing::debug!(%method, %route, status = resp.status().as_u16(), dropped, "request");
     resp

@@ -20,6 +20,11 @@ async fn create_read_delete_round_trip() {
         .await;
     assert_eq!(r.status, StatusCode::OK, "{}", r.text);
     assert_eq!(r.text, "Successfully created repository 'libs-local'");
+    let version = r
+        .headers
+        .get("x-jfrog-version")
+        .and_then(|v| v.to_str().ok());
+    assert_eq!(version, Some("Artifactory/7.117.5 71175900"));
     let got = api.repo("libs-local").await.json();
     assert_eq!(got["key"], "libs-local");
     assert_eq!(got["rclass"], "local");

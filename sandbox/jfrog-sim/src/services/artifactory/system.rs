@@ -26,6 +26,7 @@ async fn ping() -> Response {
 
 async fn version(State(s): State<Arc<Shared>>, _user: User) -> Json<Value> {
     let v = &s.config.artifactory_version;
+    // Artifactory's revision is the version's digits followed by a build number.
     let revision: String = v.chars().filter(char::is_ascii_digit).collect::<String>() + "900";
     Json(json!({
         "version": v,
