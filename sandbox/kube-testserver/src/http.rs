@@ -693,8 +693,6 @@ fn watch(shared: &Arc<Shared>, req: &Req, t: &Target) -> Result<Resp, ApiError> 
         ),
         None => shared.config.watch_timeout,
     };
-    // A field selector on metadata.name narrows the watch to one object.
-    let name_filter = filters.fields.name_eq().map(str::to_string);
     let (replay, mut rx, start_rv) = {
         let mut st = shared.lock();
         let start_rv = st.rv;
@@ -712,7 +710,6 @@ fn watch(shared: &Arc<Shared>, req: &Req, t: &Target) -> Result<Resp, ApiError> 
             }
         }
     };
-    let _ = name_filter;
     let rt = t.rt.clone();
     let table = req.wants_table();
     let inc = include(req);

@@ -10,7 +10,7 @@
 //! # async fn demo() -> Result<(), kube_testserver::Error> {
 //! use kube_testserver::{Config, TestServer};
 //! let server = TestServer::start(Config::default()).await?;
-//! let url = server.url();                                   // http://127.0.0.1:PORT
+//! let url = server.url();                                   // https://127.0.0.1:PORT
 //! let admin = server.admin_token();                          // user "admin", group system:masters
 //! let kubeconfig_yaml = server.kubeconfig(&admin);
 //! server.write_kubeconfig(std::path::Path::new("/tmp/kc")).ok();
@@ -18,6 +18,15 @@
 //! server.shutdown().await;
 //! # let _ = (url, kubeconfig_yaml, token); Ok(()) }
 //! ```
+//!
+//! kube-rs clients are best built from [`TestServer::kubeconfig`] (it carries the CA):
+//! `kube::Config::from_custom_kubeconfig(Kubeconfig::from_yaml(&yaml)?, &Default::default())`.
+//!
+//! # Transport
+//!
+//! HTTPS with a per-server CA ([`TestServer::ca_pem`], also in the kubeconfig), because kubectl
+//! sends bearer tokens only over TLS; the same port also answers plain HTTP/1.1
+//! ([`TestServer::http_url`]) for clients that send tokens there. See [`tls`].
 //!
 //! # What is served
 //!
@@ -55,6 +64,7 @@
 //!
 //! # Deviations from a real API server
 //!
+//! - HTTP/1.1 only (no HTTP/2); the serving certificate is for 127.0.0.1/localhost/::1 only.
 //! - Bearer tokens only (no client certificates); bodies are JSON or YAML, protobuf only for
 //!   the kinds kubectl's typed clients write (see [`protobuf`]), no CBOR; responses are JSON.
 //! - Watch history is kept per resource (`Config::watch_history` events each), not per etcd
@@ -258,7 +268,7 @@ impl TestServer {
                 }
             }
         });
-        tracing::info!(url = %format!("http://{addr}"), "kube-testserver listening");
+        tracing::info!(url = %format!("https://{addr}"), "kube-testserver listening");
         Ok(TestServer {
             shared,
             addr,
