@@ -159,6 +159,8 @@ struct Script {
     in_flight: HashMap<String, usize>,
     max_in_flight: usize,
     observe_times: Vec<std::time::Instant>,
+    /// Observe reports the object, which then disappears before Delete runs (a 404 there).
+    vanish_on_observe: bool,
 }
 
 type Shared = Arc<Mutex<Script>>;
@@ -224,6 +226,9 @@ impl ExternalClient<FakeKind> for FakeClient {
         let Some(stored) = s.store.get(&mr.external_name).cloned() else {
             return Ok(ExternalObservation::default());
         };
+        if s.vanish_on_observe {
+            s.store.remove(&mr.external_name);
+        }
         let mut at = stored.clone();
         at["id"] = json!(mr.external_name);
         mr.at_provider = at;
@@ -346,7 +351,9 @@ impl ExternalClient<FakeKind> for FakeClient {
             return Err(ExternalError::msg(e.clone()));
         }
         // A 404 is success.
-        s.store.remove(&mr.external_name);
+        if s.store.remove(&mr.external_name).is_none() {
+            s.calls.push("delete:404".into());
+        }
         Ok(ExternalDelete::default())
     }
 
@@ -1746,11 +1753,13 @@ async fn conformance_037_delete_404_is_success() {
     e.create(N, "w1", json!({}), &[]).await;
     e.converge(N, "w1").await;
     e.delete(N, "w1").await;
-    // Observe still sees it, but it is gone by the time Delete runs: the fake's delete of a
-    // missing key succeeds, as a 404 must.
-    e.script().bump_on_observe = None;
+    // Observe still sees it, but it is gone (404) by the time Delete runs.
+    e.script().vanish_on_observe = true;
+    e.clear();
     assert_eq!(e.reconcile(N, "w1").await, Outcome::Backoff);
-    e.script().store.clear();
+    assert!(e.calls().contains(&"delete:404".to_string()));
+    assert_eq!(synced(&e.must(N, "w1").await).0, "True");
+    // The next Observe sees not-exists, and the finalizer is removed.
     assert_eq!(e.reconcile(N, "w1").await, Outcome::Done);
     assert!(e.get(N, "w1").await.is_none());
 }

@@ -45,6 +45,13 @@ pub trait ManagedKind: Send + Sync + 'static {
     fn observation_schema(&self) -> serde_json::Value;
 }
 
+/// The JSON schema of a typed parameter or observation struct, for
+/// [`ManagedKind::parameters_schema`] / [`ManagedKind::observation_schema`] (schemars output;
+/// the CRD generator makes it structural).
+pub fn json_schema_for<T: schemars::JsonSchema>() -> serde_json::Value {
+    serde_json::to_value(schemars::schema_for!(T)).unwrap_or(serde_json::Value::Null)
+}
+
 /// Connection details: key → bytes. `Debug` prints the keys only.
 #[derive(Clone, Default, PartialEq, Eq)]
 pub struct ConnectionDetails(pub BTreeMap<String, Vec<u8>>);

@@ -42,6 +42,16 @@
 //! - The event filter also reacts to `deletionTimestamp` appearing (see [`meta::FilterKey`]).
 //! - Only references under `spec.forProvider` are resolved (see [`references`]).
 //! - Undecodable parameters and unreadable `...SecretRef` inputs fail Connect.
+//! - Events are written inline (awaited, failures only logged) rather than from a background
+//!   broadcaster; identical events are aggregated (count, lastTimestamp) and floods limited per
+//!   object as client-go does, but client-go's "similar events" combining (same reason,
+//!   different messages, more than 10 in 10 minutes) is not reproduced.
+//! - The controller is built on kube-runtime's `watcher` with our own work queue instead of
+//!   `kube::runtime::Controller` (why: see [`controller`]); the global token bucket is ours
+//!   (why: see [`ratelimit`]).
+//! - When the create-failed stamp cannot be persisted because of a 409 that survives the
+//!   retries, no `CannotUpdateManagedResource` event is emitted (upstream emits one); the
+//!   create error itself is reported as usual.
 
 pub mod conditions;
 pub mod config;
@@ -65,7 +75,7 @@ pub use config::{
 };
 pub use external::{
     ConnectionDetails, Connector, ExternalClient, ExternalCreation, ExternalDelete, ExternalError,
-    ExternalObservation, ExternalUpdate, Managed, ManagedKind,
+    ExternalObservation, ExternalUpdate, Managed, ManagedKind, json_schema_for,
 };
 pub use kind::{
     IdentifierStrategy, KindInfo, ReferenceField, ReferenceSource, ReferenceTarget, Scope,

@@ -673,7 +673,11 @@ impl<K: ManagedKind> Reconciler<K> {
 
     /// Copy the adapter's status changes (atProvider, conditions) into the object.
     fn apply_view_status(&self, run: &mut Run, view: &Managed<K>) {
-        if let Ok(v) = serde_json::to_value(&view.at_provider) {
+        // A `null` atProvider (Value-typed Kinds before the first observation) is not
+        // written: a structural schema has no nullable atProvider.
+        if let Ok(v) = serde_json::to_value(&view.at_provider)
+            && !v.is_null()
+        {
             status_mut(&mut run.obj).insert("atProvider".into(), v);
         }
         let mut list = conditions_of(&run.obj);
