@@ -99,6 +99,10 @@ impl ExternalClient<Thing> for FakeClient {
             None => Ok(ExternalObservation::default()),
             Some(v) => {
                 mr.at_provider = v.clone();
+                // As Go adapters do (`SetConditions(Available())`). The reconciler marks it too,
+                // but re-applies the view's conditions after Update, which would otherwise
+                // bring back a stale `Ready=False Creating` on MRs that update at every poll.
+                mr.set_condition(provider_runtime::managed::Condition::available());
                 Ok(ExternalObservation {
                     resource_exists: true,
                     resource_up_to_date: mr.observe_only || *v == mr.for_provider,
