@@ -141,11 +141,38 @@ async fn class_and_package_type() {
         .http
         .put(format!("{}/artifactory/api/repositories/x", api.base))
         .bearer_auth(api.token.as_ref().unwrap())
+        .header("content-type", "application/json")
         .body("{oops")
         .send()
         .await
         .unwrap();
     assert_eq!(r.status(), StatusCode::BAD_REQUEST);
+    // Artifactory consumes JSON only (its vendor media types included).
+    let send = |content_type: Option<&'static str>| {
+        let mut req = api
+            .http
+            .put(format!(
+                "{}/artifactory/api/repositories/typed-local",
+                api.base
+            ))
+            .bearer_auth(api.token.clone().unwrap())
+            .body(r#"{"rclass":"local"}"#);
+        if let Some(ct) = content_type {
+            req = req.header("content-type", ct);
+        }
+        req.send()
+    };
+    assert_eq!(
+        send(None).await.unwrap().status(),
+        StatusCode::UNSUPPORTED_MEDIA_TYPE
+    );
+    assert_eq!(
+        send(Some("text/plain")).await.unwrap().status(),
+        StatusCode::UNSUPPORTED_MEDIA_TYPE
+    );
+    let vnd =
+        "application/vnd.org.jfrog.artifactory.repositories.LocalRepositoryConfiguration+json";
+    assert_eq!(send(Some(vnd)).await.unwrap().status(), StatusCode::OK);
 }
 
 #[tokio::test]

@@ -31,7 +31,7 @@ use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 use axum::body::Bytes;
 use axum::extract::{Path, Query, State as AxState};
-use axum::http::StatusCode;
+use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::Response;
 use axum::routing::{get, post};
 use axum::{Json, Router};
@@ -225,7 +225,23 @@ fn user_view(repo: &Repo) -> Map<String, Value> {
         .collect()
 }
 
-fn parse_body(body: &Bytes) -> Result<Value, ApiError> {
+/// Checks the media type (Artifactory consumes `application/json` and its
+/// `application/vnd.org.jfrog...+json` variants only) and parses the body.
+fn parse_body(headers: &HeaderMap, body: &Bytes) -> Result<Value, ApiError> {
+    let media = headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.split(';').next())
+        .map(|v| v.trim().to_ascii_lowercase());
+    let json = media.as_deref().is_some_and(|m| {
+        m == "application/json" || (m.starts_with("application/vnd.") && m.ends_with("+json"))
+    });
+    if !json {
+        return Err(ApiError::art(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            "Unsupported Media Type",
+        ));
+    }
     // serde_json's syntax errors carry positions, never the body's content.
     serde_json::from_slice(body).map_err(|e| {
         ApiError::bad_request(format!("Could not parse the request body as JSON: {e}"))
@@ -253,9 +269,10 @@ async fn create(
     AxState(s): AxState<Arc<Shared>>,
     _admin: Admin,
     Path(key): Path<String>,
+    headers: HeaderMap,
     body: Bytes,
 ) -> Result<Response, ApiError> {
-    let value = parse_body(&body)?;
+    let value = parse_body(&headers, &body)?;
     let ticket = s.descriptor.begin().await;
     s.descriptor.commit(ticket, || {
         let mut store = s.artifactory.write();
@@ -274,9 +291,10 @@ async fn update(
     AxState(s): AxState<Arc<Shared>>,
     _admin: Admin,
     Path(key): Path<String>,
+    headers: HeaderMap,
     body: Bytes,
 ) -> Result<Response, ApiError> {
-    let value = parse_body(&body)?;
+    let value = parse_body(&headers, &body)?;
     let ticket = s.descriptor.begin().await;
     s.descriptor.commit(ticket, || {
         let mut store = s.artifactory.write();
