@@ -57,7 +57,7 @@ use serde_json::Value;
 
 pub use crd::{default_crd, validate_crd};
 pub use crd_fields::prune_crd_unknown_fields;
-pub use node::Node;
+pub use node::{Additional, Node};
 pub use validate::validate_scale;
 
 /// One field error, as kube-apiserver's `field.Error` renders it.
