@@ -5,9 +5,12 @@
 //! unknown fields. Each group/version document lists, per resource, the item path with a PATCH
 //! operation carrying `x-kubernetes-group-version-kind` and that parameter.
 //!
-//! Deviation: the documents carry no schemas (`components.schemas` is empty), so
-//! `kubectl explain` does not work and kubectl falls back to its compiled-in strategic merge
-//! patch metadata for built-ins. `/openapi/v2` answers 404.
+//! Custom resources' documents also carry their CRD's `openAPIV3Schema`, so `kubectl explain`
+//! works for them.
+//!
+//! Deviation: built-in kinds have no schemas, so `kubectl explain` does not work for them and
+//! kubectl falls back to its compiled-in strategic merge patch metadata. `/openapi/v2` answers
+//! 404.
 
 use crate::registry::Registry;
 use serde_json::{Value, json};
@@ -31,10 +34,22 @@ pub fn root(reg: &Registry) -> Value {
 /// The document of one group/version, or None if it is not served.
 pub fn group_version(reg: &Registry, group: &str, version: &str) -> Option<Value> {
     let mut paths = serde_json::Map::new();
+    let mut schemas = serde_json::Map::new();
     for t in reg
         .all()
         .filter(|t| t.group == group && t.version == version)
     {
+        // Custom resources carry their CRD schema, so `kubectl explain` works for them.
+        if let Some(schema) = &t.schema {
+            let mut sch = schema.raw().clone();
+            sch["x-kubernetes-group-version-kind"] =
+                json!([{"group": group, "version": version, "kind": t.kind}]);
+            let reversed: Vec<&str> = group.split('.').rev().collect();
+            schemas.insert(
+                format!("{}.{}.{}", reversed.join("."), version, t.kind),
+                sch,
+            );
+        }
         let prefix = if group.is_empty() {
             format!("/api/{version}")
         } else {
@@ -64,6 +79,6 @@ pub fn group_version(reg: &Registry, group: &str, version: &str) -> Option<Value
         "openapi": "3.0.0",
         "info": {"title": "Kubernetes", "version": crate::VERSION},
         "paths": paths,
-        "components": {"schemas": {}},
+        "components": {"schemas": schemas},
     }))
 }
