@@ -161,6 +161,8 @@ struct Script {
     observe_times: Vec<std::time::Instant>,
     /// Observe reports the object, which then disappears before Delete runs (a 404 there).
     vanish_on_observe: bool,
+    /// The next Observe panics.
+    panic_once: bool,
 }
 
 type Shared = Arc<Mutex<Script>>;
@@ -215,6 +217,10 @@ impl ExternalClient<FakeKind> for FakeClient {
         let mut s = lock(&self.s);
         if let Some(n) = s.in_flight.get_mut(&key) {
             *n -= 1;
+        }
+        if std::mem::take(&mut s.panic_once) {
+            drop(s);
+            panic!("adapter bug");
         }
         if mr.external_name.is_empty() {
             return Ok(ExternalObservation::default());
@@ -3100,4 +3106,23 @@ async fn secret_inputs_reach_the_adapter_not_the_status() {
             .expect("json")
             .contains("hunter2")
     );
+}
+
+// §1.3: the reconciler runs with panic recovery; a panic counts as an error (BACKOFF).
+#[tokio::test]
+async fn panicking_adapter_backs_off_and_recovers() {
+    let e = Env::new().await;
+    e.script().store.insert("w1".into(), json!({}));
+    e.script().panic_once = true;
+    e.create(N, "w1", json!({}), &[(meta::EXTERNAL_NAME, "w1")])
+        .await;
+    let (stop, h) = start_controller(&e, N).await;
+    wait_for(|| async {
+        let o = e.get(N, "w1").await?;
+        (cond(&o, "Synced").is_some_and(|c| c.status == "True")).then_some(())
+    })
+    .await;
+    assert!(e.calls().iter().filter(|c| *c == "observe").count() >= 2);
+    stop.cancel();
+    h.await.expect("controller survives the panic and stops");
 }
