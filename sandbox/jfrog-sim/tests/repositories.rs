@@ -158,6 +158,16 @@ async fn package_specific_defaults() {
         api.repo("go-local").await.json()["repoLayoutRef"],
         "go-default"
     );
+    // null means the default.
+    api.create(
+        "null-local",
+        json!({"rclass": "local", "xrayIndex": null, "includesPattern": null}),
+    )
+    .await;
+    assert_eq!(
+        api.repo("null-local").await.json()["includesPattern"],
+        "**/*"
+    );
     // Missing packageType means generic.
     api.create("plain-local", json!({"rclass": "local"})).await;
     assert_eq!(

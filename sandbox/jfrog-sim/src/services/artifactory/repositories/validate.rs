@@ -264,6 +264,8 @@ pub(crate) fn create(
         body.remove("defaultDeploymentRepo");
     }
     deep_merge(&mut config, body);
+    // `null` members mean "the default".
+    fill_defaults(&mut config, &resolved.defaults);
     finish(store, key, resolved, &package_type, config, base_url)
 }
 
