@@ -14,7 +14,9 @@
 //!   defaults, list types, CEL rules, printer columns, subresources).
 //! - [`Schema::compile`] turns one version's `openAPIV3Schema` into a tree with pre-compiled
 //!   regexes and CEL programs; per object the server calls, in this order,
-//!   [`Schema::prune`], [`Schema::apply_defaults`] and [`Schema::validate`].
+//!   [`Schema::prune`], [`Schema::apply_defaults`] and [`Schema::validate`] (or
+//!   [`Schema::validate_status_update`] for writes to `/status`), plus [`validate_scale`] when
+//!   the version has the scale subresource.
 //!
 //! Error format: every error is a [`FieldError`] whose `Display` is kube-apiserver's
 //! `field.Error.Error()` (`<field>: <type>[: <value>][: <detail>]`), and [`FieldError::body`] is
@@ -39,6 +41,8 @@
 //! - CEL: no full type checker and no cost estimation (rules whose estimated cost exceeds the
 //!   budget are accepted; looser); see [`cel`].
 //! - Messages of the `cel` crate and of Rust's regex parser differ from cel-go's and Go's.
+//! - CRD defaults inside embedded resources' `metadata`/`kind`/`apiVersion` are not checked
+//!   for "must result in valid metadata" (looser).
 //! - See also the module docs of [`crd`], [`validate`], [`cel`] and [`formats`].
 
 pub mod cel;
