@@ -86,6 +86,17 @@
 //! - OpenAPI documents carry no schemas; `/openapi/v2` is 404 (see [`openapi`]).
 //! - RBAC: no aggregation of ClusterRoles, `nonResourceURLs` rules not evaluated (see [`rbac`]).
 //! - Unauthenticated requests get 401 everywhere but the health endpoints (no anonymous access).
+//! - Tokens come only from [`TestServer::issue_token`]: no TokenRequest API, ServiceAccounts
+//!   get no token Secrets.
+//! - Namespace deletion removes the contents and then the namespace at once; the
+//!   `spec.finalizers: [kubernetes]` of a Namespace is informational (no `/finalize` call).
+//! - CRD `selectableFields` are not supported (field selectors on custom resources allow
+//!   `metadata.name` and `metadata.namespace` only); name conflicts between CRDs are detected for
+//!   kind and plural within a group only.
+//! - Type-specific Secret validation (e.g. required keys of `kubernetes.io/dockerconfigjson`)
+//!   and Lease field validation are not done.
+//! - A list or watch `resourceVersion` newer than the server's is served at once instead of
+//!   waiting ("Too large resource version").
 
 pub mod admission;
 pub mod cli;

@@ -107,6 +107,11 @@ async fn apply_crd_and_custom_resource_then_get_columns() {
     );
     assert!(String::from_utf8_lossy(&out.stdout).contains("condition met"));
 
+    let out = k.ok(&["explain", "widget.spec.forProvider"]).await;
+    assert!(
+        out.contains("colour") && out.contains("enum: red, green, blue"),
+        "{out}"
+    );
     let out = k
         .ok(&[
             "get",
