@@ -135,3 +135,23 @@ async fn serialised_writes_and_disabled_emulation_never_fail() {
     );
     assert_eq!(sim.repository_count(), 12);
 }
+
+#[tokio::test]
+async fn invalid_writes_are_refused_before_the_descriptor_merge() {
+    let sim = start_with(cfg(true)).await;
+    let api = Api::admin(&sim);
+    let valid = api.create("valid-local", json!({"rclass": "local"}));
+    let invalid = async {
+        wait_for(&sim, "PUT", 1).await;
+        api.create("invalid-local", json!({"rclass": "nowhere"}))
+            .await
+    };
+    let (a, b) = tokio::join!(valid, invalid);
+    assert_eq!(a.status, StatusCode::OK, "{}", a.text);
+    // The validation error, not a merge failure, although a write was in flight.
+    assert_eq!(b.status, StatusCode::BAD_REQUEST, "{}", b.text);
+    assert!(
+        b.art_error()
+            .starts_with("Repository rclass is missing or invalid")
+    );
+}

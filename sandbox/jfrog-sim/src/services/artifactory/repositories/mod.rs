@@ -13,8 +13,9 @@
 //! Behaviour is data-driven from `table.rs` (fields, types, defaults per class and package type,
 //! generated from the catalog) and `spec.rs` (server-side defaults, enums, layouts); the rules
 //! are in `validate.rs`. Create, update and delete are configuration-descriptor writes (see
-//! `crate::descriptor`): they take `write_latency` and fail with 500 "Could not merge and save
-//! new descriptor" when they overlap another write and the emulation is on.
+//! `crate::descriptor`): an invalid write is refused at once; a valid one takes
+//! `write_latency` and fails with 500 "Could not merge and save new descriptor" when another
+//! write committed meanwhile and the emulation is on.
 //!
 //! Write-only secrets: a remote repository's `password` (and sensitive `customHttpHeaders`
 //! values) are stored in clear but answered only in an encrypted form (`JE2...`, a digest,
@@ -273,6 +274,9 @@ async fn create(
     body: Bytes,
 ) -> Result<Response, ApiError> {
     let value = parse_body(&headers, &body)?;
+    // Validation answers at once; only a valid write spends the descriptor-save time (and is
+    // validated again on commit, against the descriptor it merges into).
+    validate::create(&s.artifactory.read(), &key, value.clone(), &s.base_url)?;
     let ticket = s.descriptor.begin().await;
     s.descriptor.commit(ticket, || {
         let mut store = s.artifactory.write();
@@ -295,6 +299,13 @@ async fn update(
     body: Bytes,
 ) -> Result<Response, ApiError> {
     let value = parse_body(&headers, &body)?;
+    {
+        let store = s.artifactory.read();
+        let existing = store
+            .get(&key)
+            .ok_or_else(|| s.artifactory.not_found(&key))?;
+        validate::update(&store, &key, value.clone(), existing, &s.base_url)?;
+    }
     let ticket = s.descriptor.begin().await;
     s.descriptor.commit(ticket, || {
         let mut store = s.artifactory.write();
@@ -317,6 +328,9 @@ async fn delete(
     _admin: Admin,
     Path(key): Path<String>,
 ) -> Result<Response, ApiError> {
+    if s.artifactory.read().get(&key).is_none() {
+        return Err(s.artifactory.not_found(&key));
+    }
     let ticket = s.descriptor.begin().await;
     let removed = s.descriptor.commit(ticket, || {
         s.artifactory
