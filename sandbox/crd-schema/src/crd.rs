@@ -16,8 +16,9 @@
 //! JSONSchemaProps) are rendered as a short Go-like placeholder. Webhook conversion URLs and
 //! CA bundles, the CEL cost estimates and `metadata` fields other than the name (labels,
 //! annotations syntax: the server's generic metadata checks) are not checked here. Defaults
-//! inside resource metadata are forbidden at the top level as upstream, but not validated as
-//! `ObjectMeta` inside embedded resources.
+//! inside resource metadata are forbidden at the top level as upstream; inside embedded
+//! resources they are checked by the common `ObjectMeta` rules (field types, names, labels,
+//! annotations), not all of `ValidateObjectMeta`, and not inside metadata lists.
 
 use std::collections::HashSet;
 
@@ -1830,8 +1831,18 @@ fn validate_selectable_fields(
 /// metadata) must be pruned, valid against its schema and its CEL rules.
 fn validate_defaults(root: &Node, schema: &Value, at: &str) -> Vec<FieldError> {
     let mut errs = Vec::new();
-    defaults_walk(root, schema, at, true, false, &mut errs);
+    defaults_walk(root, schema, at, true, Meta::Outside, &mut errs);
     errs
+}
+
+/// Where a schema node is relative to resource metadata (for defaults).
+#[derive(Clone)]
+enum Meta {
+    Outside,
+    /// Inside `apiVersion`/`kind`/`metadata` of a resource, at these keys below the resource.
+    Inside(Vec<String>),
+    /// Inside a list within resource metadata (not checked).
+    InsideList,
 }
 
 fn defaults_walk(
@@ -1839,59 +1850,101 @@ fn defaults_walk(
     v: &Value,
     at: &str,
     resource_root: bool,
-    inside_meta: bool,
+    meta: Meta,
     errs: &mut Vec<FieldError>,
 ) {
     let resource_root = resource_root || n.embedded_resource;
-    let inside_meta = inside_meta && !n.embedded_resource;
+    let meta = if n.embedded_resource {
+        Meta::Outside
+    } else {
+        meta
+    };
     if let Some(def) = &n.default
         && !def.is_null()
-        && !inside_meta
     {
         let dat = path::child(at, "default");
-        let mut pruned = def.clone();
-        let mut removed = Vec::new();
-        crate::prune::prune_with(&mut pruned, n, n.embedded_resource, &mut removed);
-        if !removed.is_empty() {
-            errs.push(FieldError::invalid(
-                &dat,
-                render_value(def),
-                "must not have unknown fields",
-            ));
-        }
-        let value_errs = crate::validate::validate_value(n, def);
-        if !value_errs.is_empty() {
-            for mut e in value_errs {
-                e.field = if e.field.is_empty() {
-                    dat.clone()
-                } else {
-                    format!("{dat}.{}", e.field)
-                };
-                errs.push(e);
+        let prefixed = |e: FieldError| FieldError {
+            field: if e.field.is_empty() {
+                dat.clone()
+            } else {
+                format!("{dat}.{}", e.field)
+            },
+            ..e
+        };
+        let checked = match &meta {
+            Meta::Outside => {
+                let mut pruned = def.clone();
+                let mut removed = Vec::new();
+                crate::prune::prune_with(&mut pruned, n, n.embedded_resource, &mut removed);
+                if !removed.is_empty() {
+                    errs.push(FieldError::invalid(
+                        &dat,
+                        render_value(def),
+                        "must not have unknown fields",
+                    ));
+                }
+                true
             }
-        } else {
-            for mut e in crate::cel::validate_rules_at(n, def, Some(def), n.embedded_resource) {
-                e.field = if e.field.is_empty() {
-                    dat.clone()
+            Meta::Inside(rel) => {
+                let meta_errs = embedded_meta_errors(&surrounding_object(rel, def));
+                if meta_errs.is_empty() {
+                    true
                 } else {
-                    format!("{dat}.{}", e.field)
-                };
-                errs.push(e);
+                    let agg = if meta_errs.len() == 1 {
+                        meta_errs[0].clone()
+                    } else {
+                        format!("[{}]", meta_errs.join(", "))
+                    };
+                    errs.push(FieldError::invalid(
+                        &dat,
+                        render_value(def),
+                        format!("must result in valid metadata: {agg}"),
+                    ));
+                    false
+                }
+            }
+            Meta::InsideList => false,
+        };
+        if checked {
+            let value_errs = crate::validate::validate_value(n, def);
+            if !value_errs.is_empty() {
+                errs.extend(value_errs.into_iter().map(prefixed));
+            } else {
+                errs.extend(
+                    crate::cel::validate_rules_at(n, def, Some(def), n.embedded_resource)
+                        .into_iter()
+                        .map(prefixed),
+                );
             }
         }
     }
     if let Some(items) = &n.items {
+        let sub = match meta {
+            Meta::Outside => Meta::Outside,
+            _ => Meta::InsideList,
+        };
         defaults_walk(
             items,
             v.get("items").unwrap_or(&Value::Null),
             &path::child(at, "items"),
             false,
-            inside_meta,
+            sub,
             errs,
         );
     }
     for (k, p) in &n.properties {
-        let sub_meta = inside_meta || (resource_root && META_FIELDS.contains(&k.as_str()));
+        let sub = match &meta {
+            Meta::Outside if resource_root && META_FIELDS.contains(&k.as_str()) => {
+                Meta::Inside(vec![k.clone()])
+            }
+            Meta::Outside => Meta::Outside,
+            Meta::Inside(rel) => {
+                let mut rel = rel.clone();
+                rel.push(k.clone());
+                Meta::Inside(rel)
+            }
+            Meta::InsideList => Meta::InsideList,
+        };
         let pv = v
             .get("properties")
             .and_then(|ps| ps.get(k))
@@ -1901,10 +1954,179 @@ fn defaults_walk(
             pv,
             &path::key(&path::child(at, "properties"), k),
             false,
-            sub_meta,
+            sub,
             errs,
         );
     }
+}
+
+/// The resource a default inside metadata ends up in (`NewRootObjectFunc` with
+/// `validation/v1` `Validation` type meta).
+fn surrounding_object(rel: &[String], def: &Value) -> Value {
+    let mut root = json!({"apiVersion": "validation/v1", "kind": "Validation"});
+    let mut cur = &mut root;
+    for (i, k) in rel.iter().enumerate() {
+        let Some(m) = cur.as_object_mut() else { break };
+        if i + 1 == rel.len() {
+            m.insert(k.clone(), def.clone());
+            break;
+        }
+        cur = m.entry(k.clone()).or_insert_with(|| json!({}));
+    }
+    root
+}
+
+fn is_qualified_name_part(n: &str) -> bool {
+    let b = n.as_bytes();
+    !b.is_empty()
+        && b.len() <= 63
+        && b[0].is_ascii_alphanumeric()
+        && b[b.len() - 1].is_ascii_alphanumeric()
+        && b.iter()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'-' | b'_' | b'.'))
+}
+
+/// `IsQualifiedName` (as used for label and annotation keys), in short form.
+fn qualified_name_errors(k: &str) -> Vec<String> {
+    let parts: Vec<&str> = k.split('/').collect();
+    let (prefix, name) = match parts.as_slice() {
+        [n] => (None, *n),
+        [p, n] => (Some(*p), *n),
+        _ => return vec!["a qualified name must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')".into()],
+    };
+    let mut errs = Vec::new();
+    if let Some(p) = prefix {
+        errs.extend(
+            dns1123_subdomain_errors(p)
+                .into_iter()
+                .map(|e| format!("prefix part {e}")),
+        );
+    }
+    if !is_qualified_name_part(name) {
+        errs.push("name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName', or 'my.name', or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')".into());
+    }
+    errs
+}
+
+/// `objectmeta.Coerce` + `Validate` of an embedded resource, as error strings: type meta,
+/// the types of the `ObjectMeta` fields, names, labels and annotations.
+fn embedded_meta_errors(obj: &Value) -> Vec<String> {
+    let mut errs = Vec::new();
+    let invalid =
+        |f: &str, v: &Value, d: &str| format!("{f}: Invalid value: {}: {d}", render_value(v));
+    for key in ["apiVersion", "kind"] {
+        match obj.get(key) {
+            Some(Value::String(s)) if s.is_empty() => {
+                errs.push(invalid(key, &json!(""), "must not be empty"))
+            }
+            Some(Value::String(s)) if key == "kind" => {
+                let e = dns1035_label_errors(&s.to_lowercase());
+                if !e.is_empty() {
+                    errs.push(invalid(
+                        key,
+                        &json!(s),
+                        &format!(
+                            "may have mixed case, but should otherwise match: {}",
+                            e.join(",")
+                        ),
+                    ));
+                }
+            }
+            Some(Value::String(s)) if s.matches('/').count() > 1 => {
+                errs.push(invalid(
+                    key,
+                    &json!(s),
+                    &format!("unexpected GroupVersion string: {s}"),
+                ));
+            }
+            Some(Value::String(_)) | None => {}
+            Some(other) => errs.push(invalid(key, other, "must be a string")),
+        }
+    }
+    let Some(meta) = obj.get("metadata") else {
+        return errs;
+    };
+    let Some(meta) = meta.as_object() else {
+        errs.push(invalid("metadata", meta, "must be an object"));
+        return errs;
+    };
+    for (k, v) in meta {
+        let ok = match k.as_str() {
+            "name" | "generateName" | "namespace" | "selfLink" | "uid" | "resourceVersion"
+            | "creationTimestamp" | "deletionTimestamp" => v.is_string() || v.is_null(),
+            "generation" | "deletionGracePeriodSeconds" => v.is_i64() || v.is_null(),
+            "labels" | "annotations" => {
+                v.is_null()
+                    || v.as_object()
+                        .is_some_and(|m| m.values().all(Value::is_string))
+            }
+            "finalizers" => {
+                v.is_null() || v.as_array().is_some_and(|a| a.iter().all(Value::is_string))
+            }
+            "ownerReferences" | "managedFields" => v.is_null() || v.is_array(),
+            _ => true,
+        };
+        if !ok {
+            errs.push(invalid(&format!("metadata.{k}"), v, "has the wrong type"));
+        }
+    }
+    if !errs.is_empty() {
+        return errs;
+    }
+    for key in ["name", "generateName"] {
+        if let Some(n) = meta
+            .get(key)
+            .and_then(Value::as_str)
+            .filter(|n| !n.is_empty())
+        {
+            for bad in [".", ".."] {
+                if n == bad && key == "name" {
+                    errs.push(invalid(
+                        &format!("metadata.{key}"),
+                        &json!(n),
+                        &format!("may not be '{bad}'"),
+                    ));
+                }
+            }
+            for c in ["/", "%"] {
+                if n.contains(c) {
+                    errs.push(invalid(
+                        &format!("metadata.{key}"),
+                        &json!(n),
+                        &format!("may not contain '{c}'"),
+                    ));
+                }
+            }
+        }
+    }
+    if let Some(ns) = meta
+        .get("namespace")
+        .and_then(Value::as_str)
+        .filter(|n| !n.is_empty())
+        && !is_dns1123_label(ns)
+    {
+        errs.push(invalid("metadata.namespace", &json!(ns), "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name', or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')"));
+    }
+    if let Some(labels) = meta.get("labels").and_then(Value::as_object) {
+        for (k, v) in labels {
+            for e in qualified_name_errors(k) {
+                errs.push(invalid("metadata.labels", &json!(k), &e));
+            }
+            let v = v.as_str().unwrap_or_default();
+            let value_ok = v.is_empty() || is_qualified_name_part(v);
+            if !value_ok {
+                errs.push(invalid("metadata.labels", &json!(v), "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue', or 'my_value', or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')"));
+            }
+        }
+    }
+    if let Some(ann) = meta.get("annotations").and_then(Value::as_object) {
+        for k in ann.keys() {
+            for e in qualified_name_errors(&k.to_lowercase()) {
+                errs.push(invalid("metadata.annotations", &json!(k), &e));
+            }
+        }
+    }
+    errs
 }
 
 #[cfg(test)]

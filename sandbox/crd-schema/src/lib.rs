@@ -41,8 +41,8 @@
 //! - CEL: no full type checker and no cost estimation (rules whose estimated cost exceeds the
 //!   budget are accepted; looser); see [`cel`].
 //! - Messages of the `cel` crate and of Rust's regex parser differ from cel-go's and Go's.
-//! - CRD defaults inside embedded resources' `metadata`/`kind`/`apiVersion` are not checked
-//!   for "must result in valid metadata" (looser).
+//! - CRD defaults inside resource metadata are checked for "must result in valid metadata" by
+//!   the common `ObjectMeta` rules (types, names, labels, annotations), not all of them.
 //! - See also the module docs of [`crd`], [`validate`], [`cel`] and [`formats`].
 
 pub mod cel;

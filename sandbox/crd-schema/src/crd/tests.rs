@@ -605,3 +605,58 @@ fn upstream_invalid_defaults_case() {
         ]
     );
 }
+
+/// Upstream's "defaults in metadata" cases: top-level metadata defaults are forbidden,
+/// embedded-resource metadata defaults must result in valid metadata.
+#[test]
+fn upstream_metadata_defaults_case() {
+    use crate::FieldErrorKind;
+    let embedded = |props: Value| {
+        json!({"type": "object", "properties": {"embedded": {"type": "object", "x-kubernetes-embedded-resource": true,
+            "properties": props}}})
+    };
+    let cases = [
+        (
+            embedded(json!({"apiVersion": {"type": "string", "default": "v1"},
+                "kind": {"type": "string", "default": "%"},
+                "metadata": {"type": "object", "default": {"labels": {"bar": "x y"}}}})),
+            vec![
+                "properties[embedded].properties[kind].default",
+                "properties[embedded].properties[metadata].default",
+            ],
+        ),
+        (
+            embedded(json!({"metadata": {"type": "object", "properties": {
+                "name": {"type": "string", "default": 42},
+                "labels": {"type": "object", "properties": {"bar": {"type": "string", "default": 42}}}}}})),
+            vec![
+                "properties[embedded].properties[metadata].properties[name].default",
+                "properties[embedded].properties[metadata].properties[labels].properties[bar].default",
+            ],
+        ),
+        (
+            embedded(
+                json!({"apiVersion": {"type": "string", "default": "v1"}, "kind": {"type": "string", "default": "Pod"},
+                "metadata": {"type": "object", "default": {"name": "ok", "labels": {"a": "b"}}}}),
+            ),
+            vec![],
+        ),
+    ];
+    for (schema, expected) in cases {
+        let crd = crd_with_schema(schema);
+        let got: Vec<(String, FieldErrorKind)> = validate_crd(&crd, None)
+            .into_iter()
+            .map(|e| (e.field, e.kind))
+            .collect();
+        let expected: Vec<(String, FieldErrorKind)> = expected
+            .iter()
+            .map(|p| {
+                (
+                    format!("spec.validation.openAPIV3Schema.{p}"),
+                    FieldErrorKind::Invalid,
+                )
+            })
+            .collect();
+        assert_eq!(got, expected);
+    }
+}
