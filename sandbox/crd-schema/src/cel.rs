@@ -128,9 +128,22 @@ thread_local! {
 }
 
 /// What the `cel` crate lacks or does differently from cel-go: `size()` of a string counts
-/// code points (not bytes), and `type()` with the type identifiers (as strings:
-/// `type(x) == string` holds).
+/// code points (not bytes), `matches()` follows RE2, and `type()` with the type identifiers
+/// (as strings: `type(x) == string` holds).
 fn register_extras(ctx: &mut Context<'static>) {
+    // RE2 semantics (ASCII `\d`, `\w`, ...) and each pattern compiled once, not per call.
+    ctx.add_function(
+        "matches",
+        |This(this): This<Arc<String>>, re: Arc<String>| -> ResolveResult {
+            match crate::node::compile_go_regex(&re) {
+                Ok(r) => Ok(CelValue::Bool(r.is_match(&this))),
+                Err(e) => Err(cel::ExecutionError::function_error(
+                    "matches",
+                    format!("'{re}' not a valid regex: {e}"),
+                )),
+            }
+        },
+    );
     ctx.add_function("size", |This(v): This<CelValue>| -> ResolveResult {
         let n = match &v {
             CelValue::List(l) => l.len(),
@@ -1569,7 +1582,7 @@ mod function_tests {
             "self.s.upperAscii() == 'ABC'",
             "size(self.s) == 3 && self.s.size() == 3",
             "self.s.startsWith('a') && self.s.endsWith('c') && self.s.contains('b')",
-            "self.s.matches('^a.c$')",
+            "self.s.matches('^a.c$') && !'١'.matches('^\\\\d$') && '1'.matches('^\\\\d$')",
             "self.s.indexOf('b') == 1",
             "self.dashed.split('-').size() == 2",
             "self.l.size() == 2 && self.l[0] == 'a'",
