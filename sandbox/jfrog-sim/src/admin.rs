@@ -15,6 +15,7 @@
 //! | GET | `/__sim/config` | `{"descriptorMergeEmulation":true,"writeLatencyMs":0,"seed":..}` |
 //! | PUT | `/__sim/config` | `{"descriptorMergeEmulation":false,"writeLatencyMs":50,"missingRepositoryStatus":400}` (fields optional) |
 //! | POST | `/__sim/tokens` | `{"admin":false}` → `{"token":"..."}` |
+//! | POST | `/__sim/tokens/revoke` | `{"token":"..."}` → 204 (404 when unknown) |
 //! | PUT | `/__sim/users/{name}` | `{"password":"..","admin":true}` (204) |
 //! | GET | `/__sim/repositories/{key}` | stored configuration, secrets in clear (404 if absent) |
 //! | PUT | `/__sim/repositories/{key}` | stores a configuration directly (no validation) (204 / 400) |
@@ -49,6 +50,7 @@ pub(crate) fn routes() -> Router<Arc<Shared>> {
         .route("/__sim/faults/{id}", delete(remove_fault))
         .route("/__sim/config", get(config).put(set_config))
         .route("/__sim/tokens", post(token))
+        .route("/__sim/tokens/revoke", post(revoke))
         .route("/__sim/users/{name}", put(user))
         .route(
             "/__sim/repositories/{key}",
@@ -140,6 +142,19 @@ async fn token(State(s): State<Arc<Shared>>, Json(r): Json<TokenRequest>) -> Jso
         }
     });
     Json(json!({"token": s.auth.issue_token(&user, r.admin)}))
+}
+
+#[derive(Deserialize)]
+struct RevokeRequest {
+    token: String,
+}
+
+async fn revoke(State(s): State<Arc<Shared>>, Json(r): Json<RevokeRequest>) -> StatusCode {
+    if s.auth.revoke_token(&r.token) {
+        StatusCode::NO_CONTENT
+    } else {
+        StatusCode::NOT_FOUND
+    }
 }
 
 #[derive(Deserialize)]

@@ -104,6 +104,11 @@ impl Auth {
         write(&self.tokens).insert(token.to_owned(), TokenInfo { caller });
     }
 
+    /// Revokes a token; false when it was not known.
+    pub(crate) fn revoke_token(&self, token: &str) -> bool {
+        write(&self.tokens).remove(token).is_some()
+    }
+
     /// Adds or replaces a basic-auth user.
     pub(crate) fn set_user(&self, username: &str, password: &str, admin: bool) {
         write(&self.users).insert(

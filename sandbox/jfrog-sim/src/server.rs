@@ -201,6 +201,11 @@ impl Simulator {
         self.shared.auth.issue_token(user, admin)
     }
 
+    /// Revokes a token (later requests with it get 401); false when it was not known.
+    pub fn revoke_token(&self, token: &str) -> bool {
+        self.shared.auth.revoke_token(token)
+    }
+
     /// Adds (or replaces) a basic-auth user.
     pub fn basic_user(&self, user: &str, password: &str, admin: bool) {
         self.shared.auth.set_user(user, password, admin);

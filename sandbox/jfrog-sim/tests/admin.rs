@@ -125,6 +125,13 @@ async fn admin_http_api() {
             .status,
         StatusCode::FORBIDDEN
     );
+    let revoke = json!({"token": reader.token.clone().unwrap()});
+    let r = api.post("/__sim/tokens/revoke", revoke.clone()).await;
+    assert_eq!(r.status, StatusCode::NO_CONTENT);
+    let r = api.post("/__sim/tokens/revoke", revoke).await;
+    assert_eq!(r.status, StatusCode::NOT_FOUND);
+    let r = reader.get("/artifactory/api/repositories").await;
+    assert_eq!(r.status, StatusCode::UNAUTHORIZED);
     assert_eq!(
         api.put(
             "/__sim/users/carol",

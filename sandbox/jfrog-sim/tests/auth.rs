@@ -87,15 +87,15 @@ async fn non_admin_token_gets_403_on_admin_apis_and_reads_partially() {
     let r = reader.get("/artifactory/api/system/version").await;
     assert_eq!(r.status, StatusCode::OK);
     assert_eq!(r.json()["version"], "7.117.5");
-    // An issued admin token is as good as the initial one.
-    let admin2 = Api::with_token(&sim, Some(sim.issue_token(true)));
-    assert_eq!(
-        admin2
-            .get("/artifactory/api/repositories/configurations")
-            .await
-            .status,
-        StatusCode::OK
-    );
+    // An issued admin token is as good as the initial one, until it is revoked.
+    let token = sim.issue_token(true);
+    let admin2 = Api::with_token(&sim, Some(token.clone()));
+    let all = "/artifactory/api/repositories/configurations";
+    assert_eq!(admin2.get(all).await.status, StatusCode::OK);
+    assert!(sim.revoke_token(&token));
+    let r = admin2.get(all).await;
+    assert_eq!(r.status, StatusCode::UNAUTHORIZED);
+    assert_eq!(r.art_error(), "Bad credentials");
 }
 
 #[tokio::test]
