@@ -1023,6 +1023,15 @@ async fn conformance_006_immediate_reobservation_after_create() {
     // and no back-off retry of a failure.
     let obs = e.calls().iter().filter(|c| *c == "observe").count();
     assert!(obs >= 2);
+    // The state gauges follow the cache.
+    let gvk = ManagedMetrics::gvk(&e.widget.info.gvk_label(N));
+    wait_for(|| async {
+        (e.metrics.exists.get_or_create(&gvk).get() == 1
+            && e.metrics.ready.get_or_create(&gvk).get() == 1
+            && e.metrics.synced.get_or_create(&gvk).get() == 1)
+            .then_some(())
+    })
+    .await;
     stop.cancel();
     h.await.expect("controller stops");
 }
@@ -3249,4 +3258,39 @@ async fn typed_parameters_round_trip() {
         schema["properties"].get("description").is_some(),
         "{schema}"
     );
+}
+
+// List references: Refs keep their order; a selector collects, deduplicates and sorts values.
+#[tokio::test]
+async fn multi_value_references() {
+    let e = Env::new().await;
+    for (n, ext) in [("m1", "zeta"), ("m2", "alpha"), ("m3", "alpha")] {
+        e.create(N, n, json!({}), &[(meta::EXTERNAL_NAME, ext)])
+            .await;
+        e.patch(N, n, json!({"metadata": {"labels": {"group": "g"}}}))
+            .await;
+    }
+    e.create(
+        N,
+        "w1",
+        json!({"forProvider": {"memberNameRefs": [{"name": "m1"}, {"name": "m2"}]}}),
+        &[],
+    )
+    .await;
+    e.create(
+        N,
+        "w2",
+        json!({"forProvider": {"memberNameSelector": {"matchLabels": {"group": "g"}}}}),
+        &[],
+    )
+    .await;
+    e.reconcile(N, "w1").await;
+    e.reconcile(N, "w2").await;
+    assert_eq!(
+        e.must(N, "w1").await.data["spec"]["forProvider"]["memberNames"],
+        json!(["zeta", "alpha"])
+    );
+    let fp = e.must(N, "w2").await.data["spec"]["forProvider"].clone();
+    assert_eq!(fp["memberNames"], json!(["alpha", "zeta"]));
+    assert_eq!(fp["memberNameRefs"].as_array().map(Vec::len), Some(2));
 }
