@@ -12,9 +12,9 @@ use axum::Router;
 
 use crate::server::Shared;
 
-pub mod access;
+mod access;
 pub mod artifactory;
-pub mod xray;
+mod xray;
 
 /// All service routes.
 pub(crate) fn routes() -> Router<Arc<Shared>> {
