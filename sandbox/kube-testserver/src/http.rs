@@ -817,9 +817,14 @@ fn create(shared: &Shared, req: &Req, t: &Target) -> Result<Resp, ApiError> {
     check_kind(&t.rt, &body)?;
     let obj = unpresent(&t.rt, body);
     let mut ctx = write_ctx(req, t)?;
-    let out = shared
-        .lock()
-        .create(&t.rt, t.ns.as_deref(), obj, &mut ctx)?;
+    let mut st = shared.lock();
+    let name = obj
+        .pointer("/metadata/name")
+        .and_then(|n| n.as_str())
+        .unwrap_or_default()
+        .to_string();
+    rbac::check_owner_references(&st, &req.user, &target_attrs(t, &name), None, &obj)?;
+    let out = st.create(&t.rt, t.ns.as_deref(), obj, &mut ctx)?;
     Ok(single(req, &t.rt, &out, 201, &ctx.warnings))
 }
 
@@ -829,7 +834,12 @@ fn update(shared: &Shared, req: &Req, t: &Target) -> Result<Resp, ApiError> {
     let obj = unpresent(&t.rt, body);
     let mut ctx = write_ctx(req, t)?;
     let name = t.name.as_deref().unwrap_or_default();
-    let out = shared.lock().update(
+    let mut st = shared.lock();
+    if ctx.subresource.is_empty() {
+        let old = st.get(&t.rt.store, t.ns.as_deref().unwrap_or_default(), name);
+        rbac::check_owner_references(&st, &req.user, &target_attrs(t, name), old.as_deref(), &obj)?;
+    }
+    let out = st.update(
         &t.rt,
         t.ns.as_deref().unwrap_or_default(),
         name,
@@ -914,6 +924,15 @@ fn patch(shared: &Shared, req: &Req, t: &Target, attrs: &Attrs) -> Result<Resp, 
         let obj = unpresent(&t.rt, merged);
         return match current {
             Some(_) => {
+                if ctx.subresource.is_empty() {
+                    rbac::check_owner_references(
+                        &st,
+                        &req.user,
+                        &target_attrs(t, &name),
+                        current.as_deref(),
+                        &obj,
+                    )?;
+                }
                 let out = st.update(&t.rt, &ns, &name, obj, &mut ctx)?;
                 Ok(single(req, &t.rt, &out, 200, &ctx.warnings))
             }
@@ -943,6 +962,7 @@ fn patch(shared: &Shared, req: &Req, t: &Target, attrs: &Attrs) -> Result<Resp, 
                 }
                 let mut obj = obj;
                 obj["metadata"]["name"] = json!(name);
+                rbac::check_owner_references(&st, &req.user, &target_attrs(t, &name), None, &obj)?;
                 let out = st.create(&t.rt, t.ns.as_deref(), obj, &mut ctx)?;
                 Ok(single(req, &t.rt, &out, 201, &ctx.warnings))
             }
@@ -952,8 +972,28 @@ fn patch(shared: &Shared, req: &Req, t: &Target, attrs: &Attrs) -> Result<Resp, 
     let mut view = present(&t.rt, &current);
     apply_patch(kind, &mut view, &req.body)?;
     let obj = unpresent(&t.rt, view);
+    if ctx.subresource.is_empty() {
+        rbac::check_owner_references(
+            &st,
+            &req.user,
+            &target_attrs(t, &name),
+            Some(current.as_ref()),
+            &obj,
+        )?;
+    }
     let out = st.update(&t.rt, &ns, &name, obj, &mut ctx)?;
     Ok(single(req, &t.rt, &out, 200, &ctx.warnings))
+}
+
+fn target_attrs(t: &Target, name: &str) -> Attrs {
+    Attrs {
+        verb: String::new(),
+        group: t.rt.group.clone(),
+        resource: t.rt.plural.clone(),
+        subresource: String::new(),
+        namespace: t.ns.clone().unwrap_or_default(),
+        name: name.to_string(),
+    }
 }
 
 fn delete_opts(req: &Req) -> Result<DeleteOpts, ApiError> {

@@ -166,6 +166,101 @@ pub fn forbidden_reason(user: &UserInfo, a: &Attrs) -> String {
     )
 }
 
+fn refs(obj: Option<&Value>) -> Vec<Value> {
+    obj.and_then(|o| o.pointer("/metadata/ownerReferences"))
+        .and_then(|r| r.as_array())
+        .cloned()
+        .unwrap_or_default()
+}
+
+/// The `OwnerReferencesPermissionEnforcement` admission check (stricter than a default
+/// cluster, as hardened clusters run it): changing `ownerReferences` needs `delete` on the
+/// object, and setting `blockOwnerDeletion` needs `update` on the owner's `finalizers`
+/// subresource (which is why Crossplane grants providers `*/finalizers`).
+pub fn check_owner_references(
+    state: &State,
+    user: &UserInfo,
+    target: &Attrs,
+    old: Option<&Value>,
+    new: &Value,
+) -> Result<(), crate::status::ApiError> {
+    if user.is_master() {
+        return Ok(());
+    }
+    let (old_refs, new_refs) = (refs(old), refs(Some(new)));
+    if old_refs == new_refs {
+        return Ok(());
+    }
+    let q = crate::status::Qualified {
+        group: target.group.clone(),
+        resource: target.resource.clone(),
+        kind: String::new(),
+    };
+    let del = Attrs {
+        verb: "delete".into(),
+        subresource: String::new(),
+        ..target.clone()
+    };
+    if !allowed(state, user, &del) {
+        return Err(crate::status::ApiError::forbidden(
+            &q,
+            &target.name,
+            &format!(
+                "cannot set an ownerRef on a resource you can't delete: {}",
+                forbidden_reason(user, &del)
+            ),
+        ));
+    }
+    for r in &new_refs {
+        if r["blockOwnerDeletion"].as_bool() != Some(true) || old_refs.contains(r) {
+            continue;
+        }
+        let api_version = r["apiVersion"].as_str().unwrap_or_default();
+        let kind = r["kind"].as_str().unwrap_or_default();
+        let (group, version) = match api_version.rsplit_once('/') {
+            Some((g, v)) => (g, v),
+            None => ("", api_version),
+        };
+        let Some(owner_type) = state
+            .registry
+            .all()
+            .find(|t| t.group == group && t.version == version && t.kind == kind)
+            .cloned()
+        else {
+            return Err(crate::status::ApiError::forbidden(
+                &q,
+                &target.name,
+                &format!(
+                    "cannot set blockOwnerDeletion in this case because cannot find RESTMapping for APIVersion {api_version} Kind {kind}"
+                ),
+            ));
+        };
+        let fin = Attrs {
+            verb: "update".into(),
+            group: owner_type.group.clone(),
+            resource: owner_type.plural.clone(),
+            subresource: "finalizers".into(),
+            namespace: if owner_type.namespaced {
+                target.namespace.clone()
+            } else {
+                String::new()
+            },
+            name: r["name"].as_str().unwrap_or_default().to_string(),
+        };
+        if !allowed(state, user, &fin) {
+            return Err(crate::status::ApiError::forbidden(
+                &q,
+                &target.name,
+                &format!(
+                    "cannot set blockOwnerDeletion if an ownerReference refers to a resource you can't set finalizers on: {}",
+                    forbidden_reason(user, &fin)
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -936,4 +936,50 @@ async fn provider_service_account_rbac() {
         .list(&ListParams::default())
         .await
         .expect("secrets allowed");
+    // A connection secret owned by the managed resource, with blockOwnerDeletion: allowed,
+    // because the provider may update widgets/finalizers.
+    let owner = api.get("p").await.expect("get");
+    let owned = |name: &str| -> Secret {
+        serde_json::from_value(json!({
+            "metadata": {"name": name, "ownerReferences": [{"apiVersion": "example.crossplane.io/v1alpha1", "kind": "Widget", "name": "p", "uid": owner.uid().expect("uid"), "controller": true, "blockOwnerDeletion": true}]},
+            "stringData": {"k": "v"},
+        }))
+        .expect("secret")
+    };
+    let default_secrets: Api<Secret> = Api::namespaced(client.clone(), "default");
+    default_secrets
+        .create(&PostParams::default(), &owned("conn"))
+        .await
+        .expect("owned secret allowed");
+    // Somebody without finalizers rights on widgets may not block the owner's deletion.
+    let rb: k8s_openapi::api::rbac::v1::RoleBinding = serde_json::from_value(json!({
+        "metadata": {"name": "other-secrets", "namespace": "default"},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "secrets-only"},
+        "subjects": [{"kind": "User", "name": "other"}],
+    }))
+    .expect("rb");
+    let cr: k8s_openapi::api::rbac::v1::ClusterRole = serde_json::from_value(json!({
+        "metadata": {"name": "secrets-only"},
+        "rules": [{"apiGroups": [""], "resources": ["secrets"], "verbs": ["*"]}],
+    }))
+    .expect("cr");
+    Api::<k8s_openapi::api::rbac::v1::ClusterRole>::all(admin_client.clone())
+        .create(&PostParams::default(), &cr)
+        .await
+        .expect("cr");
+    Api::<k8s_openapi::api::rbac::v1::RoleBinding>::namespaced(admin_client.clone(), "default")
+        .create(&PostParams::default(), &rb)
+        .await
+        .expect("rb");
+    let other = client_for(&server, &server.issue_token("other", &[])).await;
+    match Api::<Secret>::namespaced(other, "default")
+        .create(&PostParams::default(), &owned("conn2"))
+        .await
+    {
+        Err(kube::Error::Api(e)) => {
+            assert_eq!(e.code, 403);
+            assert!(e.message.contains("cannot set blockOwnerDeletion if an ownerReference refers to a resource you can't set finalizers on: User \"other\" cannot update resource \"widgets/finalizers\""), "{}", e.message);
+        }
+        other => panic!("expected 403, got {other:?}"),
+    }
 }
