@@ -28,15 +28,27 @@
 //!   Here unset means unmanaged; environments are compared only while the repository is in
 //!   a project (JFrog ignores them otherwise). A direct move between two projects (which
 //!   upstream does not handle) detaches and re-attaches.
-//! - Federated `tagRetention`: the catalog has no default and says it is sent as 0; the
-//!   local default (1) is used, since 0 is not a meaningful retention.
+//! - Federated `tagRetention`: the catalog has no default and says it is sent as 0; upstream
+//!   validates it with `IntAtLeast(1)` (verified in v12.11.7 `local/..._docker_v2_...go`, whose
+//!   schema the federated Kinds reuse), so unset sending 0 is a Terraform bug; the local
+//!   default (1) is used.
+//! - `FederatedDebianRepository` `indexCompressionFormats`: no default and omitted when empty,
+//!   after which JFrog answers `["bz2"]` (a perpetual diff upstream); it gets the local Kind's
+//!   default `["bz2"]`.
+//! - `externalDependenciesPatterns` (remote docker/oci/helmoci/helm, virtual bower/npm/go):
+//!   JFrog answers `["**"]` when none were sent, so they are server-defaulted (late-initialised,
+//!   not compared while unset) instead of "no default".
 //! - `FederatedDockerRepository`/`FederatedDockerV2Repository` `blockPushingSchema1`: sent as
 //!   false when unset, so it has the provider default false (not server-defaulted).
 //! - `FederatedDockerV1Repository` `maxUniqueTags`: accepted but always sent as 0 upstream;
 //!   here output only, like `LocalDockerV1Repository` (the fixed body sends 0).
 //! - `RemoteCargoRepository` `anonymousAccess`: "no default, sent as false" is default false.
 //! - `VirtualGoRepository` `externalDependenciesEnabled`: upstream omits false from the body
-//!   (omitempty), so false can never be sent; here false is sent.
+//!   (`json:"externalDependenciesEnabled,omitempty"`, verified), so false can never be sent;
+//!   here false is sent.
+//! - Kept as upstream although odd: `RemoteCargoRepository` `gitRegistryUrl` defaults to
+//!   `https://registry.Cargo.io` (verified in v12.11.7; the UI suggests
+//!   `https://index.crates.io/`), so manifests behave as with the official provider.
 //! - `RemoteHelmRepository` `externalDependenciesPatterns`: sent and compared only while
 //!   `externalDependenciesEnabled` is true, like the other remote Kinds.
 //! - Federated `member`: JFrog lists the repository itself as a member; that entry is not
@@ -67,6 +79,8 @@ pub mod wire;
 
 #[cfg(test)]
 mod adapter_tests;
+#[cfg(test)]
+mod e2e_tests;
 #[cfg(test)]
 mod tests;
 
