@@ -49,9 +49,6 @@
 //! - The controller is built on kube-runtime's `watcher` with our own work queue instead of
 //!   `kube::runtime::Controller` (why: see [`controller`]); the global token bucket is ours
 //!   (why: see [`ratelimit`]).
-//! - When the create-failed stamp cannot be persisted because of a 409 that survives the
-//!   retries, no `CannotUpdateManagedResource` event is emitted (upstream emits one); the
-//!   create error itself is reported as usual.
 
 pub mod conditions;
 pub mod config;

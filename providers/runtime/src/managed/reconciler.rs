@@ -95,14 +95,15 @@ pub struct Reconciler<K: ManagedKind> {
 
 /// Why a status update or other write ended the reconcile.
 enum WriteErr {
-    Conflict,
+    /// A 409; the text is kept for the one place that reports it (step 17.3).
+    Conflict(String),
     Other(String),
 }
 
 impl From<kube::Error> for WriteErr {
     fn from(e: kube::Error) -> Self {
         if is_conflict(&e) {
-            WriteErr::Conflict
+            WriteErr::Conflict(kube_message(&e))
         } else {
             WriteErr::Other(kube_message(&e))
         }
@@ -350,7 +351,10 @@ impl<K: ManagedKind> Reconciler<K> {
             }
         }
         match last {
-            Some(e) if is_conflict(&e) => Err(WriteErr::Conflict),
+            Some(e) if is_conflict(&e) => Err(WriteErr::Conflict(format!(
+                "cannot update critical annotations: {}",
+                kube_message(&e)
+            ))),
             Some(e) => Err(WriteErr::Other(format!(
                 "cannot update critical annotations: {}",
                 kube_message(&e)
@@ -371,7 +375,7 @@ impl<K: ManagedKind> Reconciler<K> {
         match self.full_update(run).await {
             Ok(()) => Ok(()),
             Err(e) if is_not_found(&e) => Ok(()),
-            Err(e) if is_conflict(&e) => Err(WriteErr::Conflict),
+            Err(e) if is_conflict(&e) => Err(WriteErr::Conflict(kube_message(&e))),
             Err(e) => Err(WriteErr::Other(format!(
                 "cannot update object: {}",
                 kube_message(&e)
@@ -828,7 +832,7 @@ impl<K: ManagedKind> Reconciler<K> {
                     self.record_deleted_metric(&run);
                     Outcome::Done
                 }
-                Err(WriteErr::Conflict) => Outcome::Backoff,
+                Err(WriteErr::Conflict(_)) => Outcome::Backoff,
                 Err(WriteErr::Other(m)) => {
                     self.mark(&mut run, Condition::deleting());
                     self.mark(&mut run, Condition::reconcile_error(m));
@@ -1114,7 +1118,7 @@ impl<K: ManagedKind> Reconciler<K> {
                     self.record_deleted_metric(run);
                     Outcome::Done
                 }
-                Err(WriteErr::Conflict) => Outcome::Backoff,
+                Err(WriteErr::Conflict(_)) => Outcome::Backoff,
                 Err(WriteErr::Other(m)) => {
                     self.mark(run, Condition::deleting());
                     self.mark(run, Condition::reconcile_error(m));
@@ -1314,7 +1318,9 @@ impl<K: ManagedKind> Reconciler<K> {
                     meta::EXTERNAL_CREATE_FAILED,
                     &meta::now_stamp(),
                 );
-                if let Err(WriteErr::Other(um)) = self.update_critical_annotations(run).await {
+                if let Err(WriteErr::Other(um) | WriteErr::Conflict(um)) =
+                    self.update_critical_annotations(run).await
+                {
                     let msg = format!("cannot update managed resource annotations: {um}");
                     self.event(run, EventType::Warning, "CannotUpdateManagedResource", &msg)
                         .await;
@@ -1340,7 +1346,7 @@ impl<K: ManagedKind> Reconciler<K> {
                 );
                 match self.update_critical_annotations(run).await {
                     Ok(()) => {}
-                    Err(WriteErr::Conflict) => return Outcome::Backoff,
+                    Err(WriteErr::Conflict(_)) => return Outcome::Backoff,
                     Err(WriteErr::Other(um)) => {
                         let msg = format!("cannot update managed resource annotations: {um}");
                         self.event(run, EventType::Warning, "CannotUpdateManagedResource", &msg)
