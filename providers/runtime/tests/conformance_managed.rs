@@ -3294,3 +3294,42 @@ async fn multi_value_references() {
     assert_eq!(fp["memberNames"], json!(["alpha", "zeta"]));
     assert_eq!(fp["memberNameRefs"].as_array().map(Vec::len), Some(2));
 }
+
+// §8.2: floods are limited per object (burst 25), like client-go's spam filter.
+#[tokio::test]
+async fn event_flood_is_limited_per_object() {
+    use provider_runtime::managed::events::{EventRecorder, EventType, InvolvedObject};
+    let e = Env::new().await;
+    let rec = EventRecorder::new(
+        e.provider.clone(),
+        "managed/widget.test.fake.m.crossplane.io",
+    );
+    let obj = InvolvedObject {
+        api_version: "test.fake.m.crossplane.io/v1alpha1".into(),
+        kind: "Widget".into(),
+        name: "w1".into(),
+        namespace: Some(NS.into()),
+        uid: "u1".into(),
+        resource_version: None,
+    };
+    for i in 0..30 {
+        rec.record(
+            &obj,
+            BTreeMap::new(),
+            EventType::Warning,
+            "CannotObserveExternalResource",
+            &format!("failure {i}"),
+        )
+        .await;
+    }
+    assert_eq!(e.events("w1").await.len(), 25);
+    // Another object has its own budget.
+    let other = InvolvedObject {
+        name: "w2".into(),
+        uid: "u2".into(),
+        ..obj
+    };
+    rec.record(&other, BTreeMap::new(), EventType::Normal, "X", "y")
+        .await;
+    assert_eq!(e.events("w2").await.len(), 1);
+}

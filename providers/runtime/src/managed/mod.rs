@@ -46,6 +46,9 @@
 //!   broadcaster; identical events are aggregated (count, lastTimestamp) and floods limited per
 //!   object as client-go does, but client-go's "similar events" combining (same reason,
 //!   different messages, more than 10 in 10 minutes) is not reproduced.
+//! - Step 1 reads the MR from the API server, not from the watch cache: one GET per
+//!   reconcile, and in exchange the state machine never starts from a stale object (the
+//!   guarded create-pending write still catches a change made after the read).
 //! - The controller is built on kube-runtime's `watcher` with our own work queue instead of
 //!   `kube::runtime::Controller` (why: see [`controller`]); the global token bucket is ours
 //!   (why: see [`ratelimit`]).
