@@ -143,8 +143,17 @@ impl Mr {
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn reconciler_converges_examples_without_perpetual_updates() {
+struct Env {
+    sim: Simulator,
+    _server: kube_testserver::TestServer,
+    admin: kube::Client,
+    mrs: Vec<Mr>,
+}
+
+/// Start both servers, install the CRDs of `names` (both scopes), grant the provider RBAC
+/// and create the example MR of each (namespaced; legacy too for those in `legacy`), in
+/// the given order; the remote maven example gets a password from a Secret.
+async fn env(names: &[&str], legacy_kinds: &[&str]) -> Env {
     let sim = Simulator::start(SimConfig::default())
         .await
         .expect("simulator");
@@ -153,13 +162,6 @@ async fn reconciler_converges_examples_without_perpetual_updates() {
         .expect("test server");
     let admin = client_for(&server, &server.admin_token()).await;
 
-    let names = [
-        "LocalMavenRepository",
-        "RemoteMavenRepository",
-        "VirtualMavenRepository",
-        "FederatedMavenRepository",
-        "LocalGenericRepository",
-    ];
     let cache = Arc::new(ClientCache::new());
     let kinds: Vec<Arc<RepositoryKind>> = names
         .iter()
@@ -218,18 +220,23 @@ async fn reconciler_converges_examples_without_perpetual_updates() {
         .await
         .expect("create secret");
 
-    // The MRs: every chosen Kind's example (namespaced) plus a legacy one.
+    // The MRs: every chosen Kind's example, namespaced and (for some) legacy.
     let mut mrs = Vec::new();
-    for (k, name) in kinds.iter().zip(names) {
+    let pairs = kinds.iter().zip(names.iter().copied()).flat_map(|(k, n)| {
+        let legacy = legacy_kinds.contains(&n);
+        [(k, n, false), (k, n, true)]
+            .into_iter()
+            .filter(move |(_, _, l)| !*l || legacy)
+    });
+    for (k, name, legacy) in pairs {
         let d = KINDS.iter().find(|d| d.kind == name).expect("declared");
-        let legacy = name == "LocalGenericRepository";
         let scope = if legacy {
             Scope::Cluster
         } else {
             Scope::Namespaced
         };
         let mut obj = example(d, legacy);
-        if name == "RemoteMavenRepository" {
+        if name == "RemoteMavenRepository" && !legacy {
             obj["spec"]["forProvider"]["username"] = json!("ci-bot");
             obj["spec"]["forProvider"]["passwordSecretRef"] =
                 json!({"name": "upstream-credentials", "key": "password"});
@@ -261,27 +268,40 @@ async fn reconciler_converges_examples_without_perpetual_updates() {
         });
     }
 
-    // Converge: members first (the order of `names`), a bounded number of rounds.
+    Env {
+        sim,
+        _server: server,
+        admin,
+        mrs,
+    }
+}
+
+/// Reconcile every MR that is not Ready and Synced, in order, until all are.
+async fn converge(mrs: &[Mr]) {
     let deadline = tokio::time::Instant::now() + WAIT;
     loop {
-        let mut all = true;
-        for m in &mrs {
+        let mut pending = Vec::new();
+        for m in mrs {
             if !m.ready_and_synced().await {
-                all = false;
-                let _ = m.reconcile().await;
+                let o = m.reconcile().await;
+                pending.push(format!("{}: {o:?}", m.name));
             }
         }
-        if all {
-            break;
+        if pending.is_empty() {
+            return;
         }
-        assert!(tokio::time::Instant::now() < deadline, "not converged");
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "not converged: {pending:?}"
+        );
     }
-    assert_eq!(sim.repository_count(), mrs.len());
+}
 
-    // Steady state: two more observations of every MR send no write.
+/// Reconcile every MR `rounds` times; none may write to JFrog.
+async fn assert_no_writes(sim: &Simulator, mrs: &[Mr], rounds: usize) {
     sim.reset_counts();
-    for _ in 0..2 {
-        for m in &mrs {
+    for _ in 0..rounds {
+        for m in mrs {
             let o = m.reconcile().await;
             assert!(matches!(o, Outcome::After(_)), "{}: {o:?}", m.name);
         }
@@ -291,6 +311,30 @@ async fn reconciler_converges_examples_without_perpetual_updates() {
         .map(|v| sim.request_count(v, "/artifactory/api/repositories/{key}"))
         .sum();
     assert_eq!(writes, 0, "{:?}", sim.request_counts());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reconciler_converges_examples_without_perpetual_updates() {
+    let Env {
+        sim,
+        _server,
+        admin,
+        mrs,
+    } = env(
+        &[
+            "LocalMavenRepository",
+            "RemoteMavenRepository",
+            "VirtualMavenRepository",
+            "FederatedMavenRepository",
+            "LocalGenericRepository",
+        ],
+        &["LocalGenericRepository"],
+    )
+    .await;
+    let secrets: Api<Secret> = Api::namespaced(admin.clone(), NS);
+    converge(&mrs).await;
+    assert_eq!(sim.repository_count(), mrs.len());
+    assert_no_writes(&sim, &mrs, 2).await;
 
     // Drift made directly in JFrog is reverted by one reconcile.
     let local = &mrs[0];
@@ -347,4 +391,28 @@ async fn reconciler_converges_examples_without_perpetual_updates() {
     assert!(!text.contains("first-pass") && !text.contains("second-pass"));
     assert!(o.data["status"]["atProvider"]["appliedWriteOnlyHashes"]["password"].is_string());
     assert!(remote.ready_and_synced().await);
+}
+
+/// Every repository Kind's example (and the legacy examples) through the real reconciler:
+/// all become Ready and Synced, then two more rounds of reconciles send no write.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_example_converges_and_stays_without_writes() {
+    use super::decl::Class;
+    use super::examples::LEGACY_KINDS;
+    let mut order: Vec<&str> = KINDS.iter().map(|d| d.kind).collect();
+    let rank = |k: &str| match KINDS.iter().find(|d| d.kind == k).map(|d| d.class) {
+        Some(Class::Local) => 0,
+        Some(Class::Remote) => 1,
+        Some(Class::Federated) => 2,
+        _ => 3,
+    };
+    order.sort_by_key(|k| rank(k));
+    // `_server` keeps the API server alive for the whole test.
+    let Env {
+        sim, mrs, _server, ..
+    } = env(&order, LEGACY_KINDS).await;
+    assert_eq!(mrs.len(), KINDS.len() + LEGACY_KINDS.len());
+    converge(&mrs).await;
+    assert_eq!(sim.repository_count(), mrs.len());
+    assert_no_writes(&sim, &mrs, 2).await;
 }
