@@ -9,6 +9,10 @@
 //! Built-in kinds get the checks that matter to our clients (unknown top-level and metadata
 //! fields, Secret/ConfigMap keys and base64 data, Secret `stringData`, immutability, RBAC
 //! rules and role references, events.k8s.io required fields).
+//! Unknown fields of built-ins are found at the top level, in metadata (including
+//! ownerReferences) and in the nested structures listed in `nested_fields`, reported as
+//! `fieldValidation` asks and then dropped, as decoding into upstream's Go types drops them.
+//! Deviation: deeper or unlisted nested structures of built-ins are not checked.
 
 use crate::registry::{Builtin, ResourceType, View, builtin_field_known};
 use crate::status::{ApiError, Qualified, go_quote};
@@ -153,6 +157,13 @@ fn check_metadata(obj: &Value, errs: &mut Vec<FieldError>, unknown: &mut Vec<Str
     }
     if let Some(refs) = meta.get("ownerReferences").and_then(|r| r.as_array()) {
         for (i, r) in refs.iter().enumerate() {
+            if let Some(m) = r.as_object() {
+                unknown.extend(
+                    m.keys()
+                        .filter(|k| !OWNER_REF_FIELDS.contains(&k.as_str()))
+                        .map(|k| format!("metadata.ownerReferences[{i}].{k}")),
+                );
+            }
             for f in ["apiVersion", "kind", "name", "uid"] {
                 if r.get(f).and_then(|v| v.as_str()).is_none_or(str::is_empty) {
                     errs.push(FieldError {
@@ -164,6 +175,136 @@ fn check_metadata(obj: &Value, errs: &mut Vec<FieldError>, unknown: &mut Vec<Str
                 }
             }
         }
+    }
+}
+
+const OWNER_REF_FIELDS: &[&str] = &[
+    "apiVersion",
+    "kind",
+    "name",
+    "uid",
+    "controller",
+    "blockOwnerDeletion",
+];
+const OBJECT_REF_FIELDS: &[&str] = &[
+    "kind",
+    "namespace",
+    "name",
+    "uid",
+    "apiVersion",
+    "resourceVersion",
+    "fieldPath",
+];
+
+/// Known fields of nested structures of built-ins, by path (`[]` = every list item).
+fn nested_fields(b: Builtin) -> &'static [(&'static str, &'static [&'static str])] {
+    match b {
+        Builtin::Namespace => &[
+            ("spec", &["finalizers"]),
+            ("status", &["phase", "conditions"]),
+        ],
+        Builtin::ServiceAccount => &[
+            ("secrets[]", OBJECT_REF_FIELDS),
+            ("imagePullSecrets[]", &["name"]),
+        ],
+        Builtin::Lease => &[(
+            "spec",
+            &[
+                "holderIdentity",
+                "leaseDurationSeconds",
+                "acquireTime",
+                "renewTime",
+                "leaseTransitions",
+                "strategy",
+                "preferredHolder",
+            ],
+        )],
+        Builtin::Event => &[
+            ("involvedObject", OBJECT_REF_FIELDS),
+            ("related", OBJECT_REF_FIELDS),
+            ("source", &["component", "host"]),
+            ("series", &["count", "lastObservedTime"]),
+        ],
+        Builtin::Role | Builtin::ClusterRole => &[(
+            "rules[]",
+            &[
+                "verbs",
+                "apiGroups",
+                "resources",
+                "resourceNames",
+                "nonResourceURLs",
+            ],
+        )],
+        Builtin::RoleBinding | Builtin::ClusterRoleBinding => &[
+            ("subjects[]", &["kind", "apiGroup", "name", "namespace"]),
+            ("roleRef", &["apiGroup", "kind", "name"]),
+        ],
+        _ => &[],
+    }
+}
+
+/// Collects unknown keys under `path` (dotted, `[]` for list items) as rendered paths.
+fn unknown_nested(v: &Value, path: &str, known: &[&str], prefix: &str, out: &mut Vec<String>) {
+    let (head, rest) = match path.split_once('.') {
+        Some((h, r)) => (h, Some(r)),
+        None => (path, None),
+    };
+    let (name, each) = match head.strip_suffix("[]") {
+        Some(n) => (n, true),
+        None => (head, false),
+    };
+    let Some(child) = v.get(name) else { return };
+    let here = if prefix.is_empty() {
+        name.to_string()
+    } else {
+        format!("{prefix}.{name}")
+    };
+    let visit = |node: &Value, at: String, out: &mut Vec<String>| match rest {
+        Some(r) => unknown_nested(node, r, known, &at, out),
+        None => {
+            if let Some(m) = node.as_object() {
+                out.extend(
+                    m.keys()
+                        .filter(|k| !known.contains(&k.as_str()))
+                        .map(|k| format!("{at}.{k}")),
+                );
+            }
+        }
+    };
+    if each {
+        for (i, item) in child.as_array().into_iter().flatten().enumerate() {
+            visit(item, format!("{here}[{i}]"), out);
+        }
+    } else {
+        visit(child, here, out);
+    }
+}
+
+/// Removes a field given as a rendered path (`a.b`, `a[0].b`).
+fn drop_field(obj: &mut Value, path: &str) {
+    let mut cur = obj;
+    let parts: Vec<&str> = path.split('.').collect();
+    for (i, part) in parts.iter().enumerate() {
+        let (name, idx) = match part.split_once('[') {
+            Some((n, r)) => (n, r.trim_end_matches(']').parse::<usize>().ok()),
+            None => (*part, None),
+        };
+        if i == parts.len() - 1 && idx.is_none() {
+            if let Some(m) = cur.as_object_mut() {
+                m.remove(name);
+            }
+            return;
+        }
+        let Some(next) = cur.get_mut(name) else {
+            return;
+        };
+        cur = match idx {
+            Some(n) => match next.get_mut(n) {
+                Some(x) => x,
+                None => return,
+            },
+            None => next,
+        };
     }
 }
 
@@ -222,7 +363,10 @@ pub fn admit(
         Builtin::Custom => {
             if let Some(schema) = &rt.schema {
                 unknown.extend(schema.prune(obj));
-                report_unknown(std::mem::take(&mut unknown), ctx)?;
+                report_unknown(unknown.clone(), ctx)?;
+                for u in std::mem::take(&mut unknown) {
+                    drop_field(obj, u.trim_start_matches('.'));
+                }
                 schema.apply_defaults(obj);
                 errs.extend(schema.validate(obj, old));
             } else {
@@ -237,7 +381,14 @@ pub fn admit(
                     }
                 }
             }
-            report_unknown(std::mem::take(&mut unknown), ctx)?;
+            for (path, known) in nested_fields(rt.builtin) {
+                unknown_nested(obj, path, known, "", &mut unknown);
+            }
+            report_unknown(unknown.clone(), ctx)?;
+            // As decoding into upstream's Go types does, unknown fields are dropped.
+            for u in std::mem::take(&mut unknown) {
+                drop_field(obj, &u);
+            }
         }
     }
     match rt.builtin {
@@ -673,4 +824,35 @@ fn crd(state: &State, obj: &mut Value, old: Option<&Value>, errs: &mut Vec<Field
         }
     }
     obj["status"]["storedVersions"] = json!(stored);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nested_unknown_fields_of_builtins() {
+        let mut o = json!({"subjects": [{"kind": "User", "name": "u", "nme": "x"}], "roleRef": {"kind": "Role", "name": "r", "extra": 1}});
+        let mut unknown = Vec::new();
+        for (path, known) in nested_fields(Builtin::RoleBinding) {
+            unknown_nested(&o, path, known, "", &mut unknown);
+        }
+        assert_eq!(unknown, ["subjects[0].nme", "roleRef.extra"]);
+        for u in &unknown {
+            drop_field(&mut o, u);
+        }
+        assert_eq!(
+            o,
+            json!({"subjects": [{"kind": "User", "name": "u"}], "roleRef": {"kind": "Role", "name": "r"}})
+        );
+    }
+
+    #[test]
+    fn names() {
+        assert!(is_subdomain("a.b-c"));
+        assert!(!is_subdomain("A"));
+        assert!(!is_label("a.b"));
+        assert!(qualified_name_ok("crossplane.io/external-name"));
+        assert!(!qualified_name_ok("bad key"));
+    }
 }

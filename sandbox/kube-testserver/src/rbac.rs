@@ -13,6 +13,11 @@
 //! A refused request gets 403 with upstream's message (`secrets is forbidden: User "u" cannot
 //! list resource "secrets" in API group "" in the namespace "default"`).
 //!
+//! Writes are also checked as the `OwnerReferencesPermissionEnforcement` admission plugin
+//! does (hardened clusters enable it; being stricter is the point): changing
+//! `metadata.ownerReferences` needs `delete` on the object, and setting `blockOwnerDeletion`
+//! needs `update` on the owner's `<resource>/finalizers`.
+//!
 //! Deviations: ClusterRole `aggregationRule`s are not aggregated; `nonResourceURLs` rules are
 //! not evaluated: every authenticated user may read the discovery, version, OpenAPI and health
 //! endpoints (as upstream's default `system:discovery` and `system:public-info-viewer` allow).
