@@ -94,6 +94,12 @@ impl EventRecorder {
             return true;
         };
         let now = Instant::now();
+        if m.len() >= CACHE_MAX {
+            // Forget objects whose budget has refilled completely: they are
+            // indistinguishable from new ones, so the map stays bounded.
+            let full = REFILL_EVERY.mul_f64(BURST);
+            m.retain(|_, s| now.saturating_duration_since(s.last) < full);
+        }
         let e = m.entry(obj_key.to_string()).or_insert(Spam {
             tokens: BURST,
             last: now,
