@@ -75,6 +75,8 @@
 //!   current state.
 //! - No conversion webhooks; multi-version CRDs serve the stored object with `apiVersion`
 //!   rewritten. Defaults are applied on writes only, not when reading.
+//! - Events expire `Config::event_ttl` after their last timestamp (checked at most every
+//!   minute), not exactly `--event-ttl` after their last write.
 //! - Graceful deletion does not wait: `gracePeriodSeconds` is accepted and ignored.
 //! - Garbage collection and namespace/CRD cleanup run at once in a background task rather than
 //!   after informer delays.
@@ -161,6 +163,8 @@ pub struct Config {
     pub bookmark_interval: Duration,
     /// How long a watch without `timeoutSeconds` lasts.
     pub watch_timeout: Duration,
+    /// Events last written longer ago than this are deleted (kube-apiserver `--event-ttl`).
+    pub event_ttl: Duration,
 }
 
 impl Default for Config {
@@ -170,6 +174,7 @@ impl Default for Config {
             watch_history: 1000,
             bookmark_interval: Duration::from_secs(5),
             watch_timeout: Duration::from_secs(1800),
+            event_ttl: Duration::from_secs(3600),
         }
     }
 }
@@ -248,12 +253,21 @@ impl TestServer {
         let cancel = CancellationToken::new();
         let gc_shared = shared.clone();
         let gc_cancel = cancel.clone();
+        let event_ttl = shared.config.event_ttl;
         tokio::spawn(async move {
+            let mut sweep = tokio::time::interval(
+                event_ttl
+                    .min(Duration::from_secs(60))
+                    .max(Duration::from_millis(100)),
+            );
             loop {
                 tokio::select! {
                     w = gc_rx.recv() => {
                         let Some(w) = w else { break };
                         gc_shared.lock().run_gc(w);
+                    }
+                    _ = sweep.tick() => {
+                        gc_shared.lock().expire_events(event_ttl);
                     }
                     _ = gc_cancel.cancelled() => break,
                 }

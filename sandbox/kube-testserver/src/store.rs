@@ -1192,6 +1192,54 @@ impl State {
         }
     }
 
+    /// Deletes Events last written more than `ttl` ago, as kube-apiserver's `--event-ttl`
+    /// (default 1h) does. Returns how many went.
+    pub fn expire_events(&mut self, ttl: std::time::Duration) -> usize {
+        let store = StoreKey {
+            group: String::new(),
+            resource: "events".into(),
+        };
+        let Some(rt) = self.rt_for_store(&store) else {
+            return 0;
+        };
+        let cutoff = chrono::Utc::now()
+            - chrono::Duration::from_std(ttl).unwrap_or(chrono::Duration::hours(1));
+        let last_write = |o: &Value| -> Option<chrono::DateTime<chrono::Utc>> {
+            [
+                "/series/lastObservedTime",
+                "/lastTimestamp",
+                "/eventTime",
+                "/metadata/creationTimestamp",
+            ]
+            .iter()
+            .filter_map(|p| o.pointer(p).and_then(|v| v.as_str()))
+            .filter_map(|t| chrono::DateTime::parse_from_rfc3339(t).ok())
+            .map(|t| t.with_timezone(&chrono::Utc))
+            .max()
+        };
+        let (old, _, _) = self.list(&store, None, None, None, |o| {
+            last_write(o).is_some_and(|t| t < cutoff)
+        });
+        let mut n = 0;
+        for o in old {
+            let ns = meta_str(&o, "namespace").unwrap_or_default().to_string();
+            let name = meta_str(&o, "name").unwrap_or_default().to_string();
+            if self
+                .delete(
+                    &rt,
+                    &ns,
+                    &name,
+                    &DeleteOpts::default(),
+                    &WriteCtx::system("kube-apiserver"),
+                )
+                .is_ok()
+            {
+                n += 1;
+            }
+        }
+        n
+    }
+
     /// Number of stored objects (all resources).
     pub fn object_count(&self) -> usize {
         self.stores.values().map(|s| s.objects.len()).sum()

@@ -983,3 +983,78 @@ async fn provider_service_account_rbac() {
         other => panic!("expected 403, got {other:?}"),
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn events_expire_and_watches_time_out_and_tokens_are_required() {
+    let server = kube_testserver::TestServer::start(kube_testserver::Config {
+        event_ttl: Duration::from_secs(2),
+        ..Default::default()
+    })
+    .await
+    .expect("server");
+    let client = admin(&server).await;
+    let core: Api<CoreEvent> = Api::namespaced(client.clone(), "default");
+    let now = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
+    let ev: CoreEvent = serde_json::from_value(json!({
+        "metadata": {"name": "short-lived"},
+        "involvedObject": {"kind": "ConfigMap", "name": "x", "namespace": "default"},
+        "reason": "Test", "message": "m", "type": "Normal", "count": 1,
+        "firstTimestamp": now, "lastTimestamp": now,
+    }))
+    .expect("event");
+    core.create(&PostParams::default(), &ev)
+        .await
+        .expect("event");
+    eventually("event expired", || {
+        let core = core.clone();
+        async move {
+            core.get_opt("short-lived")
+                .await
+                .ok()?
+                .is_none()
+                .then_some(())
+        }
+    })
+    .await;
+
+    // timeoutSeconds ends the watch.
+    let cms: Api<ConfigMap> = Api::namespaced(client.clone(), "default");
+    let started = tokio::time::Instant::now();
+    let mut s = cms
+        .watch(&WatchParams::default().timeout(1), "0")
+        .await
+        .expect("watch")
+        .boxed();
+    while let Some(ev) = tokio::time::timeout(Duration::from_secs(60), s.next())
+        .await
+        .expect("the watch ends")
+    {
+        ev.expect("event");
+    }
+    assert!(started.elapsed() >= Duration::from_millis(900));
+
+    // Dry-run delete leaves the object.
+    cms.create(&PostParams::default(), &cm("keep", &[]))
+        .await
+        .expect("create");
+    cms.delete(
+        "keep",
+        &DeleteParams {
+            dry_run: true,
+            ..Default::default()
+        },
+    )
+    .await
+    .expect("dry-run delete");
+    assert!(cms.get_opt("keep").await.expect("get").is_some());
+
+    // Wrong token: 401 with a Status body.
+    let bad = client_for(&server, "wrong").await;
+    match Api::<ConfigMap>::namespaced(bad, "default")
+        .list(&ListParams::default())
+        .await
+    {
+        Err(kube::Error::Api(e)) => assert_eq!((e.code, e.reason.as_str()), (401, "Unauthorized")),
+        other => panic!("expected 401, got {other:?}"),
+    }
+}

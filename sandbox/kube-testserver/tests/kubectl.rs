@@ -508,3 +508,64 @@ async fn rbac_role_allows_only_what_it_grants() {
         "{err}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn builtins_through_kubectl_apply_and_strategic_patch() {
+    let server = server().await;
+    let k = Kubectl::new(&server);
+    let v1 = k.write("s.yaml", "apiVersion: v1\nkind: Secret\nmetadata:\n  name: creds\n  namespace: crossplane-system\n  labels:\n    a: b\nstringData:\n  token: one\n  user: me\n");
+    assert!(
+        k.ok(&["apply", "-f", &v1])
+            .await
+            .contains("secret/creds created")
+    );
+    // Client-side apply of a built-in sends a strategic merge patch.
+    let v2 = k.write("s2.yaml", "apiVersion: v1\nkind: Secret\nmetadata:\n  name: creds\n  namespace: crossplane-system\nstringData:\n  token: two\n");
+    k.ok(&["apply", "-f", &v2]).await;
+    let out = k
+        .ok(&[
+            "get",
+            "secret",
+            "creds",
+            "-n",
+            "crossplane-system",
+            "-o",
+            "jsonpath={.data.token}/{.metadata.labels}",
+        ])
+        .await;
+    assert_eq!(out, "dHdv/", "token updated, label removed by apply: {out}");
+    k.ok(&[
+        "patch",
+        "secret",
+        "creds",
+        "-n",
+        "crossplane-system",
+        "-p",
+        r#"{"metadata":{"labels":{"x":"y"}}}"#,
+    ])
+    .await;
+    let out = k.ok(&["get", "secrets", "-n", "crossplane-system"]).await;
+    let header: Vec<&str> = out
+        .lines()
+        .next()
+        .unwrap_or_default()
+        .split_whitespace()
+        .collect();
+    assert_eq!(header, ["NAME", "TYPE", "DATA", "AGE"], "{out}");
+    // Unknown fields of built-ins: strict by default.
+    let bad = k.write(
+        "cm.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\ndata:\n  a: b\nbogus: 1\n",
+    );
+    let err = k.fails(&["apply", "-f", &bad]).await;
+    assert!(
+        err.contains("strict decoding error: unknown field \"bogus\""),
+        "{err}"
+    );
+    let lease = k.write("lease.yaml", "apiVersion: coordination.k8s.io/v1\nkind: Lease\nmetadata:\n  name: l\nspec:\n  holderIdentity: me\n  holderIdentty: typo\n");
+    let err = k.fails(&["create", "-f", &lease]).await;
+    assert!(
+        err.contains("unknown field \"spec.holderIdentty\""),
+        "{err}"
+    );
+}
