@@ -13,7 +13,7 @@
 //! | DELETE | `/__sim/faults` | removes all faults (204) |
 //! | DELETE | `/__sim/faults/{id}` | removes one fault (204 / 404) |
 //! | GET | `/__sim/config` | `{"descriptorMergeEmulation":true,"writeLatencyMs":0,"seed":..}` |
-//! | PUT | `/__sim/config` | `{"descriptorMergeEmulation":false,"writeLatencyMs":50,"missingRepositoryStatus":400}` (fields optional) |
+//! | PUT | `/__sim/config` | `{"descriptorMergeEmulation":false,"writeLatencyMs":50,"missingRepositoryStatus":400,"readAfterWriteLagMs":2000}` (fields optional) |
 //! | POST | `/__sim/tokens` | `{"admin":false}` → `{"token":"..."}` |
 //! | POST | `/__sim/tokens/revoke` | `{"token":"..."}` → 204 (404 when unknown) |
 //! | PUT | `/__sim/users/{name}` | `{"password":"..","admin":true}` (204) |
@@ -101,6 +101,7 @@ async fn config(State(s): State<Arc<Shared>>) -> Json<Value> {
         "writeLatencyMs": u64::try_from(s.descriptor.write_latency().as_millis()).unwrap_or(u64::MAX),
         "seed": s.config.seed,
         "missingRepositoryStatus": s.artifactory.missing_status(),
+        "readAfterWriteLagMs": u64::try_from(s.artifactory.lag.get().as_millis()).unwrap_or(u64::MAX),
         "url": s.base_url,
     }))
 }
@@ -111,11 +112,15 @@ struct ConfigPatch {
     descriptor_merge_emulation: Option<bool>,
     write_latency_ms: Option<u64>,
     missing_repository_status: Option<u16>,
+    read_after_write_lag_ms: Option<u64>,
 }
 
 async fn set_config(State(s): State<Arc<Shared>>, Json(p): Json<ConfigPatch>) -> Json<Value> {
     if let Some(on) = p.descriptor_merge_emulation {
         s.descriptor.set_emulation(on);
+    }
+    if let Some(ms) = p.read_after_write_lag_ms {
+        s.artifactory.lag.set(Duration::from_millis(ms));
     }
     if let Some(status) = p.missing_repository_status {
         s.artifactory.set_missing_status(status);

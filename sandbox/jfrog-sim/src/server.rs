@@ -50,6 +50,9 @@ pub struct SimConfig {
     /// Status of `GET`/`POST`/`DELETE` on a missing repository: 404 (default) or 400, which
     /// some Artifactory versions answer.
     pub missing_repository_status: u16,
+    /// How long the read APIs keep answering a repository's previous state after a write
+    /// (JFrog's documented propagation delay on large instances); zero (default) = none.
+    pub read_after_write_lag: Duration,
 }
 
 impl std::fmt::Debug for SimConfig {
@@ -81,6 +84,7 @@ impl Default for SimConfig {
             artifactory_version: "7.117.5".to_owned(),
             admin_token: None,
             missing_repository_status: 404,
+            read_after_write_lag: Duration::ZERO,
         }
     }
 }
@@ -259,6 +263,11 @@ impl Simulator {
     /// Sets the status answered for a missing repository (404 or 400).
     pub fn set_missing_repository_status(&self, status: u16) {
         self.shared.artifactory.set_missing_status(status);
+    }
+
+    /// Sets the read-after-write lag of the read APIs (zero turns it off).
+    pub fn set_read_after_write_lag(&self, lag: Duration) {
+        self.shared.artifactory.lag.set(lag);
     }
 
     /// Writes `DIR/jfrog.env` with `JFROG_URL` and `JFROG_ACCESS_TOKEN` (the admin token),

@@ -659,3 +659,85 @@ async fn direct_changes_are_visible_through_the_api() {
     assert_eq!(api.repo("drift-local").await.status, StatusCode::NOT_FOUND);
     assert!(!sim.put_repository_raw("x", json!({"no": "rclass"})));
 }
+
+async fn list_descriptions(api: &Api) -> Vec<String> {
+    let list = api
+        .get("/artifactory/api/repositories?type=local")
+        .await
+        .json();
+    list.as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["description"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+/// Polls until `check` holds (generous deadline; no timing assertion).
+async fn eventually<F, Fut>(mut check: F)
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = bool>,
+{
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while !check().await {
+        assert!(std::time::Instant::now() < deadline, "condition never held");
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+}
+
+#[tokio::test]
+async fn read_after_write_lag_shows_the_previous_state_for_a_while() {
+    let sim = start().await;
+    let api = Api::admin(&sim);
+    // A lag far longer than the checks below take, so that they see the stale state.
+    sim.set_read_after_write_lag(std::time::Duration::from_secs(30));
+    assert_eq!(
+        api.create("lag-local", json!({"rclass": "local", "description": "v1"}))
+            .await
+            .status,
+        StatusCode::OK
+    );
+    // Not visible yet, but it exists for writes.
+    assert_eq!(api.repo("lag-local").await.status, StatusCode::NOT_FOUND);
+    assert!(list_descriptions(&api).await.is_empty());
+    assert!(
+        api.get("/artifactory/api/repositories/configurations")
+            .await
+            .json()["LOCAL"]
+            .as_array()
+            .unwrap()
+            .is_empty()
+    );
+    let r = api.create("lag-local", json!({"rclass": "local"})).await;
+    assert_eq!(r.status, StatusCode::BAD_REQUEST);
+    assert!(
+        sim.repository("lag-local").is_some(),
+        "direct state access is not lagged"
+    );
+    // Turning the lag off shows the current state at once.
+    sim.set_read_after_write_lag(std::time::Duration::ZERO);
+    assert_eq!(api.repo("lag-local").await.json()["description"], "v1");
+    // An update and a delete are seen late too.
+    sim.set_read_after_write_lag(std::time::Duration::from_secs(30));
+    api.post(
+        "/artifactory/api/repositories/lag-local",
+        json!({"description": "v2"}),
+    )
+    .await;
+    assert_eq!(api.repo("lag-local").await.json()["description"], "v1");
+    assert_eq!(list_descriptions(&api).await, ["v1"]);
+    api.delete("/artifactory/api/repositories/lag-local").await;
+    assert_eq!(api.repo("lag-local").await.json()["description"], "v1");
+    sim.set_read_after_write_lag(std::time::Duration::ZERO);
+    assert_eq!(api.repo("lag-local").await.status, StatusCode::NOT_FOUND);
+    assert!(list_descriptions(&api).await.is_empty());
+    // A short lag passes by itself.
+    sim.set_read_after_write_lag(std::time::Duration::from_millis(200));
+    api.create(
+        "lag2-local",
+        json!({"rclass": "local", "description": "late"}),
+    )
+    .await;
+    eventually(|| async { api.repo("lag2-local").await.status == StatusCode::OK }).await;
+    assert_eq!(list_descriptions(&api).await, ["late"]);
+}

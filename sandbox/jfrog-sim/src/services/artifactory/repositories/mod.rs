@@ -27,6 +27,7 @@
 //! reproduces the Artifactory versions that answer 400 (which is why the Terraform provider
 //! treats 400 and 404 alike as "gone").
 
+use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicU16, Ordering};
 use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
@@ -45,6 +46,7 @@ use crate::auth::{Admin, User};
 use crate::errors::{ApiError, text};
 use crate::server::Shared;
 
+mod lag;
 pub mod spec;
 mod store;
 #[rustfmt::skip]
@@ -60,6 +62,8 @@ pub(crate) struct State {
     store: RwLock<Store>,
     /// Status answered for a missing repository (404, or 400 as some Artifactory versions do).
     missing_status: AtomicU16,
+    /// Read-after-write lag of the read APIs.
+    pub(crate) lag: lag::Lag,
 }
 
 impl Default for State {
@@ -67,6 +71,7 @@ impl Default for State {
         State {
             store: RwLock::default(),
             missing_status: AtomicU16::new(404),
+            lag: lag::Lag::default(),
         }
     }
 }
@@ -169,6 +174,7 @@ impl State {
                 repo.config.insert("environments".into(), json!([]));
             }
         }
+        self.lag.record(key, store.get(key));
         store.insert(key, repo);
         true
     }
@@ -254,14 +260,15 @@ async fn read_one(
     User(caller): User,
     Path(key): Path<String>,
 ) -> Result<Json<Value>, ApiError> {
-    let store = s.artifactory.read();
-    let repo = store
-        .get(&key)
-        .ok_or_else(|| s.artifactory.not_found(&key))?;
+    let repo = match s.artifactory.lag.stale_one(&key) {
+        Some(previous) => previous,
+        None => s.artifactory.read().get(&key).cloned(),
+    };
+    let repo = repo.ok_or_else(|| s.artifactory.not_found(&key))?;
     let view = if caller.admin {
-        admin_view(repo)
+        admin_view(&repo)
     } else {
-        user_view(repo)
+        user_view(&repo)
     };
     Ok(Json(Value::Object(view)))
 }
@@ -282,6 +289,7 @@ async fn create(
         let mut store = s.artifactory.write();
         let repo = validate::create(&store, &key, value, &s.base_url)?;
         store.insert(&key, repo);
+        s.artifactory.lag.record(&key, None);
         Ok(())
     })?;
     tracing::debug!(%key, "repository created");
@@ -313,6 +321,7 @@ async fn update(
             .get(&key)
             .ok_or_else(|| s.artifactory.not_found(&key))?;
         let repo = validate::update(&store, &key, value, existing, &s.base_url)?;
+        s.artifactory.lag.record(&key, Some(existing));
         store.insert(&key, repo);
         Ok(())
     })?;
@@ -333,10 +342,13 @@ async fn delete(
     }
     let ticket = s.descriptor.begin().await;
     let removed = s.descriptor.commit(ticket, || {
-        s.artifactory
+        let removed = s
+            .artifactory
             .write()
             .remove(&key)
-            .ok_or_else(|| s.artifactory.not_found(&key))
+            .ok_or_else(|| s.artifactory.not_found(&key))?;
+        s.artifactory.lag.record(&key, Some(&removed));
+        Ok(removed)
     })?;
     tracing::debug!(%key, "repository deleted");
     let msg = if removed.rclass == RClass::Virtual {
@@ -378,13 +390,15 @@ async fn list(
         .map(|p| p.to_ascii_lowercase())
         .map(|p| if p == "yum" { "rpm".to_owned() } else { p });
     let project = q.project.filter(|p| !p.is_empty());
+    let stale = s.artifactory.lag.stale_all();
     let store = s.artifactory.read();
+    let repos = visible(&store, &stale);
     let mut out = Vec::new();
     for class in RClass::ALL {
         if rclass.is_some_and(|c| c != class) {
             continue;
         }
-        for (key, repo) in store.iter() {
+        for &(key, repo) in &repos {
             if repo.rclass != class
                 || package_type
                     .as_deref()
@@ -400,7 +414,7 @@ async fn list(
                 _ => format!("{}/artifactory/{key}", s.base_url),
             };
             let mut item = Map::new();
-            item.insert("key".into(), Value::String(key.clone()));
+            item.insert("key".into(), Value::String(key.to_owned()));
             item.insert("type".into(), Value::String(class.upper().to_owned()));
             let description = repo
                 .config
@@ -419,11 +433,35 @@ async fn list(
     Ok(Json(out))
 }
 
+/// The repositories the read APIs show, sorted by key: the current ones, with the stale
+/// entries of the read-after-write lag in their previous state.
+fn visible<'a>(
+    store: &'a Store,
+    stale: &'a HashMap<String, Option<Repo>>,
+) -> Vec<(&'a str, &'a Repo)> {
+    if stale.is_empty() {
+        return store.iter().map(|(k, r)| (k.as_str(), r)).collect();
+    }
+    let mut merged: BTreeMap<&str, &Repo> = store
+        .iter()
+        .filter(|(k, _)| !stale.contains_key(k.as_str()))
+        .map(|(k, r)| (k.as_str(), r))
+        .collect();
+    for (k, previous) in stale {
+        if let Some(r) = previous {
+            merged.insert(k.as_str(), r);
+        }
+    }
+    merged.into_iter().collect()
+}
+
 async fn configurations(AxState(s): AxState<Arc<Shared>>, _admin: Admin) -> Json<Value> {
+    let stale = s.artifactory.lag.stale_all();
     let store = s.artifactory.read();
+    let repos = visible(&store, &stale);
     let mut groups = Map::new();
     for class in RClass::ALL {
-        let items: Vec<Value> = store
+        let items: Vec<Value> = repos
             .iter()
             .filter(|(_, r)| r.rclass == class)
             .map(|(_, r)| Value::Object(admin_view(r)))
