@@ -151,7 +151,12 @@ impl ReferenceField {
 
     /// The Go-style path used in error messages, e.g. `mg.Spec.ForProvider.RepoKey`.
     pub fn go_path(&self) -> String {
-        let mut out = String::from("mg.Spec.ForProvider");
+        self.go_path_in("ForProvider")
+    }
+
+    /// The Go-style path under another block, e.g. `mg.Spec.InitProvider.RepoKey`.
+    pub fn go_path_in(&self, block: &str) -> String {
+        let mut out = format!("mg.Spec.{block}");
         for seg in self.field.split('.') {
             out.push('.');
             let mut chars = seg.chars();

@@ -40,7 +40,6 @@
 //! - Operations are synchronous (reference §13 recommends it); `LastAsyncOperation` is set by
 //!   the reconciler with Upjet's reasons and messages for Kinds that declare it.
 //! - The event filter also reacts to `deletionTimestamp` appearing (see [`meta::FilterKey`]).
-//! - Only references under `spec.forProvider` are resolved (see [`references`]).
 //! - Undecodable parameters and unreadable `...SecretRef` inputs fail Connect.
 //! - Events are written inline (awaited, failures only logged) rather than from a background
 //!   broadcaster; identical events are aggregated (count, lastTimestamp) and floods limited per

@@ -947,11 +947,6 @@ impl<K: ManagedKind> Reconciler<K> {
 
     /// Resolve references and persist them with one SSA patch. Err(None) = silent conflict.
     async fn resolve_references(&self, run: &mut Run) -> Result<(), Option<String>> {
-        let before = spec(&run.obj)
-            .and_then(|s| s.get("forProvider"))
-            .cloned()
-            .unwrap_or(Value::Object(Map::new()));
-        let mut after = before.clone();
         let controller_uid = run
             .obj
             .metadata
@@ -965,12 +960,25 @@ impl<K: ManagedKind> Reconciler<K> {
             namespace: run.obj.metadata.namespace.as_deref(),
             controller_uid: controller_uid.as_deref(),
         };
-        references::resolve_all(&rctx, &self.info().references, &mut after)
-            .await
-            .map_err(|e| Some(format!("cannot resolve references: {}", e.message)))?;
-        let Some(diff) = references::merge_diff(&before, &after) else {
+        let mut spec_diff = Map::new();
+        for (key, block) in [
+            ("forProvider", "ForProvider"),
+            ("initProvider", "InitProvider"),
+        ] {
+            let Some(before) = spec(&run.obj).and_then(|s| s.get(key)).cloned() else {
+                continue;
+            };
+            let mut after = before.clone();
+            references::resolve_all(&rctx, &self.info().references, &mut after, block)
+                .await
+                .map_err(|e| Some(format!("cannot resolve references: {}", e.message)))?;
+            if let Some(d) = references::merge_diff(&before, &after) {
+                spec_diff.insert(key.to_string(), d);
+            }
+        }
+        if spec_diff.is_empty() {
             return Ok(());
-        };
+        }
         let mut metadata = Map::new();
         metadata.insert(
             "name".into(),
@@ -983,7 +991,7 @@ impl<K: ManagedKind> Reconciler<K> {
             "apiVersion": self.ar.api_version,
             "kind": self.ar.kind,
             "metadata": metadata,
-            "spec": {"forProvider": diff},
+            "spec": spec_diff,
         });
         let name = run.obj.metadata.name.clone().unwrap_or_default();
         let pp = PatchParams::apply(REFERENCE_FIELD_MANAGER).force();

@@ -7,9 +7,8 @@
 //! value (and, for selectors, the chosen Ref). All fields resolve or none is persisted; the
 //! changes are sent as one server-side-apply patch by the reconciler.
 //!
-//! Deviation: only references under `spec.forProvider` are resolved; Upjet also generates
-//! them under `spec.initProvider`, which JFrog Kinds do not need (init-only references would
-//! only matter for fields that are create-only and referenced, none in the catalog).
+//! References are resolved in `spec.forProvider` and then in `spec.initProvider` (where Upjet
+//! generates them too), with the same declared fields.
 
 use kube::Api;
 use kube::api::{DynamicObject, ListParams};
@@ -223,16 +222,18 @@ fn parent_mut<'a>(
 
 /// Resolve every declared reference in `for_provider` in place. Returns an error naming the
 /// first failing field; the caller then discards all changes.
+/// `block` names the parameter block in error paths: `ForProvider` or `InitProvider`.
 pub async fn resolve_all(
     ctx: &RefContext<'_>,
     fields: &[ReferenceField],
-    for_provider: &mut Value,
+    params: &mut Value,
+    block: &str,
 ) -> Result<(), ResolveError> {
     for f in fields {
-        resolve_one(ctx, f, for_provider)
+        resolve_one(ctx, f, params)
             .await
             .map_err(|cause| ResolveError {
-                message: format!("{}: {cause}", f.go_path()),
+                message: format!("{}: {cause}", f.go_path_in(block)),
             })?;
     }
     Ok(())
