@@ -66,12 +66,23 @@ impl RepositoryKind {
             "v1alpha1",
             IdentifierStrategy::Name,
         );
-        info.description = match decl.class {
-            Class::Local => "A local Artifactory repository.",
-            Class::Remote => "A remote Artifactory repository (a caching proxy of an upstream).",
-            Class::Virtual => "A virtual Artifactory repository (an aggregation of repositories).",
-            Class::Federated => "A federated Artifactory repository (mirrored across instances).",
+        let text = match decl.class {
+            Class::Local => format!("A local {} repository.", decl.package_type),
+            Class::Remote => format!(
+                "A remote {} repository (a caching proxy of an upstream).",
+                decl.package_type
+            ),
+            Class::Virtual => format!(
+                "A virtual {} repository (an aggregation of repositories).",
+                decl.package_type
+            ),
+            Class::Federated => format!(
+                "A federated {} repository (mirrored across instances).",
+                decl.package_type
+            ),
         };
+        // KindInfo holds `&'static str`; one short text per Kind, built once per process.
+        info.description = Box::leak(text.into_boxed_str());
         for f in kind.params() {
             if f.required {
                 info.required_params.push(f.crd);

@@ -3,6 +3,7 @@
 //! project assignment and deletion.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use jfrog_sim::{SimConfig, Simulator};
 use provider_runtime::managed::config::{Credentials, ResolvedConfig};
@@ -392,4 +393,46 @@ async fn observe_only_reports_up_to_date_and_fills_status() {
     assert!(o.resource_exists && o.resource_up_to_date);
     assert_eq!(m.at_provider["description"], "d");
     assert_eq!(m.for_provider, json!({}));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn parallel_creates_survive_descriptor_merge_emulation() {
+    let sim = Simulator::start(SimConfig::default())
+        .await
+        .expect("simulator starts");
+    sim.set_write_latency(std::time::Duration::from_millis(2));
+    let cache = Arc::new(ClientCache::new());
+    let k = Arc::new(kind("LocalGenericRepository"));
+    let mut tasks = Vec::new();
+    for i in 0..100 {
+        let c = client(&sim, &cache, &k);
+        tasks.push(tokio::spawn(async move {
+            let mut m = mr(&format!("parallel-{i}"), json!({"description": "p"}));
+            c.create(&mut m).await.map(|_| ())
+        }));
+    }
+    for t in tasks {
+        t.await.expect("task").expect("create succeeds");
+    }
+    assert_eq!(sim.repository_count(), 100);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_existing_repository_is_adopted_not_recreated() {
+    let sim = sim().await;
+    let cache = ClientCache::new();
+    let k = kind("LocalGenericRepository");
+    assert!(sim.put_repository_raw(
+        "adopted",
+        json!({"key": "adopted", "rclass": "local", "packageType": "generic", "description": "made by hand", "includesPattern": "**/*", "repoLayoutRef": "simple-default"})
+    ));
+    let c = client(&sim, &cache, &k);
+    let mut m = mr("adopted", json!({"description": "made by hand"}));
+    let o = c.observe(&mut m).await.expect("observe");
+    assert!(o.resource_exists);
+    assert_eq!(m.at_provider["description"], "made by hand");
+    assert_eq!(
+        sim.request_count("PUT", "/artifactory/api/repositories/{key}"),
+        0
+    );
 }
