@@ -4,7 +4,8 @@
 //! providers' tests, end-to-end tests and benchmarks: JFrog's paths, status codes, error bodies,
 //! validation messages, server-side defaults and authentication, plus the ways JFrog fails
 //! (Artifactory's "Could not merge and save new descriptor" on overlapping configuration writes,
-//! 429 with `Retry-After`, 5xx, latency, a write that commits but whose response is lost).
+//! 429 with `Retry-After`, 5xx, latency, a write that commits but whose response is lost, and
+//! optionally the read-after-write propagation delay JFrog documents for large instances).
 //!
 //! # Library use
 //!
