@@ -84,7 +84,7 @@ mod e2e_tests;
 #[cfg(test)]
 mod tests;
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use provider_runtime::managed::registration::{KindRegistration, register_shared};
 
@@ -96,22 +96,27 @@ pub fn declarations() -> &'static [KindDecl] {
     tables::KINDS
 }
 
-/// Every repository Kind, composed. Panics only if a declaration does not compose, which
-/// the tests rule out.
-pub fn kinds() -> Vec<RepositoryKind> {
-    tables::KINDS
-        .iter()
-        .map(|d| RepositoryKind::new(d).expect("repository declarations compose (tested)"))
-        .collect()
+/// Every repository Kind, composed once per process (their `KindInfo` strings are
+/// `'static`). Panics only if a declaration does not compose, which the tests rule out.
+pub fn kinds() -> &'static [Arc<RepositoryKind>] {
+    static KINDS: OnceLock<Vec<Arc<RepositoryKind>>> = OnceLock::new();
+    KINDS.get_or_init(|| {
+        tables::KINDS
+            .iter()
+            .map(|d| {
+                Arc::new(RepositoryKind::new(d).expect("repository declarations compose (tested)"))
+            })
+            .collect()
+    })
 }
 
 /// The runtime registrations of every repository Kind, sharing one client cache.
 pub fn registrations(cache: Arc<ClientCache>) -> Vec<Arc<dyn KindRegistration>> {
     kinds()
-        .into_iter()
+        .iter()
         .map(|k| {
-            let connector = RepositoryConnector::new(&k, cache.clone());
-            register_shared(Arc::new(k), Arc::new(connector))
+            let connector = RepositoryConnector::new(k, cache.clone());
+            register_shared(k.clone(), Arc::new(connector))
         })
         .collect()
 }
