@@ -14,6 +14,8 @@
 //!   hashes go to `atProvider` (the runtime keeps status set by Update).
 //! - Delete: `DELETE`; `NotFound` is success. Federated `cleanupOnDelete` also deletes members
 //!   on this same instance.
+//! - Federated repositories: after a create (except release bundles) and an update,
+//!   `POST /artifactory/api/federation/configSync/{key}`, whose failure is only a warning.
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
@@ -345,6 +347,28 @@ impl RepositoryClient {
         Ok((body, hashes))
     }
 
+    /// Ask a federated repository to push its configuration to the members, as upstream
+    /// does after each write. Failures are warnings: the write itself succeeded.
+    async fn federation_sync(&self, key: &str) {
+        if self.kind.decl.class != Class::Federated {
+            return;
+        }
+        let r = self
+            .client
+            .request(
+                Service::Artifactory,
+                Method::POST,
+                "/api/federation/configSync/{key}",
+                Idempotency::Idempotent,
+            )
+            .param(key)
+            .send_empty()
+            .await;
+        if let Err(e) = r {
+            tracing::warn!(repository = %key, error = %e, "federation config sync failed");
+        }
+    }
+
     async fn project_assignment(
         &self,
         key: &str,
@@ -496,6 +520,10 @@ impl ExternalClient<RepositoryKind> for RepositoryClient {
             .create(&key, &body)
             .await
             .map_err(ExternalError::new)?;
+        // Upstream skips the sync on create for release-bundle federations.
+        if self.kind.decl.package_type != "releasebundles" {
+            self.federation_sync(&key).await;
+        }
         let hashes = diff::write_only_hashes(
             &self.kind,
             &body,
@@ -540,6 +568,7 @@ impl ExternalClient<RepositoryKind> for RepositoryClient {
             .update(&key, &body)
             .await
             .map_err(ExternalError::new)?;
+        self.federation_sync(&key).await;
         if !mr.init_only_fields.iter().any(|f| f == "projectKey") {
             let desired = user_value(&mr.for_provider, "projectKey").and_then(Value::as_str);
             let observed = mr

@@ -436,3 +436,34 @@ async fn an_existing_repository_is_adopted_not_recreated() {
         0
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn federated_writes_trigger_a_config_sync() {
+    let sim = sim().await;
+    let cache = ClientCache::new();
+    let k = kind("FederatedGenericRepository");
+    let c = client(&sim, &cache, &k);
+    let mut m = mr(
+        "fed-sync",
+        json!({"member": [{"url": "https://eu.example.com/artifactory/fed-sync", "enabled": true}]}),
+    );
+    c.create(&mut m).await.expect("create");
+    let route = "/artifactory/api/federation/configSync/{key}";
+    assert_eq!(sim.request_count("POST", route), 1);
+    assert!(
+        c.observe(&mut m)
+            .await
+            .expect("observe")
+            .resource_up_to_date
+    );
+    m.for_provider["description"] = json!("synced");
+    c.update(&mut m).await.expect("update");
+    assert_eq!(sim.request_count("POST", route), 2);
+    // Local repositories never call it.
+    let l = kind("LocalGenericRepository");
+    client(&sim, &cache, &l)
+        .create(&mut mr("not-fed", json!({})))
+        .await
+        .expect("create");
+    assert_eq!(sim.request_count("POST", route), 2);
+}

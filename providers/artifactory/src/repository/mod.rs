@@ -62,8 +62,7 @@
 //!   the runtime as `customHttpHeaders.<i>.valueSecretRef` (i < 5); they resolve only if the
 //!   runtime walks numeric path segments into arrays.
 //! - Federated `cleanupOnDelete` deletes members on this same instance only (member access
-//!   tokens for other instances are not resolved); the federation `configSync` call upstream
-//!   makes after writes is not made.
+//!   tokens for other instances are not resolved).
 //! - Write-only values are compared by a salted SHA-256 hash (salt: MR UID) stored in an
 //!   annotation after Create and in `atProvider.appliedWriteOnlyHashes` after Update; a hash
 //!   of a weak password can be brute-forced by someone who can read the MR.
