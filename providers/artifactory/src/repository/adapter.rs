@@ -461,7 +461,9 @@ impl ExternalClient<RepositoryKind> for RepositoryClient {
             resource_up_to_date: true,
             ..Default::default()
         };
-        if mr.observe_only {
+        // Observe-only MRs are never updated, and an MR being deleted needs no diff (nor its
+        // secrets, which may already be gone).
+        if mr.observe_only || mr.deleting {
             return Ok(obs);
         }
         if mr.late_initialize {
