@@ -236,10 +236,14 @@ async fn env(names: &[&str], legacy_kinds: &[&str]) -> Env {
             Scope::Namespaced
         };
         let mut obj = example(d, legacy);
-        if name == "RemoteMavenRepository" && !legacy {
+        if name == "RemoteMavenRepository" {
             obj["spec"]["forProvider"]["username"] = json!("ci-bot");
-            obj["spec"]["forProvider"]["passwordSecretRef"] =
-                json!({"name": "upstream-credentials", "key": "password"});
+            // Legacy MRs name the Secret's namespace; namespaced ones use their own.
+            obj["spec"]["forProvider"]["passwordSecretRef"] = if legacy {
+                json!({"name": "upstream-credentials", "key": "password", "namespace": NS})
+            } else {
+                json!({"name": "upstream-credentials", "key": "password"})
+            };
         }
         let ar = k.info().api_resource(scope);
         let api: Api<DynamicObject> = match scope {
@@ -328,12 +332,17 @@ async fn reconciler_converges_examples_without_perpetual_updates() {
             "FederatedMavenRepository",
             "LocalGenericRepository",
         ],
-        &["LocalGenericRepository"],
+        &["LocalGenericRepository", "RemoteMavenRepository"],
     )
     .await;
     let secrets: Api<Secret> = Api::namespaced(admin.clone(), NS);
     converge(&mrs).await;
     assert_eq!(sim.repository_count(), mrs.len());
+    assert_eq!(
+        sim.repository_raw("legacy-remote-maven").expect("stored")["password"],
+        "first-pass",
+        "legacy secret reference with a namespace"
+    );
     assert_no_writes(&sim, &mrs, 2).await;
 
     // Drift made directly in JFrog is reverted by one reconcile.
