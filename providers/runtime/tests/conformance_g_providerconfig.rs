@@ -443,8 +443,10 @@ async fn conformance_090_config_in_use_cannot_be_deleted() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn conformance_091_stray_usages_deleted_and_not_counted() {
-    // Deviation: deleting a stray record needs `delete` on usage records, which the reference's
-    // RBAC (§15.4) does not list; the test grants exactly that extra verb.
+    // Deleting a stray record needs `delete` on usage records, which Crossplane's RBAC (§15.4)
+    // does not grant (upstream bug crossplane/crossplane#6665: with the real RBAC the
+    // controller emits `UsageAccounting: cannot delete ProviderConfigUsage: ... forbidden`).
+    // The test grants exactly that verb.
     let extra = json!({"apiGroups": ["fake.m.crossplane.io", "fake.crossplane.io"],
                         "resources": ["providerconfigusages"], "verbs": ["delete"]});
     let env = Env::new(&[extra]).await;
@@ -501,5 +503,81 @@ async fn conformance_092_unknown_kind() {
     assert!(
         message.contains("unsupported provider config kind: Foo"),
         "{message}"
+    );
+}
+
+/// A verifier that rejects the first `fail` calls, then accepts; counts calls.
+struct CountingVerifier {
+    calls: std::sync::atomic::AtomicU32,
+    fail: u32,
+}
+
+#[async_trait::async_trait]
+impl provider_runtime::providerconfig::ConfigVerifier for CountingVerifier {
+    async fn verify(&self, c: &provider_runtime::managed::ResolvedConfig) -> Result<(), String> {
+        let n = self.calls.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        if n < self.fail {
+            Err(format!(
+                "cannot connect to JFrog platform {}: 401 unauthorized: Bad credentials",
+                c.url
+            ))
+        } else {
+            Ok(())
+        }
+    }
+}
+
+/// Issue 4: rejected credentials (the provider's ping) reach Synced and an event; a
+/// successful check is cached so that a healthy config is not pinged on every reconcile.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rejected_credentials_reach_synced_and_successes_are_cached() {
+    let env = Env::new(&[]).await;
+    default_cpc(&env, "default", "tok").await;
+    env.thing(Some("default"), "t", json!({}))
+        .await
+        .expect("create");
+    let verifier = Arc::new(CountingVerifier {
+        calls: Default::default(),
+        fail: 1,
+    });
+    let resolver = provider_runtime::providerconfig::KubeConfigResolver::new(
+        env.provider.clone(),
+        env.api.clone(),
+    )
+    .with_verifier(verifier.clone());
+    let ctx = provider_runtime::managed::ControllerContext::new(
+        env.provider.clone(),
+        Arc::new(resolver),
+        "provider-fake",
+    );
+    let rec = provider_runtime::managed::Reconciler::new(
+        Arc::new(thing()),
+        Arc::new(FakeConnector { s: env.s.clone() }),
+        ctx,
+        provider_runtime::managed::Scope::Namespaced,
+    );
+    rec.reconcile(Some("default"), "t").await;
+    let o = env.get_thing(Some("default"), "t").await.expect("exists");
+    let (status, _, message) = condition(&o, "Synced").expect("Synced");
+    assert_eq!(status, "False");
+    assert_eq!(
+        message,
+        "connect failed: cannot connect to JFrog platform https://jfrog.example/: 401 unauthorized: Bad credentials"
+    );
+    assert!(
+        env.events("default", "t")
+            .await
+            .iter()
+            .any(|e| e.reason.as_deref() == Some("CannotConnectToProvider"))
+    );
+    for _ in 0..3 {
+        rec.reconcile(Some("default"), "t").await;
+    }
+    let o = env.get_thing(Some("default"), "t").await.expect("exists");
+    assert_eq!(condition(&o, "Synced").expect("Synced").0, "True");
+    assert_eq!(
+        verifier.calls.load(std::sync::atomic::Ordering::SeqCst),
+        2,
+        "one failure, then one cached success"
     );
 }
