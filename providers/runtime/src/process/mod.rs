@@ -91,7 +91,6 @@ impl ProviderProcess {
                 Arc::new(ConfigGated {
                     api: api.clone(),
                     kind: *k,
-                    component: self.name.clone(),
                 }) as Arc<dyn GatedController>
             })
             .collect();
@@ -137,7 +136,6 @@ pub fn kinds_help(short: &str, kinds: &[Arc<dyn KindRegistration>]) -> String {
 struct ConfigGated {
     api: ConfigApi,
     kind: ConfigKind,
-    component: String,
 }
 
 impl GatedController for ConfigGated {
@@ -156,12 +154,9 @@ impl GatedController for ConfigGated {
         crate::providerconfig::types::CONFIG_VERSION.to_string()
     }
     fn start(&self, ctx: ControllerContext) -> BoxFuture<'static, ()> {
-        let c = ConfigController::new(
-            ctx.client.clone(),
-            self.api.clone(),
-            self.kind,
-            self.component.clone(),
-        );
+        // Events carry the controller name as their source, as crossplane-runtime's recorder
+        // for `providerconfig/<kind>.<group>` does.
+        let c = ConfigController::new(ctx.client.clone(), self.api.clone(), self.kind, self.name());
         let concurrency = u16::try_from(ctx.max_reconcile_rate)
             .unwrap_or(u16::MAX)
             .max(1);
