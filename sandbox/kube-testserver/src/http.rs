@@ -902,6 +902,7 @@ fn patch(shared: &Shared, req: &Req, t: &Target, attrs: &Attrs) -> Result<Resp, 
         let av = t.rt.api_version();
         let now = now_rfc3339();
         let w = ssa::Writer {
+            schema: t.rt.schema.as_ref().map(|s| s.raw()),
             manager: &ctx.manager.clone(),
             api_version: &av,
             subresource: &ctx.subresource.clone(),

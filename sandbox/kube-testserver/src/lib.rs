@@ -80,8 +80,8 @@
 //! - Graceful deletion does not wait: `gracePeriodSeconds` is accepted and ignored.
 //! - Garbage collection and namespace/CRD cleanup run at once in a background task rather than
 //!   after informer delays.
-//! - Strategic merge patch replaces lists (see [`patch`]); server-side apply treats lists
-//!   atomically except `metadata.finalizers` (see [`ssa`]).
+//! - Strategic merge patch replaces lists (see [`patch`]); server-side apply treats lists of
+//!   built-ins atomically except the metadata ones (see [`ssa`]).
 //! - Built-in kinds are validated only where our clients depend on it (see [`admission`]); no
 //!   admission webhooks, quotas, limit ranges or API priority and fairness.
 //! - Bookmarks are sent every `Config::bookmark_interval` (upstream: about once a minute).

@@ -8,10 +8,15 @@
 //! another manager also owns them), and fails with 409 Conflict when another manager owns a field
 //! with a different value, unless `force=true`, which takes the field over.
 //!
-//! Deviations (simplifications): lists are atomic (one field) except `metadata.finalizers`,
-//! which is a set as upstream; `x-kubernetes-list-type: map` lists (e.g. `status.conditions`)
-//! are therefore owned whole, not per key. Apply and update entries are kept per
-//! (manager, operation, subresource) without the apiVersion conversion upstream does.
+//! Lists follow the schema's `x-kubernetes-list-type`: `map` lists (e.g. `status.conditions`)
+//! are owned per key (`k:{"type":"Ready"}`), `set` lists per value (`v:"x"`), others whole;
+//! `metadata.finalizers` is a set and `metadata.ownerReferences` a map keyed by `uid`, as
+//! upstream.
+//!
+//! Deviations (simplifications): built-in kinds have no schema here, so their lists (other
+//! than the metadata ones) are atomic; a keyed item is removed only when no manager owns any
+//! field of it any more; entries are kept per (manager, operation, subresource) without the
+//! apiVersion conversion upstream does.
 
 use serde_json::{Map, Value, json};
 use std::collections::BTreeSet;
@@ -34,52 +39,148 @@ const SYSTEM_META: &[&str] = &[
     "generateName",
 ];
 
-fn is_set_list(path: &[String]) -> bool {
-    path.len() == 2 && path[0] == "f:metadata" && path[1] == "f:finalizers"
+/// How a list is owned: whole, per item value (`x-kubernetes-list-type: set`) or per key
+/// (`x-kubernetes-list-type: map` with `x-kubernetes-list-map-keys`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ListKind {
+    Atomic,
+    Set,
+    Map(Vec<String>),
+}
+
+/// List types from an `openAPIV3Schema` (and upstream's for metadata lists).
+#[derive(Debug, Clone, Copy)]
+pub struct Lists<'a>(pub Option<&'a Value>);
+
+impl Lists<'_> {
+    pub fn kind(&self, path: &[String]) -> ListKind {
+        match path {
+            [a, b] if a == "f:metadata" && b == "f:finalizers" => return ListKind::Set,
+            [a, b] if a == "f:metadata" && b == "f:ownerReferences" => {
+                return ListKind::Map(vec!["uid".into()]);
+            }
+            _ => {}
+        }
+        let Some(mut s) = self.0 else {
+            return ListKind::Atomic;
+        };
+        for el in path {
+            s = if let Some(f) = el.strip_prefix("f:") {
+                match s.get("properties").and_then(|p| p.get(f)) {
+                    Some(x) => x,
+                    None => match s.get("additionalProperties") {
+                        Some(x) if x.is_object() => x,
+                        _ => return ListKind::Atomic,
+                    },
+                }
+            } else {
+                match s.get("items") {
+                    Some(x) => x,
+                    None => return ListKind::Atomic,
+                }
+            };
+        }
+        match s.get("x-kubernetes-list-type").and_then(|t| t.as_str()) {
+            Some("set") => ListKind::Set,
+            Some("map") => ListKind::Map(
+                s.get("x-kubernetes-list-map-keys")
+                    .and_then(|k| k.as_array())
+                    .map(|a| {
+                        a.iter()
+                            .filter_map(|k| k.as_str().map(str::to_string))
+                            .collect()
+                    })
+                    .unwrap_or_default(),
+            ),
+            _ => ListKind::Atomic,
+        }
+    }
+}
+
+fn item_key(item: &Value, keys: &[String]) -> String {
+    let mut m = serde_json::Map::new();
+    for k in keys {
+        m.insert(k.clone(), item.get(k).cloned().unwrap_or(Value::Null));
+    }
+    format!("k:{}", Value::Object(m))
+}
+
+fn key_matches(item: &Value, want: &Value) -> bool {
+    want.as_object().is_some_and(|w| {
+        w.iter()
+            .all(|(k, v)| item.get(k).unwrap_or(&Value::Null) == v)
+    })
 }
 
 /// The leaf field paths of an object (the fields a manager of this object would own).
-pub fn leaves(obj: &Value) -> BTreeSet<FieldPath> {
+pub fn leaves(obj: &Value, lists: Lists<'_>) -> BTreeSet<FieldPath> {
     let mut out = BTreeSet::new();
     if let Some(m) = obj.as_object() {
         for (k, v) in m {
             if k == "apiVersion" || k == "kind" {
                 continue;
             }
-            let p = vec![format!("f:{k}")];
             if k == "metadata" {
                 if let Some(mm) = v.as_object() {
                     for (mk, mv) in mm {
                         if SYSTEM_META.contains(&mk.as_str()) {
                             continue;
                         }
-                        walk(vec!["f:metadata".into(), format!("f:{mk}")], mv, &mut out);
+                        walk(
+                            vec!["f:metadata".into(), format!("f:{mk}")],
+                            mv,
+                            &mut out,
+                            lists,
+                        );
                     }
                 }
             } else {
-                walk(p, v, &mut out);
+                walk(vec![format!("f:{k}")], v, &mut out, lists);
             }
         }
     }
     out
 }
 
-fn walk(path: FieldPath, v: &Value, out: &mut BTreeSet<FieldPath>) {
+fn walk(path: FieldPath, v: &Value, out: &mut BTreeSet<FieldPath>, lists: Lists<'_>) {
     match v {
         Value::Object(m) if !m.is_empty() => {
             for (k, c) in m {
                 let mut p = path.clone();
                 p.push(format!("f:{k}"));
-                walk(p, c, out);
+                walk(p, c, out, lists);
             }
         }
-        Value::Array(items) if is_set_list(&path) => {
-            for i in items {
-                let mut p = path.clone();
-                p.push(format!("v:{i}"));
-                out.insert(p);
+        Value::Array(items) => match lists.kind(&path) {
+            ListKind::Set => {
+                for i in items {
+                    let mut p = path.clone();
+                    p.push(format!("v:{i}"));
+                    out.insert(p);
+                }
             }
-        }
+            ListKind::Map(keys) => {
+                for i in items {
+                    let mut p = path.clone();
+                    p.push(item_key(i, &keys));
+                    match i.as_object() {
+                        Some(m) if !m.is_empty() => {
+                            for (k, c) in m {
+                                let mut q = p.clone();
+                                q.push(format!("f:{k}"));
+                                walk(q, c, out, lists);
+                            }
+                        }
+                        _ => {
+                            out.insert(p);
+                        }
+                    }
+                }
+            }
+            ListKind::Atomic => {
+                out.insert(path);
+            }
+        },
         _ => {
             out.insert(path);
         }
@@ -99,6 +200,27 @@ pub fn value_at<'a>(obj: &'a Value, path: &[String]) -> Option<&'a Value> {
                 .iter()
                 .find(|i| **i == want)
                 .filter(|_| i == path.len() - 1);
+        } else if let Some(k) = el.strip_prefix("k:") {
+            let want: Value = serde_json::from_str(k).ok()?;
+            cur = cur.as_array()?.iter().find(|i| key_matches(i, &want))?;
+        } else {
+            return None;
+        }
+    }
+    Some(cur)
+}
+
+fn value_at_mut<'a>(obj: &'a mut Value, path: &[String]) -> Option<&'a mut Value> {
+    let mut cur = obj;
+    for el in path {
+        if let Some(f) = el.strip_prefix("f:") {
+            cur = cur.get_mut(f)?;
+        } else if let Some(k) = el.strip_prefix("k:") {
+            let want: Value = serde_json::from_str(k).ok()?;
+            cur = cur
+                .as_array_mut()?
+                .iter_mut()
+                .find(|i| key_matches(i, &want))?;
         } else {
             return None;
         }
@@ -110,24 +232,21 @@ fn remove_at(obj: &mut Value, path: &[String]) {
     let Some((last, parents)) = path.split_last() else {
         return;
     };
-    let mut cur = obj;
-    for el in parents {
-        let Some(f) = el.strip_prefix("f:") else {
-            return;
-        };
-        match cur.get_mut(f) {
-            Some(c) => cur = c,
-            None => return,
-        }
-    }
+    let Some(cur) = value_at_mut(obj, parents) else {
+        return;
+    };
     if let Some(f) = last.strip_prefix("f:") {
         if let Some(m) = cur.as_object_mut() {
             m.remove(f);
         }
-    } else if let Some(v) = last.strip_prefix("v:")
-        && let (Ok(want), Some(items)) = (serde_json::from_str::<Value>(v), cur.as_array_mut())
+    } else if let Some(v) = last.strip_prefix("v:") {
+        if let (Ok(want), Some(items)) = (serde_json::from_str::<Value>(v), cur.as_array_mut()) {
+            items.retain(|i| *i != want);
+        }
+    } else if let Some(k) = last.strip_prefix("k:")
+        && let (Ok(want), Some(items)) = (serde_json::from_str::<Value>(k), cur.as_array_mut())
     {
-        items.retain(|i| *i != want);
+        items.retain(|i| !key_matches(i, &want));
     }
 }
 
@@ -222,6 +341,11 @@ pub fn write_entries(obj: &mut Value, entries: &[Entry]) {
             v
         })
         .collect();
+    if let Some(o) = obj.as_object_mut()
+        && !arr.is_empty()
+    {
+        o.entry("metadata").or_insert_with(|| json!({}));
+    }
     if let Some(m) = obj.get_mut("metadata").and_then(|m| m.as_object_mut()) {
         if arr.is_empty() {
             m.remove("managedFields");
@@ -237,6 +361,8 @@ fn overlaps(a: &[String], b: &[String]) -> bool {
 
 /// Who changes what, for one write.
 pub struct Writer<'a> {
+    /// The `openAPIV3Schema` of the type, for list types.
+    pub schema: Option<&'a Value>,
     pub manager: &'a str,
     pub api_version: &'a str,
     pub subresource: &'a str,
@@ -249,7 +375,7 @@ pub fn track_update(old: Option<&Value>, new: &mut Value, w: &Writer<'_>) {
         Some(o) => read_entries(o),
         None => Vec::new(),
     };
-    let new_leaves = leaves(new);
+    let new_leaves = leaves(new, Lists(w.schema));
     let changed: Vec<FieldPath> = new_leaves
         .iter()
         .filter(|p| old.and_then(|o| value_at(o, p)) != value_at(new, p))
@@ -302,33 +428,60 @@ pub fn dotted(p: &[String]) -> String {
     p.iter()
         .map(|e| match e.strip_prefix("f:") {
             Some(f) => format!(".{f}"),
-            None => format!("[{}]", e.get(2..).unwrap_or_default()),
+            None => match e
+                .strip_prefix("k:")
+                .and_then(|k| serde_json::from_str::<Value>(k).ok())
+            {
+                Some(Value::Object(m)) => {
+                    let kv: Vec<String> = m.iter().map(|(k, v)| format!("{k}={v}")).collect();
+                    format!("[{}]", kv.join(","))
+                }
+                _ => format!("[{}]", e.get(2..).unwrap_or_default()),
+            },
         })
         .collect()
 }
 
-fn merge_into(target: &mut Value, config: &Value, path: &mut FieldPath) {
+fn merge_into(target: &mut Value, config: &Value, path: &mut FieldPath, lists: Lists<'_>) {
     match (target.as_object_mut(), config.as_object()) {
         (Some(t), Some(c)) => {
             for (k, v) in c {
                 path.push(format!("f:{k}"));
                 if v.is_null() {
                     t.remove(k);
-                } else if is_set_list(path) {
-                    let mut items: Vec<Value> = t
-                        .get(k)
-                        .and_then(|x| x.as_array())
-                        .cloned()
-                        .unwrap_or_default();
-                    for i in v.as_array().cloned().unwrap_or_default() {
-                        if !items.contains(&i) {
-                            items.push(i);
+                } else if let (Some(items), Some(cur)) =
+                    (v.as_array(), t.get_mut(k).and_then(|x| x.as_array_mut()))
+                {
+                    match lists.kind(path) {
+                        ListKind::Set => {
+                            for i in items {
+                                if !cur.contains(i) {
+                                    cur.push(i.clone());
+                                }
+                            }
+                        }
+                        ListKind::Map(keys) => {
+                            for i in items {
+                                let key = item_key(i, &keys);
+                                let want: Value =
+                                    serde_json::from_str(&key[2..]).unwrap_or(Value::Null);
+                                match cur.iter_mut().find(|x| key_matches(x, &want)) {
+                                    Some(existing) => {
+                                        path.push(key);
+                                        merge_into(existing, i, path, lists);
+                                        path.pop();
+                                    }
+                                    None => cur.push(i.clone()),
+                                }
+                            }
+                        }
+                        ListKind::Atomic => {
+                            t.insert(k.clone(), v.clone());
                         }
                     }
-                    t.insert(k.clone(), Value::Array(items));
                 } else if v.is_object() && t.get(k).is_some_and(|x| x.is_object()) {
                     if let Some(child) = t.get_mut(k) {
-                        merge_into(child, v, path);
+                        merge_into(child, v, path, lists);
                     }
                 } else {
                     t.insert(k.clone(), v.clone());
@@ -364,7 +517,8 @@ pub fn apply(
     w: &Writer<'_>,
     force: bool,
 ) -> Result<Value, Vec<Conflict>> {
-    let applied = leaves(config);
+    let lists = Lists(w.schema);
+    let applied = leaves(config, lists);
     let mut entries = current.map(read_entries).unwrap_or_default();
     let mine = |e: &Entry| {
         e.manager == w.manager && e.operation == "Apply" && e.subresource == w.subresource
@@ -404,7 +558,17 @@ pub fn apply(
             .flat_map(|e| e.fields.clone())
             .collect();
         for p in previously.difference(&applied) {
-            if !others.iter().any(|o| overlaps(o, p)) {
+            // A keyed list item nobody sets any more goes as a whole.
+            let item = p
+                .iter()
+                .rposition(|e| e.starts_with("k:"))
+                .map(|i| &p[..=i]);
+            if let Some(item) = item
+                && !applied.iter().any(|a| a.starts_with(item))
+                && !others.iter().any(|o| o.starts_with(item))
+            {
+                remove_at(&mut obj, item);
+            } else if !others.iter().any(|o| overlaps(o, p)) {
                 remove_at(&mut obj, p);
             }
         }
@@ -414,7 +578,7 @@ pub fn apply(
         m.remove("managedFields");
         m.remove("resourceVersion");
     }
-    merge_into(&mut obj, &body, &mut Vec::new());
+    merge_into(&mut obj, &body, &mut Vec::new(), lists);
     entries.retain(|e| !mine(e));
     entries.push(Entry {
         manager: w.manager.to_string(),
@@ -434,6 +598,7 @@ mod tests {
 
     fn w<'a>(m: &'a str) -> Writer<'a> {
         Writer {
+            schema: None,
             manager: m,
             api_version: "v1",
             subresource: "",
@@ -488,5 +653,43 @@ mod tests {
         let u = e.iter().find(|e| e.manager == "u").unwrap();
         assert_eq!(u.fields.len(), 1);
         assert_eq!(from_fields_v1(&to_fields_v1(&a.fields)), a.fields);
+    }
+
+    #[test]
+    fn keyed_lists_are_owned_per_item() {
+        let schema = json!({"type": "object", "properties": {"status": {"type": "object", "properties": {"conditions": {
+            "type": "array", "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["type"],
+            "items": {"type": "object", "properties": {"type": {"type": "string"}, "status": {"type": "string"}}}
+        }}}}});
+        let w = |m: &'static str| Writer {
+            schema: Some(&schema),
+            manager: m,
+            api_version: "v1",
+            subresource: "",
+            now: "t",
+        };
+        let a = json!({"status": {"conditions": [{"type": "Ready", "status": "True"}]}});
+        let b = json!({"status": {"conditions": [{"type": "Synced", "status": "False"}]}});
+        let o = apply(None, &a, &w("a"), false).unwrap();
+        let o = apply(Some(&o), &b, &w("b"), false).expect("different items do not conflict");
+        assert_eq!(
+            o["status"]["conditions"],
+            json!([{"type": "Ready", "status": "True"}, {"type": "Synced", "status": "False"}])
+        );
+        let b2 = json!({"status": {"conditions": [{"type": "Ready", "status": "False"}]}});
+        let c = apply(Some(&o), &b2, &w("b"), false).unwrap_err();
+        assert_eq!(c[0].path, ".status.conditions[type=\"Ready\"].status");
+        // b stops applying Synced: its item goes, a's stays.
+        let o = apply(
+            Some(&o),
+            &json!({"status": {"conditions": []}}),
+            &w("b"),
+            false,
+        )
+        .unwrap();
+        assert_eq!(
+            o["status"]["conditions"],
+            json!([{"type": "Ready", "status": "True"}])
+        );
     }
 }

@@ -598,6 +598,7 @@ impl State {
             let av = rt.api_version();
             let now = now_rfc3339();
             let w = ssa::Writer {
+                schema: rt.schema.as_ref().map(|s| s.raw()),
                 manager: &ctx.manager,
                 api_version: &av,
                 subresource: "",
@@ -780,6 +781,7 @@ impl State {
             let av = rt.api_version();
             let now = now_rfc3339();
             let w = ssa::Writer {
+                schema: rt.schema.as_ref().map(|s| s.raw()),
                 manager: &ctx.manager,
                 api_version: &av,
                 subresource: &ctx.subresource,
