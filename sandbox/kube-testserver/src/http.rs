@@ -216,6 +216,22 @@ async fn route(shared: &Arc<Shared>, req: Req) -> Result<Resp, ApiError> {
         ] if req.method == Method::POST => {
             return self_subject_access_review(shared, &req);
         }
+        [
+            "apis",
+            "authorization.k8s.io",
+            "v1",
+            "selfsubjectrulesreviews",
+        ] if req.method == Method::POST => {
+            let mut body = decode(&req)?;
+            let ns = body
+                .pointer("/spec/namespace")
+                .and_then(|n| n.as_str())
+                .unwrap_or_default()
+                .to_string();
+            let rules = rbac::rules_for(&shared.lock(), &req.user, &ns);
+            body["status"] = json!({"resourceRules": rules, "nonResourceRules": [{"verbs": ["get"], "nonResourceURLs": ["/api", "/api/*", "/apis", "/apis/*", "/healthz", "/livez", "/openapi", "/openapi/*", "/readyz", "/version", "/version/"]}], "incomplete": false});
+            return Ok(json_response(201, &body, &[]));
+        }
         ["apis", "authentication.k8s.io", "v1", "selfsubjectreviews"]
             if req.method == Method::POST =>
         {

@@ -129,6 +129,10 @@ const SSAR: &[F] = &[
         ]),
     ),
 ];
+const SSRR: &[F] = &[
+    (1, "metadata", K::Msg(META)),
+    (2, "spec", K::Msg(&[(1, "namespace", K::Str)])),
+];
 const SSR: &[F] = &[(1, "metadata", K::Msg(META))];
 const LEASE: &[F] = &[
     (1, "metadata", K::Msg(META)),
@@ -155,6 +159,7 @@ fn schema_for(kind: &str) -> Option<&'static [F]> {
         "RoleBinding" | "ClusterRoleBinding" => BINDING,
         "SelfSubjectAccessReview" => SSAR,
         "SelfSubjectReview" => SSR,
+        "SelfSubjectRulesReview" => SSRR,
         "Lease" => LEASE,
         _ => return None,
     })

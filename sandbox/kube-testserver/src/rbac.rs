@@ -153,6 +153,43 @@ pub fn allowed(state: &State, user: &UserInfo, a: &Attrs) -> bool {
     })
 }
 
+/// The resource rules that apply to `user` in `namespace` (SelfSubjectRulesReview).
+pub fn rules_for(state: &State, user: &UserInfo, namespace: &str) -> Vec<Value> {
+    if user.is_master() {
+        return vec![serde_json::json!({"verbs": ["*"], "apiGroups": ["*"], "resources": ["*"]})];
+    }
+    let mut out = Vec::new();
+    let mut add = |binding: &Value, ns: &str| {
+        let name = binding["roleRef"]["name"].as_str().unwrap_or_default();
+        let role = match binding["roleRef"]["kind"].as_str() {
+            Some("ClusterRole") => state.get(&store("clusterroles"), "", name),
+            Some("Role") => state.get(&store("roles"), ns, name),
+            _ => None,
+        };
+        if let Some(rules) = role.as_ref().and_then(|r| r["rules"].as_array()) {
+            out.extend(
+                rules
+                    .iter()
+                    .filter(|r| r.get("resources").is_some())
+                    .cloned(),
+            );
+        }
+    };
+    let (crbs, _, _) = state.list(&store("clusterrolebindings"), None, None, None, |_| true);
+    for b in crbs.iter().filter(|b| subject_matches(b, user, "")) {
+        add(b, "");
+    }
+    if !namespace.is_empty() {
+        let (rbs, _, _) = state.list(&store("rolebindings"), Some(namespace), None, None, |_| {
+            true
+        });
+        for b in rbs.iter().filter(|b| subject_matches(b, user, namespace)) {
+            add(b, namespace);
+        }
+    }
+    out
+}
+
 /// The reason part of upstream's Forbidden message.
 pub fn forbidden_reason(user: &UserInfo, a: &Attrs) -> String {
     let res = if a.subresource.is_empty() {

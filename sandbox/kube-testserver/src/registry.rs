@@ -482,6 +482,7 @@ impl Registry {
         }
         if group == "authorization.k8s.io" && version == "v1" {
             resources.push(json!({"name": "selfsubjectaccessreviews", "singularName": "", "namespaced": false, "kind": "SelfSubjectAccessReview", "verbs": ["create"]}));
+            resources.push(json!({"name": "selfsubjectrulesreviews", "singularName": "", "namespaced": false, "kind": "SelfSubjectRulesReview", "verbs": ["create"]}));
         }
         if group == "authentication.k8s.io" && version == "v1" {
             resources.push(json!({"name": "selfsubjectreviews", "singularName": "", "namespaced": false, "kind": "SelfSubjectReview", "verbs": ["create"]}));

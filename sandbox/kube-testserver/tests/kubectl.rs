@@ -490,6 +490,12 @@ async fn rbac_role_allows_only_what_it_grants() {
     );
     let (ok, out, _) = k.run(&["auth", "can-i", "list", "configmaps"]).await;
     assert!(!ok && out.trim() == "no", "{out}");
+    let out = k.ok(&["auth", "can-i", "--list"]).await;
+    assert!(
+        out.lines()
+            .any(|l| l.starts_with("secrets") && l.contains("[get list]")),
+        "{out}"
+    );
     let out = k
         .ok(&[
             "auth",
