@@ -38,8 +38,8 @@
 //!   `crossplane-system` exist at start, each with a `default` ServiceAccount), Secret, ConfigMap,
 //!   ServiceAccount, Event in `v1` and `events.k8s.io/v1` (one store, two views; see [`events`]),
 //!   Lease, CustomResourceDefinition, Role, ClusterRole, RoleBinding, ClusterRoleBinding;
-//!   `authorization.k8s.io/v1` SelfSubjectAccessReview and `authentication.k8s.io/v1`
-//!   SelfSubjectReview (create only).
+//!   `authorization.k8s.io/v1` SelfSubjectAccessReview and SelfSubjectRulesReview and
+//!   `authentication.k8s.io/v1` SelfSubjectReview (create only).
 //! - CRDs: checked by `crd_schema::validate_crd`, names defaulted, `NamesAccepted` and
 //!   `Established` set at once (or `NameConflict`), the resource served immediately in every
 //!   served version (objects keep the stored form; serving another version only rewrites
