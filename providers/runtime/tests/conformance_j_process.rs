@@ -212,6 +212,46 @@ async fn conformance_105_safe_start() {
     .await;
     assert_eq!(state.running().len(), 5, "{:?}", state.running());
 
+    // The CRD goes away: its controller stops (issue 4); it comes back: the controller
+    // starts again.
+    env.thing_api(None)
+        .patch(
+            "late",
+            &PatchParams::default(),
+            &Patch::Merge(&json!({"metadata": {"finalizers": null}})),
+        )
+        .await
+        .expect("drop finalizer");
+    let crd_api: Api<k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition> =
+        Api::all(admin.clone());
+    let legacy_crd = thing_crds[1]["metadata"]["name"]
+        .as_str()
+        .expect("name")
+        .to_string();
+    crd_api
+        .delete(&legacy_crd, &DeleteParams::default())
+        .await
+        .expect("delete CRD");
+    wait_for("legacy controller stopped", || async {
+        (!state.running().contains(legacy)).then_some(())
+    })
+    .await;
+    assert!(state.running().contains(modern));
+    wait_for("CRD gone", || async {
+        crd_api
+            .get_opt(&legacy_crd)
+            .await
+            .ok()?
+            .is_none()
+            .then_some(())
+    })
+    .await;
+    install_crd(&admin, &thing_crds[1]).await;
+    wait_for("legacy controller restarted", || async {
+        state.running().contains(legacy).then_some(())
+    })
+    .await;
+
     // Without permission to watch CRDs, every controller starts at once.
     let other = "system:serviceaccount:crossplane-system:no-crd-access";
     let mut role = provider_role("no-crd-access", &all, &[]);

@@ -7,7 +7,7 @@
 //! deleted its controllers are stopped, and started again if the CRD comes back; a
 //! controller whose CRD is gone can only fail its watches.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::{Arc, Mutex};
 
 use futures::StreamExt;
@@ -38,13 +38,19 @@ pub trait GatedController: Send + Sync {
 /// Which controllers run (shared with tests and the metrics).
 #[derive(Clone, Default)]
 pub struct GateState {
-    running: Arc<Mutex<BTreeSet<String>>>,
+    /// Running controllers with the start number of their current run (a stopped run that
+    /// ends late must not remove its successor).
+    running: Arc<Mutex<BTreeMap<String, u64>>>,
+    starts: Arc<std::sync::atomic::AtomicU64>,
 }
 
 impl GateState {
     /// Names of the running controllers.
     pub fn running(&self) -> BTreeSet<String> {
-        self.running.lock().map(|s| s.clone()).unwrap_or_default()
+        self.running
+            .lock()
+            .map(|s| s.keys().cloned().collect())
+            .unwrap_or_default()
     }
 }
 
@@ -125,8 +131,12 @@ impl SafeStartGate {
         let mut child = ctx.clone();
         child.shutdown = token.clone();
         tracing::info!(controller = %name, crd = %c.crd_name(), "starting controller");
+        let run_id = self
+            .state
+            .starts
+            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
         if let Ok(mut s) = self.state.running.lock() {
-            s.insert(name.clone());
+            s.insert(name.clone(), run_id);
         }
         ctx.metrics
             .max_concurrent
@@ -137,7 +147,9 @@ impl SafeStartGate {
         let done_name = name.clone();
         tokio::spawn(async move {
             fut.await;
-            if let Ok(mut s) = state.running.lock() {
+            if let Ok(mut s) = state.running.lock()
+                && s.get(&done_name) == Some(&run_id)
+            {
                 s.remove(&done_name);
             }
         });
@@ -147,6 +159,9 @@ impl SafeStartGate {
     fn stop(&self, r: Running, ctx: &ControllerContext) {
         tracing::info!(controller = %r.name, "stopping controller: its CRD is gone");
         r.token.cancel();
+        if let Ok(mut s) = self.state.running.lock() {
+            s.remove(&r.name);
+        }
         ctx.metrics
             .max_concurrent
             .remove(&ManagedMetrics::controller(&r.name));
