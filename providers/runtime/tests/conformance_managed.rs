@@ -3340,3 +3340,36 @@ async fn event_flood_is_limited_per_object() {
         .await;
     assert_eq!(e.events("w2").await.len(), 1);
 }
+
+// References inside spec.initProvider resolve too, and reach the create request.
+#[tokio::test]
+async fn init_provider_references_resolve() {
+    let e = Env::new().await;
+    e.create(N, "t1", json!({}), &[(meta::EXTERNAL_NAME, "ext-t1")])
+        .await;
+    e.create(
+        N,
+        "w1",
+        json!({"initProvider": {"parentNameRef": {"name": "t1"}}}),
+        &[],
+    )
+    .await;
+    e.reconcile(N, "w1").await;
+    let o = e.must(N, "w1").await;
+    assert_eq!(o.data["spec"]["initProvider"]["parentName"], "ext-t1");
+    assert_eq!(e.script().create_params[0]["parentName"], "ext-t1");
+    // A failure names the InitProvider path.
+    e.create(
+        N,
+        "w2",
+        json!({"initProvider": {"parentNameRef": {"name": "missing"}}}),
+        &[],
+    )
+    .await;
+    e.reconcile(N, "w2").await;
+    assert!(
+        synced(&e.must(N, "w2").await)
+            .2
+            .starts_with("cannot resolve references: mg.Spec.InitProvider.ParentName: ")
+    );
+}
