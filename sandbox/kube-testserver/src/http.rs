@@ -678,7 +678,9 @@ fn watch(shared: &Arc<Shared>, req: &Req, t: &Target) -> Result<Resp, ApiError> 
                 kind: crd_schema::FieldErrorKind::Forbidden,
                 field: "allowWatchBookmarks".into(),
                 value: None,
-                detail: "sendInitialEvents requires setting allowWatchBookmarks to true".into(),
+                detail:
+                    "allowWatchBookmarks must be set to true when sendInitialEvents is set to true"
+                        .into(),
             });
         }
         if !errs.is_empty() {

@@ -870,6 +870,23 @@ async fn discovery_and_tables() {
     assert_eq!(cols, ["Name", "Type", "Data", "Age"]);
     let v = raw(&client, "/version", "application/json").await;
     assert_eq!(v["major"], "1");
+    // sendInitialEvents without resourceVersionMatch=NotOlderThan is invalid, as upstream.
+    let req = http::Request::get("/api/v1/namespaces/default/configmaps?watch=true&sendInitialEvents=true&allowWatchBookmarks=true")
+        .body(Vec::new())
+        .expect("request");
+    match client.request::<serde_json::Value>(req).await {
+        Err(kube::Error::Api(e)) => {
+            assert_eq!(e.code, 422);
+            assert!(
+                e.message.contains(
+                    "sendInitialEvents requires setting resourceVersionMatch to NotOlderThan"
+                ),
+                "{}",
+                e.message
+            );
+        }
+        other => panic!("expected 422, got {other:?}"),
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
