@@ -2514,12 +2514,19 @@ async fn conformance_071_ref_resolves_by_external_name_with_ssa() {
     e.reconcile(N, "w1").await;
     let o = e.must(N, "w1").await;
     assert_eq!(o.data["spec"]["forProvider"]["parentName"], "ext-t1");
-    if let Some(mf) = o.metadata.managed_fields.as_ref() {
-        assert!(
-            mf.iter().any(|m| m.manager.as_deref()
-                == Some("managed.crossplane.io/api-simple-reference-resolver"))
-        );
-    }
+    // The target is not Ready (never reconciled), yet the reference resolved.
+    assert!(cond(&e.must(N, "t1").await, "Ready").is_none());
+    // The resolver's SSA patch owns the resolved field.
+    let mf = o.metadata.managed_fields.clone().unwrap_or_default();
+    let entry = mf
+        .iter()
+        .find(|m| {
+            m.manager.as_deref() == Some("managed.crossplane.io/api-simple-reference-resolver")
+        })
+        .unwrap_or_else(|| panic!("no managedFields entry of the resolver: {mf:?}"));
+    assert_eq!(entry.operation.as_deref(), Some("Apply"));
+    let owned = serde_json::to_string(&entry.fields_v1).expect("fieldsV1");
+    assert!(owned.contains("f:parentName"), "{owned}");
 }
 
 #[tokio::test]
