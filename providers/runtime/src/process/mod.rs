@@ -156,7 +156,8 @@ impl GatedController for ConfigGated {
     fn start(&self, ctx: ControllerContext) -> BoxFuture<'static, ()> {
         // Events carry the controller name as their source, as crossplane-runtime's recorder
         // for `providerconfig/<kind>.<group>` does.
-        let c = ConfigController::new(ctx.client.clone(), self.api.clone(), self.kind, self.name());
+        let c = ConfigController::new(ctx.client.clone(), self.api.clone(), self.kind, self.name())
+            .with_rate_limiter(ctx.rate_limiter.clone());
         let concurrency = u16::try_from(ctx.max_reconcile_rate)
             .unwrap_or(u16::MAX)
             .max(1);

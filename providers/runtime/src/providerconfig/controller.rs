@@ -29,6 +29,7 @@ use super::{
     FINALIZER_IN_USE, LABEL_PROVIDER_CONFIG, LABEL_PROVIDER_CONFIG_KIND, MSG_BLOCK_DELETION,
     REASON_USAGE_ACCOUNTING, kube_message,
 };
+use crate::managed::GlobalRateLimiter;
 
 /// Requeue after a failed list/delete/finalizer write (upstream's short wait).
 pub const REQUEUE_AFTER_ERROR: Duration = Duration::from_secs(30);
@@ -39,6 +40,7 @@ pub struct ConfigController {
     api: ConfigApi,
     kind: ConfigKind,
     component: String,
+    limiter: Option<Arc<GlobalRateLimiter>>,
 }
 
 /// Errors that end a reconcile with back-off (conflicts and transient API errors).
@@ -55,7 +57,14 @@ impl ConfigController {
             api,
             kind,
             component,
+            limiter: None,
         }
+    }
+
+    /// Runs reconciles under the process-wide reconcile rate limit (§9.5).
+    pub fn with_rate_limiter(mut self, limiter: Arc<GlobalRateLimiter>) -> Self {
+        self.limiter = Some(limiter);
+        self
     }
 
     fn config_api(&self, namespace: Option<&str>) -> Api<DynamicObject> {
@@ -183,6 +192,17 @@ async fn reconcile(
     ctx: Arc<ConfigController>,
 ) -> Result<Action, ReconcileError> {
     let name = obj.name_any();
+    if let Some(limiter) = &ctx.limiter {
+        let key = format!(
+            "providerconfig/{}/{}/{name}",
+            ctx.kind.kind(),
+            obj.namespace().unwrap_or_default()
+        );
+        let wait = limiter.when(&key);
+        if !wait.is_zero() {
+            return Ok(Action::requeue(wait));
+        }
+    }
     let namespace = if ctx.kind.namespaced() {
         obj.namespace()
     } else {
