@@ -1,10 +1,28 @@
 //! `sandbox`: the embedded local environment (Kubernetes API test server, JFrog simulator, and
 //! the providers running against them).
+//!
+//! Subcommands:
+//! - `sandbox up`: everything at once (see [`up`]);
+//! - `sandbox kube`, `sandbox jfrog`: one server alone;
+//! - `sandbox provider <name> [flags]`: one provider process (what `sandbox up` starts in its
+//!   child processes: the binary links the four provider crates, so the README's
+//!   `cargo run -p sandbox -- up` builds nothing but this package and its dependencies).
 
-use clap::{Parser, Subcommand};
+mod apply;
+mod children;
+mod kubeapi;
+mod progress;
+mod setup;
+mod up;
+
+use clap::{Parser, Subcommand, ValueEnum};
 
 #[derive(Parser)]
-#[command(name = "sandbox", about = "The embedded JFrog + Kubernetes sandbox for the Crossplane JFrog providers")]
+#[command(
+    name = "sandbox",
+    version,
+    about = "The embedded JFrog + Kubernetes sandbox for the Crossplane JFrog providers"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -12,23 +30,112 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
+    /// Start the Kubernetes API test server, the JFrog simulator and the four providers, install
+    /// the CRDs, apply manifests and show them converge.
+    Up(Box<up::Args>),
     /// Serve the Kubernetes API test server alone.
     Kube(kube_testserver::cli::Args),
     /// Serve the JFrog platform simulator alone.
     Jfrog(jfrog_sim::cli::Args),
+    /// Run one provider process (as `sandbox up` does in its child processes); the remaining
+    /// arguments are the provider's flags (`sandbox provider artifactory -- --help`).
+    Provider(ProviderArgs),
 }
 
-#[tokio::main]
-async fn main() -> anyhow::Result<()> {
+/// The four providers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, ValueEnum)]
+pub enum Provider {
+    Artifactory,
+    Xray,
+    Project,
+    Platform,
+}
+
+impl Provider {
+    /// All providers, in start order.
+    pub const ALL: [Provider; 4] = [
+        Provider::Artifactory,
+        Provider::Xray,
+        Provider::Project,
+        Provider::Platform,
+    ];
+
+    /// `artifactory`, ...: the first label of the config groups.
+    pub fn short(self) -> &'static str {
+        match self {
+            Provider::Artifactory => "artifactory",
+            Provider::Xray => "xray",
+            Provider::Project => "project",
+            Provider::Platform => "platform",
+        }
+    }
+
+    /// `provider-artifactory`, ...
+    pub fn name(self) -> String {
+        format!("provider-{}", self.short())
+    }
+
+    /// The provider whose short name is `short`.
+    pub fn from_short(short: &str) -> Option<Provider> {
+        Provider::ALL.into_iter().find(|p| p.short() == short)
+    }
+}
+
+#[derive(clap::Args)]
+struct ProviderArgs {
+    /// Which provider.
+    #[arg(value_enum)]
+    provider: Provider,
+    /// The provider's own flags.
+    #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+    flags: Vec<String>,
+}
+
+fn main() -> anyhow::Result<()> {
+    let cli = Cli::parse();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
+    match cli.command {
+        Command::Provider(args) => {
+            children::watch_parent();
+            let argv: Vec<String> = std::iter::once(args.provider.name())
+                .chain(args.flags)
+                .collect();
+            runtime.block_on(async move {
+                match args.provider {
+                    Provider::Artifactory => provider_artifactory::run_main(argv).await,
+                    Provider::Xray => provider_xray::run_main(argv).await,
+                    Provider::Project => provider_project::run_main(argv).await,
+                    Provider::Platform => provider_platform::run_main(argv).await,
+                }
+            })
+        }
+        command => {
+            // `up` draws a progress view on stderr: only warnings may interrupt it.
+            init_logging(if matches!(command, Command::Up(_)) {
+                "warn"
+            } else {
+                "info"
+            });
+            runtime.block_on(async move {
+                match command {
+                    Command::Up(args) => up::run(*args).await,
+                    Command::Kube(args) => kube_testserver::cli::run(args).await,
+                    Command::Jfrog(args) => jfrog_sim::cli::run(args).await,
+                    Command::Provider(_) => unreachable!("handled above"),
+                }
+            })
+        }
+    }
+}
+
+fn init_logging(default: &str) {
     tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_default_env()
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default)),
         )
         .with_writer(std::io::stderr)
         .init();
-    match Cli::parse().command {
-        Command::Kube(args) => kube_testserver::cli::run(args).await,
-        Command::Jfrog(args) => jfrog_sim::cli::run(args).await,
-    }
 }

@@ -1,0 +1,337 @@
+//! Preparing a cluster for the providers: the CRDs of `crds/`, the `crossplane-system`
+//! objects (the JFrog credentials Secret, a `ClusterProviderConfig` and a legacy
+//! `ProviderConfig` named `default` per provider), and each provider's RBAC as Crossplane
+//! grants it (reference §15.4).
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use anyhow::Context;
+use futures::StreamExt;
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use kube::api::{Api, ApiResource, DynamicObject, GroupVersionKind, Patch, PatchParams};
+use serde_json::json;
+
+use crate::Provider;
+use crate::kubeapi::{FIELD_MANAGER, kube_message, provider_of_group};
+
+/// Namespace of the providers and their Secrets.
+pub const NAMESPACE: &str = "crossplane-system";
+/// The Secret holding the JFrog credentials.
+pub const SECRET_NAME: &str = "jfrog-credentials";
+
+/// A CRD read from `crds/`.
+pub struct CrdFile {
+    pub file: PathBuf,
+    pub crd: CustomResourceDefinition,
+}
+
+/// Reads every CRD below `dir` (recursively; every document must be a CRD).
+pub fn read_crds(dir: &Path) -> anyhow::Result<Vec<CrdFile>> {
+    let manifests = crate::kubeapi::read_manifests(&[dir.to_path_buf()])?;
+    let mut out = Vec::new();
+    for m in manifests {
+        let kind = m
+            .object
+            .types
+            .as_ref()
+            .map(|t| t.kind.clone())
+            .unwrap_or_default();
+        if kind != "CustomResourceDefinition" {
+            anyhow::bail!(
+                "{}: expected a CustomResourceDefinition, found {kind}",
+                m.origin()
+            );
+        }
+        let value = serde_json::to_value(&m.object).context("CRD cannot be serialised")?;
+        let crd: CustomResourceDefinition = serde_json::from_value(value)
+            .with_context(|| format!("{}: not a valid CustomResourceDefinition", m.origin()))?;
+        out.push(CrdFile { file: m.file, crd });
+    }
+    Ok(out)
+}
+
+/// Applies the CRDs (a few at a time) and waits until each is Established. A CRD the server
+/// rejects is an error naming its file and carrying the server's message.
+pub async fn install_crds(
+    client: &kube::Client,
+    crds: &[CrdFile],
+    timeout: Duration,
+) -> anyhow::Result<()> {
+    let api: Api<CustomResourceDefinition> = Api::all(client.clone());
+    let pp = PatchParams::apply(FIELD_MANAGER).force();
+    let rejected: Vec<String> = futures::stream::iter(crds)
+        .map(|c| {
+            let (api, pp) = (&api, &pp);
+            async move {
+                let name = c.crd.metadata.name.clone().unwrap_or_default();
+                let mut body = c.crd.clone();
+                body.metadata.resource_version = None;
+                api.patch(&name, pp, &Patch::Apply(&body))
+                    .await
+                    .err()
+                    .map(|e| format!("{} ({name}): {}", c.file.display(), kube_message(&e)))
+            }
+        })
+        .buffer_unordered(8)
+        .filter_map(|r| async move { r })
+        .collect()
+        .await;
+    if !rejected.is_empty() {
+        anyhow::bail!(
+            "{} CRD(s) rejected by the API server:\n  {}",
+            rejected.len(),
+            rejected.join("\n  ")
+        );
+    }
+    let deadline = tokio::time::Instant::now() + timeout;
+    loop {
+        let established: BTreeSet<String> = api
+            .list(&Default::default())
+            .await
+            .context("listing CRDs")?
+            .into_iter()
+            .filter(|crd| {
+                crd.status
+                    .as_ref()
+                    .and_then(|s| s.conditions.as_ref())
+                    .is_some_and(|cs| {
+                        cs.iter()
+                            .any(|c| c.type_ == "Established" && c.status == "True")
+                    })
+            })
+            .filter_map(|crd| crd.metadata.name)
+            .collect();
+        let pending: Vec<&CrdFile> = crds
+            .iter()
+            .filter(|c| !established.contains(c.crd.metadata.name.as_deref().unwrap_or_default()))
+            .collect();
+        let Some(first) = pending.first() else {
+            return Ok(());
+        };
+        if tokio::time::Instant::now() > deadline {
+            anyhow::bail!(
+                "{} CRD(s) not Established after {timeout:?}, e.g. {} ({})",
+                pending.len(),
+                first.crd.metadata.name.as_deref().unwrap_or_default(),
+                first.file.display()
+            );
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
+/// The plurals of each provider's CRDs, by API group.
+pub fn provider_resources(
+    crds: &[CrdFile],
+) -> BTreeMap<Provider, BTreeMap<String, BTreeSet<String>>> {
+    let mut out: BTreeMap<Provider, BTreeMap<String, BTreeSet<String>>> = BTreeMap::new();
+    for c in crds {
+        let group = &c.crd.spec.group;
+        if let Some((p, _)) = provider_of_group(group) {
+            out.entry(p)
+                .or_default()
+                .entry(group.clone())
+                .or_default()
+                .insert(c.crd.spec.names.plural.clone());
+        }
+    }
+    out
+}
+
+/// Where the providers' JFrog platform is.
+pub struct Platform {
+    pub url: String,
+    pub token: String,
+}
+
+/// Creates the `crossplane-system` namespace (if missing), the credentials Secret, and per
+/// provider the `ClusterProviderConfig` and legacy `ProviderConfig` named `default`.
+pub async fn provider_configs(
+    client: &kube::Client,
+    platform: &Platform,
+    providers: &[Provider],
+) -> anyhow::Result<()> {
+    let pp = PatchParams::apply(FIELD_MANAGER).force();
+    let ns_api: Api<k8s_openapi::api::core::v1::Namespace> = Api::all(client.clone());
+    let ns = json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NAMESPACE}});
+    ns_api
+        .patch(NAMESPACE, &pp, &Patch::Apply(&ns))
+        .await
+        .context("creating namespace crossplane-system")?;
+
+    // Both ways the providers read credentials: a bare token (with spec.url), and the JSON
+    // object the Upjet JFrog providers read, for users who copy the Secret to their configs.
+    let upjet = json!({"url": platform.url, "access_token": platform.token}).to_string();
+    let secrets: Api<k8s_openapi::api::core::v1::Secret> =
+        Api::namespaced(client.clone(), NAMESPACE);
+    let secret = json!({
+        "apiVersion": "v1", "kind": "Secret",
+        "metadata": {"name": SECRET_NAME, "namespace": NAMESPACE},
+        "type": "Opaque",
+        "stringData": {"token": platform.token, "credentials": upjet},
+    });
+    secrets
+        .patch(SECRET_NAME, &pp, &Patch::Apply(&secret))
+        .await
+        .map_err(|e| {
+            anyhow::anyhow!(
+                "creating Secret {NAMESPACE}/{SECRET_NAME}: {}",
+                kube_message(&e)
+            )
+        })?;
+
+    let spec = json!({
+        "url": platform.url,
+        "credentials": {
+            "source": "Secret",
+            "secretRef": {"name": SECRET_NAME, "namespace": NAMESPACE, "key": "token"},
+        },
+    });
+    for p in providers {
+        for (group, kind, plural) in [
+            (
+                format!("{}.m.crossplane.io", p.short()),
+                "ClusterProviderConfig",
+                "clusterproviderconfigs",
+            ),
+            (
+                format!("{}.crossplane.io", p.short()),
+                "ProviderConfig",
+                "providerconfigs",
+            ),
+        ] {
+            let gvk = GroupVersionKind::gvk(&group, "v1beta1", kind);
+            let ar = ApiResource::from_gvk_with_plural(&gvk, plural);
+            let api: Api<DynamicObject> = Api::all_with(client.clone(), &ar);
+            let obj = json!({
+                "apiVersion": format!("{group}/v1beta1"), "kind": kind,
+                "metadata": {"name": "default"},
+                "spec": spec,
+            });
+            api.patch("default", &pp, &Patch::Apply(&obj))
+                .await
+                .map_err(|e| {
+                    anyhow::anyhow!("creating {kind} default ({group}): {}", kube_message(&e))
+                })?;
+        }
+    }
+    Ok(())
+}
+
+/// The name of a provider's ClusterRole and ClusterRoleBinding, as Crossplane names the
+/// system role of a provider revision.
+pub fn role_name(p: Provider) -> String {
+    format!("crossplane:provider:{}:system", p.name())
+}
+
+/// The ClusterRole rules Crossplane grants a provider (reference §15.4): on its own CRDs
+/// get/list/watch/update/patch/create (no delete) and the same on `/status`, update on
+/// `/finalizers`; everything on Secrets, ConfigMaps, core Events and Leases; read on CRDs.
+pub fn provider_rules(groups: &BTreeMap<String, BTreeSet<String>>) -> Vec<serde_json::Value> {
+    let edit = ["get", "list", "watch", "update", "patch", "create"];
+    let mut rules = Vec::new();
+    for (group, plurals) in groups {
+        let mut resources: Vec<String> = Vec::new();
+        for p in plurals {
+            resources.push(p.clone());
+            resources.push(format!("{p}/status"));
+        }
+        rules.push(json!({"apiGroups": [group], "resources": resources, "verbs": edit}));
+        rules.push(
+            json!({"apiGroups": [group], "resources": ["*/finalizers"], "verbs": ["update"]}),
+        );
+    }
+    rules.push(json!({"apiGroups": [""], "resources": ["secrets", "configmaps", "events"], "verbs": ["*"]}));
+    rules.push(
+        json!({"apiGroups": ["coordination.k8s.io"], "resources": ["leases"], "verbs": ["*"]}),
+    );
+    rules.push(json!({
+        "apiGroups": ["apiextensions.k8s.io"], "resources": ["customresourcedefinitions"],
+        "verbs": ["get", "list", "watch"],
+    }));
+    rules
+}
+
+/// Creates the provider's ServiceAccount, ClusterRole and ClusterRoleBinding.
+pub async fn provider_rbac(
+    client: &kube::Client,
+    p: Provider,
+    groups: &BTreeMap<String, BTreeSet<String>>,
+) -> anyhow::Result<()> {
+    let pp = PatchParams::apply(FIELD_MANAGER).force();
+    let name = p.name();
+    let sa_api: Api<k8s_openapi::api::core::v1::ServiceAccount> =
+        Api::namespaced(client.clone(), NAMESPACE);
+    let sa = json!({"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": name, "namespace": NAMESPACE}});
+    sa_api
+        .patch(&name, &pp, &Patch::Apply(&sa))
+        .await
+        .map_err(|e| anyhow::anyhow!("ServiceAccount {name}: {}", kube_message(&e)))?;
+
+    let role = role_name(p);
+    let cr_api: Api<k8s_openapi::api::rbac::v1::ClusterRole> = Api::all(client.clone());
+    let cr = json!({
+        "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+        "metadata": {"name": role},
+        "rules": provider_rules(groups),
+    });
+    cr_api
+        .patch(&role, &pp, &Patch::Apply(&cr))
+        .await
+        .map_err(|e| anyhow::anyhow!("ClusterRole {role}: {}", kube_message(&e)))?;
+
+    let crb_api: Api<k8s_openapi::api::rbac::v1::ClusterRoleBinding> = Api::all(client.clone());
+    let crb = json!({
+        "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
+        "metadata": {"name": role},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": role},
+        "subjects": [{"kind": "ServiceAccount", "name": name, "namespace": NAMESPACE}],
+    });
+    crb_api
+        .patch(&role, &pp, &Patch::Apply(&crb))
+        .await
+        .map_err(|e| anyhow::anyhow!("ClusterRoleBinding {role}: {}", kube_message(&e)))?;
+    Ok(())
+}
+
+/// The service-account user name of a provider.
+pub fn service_account_user(p: Provider) -> String {
+    format!("system:serviceaccount:{NAMESPACE}:{}", p.name())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rules_grant_no_delete_on_provider_groups() {
+        let mut groups = BTreeMap::new();
+        groups.insert(
+            "artifactory.m.crossplane.io".to_string(),
+            BTreeSet::from(["clusterproviderconfigs".to_string()]),
+        );
+        let rules = provider_rules(&groups);
+        let own = &rules[0];
+        assert_eq!(own["apiGroups"], json!(["artifactory.m.crossplane.io"]));
+        assert_eq!(
+            own["resources"],
+            json!(["clusterproviderconfigs", "clusterproviderconfigs/status"])
+        );
+        assert!(
+            !own["verbs"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|v| v == "delete" || v == "*")
+        );
+        assert_eq!(rules[1]["resources"], json!(["*/finalizers"]));
+        assert_eq!(rules[1]["verbs"], json!(["update"]));
+        assert!(
+            rules
+                .iter()
+                .all(|r| r["apiGroups"] != json!(["events.k8s.io"]))
+        );
+    }
+}

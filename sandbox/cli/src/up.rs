@@ -1,0 +1,496 @@
+//! `sandbox up`: the whole provider family on one machine.
+//!
+//! Steps: start the Kubernetes API test server and the JFrog simulator (or use `--kubeconfig`
+//! and `--jfrog-url`/`--jfrog-token-file` instead); install every CRD of `crds/`; create the
+//! `crossplane-system` objects (credentials Secret, `ClusterProviderConfig` and legacy
+//! `ProviderConfig` named `default` per provider) and, on the embedded server, each provider's
+//! RBAC and own token; start the four providers as child processes (`sandbox provider <name>`,
+//! the real provider code) with leader election; write `DIR/ready` once they lead; apply the
+//! `--apply` manifests; show the managed resources converge, then a summary; run until
+//! Ctrl-C/SIGTERM (or, with `--once`, until everything applied is Ready and Synced or
+//! `--timeout` passes) and shut everything down.
+//!
+//! Deviations and simplifications:
+//! - Against a real cluster (`--kubeconfig`), the providers use that kubeconfig (no
+//!   per-provider service-account token can be minted without a TokenRequest flow), and no
+//!   RBAC objects are created.
+//! - Only cluster-scoped `ClusterProviderConfig`s and legacy `ProviderConfig`s named `default`
+//!   are created, no namespaced `ProviderConfig` (it would need the Secret in every namespace).
+
+use std::collections::BTreeMap;
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use anyhow::Context;
+use k8s_openapi::api::coordination::v1::Lease;
+use kube::api::Api;
+
+use crate::Provider;
+use crate::children::{self, Launch, ProviderChild};
+use crate::kubeapi::{client_from_path, client_from_yaml, read_manifests};
+use crate::progress::{self, Renderer, Watcher};
+use crate::setup::{self, NAMESPACE, Platform};
+
+fn duration(s: &str) -> Result<Duration, String> {
+    humantime::parse_duration(s).map_err(|e| format!("invalid duration {s:?}: {e}"))
+}
+
+/// The repository's directory of `name` (`crds`, `examples`), as this binary was built from
+/// it, if it still exists; else `./name`.
+fn repo_dir(name: &str) -> PathBuf {
+    let built = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .join(name);
+    match built.canonicalize() {
+        Ok(p) if p.is_dir() => p,
+        _ => PathBuf::from(name),
+    }
+}
+
+/// Flags of `sandbox up`.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Write DIR/kubeconfig (admin), DIR/jfrog.env, DIR/ready (once CRDs are installed and the
+    /// providers lead), and DIR/providers/<name>.{kubeconfig,log,pid}.
+    #[arg(long, value_name = "DIR")]
+    pub state_dir: Option<PathBuf>,
+    /// Latency the embedded JFrog simulator adds to every request, in milliseconds.
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub jfrog_latency_ms: u64,
+    /// The providers' --poll (how often an up-to-date managed resource is checked for drift).
+    #[arg(long, value_name = "DURATION", default_value = "1m", value_parser = duration)]
+    pub poll: Duration,
+    /// Exit once every applied managed resource is Ready and Synced (status 0), or when
+    /// --timeout passes or a manifest could not be applied (status 1).
+    #[arg(long)]
+    pub once: bool,
+    /// With --once: how long to wait for everything to become Ready and Synced.
+    #[arg(long, value_name = "DURATION", default_value = "10m", value_parser = duration)]
+    pub timeout: Duration,
+    /// Manifests to apply: YAML files or directories (recursively; multi-document files).
+    /// Repeatable. Default: the repository's examples/.
+    #[arg(long = "apply", value_name = "PATH")]
+    pub apply: Vec<PathBuf>,
+    /// Apply nothing (only set up the sandbox).
+    #[arg(long, conflicts_with = "apply")]
+    pub no_apply: bool,
+    /// Directory of the CRDs to install. Default: the repository's crds/.
+    #[arg(long, value_name = "DIR")]
+    pub crds: Option<PathBuf>,
+    /// Which providers to start (comma-separated). Default: all four.
+    #[arg(long, value_enum, value_delimiter = ',')]
+    pub providers: Vec<Provider>,
+    /// An extra flag passed to every provider (repeatable), e.g. --provider-arg=--debug.
+    #[arg(long = "provider-arg", value_name = "ARG", allow_hyphen_values = true)]
+    pub provider_args: Vec<String>,
+    /// Use this cluster instead of the embedded Kubernetes API test server.
+    #[arg(long, value_name = "PATH")]
+    pub kubeconfig: Option<PathBuf>,
+    /// Use this JFrog platform instead of the embedded simulator (with --jfrog-token-file).
+    #[arg(long, value_name = "URL", requires = "jfrog_token_file")]
+    pub jfrog_url: Option<String>,
+    /// File holding the access token for --jfrog-url.
+    #[arg(long, value_name = "FILE", requires = "jfrog_url")]
+    pub jfrog_token_file: Option<PathBuf>,
+}
+
+/// Everything started, to be stopped at the end whatever happened.
+#[derive(Default)]
+struct Running {
+    server: Option<kube_testserver::TestServer>,
+    sim: Option<jfrog_sim::Simulator>,
+    children: Vec<ProviderChild>,
+    temp_dir: Option<PathBuf>,
+    ready_file: Option<PathBuf>,
+}
+
+/// Runs `sandbox up`.
+pub async fn run(args: Args) -> anyhow::Result<()> {
+    let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
+    tokio::spawn(async move {
+        shutdown_signal().await;
+        let _ = stop_tx.send(true);
+    });
+    let mut running = Running::default();
+    let result = {
+        let mut rx = stop_rx.clone();
+        tokio::select! {
+            r = up(&args, &mut running, stop_rx) => r,
+            _ = rx.wait_for(|s| *s) => {
+                eprintln!("interrupted");
+                Ok(())
+            }
+        }
+    };
+    shutdown(running).await;
+    result
+}
+
+async fn shutdown_signal() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        if let Ok(mut term) = signal(SignalKind::terminate()) {
+            tokio::select! {
+                _ = tokio::signal::ctrl_c() => {}
+                _ = term.recv() => {}
+            }
+            return;
+        }
+    }
+    let _ = tokio::signal::ctrl_c().await;
+}
+
+async fn shutdown(mut running: Running) {
+    eprintln!("shutting down");
+    for (p, status) in children::stop_all(&mut running.children, Duration::from_secs(15)).await {
+        eprintln!("  {} stopped ({status})", p.name());
+    }
+    if let Some(f) = running.ready_file.take() {
+        let _ = std::fs::remove_file(f);
+    }
+    if let Some(sim) = running.sim.take() {
+        sim.shutdown().await;
+    }
+    if let Some(server) = running.server.take() {
+        server.shutdown().await;
+    }
+    if let Some(dir) = running.temp_dir.take() {
+        let _ = std::fs::remove_dir_all(dir);
+    }
+}
+
+/// Writes a file readable by its owner only (it holds a credential).
+fn write_private(path: &Path, content: &str) -> anyhow::Result<()> {
+    std::fs::write(path, content).with_context(|| format!("cannot write {}", path.display()))?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))
+            .with_context(|| format!("cannot restrict {}", path.display()))?;
+    }
+    Ok(())
+}
+
+async fn up(
+    args: &Args,
+    running: &mut Running,
+    stop: tokio::sync::watch::Receiver<bool>,
+) -> anyhow::Result<()> {
+    let started = Instant::now();
+    let providers: Vec<Provider> = if args.providers.is_empty() {
+        Provider::ALL.to_vec()
+    } else {
+        args.providers.clone()
+    };
+
+    // Where files go: the state dir, or a temporary dir removed at exit.
+    let dir = match &args.state_dir {
+        Some(d) => d.clone(),
+        None => {
+            let d = std::env::temp_dir().join(format!("sandbox-{}", std::process::id()));
+            running.temp_dir = Some(d.clone());
+            d
+        }
+    };
+    let providers_dir = dir.join("providers");
+    std::fs::create_dir_all(&providers_dir)
+        .with_context(|| format!("cannot create {}", providers_dir.display()))?;
+    if let Some(d) = &args.state_dir {
+        let _ = std::fs::remove_file(d.join("ready"));
+    }
+
+    // The cluster.
+    let client = match &args.kubeconfig {
+        Some(path) => {
+            let client = client_from_path(path).await?;
+            if let Some(d) = &args.state_dir {
+                let text = std::fs::read_to_string(path)
+                    .with_context(|| format!("cannot read {}", path.display()))?;
+                write_private(&d.join("kubeconfig"), &text)?;
+            }
+            eprintln!("Kubernetes: the cluster of {}", path.display());
+            client
+        }
+        None => {
+            let server = kube_testserver::TestServer::start(kube_testserver::Config::default())
+                .await
+                .context("starting the Kubernetes API test server")?;
+            let client = client_from_yaml(&server.kubeconfig(&server.admin_token())).await?;
+            if let Some(d) = &args.state_dir {
+                server
+                    .write_kubeconfig(&d.join("kubeconfig"))
+                    .context("writing the kubeconfig")?;
+            }
+            eprintln!("Kubernetes API test server: {}", server.url());
+            running.server = Some(server);
+            client
+        }
+    };
+
+    // The JFrog platform.
+    let platform = match (&args.jfrog_url, &args.jfrog_token_file) {
+        (Some(url), Some(file)) => {
+            let token = std::fs::read_to_string(file)
+                .with_context(|| format!("cannot read token file {}", file.display()))?
+                .trim()
+                .to_string();
+            anyhow::ensure!(!token.is_empty(), "token file {} is empty", file.display());
+            if let Some(d) = &args.state_dir {
+                write_private(
+                    &d.join("jfrog.env"),
+                    &format!("JFROG_URL={url}\nJFROG_ACCESS_TOKEN={token}\n"),
+                )?;
+            }
+            eprintln!("JFrog platform: {url}");
+            Platform {
+                url: url.clone(),
+                token,
+            }
+        }
+        _ => {
+            let sim = jfrog_sim::Simulator::start(jfrog_sim::SimConfig::default())
+                .await
+                .context("starting the JFrog simulator")?;
+            if args.jfrog_latency_ms > 0 {
+                let latency = Duration::from_millis(args.jfrog_latency_ms);
+                sim.add_fault(jfrog_sim::Fault::latency("/", latency, Duration::ZERO));
+            }
+            if let Some(d) = &args.state_dir {
+                sim.write_env_file(d).context("writing jfrog.env")?;
+            }
+            eprintln!(
+                "JFrog simulator: {} (latency {} ms)",
+                sim.url(),
+                args.jfrog_latency_ms
+            );
+            let platform = Platform {
+                url: sim.url(),
+                token: sim.admin_token(),
+            };
+            running.sim = Some(sim);
+            platform
+        }
+    };
+
+    // CRDs and configuration.
+    let crds_dir = args.crds.clone().unwrap_or_else(|| repo_dir("crds"));
+    let crds = setup::read_crds(&crds_dir)?;
+    anyhow::ensure!(!crds.is_empty(), "no CRDs found in {}", crds_dir.display());
+    let step = Instant::now();
+    setup::install_crds(&client, &crds, Duration::from_secs(120)).await?;
+    eprintln!(
+        "installed {} CRDs from {} in {:.1}s",
+        crds.len(),
+        crds_dir.display(),
+        step.elapsed().as_secs_f64()
+    );
+    setup::provider_configs(&client, &platform, &providers).await?;
+
+    // The providers.
+    let resources = setup::provider_resources(&crds);
+    let leases: Api<Lease> = Api::namespaced(client.clone(), NAMESPACE);
+    let mut previous_holders = BTreeMap::new();
+    for &p in &providers {
+        let kubeconfig = match (&running.server, &args.kubeconfig) {
+            (Some(server), _) => {
+                setup::provider_rbac(&client, p, &resources.get(&p).cloned().unwrap_or_default())
+                    .await?;
+                let token = server.issue_token(&setup::service_account_user(p), &[]);
+                let path = providers_dir.join(format!("{}.kubeconfig", p.name()));
+                write_private(&path, &server.kubeconfig(&token))?;
+                path
+            }
+            (None, Some(path)) => path.clone(),
+            (None, None) => anyhow::bail!("no cluster"),
+        };
+        previous_holders.insert(p, lease_holder(&leases, p).await);
+        let mut flags = vec![
+            "--leader-election".to_string(),
+            format!("--poll={}", humantime::format_duration(args.poll)),
+            "--metrics-bind-address=127.0.0.1:0".to_string(),
+            "--health-probe-bind-addr=127.0.0.1:0".to_string(),
+        ];
+        flags.extend(args.provider_args.iter().cloned());
+        let child = children::spawn(Launch {
+            provider: p,
+            kubeconfig: &kubeconfig,
+            log: providers_dir.join(format!("{}.log", p.name())),
+            flags,
+        })?;
+        std::fs::write(
+            providers_dir.join(format!("{}.pid", p.name())),
+            format!("{}\n", child.pid),
+        )
+        .context("writing the pid file")?;
+        eprintln!(
+            "started {} (pid {}, log {})",
+            p.name(),
+            child.pid,
+            child.log.display()
+        );
+        running.children.push(child);
+    }
+    let step = Instant::now();
+    wait_for_leaders(
+        &leases,
+        &mut running.children,
+        &previous_holders,
+        Duration::from_secs(120),
+    )
+    .await?;
+    eprintln!(
+        "providers are leaders after {:.1}s",
+        step.elapsed().as_secs_f64()
+    );
+    if let Some(d) = &args.state_dir {
+        let ready = d.join("ready");
+        std::fs::write(&ready, "ready\n").context("writing the ready file")?;
+        running.ready_file = Some(ready);
+        eprintln!(
+            "ready: kubectl --kubeconfig {} get managed",
+            d.join("kubeconfig").display()
+        );
+    }
+
+    // Manifests and the live view.
+    let kinds = progress::managed_kinds(&client).await?;
+    let watcher = Watcher::start(&client, &kinds);
+    let outcome = if args.no_apply {
+        Default::default()
+    } else {
+        let paths = if args.apply.is_empty() {
+            vec![repo_dir("examples")]
+        } else {
+            args.apply.clone()
+        };
+        let manifests = read_manifests(&paths)?;
+        eprintln!(
+            "applying {} manifests from {}",
+            manifests.len(),
+            paths
+                .iter()
+                .map(|p| p.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+        crate::apply::apply_all(&client, manifests, &progress::managed_set(&kinds)).await?
+    };
+    for f in &outcome.failed {
+        eprintln!("  not applied: {} ({}): {}", f.what, f.origin, f.message);
+    }
+    watcher.wait_ready(Duration::from_secs(30)).await;
+
+    let tty = std::io::stderr().is_terminal();
+    let mut renderer = Renderer::new(tty);
+    let mut summarised = false;
+    let apply_started = Instant::now();
+    let tick = if tty {
+        Duration::from_millis(250)
+    } else {
+        Duration::from_secs(1)
+    };
+    loop {
+        if *stop.borrow() {
+            return Ok(());
+        }
+        for c in running.children.iter_mut() {
+            if let Ok(Some(status)) = c.child.try_wait() {
+                anyhow::bail!(
+                    "{} exited unexpectedly ({status}); last lines of {}:\n{}",
+                    c.provider.name(),
+                    c.log.display(),
+                    children::log_tail(&c.log, 20)
+                );
+            }
+        }
+        let snap = watcher.snapshot(&outcome.applied);
+        if !summarised {
+            renderer.draw(&snap);
+        }
+        let done = snap.all_done();
+        let timed_out = args.once && apply_started.elapsed() >= args.timeout;
+        if (done || timed_out) && !summarised {
+            renderer.finish();
+            println!(
+                "{}",
+                progress::summary(&snap, &outcome.failed, started.elapsed())
+            );
+            summarised = true;
+            if args.once {
+                if !done {
+                    anyhow::bail!(
+                        "{} of {} applied managed resources not Ready and Synced after {}",
+                        snap.tracked_total - snap.tracked_done,
+                        snap.tracked_total,
+                        humantime::format_duration(args.timeout)
+                    );
+                }
+                if !outcome.failed.is_empty() {
+                    anyhow::bail!("{} manifests could not be applied", outcome.failed.len());
+                }
+                return Ok(());
+            }
+            eprintln!("sandbox running; press Ctrl-C to stop");
+        }
+        tokio::time::sleep(tick).await;
+    }
+}
+
+async fn lease_holder(leases: &Api<Lease>, p: Provider) -> Option<String> {
+    let name = format!("crossplane-leader-election-{}", p.name());
+    leases
+        .get_opt(&name)
+        .await
+        .ok()
+        .flatten()
+        .and_then(|l| l.spec)
+        .and_then(|s| s.holder_identity)
+        .filter(|h| !h.is_empty())
+}
+
+/// Waits until each provider holds its leader-election Lease (a holder other than the one
+/// before it started, so a stale Lease of an earlier run does not count).
+async fn wait_for_leaders(
+    leases: &Api<Lease>,
+    children: &mut [ProviderChild],
+    previous: &BTreeMap<Provider, Option<String>>,
+    timeout: Duration,
+) -> anyhow::Result<()> {
+    let deadline = Instant::now() + timeout;
+    let mut pending: Vec<Provider> = children.iter().map(|c| c.provider).collect();
+    while !pending.is_empty() {
+        for c in children.iter_mut() {
+            if let Ok(Some(status)) = c.child.try_wait() {
+                anyhow::bail!(
+                    "{} exited during start-up ({status}); last lines of {}:\n{}",
+                    c.provider.name(),
+                    c.log.display(),
+                    children::log_tail(&c.log, 20)
+                );
+            }
+        }
+        let mut still = Vec::new();
+        for p in pending {
+            let holder = lease_holder(leases, p).await;
+            if holder.is_none() || holder == previous.get(&p).cloned().flatten() {
+                still.push(p);
+            }
+        }
+        pending = still;
+        if pending.is_empty() {
+            break;
+        }
+        if Instant::now() > deadline {
+            let names: Vec<String> = pending.iter().map(|p| p.name()).collect();
+            anyhow::bail!(
+                "{} did not become leader within {}",
+                names.join(", "),
+                humantime::format_duration(timeout)
+            );
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    Ok(())
+}
