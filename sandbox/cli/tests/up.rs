@@ -29,13 +29,12 @@ fn sandbox() -> Command {
 }
 
 fn kubectl(kubeconfig: &Path, args: &[&str]) -> Output {
-    let out = Command::new("kubectl")
+    Command::new("kubectl")
         .arg("--kubeconfig")
         .arg(kubeconfig)
         .args(args)
         .output()
-        .unwrap_or_else(|e| panic!("kubectl must be on PATH for these tests (cannot run it: {e})"));
-    out
+        .unwrap_or_else(|e| panic!("kubectl must be on PATH for these tests (cannot run it: {e})"))
 }
 
 fn kubectl_ok(kubeconfig: &Path, args: &[&str]) -> String {
