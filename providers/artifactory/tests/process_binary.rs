@@ -451,3 +451,81 @@ async fn conformance_107_non_root_runtime() {
     setup.server.shutdown().await;
     let _ = std::fs::remove_dir_all(&setup.dir);
 }
+
+/// Checklist item 106 with the real binary: of two replicas only the Lease holder runs
+/// controllers; killing it (no release) makes the other take over after the lease expires.
+/// Lease timings are shortened through the hidden test flags.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_replicas_only_the_leader_runs_controllers() {
+    let setup = setup("replicas").await;
+    let timings = [
+        "--leader-election",
+        "--leader-election-lease-duration=4s",
+        "--leader-election-renew-deadline=3s",
+        "--leader-election-retry-period=500ms",
+    ];
+    let (m1, h1, m2, h2) = (free_port(), free_port(), free_port(), free_port());
+    let (mut first, log1) = spawn(&setup, m1, h1, &timings, None);
+    let leases: Api<Lease> = Api::namespaced(setup.admin.clone(), "crossplane-system");
+    wait_for("first replica leads", &mut first, &log1, || async {
+        leases
+            .get_opt(LEASE)
+            .await
+            .ok()??
+            .spec?
+            .holder_identity
+            .filter(|h| !h.is_empty())
+    })
+    .await;
+    let (mut second, log2) = spawn(&setup, m2, h2, &timings, None);
+    // Both serve health and metrics; only the leader runs controllers.
+    wait_for("second replica healthy", &mut second, &log2, || async {
+        (http_get(h2, "/healthz").await?.0 == 200).then_some(())
+    })
+    .await;
+    wait_for("leader runs controllers", &mut first, &log1, || async {
+        http_get(m1, "/metrics")
+            .await?
+            .1
+            .contains(PC_CONTROLLER)
+            .then_some(())
+    })
+    .await;
+    // Give the follower several retry periods: it must stay idle.
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let follower = http_get(m2, "/metrics").await.expect("follower metrics").1;
+    assert!(
+        !follower.contains(PC_CONTROLLER),
+        "follower runs no controller:\n{follower}"
+    );
+    assert!(!follower.contains(&format!(
+        "leader_election_master_status{{name=\"{LEASE}\"}} 1"
+    )));
+
+    // Kill the leader without a graceful release.
+    let _ = first.kill();
+    let _ = first.wait();
+    wait_for("follower takes over", &mut second, &log2, || async {
+        http_get(m2, "/metrics")
+            .await?
+            .1
+            .contains(PC_CONTROLLER)
+            .then_some(())
+    })
+    .await;
+    let text = http_get(m2, "/metrics").await.expect("metrics").1;
+    assert!(
+        text.contains(&format!(
+            "leader_election_master_status{{name=\"{LEASE}\"}} 1"
+        )),
+        "{text}"
+    );
+    let status = terminate(&mut second);
+    assert!(
+        status.success(),
+        "exit status {status}:\n{}",
+        read_log(&log2)
+    );
+    setup.server.shutdown().await;
+    let _ = std::fs::remove_dir_all(&setup.dir);
+}
