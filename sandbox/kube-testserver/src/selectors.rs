@@ -58,6 +58,15 @@ fn valid_label_key(k: &str) -> bool {
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | '/'))
 }
 
+/// Splits `key <op> (values)` / `key <op>(values)` into the key and the values part.
+fn set_op<'a>(part: &'a str, op: &str) -> Option<(String, &'a str)> {
+    let (key, rest) = part.split_once(char::is_whitespace)?;
+    let rest = rest.trim_start().strip_prefix(op)?;
+    rest.trim_start()
+        .starts_with('(')
+        .then(|| (key.trim().to_string(), rest))
+}
+
 fn set_values(s: &str) -> Option<Vec<String>> {
     let s = s.trim();
     let inner = s.strip_prefix('(')?.strip_suffix(')')?;
@@ -71,14 +80,12 @@ impl LabelSelector {
         for part in split_top(s) {
             let (key, op) = if let Some(k) = part.strip_prefix('!') {
                 (k.trim().to_string(), Op::NotExists)
-            } else if let Some(i) = part.find(" notin ") {
-                let vals =
-                    set_values(&part[i + 7..]).ok_or_else(|| bad("expected set of values"))?;
-                (part[..i].trim().to_string(), Op::NotIn(vals))
-            } else if let Some(i) = part.find(" in ") {
-                let vals =
-                    set_values(&part[i + 4..]).ok_or_else(|| bad("expected set of values"))?;
-                (part[..i].trim().to_string(), Op::In(vals))
+            } else if let Some((key, rest)) = set_op(&part, "notin") {
+                let vals = set_values(rest).ok_or_else(|| bad("expected set of values"))?;
+                (key, Op::NotIn(vals))
+            } else if let Some((key, rest)) = set_op(&part, "in") {
+                let vals = set_values(rest).ok_or_else(|| bad("expected set of values"))?;
+                (key, Op::In(vals))
             } else if let Some(i) = part.find("!=") {
                 (
                     part[..i].trim().to_string(),
@@ -229,6 +236,8 @@ mod tests {
             ("n>4", true),
             ("n<4", false),
             ("a in (1, 2),b in (x)", true),
+            ("a in(1)", true),
+            ("a notin(1)", false),
         ] {
             assert_eq!(
                 LabelSelector::parse(sel).unwrap().matches(&o),
