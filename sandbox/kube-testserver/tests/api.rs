@@ -870,6 +870,23 @@ async fn discovery_and_tables() {
     assert_eq!(cols, ["Name", "Type", "Data", "Age"]);
     let v = raw(&client, "/version", "application/json").await;
     assert_eq!(v["major"], "1");
+    // `kubectl get -w` watches with the Table Accept header: events carry one-row Tables.
+    let req = http::Request::get("/apis/example.crossplane.io/v1alpha1/namespaces/default/widgets?watch=true&timeoutSeconds=5")
+        .header("Accept", "application/json;as=Table;v=v1;g=meta.k8s.io,application/json")
+        .body(Vec::new())
+        .expect("request");
+    let mut events = client
+        .request_events::<serde_json::Value>(req)
+        .await
+        .expect("watch")
+        .boxed();
+    match events.next().await.expect("an event").expect("decoded") {
+        WatchEvent::Added(t) => {
+            assert_eq!(t["kind"], "Table");
+            assert_eq!(t["rows"][0]["cells"][0], "t");
+        }
+        other => panic!("expected ADDED, got {other:?}"),
+    }
     // sendInitialEvents without resourceVersionMatch=NotOlderThan is invalid, as upstream.
     let req = http::Request::get("/api/v1/namespaces/default/configmaps?watch=true&sendInitialEvents=true&allowWatchBookmarks=true")
         .body(Vec::new())
