@@ -144,7 +144,18 @@ impl ApiError {
     }
     /// 422 Invalid with one cause per field error (`NewInvalid`).
     pub fn invalid(q: &Qualified, name: &str, errs: &[crd_schema::FieldError]) -> Self {
-        let rendered: Vec<String> = errs.iter().map(|e| e.to_string()).collect();
+        // A root-level error (empty path) renders as upstream's nil field.Path: `<nil>`.
+        let rendered: Vec<String> = errs
+            .iter()
+            .map(|e| {
+                let full = e.to_string();
+                if e.field.is_empty() {
+                    format!("<nil>{full}")
+                } else {
+                    full
+                }
+            })
+            .collect();
         let agg = if rendered.len() == 1 {
             rendered[0].clone()
         } else {
@@ -158,7 +169,8 @@ impl ApiError {
                     .strip_prefix(&format!("{}: ", e.field))
                     .unwrap_or(&full)
                     .to_string();
-                json!({"reason": e.kind.cause_reason(), "message": body, "field": e.field})
+                let field = if e.field.is_empty() { "<nil>" } else { e.field.as_str() };
+                json!({"reason": e.kind.cause_reason(), "message": body.trim_start_matches(": "), "field": field})
             })
             .collect();
         let mut d = details(q, name);
@@ -227,4 +239,57 @@ fn details(q: &Qualified, name: &str) -> Value {
 /// A go-style quoted string (`%q`), used where upstream messages quote values.
 pub fn go_quote(s: &str) -> String {
     serde_json::to_string(s).unwrap_or_else(|_| format!("\"{s}\""))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crd_schema::{FieldError, FieldErrorKind};
+
+    #[test]
+    fn invalid_renders_like_upstream() {
+        let q = Qualified {
+            group: "example.crossplane.io".into(),
+            resource: "widgets".into(),
+            kind: "Widget".into(),
+        };
+        let errs = [
+            FieldError {
+                kind: FieldErrorKind::Required,
+                field: "spec.a".into(),
+                value: None,
+                detail: String::new(),
+            },
+            FieldError {
+                kind: FieldErrorKind::Invalid,
+                field: String::new(),
+                value: Some("null".into()),
+                detail: "some validation rules were not checked".into(),
+            },
+        ];
+        let e = ApiError::invalid(&q, "w", &errs);
+        assert_eq!(e.code, 422);
+        assert!(
+            e.message.starts_with(
+                "Widget.example.crossplane.io \"w\" is invalid: [spec.a: Required value"
+            ),
+            "{}",
+            e.message
+        );
+        assert!(
+            e.message
+                .contains(", <nil>: Invalid value: null: some validation rules were not checked]"),
+            "{}",
+            e.message
+        );
+        let causes = &e.to_status()["details"]["causes"];
+        assert_eq!(causes[1]["field"], "<nil>");
+        assert_eq!(causes[0]["reason"], "FieldValueRequired");
+        let nf = ApiError::not_found(&q, "w").to_status();
+        assert_eq!(
+            nf["message"],
+            "widgets.example.crossplane.io \"w\" not found"
+        );
+        assert_eq!(nf["details"]["kind"], "widgets");
+    }
 }
