@@ -9,6 +9,8 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, bail};
 use clap::{Parser, Subcommand};
 
+mod xpkg;
+
 #[derive(Parser)]
 #[command(name = "xtask")]
 struct Cli {
@@ -22,11 +24,16 @@ enum Command {
     Generate,
     /// Fail when crds/ or package/ differ from what the code generates.
     Check,
-    /// Write <out>/<provider>/package.yaml for every provider.
+    /// Write <out>/<provider>/package.yaml and the package as an OCI image layout
+    /// (<out>/<provider>/oci) for every provider.
     Package {
         /// Output directory.
         #[arg(long, default_value = "target/xpkg")]
         out: PathBuf,
+        /// Directory holding the built provider binaries (`provider-<name>`) to embed as the
+        /// runtime; without it the image holds only the package layer.
+        #[arg(long)]
+        binaries: Option<PathBuf>,
     },
 }
 
@@ -181,12 +188,29 @@ fn main() -> anyhow::Result<()> {
                 bail!("{}\nrun `cargo xtask generate`", problems.join("\n"))
             }
         }
-        Command::Package { out } => {
+        Command::Package { out, binaries } => {
             for p in providers() {
                 let dir = root.join(&out).join(p.name);
                 std::fs::create_dir_all(&dir)?;
-                std::fs::write(dir.join("package.yaml"), package_yaml(&p))?;
-                println!("wrote {}", dir.join("package.yaml").display());
+                let stream = package_yaml(&p);
+                std::fs::write(dir.join("package.yaml"), &stream)?;
+                let binary = match &binaries {
+                    Some(b) => Some(
+                        std::fs::read(b.join(p.name))
+                            .with_context(|| format!("reading the {} binary", p.name))?,
+                    ),
+                    None => None,
+                };
+                let oci = dir.join("oci");
+                if oci.exists() {
+                    std::fs::remove_dir_all(&oci)?;
+                }
+                xpkg::write_layout(&oci, &stream, binary.as_deref())?;
+                println!(
+                    "wrote {} and {}",
+                    dir.join("package.yaml").display(),
+                    oci.display()
+                );
             }
             Ok(())
         }
@@ -238,6 +262,41 @@ mod tests {
             }
             assert_eq!(providers_seen, 1, "{}", p.name);
             assert!(crds >= 6, "{}: {crds} CRDs", p.name);
+
+            // The OCI layout: the package layer is annotated base, recorded as a config
+            // label, and holds package.yaml at its root; the binary is the entrypoint.
+            let dir = std::env::temp_dir().join(format!("xpkg-{}-{}", p.name, std::process::id()));
+            let _ = std::fs::remove_dir_all(&dir);
+            let manifest = xpkg::write_layout(&dir, &stream, Some(b"#!/bin/true\n")).unwrap();
+            let layers = manifest["layers"].as_array().unwrap();
+            let base: Vec<&serde_json::Value> = layers
+                .iter()
+                .filter(|l| l["annotations"]["io.crossplane.xpkg"] == "base")
+                .collect();
+            assert_eq!(base.len(), 1);
+            let digest = base[0]["digest"].as_str().unwrap();
+            let files = xpkg::untar(&xpkg::read_blob(&dir, digest).unwrap());
+            assert_eq!(files.len(), 1);
+            assert_eq!(files[0].0, "package.yaml");
+            assert_eq!(String::from_utf8(files[0].1.clone()).unwrap(), stream);
+            let config: serde_json::Value = serde_json::from_slice(
+                &xpkg::read_blob(&dir, manifest["config"]["digest"].as_str().unwrap()).unwrap(),
+            )
+            .unwrap();
+            assert_eq!(
+                config["config"]["Labels"][format!("io.crossplane.xpkg:{digest}")],
+                "base"
+            );
+            assert_eq!(
+                config["config"]["Entrypoint"][0],
+                format!("/{}", xpkg::BINARY_PATH)
+            );
+            assert_eq!(config["config"]["User"], "2000:2000");
+            assert_eq!(config["rootfs"]["diff_ids"].as_array().unwrap().len(), 2);
+            let index: serde_json::Value =
+                serde_json::from_slice(&std::fs::read(dir.join("index.json")).unwrap()).unwrap();
+            assert_eq!(index["manifests"][0]["mediaType"], xpkg::MANIFEST);
+            let _ = std::fs::remove_dir_all(&dir);
         }
     }
 
