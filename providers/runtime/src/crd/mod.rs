@@ -15,6 +15,12 @@
 //!
 //! Output is deterministic (`serde_json` keeps insertion order) so the checked-in `crds/`
 //! can be compared byte for byte with what the code generates.
+//!
+//! Deviations: descriptions are ours, not controller-gen's; property order follows the
+//! declarations rather than controller-gen's alphabetical order; an untagged union in a
+//! parameter type (which has no single structural type) becomes a node with
+//! `x-kubernetes-preserve-unknown-fields: true`. The config Kinds' `secretRef.namespace` is
+//! optional (upstream requires it) because namespaced ProviderConfigs ignore it.
 
 pub mod schema;
 
