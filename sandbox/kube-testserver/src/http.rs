@@ -795,6 +795,8 @@ fn watch(shared: &Arc<Shared>, req: &Req, t: &Target) -> Result<Resp, ApiError> 
                     let rv = shared2.lock().rv;
                     // Everything committed up to `rv` is already queued for us: flush it first.
                     while let Ok(ev) = rx.try_recv() {
+                        // The bookmark must not be behind anything delivered.
+                        last_sent = last_sent.max(ev.rv);
                         if let Some(kind) = filtered(&rt, &filters, &ev)
                             && tx.send(Ok(render(kind, &ev.obj))).await.is_err() {
                                 return;
