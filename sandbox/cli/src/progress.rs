@@ -345,6 +345,7 @@ pub struct Renderer {
     last_line: Option<(usize, usize, usize)>,
     last_print: Option<Instant>,
     printed_failures: HashSet<String>,
+    last_drawn: String,
 }
 
 impl Renderer {
@@ -357,6 +358,7 @@ impl Renderer {
             last_line: None,
             last_print: None,
             printed_failures: HashSet::new(),
+            last_drawn: String::new(),
         }
     }
 
@@ -375,26 +377,34 @@ impl Renderer {
     pub fn draw(&mut self, snap: &Snapshot) {
         let mut err = std::io::stderr().lock();
         if self.tty {
-            let mut out = String::new();
-            let _ = writeln!(out, "{}", self.headline(snap));
-            out.push_str(&table(snap));
+            // Lines wider than the terminal would wrap and break the redraw-in-place.
+            let width = terminal_width().unwrap_or(120).saturating_sub(1).max(20);
+            let mut lines = vec![self.headline(snap)];
+            lines.extend(table(snap).lines().map(str::to_string));
             for f in snap.failures.iter().take(LIVE_FAILURES) {
-                let _ = writeln!(out, "  ! {}", truncate(f, 150));
+                lines.push(format!("  ! {f}"));
             }
             if snap.failures.len() > LIVE_FAILURES {
-                let _ = writeln!(
-                    out,
+                lines.push(format!(
                     "  ! ... and {} more",
                     snap.failures.len() - LIVE_FAILURES
-                );
+                ));
+            }
+            let out: String = lines
+                .iter()
+                .map(|l| format!("{}\n", truncate(l, width)))
+                .collect();
+            if out == self.last_drawn {
+                return;
             }
             let clear = if self.drawn_lines > 0 {
                 format!("\x1b[{}A\x1b[J", self.drawn_lines)
             } else {
                 String::new()
             };
-            self.drawn_lines = out.lines().count();
+            self.drawn_lines = lines.len();
             let _ = write!(err, "{clear}{out}");
+            self.last_drawn = out;
         } else {
             let key = (snap.tracked_done, snap.tracked_total, snap.tracked_failing);
             let due = self
@@ -420,7 +430,27 @@ impl Renderer {
     /// Ends the live view (the next output starts below it).
     pub fn finish(&mut self) {
         self.drawn_lines = 0;
+        self.last_drawn.clear();
     }
+}
+
+/// The width of the terminal on stderr, if it is one.
+fn terminal_width() -> Option<usize> {
+    #[cfg(unix)]
+    {
+        let mut ws = libc::winsize {
+            ws_row: 0,
+            ws_col: 0,
+            ws_xpixel: 0,
+            ws_ypixel: 0,
+        };
+        // SAFETY: TIOCGWINSZ writes a `winsize` into the struct we pass, nothing else.
+        let rc = unsafe { libc::ioctl(libc::STDERR_FILENO, libc::TIOCGWINSZ, &mut ws) };
+        if rc == 0 && ws.ws_col > 0 {
+            return Some(usize::from(ws.ws_col));
+        }
+    }
+    None
 }
 
 /// The summary printed when everything applied converged, or at the end of `--once`.

@@ -71,7 +71,7 @@ spec:
     name: default
 ---
 apiVersion: repository.artifactory.m.crossplane.io/v1alpha1
-kind: RemoteNpmRepository
+kind: RemoteNPMRepository
 metadata:
   name: test-remote-npm
   namespace: team-a
@@ -399,6 +399,23 @@ fn kubectl_works_while_running_and_sigterm_stops_everything() {
             .eq(["test-local-generic", "True", "True"]),
         "{wide}"
     );
+
+    let described = kubectl_ok(
+        &kc,
+        &[
+            "describe",
+            "localgenericrepositories.repository.artifactory.m.crossplane.io",
+            "-n",
+            "team-a",
+            "test-local-generic",
+        ],
+    );
+    for expected in ["Conditions:", "Available", "ReconcileSuccess", "Events:"] {
+        assert!(
+            described.contains(expected),
+            "{expected:?} missing from `kubectl describe`:\n{described}"
+        );
+    }
 
     let provider_pids = pids(&state);
     assert_eq!(provider_pids.len(), 4, "{provider_pids:?}");
