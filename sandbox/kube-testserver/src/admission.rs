@@ -418,7 +418,7 @@ pub fn admit(
                 obj["spec"] = json!({"finalizers": ["kubernetes"]});
             }
         }
-        Builtin::Event => event(rt, obj, &mut errs),
+        Builtin::Event => event(rt, obj, old.is_none(), &mut errs),
         Builtin::Role | Builtin::ClusterRole => {
             if let Some(rules) = obj.get("rules").and_then(|r| r.as_array()) {
                 for (i, r) in rules.iter().enumerate() {
@@ -618,7 +618,33 @@ fn secret(
     Ok(())
 }
 
-fn event(rt: &ResourceType, obj: &mut Value, errs: &mut Vec<FieldError>) {
+fn event(rt: &ResourceType, obj: &mut Value, create: bool, errs: &mut Vec<FieldError>) {
+    if create && rt.view == View::EventsV1 {
+        // events.k8s.io/v1 creates must leave the deprecated (core/v1) fields unset.
+        for (core, v1) in [
+            ("firstTimestamp", "deprecatedFirstTimestamp"),
+            ("lastTimestamp", "deprecatedLastTimestamp"),
+            ("count", "deprecatedCount"),
+            ("source", "deprecatedSource"),
+        ] {
+            let set = match obj.get(core) {
+                None | Some(Value::Null) => false,
+                Some(Value::Number(n)) => n.as_i64() != Some(0),
+                Some(Value::Object(m)) => m
+                    .values()
+                    .any(|v| v.as_str().is_some_and(|s| !s.is_empty())),
+                Some(_) => true,
+            };
+            if set {
+                errs.push(FieldError {
+                    kind: FieldErrorKind::Invalid,
+                    field: v1.into(),
+                    value: Some("\"\"".into()),
+                    detail: "needs to be unset".into(),
+                });
+            }
+        }
+    }
     let ns = obj
         .pointer("/metadata/namespace")
         .and_then(|v| v.as_str())

@@ -739,6 +739,23 @@ async fn events_are_one_store_with_two_views() {
         }
         other => panic!("expected 422, got {other:?}"),
     }
+    let deprecated: EventV1 = serde_json::from_value(json!({
+        "metadata": {"name": "e3"}, "eventTime": "2024-01-01T00:00:00.000000Z", "reason": "X", "type": "Normal",
+        "action": "A", "reportingController": "c", "reportingInstance": "c-1", "deprecatedCount": 3,
+    }))
+    .expect("event");
+    match v1.create(&PostParams::default(), &deprecated).await {
+        Err(kube::Error::Api(e)) => {
+            assert_eq!(e.code, 422);
+            assert!(
+                e.message
+                    .contains("deprecatedCount: Invalid value: \"\": needs to be unset"),
+                "{}",
+                e.message
+            );
+        }
+        other => panic!("expected 422, got {other:?}"),
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
