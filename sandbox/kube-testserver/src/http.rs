@@ -266,7 +266,7 @@ async fn route(shared: &Arc<Shared>, req: Req) -> Result<Resp, ApiError> {
     {
         return Err(ApiError::not_found_path());
     }
-    match verb {
+    let mut resp = match verb {
         "get" => get(shared, &req, &target),
         "list" => list(shared, &req, &target),
         "watch" => watch(shared, &req, &target),
@@ -278,7 +278,13 @@ async fn route(shared: &Arc<Shared>, req: Req) -> Result<Resp, ApiError> {
         _ => Err(ApiError::method_not_allowed(
             "the server does not allow this method on the requested resource".to_string(),
         )),
+    }?;
+    if let Some(w) = &target.rt.deprecation
+        && let Ok(h) = HeaderValue::from_str(&format!("299 - {}", go_quote(w)))
+    {
+        resp.headers_mut().append("Warning", h);
     }
+    Ok(resp)
 }
 
 fn parse_target(shared: &Shared, segs: &[&str]) -> Result<Target, ApiError> {

@@ -69,6 +69,8 @@ pub struct ResourceType {
     /// Top-level fields a built-in object may have in its stored form (for strict field
     /// validation; events.k8s.io Events are checked in their stored core/v1 form).
     pub known_fields: &'static [&'static str],
+    /// The `Warning` every request gets when the CRD version is `deprecated`.
+    pub deprecation: Option<String>,
 }
 
 /// The storage identity of a resource: its group and plural name.
@@ -377,6 +379,7 @@ impl Registry {
                 columns: vec![],
                 crd_name: None,
                 known_fields: b.fields,
+                deprecation: None,
             };
             r.insert(rt);
         }
@@ -671,6 +674,19 @@ pub fn crd_resource_types(crd: &Value) -> Result<Vec<ResourceType>, Vec<crd_sche
             columns,
             crd_name: Some(name.clone()),
             known_fields: &[],
+            deprecation: (v["deprecated"].as_bool() == Some(true)).then(|| {
+                v["deprecationWarning"]
+                    .as_str()
+                    .map(str::to_string)
+                    .unwrap_or_else(|| {
+                        format!(
+                            "{}/{} {} is deprecated",
+                            group,
+                            v["name"].as_str().unwrap_or_default(),
+                            kind
+                        )
+                    })
+            }),
         });
     }
     if errors.is_empty() {

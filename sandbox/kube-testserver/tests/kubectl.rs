@@ -575,3 +575,20 @@ async fn builtins_through_kubectl_apply_and_strategic_patch() {
         "{err}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn deprecated_crd_versions_warn() {
+    let server = server().await;
+    let k = Kubectl::new(&server);
+    let crd = WIDGET_CRD.replace(
+        "    served: true\n",
+        "    served: true\n    deprecated: true\n",
+    );
+    k.ok(&["apply", "-f", &k.write("crd.yaml", &crd)]).await;
+    let (ok, _, err) = k.run(&["get", "widgets"]).await;
+    assert!(ok, "{err}");
+    assert!(
+        err.contains("Warning: example.crossplane.io/v1alpha1 Widget is deprecated"),
+        "{err}"
+    );
+}
