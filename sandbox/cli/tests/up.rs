@@ -479,3 +479,114 @@ fn providers_die_with_a_killed_sandbox() {
     }
     std::fs::remove_dir_all(&tmp).unwrap();
 }
+
+/// The acceptance run: every example of `examples/` Ready and Synced, exit 0.
+#[test]
+fn once_over_all_examples() {
+    let mut cmd = sandbox();
+    cmd.args([
+        "up",
+        "--once",
+        "--timeout",
+        "480s",
+        "--jfrog-latency-ms",
+        "5",
+    ]);
+    let out = run_with_deadline(cmd);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success(),
+        "exit {:?}\nstdout:\n{stdout}\nstderr:\n{stderr}",
+        out.status
+    );
+    let line = stdout
+        .lines()
+        .find(|l| l.contains("applied managed resources:"))
+        .unwrap_or_else(|| panic!("no summary:\n{stdout}"));
+    let numbers: Vec<usize> = line
+        .split(|c: char| !c.is_ascii_digit())
+        .filter_map(|w| w.parse().ok())
+        .collect();
+    assert!(numbers.len() == 4 && numbers[0] > 0, "{line}");
+    assert_eq!(
+        numbers[0], numbers[1],
+        "not every example is Ready and Synced: {line}\n{stdout}"
+    );
+    assert!(!stdout.contains("manifests not applied"), "{stdout}");
+    assert!(
+        stderr.contains("applying") && stderr.contains("examples"),
+        "{stderr}"
+    );
+}
+
+/// `--kubeconfig` and `--jfrog-url`/`--jfrog-token-file`: no embedded server, the given
+/// cluster and platform (here a `sandbox kube` and a `sandbox jfrog` in other processes).
+#[test]
+fn once_against_an_external_cluster_and_platform() {
+    let tmp = temp_dir("external");
+    let kube_dir = tmp.join("kube");
+    let jfrog_dir = tmp.join("jfrog");
+    let mut kube = sandbox()
+        .args(["kube", "--state-dir"])
+        .arg(&kube_dir)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut jfrog = sandbox()
+        .args(["jfrog", "--state-dir"])
+        .arg(&jfrog_dir)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    wait_until("the external servers' state files", || {
+        kube_dir.join("kubeconfig").exists() && jfrog_dir.join("jfrog.env").exists()
+    });
+    let env = std::fs::read_to_string(jfrog_dir.join("jfrog.env")).unwrap();
+    let value = |key: &str| {
+        env.lines()
+            .find_map(|l| l.strip_prefix(&format!("{key}=")))
+            .unwrap_or_else(|| panic!("{key} missing"))
+            .to_string()
+    };
+    std::fs::write(tmp.join("token"), value("JFROG_ACCESS_TOKEN")).unwrap();
+    let manifests = tmp.join("manifests");
+    write_manifests(&manifests);
+    let state = tmp.join("state");
+    let mut cmd = sandbox();
+    cmd.args(["up", "--once", "--timeout", "300s", "--state-dir"])
+        .arg(&state)
+        .arg("--apply")
+        .arg(&manifests)
+        .arg("--kubeconfig")
+        .arg(kube_dir.join("kubeconfig"))
+        .args(["--jfrog-url", &value("JFROG_URL")])
+        .arg("--jfrog-token-file")
+        .arg(tmp.join("token"));
+    let out = run_with_deadline(cmd);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success(),
+        "exit {:?}\nstdout:\n{stdout}\nstderr:\n{stderr}",
+        out.status
+    );
+    assert!(stdout.contains("3 total, 3 Ready and Synced"), "{stdout}");
+    assert!(
+        !stderr.contains("Kubernetes API test server:") && !stderr.contains("JFrog simulator:"),
+        "{stderr}"
+    );
+    // The objects stay in the external cluster after the sandbox is gone.
+    let managed = kubectl_ok(&state.join("kubeconfig"), &["get", "managed", "-A"]);
+    assert!(
+        managed.contains("test-local-generic") && managed.contains("test-legacy-maven"),
+        "{managed}"
+    );
+    let _ = kube.kill();
+    let _ = jfrog.kill();
+    let _ = kube.wait();
+    let _ = jfrog.wait();
+    std::fs::remove_dir_all(&tmp).unwrap();
+}
