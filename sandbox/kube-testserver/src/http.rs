@@ -894,7 +894,7 @@ fn patch(shared: &Shared, req: &Req, t: &Target, attrs: &Attrs) -> Result<Resp, 
     if kind == PatchKind::Apply {
         if req.q("fieldManager").is_none() {
             return Err(ApiError::bad_request(
-                "PATCH requests must include fieldManager when applying",
+                "fieldManager is required for apply requests",
             ));
         }
         let mut config: Value = serde_yaml::from_slice(&req.body)
