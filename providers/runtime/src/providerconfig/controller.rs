@@ -31,6 +31,9 @@ use super::{
 };
 use crate::managed::GlobalRateLimiter;
 
+/// Usage references remembered by the watch mapper before it starts over.
+const MAPPER_MEMORY_LIMIT: usize = 100_000;
+
 /// Requeue after a failed list/delete/finalizer write (upstream's short wait).
 pub const REQUEUE_AFTER_ERROR: Duration = Duration::from_secs(30);
 
@@ -133,6 +136,12 @@ fn usage_mapper(
         let current = usage_target(kind, &ar, &usage);
         let mut out = Vec::with_capacity(2);
         if let Ok(mut m) = last.lock() {
+            // The mapper cannot tell deletions apart, so records of deleted MRs stay here;
+            // bound the memory. Forgetting only loses the "old reference" of a switch that
+            // happens later, and that old config is recounted at its own next event.
+            if m.len() >= MAPPER_MEMORY_LIMIT && !m.contains_key(&key) {
+                m.clear();
+            }
             let previous = match &current {
                 Some(c) => m.insert(key, c.clone()),
                 None => m.remove(&key),
