@@ -407,9 +407,11 @@ impl Renderer {
             self.last_drawn = out;
         } else {
             let key = (snap.tracked_done, snap.tracked_total, snap.tracked_failing);
-            let due = self
-                .last_print
-                .is_none_or(|t| t.elapsed() >= Duration::from_secs(10));
+            // A heartbeat while work is under way; once all is done, only changes are shown.
+            let due = !snap.all_done()
+                && self
+                    .last_print
+                    .is_none_or(|t| t.elapsed() >= Duration::from_secs(10));
             if self.last_line != Some(key) || due {
                 let _ = writeln!(err, "{}", self.headline(snap));
                 self.last_line = Some(key);
@@ -431,6 +433,13 @@ impl Renderer {
     pub fn finish(&mut self) {
         self.drawn_lines = 0;
         self.last_drawn.clear();
+    }
+
+    /// From now on, print changes as lines (after the summary, which must stay visible).
+    pub fn lines_only(&mut self, snap: &Snapshot) {
+        self.tty = false;
+        self.last_line = Some((snap.tracked_done, snap.tracked_total, snap.tracked_failing));
+        self.printed_failures.extend(snap.failures.iter().cloned());
     }
 }
 

@@ -406,9 +406,7 @@ async fn up(
             }
         }
         let snap = watcher.snapshot(&outcome.applied);
-        if !summarised {
-            renderer.draw(&snap);
-        }
+        renderer.draw(&snap);
         let done = snap.all_done();
         let timed_out = args.once && apply_started.elapsed() >= args.timeout;
         if (done || timed_out) && !summarised {
@@ -432,7 +430,8 @@ async fn up(
                 }
                 return Ok(());
             }
-            eprintln!("sandbox running; press Ctrl-C to stop");
+            renderer.lines_only(&snap);
+            eprintln!("sandbox running; changes are shown below; press Ctrl-C to stop");
         }
         tokio::time::sleep(tick).await;
     }
