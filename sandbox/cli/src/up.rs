@@ -179,6 +179,13 @@ async fn up(
     stop: tokio::sync::watch::Receiver<bool>,
 ) -> anyhow::Result<()> {
     let started = Instant::now();
+    let client = start(args, running).await?;
+    watch(args, running, &client, stop, started).await
+}
+
+/// Starts the environment (servers, CRDs, configs, providers) and returns an admin client
+/// once every provider leads. What `sandbox bench` will reuse.
+async fn start(args: &Args, running: &mut Running) -> anyhow::Result<kube::Client> {
     let providers: Vec<Provider> = if args.providers.is_empty() {
         Provider::ALL.to_vec()
     } else {
@@ -353,8 +360,18 @@ async fn up(
             d.join("kubeconfig").display()
         );
     }
+    Ok(client)
+}
 
-    // Manifests and the live view.
+/// Applies the manifests and shows them converge, until done (`--once`) or stopped.
+async fn watch(
+    args: &Args,
+    running: &mut Running,
+    client: &kube::Client,
+    stop: tokio::sync::watch::Receiver<bool>,
+    started: Instant,
+) -> anyhow::Result<()> {
+    let client = client.clone();
     let kinds = progress::managed_kinds(&client).await?;
     let watcher = Watcher::start(&client, &kinds);
     let outcome = if args.no_apply {
