@@ -3,7 +3,9 @@
 //! [`RepositoryClient`] (`ExternalClient`) that observes, creates, updates and deletes
 //! repositories through `jfrog-client`.
 //!
-//! - Observe: `GET` by key (the external name); only `NotFound` means "does not exist".
+//! - Observe: served from the shared repository snapshot (see `snapshot`) when it has a
+//!   fresh enough configuration, else `GET` by key (the external name); only `NotFound` of
+//!   that `GET` means "does not exist".
 //!   A repository of another class or package type under that key is an error, not drift.
 //!   `atProvider` is everything readable; unset server-defaulted fields are late-initialised;
 //!   the diff compares what the user manages (see `diff`); write-only values by hash.
@@ -19,6 +21,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
 use http::Method;
@@ -36,6 +39,7 @@ use sha2::{Digest, Sha256};
 use super::decl::{Class, DeclError, KindDecl, ResolvedKind, Ty};
 use super::diff::{self, DiffContext};
 use super::schema::{self, HASHES_FIELD};
+use super::snapshot::{RepositorySnapshot, SnapshotSettings, WriteGuard, WriteMarks};
 use super::wire::{self, Mode, empty_of, user_value};
 
 /// The annotation holding the write-only hashes of a create (status set by Create is not
@@ -143,11 +147,16 @@ impl ManagedKind for RepositoryKind {
     }
 }
 
-/// JfrogClients by ProviderConfig, shared by every repository Kind's connector.
+/// JfrogClients by ProviderConfig, shared by every repository Kind's connector, with one
+/// repository snapshot per client and our write marks per platform URL. The snapshot is
+/// off until a TTL is set ([`ClientCache::set_snapshot_ttl`], or the controllers' `--poll`
+/// through [`super::registrations`]).
 #[derive(Default)]
 pub struct ClientCache {
     metrics: ClientMetrics,
-    clients: Mutex<HashMap<String, JfrogClient>>,
+    clients: Mutex<HashMap<String, (JfrogClient, Arc<RepositorySnapshot>)>>,
+    marks: Mutex<HashMap<String, Arc<WriteMarks>>>,
+    settings: Arc<SnapshotSettings>,
 }
 
 impl std::fmt::Debug for ClientCache {
@@ -166,12 +175,31 @@ impl ClientCache {
     pub fn with_metrics(metrics: ClientMetrics) -> Self {
         ClientCache {
             metrics,
-            clients: Mutex::default(),
+            ..Self::default()
         }
+    }
+
+    /// The snapshot settings shared by every client of this cache.
+    pub fn snapshot_settings(&self) -> &Arc<SnapshotSettings> {
+        &self.settings
+    }
+
+    /// Set the snapshot TTL (the longest time between two reads of all configurations);
+    /// `None` turns observation by list off.
+    pub fn set_snapshot_ttl(&self, ttl: Option<Duration>) {
+        self.settings.set_ttl(ttl);
     }
 
     /// The client of a resolved config (built once per config and credentials).
     pub fn client(&self, config: &ResolvedConfig) -> Result<JfrogClient, jfrog_client::Error> {
+        self.client_and_snapshot(config).map(|(c, _)| c)
+    }
+
+    /// The client of a resolved config and its repository snapshot.
+    pub fn client_and_snapshot(
+        &self,
+        config: &ResolvedConfig,
+    ) -> Result<(JfrogClient, Arc<RepositorySnapshot>), jfrog_client::Error> {
         // The cache key carries a digest of the credentials so a rotated token gets a new
         // client; the digest is never logged.
         let mut h = Sha256::new();
@@ -203,8 +231,16 @@ impl ClientCache {
             return Ok(c.clone());
         }
         let client = crate::connect::client_for(config, &self.metrics)?;
-        map.insert(key, client.clone());
-        Ok(client)
+        let marks = self
+            .marks
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .entry(client.base_url().as_str().trim_end_matches('/').to_string())
+            .or_default()
+            .clone();
+        let snapshot = Arc::new(RepositorySnapshot::new(self.settings.clone(), marks));
+        map.insert(key, (client.clone(), snapshot.clone()));
+        Ok((client, snapshot))
     }
 }
 
@@ -232,8 +268,13 @@ impl Connector<RepositoryKind> for RepositoryConnector {
         config: &ResolvedConfig,
         _mr: &Managed<RepositoryKind>,
     ) -> Result<Box<dyn ExternalClient<RepositoryKind>>, ExternalError> {
-        let client = self.cache.client(config).map_err(ExternalError::new)?;
-        Ok(Box::new(RepositoryClient::new(client, self.kind.clone())))
+        let (client, snapshot) = self
+            .cache
+            .client_and_snapshot(config)
+            .map_err(ExternalError::new)?;
+        Ok(Box::new(
+            RepositoryClient::new(client, self.kind.clone()).with_snapshot(snapshot),
+        ))
     }
 }
 
@@ -242,6 +283,7 @@ impl Connector<RepositoryKind> for RepositoryConnector {
 pub struct RepositoryClient {
     client: JfrogClient,
     kind: Arc<ResolvedKind>,
+    snapshot: Option<Arc<RepositorySnapshot>>,
 }
 
 /// Hashes recorded for an MR: those in `atProvider` (written by Update, carried over by
@@ -268,7 +310,51 @@ fn hashes_in_status(mr: &Managed<RepositoryKind>) -> bool {
 impl RepositoryClient {
     /// A client for one MR of `kind`.
     pub fn new(client: JfrogClient, kind: Arc<ResolvedKind>) -> Self {
-        RepositoryClient { client, kind }
+        RepositoryClient {
+            client,
+            kind,
+            snapshot: None,
+        }
+    }
+
+    /// Observe from `snapshot` where it can answer, and mark this client's writes in it.
+    pub fn with_snapshot(mut self, snapshot: Arc<RepositorySnapshot>) -> Self {
+        self.snapshot = Some(snapshot);
+        self
+    }
+
+    /// Mark a write to `key` (until the guard is dropped) so no older read is used for it.
+    fn begin_write(&self, key: &str) -> Option<WriteGuard> {
+        self.snapshot.as_ref().map(|s| s.begin_write(key))
+    }
+
+    /// The configuration of `key` (`None`: it does not exist), from the snapshot when it has
+    /// an answer no older than the MR's poll interval, else by `GET` (whose result then
+    /// replaces the snapshot's entry).
+    async fn read(
+        &self,
+        key: &str,
+        mr: &Managed<RepositoryKind>,
+    ) -> Result<Option<Arc<Value>>, ExternalError> {
+        let snapshot = self
+            .snapshot
+            .as_ref()
+            .and_then(|s| s.max_age(&mr.annotations).map(|age| (s, age)));
+        if let Some((s, max_age)) = snapshot
+            && let Some(v) = s.lookup(&self.client, key, max_age).await
+        {
+            return Ok(Some(v));
+        }
+        let sent = Instant::now();
+        let result = match self.client.artifactory().repositories().get(key).await {
+            Ok(b) => Some(Arc::new(b)),
+            Err(e) if e.is_not_found() => None,
+            Err(e) => return Err(ExternalError::new(e)),
+        };
+        if let Some((s, _)) = snapshot {
+            s.record_read(key, result.clone(), sent);
+        }
+        Ok(result)
     }
 
     fn key(mr: &Managed<RepositoryKind>) -> String {
@@ -426,10 +512,8 @@ impl ExternalClient<RepositoryKind> for RepositoryClient {
             return Ok(ExternalObservation::default());
         }
         let key = Self::key(mr);
-        let body = match self.client.artifactory().repositories().get(&key).await {
-            Ok(b) => b,
-            Err(e) if e.is_not_found() => return Ok(ExternalObservation::default()),
-            Err(e) => return Err(ExternalError::new(e)),
+        let Some(body) = self.read(&key, mr).await? else {
+            return Ok(ExternalObservation::default());
         };
         let rclass = body.get("rclass").and_then(Value::as_str).unwrap_or("");
         let ptype = body
@@ -506,6 +590,7 @@ impl ExternalClient<RepositoryKind> for RepositoryClient {
         mr: &mut Managed<RepositoryKind>,
     ) -> Result<ExternalCreation, ExternalError> {
         let key = Self::key(mr);
+        let _write = self.begin_write(&key);
         let body = wire::to_wire(
             &self.kind,
             &key,
@@ -548,6 +633,7 @@ impl ExternalClient<RepositoryKind> for RepositoryClient {
         mr: &mut Managed<RepositoryKind>,
     ) -> Result<ExternalUpdate, ExternalError> {
         let key = Self::key(mr);
+        let _write = self.begin_write(&key);
         // Immutable fields are guarded at admission; a value that differs here was set
         // outside Kubernetes or before the rule existed.
         for f in self.kind.params().filter(|f| f.immutable) {
@@ -608,6 +694,7 @@ impl ExternalClient<RepositoryKind> for RepositoryClient {
         mr: &mut Managed<RepositoryKind>,
     ) -> Result<ExternalDelete, ExternalError> {
         let key = Self::key(mr);
+        let _write = self.begin_write(&key);
         let repos = self.client.artifactory().repositories();
         if self.kind.decl.class == Class::Federated
             && user_value(&mr.for_provider, "cleanupOnDelete").and_then(Value::as_bool)
@@ -624,7 +711,9 @@ impl ExternalClient<RepositoryKind> for RepositoryClient {
                 let url = m.get("url").and_then(Value::as_str).unwrap_or("");
                 match url.strip_prefix(&prefix) {
                     Some(other) if !other.is_empty() && other.trim_end_matches('/') != key => {
-                        match repos.delete(other.trim_end_matches('/')).await {
+                        let member = other.trim_end_matches('/');
+                        let _member_write = self.begin_write(member);
+                        match repos.delete(member).await {
                             Ok(()) => {}
                             Err(e) if e.is_not_found() => {}
                             Err(e) => {

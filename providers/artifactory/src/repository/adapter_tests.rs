@@ -18,7 +18,7 @@ use super::examples::{example_key, example_params};
 use super::schema::HASHES_FIELD;
 use super::tables::KINDS;
 
-fn config(sim: &Simulator) -> ResolvedConfig {
+pub(super) fn config(sim: &Simulator) -> ResolvedConfig {
     ResolvedConfig {
         config_kind: "ClusterProviderConfig".into(),
         config_name: "default".into(),
@@ -37,7 +37,7 @@ fn client(sim: &Simulator, cache: &ClientCache, kind: &RepositoryKind) -> Reposi
     )
 }
 
-fn mr(key: &str, params: Value) -> Managed<RepositoryKind> {
+pub(super) fn mr(key: &str, params: Value) -> Managed<RepositoryKind> {
     Managed {
         scope: Scope::Namespaced,
         name: key.into(),
@@ -60,7 +60,7 @@ fn mr(key: &str, params: Value) -> Managed<RepositoryKind> {
     }
 }
 
-async fn sim() -> Simulator {
+pub(super) async fn sim() -> Simulator {
     // The adapter writes one repository at a time here; the emulation is exercised
     // elsewhere (jfrog-client serialises descriptor writes).
     let cfg = SimConfig {
@@ -70,7 +70,7 @@ async fn sim() -> Simulator {
     Simulator::start(cfg).await.expect("simulator starts")
 }
 
-fn kind(name: &str) -> RepositoryKind {
+pub(super) fn kind(name: &str) -> RepositoryKind {
     let d = KINDS.iter().find(|d| d.kind == name).expect("declared");
     RepositoryKind::new(d).expect("composes")
 }

@@ -1,7 +1,9 @@
 //! The repository adapter driven by the real managed reconciler, against the Kubernetes API
 //! test server (CRDs generated from the declarations, provider RBAC) and the JFrog
 //! simulator: examples converge to Ready/Synced, stay without writes, drift is reverted, a
-//! rotated Secret is re-sent once, and no secret value reaches the MR.
+//! rotated Secret is re-sent once, and no secret value reaches the MR; with observation by
+//! list, steady-state polls read no repository by key and a deletion made in JFrog is seen
+//! and repaired.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -154,6 +156,11 @@ struct Env {
 /// and create the example MR of each (namespaced; legacy too for those in `legacy`), in
 /// the given order; the remote maven example gets a password from a Secret.
 async fn env(names: &[&str], legacy_kinds: &[&str]) -> Env {
+    env_with(names, legacy_kinds, Arc::new(ClientCache::new())).await
+}
+
+/// [`env`] with the connectors sharing `cache` (e.g. with observation by list on).
+async fn env_with(names: &[&str], legacy_kinds: &[&str], cache: Arc<ClientCache>) -> Env {
     let sim = Simulator::start(SimConfig::default())
         .await
         .expect("simulator");
@@ -162,7 +169,6 @@ async fn env(names: &[&str], legacy_kinds: &[&str]) -> Env {
         .expect("test server");
     let admin = client_for(&server, &server.admin_token()).await;
 
-    let cache = Arc::new(ClientCache::new());
     let kinds: Vec<Arc<RepositoryKind>> = names
         .iter()
         .map(|n| {
@@ -424,4 +430,72 @@ async fn every_example_converges_and_stays_without_writes() {
     converge(&mrs).await;
     assert_eq!(sim.repository_count(), mrs.len());
     assert_no_writes(&sim, &mrs, 2).await;
+}
+
+/// Observation by list through the real reconciler: after convergence a round of polls costs
+/// at most one list call and no read by key; a repository deleted in JFrog is seen once the
+/// TTL has passed and created again; the MRs end Ready and Synced.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn observation_by_list_sees_a_deletion_in_jfrog_and_recreates() {
+    const BY_KEY: &str = "/artifactory/api/repositories/{key}";
+    const LIST: &str = "/artifactory/api/repositories/configurations";
+    let cache = Arc::new(ClientCache::new());
+    cache.set_snapshot_ttl(Some(Duration::from_secs(3600)));
+    let Env {
+        sim, mrs, _server, ..
+    } = env_with(
+        &[
+            "LocalGenericRepository",
+            "LocalMavenRepository",
+            "RemoteMavenRepository",
+        ],
+        &["LocalGenericRepository"],
+        cache.clone(),
+    )
+    .await;
+    converge(&mrs).await;
+    assert_eq!(sim.repository_count(), mrs.len());
+    // Steady state: polls are served by the snapshot (and the reads by key that followed our
+    // own creates), with no write.
+    assert_no_writes(&sim, &mrs, 2).await;
+    assert_eq!(
+        sim.request_count("GET", BY_KEY),
+        0,
+        "{:?}",
+        sim.request_counts()
+    );
+    assert!(
+        sim.request_count("GET", LIST) <= 1,
+        "{:?}",
+        sim.request_counts()
+    );
+
+    // Deleted in JFrog: within the TTL the snapshot still shows it...
+    let victim = &mrs[0];
+    assert!(sim.delete_repository_raw(&victim.name));
+    sim.reset_counts();
+    let o = victim.reconcile().await;
+    assert!(matches!(o, Outcome::After(_)), "{o:?}");
+    assert_eq!(sim.request_count("PUT", BY_KEY), 0);
+    // ...once the TTL has passed, the next reconcile sees it gone and creates it again.
+    cache.set_snapshot_ttl(Some(Duration::from_millis(1)));
+    tokio::time::sleep(Duration::from_millis(20)).await;
+    let deadline = tokio::time::Instant::now() + WAIT;
+    while sim.repository(&victim.name).is_none() {
+        assert!(tokio::time::Instant::now() < deadline, "not recreated");
+        // Within the creation grace period of the first create the reconciler waits.
+        victim.reconcile().await;
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    assert_eq!(
+        sim.request_count("PUT", BY_KEY),
+        1,
+        "{:?}",
+        sim.request_counts()
+    );
+    assert!(sim.request_count("GET", LIST) >= 1);
+    cache.set_snapshot_ttl(Some(Duration::from_secs(3600)));
+    converge(&mrs).await;
+    assert_eq!(sim.repository_count(), mrs.len());
+    assert_no_writes(&sim, &mrs, 1).await;
 }

@@ -8,6 +8,8 @@
 //! - [`wire`]: `forProvider` ⇄ JFrog JSON.
 //! - [`diff`]: up-to-date comparison, late initialisation, write-only hashes.
 //! - [`adapter`]: the `ManagedKind`, `Connector` and `ExternalClient` for all of them.
+//! - [`snapshot`]: observation by list: one shared snapshot of all repository
+//!   configurations per JFrog client, refreshed once per poll interval.
 //! - [`examples`]: the example manifests, generated from the declarations.
 //!
 //! # Field semantics
@@ -72,6 +74,7 @@ pub mod decl;
 pub mod diff;
 pub mod examples;
 pub mod schema;
+pub mod snapshot;
 #[rustfmt::skip]
 pub mod tables;
 pub mod wire;
@@ -80,6 +83,8 @@ pub mod wire;
 mod adapter_tests;
 #[cfg(test)]
 mod e2e_tests;
+#[cfg(test)]
+mod snapshot_tests;
 #[cfg(test)]
 mod tests;
 
@@ -109,13 +114,19 @@ pub fn kinds() -> &'static [Arc<RepositoryKind>] {
     })
 }
 
-/// The runtime registrations of every repository Kind, sharing one client cache.
+/// The runtime registrations of every repository Kind, sharing one client cache; each hands
+/// its controller's `--poll` to the cache when it starts, which turns observation by list on
+/// with that TTL.
 pub fn registrations(cache: Arc<ClientCache>) -> Vec<Arc<dyn KindRegistration>> {
     kinds()
         .iter()
         .map(|k| {
             let connector = RepositoryConnector::new(k, cache.clone());
-            register_shared(k.clone(), Arc::new(connector))
+            let inner = register_shared(k.clone(), Arc::new(connector));
+            Arc::new(snapshot::PollAwareRegistration::new(
+                inner,
+                cache.snapshot_settings().clone(),
+            )) as Arc<dyn KindRegistration>
         })
         .collect()
 }

@@ -1,0 +1,430 @@
+//! Observation by list: one shared snapshot of every repository configuration per JFrog
+//! client (ProviderConfig and credentials), so that N repository MRs observed in one poll
+//! interval cost one `GET /artifactory/api/repositories/configurations` instead of N
+//! `GET /artifactory/api/repositories/{key}`.
+//!
+//! # Rules (correctness first)
+//!
+//! - The snapshot is refreshed at most once per TTL (the provider's `--poll`, given to the
+//!   cache by the registrations when their controllers start), by whichever observe first
+//!   finds it older than the TTL; concurrent observes wait for that one fetch
+//!   (single-flight) instead of fetching themselves.
+//! - A configuration is used only when it is no older than the MR's own poll interval (its
+//!   `crossplane.io/poll-interval` annotation, raised to `--min-poll-interval`, capped by the
+//!   TTL). Older means a direct `GET`.
+//! - The snapshot only ever answers "exists, with this configuration". A key it lacks is
+//!   confirmed by a `GET` before the MR is reported missing, even when the snapshot is fresh:
+//!   a repository created in JFrog after the snapshot (adopted by a new MR, or created by
+//!   another process) must never lead to a second create. Missing repositories are rare in
+//!   steady state (new MRs and deletions made in JFrog), so this costs one `GET` per such
+//!   observe and nothing per poll.
+//! - Our own writes invalidate: create, update and delete mark the key (per platform URL, so
+//!   a rotated credential's new client sees the marks of the old one) while the write is in
+//!   flight and with its end time afterwards. A key written after the snapshot was fetched
+//!   (or being written) is read by `GET`; that read replaces the key's entry, so later
+//!   observes use it again. A read (snapshot or `GET`) counts from the instant its request
+//!   was sent, so a write ending after that instant always wins.
+//! - A failed refresh falls back to `GET` and is retried after `min(TTL, 30 s)`. A platform
+//!   without the endpoint (404) or a token without the admin right it needs (403) is probed
+//!   again after an hour; meanwhile every observe uses `GET`.
+//!
+//! A change made in JFrog is therefore seen by the first observe that runs more than one
+//! poll interval after the snapshot it used was fetched: never later than the observe
+//! following the next refresh, i.e. a snapshot is never older than the poll interval when
+//! it is used.
+//!
+//! Memory: one `serde_json::Value` per repository (the parsed answer is moved, not copied),
+//! keyed by the lower-cased key (Artifactory keys are case-insensitive), plus one small
+//! write mark per key this process wrote.
+//!
+//! # Deviations
+//!
+//! - Platforms without `GET /api/repositories/configurations` are observed by one `GET`
+//!   per MR, not through the per-class list: the list carries no configuration, and
+//!   `jfrog-client`'s fallback (the list plus one `GET` per repository on the platform,
+//!   managed or not) costs more than one `GET` per MR. The endpoint is therefore called
+//!   directly rather than through `Repositories::list_configurations`.
+//! - The endpoint has no paging: one answer holds every configuration.
+//! - The snapshot is used whenever it is enabled, even for a single MR on a platform with
+//!   many repositories (one large answer instead of one small one per poll).
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::{Duration, Instant};
+
+use http::Method;
+use jfrog_client::artifactory::RepositoryClass;
+use jfrog_client::{Idempotency, JfrogClient, Service};
+use provider_runtime::managed::kind::{KindInfo, Scope};
+use provider_runtime::managed::meta;
+use provider_runtime::managed::registration::{ControllerContext, KindRegistration};
+use serde_json::Value;
+
+/// The bulk endpoint, relative to the Artifactory service.
+const CONFIGURATIONS: &str = "/api/repositories/configurations";
+/// The longest wait before a failed refresh is tried again.
+const FAILURE_RETRY: Duration = Duration::from_secs(30);
+/// How long a platform that lacks the endpoint (or refuses it) is not asked again.
+const UNSUPPORTED_RETRY: Duration = Duration::from_secs(3600);
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// The snapshot settings shared by every client of a [`super::ClientCache`].
+#[derive(Debug)]
+pub struct SnapshotSettings {
+    inner: Mutex<Settings>,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Settings {
+    ttl: Option<Duration>,
+    min_poll: Duration,
+}
+
+impl Default for SnapshotSettings {
+    fn default() -> Self {
+        SnapshotSettings {
+            inner: Mutex::new(Settings {
+                ttl: None,
+                min_poll: provider_runtime::managed::registration::DEFAULT_MIN_POLL_INTERVAL,
+            }),
+        }
+    }
+}
+
+impl SnapshotSettings {
+    /// The TTL; `None` disables the snapshot (every observe is a `GET`).
+    pub fn ttl(&self) -> Option<Duration> {
+        lock(&self.inner).ttl
+    }
+
+    /// Set the TTL (`None` disables the snapshot).
+    pub fn set_ttl(&self, ttl: Option<Duration>) {
+        lock(&self.inner).ttl = ttl.filter(|t| !t.is_zero());
+    }
+
+    /// Use the provider's `--poll` as TTL and its `--min-poll-interval` as the floor of the
+    /// per-MR poll-interval annotation.
+    pub fn use_poll(&self, poll: Duration, min_poll: Duration) {
+        let mut s = lock(&self.inner);
+        s.ttl = Some(poll).filter(|t| !t.is_zero());
+        s.min_poll = min_poll;
+    }
+
+    /// How old an answer may be for an MR with these annotations; `None` when disabled.
+    pub fn max_age(&self, annotations: &BTreeMap<String, String>) -> Option<Duration> {
+        let s = *lock(&self.inner);
+        let ttl = s.ttl?;
+        Some(meta::effective_poll(annotations, ttl, s.min_poll).min(ttl))
+    }
+}
+
+/// Our own writes to repositories of one platform (by lower-cased key).
+#[derive(Debug, Default)]
+pub struct WriteMarks {
+    marks: Mutex<HashMap<String, Mark>>,
+}
+
+#[derive(Debug, Default, Clone, Copy)]
+struct Mark {
+    in_flight: u32,
+    last_end: Option<Instant>,
+}
+
+impl WriteMarks {
+    /// Mark `key` as being written until the guard is dropped (also when the write's future
+    /// is cancelled, since a cancelled write may have committed).
+    pub fn begin(self: &Arc<Self>, key: &str) -> WriteGuard {
+        let key = key.to_ascii_lowercase();
+        lock(&self.marks).entry(key.clone()).or_default().in_flight += 1;
+        WriteGuard {
+            marks: self.clone(),
+            key,
+        }
+    }
+
+    fn get(&self, key: &str) -> Mark {
+        lock(&self.marks).get(key).copied().unwrap_or_default()
+    }
+}
+
+/// Ends a write mark when dropped.
+#[derive(Debug)]
+pub struct WriteGuard {
+    marks: Arc<WriteMarks>,
+    key: String,
+}
+
+impl Drop for WriteGuard {
+    fn drop(&mut self) {
+        let mut marks = lock(&self.marks.marks);
+        let m = marks.entry(std::mem::take(&mut self.key)).or_default();
+        m.in_flight = m.in_flight.saturating_sub(1);
+        m.last_end = Some(Instant::now());
+    }
+}
+
+#[derive(Debug)]
+struct Entry {
+    /// `None`: a `GET` answered not found after the snapshot was fetched (a tombstone, so
+    /// that no older read brings the key back).
+    value: Option<Arc<Value>>,
+    /// When the request that read it was sent.
+    read_at: Instant,
+}
+
+#[derive(Debug, Default)]
+struct State {
+    /// When the request of the current snapshot was sent.
+    fetched_at: Option<Instant>,
+    entries: HashMap<String, Entry>,
+    /// When the last refresh failed, and whether because the platform lacks (or refuses)
+    /// the endpoint.
+    failed: Option<(Instant, bool)>,
+}
+
+/// The shared snapshot of one JFrog client.
+#[derive(Debug)]
+pub struct RepositorySnapshot {
+    settings: Arc<SnapshotSettings>,
+    marks: Arc<WriteMarks>,
+    state: Mutex<State>,
+    flight: tokio::sync::Mutex<()>,
+}
+
+impl RepositorySnapshot {
+    /// An empty snapshot using these settings and the platform's write marks.
+    pub fn new(settings: Arc<SnapshotSettings>, marks: Arc<WriteMarks>) -> Self {
+        RepositorySnapshot {
+            settings,
+            marks,
+            state: Mutex::default(),
+            flight: tokio::sync::Mutex::new(()),
+        }
+    }
+
+    /// How old an answer may be for an MR with these annotations; `None` when disabled.
+    pub fn max_age(&self, annotations: &BTreeMap<String, String>) -> Option<Duration> {
+        self.settings.max_age(annotations)
+    }
+
+    /// Mark `key` as written by us until the guard is dropped.
+    pub fn begin_write(&self, key: &str) -> WriteGuard {
+        self.marks.begin(key)
+    }
+
+    /// How many repositories the current snapshot holds.
+    pub fn len(&self) -> usize {
+        lock(&self.state).entries.len()
+    }
+
+    /// Whether the snapshot holds no repository.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The configuration of `key` if one no older than `max_age` and newer than our last
+    /// write to it is at hand (refreshing the snapshot first when it is older than the TTL);
+    /// `None` means: read it with `GET` (and give the result to [`Self::record_read`]).
+    pub async fn lookup(
+        &self,
+        client: &JfrogClient,
+        key: &str,
+        max_age: Duration,
+    ) -> Option<Arc<Value>> {
+        let key = key.to_ascii_lowercase();
+        if let Some(c) = self.cached(&key, max_age) {
+            return Some(c);
+        }
+        if self.needs_refresh(Instant::now()) {
+            self.refresh(client).await;
+            return self.cached(&key, max_age);
+        }
+        None
+    }
+
+    /// Keep the result of a direct `GET` of `key` sent at `read_at` (`None`: not found), so
+    /// that the next observes of the key use it.
+    pub fn record_read(&self, key: &str, value: Option<Arc<Value>>, read_at: Instant) {
+        let key = key.to_ascii_lowercase();
+        let mark = self.marks.get(&key);
+        // A read that overlapped one of our writes may show either state.
+        if mark.in_flight > 0 || mark.last_end.is_some_and(|w| w >= read_at) {
+            return;
+        }
+        let mut st = lock(&self.state);
+        let newer = match st.entries.get(&key) {
+            Some(e) => e.read_at < read_at,
+            None => st.fetched_at.is_none_or(|f| f < read_at),
+        };
+        if newer {
+            st.entries.insert(key, Entry { value, read_at });
+        }
+    }
+
+    fn cached(&self, key: &str, max_age: Duration) -> Option<Arc<Value>> {
+        let mark = self.marks.get(key);
+        if mark.in_flight > 0 {
+            return None;
+        }
+        let now = Instant::now();
+        let usable =
+            |at: Instant| mark.last_end.is_none_or(|w| at > w) && now.duration_since(at) <= max_age;
+        let st = lock(&self.state);
+        st.entries
+            .get(key)
+            .filter(|e| usable(e.read_at))
+            .and_then(|e| e.value.clone())
+    }
+
+    fn needs_refresh(&self, now: Instant) -> bool {
+        let Some(ttl) = self.settings.ttl() else {
+            return false;
+        };
+        let st = lock(&self.state);
+        if let Some((at, unsupported)) = st.failed {
+            let wait = if unsupported {
+                UNSUPPORTED_RETRY
+            } else {
+                ttl.min(FAILURE_RETRY)
+            };
+            if now.duration_since(at) < wait {
+                return false;
+            }
+        }
+        st.fetched_at.is_none_or(|f| now.duration_since(f) > ttl)
+    }
+
+    async fn refresh(&self, client: &JfrogClient) {
+        let _flight = self.flight.lock().await;
+        // Another observe refreshed (or failed to) while this one waited.
+        if !self.needs_refresh(Instant::now()) {
+            return;
+        }
+        let started = Instant::now();
+        let answer = client
+            .request(
+                Service::Artifactory,
+                Method::GET,
+                CONFIGURATIONS,
+                Idempotency::Idempotent,
+            )
+            .send_value()
+            .await;
+        let indexed = match answer {
+            Ok(v) => index(v, started).ok_or("expected an object grouped by class or an array"),
+            Err(e) if e.is_not_found() || matches!(e, jfrog_client::Error::Forbidden { .. }) => {
+                tracing::info!(error = %e, "repository configurations unavailable, observing by key for an hour");
+                lock(&self.state).failed = Some((Instant::now(), true));
+                return;
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, "cannot read the repository configurations, observing by key");
+                lock(&self.state).failed = Some((Instant::now(), false));
+                return;
+            }
+        };
+        let mut entries = match indexed {
+            Ok(e) => e,
+            Err(msg) => {
+                tracing::warn!(
+                    error = msg,
+                    "cannot decode the repository configurations, observing by key"
+                );
+                lock(&self.state).failed = Some((Instant::now(), false));
+                return;
+            }
+        };
+        tracing::debug!(
+            repositories = entries.len(),
+            elapsed_ms = started.elapsed().as_millis() as u64,
+            "repository configurations read"
+        );
+        let mut st = lock(&self.state);
+        // Reads by key sent after this fetch began are newer than its answer.
+        for (k, e) in std::mem::take(&mut st.entries) {
+            if e.read_at > started {
+                entries.insert(k, e);
+            }
+        }
+        st.entries = entries;
+        st.fetched_at = Some(started);
+        st.failed = None;
+    }
+}
+
+/// The bulk answer (grouped by class, or a plain array) by lower-cased key; `rclass` is
+/// filled from the group when a configuration lacks it. `None` for any other shape.
+fn index(value: Value, read_at: Instant) -> Option<HashMap<String, Entry>> {
+    let mut out = HashMap::new();
+    let mut push = |mut config: Value, class: Option<&'static str>| {
+        let Some(key) = config
+            .get("key")
+            .and_then(Value::as_str)
+            .filter(|k| !k.is_empty())
+            .map(str::to_ascii_lowercase)
+        else {
+            return;
+        };
+        if let (Some(class), Some(obj)) = (class, config.as_object_mut()) {
+            obj.entry("rclass")
+                .or_insert_with(|| Value::String(class.to_owned()));
+        }
+        out.insert(
+            key,
+            Entry {
+                value: Some(Arc::new(config)),
+                read_at,
+            },
+        );
+    };
+    match value {
+        Value::Object(groups) => {
+            for (group, configs) in groups {
+                let class = group.parse::<RepositoryClass>().ok().map(|c| c.as_str());
+                if let Value::Array(configs) = configs {
+                    configs.into_iter().for_each(|c| push(c, class));
+                }
+            }
+        }
+        Value::Array(configs) => configs.into_iter().for_each(|c| push(c, None)),
+        _ => return None,
+    }
+    Some(out)
+}
+
+/// A registration that hands the controller's `--poll` and `--min-poll-interval` to the
+/// snapshot settings when its controller starts, then runs the wrapped registration.
+pub struct PollAwareRegistration {
+    inner: Arc<dyn KindRegistration>,
+    settings: Arc<SnapshotSettings>,
+}
+
+impl PollAwareRegistration {
+    /// Wrap `inner`; `settings` are those of the client cache its connector uses.
+    pub fn new(inner: Arc<dyn KindRegistration>, settings: Arc<SnapshotSettings>) -> Self {
+        PollAwareRegistration { inner, settings }
+    }
+}
+
+impl KindRegistration for PollAwareRegistration {
+    fn info(&self) -> &KindInfo {
+        self.inner.info()
+    }
+    fn parameters_schema(&self) -> Value {
+        self.inner.parameters_schema()
+    }
+    fn observation_schema(&self) -> Value {
+        self.inner.observation_schema()
+    }
+    fn start(
+        &self,
+        ctx: ControllerContext,
+        scope: Scope,
+    ) -> std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send + 'static>> {
+        self.settings.use_poll(ctx.poll, ctx.min_poll_interval);
+        self.inner.start(ctx, scope)
+    }
+}
