@@ -143,7 +143,9 @@ async fn shutdown_signal() {
 }
 
 async fn shutdown(mut running: Running) {
-    eprintln!("shutting down");
+    if running.server.is_some() || running.sim.is_some() || !running.children.is_empty() {
+        eprintln!("shutting down");
+    }
     for (p, status) in children::stop_all(&mut running.children, Duration::from_secs(15)).await {
         eprintln!("  {} stopped ({status})", p.name());
     }
@@ -179,6 +181,16 @@ async fn up(
     stop: tokio::sync::watch::Receiver<bool>,
 ) -> anyhow::Result<()> {
     let started = Instant::now();
+    // Fail on a mistyped path before starting anything.
+    for p in args
+        .apply
+        .iter()
+        .chain(args.crds.iter())
+        .chain(args.jfrog_token_file.iter())
+        .chain(args.kubeconfig.iter())
+    {
+        anyhow::ensure!(p.exists(), "{} does not exist", p.display());
+    }
     let client = start(args, running).await?;
     watch(args, running, &client, stop, started).await
 }
