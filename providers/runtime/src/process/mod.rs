@@ -9,7 +9,11 @@
 //! Deviations: the webhook server is not started (every CRD has one version, so there are
 //! no conversion webhooks; `--webhook-port` and `--certs-dir` are accepted); change logs are
 //! accepted and ignored; kube-rs has no client-side QPS limiter, so the API client is not
-//! throttled at 5x `--max-reconcile-rate` (the global reconcile limiter bounds the load).
+//! throttled at 5x `--max-reconcile-rate` (the global reconcile limiter bounds the load);
+//! `--sync` is accepted but kube-runtime watches do not re-list periodically (drift checks
+//! follow `--poll` anyway); `--poll-state-metric` is accepted, but the managed controllers
+//! recompute their state gauges every 5 s (the default) as `ControllerContext` has no field
+//! for it yet.
 
 pub mod flags;
 pub mod gate;
