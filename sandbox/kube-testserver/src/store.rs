@@ -1011,9 +1011,15 @@ impl State {
         if refs.is_empty() {
             return;
         }
+        // As upstream's GC resolves owners: a namespaced owner must be in the dependent's
+        // namespace (a cluster-scoped dependent cannot have one); otherwise it is absent.
         let live: Vec<&String> = refs
             .iter()
-            .filter(|u| self.uid_index.contains_key(*u))
+            .filter(|u| {
+                self.uid_index
+                    .get(*u)
+                    .is_some_and(|owner| owner.ns.is_empty() || owner.ns == key.ns)
+            })
             .collect();
         if live.is_empty() {
             if obj.pointer("/metadata/deletionTimestamp").is_none() {
