@@ -35,7 +35,9 @@
 //!
 //! Memory: one `serde_json::Value` per repository (the parsed answer is moved, not copied),
 //! keyed by the lower-cased key (Artifactory keys are case-insensitive), plus one small
-//! write mark per key this process wrote.
+//! write mark per key this process wrote (kept for the life of the process: marks are
+//! shared by every client of a platform URL, so none can tell when a mark stopped
+//! mattering to all of them).
 //!
 //! # Deviations
 //!
@@ -186,12 +188,22 @@ struct State {
 }
 
 /// The shared snapshot of one JFrog client.
-#[derive(Debug)]
 pub struct RepositorySnapshot {
     settings: Arc<SnapshotSettings>,
     marks: Arc<WriteMarks>,
     state: Mutex<State>,
     flight: tokio::sync::Mutex<()>,
+}
+
+impl std::fmt::Debug for RepositorySnapshot {
+    // Not the configurations: thousands of them, with encrypted secret forms.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let st = lock(&self.state);
+        f.debug_struct("RepositorySnapshot")
+            .field("repositories", &st.entries.len())
+            .field("age", &st.fetched_at.map(|t| t.elapsed()))
+            .finish()
+    }
 }
 
 impl RepositorySnapshot {
@@ -426,5 +438,82 @@ impl KindRegistration for PollAwareRegistration {
     ) -> std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send + 'static>> {
         self.settings.use_poll(ctx.poll, ctx.min_poll_interval);
         self.inner.start(ctx, scope)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn snapshot() -> RepositorySnapshot {
+        let settings = Arc::new(SnapshotSettings::default());
+        settings.set_ttl(Some(Duration::from_secs(3600)));
+        RepositorySnapshot::new(settings, Arc::default())
+    }
+
+    const HOUR: Duration = Duration::from_secs(3600);
+
+    #[test]
+    fn the_bulk_answer_is_indexed_by_lower_cased_key_with_its_class() {
+        let now = Instant::now();
+        let grouped = json!({
+            "LOCAL": [{"key": "Libs-Local", "packageType": "maven"}],
+            "REMOTE": [{"key": "npm-remote", "rclass": "remote"}],
+            "RELEASE_BUNDLE": [],
+            "VIRTUAL": [{"packageType": "npm"}],
+        });
+        let idx = index(grouped, now).expect("indexed");
+        assert_eq!(idx.len(), 2);
+        let local = idx["libs-local"].value.as_ref().expect("value");
+        assert_eq!(local["rclass"], "local");
+        assert_eq!(local["key"], "Libs-Local");
+        let flat = index(json!([{"key": "a", "rclass": "virtual"}]), now).expect("indexed");
+        assert_eq!(
+            flat["a"].value.as_ref().expect("value")["rclass"],
+            "virtual"
+        );
+        assert!(index(json!("nope"), now).is_none());
+    }
+
+    #[test]
+    fn reads_overlapping_our_writes_are_not_used() {
+        let s = snapshot();
+        let v = Arc::new(json!({"key": "k"}));
+        let guard = s.begin_write("K");
+        s.record_read("k", Some(v.clone()), Instant::now());
+        assert!(s.cached("k", HOUR).is_none(), "read during the write");
+        let before_end = Instant::now();
+        drop(guard);
+        s.record_read("k", Some(v.clone()), before_end);
+        assert!(
+            s.cached("k", HOUR).is_none(),
+            "read sent before the write ended"
+        );
+        s.record_read("k", Some(v.clone()), Instant::now());
+        assert!(s.cached("k", HOUR).is_some());
+        // Older than the MR's poll interval: not used.
+        assert!(s.cached("k", Duration::ZERO).is_none());
+        // A later "not found" is a tombstone no older read brings back.
+        let gone = Instant::now();
+        s.record_read("k", None, gone);
+        s.record_read("k", Some(v), gone - Duration::from_millis(1));
+        assert!(s.cached("k", HOUR).is_none());
+    }
+
+    #[test]
+    fn debug_shows_no_configuration() {
+        let s = snapshot();
+        s.record_read(
+            "k",
+            Some(Arc::new(json!({"key": "k", "password": "JE2abc"}))),
+            Instant::now(),
+        );
+        let text = format!("{s:?}");
+        assert!(
+            text.contains("repositories: 1") && !text.contains("JE2"),
+            "{text}"
+        );
     }
 }

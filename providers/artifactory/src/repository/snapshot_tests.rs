@@ -420,8 +420,9 @@ async fn snapshot_requests_per_mr() {
     let counts = |sim: &Simulator| sim.request_counts().values().sum::<u64>();
     for round in 0..3 {
         if round > 0 {
-            expire(&cache).await;
-            cache.set_snapshot_ttl(Some(LONG));
+            // One poll interval passes (a round takes far less than this TTL).
+            cache.set_snapshot_ttl(Some(Duration::from_secs(5)));
+            tokio::time::sleep(Duration::from_millis(5100)).await;
         }
         sim.reset_counts();
         let t = std::time::Instant::now();
@@ -448,17 +449,79 @@ async fn snapshot_requests_per_mr() {
     let direct_cache = ClientCache::new();
     sim.reset_counts();
     let t = std::time::Instant::now();
-    for (i, (_, m)) in mrs.iter_mut().enumerate() {
-        let k = &kinds[m.name["bench-".len()..].parse::<usize>().unwrap_or(i) % kinds.len()];
+    let mut tasks = tokio::task::JoinSet::new();
+    for (_, mut m) in mrs {
+        // The JoinSet reordered them: the Kind follows from the name.
+        let i: usize = m.name["bench-".len()..].parse().expect("index");
         let c = RepositoryClient::new(
             direct_cache.client(&config(&sim)).expect("client"),
-            k.resolved().clone(),
+            kinds[i % kinds.len()].resolved().clone(),
         );
-        assert!(c.observe(m).await.expect("observe").resource_up_to_date);
+        tasks.spawn(async move {
+            c.observe(&mut m)
+                .await
+                .expect("observe")
+                .resource_up_to_date
+        });
+    }
+    while let Some(r) = tasks.join_next().await {
+        assert!(r.expect("task"));
     }
     println!(
         "without snapshot: {} requests per MR, {:?} (creation of {n}: {created:?})",
         counts(&sim) as f64 / n as f64,
         t.elapsed()
     );
+}
+
+/// The registrations hand the controllers' `--poll` to the cache: observation by list is off
+/// until a controller starts, then uses `--poll` as TTL, capped per MR by its poll-interval
+/// annotation (raised to `--min-poll-interval`).
+#[tokio::test]
+async fn registrations_take_the_ttl_from_the_controller_context() {
+    use provider_runtime::managed::registration::ControllerContext;
+    use provider_runtime::managed::{ConfigError, ManagedRef, ProviderConfigResolver, Scope};
+
+    struct NoConfig;
+    #[async_trait::async_trait]
+    impl ProviderConfigResolver for NoConfig {
+        async fn track_usage(&self, _mr: &ManagedRef) -> Result<(), ConfigError> {
+            Ok(())
+        }
+        async fn resolve(
+            &self,
+            _mr: &ManagedRef,
+        ) -> Result<provider_runtime::managed::ResolvedConfig, ConfigError> {
+            Err(ConfigError::new("none"))
+        }
+    }
+
+    let cache = Arc::new(ClientCache::new());
+    let settings = cache.snapshot_settings().clone();
+    assert_eq!(settings.ttl(), None);
+    let regs = super::registrations(cache.clone());
+    let kube = kube::Client::try_from(kube::Config::new(
+        "http://127.0.0.1:9".parse().expect("url"),
+    ))
+    .expect("client");
+    let mut ctx = ControllerContext::new(kube, Arc::new(NoConfig), "provider-artifactory")
+        .with_poll(Duration::from_secs(90));
+    ctx.min_poll_interval = Duration::from_secs(5);
+    // Starting builds the controller's future; it is not run here.
+    drop(regs[0].start(ctx, Scope::Namespaced));
+    assert_eq!(settings.ttl(), Some(Duration::from_secs(90)));
+    let ann = |v: &str| {
+        [("crossplane.io/poll-interval".to_string(), v.to_string())]
+            .into_iter()
+            .collect()
+    };
+    assert_eq!(
+        settings.max_age(&Default::default()),
+        Some(Duration::from_secs(90))
+    );
+    assert_eq!(settings.max_age(&ann("30s")), Some(Duration::from_secs(30)));
+    assert_eq!(settings.max_age(&ann("1s")), Some(Duration::from_secs(5)));
+    assert_eq!(settings.max_age(&ann("1h")), Some(Duration::from_secs(90)));
+    cache.set_snapshot_ttl(None);
+    assert_eq!(settings.max_age(&Default::default()), None);
 }
