@@ -1456,6 +1456,39 @@ async fn conformance_023_drift_reverted() {
 }
 
 #[tokio::test]
+async fn update_right_after_create_marks_available() {
+    // The adapter's view still carries `Ready=False Creating` from the create; a successful
+    // update must not write that stale copy back over the `Available` marked at observe.
+    let e = Env::new().await;
+    e.create(N, "w1", json!({"forProvider": {"x": "want"}}), &[])
+        .await;
+    assert_eq!(e.reconcile(N, "w1").await, Outcome::Backoff);
+    assert_eq!(
+        ready(&e.must(N, "w1").await),
+        Some(("False".to_string(), "Creating".to_string()))
+    );
+    e.patch(
+        N,
+        "w1",
+        json!({"metadata": {"annotations": {
+            meta::EXTERNAL_CREATE_PENDING: stamp_ago(61),
+            meta::EXTERNAL_CREATE_SUCCEEDED: stamp_ago(60)}}}),
+    )
+    .await;
+    e.script()
+        .store
+        .insert("w1".into(), json!({"x": "changed"}));
+    e.clear();
+    let o = e.reconcile(N, "w1").await;
+    assert!(is_after_poll(&o), "{o:?}");
+    assert!(e.calls().contains(&"update".to_string()));
+    assert_eq!(
+        ready(&e.must(N, "w1").await),
+        Some(("True".to_string(), "Available".to_string()))
+    );
+}
+
+#[tokio::test]
 async fn conformance_024_update_fails() {
     let e = Env::new().await;
     e.create(N, "w1", json!({"forProvider": {"x": "want"}}), &[])

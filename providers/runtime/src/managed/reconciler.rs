@@ -675,8 +675,11 @@ impl<K: ManagedKind> Reconciler<K> {
         }
     }
 
-    /// Copy the adapter's status changes (atProvider, conditions) into the object.
-    fn apply_view_status(&self, run: &mut Run, view: &Managed<K>) {
+    /// Copy the adapter's status changes (atProvider, conditions) into the object. Only the
+    /// conditions the adapter changed during the call (against `before`, the view's conditions
+    /// when the call began) are copied: the view's other conditions are a stale copy, and
+    /// writing them back would undo what the reconciler marked since (e.g. `Available`).
+    fn apply_view_status(&self, run: &mut Run, view: &Managed<K>, before: &[Condition]) {
         // A `null` atProvider (Value-typed Kinds before the first observation) is not
         // written: a structural schema has no nullable atProvider.
         if let Ok(v) = serde_json::to_value(&view.at_provider)
@@ -685,7 +688,7 @@ impl<K: ManagedKind> Reconciler<K> {
             status_mut(&mut run.obj).insert("atProvider".into(), v);
         }
         let mut list = conditions_of(&run.obj);
-        for c in &view.conditions {
+        for c in view.conditions.iter().filter(|c| !before.contains(c)) {
             set_condition(&mut list, c.clone());
         }
         write_conditions(&mut run.obj, &list);
@@ -1025,6 +1028,7 @@ impl<K: ManagedKind> Reconciler<K> {
         let deleting = run.obj.metadata.deletion_timestamp.is_some();
 
         // Step 11: observe.
+        let before_observe = view.conditions.clone();
         let obs: ExternalObservation = match self.with_timeout(client.observe(&mut view)).await {
             Ok(o) => o,
             Err(e) => {
@@ -1041,7 +1045,7 @@ impl<K: ManagedKind> Reconciler<K> {
         if self.ctx.debug && !obs.diff.is_empty() {
             tracing::debug!(name = %view.name, diff = %obs.diff, "observed a diff");
         }
-        self.apply_view_status(run, &view);
+        self.apply_view_status(run, &view, &before_observe);
         if obs.resource_exists {
             self.mark_external(run, Condition::available());
             if obs.resource_up_to_date && !deleting {
@@ -1239,6 +1243,7 @@ impl<K: ManagedKind> Reconciler<K> {
         }
 
         // Step 21: update.
+        let before_update = view.conditions.clone();
         match self.with_timeout(client.update(&mut view)).await {
             Err(e) => {
                 let m = self.err_text(AsyncOp::Update, &e);
@@ -1253,7 +1258,7 @@ impl<K: ManagedKind> Reconciler<K> {
             }
             Ok(upd) => {
                 self.ctx.metrics.record_drift(metric_key, &self.gvk_label);
-                self.apply_view_status(run, &view);
+                self.apply_view_status(run, &view, &before_update);
                 if let Err(err) = self.publish(&run.obj, &upd.connection_details).await {
                     let Some(m) = err else {
                         return Outcome::Backoff;
