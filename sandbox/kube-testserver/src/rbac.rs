@@ -216,8 +216,8 @@ fn refs(obj: Option<&Value>) -> Vec<Value> {
 }
 
 /// The `OwnerReferencesPermissionEnforcement` admission check (stricter than a default
-/// cluster, as hardened clusters run it): changing `ownerReferences` needs `delete` on the
-/// object, and setting `blockOwnerDeletion` needs `update` on the owner's `finalizers`
+/// cluster, as hardened clusters run it): changing `ownerReferences` of an existing object
+/// needs `delete` on it (creates are exempt), and setting `blockOwnerDeletion` needs `update` on the owner's `finalizers`
 /// subresource (which is why Crossplane grants providers `*/finalizers`).
 pub fn check_owner_references(
     state: &State,
@@ -243,7 +243,9 @@ pub fn check_owner_references(
         subresource: String::new(),
         ..target.clone()
     };
-    if !allowed(state, user, &del) {
+    // Creates are exempt from the delete check, as upstream: whoever creates an object could
+    // as well not have created it. `old` is `None` exactly for creates.
+    if old.is_some() && !allowed(state, user, &del) {
         return Err(crate::status::ApiError::forbidden(
             &q,
             &target.name,

@@ -1033,6 +1033,36 @@ async fn provider_service_account_rbac() {
         }
         other => panic!("expected 403, got {other:?}"),
     }
+    // Creating an object with owner references needs no delete right (the admission plugin
+    // exempts creates: whoever creates could have not created it), so a provider may create a
+    // usage record owned by its managed resource; changing them later does need delete.
+    let mut child = widget("child", "blue");
+    child.metadata.owner_references = Some(vec![
+        serde_json::from_value(json!({"apiVersion": "example.crossplane.io/v1alpha1", "kind": "Widget", "name": "p", "uid": owner.uid().expect("uid"), "blockOwnerDeletion": true}))
+            .expect("owner ref"),
+    ]);
+    api.create(&PostParams::default(), &child)
+        .await
+        .expect("create with owner references allowed without delete");
+    match api
+        .patch(
+            "child",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"metadata": {"ownerReferences": null}})),
+        )
+        .await
+    {
+        Err(kube::Error::Api(e)) => {
+            assert_eq!(e.code, 403);
+            assert!(
+                e.message
+                    .contains("cannot set an ownerRef on a resource you can't delete"),
+                "{}",
+                e.message
+            );
+        }
+        other => panic!("expected 403, got {other:?}"),
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
