@@ -290,16 +290,6 @@ pub fn thing_crd_docs() -> Vec<Value> {
         .collect()
 }
 
-/// Workaround, not part of Crossplane's RBAC: kube-testserver applies the
-/// `OwnerReferencesPermissionEnforcement` delete check on create too, which upstream skips
-/// (kubernetes `plugin/pkg/admission/gc`: a creator may set owner references). Usage records
-/// are created with an owner reference, so the provider needs `delete` on them there.
-/// Remove once the test server exempts creates.
-pub fn ownerref_workaround() -> Value {
-    json!({"apiGroups": ["fake.m.crossplane.io", "fake.crossplane.io"],
-           "resources": ["providerconfigusages"], "verbs": ["delete"]})
-}
-
 /// The test environment.
 pub struct Env {
     pub server: kube_testserver::TestServer,
@@ -321,11 +311,9 @@ impl Env {
         for c in &crds {
             install_crd(&admin, c).await;
         }
-        let mut extra = extra.to_vec();
-        extra.push(ownerref_workaround());
         grant(
             &admin,
-            provider_role("crossplane:provider:provider-fake:system", &crds, &extra),
+            provider_role("crossplane:provider:provider-fake:system", &crds, extra),
             USER,
         )
         .await;
