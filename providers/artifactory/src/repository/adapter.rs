@@ -352,7 +352,7 @@ impl RepositoryClient {
             Err(e) => return Err(ExternalError::new(e)),
         };
         if let Some((s, _)) = snapshot {
-            s.record_read(key, result.clone(), sent);
+            s.record_read(key, result.as_deref(), sent);
         }
         Ok(result)
     }

@@ -33,11 +33,12 @@
 //! following the next refresh, i.e. a snapshot is never older than the poll interval when
 //! it is used.
 //!
-//! Memory: one `serde_json::Value` per repository (the parsed answer is moved, not copied),
-//! keyed by the lower-cased key (Artifactory keys are case-insensitive), plus one small
-//! write mark per key this process wrote (kept for the life of the process: marks are
-//! shared by every client of a platform URL, so none can tell when a mark stopped
-//! mattering to all of them).
+//! Memory: one compact JSON text per repository, keyed by the lower-cased key (Artifactory
+//! keys are case-insensitive). The answer is decoded one configuration at a time, so no
+//! parsed copy of the whole answer is held; each observe parses its own configuration
+//! (microseconds) into the `Value` the adapter compares. Plus one small write mark per key
+//! this process wrote (kept for the life of the process: marks are shared by every client
+//! of a platform URL, so none can tell when a mark stopped mattering to all of them).
 //!
 //! # Deviations
 //!
@@ -170,11 +171,38 @@ impl Drop for WriteGuard {
 
 #[derive(Debug)]
 struct Entry {
-    /// `None`: a `GET` answered not found after the snapshot was fetched (a tombstone, so
-    /// that no older read brings the key back).
-    value: Option<Arc<Value>>,
+    /// The configuration as compact JSON text (a parsed `Value` costs several times its
+    /// text); `None`: a `GET` answered not found after the snapshot was fetched (a
+    /// tombstone, so that no older read brings the key back).
+    json: Option<Arc<str>>,
+    /// The class of the answer's group, for a configuration without `rclass`.
+    class: Option<&'static str>,
     /// When the request that read it was sent.
     read_at: Instant,
+}
+
+/// One configuration of the bulk answer, kept as compact JSON text: the answer is decoded
+/// one configuration at a time, so no parsed copy of the whole answer is ever held.
+struct Compact {
+    /// Lower-cased; empty when the configuration has none.
+    key: String,
+    json: Box<str>,
+}
+
+impl<'de> serde::Deserialize<'de> for Compact {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let v = Value::deserialize(d)?;
+        let key = v
+            .get("key")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_ascii_lowercase();
+        let json = serde_json::to_string(&v).map_err(serde::de::Error::custom)?;
+        Ok(Compact {
+            key,
+            json: json.into_boxed_str(),
+        })
+    }
 }
 
 #[derive(Debug, Default)]
@@ -232,6 +260,15 @@ impl RepositorySnapshot {
         lock(&self.state).entries.len()
     }
 
+    /// The bytes of configuration text and keys held (a lower bound of the memory used).
+    pub fn stored_bytes(&self) -> usize {
+        lock(&self.state)
+            .entries
+            .iter()
+            .map(|(k, e)| k.len() + e.json.as_deref().map_or(0, str::len))
+            .sum()
+    }
+
     /// Whether the snapshot holds no repository.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
@@ -259,7 +296,7 @@ impl RepositorySnapshot {
 
     /// Keep the result of a direct `GET` of `key` sent at `read_at` (`None`: not found), so
     /// that the next observes of the key use it.
-    pub fn record_read(&self, key: &str, value: Option<Arc<Value>>, read_at: Instant) {
+    pub fn record_read(&self, key: &str, value: Option<&Value>, read_at: Instant) {
         let key = key.to_ascii_lowercase();
         let mark = self.marks.get(&key);
         // A read that overlapped one of our writes may show either state.
@@ -272,7 +309,15 @@ impl RepositorySnapshot {
             None => st.fetched_at.is_none_or(|f| f < read_at),
         };
         if newer {
-            st.entries.insert(key, Entry { value, read_at });
+            let json = value.map(|v| Arc::from(v.to_string()));
+            st.entries.insert(
+                key,
+                Entry {
+                    json,
+                    class: None,
+                    read_at,
+                },
+            );
         }
     }
 
@@ -284,11 +329,17 @@ impl RepositorySnapshot {
         let now = Instant::now();
         let usable =
             |at: Instant| mark.last_end.is_none_or(|w| at > w) && now.duration_since(at) <= max_age;
-        let st = lock(&self.state);
-        st.entries
-            .get(key)
-            .filter(|e| usable(e.read_at))
-            .and_then(|e| e.value.clone())
+        let (json, class) = {
+            let st = lock(&self.state);
+            let e = st.entries.get(key).filter(|e| usable(e.read_at))?;
+            (e.json.clone()?, e.class)
+        };
+        let mut v: Value = serde_json::from_str(&json).ok()?;
+        if let (Some(class), Some(obj)) = (class, v.as_object_mut()) {
+            obj.entry("rclass")
+                .or_insert_with(|| Value::String(class.to_owned()));
+        }
+        Some(Arc::new(v))
     }
 
     fn needs_refresh(&self, now: Instant) -> bool {
@@ -323,10 +374,12 @@ impl RepositorySnapshot {
                 CONFIGURATIONS,
                 Idempotency::Idempotent,
             )
-            .send_value()
+            .send()
             .await;
         let indexed = match answer {
-            Ok(v) => index(v, started).ok_or("expected an object grouped by class or an array"),
+            Ok(r) => {
+                index(r.body(), started).ok_or("expected an object grouped by class or an array")
+            }
             Err(e) if e.is_not_found() || matches!(e, jfrog_client::Error::Forbidden { .. }) => {
                 tracing::info!(error = %e, "repository configurations unavailable, observing by key for an hour");
                 lock(&self.state).failed = Some((Instant::now(), true));
@@ -367,42 +420,31 @@ impl RepositorySnapshot {
     }
 }
 
-/// The bulk answer (grouped by class, or a plain array) by lower-cased key; `rclass` is
-/// filled from the group when a configuration lacks it. `None` for any other shape.
-fn index(value: Value, read_at: Instant) -> Option<HashMap<String, Entry>> {
+/// The bulk answer (grouped by class, or a plain array) by lower-cased key, each with the
+/// class of its group. `None` for any other shape.
+fn index(body: &[u8], read_at: Instant) -> Option<HashMap<String, Entry>> {
     let mut out = HashMap::new();
-    let mut push = |mut config: Value, class: Option<&'static str>| {
-        let Some(key) = config
-            .get("key")
-            .and_then(Value::as_str)
-            .filter(|k| !k.is_empty())
-            .map(str::to_ascii_lowercase)
-        else {
-            return;
-        };
-        if let (Some(class), Some(obj)) = (class, config.as_object_mut()) {
-            obj.entry("rclass")
-                .or_insert_with(|| Value::String(class.to_owned()));
+    let mut push = |c: Compact, class: Option<&'static str>| {
+        if !c.key.is_empty() {
+            let json = Some(Arc::from(c.json));
+            out.insert(
+                c.key,
+                Entry {
+                    json,
+                    class,
+                    read_at,
+                },
+            );
         }
-        out.insert(
-            key,
-            Entry {
-                value: Some(Arc::new(config)),
-                read_at,
-            },
-        );
     };
-    match value {
-        Value::Object(groups) => {
-            for (group, configs) in groups {
-                let class = group.parse::<RepositoryClass>().ok().map(|c| c.as_str());
-                if let Value::Array(configs) = configs {
-                    configs.into_iter().for_each(|c| push(c, class));
-                }
-            }
+    if let Ok(groups) = serde_json::from_slice::<HashMap<String, Option<Vec<Compact>>>>(body) {
+        for (group, configs) in groups {
+            let class = group.parse::<RepositoryClass>().ok().map(|c| c.as_str());
+            configs.into_iter().flatten().for_each(|c| push(c, class));
         }
-        Value::Array(configs) => configs.into_iter().for_each(|c| push(c, None)),
-        _ => return None,
+    } else {
+        let configs = serde_json::from_slice::<Vec<Compact>>(body).ok()?;
+        configs.into_iter().for_each(|c| push(c, None));
     }
     Some(out)
 }
@@ -464,41 +506,49 @@ mod tests {
             "RELEASE_BUNDLE": [],
             "VIRTUAL": [{"packageType": "npm"}],
         });
-        let idx = index(grouped, now).expect("indexed");
+        let bytes = |v: Value| serde_json::to_vec(&v).expect("json");
+        let idx = index(&bytes(grouped), now).expect("indexed");
         assert_eq!(idx.len(), 2);
-        let local = idx["libs-local"].value.as_ref().expect("value");
+        assert_eq!(idx["libs-local"].class, Some("local"));
+        let s = RepositorySnapshot::new(Arc::default(), Arc::default());
+        lock(&s.state).entries = idx;
+        let local = s.cached("libs-local", HOUR).expect("value");
         assert_eq!(local["rclass"], "local");
         assert_eq!(local["key"], "Libs-Local");
-        let flat = index(json!([{"key": "a", "rclass": "virtual"}]), now).expect("indexed");
-        assert_eq!(
-            flat["a"].value.as_ref().expect("value")["rclass"],
-            "virtual"
+        assert_eq!(local["packageType"], "maven");
+        let flat = index(&bytes(json!([{"key": "a", "rclass": "virtual"}])), now).expect("indexed");
+        assert_eq!(flat["a"].class, None);
+        assert!(
+            flat["a"]
+                .json
+                .as_deref()
+                .is_some_and(|j| j.contains("virtual"))
         );
-        assert!(index(json!("nope"), now).is_none());
+        assert!(index(&bytes(json!("nope")), now).is_none());
     }
 
     #[test]
     fn reads_overlapping_our_writes_are_not_used() {
         let s = snapshot();
-        let v = Arc::new(json!({"key": "k"}));
+        let v = json!({"key": "k"});
         let guard = s.begin_write("K");
-        s.record_read("k", Some(v.clone()), Instant::now());
+        s.record_read("k", Some(&v), Instant::now());
         assert!(s.cached("k", HOUR).is_none(), "read during the write");
         let before_end = Instant::now();
         drop(guard);
-        s.record_read("k", Some(v.clone()), before_end);
+        s.record_read("k", Some(&v), before_end);
         assert!(
             s.cached("k", HOUR).is_none(),
             "read sent before the write ended"
         );
-        s.record_read("k", Some(v.clone()), Instant::now());
+        s.record_read("k", Some(&v), Instant::now());
         assert!(s.cached("k", HOUR).is_some());
         // Older than the MR's poll interval: not used.
         assert!(s.cached("k", Duration::ZERO).is_none());
         // A later "not found" is a tombstone no older read brings back.
         let gone = Instant::now();
         s.record_read("k", None, gone);
-        s.record_read("k", Some(v), gone - Duration::from_millis(1));
+        s.record_read("k", Some(&v), gone - Duration::from_millis(1));
         assert!(s.cached("k", HOUR).is_none());
     }
 
@@ -507,7 +557,7 @@ mod tests {
         let s = snapshot();
         s.record_read(
             "k",
-            Some(Arc::new(json!({"key": "k", "password": "JE2abc"}))),
+            Some(&json!({"key": "k", "password": "JE2abc"})),
             Instant::now(),
         );
         let text = format!("{s:?}");

@@ -437,6 +437,12 @@ async fn snapshot_requests_per_mr() {
         while let Some(r) = tasks.join_next().await {
             mrs.push(r.expect("task"));
         }
+        let (_, snapshot) = cache.client_and_snapshot(&config(&sim)).expect("client");
+        println!(
+            "snapshot: {} repositories, {} bytes of configuration text",
+            snapshot.len(),
+            snapshot.stored_bytes()
+        );
         println!(
             "poll {round}: {n} MRs, {} requests ({:?}), {:.4} requests per MR, {:?}",
             counts(&sim),
