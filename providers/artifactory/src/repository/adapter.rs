@@ -148,14 +148,16 @@ impl ManagedKind for RepositoryKind {
 }
 
 /// JfrogClients by ProviderConfig, shared by every repository Kind's connector, with one
-/// repository snapshot per client and our write marks per platform URL. The snapshot is
+/// repository snapshot per client and our write marks (by repository key, for every
+/// platform: a key written on one platform costs the same key elsewhere one `GET`, which is
+/// cheaper than telling platforms apart by URL spelling). The snapshot is
 /// off until a TTL is set ([`ClientCache::set_snapshot_ttl`], or the controllers' `--poll`
 /// through [`super::registrations`]).
 #[derive(Default)]
 pub struct ClientCache {
     metrics: ClientMetrics,
     clients: Mutex<HashMap<String, (JfrogClient, Arc<RepositorySnapshot>)>>,
-    marks: Mutex<HashMap<String, Arc<WriteMarks>>>,
+    marks: Arc<WriteMarks>,
     settings: Arc<SnapshotSettings>,
 }
 
@@ -231,14 +233,10 @@ impl ClientCache {
             return Ok(c.clone());
         }
         let client = crate::connect::client_for(config, &self.metrics)?;
-        let marks = self
-            .marks
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .entry(client.base_url().as_str().trim_end_matches('/').to_string())
-            .or_default()
-            .clone();
-        let snapshot = Arc::new(RepositorySnapshot::new(self.settings.clone(), marks));
+        let snapshot = Arc::new(RepositorySnapshot::new(
+            self.settings.clone(),
+            self.marks.clone(),
+        ));
         map.insert(key, (client.clone(), snapshot.clone()));
         Ok((client, snapshot))
     }

@@ -18,9 +18,9 @@
 //!   another process) must never lead to a second create. Missing repositories are rare in
 //!   steady state (new MRs and deletions made in JFrog), so this costs one `GET` per such
 //!   observe and nothing per poll.
-//! - Our own writes invalidate: create, update and delete mark the key (per platform URL, so
-//!   a rotated credential's new client sees the marks of the old one) while the write is in
-//!   flight and with its end time afterwards. A key written after the snapshot was fetched
+//! - Our own writes invalidate: create, update and delete mark the key (shared by every
+//!   client of the cache, so a rotated credential's new client sees the marks of the old
+//!   one) while the write is in flight and with its end time afterwards. A key written after the snapshot was fetched
 //!   (or being written) is read by `GET`; that read replaces the key's entry, so later
 //!   observes use it again. A read (snapshot or `GET`) counts from the instant its request
 //!   was sent, so a write ending after that instant always wins.
@@ -37,8 +37,8 @@
 //! keys are case-insensitive). The answer is decoded one configuration at a time, so no
 //! parsed copy of the whole answer is held; each observe parses its own configuration
 //! (microseconds) into the `Value` the adapter compares. Plus one small write mark per key
-//! this process wrote (kept for the life of the process: marks are shared by every client
-//! of a platform URL, so none can tell when a mark stopped mattering to all of them).
+//! this process wrote (kept for the life of the process: marks are shared by every client,
+//! so none can tell when a mark stopped mattering to all of them).
 //!
 //! # Deviations
 //!
@@ -124,7 +124,7 @@ impl SnapshotSettings {
     }
 }
 
-/// Our own writes to repositories of one platform (by lower-cased key).
+/// Our own writes to repositories (by lower-cased key).
 #[derive(Debug, Default)]
 pub struct WriteMarks {
     marks: Mutex<HashMap<String, Mark>>,

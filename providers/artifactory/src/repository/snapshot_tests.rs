@@ -531,3 +531,34 @@ async fn registrations_take_the_ttl_from_the_controller_context() {
     cache.set_snapshot_ttl(None);
     assert_eq!(settings.max_age(&Default::default()), None);
 }
+
+/// A write through one client invalidates the key in the snapshots of the cache's other
+/// clients (another ProviderConfig for the platform, or a rotated credential's new client).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn writes_invalidate_the_key_for_every_client_of_the_cache() {
+    let sim = sim().await;
+    let cache = cache(LONG);
+    let k = kind("LocalGenericRepository");
+    let a = client(&sim, &cache, &k);
+    let mut other = config(&sim);
+    other.config_name = "rotated".into();
+    let (bc, bs) = cache.client_and_snapshot(&other).expect("client");
+    let b = RepositoryClient::new(bc, k.resolved().clone()).with_snapshot(bs);
+    let mut m = mr("shared-marks", json!({"description": "first"}));
+    a.create(&mut m).await.expect("create");
+    let mut mb = mr("shared-marks", json!({"description": "first"}));
+    assert!(
+        b.observe(&mut mb)
+            .await
+            .expect("observe")
+            .resource_up_to_date
+    );
+    m.for_provider["description"] = json!("second");
+    a.observe(&mut m).await.expect("observe");
+    a.update(&mut m).await.expect("update");
+    sim.reset_counts();
+    let o = b.observe(&mut mb).await.expect("observe");
+    assert_eq!(mb.at_provider["description"], "second");
+    assert!(!o.resource_up_to_date);
+    assert_eq!(gets(&sim), 1);
+}
