@@ -4,8 +4,15 @@
 //! with a 400 `strict decoding error: unknown field "spec.x"`; under `Warn`, reported in a
 //! `Warning` header), then defaults are applied, then the schema (including CEL rules) is
 //! validated, giving 422 Invalid with one cause per field error. All schema judgement comes
-//! from the `crd-schema` crate. CustomResourceDefinitions are checked by
-//! `crd_schema::validate_crd` and get their names defaulted and their status conditions set.
+//! from the `crd-schema` crate: `/status` writes are judged by the status strategy's rules
+//! (`Schema::validate_status_update`), versions with a scale subresource get
+//! `crd_schema::validate_scale`, and the server's metadata errors count, as upstream, when
+//! deciding whether CEL rules are evaluated (`Schema::validate_rules_unless_blocked`).
+//! CustomResourceDefinitions: unknown fields (anywhere, e.g. a typo inside an
+//! `openAPIV3Schema`) are found by `crd_schema::prune_crd_unknown_fields` and handled like
+//! those of custom resources; the status is reset on create and kept on update; then
+//! `crd_schema::default_crd` defaults them, `crd_schema::validate_crd` checks them, and the
+//! server sets `acceptedNames`, the conditions and `storedVersions`.
 //! Built-in kinds get the checks that matter to our clients (unknown top-level and metadata
 //! fields, Secret/ConfigMap keys and base64 data, Secret `stringData`, immutability, RBAC
 //! rules and role references, events.k8s.io required fields).
@@ -368,9 +375,20 @@ pub fn admit(
                     drop_field(obj, u.trim_start_matches('.'));
                 }
                 schema.apply_defaults(obj);
-                errs.extend(schema.validate(obj, old));
+                validate_custom(rt, schema, obj, old, ctx.subresource == "status", &mut errs);
             } else {
                 report_unknown(std::mem::take(&mut unknown), ctx)?;
+            }
+        }
+        Builtin::Crd => {
+            // CRDs are decoded into typed structs upstream: unknown fields anywhere in them
+            // (a typo inside an openAPIV3Schema too) are reported as `fieldValidation` asks
+            // and dropped; the walk removes them in place.
+            let metadata_unknown = unknown.clone();
+            unknown.extend(crd_schema::prune_crd_unknown_fields(obj));
+            report_unknown(std::mem::take(&mut unknown), ctx)?;
+            for u in metadata_unknown {
+                drop_field(obj, &u);
             }
         }
         _ => {
@@ -535,6 +553,40 @@ pub fn admit(
         Ok(())
     } else {
         Err(ApiError::invalid(&q, &name, &errs))
+    }
+}
+
+/// Validates a custom resource (already pruned and defaulted) as upstream's strategies do;
+/// `errs` holds the metadata errors found so far, which, as upstream, count when deciding
+/// whether CEL rules are evaluated at all.
+///
+/// A write to `/status` is judged by the status strategy: the `status` schema only (so a spec
+/// that no longer passes a tightened schema does not block status updates), the scale
+/// subresource's status paths, list types and CEL rules. Any other write gets the full schema,
+/// both scale paths, then CEL rules unless a blocking error (from metadata too) was found.
+fn validate_custom(
+    rt: &ResourceType,
+    schema: &crd_schema::Schema,
+    obj: &Value,
+    old: Option<&Value>,
+    status_write: bool,
+    errs: &mut Vec<FieldError>,
+) {
+    match old {
+        Some(old) if status_write => {
+            errs.extend(schema.validate_status_update(obj, old));
+            if let Some(scale) = &rt.scale {
+                errs.extend(crd_schema::validate_scale(obj, scale, false));
+            }
+        }
+        _ => {
+            errs.extend(schema.validate_without_rules(obj, old));
+            if let Some(scale) = &rt.scale {
+                errs.extend(crd_schema::validate_scale(obj, scale, true));
+            }
+            let rule_errs = schema.validate_rules_unless_blocked(obj, old, errs);
+            errs.extend(rule_errs);
+        }
     }
 }
 
@@ -729,30 +781,18 @@ fn event(rt: &ResourceType, obj: &mut Value, create: bool, errs: &mut Vec<FieldE
 }
 
 fn crd(state: &State, obj: &mut Value, old: Option<&Value>, errs: &mut Vec<FieldError>) {
-    // Upstream defaulting of names, before validation.
-    if let Some(names) = obj
-        .pointer_mut("/spec/names")
-        .and_then(|n| n.as_object_mut())
-    {
-        let kind = names
-            .get("kind")
-            .and_then(|k| k.as_str())
-            .unwrap_or_default()
-            .to_string();
-        if !kind.is_empty() {
-            names
-                .entry("singular")
-                .or_insert_with(|| json!(kind.to_lowercase()));
-            names
-                .entry("listKind")
-                .or_insert_with(|| json!(format!("{kind}List")));
+    // The status is the server's: reset on create, the stored one on update (upstream's
+    // PrepareForCreate/PrepareForUpdate), before defaulting fills storedVersions and
+    // validation judges it.
+    match old {
+        Some(o) => obj["status"] = o.get("status").cloned().unwrap_or(json!({})),
+        None => {
+            if let Some(m) = obj.as_object_mut() {
+                m.remove("status");
+            }
         }
     }
-    if obj.pointer("/spec/conversion").is_none()
-        && let Some(spec) = obj.get_mut("spec").and_then(|s| s.as_object_mut())
-    {
-        spec.insert("conversion".into(), json!({"strategy": "None"}));
-    }
+    crd_schema::default_crd(obj);
     let crd_errs = crd_schema::validate_crd(obj, old);
     if !crd_errs.is_empty() {
         errs.extend(crd_errs);
@@ -773,10 +813,6 @@ fn crd(state: &State, obj: &mut Value, old: Option<&Value>, errs: &mut Vec<Field
             fins.push(json!(crate::store::CRD_FINALIZER));
             obj["metadata"]["finalizers"] = json!(fins);
         }
-    }
-    // Status: accepted names and conditions, kept from the stored object.
-    if let Some(o) = old {
-        obj["status"] = o.get("status").cloned().unwrap_or(json!({}));
     }
     let names = obj.pointer("/spec/names").cloned().unwrap_or(json!({}));
     let name = name_of(obj);

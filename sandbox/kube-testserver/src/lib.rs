@@ -40,13 +40,15 @@
 //!   Lease, CustomResourceDefinition, Role, ClusterRole, RoleBinding, ClusterRoleBinding;
 //!   `authorization.k8s.io/v1` SelfSubjectAccessReview and SelfSubjectRulesReview and
 //!   `authentication.k8s.io/v1` SelfSubjectReview (create only).
-//! - CRDs: checked by `crd_schema::validate_crd`, names defaulted, `NamesAccepted` and
+//! - CRDs: unknown fields reported as `fieldValidation` asks (`crd_schema::prune_crd_unknown_fields`),
+//!   defaulted by `crd_schema::default_crd`, checked by `crd_schema::validate_crd`, `NamesAccepted` and
 //!   `Established` set at once (or `NameConflict`), the resource served immediately in every
 //!   served version (objects keep the stored form; serving another version only rewrites
 //!   `apiVersion`: conversion strategy `None`). Deleting a CRD sets `Terminating`, deletes its
 //!   objects (honouring their finalizers) and unserves the resource when they are gone.
 //! - Custom resources: pruned, defaulted and validated by the `crd-schema` crate (see
-//!   [`admission`]); status subresource; `metadata.generation` bumped on changes outside
+//!   [`admission`]; `/status` writes by the status strategy's rules, scale paths checked);
+//!   status subresource; `metadata.generation` bumped on changes outside
 //!   metadata and status.
 //! - Object semantics (see [`store`]): uid, creationTimestamp, one global monotonically
 //!   increasing resourceVersion, 409 on stale updates and existing names, `generateName`,

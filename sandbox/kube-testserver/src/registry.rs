@@ -57,6 +57,9 @@ pub struct ResourceType {
     pub short_names: Vec<String>,
     pub categories: Vec<String>,
     pub status_subresource: bool,
+    /// The version's `subresources.scale` (`specReplicasPath`, ...), checked on writes with
+    /// `crd_schema::validate_scale` (custom resources).
+    pub scale: Option<serde_json::Value>,
     pub builtin: Builtin,
     pub view: View,
     /// The storage identity: (group, plural) of the store the objects live in.
@@ -361,6 +364,7 @@ impl Registry {
                 short_names: b.short.iter().map(|s| s.to_string()).collect(),
                 categories: vec![],
                 status_subresource: b.status,
+                scale: None,
                 builtin: b.builtin,
                 view: if b.group == "events.k8s.io" {
                     View::EventsV1
@@ -664,6 +668,10 @@ pub fn crd_resource_types(crd: &Value) -> Result<Vec<ResourceType>, Vec<crd_sche
             short_names: strs(&names["shortNames"]),
             categories: strs(&names["categories"]),
             status_subresource: v.pointer("/subresources/status").is_some(),
+            scale: v
+                .pointer("/subresources/scale")
+                .filter(|s| s.is_object())
+                .cloned(),
             builtin: Builtin::Custom,
             view: View::Plain,
             store: StoreKey {
