@@ -20,18 +20,18 @@
 //!   observe and nothing per poll.
 //! - Our own writes invalidate: create, update and delete mark the key (shared by every
 //!   client of the cache, so a rotated credential's new client sees the marks of the old
-//!   one) while the write is in flight and with its end time afterwards. A key written after the snapshot was fetched
-//!   (or being written) is read by `GET`; that read replaces the key's entry, so later
-//!   observes use it again. A read (snapshot or `GET`) counts from the instant its request
+//!   one) while the write is in flight and with its end time afterwards. A key written
+//!   after the snapshot was fetched (or being written) is read by `GET`; that read replaces
+//!   the key's entry, so later observes use it again. A read (snapshot or `GET`) counts from the instant its request
 //!   was sent, so a write ending after that instant always wins.
 //! - A failed refresh falls back to `GET` and is retried after `min(TTL, 30 s)`. A platform
 //!   without the endpoint (404) or a token without the admin right it needs (403) is probed
 //!   again after an hour; meanwhile every observe uses `GET`.
 //!
-//! A change made in JFrog is therefore seen by the first observe that runs more than one
-//! poll interval after the snapshot it used was fetched: never later than the observe
-//! following the next refresh, i.e. a snapshot is never older than the poll interval when
-//! it is used.
+//! Staleness bound: a configuration is never older than the poll interval when it is used,
+//! so a change made in JFrog at time t is seen by every observe after t + poll (in practice
+//! by the MR's first or second poll after the change; one `GET` per poll sees it at the
+//! first).
 //!
 //! Memory: one compact JSON text per repository, keyed by the lower-cased key (Artifactory
 //! keys are case-insensitive). The answer is decoded one configuration at a time, so no
