@@ -365,9 +365,13 @@ async fn metadata_errors_block_cel_rules_as_upstream() {
             .create(&pp, &rule("r3", json!({"annotations": {"big": big}})))
             .await,
     );
-    assert!(msg.contains("metadata.annotations: Too long"), "{msg}");
+    // Upstream order: metadata errors, then the one error (on a nil path) for the rules.
     assert!(
-        msg.contains("some validation rules were not checked because the object was invalid; correct the existing errors to complete validation"),
+        msg.starts_with("Rule.example.com \"r3\" is invalid: [metadata.annotations: Too long"),
+        "{msg}"
+    );
+    assert!(
+        msg.ends_with(", <nil>: Invalid value: \"null\": some validation rules were not checked because the object was invalid; correct the existing errors to complete validation]"),
         "{msg}"
     );
     assert!(!msg.contains("x must not be bad"), "{msg}");
