@@ -20,6 +20,9 @@
 //! ownerReferences) and in the nested structures listed in `nested_fields`, reported as
 //! `fieldValidation` asks and then dropped, as decoding into upstream's Go types drops them.
 //! Deviation: deeper or unlisted nested structures of built-ins are not checked.
+//! Deviation: on custom resources, errors of the scale subresource's paths come after the
+//! embedded-resource and list-type errors (upstream: right after the OpenAPI schema errors),
+//! because `Schema::validate_without_rules` returns those together; the set of errors is the same.
 
 use crate::registry::{Builtin, ResourceType, View, builtin_field_known};
 use crate::status::{ApiError, Qualified, go_quote};
