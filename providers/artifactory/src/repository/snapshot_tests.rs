@@ -562,3 +562,66 @@ async fn writes_invalidate_the_key_for_every_client_of_the_cache() {
     assert!(!o.resource_up_to_date);
     assert_eq!(gets(&sim), 1);
 }
+
+fn rss_kib() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("VmRSS:"))
+                .and_then(|l| l.split_whitespace().nth(1)?.parse().ok())
+        })
+        .unwrap_or(0)
+}
+
+/// Memory of a snapshot of 10,000 repositories (measured, printed, not asserted; the
+/// process RSS includes the simulator's own copy): `cargo test -p provider-artifactory
+/// snapshot_memory_at_10000 -- --ignored --nocapture`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore]
+async fn snapshot_memory_at_10000() {
+    let sim = sim().await;
+    let cache = cache(LONG);
+    let kinds = [
+        kind("LocalMavenRepository"),
+        kind("RemoteMavenRepository"),
+        kind("LocalDockerV2Repository"),
+    ];
+    // One created through the API per Kind (server defaults filled in), copied in JFrog.
+    let mut templates = Vec::new();
+    for (i, k) in kinds.iter().enumerate() {
+        let params = if k.resolved().decl.kind == "RemoteMavenRepository" {
+            json!({"url": "https://repo1.maven.org/maven2"})
+        } else {
+            json!({})
+        };
+        let mut m = mr(&format!("tmpl-{i}"), params);
+        client(&sim, &cache, k)
+            .create(&mut m)
+            .await
+            .expect("create");
+        templates.push(sim.repository_raw(&m.name).expect("stored"));
+    }
+    for i in 0..10_000 {
+        let mut c = templates[i % templates.len()].clone();
+        let key = format!("mem-{i}");
+        c["key"] = json!(key);
+        c["description"] = json!(format!("repository number {i}"));
+        assert!(sim.put_repository_raw(&key, c));
+    }
+    let before = rss_kib();
+    let c = client(&sim, &cache, &kinds[0]);
+    let mut m = mr("mem-0", json!({}));
+    let t = std::time::Instant::now();
+    assert!(c.observe(&mut m).await.expect("observe").resource_exists);
+    let took = t.elapsed();
+    let (_, snapshot) = cache.client_and_snapshot(&config(&sim)).expect("client");
+    println!(
+        "10,000 repositories: refresh {took:?}, {} entries, {} bytes of text, RSS {} KiB -> {} KiB (+{} KiB, includes the simulator's answer)",
+        snapshot.len(),
+        snapshot.stored_bytes(),
+        before,
+        rss_kib(),
+        rss_kib().saturating_sub(before)
+    );
+}
