@@ -37,9 +37,6 @@ use super::ratelimit::ItemBackoff;
 use super::reconciler::{Outcome, Reconciler};
 use super::registration::ControllerContext;
 
-/// How often the state gauges are recomputed (`--poll-state-metric`).
-const STATE_METRIC_PERIOD: Duration = Duration::from_secs(5);
-
 /// An object key: namespace (empty for cluster-scoped) and name.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct ObjectKey {
@@ -338,8 +335,9 @@ pub async fn run<K: ManagedKind>(
         let cache = cache.clone();
         let metrics = ctx.metrics.clone();
         let labels = ManagedMetrics::gvk(&gvk_label);
+        let period = ctx.poll_state_metric.max(Duration::from_millis(100));
         async move {
-            let mut tick = tokio::time::interval(STATE_METRIC_PERIOD);
+            let mut tick = tokio::time::interval(period);
             loop {
                 tick.tick().await;
                 let (n, r, s) = match cache.lock() {

@@ -28,6 +28,8 @@ pub const DEFAULT_CREATION_GRACE_PERIOD: Duration = Duration::from_secs(30);
 pub const DEFAULT_MAX_RECONCILE_RATE: usize = 10;
 /// The default `--min-poll-interval`.
 pub const DEFAULT_MIN_POLL_INTERVAL: Duration = Duration::from_secs(1);
+/// `--poll-state-metric` default.
+pub const DEFAULT_POLL_STATE_METRIC: Duration = Duration::from_secs(5);
 
 /// Everything a Kind's controller needs from the process. Cheap to clone.
 #[derive(Clone)]
@@ -62,6 +64,9 @@ pub struct ControllerContext {
     pub provider_name: String,
     /// Cancelled on shutdown (or when the Kind's CRD goes away).
     pub shutdown: CancellationToken,
+    /// How often the state gauges (`crossplane_managed_resource_{exists,ready,synced}`) are
+    /// recomputed (`--poll-state-metric`).
+    pub poll_state_metric: Duration,
 }
 
 impl ControllerContext {
@@ -87,6 +92,7 @@ impl ControllerContext {
             metrics: Arc::new(ManagedMetrics::unregistered()),
             provider_name: provider_name.into(),
             shutdown: CancellationToken::new(),
+            poll_state_metric: DEFAULT_POLL_STATE_METRIC,
         }
     }
 

@@ -11,9 +11,7 @@
 //! accepted and ignored; kube-rs has no client-side QPS limiter, so the API client is not
 //! throttled at 5x `--max-reconcile-rate` (the global reconcile limiter bounds the load);
 //! `--sync` is accepted but kube-runtime watches do not re-list periodically (drift checks
-//! follow `--poll` anyway); `--poll-state-metric` is accepted, but the managed controllers
-//! recompute their state gauges every 5 s (the default) as `ControllerContext` has no field
-//! for it yet.
+//! follow `--poll` anyway).
 
 pub mod flags;
 pub mod gate;
@@ -327,6 +325,7 @@ pub async fn run_until(
         .with_poll(flags.poll)
         .with_max_reconcile_rate(rate);
     ctx.min_poll_interval = flags.min_poll_interval;
+    ctx.poll_state_metric = flags.poll_state_metric;
     ctx.management_policies_enabled = flags.enable_management_policies;
     ctx.debug = flags.debug;
     if let Some(m) = managed_metrics {
