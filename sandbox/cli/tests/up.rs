@@ -28,6 +28,30 @@ fn sandbox() -> Command {
     c
 }
 
+/// A child process that is killed when dropped, so that a failing test leaves nothing running
+/// (a killed sandbox takes its provider processes with it).
+struct KillOnDrop(std::process::Child);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+impl std::ops::Deref for KillOnDrop {
+    type Target = std::process::Child;
+    fn deref(&self) -> &Self::Target {
+        &self.0
+    }
+}
+
+impl std::ops::DerefMut for KillOnDrop {
+    fn deref_mut(&mut self) -> &mut Self::Target {
+        &mut self.0
+    }
+}
+
 fn kubectl(kubeconfig: &Path, args: &[&str]) -> Output {
     Command::new("kubectl")
         .arg("--kubeconfig")
@@ -308,11 +332,12 @@ fn kubectl_works_while_running_and_sigterm_stops_everything() {
         .arg("--apply")
         .arg(&manifests);
     let log = std::fs::File::create(tmp.join("sandbox.out")).unwrap();
-    let mut child = cmd
-        .stdout(log.try_clone().unwrap())
-        .stderr(log)
-        .spawn()
-        .unwrap();
+    let mut child = KillOnDrop(
+        cmd.stdout(log.try_clone().unwrap())
+            .stderr(log)
+            .spawn()
+            .unwrap(),
+    );
     let output = || std::fs::read_to_string(tmp.join("sandbox.out")).unwrap_or_default();
     wait_until("the ready file", || {
         assert!(
@@ -458,11 +483,12 @@ fn providers_die_with_a_killed_sandbox() {
     let state = tmp.join("state");
     let mut cmd = sandbox();
     cmd.args(["up", "--no-apply", "--state-dir"]).arg(&state);
-    let mut child = cmd
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut child = KillOnDrop(
+        cmd.stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
     wait_until("the ready file", || {
         assert!(child.try_wait().unwrap().is_none(), "sandbox exited early");
         state.join("ready").exists()
@@ -527,20 +553,24 @@ fn once_against_an_external_cluster_and_platform() {
     let tmp = temp_dir("external");
     let kube_dir = tmp.join("kube");
     let jfrog_dir = tmp.join("jfrog");
-    let mut kube = sandbox()
-        .args(["kube", "--state-dir"])
-        .arg(&kube_dir)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut jfrog = sandbox()
-        .args(["jfrog", "--state-dir"])
-        .arg(&jfrog_dir)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let kube = KillOnDrop(
+        sandbox()
+            .args(["kube", "--state-dir"])
+            .arg(&kube_dir)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    let jfrog = KillOnDrop(
+        sandbox()
+            .args(["jfrog", "--state-dir"])
+            .arg(&jfrog_dir)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
     wait_until("the external servers' state files", || {
         kube_dir.join("kubeconfig").exists() && jfrog_dir.join("jfrog.env").exists()
     });
@@ -584,9 +614,6 @@ fn once_against_an_external_cluster_and_platform() {
         managed.contains("test-local-generic") && managed.contains("test-legacy-maven"),
         "{managed}"
     );
-    let _ = kube.kill();
-    let _ = jfrog.kill();
-    let _ = kube.wait();
-    let _ = jfrog.wait();
+    drop((kube, jfrog));
     std::fs::remove_dir_all(&tmp).unwrap();
 }
