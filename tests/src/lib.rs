@@ -1,1 +1,648 @@
-//! End-to-end tests live in `tests/tests/`; this library holds their shared helpers.
+//! Shared helpers of the end-to-end tests in `tests/tests/`.
+//!
+//! The tests drive the providers as a user would: they start the built `sandbox` binary
+//! (`sandbox up`: Kubernetes API test server, JFrog simulator and the real provider processes)
+//! as a child process, then talk to it through `kubectl`, kube-rs and the simulator's admin API
+//! (`$JFROG_URL/__sim/`). This module holds:
+//! - [`Sandbox`]: start one sandbox in its own state directory, wait for `DIR/ready`, and stop
+//!   it (SIGTERM, then SIGKILL) when dropped, also while a test panics, so no process is left
+//!   behind;
+//! - [`SimAdmin`]: the simulator's admin API (request counts, configuration, direct repository
+//!   state: "a change made in JFrog") and its REST API with the admin token;
+//! - [`Mr`]: a managed resource found through its CRD, with its conditions;
+//! - [`wait_for`]: poll a condition with a generous timeout (the tests must hold on a loaded
+//!   2-core machine; nothing is asserted on timing).
+//!
+//! Deviation: the `sandbox` binary is found next to the test executable (`target/<profile>/`);
+//! `cargo test --workspace` builds it, `cargo test -p e2e` alone does not (nor rebuilds a
+//! stale one), hence the message asking for `cargo build -p sandbox`.
+
+use std::collections::BTreeMap;
+use std::future::Future;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use kube::api::{Api, ApiResource, DynamicObject, GroupVersionKind, ListParams};
+use serde_json::Value;
+
+/// Where the repository's files are (`examples/`, `crds/`).
+pub fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+/// The built `sandbox` binary: `target/<profile>/sandbox`, next to `target/<profile>/deps/`
+/// where the test executable is.
+pub fn sandbox_binary() -> PathBuf {
+    let exe = std::env::current_exe().expect("the test executable has a path");
+    let profile_dir = exe
+        .parent()
+        .and_then(Path::parent)
+        .expect("the test executable is in target/<profile>/deps/");
+    let bin = profile_dir.join(format!("sandbox{}", std::env::consts::EXE_SUFFIX));
+    assert!(
+        bin.is_file(),
+        "the sandbox binary is missing at {}: run `cargo build -p sandbox` (with the same \
+         CARGO_TARGET_DIR and profile) before these tests, or run `cargo test --workspace`",
+        bin.display()
+    );
+    bin
+}
+
+/// Fails the test with a clear message when `kubectl` is not on PATH.
+pub fn require_kubectl() {
+    let found = Command::new("kubectl")
+        .args(["version", "--client"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .map(|s| s.success())
+        .unwrap_or(false);
+    assert!(
+        found,
+        "kubectl is required on PATH for the end-to-end tests (none found or it does not run)"
+    );
+}
+
+/// A fresh directory under the system temp dir.
+pub fn temp_dir(tag: &str) -> PathBuf {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or_default();
+    let dir = std::env::temp_dir().join(format!("e2e-{tag}-{}-{nanos}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("create temp dir");
+    dir
+}
+
+/// A temporary directory removed when dropped.
+pub struct TempDir(PathBuf);
+
+impl TempDir {
+    pub fn new(tag: &str) -> TempDir {
+        TempDir(temp_dir(tag))
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// Polls `f` every `every` until it returns `Some`, or panics after `timeout` with `what`
+/// and the last state `describe` gives (called only on timeout).
+pub async fn wait_for<T, F, Fut>(what: &str, timeout: Duration, every: Duration, mut f: F) -> T
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = Option<T>>,
+{
+    let deadline = Instant::now() + timeout;
+    loop {
+        if let Some(v) = f().await {
+            return v;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "timed out after {timeout:?} waiting for {what}"
+        );
+        tokio::time::sleep(every).await;
+    }
+}
+
+/// How a sandbox is started.
+pub struct SandboxOptions {
+    /// A name for the state directory and messages.
+    pub tag: String,
+    /// The providers' --poll.
+    pub poll: Duration,
+    /// Manifests for `sandbox up --apply` (none: `--no-apply`, the test applies with kubectl).
+    pub apply: Vec<PathBuf>,
+}
+
+impl SandboxOptions {
+    pub fn new(tag: &str) -> SandboxOptions {
+        SandboxOptions {
+            tag: tag.to_string(),
+            poll: Duration::from_secs(5),
+            apply: Vec::new(),
+        }
+    }
+
+    pub fn apply(mut self, path: impl Into<PathBuf>) -> SandboxOptions {
+        self.apply.push(path.into());
+        self
+    }
+}
+
+/// The `sandbox up` process: stopped (SIGTERM, then SIGKILL) and reaped when dropped, also
+/// during a panic; its state directory is removed unless the test failed.
+struct Process {
+    child: Child,
+    tag: String,
+    dir: PathBuf,
+}
+
+/// A running `sandbox up` with the artifactory provider; stopped when dropped.
+pub struct Sandbox {
+    process: Process,
+    pub tag: String,
+    pub dir: PathBuf,
+    pub kubeconfig: PathBuf,
+    pub poll: Duration,
+    pub client: kube::Client,
+    pub sim: SimAdmin,
+    crds: BTreeMap<(String, String), (String, bool)>,
+}
+
+impl Sandbox {
+    /// Starts `sandbox up --state-dir DIR --poll P --providers artifactory [--apply ...]` and
+    /// waits (up to 4 minutes: a loaded machine) for `DIR/ready`.
+    pub async fn start(opts: SandboxOptions) -> Sandbox {
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        require_kubectl();
+        let bin = sandbox_binary();
+        let dir = temp_dir(&opts.tag);
+        let out = std::fs::File::create(dir.join("sandbox.out")).expect("create sandbox.out");
+        let err = std::fs::File::create(dir.join("sandbox.err")).expect("create sandbox.err");
+        let poll = format!("{}s", opts.poll.as_secs().max(1));
+        let mut cmd = Command::new(&bin);
+        cmd.arg("up")
+            .arg("--state-dir")
+            .arg(&dir)
+            .args(["--poll", &poll, "--providers", "artifactory"])
+            .stdin(Stdio::null())
+            .stdout(Stdio::from(out))
+            .stderr(Stdio::from(err))
+            .env_remove("RUST_LOG");
+        if opts.apply.is_empty() {
+            cmd.arg("--no-apply");
+        }
+        for p in &opts.apply {
+            cmd.arg("--apply").arg(p);
+        }
+        let child = cmd
+            .spawn()
+            .unwrap_or_else(|e| panic!("cannot start {}: {e}", bin.display()));
+        let mut process = Process {
+            child,
+            tag: opts.tag.clone(),
+            dir: dir.clone(),
+        };
+        let ready = dir.join("ready");
+        let deadline = Instant::now() + Duration::from_secs(240);
+        while !ready.is_file() {
+            if let Ok(Some(status)) = process.child.try_wait() {
+                panic!(
+                    "sandbox up exited before it was ready ({status}):\n{}",
+                    logs(&dir)
+                );
+            }
+            assert!(
+                Instant::now() < deadline,
+                "sandbox up not ready after 240s:\n{}",
+                logs(&dir)
+            );
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+        let kubeconfig = dir.join("kubeconfig");
+        let kc =
+            kube::config::Kubeconfig::read_from(&kubeconfig).expect("read the sandbox kubeconfig");
+        let cfg =
+            kube::Config::from_custom_kubeconfig(kc, &kube::config::KubeConfigOptions::default())
+                .await
+                .expect("kube config from the sandbox kubeconfig");
+        let client = kube::Client::try_from(cfg).expect("kube client");
+        let env = std::fs::read_to_string(dir.join("jfrog.env")).expect("read jfrog.env");
+        let var = |name: &str| {
+            env.lines()
+                .find_map(|l| l.strip_prefix(&format!("{name}=")))
+                .map(str::to_string)
+                .unwrap_or_else(|| panic!("{name} missing from jfrog.env"))
+        };
+        let sim = SimAdmin::new(&var("JFROG_URL"), &var("JFROG_ACCESS_TOKEN"));
+        let mut crds = BTreeMap::new();
+        let api: Api<CustomResourceDefinition> = Api::all(client.clone());
+        for crd in api
+            .list(&ListParams::default())
+            .await
+            .expect("list CRDs")
+            .items
+        {
+            let s = crd.spec;
+            crds.insert(
+                (s.group.clone(), s.names.kind.clone()),
+                (s.names.plural.clone(), s.scope == "Namespaced"),
+            );
+        }
+        Sandbox {
+            process,
+            tag: opts.tag,
+            dir,
+            kubeconfig,
+            poll: opts.poll,
+            client,
+            sim,
+            crds,
+        }
+    }
+
+    /// The tail of the sandbox's own output and of the provider log (for failure messages).
+    pub fn logs(&self) -> String {
+        logs(&self.dir)
+    }
+
+    /// Whether `sandbox up` is still running (it exits on a provider crash).
+    pub fn running(&mut self) -> bool {
+        matches!(self.process.child.try_wait(), Ok(None))
+    }
+
+    /// Runs `kubectl --kubeconfig DIR/kubeconfig ARGS` and returns its output.
+    pub fn kubectl(&self, args: &[&str]) -> Output {
+        Command::new("kubectl")
+            .arg("--kubeconfig")
+            .arg(&self.kubeconfig)
+            .args(args)
+            .output()
+            .expect("kubectl runs")
+    }
+
+    /// Like [`Sandbox::kubectl`], failing the test (with stderr) when kubectl fails.
+    pub fn kubectl_ok(&self, args: &[&str]) -> String {
+        let out = self.kubectl(args);
+        assert!(
+            out.status.success(),
+            "kubectl {} failed: {}\n{}",
+            args.join(" "),
+            String::from_utf8_lossy(&out.stderr),
+            String::from_utf8_lossy(&out.stdout)
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    /// The managed resource of a manifest (`apiVersion`, `kind`, `metadata.name`,
+    /// `metadata.namespace`), found through the installed CRDs.
+    pub fn mr_of(&self, manifest: &Value) -> Mr {
+        let api_version = manifest["apiVersion"]
+            .as_str()
+            .expect("manifest apiVersion");
+        let kind = manifest["kind"].as_str().expect("manifest kind");
+        let name = manifest["metadata"]["name"]
+            .as_str()
+            .expect("manifest metadata.name");
+        let namespace = manifest["metadata"]["namespace"].as_str();
+        self.mr(api_version, kind, name, namespace)
+    }
+
+    /// The managed resource `kind`/`name` of `api_version`.
+    pub fn mr(&self, api_version: &str, kind: &str, name: &str, namespace: Option<&str>) -> Mr {
+        let (group, version) = api_version
+            .split_once('/')
+            .expect("apiVersion is group/version");
+        let (plural, namespaced) = self
+            .crds
+            .get(&(group.to_string(), kind.to_string()))
+            .unwrap_or_else(|| panic!("no CRD installed for {kind} in {group}"));
+        let gvk = GroupVersionKind::gvk(group, version, kind);
+        let ar = ApiResource::from_gvk_with_plural(&gvk, plural);
+        let namespace = if *namespaced {
+            Some(namespace.unwrap_or("default").to_string())
+        } else {
+            None
+        };
+        let api = match &namespace {
+            Some(ns) => Api::namespaced_with(self.client.clone(), ns, &ar),
+            None => Api::all_with(self.client.clone(), &ar),
+        };
+        Mr {
+            api,
+            kind: kind.to_string(),
+            group: group.to_string(),
+            plural: plural.clone(),
+            name: name.to_string(),
+            namespace,
+        }
+    }
+
+    /// Waits until every MR is Ready=True and Synced=True; on timeout, fails listing those
+    /// that are not with their conditions, and the logs.
+    pub async fn wait_all_ready(&self, mrs: &[Mr], timeout: Duration) {
+        let deadline = Instant::now() + timeout;
+        let mut pending: Vec<&Mr> = mrs.iter().collect();
+        loop {
+            let mut still = Vec::new();
+            for mr in pending {
+                if !mr.ready_and_synced().await {
+                    still.push(mr);
+                }
+            }
+            pending = still;
+            if pending.is_empty() {
+                return;
+            }
+            if Instant::now() > deadline {
+                let mut report = String::new();
+                for mr in pending.iter().take(20) {
+                    let state = match mr.try_get().await {
+                        Some(o) => format!("{:?}", conditions(&o)),
+                        None => "absent".to_string(),
+                    };
+                    report.push_str(&format!("  {}: {state}\n", mr.display()));
+                }
+                panic!(
+                    "{} of {} managed resources not Ready and Synced after {timeout:?}:\n{report}{}",
+                    pending.len(),
+                    mrs.len(),
+                    self.logs()
+                );
+            }
+            tokio::time::sleep(Duration::from_secs(1)).await;
+        }
+    }
+}
+
+/// The tail of the sandbox's own output and of the provider log in `dir`.
+fn logs(dir: &Path) -> String {
+    let mut s = String::new();
+    for (name, path) in [
+        ("sandbox stderr", dir.join("sandbox.err")),
+        ("sandbox stdout", dir.join("sandbox.out")),
+        (
+            "provider-artifactory log",
+            dir.join("providers/provider-artifactory.log"),
+        ),
+    ] {
+        let text = std::fs::read_to_string(&path)
+            .unwrap_or_default()
+            .replace('\r', "\n");
+        let lines: Vec<&str> = text.lines().collect();
+        let tail = lines[lines.len().saturating_sub(25)..].join("\n");
+        s.push_str(&format!(
+            "--- {name} ({}), last lines:\n{tail}\n",
+            path.display()
+        ));
+    }
+    s
+}
+
+impl Drop for Process {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            eprintln!(
+                "[{}] sandbox state kept in {}\n{}",
+                self.tag,
+                self.dir.display(),
+                logs(&self.dir)
+            );
+        }
+        // SIGTERM first: the sandbox stops its providers gracefully; SIGKILL after 30 s (the
+        // providers then get SIGTERM from the kernel: PR_SET_PDEATHSIG).
+        if let Ok(pid) = libc::pid_t::try_from(self.child.id()) {
+            // SAFETY: kill(2) on the pid of our own child, which has not been reaped yet (only
+            // this Drop waits for it), so the pid cannot have been reused.
+            unsafe {
+                libc::kill(pid, libc::SIGTERM);
+            }
+        }
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            match self.child.try_wait() {
+                Ok(Some(_)) => break,
+                Ok(None) if Instant::now() < deadline => {
+                    std::thread::sleep(Duration::from_millis(100))
+                }
+                _ => {
+                    let _ = self.child.kill();
+                    let _ = self.child.wait();
+                    break;
+                }
+            }
+        }
+        if !std::thread::panicking() {
+            let _ = std::fs::remove_dir_all(&self.dir);
+        }
+    }
+}
+
+/// Conditions of an object: type → (status, reason, message).
+pub fn conditions(o: &DynamicObject) -> BTreeMap<String, (String, String, String)> {
+    let mut out = BTreeMap::new();
+    if let Some(list) = o.data["status"]["conditions"].as_array() {
+        for c in list {
+            let s = |k: &str| c[k].as_str().unwrap_or_default().to_string();
+            out.insert(s("type"), (s("status"), s("reason"), s("message")));
+        }
+    }
+    out
+}
+
+/// A managed resource in the sandbox.
+pub struct Mr {
+    pub api: Api<DynamicObject>,
+    pub kind: String,
+    pub group: String,
+    pub plural: String,
+    pub name: String,
+    pub namespace: Option<String>,
+}
+
+impl Mr {
+    /// `Kind ns/name` or `Kind name`.
+    pub fn display(&self) -> String {
+        match &self.namespace {
+            Some(ns) => format!("{}.{} {ns}/{}", self.kind, self.group, self.name),
+            None => format!("{}.{} {}", self.kind, self.group, self.name),
+        }
+    }
+
+    /// `plural.group` for kubectl.
+    pub fn resource(&self) -> String {
+        format!("{}.{}", self.plural, self.group)
+    }
+
+    pub async fn try_get(&self) -> Option<DynamicObject> {
+        self.api.get_opt(&self.name).await.ok().flatten()
+    }
+
+    /// The condition `type` as (status, reason, message), if the object and condition exist.
+    pub async fn condition(&self, type_: &str) -> Option<(String, String, String)> {
+        self.try_get()
+            .await
+            .and_then(|o| conditions(&o).remove(type_))
+    }
+
+    pub async fn ready_and_synced(&self) -> bool {
+        match self.try_get().await {
+            Some(o) => {
+                let c = conditions(&o);
+                c.get("Ready").is_some_and(|c| c.0 == "True")
+                    && c.get("Synced").is_some_and(|c| c.0 == "True")
+            }
+            None => false,
+        }
+    }
+}
+
+/// The simulator's admin API (`/__sim/`, no auth) and its REST API with the admin token.
+pub struct SimAdmin {
+    pub url: String,
+    token: String,
+    http: reqwest::Client,
+}
+
+impl SimAdmin {
+    pub fn new(url: &str, token: &str) -> SimAdmin {
+        let http = reqwest::Client::builder()
+            .timeout(Duration::from_secs(60))
+            .build()
+            .expect("reqwest client");
+        SimAdmin {
+            url: url.trim_end_matches('/').to_string(),
+            token: token.to_string(),
+            http,
+        }
+    }
+
+    /// Per-route request counts (`"PUT /artifactory/api/repositories/{key}"` → n).
+    pub async fn requests(&self) -> BTreeMap<String, u64> {
+        let r = self
+            .http
+            .get(format!("{}/__sim/requests", self.url))
+            .send()
+            .await
+            .expect("GET /__sim/requests");
+        assert!(
+            r.status().is_success(),
+            "GET /__sim/requests: {}",
+            r.status()
+        );
+        r.json().await.expect("request counts JSON")
+    }
+
+    pub async fn reset_requests(&self) {
+        let r = self
+            .http
+            .delete(format!("{}/__sim/requests", self.url))
+            .send()
+            .await
+            .expect("DELETE /__sim/requests");
+        assert!(
+            r.status().is_success(),
+            "DELETE /__sim/requests: {}",
+            r.status()
+        );
+    }
+
+    /// `PUT /__sim/config` (`descriptorMergeEmulation`, `writeLatencyMs`, ...).
+    pub async fn put_config(&self, config: Value) {
+        let r = self
+            .http
+            .put(format!("{}/__sim/config", self.url))
+            .json(&config)
+            .send()
+            .await
+            .expect("PUT /__sim/config");
+        assert!(r.status().is_success(), "PUT /__sim/config: {}", r.status());
+    }
+
+    /// The stored configuration of a repository (secrets in clear), if it exists.
+    pub async fn repository(&self, key: &str) -> Option<Value> {
+        let r = self
+            .http
+            .get(format!("{}/__sim/repositories/{key}", self.url))
+            .send()
+            .await
+            .expect("GET repository");
+        match r.status().as_u16() {
+            404 => None,
+            s if (200..300).contains(&s) => Some(r.json().await.expect("repository JSON")),
+            s => panic!("GET /__sim/repositories/{key}: {s}"),
+        }
+    }
+
+    /// Stores a configuration directly: "a change made in JFrog" (not counted).
+    pub async fn put_repository(&self, key: &str, config: &Value) {
+        let r = self
+            .http
+            .put(format!("{}/__sim/repositories/{key}", self.url))
+            .json(config)
+            .send()
+            .await
+            .expect("PUT repository");
+        assert!(
+            r.status().is_success(),
+            "PUT /__sim/repositories/{key}: {}",
+            r.status()
+        );
+    }
+
+    /// Creates a repository through JFrog's REST API with the admin token, as a JFrog admin
+    /// would (this request is counted).
+    pub async fn create_repository_rest(&self, key: &str, config: &Value) {
+        let r = self
+            .http
+            .put(format!("{}/artifactory/api/repositories/{key}", self.url))
+            .bearer_auth(&self.token)
+            .json(config)
+            .send()
+            .await
+            .expect("PUT repository (REST)");
+        let status = r.status();
+        let body = r.text().await.unwrap_or_default();
+        assert!(
+            status.is_success(),
+            "creating {key} through the REST API: {status} {body}"
+        );
+    }
+}
+
+/// The counts of requests that change something (any method but GET/HEAD/OPTIONS).
+pub fn writes(counts: &BTreeMap<String, u64>) -> BTreeMap<String, u64> {
+    counts
+        .iter()
+        .filter(|(route, n)| {
+            **n > 0
+                && !["GET ", "HEAD ", "OPTIONS "]
+                    .iter()
+                    .any(|m| route.starts_with(m))
+        })
+        .map(|(k, v)| (k.clone(), *v))
+        .collect()
+}
+
+/// Every YAML document of the `.yaml`/`.yml` files under `path` (recursively, sorted).
+pub fn read_manifests(path: &Path) -> Vec<Value> {
+    let mut files = Vec::new();
+    collect_yaml(path, &mut files);
+    files.sort();
+    let mut docs = Vec::new();
+    for f in files {
+        let text =
+            std::fs::read_to_string(&f).unwrap_or_else(|e| panic!("read {}: {e}", f.display()));
+        for de in serde_yaml::Deserializer::from_str(&text) {
+            let v: Value = serde::Deserialize::deserialize(de)
+                .unwrap_or_else(|e| panic!("parse {}: {e}", f.display()));
+            if !v.is_null() {
+                docs.push(v);
+            }
+        }
+    }
+    docs
+}
+
+fn collect_yaml(path: &Path, out: &mut Vec<PathBuf>) {
+    if path.is_dir() {
+        for e in
+            std::fs::read_dir(path).unwrap_or_else(|e| panic!("read dir {}: {e}", path.display()))
+        {
+            collect_yaml(&e.expect("dir entry").path(), out);
+        }
+    } else if path.extension().is_some_and(|e| e == "yaml" || e == "yml") {
+        out.push(path.to_path_buf());
+    }
+}
