@@ -47,7 +47,51 @@ pub fn sandbox_binary() -> PathBuf {
          CARGO_TARGET_DIR and profile) before these tests, or run `cargo test --workspace`",
         bin.display()
     );
+    warn_if_stale(&bin);
     bin
+}
+
+/// Warns (on stderr, visible with --nocapture) when a source file of the crates linked into
+/// the `sandbox` binary is newer than the binary: `cargo test -p e2e` does not rebuild it.
+fn warn_if_stale(bin: &Path) {
+    let Ok(built) = std::fs::metadata(bin).and_then(|m| m.modified()) else {
+        return;
+    };
+    let root = repo_root();
+    let mut newest: Option<(std::time::SystemTime, PathBuf)> = None;
+    for dir in ["providers", "sandbox", "jfrog-client", "crds"] {
+        newest_file(&root.join(dir), &mut newest);
+    }
+    if let Some((t, f)) = newest
+        && t > built
+    {
+        eprintln!(
+            "warning: {} is newer than {}: run `cargo build -p sandbox` to test the current code",
+            f.display(),
+            bin.display()
+        );
+    }
+}
+
+fn newest_file(path: &Path, newest: &mut Option<(std::time::SystemTime, PathBuf)>) {
+    let Ok(entries) = std::fs::read_dir(path) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            if !p.ends_with("target") {
+                newest_file(&p, newest);
+            }
+        } else if p
+            .extension()
+            .is_some_and(|x| x == "rs" || x == "yaml" || x == "toml")
+            && let Ok(t) = e.metadata().and_then(|m| m.modified())
+            && newest.as_ref().is_none_or(|(n, _)| t > *n)
+        {
+            *newest = Some((t, p));
+        }
+    }
 }
 
 /// Fails the test with a clear message when `kubectl` is not on PATH.
@@ -143,7 +187,7 @@ impl SandboxOptions {
 /// The `sandbox up` process: stopped (SIGTERM, then SIGKILL) and reaped when dropped, also
 /// during a panic; its state directory is removed unless the test failed.
 struct Process {
-    child: Child,
+    child: std::sync::Mutex<Child>,
     tag: String,
     dir: PathBuf,
 }
@@ -189,15 +233,15 @@ impl Sandbox {
         let child = cmd
             .spawn()
             .unwrap_or_else(|e| panic!("cannot start {}: {e}", bin.display()));
-        let mut process = Process {
-            child,
+        let process = Process {
+            child: std::sync::Mutex::new(child),
             tag: opts.tag.clone(),
             dir: dir.clone(),
         };
         let ready = dir.join("ready");
         let deadline = Instant::now() + Duration::from_secs(240);
         while !ready.is_file() {
-            if let Ok(Some(status)) = process.child.try_wait() {
+            if let Some(status) = process.exited() {
                 panic!(
                     "sandbox up exited before it was ready ({status}):\n{}",
                     logs(&dir)
@@ -257,9 +301,11 @@ impl Sandbox {
         logs(&self.dir)
     }
 
-    /// Whether `sandbox up` is still running (it exits on a provider crash).
-    pub fn running(&mut self) -> bool {
-        matches!(self.process.child.try_wait(), Ok(None))
+    /// Fails the test at once when `sandbox up` has exited (it does when a provider crashes).
+    pub fn assert_running(&self) {
+        if let Some(status) = self.process.exited() {
+            panic!("sandbox up exited ({status}):\n{}", self.logs());
+        }
     }
 
     /// Runs `kubectl --kubeconfig DIR/kubeconfig ARGS` and returns its output.
@@ -345,6 +391,7 @@ impl Sandbox {
             if pending.is_empty() {
                 return;
             }
+            self.assert_running();
             if Instant::now() > deadline {
                 let mut report = String::new();
                 for mr in pending.iter().take(20) {
@@ -390,8 +437,22 @@ fn logs(dir: &Path) -> String {
     s
 }
 
+impl Process {
+    fn exited(&self) -> Option<std::process::ExitStatus> {
+        let mut child = self
+            .child
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        child.try_wait().ok().flatten()
+    }
+}
+
 impl Drop for Process {
     fn drop(&mut self) {
+        let child = self
+            .child
+            .get_mut()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         if std::thread::panicking() {
             eprintln!(
                 "[{}] sandbox state kept in {}\n{}",
@@ -402,7 +463,7 @@ impl Drop for Process {
         }
         // SIGTERM first: the sandbox stops its providers gracefully; SIGKILL after 30 s (the
         // providers then get SIGTERM from the kernel: PR_SET_PDEATHSIG).
-        if let Ok(pid) = libc::pid_t::try_from(self.child.id()) {
+        if let Ok(pid) = libc::pid_t::try_from(child.id()) {
             // SAFETY: kill(2) on the pid of our own child, which has not been reaped yet (only
             // this Drop waits for it), so the pid cannot have been reused.
             unsafe {
@@ -411,14 +472,14 @@ impl Drop for Process {
         }
         let deadline = Instant::now() + Duration::from_secs(30);
         loop {
-            match self.child.try_wait() {
+            match child.try_wait() {
                 Ok(Some(_)) => break,
                 Ok(None) if Instant::now() < deadline => {
                     std::thread::sleep(Duration::from_millis(100))
                 }
                 _ => {
-                    let _ = self.child.kill();
-                    let _ = self.child.wait();
+                    let _ = child.kill();
+                    let _ = child.wait();
                     break;
                 }
             }

@@ -458,9 +458,10 @@ async fn rejected_spec_reports_jfrogs_message_and_backs_off() {
         "the Events section carries JFrog's message:\n{describe}"
     );
 
-    // The window is a measurement: 20 s of retries with 1 s → 60 s exponential back-off
-    // allow at most 1+2+4+8 (4 attempts, plus one at the boundary) — 8 leaves room for a
-    // watch-triggered extra reconcile, not for a retry loop.
+    // The window is a measurement of the retry rate: with an exponential back-off from 1 s
+    // (doubling, capped at 60 s) that started at the first failure, a 20 s window sees at
+    // most 5 create attempts (gaps of 1, 2, 4, 8 s, then 16 s); 8 leaves room for an extra
+    // watch-triggered reconcile, not for a retry loop.
     sb.sim.reset_requests().await;
     let window = Duration::from_secs(20);
     tokio::time::sleep(window).await;
