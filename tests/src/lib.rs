@@ -611,6 +611,18 @@ impl SimAdmin {
         assert!(r.status().is_success(), "PUT /__sim/config: {}", r.status());
     }
 
+    /// `GET /__sim/config`.
+    pub async fn config(&self) -> Value {
+        let r = self
+            .http
+            .get(format!("{}/__sim/config", self.url))
+            .send()
+            .await
+            .expect("GET /__sim/config");
+        assert!(r.status().is_success(), "GET /__sim/config: {}", r.status());
+        r.json().await.expect("config JSON")
+    }
+
     /// The stored configuration of a repository (secrets in clear), if it exists.
     pub async fn repository(&self, key: &str) -> Option<Value> {
         let r = self
