@@ -1,8 +1,8 @@
 //! The connection check behind the issue's "an unreachable URL or rejected credentials puts a
-//! clear message on the managed resources' Synced condition": [`PingVerifier`] against the
+//! clear message on the managed resources' Synced condition": the artifactory `PingVerifier` against the
 //! JFrog simulator. Its error becomes `connect failed: <message>` through the resolver.
 
-use provider_artifactory::connect::{PingVerifier, client_for};
+use provider_artifactory::PROVIDER;
 use provider_runtime::managed::{Credentials, ResolvedConfig};
 use provider_runtime::providerconfig::ConfigVerifier;
 use secrecy::SecretString;
@@ -24,7 +24,7 @@ async fn verifier_accepts_good_and_reports_rejected_and_unreachable() {
     let sim = jfrog_sim::Simulator::start(jfrog_sim::SimConfig::default())
         .await
         .expect("sim");
-    let verifier = PingVerifier::default();
+    let verifier = PROVIDER.verifier(jfrog_client::ClientMetrics::new());
 
     verifier
         .verify(&config(sim.url(), &sim.admin_token()))
@@ -55,11 +55,12 @@ async fn verifier_accepts_good_and_reports_rejected_and_unreachable() {
     );
 
     // The client built for a config carries its credentials without printing them.
-    let c = client_for(
-        &config(sim.url(), "secret-token-x"),
-        &jfrog_client::ClientMetrics::new(),
-    )
-    .expect("client");
+    let c = PROVIDER
+        .client_for(
+            &config(sim.url(), "secret-token-x"),
+            &jfrog_client::ClientMetrics::new(),
+        )
+        .expect("client");
     assert!(!format!("{c:?}").contains("secret-token-x"));
     sim.shutdown().await;
 }

@@ -1,24 +1,37 @@
 //! provider-xray: Kind declarations and adapters for JFrog Xray (policies, watches, reports, configuration, webhooks).
 //!
 //! - [`kinds`]: the managed Kinds this provider registers (each served in both scopes).
-//! - [`connect`]: building a [`JfrogClient`] from a resolved ProviderConfig, and the
-//!   [`PingVerifier`] that reports an unreachable URL or rejected credentials on the managed
-//!   resources' `Synced` condition.
+//! - [`PROVIDER`]: its identity; the JFrog connection and the process entry point are
+//!   shared by the four providers (`provider-common`).
 //!
 //! Status: the managed Kinds are not declared yet; the binary serves the config Kinds.
 
 use std::sync::Arc;
 
+use jfrog_client::ClientMetrics;
+use provider_common::{Ping, Provider};
 use provider_runtime::managed::KindRegistration;
 
+/// This provider's identity.
+pub const PROVIDER: Provider = Provider {
+    name: "provider-xray",
+    short: "xray",
+    about: "Crossplane provider for JFrog Xray (policies, watches, reports, configuration, webhooks)",
+    ping: Ping::XrayVersion,
+};
 /// Provider name (the Deployment, Lease and event source name).
-pub const PROVIDER_NAME: &str = "provider-xray";
+pub const PROVIDER_NAME: &str = PROVIDER.name;
 /// Short name: first label of the config group, CRD category.
-pub const SHORT_NAME: &str = "xray";
+pub const SHORT_NAME: &str = PROVIDER.short;
 
-/// The managed Kinds of this provider.
-pub fn kinds() -> Vec<Arc<dyn KindRegistration>> {
+/// The managed Kinds of this provider; their JFrog clients report into `metrics`.
+pub fn kinds_with(_metrics: &ClientMetrics) -> Vec<Arc<dyn KindRegistration>> {
     Vec::new()
+}
+
+/// The managed Kinds of this provider (for CRD generation and `--help`).
+pub fn kinds() -> Vec<Arc<dyn KindRegistration>> {
+    kinds_with(&ClientMetrics::new())
 }
 
 /// Every CRD this provider serves, as generated from the code.
@@ -30,87 +43,5 @@ pub fn crds() -> Vec<provider_runtime::crd::GeneratedCrd> {
 /// name), exactly as the `provider-xray` binary does; the `sandbox` command calls it in the
 /// child processes it starts (`sandbox provider xray ...`).
 pub async fn run_main(args: Vec<String>) -> anyhow::Result<()> {
-    use clap::{CommandFactory, FromArgMatches, Parser};
-    use provider_runtime::process::{ProviderFlags, ProviderProcess, kinds_help, run};
-
-    /// Crossplane provider for JFrog Xray (policies, watches, reports, configuration, webhooks).
-    #[derive(Parser)]
-    #[command(name = "provider-xray", version)]
-    struct Cli {
-        #[command(flatten)]
-        flags: ProviderFlags,
-    }
-
-    let kinds = kinds();
-    let matches = Cli::command()
-        .after_help(kinds_help(SHORT_NAME, &kinds))
-        .try_get_matches_from(args)
-        .unwrap_or_else(|e| e.exit());
-    let cli = Cli::from_arg_matches(&matches)?;
-    let metrics = jfrog_client::ClientMetrics::new();
-    let hook_metrics = metrics.clone();
-    let process = ProviderProcess::new(PROVIDER_NAME, SHORT_NAME)
-        .with_kinds(kinds)
-        .with_verifier(Arc::new(connect::PingVerifier::new(metrics)))
-        .with_metrics(move |registry| hook_metrics.register(registry));
-    run(process, cli.flags).await?;
-    Ok(())
-}
-
-pub mod connect {
-    //! From a resolved ProviderConfig to a JFrog client, and the connection check.
-
-    use jfrog_client::{ClientMetrics, Credentials as JfrogCredentials, JfrogClient};
-    use provider_runtime::managed::{Credentials, ResolvedConfig};
-    use provider_runtime::providerconfig::ConfigVerifier;
-    use secrecy::ExposeSecret;
-
-    /// Builds the JFrog client of a resolved config.
-    pub fn client_for(
-        config: &ResolvedConfig,
-        metrics: &ClientMetrics,
-    ) -> Result<JfrogClient, jfrog_client::Error> {
-        let credentials = match &config.credentials {
-            Credentials::Token(t) => JfrogCredentials::access_token(t.expose_secret()),
-            Credentials::Basic { username, password } => {
-                JfrogCredentials::basic(username.clone(), password.expose_secret())
-            }
-            Credentials::None => JfrogCredentials::Anonymous,
-        };
-        let mut builder = JfrogClient::builder(config.url.clone())
-            .credentials(credentials)
-            .metrics(metrics.clone())
-            .user_agent(concat!("provider-xray/", env!("CARGO_PKG_VERSION")));
-        if let Some(ca) = &config.ca_bundle {
-            builder = builder.ca_bundle_pem(ca.as_bytes().to_vec());
-        }
-        builder.build()
-    }
-
-    /// Checks a config against the platform with an authenticated call, so that an
-    /// unreachable URL or rejected credentials are reported as a Connect error.
-    #[derive(Clone, Default)]
-    pub struct PingVerifier {
-        metrics: ClientMetrics,
-    }
-
-    impl PingVerifier {
-        /// A verifier whose requests count in these metrics.
-        pub fn new(metrics: ClientMetrics) -> Self {
-            Self { metrics }
-        }
-    }
-
-    #[async_trait::async_trait]
-    impl ConfigVerifier for PingVerifier {
-        async fn verify(&self, config: &ResolvedConfig) -> Result<(), String> {
-            let client = client_for(config, &self.metrics).map_err(|e| e.to_string())?;
-            client
-                .xray()
-                .version()
-                .await
-                .map(|_| ())
-                .map_err(|e| format!("cannot connect to JFrog platform {}: {e}", config.url))
-        }
-    }
+    PROVIDER.run_main(kinds_with, args).await
 }

@@ -232,7 +232,7 @@ impl ClientCache {
         if let Some(c) = map.get(&key) {
             return Ok(c.clone());
         }
-        let client = crate::connect::client_for(config, &self.metrics)?;
+        let client = crate::PROVIDER.client_for(config, &self.metrics)?;
         let snapshot = Arc::new(RepositorySnapshot::new(
             self.settings.clone(),
             self.marks.clone(),
