@@ -553,11 +553,10 @@ impl<K: ManagedKind> Reconciler<K> {
         let mut out = BTreeMap::new();
         let fp = spec(obj).and_then(|s| s.get("forProvider"));
         for sr in &self.info().secret_refs {
-            let mut v = fp;
-            for seg in sr.field.split('.') {
-                v = v.and_then(|x| x.get(seg));
-            }
-            let Some(r) = v.filter(|x| !x.is_null()) else {
+            let Some(r) = fp
+                .and_then(|fp| field_at(fp, sr.field))
+                .filter(|x| !x.is_null())
+            else {
                 if sr.required {
                     return Err(format!("spec.forProvider.{} is required", sr.field));
                 }
@@ -1404,6 +1403,15 @@ impl<K: ManagedKind> Reconciler<K> {
     }
 }
 
+/// The value at a dotted field path such as `customHttpHeaders.0.valueSecretRef`, where a
+/// numeric segment indexes a list.
+fn field_at<'a>(root: &'a Value, path: &str) -> Option<&'a Value> {
+    path.split('.').try_fold(root, |v, seg| match v {
+        Value::Array(items) => seg.parse::<usize>().ok().and_then(|i| items.get(i)),
+        _ => v.get(seg),
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1417,5 +1425,22 @@ mod tests {
             deep_merge(&init, &fp),
             json!({"description": "a", "x": "b", "list": [1], "nested": {"p": 1, "q": 2}})
         );
+    }
+
+    #[test]
+    fn field_paths_index_lists() {
+        let fp = json!({"passwordSecretRef": {"name": "s", "key": "k"},
+                        "customHttpHeaders": [{"name": "a"}, {"name": "b", "valueSecretRef": {"name": "h", "key": "v"}}]});
+        assert_eq!(
+            field_at(&fp, "passwordSecretRef").map(|r| &r["name"]),
+            Some(&json!("s"))
+        );
+        assert_eq!(
+            field_at(&fp, "customHttpHeaders.1.valueSecretRef"),
+            Some(&json!({"name": "h", "key": "v"}))
+        );
+        assert_eq!(field_at(&fp, "customHttpHeaders.0.valueSecretRef"), None);
+        assert_eq!(field_at(&fp, "customHttpHeaders.2.valueSecretRef"), None);
+        assert_eq!(field_at(&fp, "customHttpHeaders.x"), None);
     }
 }
