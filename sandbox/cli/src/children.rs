@@ -13,7 +13,7 @@
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use anyhow::Context;
 use tokio::process::{Child, Command};
@@ -30,6 +30,10 @@ pub struct ProviderChild {
     pub child: Child,
     pub pid: u32,
     pub log: PathBuf,
+    /// When the process was started.
+    pub spawned: Instant,
+    /// When the sandbox first saw it hold its leader Lease.
+    pub leader_at: Option<Instant>,
 }
 
 /// What a provider process is started with.
@@ -82,6 +86,7 @@ pub fn spawn(launch: Launch<'_>) -> anyhow::Result<ProviderChild> {
             });
         }
     }
+    let spawned = Instant::now();
     let child = cmd
         .spawn()
         .with_context(|| format!("cannot start {}", launch.provider.name()))?;
@@ -91,6 +96,8 @@ pub fn spawn(launch: Launch<'_>) -> anyhow::Result<ProviderChild> {
         child,
         pid,
         log: launch.log,
+        spawned,
+        leader_at: None,
     })
 }
 

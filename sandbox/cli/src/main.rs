@@ -3,12 +3,14 @@
 //!
 //! Subcommands:
 //! - `sandbox up`: everything at once (see [`up`]);
+//! - `sandbox bench`: `up`'s start-up, N repositories, and the figures (see [`bench`]);
 //! - `sandbox kube`, `sandbox jfrog`: one server alone;
 //! - `sandbox provider <name> [flags]`: one provider process (what `sandbox up` starts in its
 //!   child processes: the binary links the four provider crates, so the README's
 //!   `cargo run -p sandbox -- up` builds nothing but this package and its dependencies).
 
 mod apply;
+mod bench;
 mod children;
 mod kubeapi;
 mod progress;
@@ -33,6 +35,9 @@ enum Command {
     /// Start the Kubernetes API test server, the JFrog simulator and the four providers, install
     /// the CRDs, apply manifests and show them converge.
     Up(Box<up::Args>),
+    /// Measure provider-artifactory: create N repositories against the simulator with a given
+    /// latency and report times, JFrog requests, memory and CPU.
+    Bench(Box<bench::Args>),
     /// Serve the Kubernetes API test server alone.
     Kube(kube_testserver::cli::Args),
     /// Serve the JFrog platform simulator alone.
@@ -113,7 +118,7 @@ fn main() -> anyhow::Result<()> {
         }
         command => {
             // `up` draws a progress view on stderr: only warnings may interrupt it.
-            init_logging(if matches!(command, Command::Up(_)) {
+            init_logging(if matches!(command, Command::Up(_) | Command::Bench(_)) {
                 "warn"
             } else {
                 "info"
@@ -121,6 +126,7 @@ fn main() -> anyhow::Result<()> {
             runtime.block_on(async move {
                 match command {
                     Command::Up(args) => up::run(*args).await,
+                    Command::Bench(args) => bench::run(*args).await,
                     Command::Kube(args) => kube_testserver::cli::run(args).await,
                     Command::Jfrog(args) => jfrog_sim::cli::run(args).await,
                     Command::Provider(_) => unreachable!("handled above"),

@@ -32,13 +32,13 @@ use crate::kubeapi::{client_from_path, client_from_yaml, read_manifests};
 use crate::progress::{self, Renderer, Watcher};
 use crate::setup::{self, NAMESPACE, Platform};
 
-fn duration(s: &str) -> Result<Duration, String> {
+pub(crate) fn duration(s: &str) -> Result<Duration, String> {
     humantime::parse_duration(s).map_err(|e| format!("invalid duration {s:?}: {e}"))
 }
 
 /// The repository's directory of `name` (`crds`, `examples`), as this binary was built from
 /// it, if it still exists; else `./name`.
-fn repo_dir(name: &str) -> PathBuf {
+pub(crate) fn repo_dir(name: &str) -> PathBuf {
     let built = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../..")
         .join(name);
@@ -93,14 +93,19 @@ pub struct Args {
     /// File holding the access token for --jfrog-url.
     #[arg(long, value_name = "FILE", requires = "jfrog_url")]
     pub jfrog_token_file: Option<PathBuf>,
+    /// Set by `sandbox bench`: the latency is spent by reads and inside the simulator's
+    /// descriptor window of repository writes (see `bench`), instead of in front of every
+    /// request.
+    #[arg(skip)]
+    pub latency_in_descriptor: bool,
 }
 
 /// Everything started, to be stopped at the end whatever happened.
 #[derive(Default)]
-struct Running {
+pub(crate) struct Running {
     server: Option<kube_testserver::TestServer>,
-    sim: Option<jfrog_sim::Simulator>,
-    children: Vec<ProviderChild>,
+    pub(crate) sim: Option<jfrog_sim::Simulator>,
+    pub(crate) children: Vec<ProviderChild>,
     temp_dir: Option<PathBuf>,
     ready_file: Option<PathBuf>,
 }
@@ -127,7 +132,7 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
     result
 }
 
-async fn shutdown_signal() {
+pub(crate) async fn shutdown_signal() {
     #[cfg(unix)]
     {
         use tokio::signal::unix::{SignalKind, signal};
@@ -142,7 +147,7 @@ async fn shutdown_signal() {
     let _ = tokio::signal::ctrl_c().await;
 }
 
-async fn shutdown(mut running: Running) {
+pub(crate) async fn shutdown(mut running: Running) {
     if running.server.is_some() || running.sim.is_some() || !running.children.is_empty() {
         eprintln!("shutting down");
     }
@@ -197,7 +202,7 @@ async fn up(
 
 /// Starts the environment (servers, CRDs, configs, providers) and returns an admin client
 /// once every provider leads. What `sandbox bench` will reuse.
-async fn start(args: &Args, running: &mut Running) -> anyhow::Result<kube::Client> {
+pub(crate) async fn start(args: &Args, running: &mut Running) -> anyhow::Result<kube::Client> {
     let providers: Vec<Provider> = if args.providers.is_empty() {
         Provider::ALL.to_vec()
     } else {
@@ -274,7 +279,22 @@ async fn start(args: &Args, running: &mut Running) -> anyhow::Result<kube::Clien
                 .context("starting the JFrog simulator")?;
             if args.jfrog_latency_ms > 0 {
                 let latency = Duration::from_millis(args.jfrog_latency_ms);
-                sim.add_fault(jfrog_sim::Fault::latency("/", latency, Duration::ZERO));
+                if args.latency_in_descriptor {
+                    // Repository writes spend it inside the descriptor window (where the
+                    // platform serialises them); every other request in front of its handler.
+                    sim.set_write_latency(latency);
+                    for method in ["GET", "HEAD"] {
+                        sim.add_fault(
+                            jfrog_sim::Fault::latency("/artifactory", latency, Duration::ZERO)
+                                .method(method),
+                        );
+                    }
+                    for prefix in ["/access", "/xray"] {
+                        sim.add_fault(jfrog_sim::Fault::latency(prefix, latency, Duration::ZERO));
+                    }
+                } else {
+                    sim.add_fault(jfrog_sim::Fault::latency("/", latency, Duration::ZERO));
+                }
             }
             if let Some(d) = &args.state_dir {
                 sim.write_env_file(d).context("writing jfrog.env")?;
@@ -504,6 +524,8 @@ async fn wait_for_leaders(
             let holder = lease_holder(leases, p).await;
             if holder.is_none() || holder == previous.get(&p).cloned().flatten() {
                 still.push(p);
+            } else if let Some(c) = children.iter_mut().find(|c| c.provider == p) {
+                c.leader_at = Some(Instant::now());
             }
         }
         pending = still;
@@ -518,7 +540,8 @@ async fn wait_for_leaders(
                 humantime::format_duration(timeout)
             );
         }
-        tokio::time::sleep(Duration::from_millis(200)).await;
+        // Short: `sandbox bench` reports the time to leadership from this.
+        tokio::time::sleep(Duration::from_millis(50)).await;
     }
     Ok(())
 }

@@ -1,0 +1,669 @@
+//! `sandbox bench`: how provider-artifactory performs at scale, measured the same way every time.
+//!
+//! Steps: start the sandbox as `up` does (embedded Kubernetes API test server, JFrog simulator,
+//! CRDs, configs) with only `provider-artifactory`; sample its idle memory; generate N
+//! repository managed resources from the shapes of `examples/` (7 local, 2 remote and 1
+//! virtual in every 10, round-robin over the package types); server-side apply them concurrently;
+//! watch them until all are Ready and Synced; then count the JFrog requests of K poll intervals
+//! of steady state; report as a table (stdout) or JSON (`--json`).
+//!
+//! How the figures are obtained:
+//! - Latency model: with `--latency-ms L` every JFrog request takes L. Reads (and Access/Xray
+//!   calls) get it in front of the handler; repository writes (create/update/delete) spend it
+//!   inside the simulator's configuration-descriptor window, where the platform serialises
+//!   them (an overlapping write fails with "Could not merge and save new descriptor", the
+//!   emulation is on). So N creations cannot take less than N x L: the reported lower bound.
+//! - Time to Ready of an object: from the moment its apply was answered to the moment this
+//!   command's watch first saw `Ready=True` (the conditions' `lastTransitionTime` has only
+//!   second resolution). "All Ready" is when every object was seen Ready and Synced, from the
+//!   start of the applies.
+//! - JFrog requests: the simulator's per-route counts, reset just before the first apply and
+//!   read when all are Ready (creation); reset again, then read after K poll intervals and
+//!   divided by K (steady state).
+//! - Memory and CPU: `VmRSS`/`VmHWM` of `/proc/<pid>/status` and `utime + stime` of
+//!   `/proc/<pid>/stat` (Linux only; absent elsewhere). Idle RSS is `VmRSS` once the provider
+//!   leads and 2 s more have passed, before any managed resource exists.
+//! - Start to first reconcile: there is no managed resource when the provider starts (idle
+//!   memory is measured with none), so this is the sum of two measured parts: process start to
+//!   the sandbox seeing it hold its leader Lease (checked every 50 ms), and the first apply to
+//!   the first `Synced` condition seen on any of the objects (the first reconcile's result,
+//!   including its JFrog calls). It over-estimates a start with existing objects slightly
+//!   (the sandbox's Lease check interval, the watch's delivery).
+//!
+//! Deviations: only `provider-artifactory` runs; federated repositories and examples that need
+//! Secrets or projects are not generated; virtual repositories are generated without members.
+
+use std::collections::{BTreeMap, HashMap};
+use std::fmt::Write as _;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
+
+use anyhow::Context;
+use futures::StreamExt;
+use kube::api::{Api, ApiResource, DynamicObject};
+use kube::runtime::{WatchStreamExt, watcher};
+use serde::Serialize;
+
+use crate::Provider;
+use crate::kubeapi::{apply, is_legacy_group, kube_message, read_manifests};
+use crate::progress::{self, ObjectState};
+use crate::up::{self, Running, duration, repo_dir};
+
+/// How many applies are in flight at once.
+const APPLY_CONCURRENCY: usize = 32;
+
+/// The namespace of the generated objects.
+const BENCH_NAMESPACE: &str = "default";
+
+/// Flags of `sandbox bench`.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// How many repository managed resources to create.
+    #[arg(long, value_name = "N", default_value_t = 100)]
+    pub resources: usize,
+    /// Latency of every JFrog request (and of each configuration write), in milliseconds.
+    #[arg(long, value_name = "L", default_value_t = 50)]
+    pub latency_ms: u64,
+    /// Print the report as JSON on stdout instead of a table.
+    #[arg(long)]
+    pub json: bool,
+    /// The provider's --poll (how often an up-to-date resource is checked for drift).
+    #[arg(long, value_name = "DURATION", default_value = "1m", value_parser = duration)]
+    pub poll: Duration,
+    /// How many poll intervals of steady state to count requests over.
+    #[arg(long, value_name = "K", default_value_t = 2)]
+    pub steady_polls: u32,
+    /// Give up when not all are Ready and Synced after this long.
+    #[arg(long, value_name = "DURATION", default_value = "30m", value_parser = duration)]
+    pub timeout: Duration,
+    /// Where the repository shapes come from. Default: the repository's examples/.
+    #[arg(long, value_name = "DIR")]
+    pub examples: Option<PathBuf>,
+    /// Directory of the CRDs to install. Default: the repository's crds/.
+    #[arg(long, value_name = "DIR")]
+    pub crds: Option<PathBuf>,
+    /// Keep the state files (kubeconfig, provider log) in DIR.
+    #[arg(long, value_name = "DIR")]
+    pub state_dir: Option<PathBuf>,
+    /// An extra flag passed to the provider (repeatable).
+    #[arg(long = "provider-arg", value_name = "ARG", allow_hyphen_values = true)]
+    pub provider_args: Vec<String>,
+}
+
+/// The figures of one provider process.
+#[derive(Debug, Serialize)]
+pub struct ProviderFigures {
+    pub name: String,
+    pub pid: u32,
+    pub idle_rss_mib: Option<f64>,
+    pub peak_rss_mib: Option<f64>,
+    pub cpu_seconds: Option<f64>,
+    pub start_to_leader_seconds: Option<f64>,
+    pub apply_to_first_synced_seconds: Option<f64>,
+    pub start_to_first_reconcile_seconds: Option<f64>,
+}
+
+/// The report.
+#[derive(Debug, Serialize)]
+pub struct Report {
+    pub resources: usize,
+    pub latency_ms: u64,
+    pub poll_seconds: f64,
+    pub steady_polls: u32,
+    pub by_class: BTreeMap<String, usize>,
+    pub applied: usize,
+    pub apply_failures: Vec<String>,
+    pub ready: usize,
+    pub all_ready: bool,
+    pub all_ready_seconds: Option<f64>,
+    pub ready_p50_seconds: Option<f64>,
+    pub ready_p99_seconds: Option<f64>,
+    pub ready_max_seconds: Option<f64>,
+    pub lower_bound_seconds: f64,
+    pub ratio_to_lower_bound: Option<f64>,
+    pub creation_requests: BTreeMap<String, u64>,
+    pub creation_requests_total: u64,
+    pub creation_requests_per_resource: f64,
+    pub steady_requests_per_poll: BTreeMap<String, f64>,
+    pub steady_requests_per_poll_total: f64,
+    pub steady_requests_per_resource_per_poll: f64,
+    pub providers: Vec<ProviderFigures>,
+}
+
+/// One generated object.
+struct Generated {
+    resource: ApiResource,
+    object: DynamicObject,
+}
+
+/// Runs `sandbox bench`.
+pub async fn run(args: Args) -> anyhow::Result<()> {
+    anyhow::ensure!(args.resources > 0, "--resources must be at least 1");
+    anyhow::ensure!(args.steady_polls > 0, "--steady-polls must be at least 1");
+    let (stop_tx, mut stop_rx) = tokio::sync::watch::channel(false);
+    tokio::spawn(async move {
+        up::shutdown_signal().await;
+        let _ = stop_tx.send(true);
+    });
+    let mut running = Running::default();
+    let result = tokio::select! {
+        r = bench(&args, &mut running) => r,
+        _ = stop_rx.wait_for(|s| *s) => Err(anyhow::anyhow!("interrupted")),
+    };
+    up::shutdown(running).await;
+    let report = result?;
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&report)?);
+    } else {
+        println!("{}", table(&report));
+    }
+    anyhow::ensure!(
+        report.all_ready,
+        "{} of {} not Ready and Synced after {}",
+        report.resources - report.ready,
+        report.resources,
+        humantime::format_duration(args.timeout)
+    );
+    Ok(())
+}
+
+async fn bench(args: &Args, running: &mut Running) -> anyhow::Result<Report> {
+    let up_args = up::Args {
+        state_dir: args.state_dir.clone(),
+        jfrog_latency_ms: args.latency_ms,
+        poll: args.poll,
+        once: true,
+        timeout: args.timeout,
+        apply: Vec::new(),
+        no_apply: true,
+        crds: args.crds.clone(),
+        providers: vec![Provider::Artifactory],
+        provider_args: args.provider_args.clone(),
+        kubeconfig: None,
+        jfrog_url: None,
+        jfrog_token_file: None,
+        latency_in_descriptor: true,
+    };
+    let client = up::start(&up_args, running).await?;
+    let kinds = progress::managed_kinds(&client).await?;
+    let generated = generate(
+        &args
+            .examples
+            .clone()
+            .unwrap_or_else(|| repo_dir("examples")),
+        &kinds,
+        args.resources,
+    )?;
+    let mut by_class = BTreeMap::new();
+    for g in &generated {
+        *by_class.entry(class_of(&g.resource.kind)).or_insert(0) += 1;
+    }
+
+    // Idle: the provider leads, its caches are synced, nothing to manage.
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let idle: HashMap<u32, Option<f64>> = running
+        .children
+        .iter()
+        .map(|c| (c.pid, proc_status_kib(c.pid, "VmRSS").map(mib)))
+        .collect();
+
+    // Watch the Kinds used, recording when each object is first seen Synced and Ready.
+    let seen = Arc::new(Mutex::new(Seen::default()));
+    let mut used: Vec<ApiResource> = Vec::new();
+    for g in &generated {
+        if !used.iter().any(|r| r.kind == g.resource.kind) {
+            used.push(g.resource.clone());
+        }
+    }
+    let mut tasks = Vec::new();
+    for r in &used {
+        let api: Api<DynamicObject> = Api::namespaced_with(client.clone(), BENCH_NAMESPACE, r);
+        let seen = seen.clone();
+        let kind = r.kind.clone();
+        tasks.push(tokio::spawn(async move {
+            let stream = watcher(api, watcher::Config::default().labels("sandbox-bench=true"))
+                .default_backoff()
+                .applied_objects();
+            let mut stream = std::pin::pin!(stream);
+            while let Some(ev) = stream.next().await {
+                if let Ok(obj) = ev {
+                    let key = (kind.clone(), obj.metadata.name.clone().unwrap_or_default());
+                    let state = ObjectState::of(&obj);
+                    let now = Instant::now();
+                    let mut s = seen.lock().unwrap_or_else(PoisonError::into_inner);
+                    // A failing first reconcile is a reconcile too.
+                    if state.synced || state.failure.is_some() {
+                        s.first_synced.get_or_insert(now);
+                    }
+                    if state.ready {
+                        s.ready.entry(key.clone()).or_insert(now);
+                    }
+                    if state.ready && state.synced {
+                        s.done.entry(key).or_insert(now);
+                    }
+                }
+            }
+        }));
+    }
+    let _abort = AbortOnDrop(tasks);
+
+    // Create.
+    let sim = running
+        .sim
+        .as_ref()
+        .context("the bench needs the embedded simulator")?;
+    sim.reset_counts();
+    let apply_started = Instant::now();
+    let results: Vec<Result<(String, Instant), String>> = futures::stream::iter(generated)
+        .map(|g| {
+            let client = client.clone();
+            async move {
+                let name = g.object.metadata.name.clone().unwrap_or_default();
+                match apply(&client, &g.resource, true, &g.object).await {
+                    Ok(_) => Ok((format!("{}/{name}", g.resource.kind), Instant::now())),
+                    Err(e) => Err(format!("{} {name}: {}", g.resource.kind, kube_message(&e))),
+                }
+            }
+        })
+        .buffer_unordered(APPLY_CONCURRENCY)
+        .collect()
+        .await;
+    let mut applied_at: HashMap<String, Instant> = HashMap::new();
+    let mut apply_failures = Vec::new();
+    for r in results {
+        match r {
+            Ok((k, t)) => {
+                applied_at.insert(k, t);
+            }
+            Err(f) => apply_failures.push(f),
+        }
+    }
+    let deadline = apply_started + args.timeout;
+    let all_ready_at = loop {
+        for c in running.children.iter_mut() {
+            if let Ok(Some(status)) = c.child.try_wait() {
+                anyhow::bail!(
+                    "{} exited unexpectedly ({status}); last lines of {}:\n{}",
+                    c.provider.name(),
+                    c.log.display(),
+                    crate::children::log_tail(&c.log, 20)
+                );
+            }
+        }
+        let done = seen
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .done
+            .len();
+        if done >= applied_at.len() {
+            break Some(Instant::now());
+        }
+        if Instant::now() > deadline {
+            break None;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    let creation_counts = sim.request_counts();
+    let (seen_ready, first_synced, done_times) = {
+        let s = seen.lock().unwrap_or_else(PoisonError::into_inner);
+        (s.ready.clone(), s.first_synced, s.done.clone())
+    };
+    let all_ready_at = all_ready_at.map(|t| {
+        // The loop checks every 100 ms: the last object's own time is more exact.
+        done_times.values().copied().max().unwrap_or(t)
+    });
+
+    let mut to_ready: Vec<f64> = seen_ready
+        .iter()
+        .filter_map(|((kind, name), t)| {
+            applied_at
+                .get(&format!("{kind}/{name}"))
+                .map(|a| t.saturating_duration_since(*a).as_secs_f64())
+        })
+        .collect();
+    to_ready.sort_by(f64::total_cmp);
+
+    // Steady state.
+    let mut steady_counts = BTreeMap::new();
+    if all_ready_at.is_some() {
+        sim.reset_counts();
+        tokio::time::sleep(args.poll * args.steady_polls).await;
+        steady_counts = sim.request_counts();
+    }
+
+    let providers = running
+        .children
+        .iter()
+        .map(|c| {
+            let to_leader = c
+                .leader_at
+                .map(|t| t.saturating_duration_since(c.spawned).as_secs_f64());
+            let first =
+                first_synced.map(|t| t.saturating_duration_since(apply_started).as_secs_f64());
+            ProviderFigures {
+                name: c.provider.name(),
+                pid: c.pid,
+                idle_rss_mib: idle.get(&c.pid).copied().flatten(),
+                peak_rss_mib: proc_status_kib(c.pid, "VmHWM").map(mib),
+                cpu_seconds: cpu_seconds(c.pid),
+                start_to_leader_seconds: to_leader,
+                apply_to_first_synced_seconds: first,
+                start_to_first_reconcile_seconds: to_leader.zip(first).map(|(a, b)| a + b),
+            }
+        })
+        .collect();
+
+    let n = args.resources;
+    let creation_requests = by_method(&creation_counts);
+    let creation_requests_total: u64 = creation_requests.values().sum();
+    let steady_requests_per_poll: BTreeMap<String, f64> = by_method(&steady_counts)
+        .into_iter()
+        .map(|(m, c)| (m, c as f64 / f64::from(args.steady_polls)))
+        .collect();
+    let steady_total: f64 = steady_requests_per_poll.values().fold(0.0, |a, b| a + b);
+    let lower_bound = n as f64 * args.latency_ms as f64 / 1000.0;
+    let all_ready_seconds =
+        all_ready_at.map(|t| t.saturating_duration_since(apply_started).as_secs_f64());
+    Ok(Report {
+        resources: n,
+        latency_ms: args.latency_ms,
+        poll_seconds: args.poll.as_secs_f64(),
+        steady_polls: args.steady_polls,
+        by_class,
+        applied: applied_at.len(),
+        apply_failures,
+        ready: done_times.len(),
+        all_ready: all_ready_at.is_some() && done_times.len() == n,
+        all_ready_seconds,
+        ready_p50_seconds: percentile(&to_ready, 0.50),
+        ready_p99_seconds: percentile(&to_ready, 0.99),
+        ready_max_seconds: to_ready.last().copied(),
+        lower_bound_seconds: lower_bound,
+        ratio_to_lower_bound: all_ready_seconds
+            .filter(|_| lower_bound > 0.0)
+            .map(|s| s / lower_bound),
+        creation_requests_total,
+        creation_requests_per_resource: creation_requests_total as f64 / n as f64,
+        creation_requests,
+        steady_requests_per_poll_total: steady_total,
+        steady_requests_per_resource_per_poll: steady_total / n as f64,
+        steady_requests_per_poll,
+        providers,
+    })
+}
+
+#[derive(Default)]
+struct Seen {
+    first_synced: Option<Instant>,
+    ready: HashMap<(String, String), Instant>,
+    done: HashMap<(String, String), Instant>,
+}
+
+struct AbortOnDrop(Vec<tokio::task::JoinHandle<()>>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        for t in &self.0 {
+            t.abort();
+        }
+    }
+}
+
+/// `local`, `remote`, `virtual`, `federated` from a Kind name.
+fn class_of(kind: &str) -> String {
+    ["Local", "Remote", "Virtual", "Federated"]
+        .iter()
+        .find(|c| kind.starts_with(*c))
+        .map_or_else(|| "other".to_string(), |c| c.to_lowercase())
+}
+
+/// N objects from the shapes of the examples: namespaced repository Kinds, no Secret or
+/// project references, virtual ones without members; named `bench-00042`.
+fn generate(
+    examples: &std::path::Path,
+    kinds: &[progress::ManagedKind],
+    n: usize,
+) -> anyhow::Result<Vec<Generated>> {
+    let manifests = read_manifests(&[examples.to_path_buf()])?;
+    let mut by_class: BTreeMap<String, Vec<Generated>> = BTreeMap::new();
+    for m in manifests {
+        let Some(types) = &m.object.types else {
+            continue;
+        };
+        let Some(k) = kinds
+            .iter()
+            .find(|k| k.resource.api_version == types.api_version && k.resource.kind == types.kind)
+        else {
+            continue;
+        };
+        if is_legacy_group(&k.resource.group) || k.provider != Provider::Artifactory {
+            continue;
+        }
+        let text = serde_json::to_string(&m.object.data).unwrap_or_default();
+        if text.contains("SecretRef") || text.contains("projectKey") {
+            continue;
+        }
+        let class = class_of(&k.resource.kind);
+        if class == "federated" || class == "other" {
+            continue;
+        }
+        let mut object = m.object.clone();
+        if class == "virtual"
+            && let Some(fp) = object
+                .data
+                .pointer_mut("/spec/forProvider")
+                .and_then(|v| v.as_object_mut())
+        {
+            fp.remove("repositories");
+            fp.remove("defaultDeploymentRepo");
+        }
+        by_class.entry(class).or_default().push(Generated {
+            resource: k.resource.clone(),
+            object,
+        });
+    }
+    let local = by_class.remove("local").unwrap_or_default();
+    anyhow::ensure!(
+        !local.is_empty(),
+        "no usable local repository example in {}",
+        examples.display()
+    );
+    let remote = by_class.remove("remote").unwrap_or_default();
+    let virt = by_class.remove("virtual").unwrap_or_default();
+    let mut counters = [0usize; 3];
+    let mut out = Vec::with_capacity(n);
+    for i in 0..n {
+        // 7 local, 2 remote, 1 virtual in every 10, mixed early so that a small N has all
+        // three (local when a class has no example).
+        let slot = match i % 10 {
+            1 | 6 if !remote.is_empty() => 1,
+            4 if !virt.is_empty() => 2,
+            _ => 0,
+        };
+        let pool = [&local, &remote, &virt][slot];
+        let template = &pool[counters[slot] % pool.len()];
+        counters[slot] += 1;
+        let mut object = template.object.clone();
+        object.metadata = kube::api::ObjectMeta {
+            name: Some(format!("bench-{i:05}")),
+            namespace: Some(BENCH_NAMESPACE.to_string()),
+            labels: Some([("sandbox-bench".to_string(), "true".to_string())].into()),
+            ..Default::default()
+        };
+        out.push(Generated {
+            resource: template.resource.clone(),
+            object,
+        });
+    }
+    Ok(out)
+}
+
+/// Request counts by method (`"GET /artifactory/api/..."` keys).
+fn by_method(counts: &BTreeMap<String, u64>) -> BTreeMap<String, u64> {
+    let mut out = BTreeMap::new();
+    for (route, n) in counts {
+        let method = route.split_once(' ').map_or(route.as_str(), |(m, _)| m);
+        *out.entry(method.to_string()).or_insert(0) += n;
+    }
+    out
+}
+
+/// The value at quantile `q` (nearest rank) of sorted values.
+fn percentile(sorted: &[f64], q: f64) -> Option<f64> {
+    if sorted.is_empty() {
+        return None;
+    }
+    let rank = (q * sorted.len() as f64).ceil() as usize;
+    Some(sorted[rank.clamp(1, sorted.len()) - 1])
+}
+
+fn mib(kib: u64) -> f64 {
+    kib as f64 / 1024.0
+}
+
+/// A `kB` field of `/proc/<pid>/status` (`VmRSS`, `VmHWM`).
+fn proc_status_kib(pid: u32, field: &str) -> Option<u64> {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    text.lines().find_map(|l| {
+        let rest = l.strip_prefix(field)?.strip_prefix(':')?;
+        rest.split_whitespace().next()?.parse().ok()
+    })
+}
+
+/// `utime + stime` of `/proc/<pid>/stat`, in seconds.
+fn cpu_seconds(pid: u32) -> Option<f64> {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // Fields after the command name (which may hold spaces), from field 3 (state) on.
+    let rest = &text[text.rfind(')')? + 1..];
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    let utime: f64 = fields.get(11)?.parse().ok()?;
+    let stime: f64 = fields.get(12)?.parse().ok()?;
+    // SAFETY: sysconf has no memory-safety preconditions.
+    let ticks = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
+    (ticks > 0).then(|| (utime + stime) / ticks as f64)
+}
+
+fn opt(v: Option<f64>, unit: &str) -> String {
+    v.map_or_else(|| "-".to_string(), |v| format!("{v:.2}{unit}"))
+}
+
+/// The report as a table.
+pub fn table(r: &Report) -> String {
+    let mut s = String::new();
+    let classes: Vec<String> = r.by_class.iter().map(|(c, n)| format!("{n} {c}")).collect();
+    let _ = writeln!(
+        s,
+        "sandbox bench: {} repositories ({}), JFrog latency {} ms, poll {}s",
+        r.resources,
+        classes.join(", "),
+        r.latency_ms,
+        r.poll_seconds
+    );
+    let _ = writeln!(
+        s,
+        "  Ready and Synced        {}/{}{}",
+        r.ready,
+        r.resources,
+        if r.apply_failures.is_empty() {
+            String::new()
+        } else {
+            format!(" ({} not applied)", r.apply_failures.len())
+        }
+    );
+    let _ = writeln!(
+        s,
+        "  all Ready after         {}",
+        opt(r.all_ready_seconds, " s")
+    );
+    let _ = writeln!(
+        s,
+        "  lower bound (N x L)     {:.2} s   ratio {}",
+        r.lower_bound_seconds,
+        opt(r.ratio_to_lower_bound, "x")
+    );
+    let _ = writeln!(
+        s,
+        "  time to Ready           p50 {}   p99 {}   max {}",
+        opt(r.ready_p50_seconds, " s"),
+        opt(r.ready_p99_seconds, " s"),
+        opt(r.ready_max_seconds, " s")
+    );
+    let methods: Vec<String> = r
+        .creation_requests
+        .iter()
+        .map(|(m, n)| format!("{m} {n}"))
+        .collect();
+    let _ = writeln!(
+        s,
+        "  JFrog requests, creation      {} ({}), {:.2} per resource",
+        r.creation_requests_total,
+        methods.join(", "),
+        r.creation_requests_per_resource
+    );
+    let methods: Vec<String> = r
+        .steady_requests_per_poll
+        .iter()
+        .map(|(m, n)| format!("{m} {n:.1}"))
+        .collect();
+    let _ = writeln!(
+        s,
+        "  JFrog requests, steady state  {:.1} per poll ({}), {:.4} per resource per poll (over {} polls)",
+        r.steady_requests_per_poll_total,
+        if methods.is_empty() {
+            "none".to_string()
+        } else {
+            methods.join(", ")
+        },
+        r.steady_requests_per_resource_per_poll,
+        r.steady_polls
+    );
+    let _ = writeln!(
+        s,
+        "  {:<22} {:>8} {:>10} {:>10} {:>9} {:>10} {:>14}",
+        "PROVIDER", "PID", "IDLE RSS", "PEAK RSS", "CPU", "TO LEADER", "TO 1ST RECONC."
+    );
+    for p in &r.providers {
+        let _ = writeln!(
+            s,
+            "  {:<22} {:>8} {:>10} {:>10} {:>9} {:>10} {:>14}",
+            p.name,
+            p.pid,
+            opt(p.idle_rss_mib, " MiB"),
+            opt(p.peak_rss_mib, " MiB"),
+            opt(p.cpu_seconds, " s"),
+            opt(p.start_to_leader_seconds, " s"),
+            opt(p.start_to_first_reconcile_seconds, " s"),
+        );
+    }
+    for f in r.apply_failures.iter().take(5) {
+        let _ = writeln!(s, "  not applied: {f}");
+    }
+    s.trim_end().to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn percentiles_methods_and_classes() {
+        let v: Vec<f64> = (1..=100).map(f64::from).collect();
+        assert_eq!(percentile(&v, 0.5), Some(50.0));
+        assert_eq!(percentile(&v, 0.99), Some(99.0));
+        assert_eq!(percentile(&[3.0], 0.99), Some(3.0));
+        assert_eq!(percentile(&[], 0.5), None);
+        let counts: BTreeMap<String, u64> = [
+            ("GET /a".to_string(), 2),
+            ("GET /b".to_string(), 3),
+            ("PUT /a".to_string(), 1),
+        ]
+        .into();
+        assert_eq!(
+            by_method(&counts),
+            [("GET".to_string(), 5), ("PUT".to_string(), 1)].into()
+        );
+        assert_eq!(class_of("LocalGoRepository"), "local");
+        assert_eq!(class_of("VirtualPubRepository"), "virtual");
+    }
+}

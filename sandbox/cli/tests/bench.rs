@@ -1,0 +1,132 @@
+//! End-to-end test of `sandbox bench`: the built binary creates a few repositories through the
+//! real provider process and reports its figures as JSON. Figures are measured, not asserted:
+//! only the report's shape and that everything became Ready are checked.
+
+use std::io::Read;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// Generous: a debug build on a loaded 2-core machine.
+const WAIT: Duration = Duration::from_secs(600);
+
+#[test]
+fn bench_reports_json_figures_for_five_repositories() {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_sandbox"))
+        .env_remove("RUST_LOG")
+        .env_remove("KUBECONFIG")
+        .args([
+            "bench",
+            "--resources",
+            "5",
+            "--latency-ms",
+            "5",
+            "--poll",
+            "2s",
+            "--steady-polls",
+            "1",
+            "--json",
+            "--timeout",
+            "8m",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start sandbox bench");
+    let mut stdout = child.stdout.take().expect("piped stdout");
+    let mut stderr = child.stderr.take().expect("piped stderr");
+    let out_reader = std::thread::spawn(move || {
+        let mut s = String::new();
+        stdout.read_to_string(&mut s).unwrap();
+        s
+    });
+    let err_reader = std::thread::spawn(move || {
+        let mut s = String::new();
+        stderr.read_to_string(&mut s).unwrap();
+        s
+    });
+    let started = Instant::now();
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        if started.elapsed() > WAIT {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("sandbox bench did not finish within {WAIT:?}");
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    let out = out_reader.join().unwrap();
+    let err = err_reader.join().unwrap();
+    assert!(
+        status.success(),
+        "status {status}\nstdout:\n{out}\nstderr:\n{err}"
+    );
+    let report: serde_json::Value =
+        serde_json::from_str(&out).unwrap_or_else(|e| panic!("not JSON ({e}):\n{out}\n{err}"));
+
+    for field in [
+        "resources",
+        "latency_ms",
+        "poll_seconds",
+        "steady_polls",
+        "by_class",
+        "applied",
+        "apply_failures",
+        "ready",
+        "all_ready",
+        "all_ready_seconds",
+        "ready_p50_seconds",
+        "ready_p99_seconds",
+        "ready_max_seconds",
+        "lower_bound_seconds",
+        "ratio_to_lower_bound",
+        "creation_requests",
+        "creation_requests_total",
+        "creation_requests_per_resource",
+        "steady_requests_per_poll",
+        "steady_requests_per_poll_total",
+        "steady_requests_per_resource_per_poll",
+        "providers",
+    ] {
+        assert!(report.get(field).is_some(), "no {field} in {report:#}");
+    }
+    assert_eq!(report["resources"], 5, "{report:#}");
+    assert_eq!(report["applied"], 5, "{report:#}");
+    assert_eq!(report["ready"], 5, "{report:#}");
+    assert_eq!(report["all_ready"], true, "{report:#}");
+    assert!(report["all_ready_seconds"].is_f64(), "{report:#}");
+    assert!(report["ready_p99_seconds"].is_f64(), "{report:#}");
+    // Local, remote and virtual repositories among the five.
+    for class in ["local", "remote", "virtual"] {
+        assert!(
+            report["by_class"][class].as_u64().unwrap_or(0) > 0,
+            "no {class} repository: {report:#}"
+        );
+    }
+    // Each repository was created in the simulator by the provider.
+    assert!(
+        report["creation_requests"]["PUT"].as_u64().unwrap_or(0) >= 5,
+        "{report:#}"
+    );
+    let providers = report["providers"].as_array().expect("providers array");
+    assert_eq!(providers.len(), 1, "{report:#}");
+    let p = &providers[0];
+    assert_eq!(p["name"], "provider-artifactory", "{report:#}");
+    for field in [
+        "pid",
+        "idle_rss_mib",
+        "peak_rss_mib",
+        "cpu_seconds",
+        "start_to_leader_seconds",
+        "apply_to_first_synced_seconds",
+        "start_to_first_reconcile_seconds",
+    ] {
+        assert!(p.get(field).is_some(), "no {field} in {p:#}");
+    }
+    if cfg!(target_os = "linux") {
+        assert!(p["peak_rss_mib"].as_f64().unwrap_or(0.0) > 0.0, "{p:#}");
+        assert!(p["idle_rss_mib"].as_f64().unwrap_or(0.0) > 0.0, "{p:#}");
+    }
+    assert!(p["start_to_first_reconcile_seconds"].is_f64(), "{p:#}");
+}
