@@ -658,6 +658,35 @@ impl<K: ManagedKind> Reconciler<K> {
         })
     }
 
+    /// Publish connection details; on failure, record `CannotPublishConnectionDetails`, mark
+    /// `Synced=False` (after `extra`, e.g. `Creating`) and return the reconcile's outcome. A
+    /// conflict returns a silent back-off.
+    async fn publish_or_fail(
+        &self,
+        run: &mut Run,
+        d: &ConnectionDetails,
+        extra: Option<Condition>,
+    ) -> Option<Outcome> {
+        match self.publish(&run.obj, d).await {
+            Ok(()) => None,
+            Err(None) => Some(Outcome::Backoff),
+            Err(Some(m)) => {
+                self.event(
+                    run,
+                    EventType::Warning,
+                    "CannotPublishConnectionDetails",
+                    &m,
+                )
+                .await;
+                if let Some(c) = extra {
+                    self.mark(run, c);
+                }
+                self.mark(run, Condition::reconcile_error(m));
+                Some(self.finish(run, Outcome::Backoff).await)
+            }
+        }
+    }
+
     /// Publish; Err(None) for a silent conflict, Err(Some(msg)) otherwise.
     async fn publish(
         &self,
@@ -1139,20 +1168,11 @@ impl<K: ManagedKind> Reconciler<K> {
         }
 
         // Step 15: publish the observation's connection details.
-        match self.publish(&run.obj, &obs.connection_details).await {
-            Ok(()) => {}
-            Err(None) => return Outcome::Backoff,
-            Err(Some(m)) => {
-                self.event(
-                    run,
-                    EventType::Warning,
-                    "CannotPublishConnectionDetails",
-                    &m,
-                )
-                .await;
-                self.mark(run, Condition::reconcile_error(m));
-                return self.finish(run, Outcome::Backoff).await;
-            }
+        if let Some(out) = self
+            .publish_or_fail(run, &obs.connection_details, None)
+            .await
+        {
+            return out;
         }
 
         // Step 16: add the finalizer.
@@ -1258,19 +1278,11 @@ impl<K: ManagedKind> Reconciler<K> {
             Ok(upd) => {
                 self.ctx.metrics.record_drift(metric_key, &self.gvk_label);
                 self.apply_view_status(run, &view, &before_update);
-                if let Err(err) = self.publish(&run.obj, &upd.connection_details).await {
-                    let Some(m) = err else {
-                        return Outcome::Backoff;
-                    };
-                    self.event(
-                        run,
-                        EventType::Warning,
-                        "CannotPublishConnectionDetails",
-                        &m,
-                    )
-                    .await;
-                    self.mark(run, Condition::reconcile_error(m));
-                    return self.finish(run, Outcome::Backoff).await;
+                if let Some(out) = self
+                    .publish_or_fail(run, &upd.connection_details, None)
+                    .await
+                {
+                    return out;
                 }
                 self.event(
                     run,
@@ -1372,20 +1384,15 @@ impl<K: ManagedKind> Reconciler<K> {
                     .get(EXTERNAL_NAME)
                     .cloned()
                     .unwrap_or_default();
-                if let Err(err) = self.publish(&run.obj, &creation.connection_details).await {
-                    let Some(m) = err else {
-                        return Outcome::Backoff;
-                    };
-                    self.event(
+                if let Some(out) = self
+                    .publish_or_fail(
                         run,
-                        EventType::Warning,
-                        "CannotPublishConnectionDetails",
-                        &m,
+                        &creation.connection_details,
+                        Some(Condition::creating()),
                     )
-                    .await;
-                    self.mark(run, Condition::creating());
-                    self.mark(run, Condition::reconcile_error(m));
-                    return self.finish(run, Outcome::Backoff).await;
+                    .await
+                {
+                    return out;
                 }
                 self.event(
                     run,
