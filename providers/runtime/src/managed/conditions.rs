@@ -15,8 +15,9 @@ pub const TYPE_READY: &str = "Ready";
 /// `LastAsyncOperation` (Upjet).
 pub const TYPE_LAST_ASYNC_OPERATION: &str = "LastAsyncOperation";
 
-/// One entry of `status.conditions`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+/// One entry of `status.conditions` (crossplane `apis/core/v2` `Condition`), for managed
+/// resources and the config Kinds alike.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Condition {
     /// The condition type.

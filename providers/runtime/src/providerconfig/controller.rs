@@ -30,6 +30,7 @@ use super::{
     REASON_USAGE_ACCOUNTING, kube_message,
 };
 use crate::managed::GlobalRateLimiter;
+use crate::managed::conditions::set_condition;
 
 /// Usage references remembered by the watch mapper before it starts over.
 const MAPPER_MEMORY_LIMIT: usize = 100_000;
@@ -192,10 +193,6 @@ fn error_policy(
     Action::requeue(Duration::from_secs(5))
 }
 
-fn now_rfc3339() -> String {
-    chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
-}
-
 async fn reconcile(
     obj: Arc<DynamicObject>,
     ctx: Arc<ConfigController>,
@@ -353,26 +350,10 @@ fn set_status(config: &mut DynamicObject, users: i64, blocking: bool) {
             .entry("conditions")
             .or_insert_with(|| serde_json::json!([]));
         let mut list: Vec<Condition> = serde_json::from_value(conds.clone()).unwrap_or_default();
-        let existing = list.iter_mut().find(|c| c.type_ == "Terminating");
-        let unchanged = existing.as_ref().is_some_and(|c| {
-            c.status == "True"
-                && c.reason == "InUse"
-                && c.message.as_deref() == Some(MSG_BLOCK_DELETION)
-        });
-        if !unchanged {
-            let cond = Condition {
-                type_: "Terminating".into(),
-                status: "True".into(),
-                last_transition_time: now_rfc3339(),
-                reason: "InUse".into(),
-                message: Some(MSG_BLOCK_DELETION.into()),
-                observed_generation: None,
-            };
-            match existing {
-                Some(c) => *c = cond,
-                None => list.push(cond),
-            }
-        }
+        set_condition(
+            &mut list,
+            Condition::new("Terminating", true, "InUse", MSG_BLOCK_DELETION),
+        );
         *conds = serde_json::to_value(list).unwrap_or_else(|_| serde_json::json!([]));
     }
 }

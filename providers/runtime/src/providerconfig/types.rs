@@ -120,26 +120,7 @@ pub struct ProviderConfigSpec {
     pub ca_bundle_secret_ref: Option<SecretKeySelector>,
 }
 
-/// A condition as crossplane writes it (`apis/core/v2` `Condition`).
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct Condition {
-    /// Type of this condition.
-    #[serde(rename = "type")]
-    pub type_: String,
-    /// Status of this condition: True, False or Unknown.
-    pub status: String,
-    /// Last time this condition transitioned.
-    pub last_transition_time: String,
-    /// A machine-readable reason.
-    pub reason: String,
-    /// A human-readable message.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub message: Option<String>,
-    /// The metadata.generation this condition was set for.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub observed_generation: Option<i64>,
-}
+pub use crate::managed::conditions::Condition;
 
 /// Status of the config Kinds.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
