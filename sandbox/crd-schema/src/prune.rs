@@ -117,8 +117,9 @@ fn prune(x: &mut Value, s: Option<&Node>, embedded: bool, p: &mut Pruner<'_>) {
     }
 }
 
-/// The fields of `ObjectMeta`.
-const OBJECT_META_FIELDS: [&str; 15] = [
+/// The fields of `ObjectMeta` (what pruning keeps in embedded metadata; the server checks
+/// objects' own metadata against the same list).
+pub const OBJECT_META_FIELDS: [&str; 15] = [
     "name",
     "generateName",
     "namespace",
