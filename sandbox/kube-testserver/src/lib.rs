@@ -71,7 +71,8 @@
 //!
 //! # Deviations from a real API server
 //!
-//! - HTTP/1.1 only (no HTTP/2); the serving certificate is for 127.0.0.1/localhost/::1 only.
+//! - HTTP/2 over TLS (ALPN `h2`, 1,000 streams per connection as kube-apiserver) and HTTP/1.1;
+//!   no h2c on the plain-HTTP side; the serving certificate is for 127.0.0.1/localhost/::1 only.
 //! - Bearer tokens only (no client certificates); bodies are JSON or YAML, protobuf only for
 //!   the kinds kubectl's typed clients write (see [`protobuf`]), no CBOR; responses are JSON.
 //! - Watch history is kept per resource (`Config::watch_history` events each), not per etcd
@@ -410,7 +411,12 @@ impl Drop for TestServer {
     }
 }
 
-/// Serves one connection, TLS or plain HTTP/1.1 depending on its first byte.
+/// Streams per HTTP/2 connection: kube-apiserver's `--http2-max-streams-per-connection`
+/// default.
+const H2_MAX_STREAMS: u32 = 1000;
+
+/// Serves one connection, TLS or plain HTTP/1.1 depending on its first byte; over TLS,
+/// HTTP/2 or HTTP/1.1 as ALPN decides.
 async fn serve_connection(
     stream: tokio::net::TcpStream,
     acceptor: tokio_rustls::TlsAcceptor,
@@ -434,6 +440,19 @@ async fn serve_connection(
         let Ok(tls) = acceptor.accept(stream).await else {
             return;
         };
+        // HTTP/2 when the client offers it (kube-apiserver's choice too): client-go and
+        // the providers then multiplex every watch and request over one connection.
+        if tls.get_ref().1.alpn_protocol() == Some(b"h2") {
+            let mut h2 =
+                hyper::server::conn::http2::Builder::new(hyper_util::rt::TokioExecutor::new());
+            h2.max_concurrent_streams(H2_MAX_STREAMS);
+            let conn = h2.serve_connection(hyper_util::rt::TokioIo::new(tls), service);
+            tokio::select! {
+                _ = conn => {}
+                _ = cancel.cancelled() => {}
+            }
+            return;
+        }
         let conn = builder.serve_connection(hyper_util::rt::TokioIo::new(tls), service);
         tokio::select! {
             _ = conn => {}

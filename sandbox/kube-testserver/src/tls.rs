@@ -52,7 +52,7 @@ pub fn generate() -> Result<Tls, TlsError> {
         .with_safe_default_protocol_versions()?
         .with_no_client_auth()
         .with_single_cert(vec![cert.der().clone(), ca_cert.der().clone()], key_der)?;
-    config.alpn_protocols = vec![b"http/1.1".to_vec()];
+    config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
     Ok(Tls {
         ca_pem: ca_cert.pem(),
         acceptor: tokio_rustls::TlsAcceptor::from(Arc::new(config)),

@@ -15,6 +15,12 @@
 //!
 //! The queue below is client-go's rate-limited delaying work queue, in the few lines these
 //! rules take.
+//!
+//! Workers are spawned per reconcile rather than parked per controller: each controller may
+//! run `--max-reconcile-rate` reconciles at once, as upstream, but an idle controller holds
+//! none, and the whole process runs at most
+//! [`IN_FLIGHT_PER_RATE`](super::registration::IN_FLIGHT_PER_RATE) × `--max-reconcile-rate`
+//! at once (see there why).
 
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::panic::AssertUnwindSafe;
@@ -26,7 +32,7 @@ use kube::Api;
 use kube::api::DynamicObject;
 use kube::runtime::WatchStreamExt;
 use kube::runtime::watcher::{self, Event};
-use tokio::sync::Notify;
+use tokio::sync::{Notify, Semaphore};
 
 use super::conditions::{Condition, TYPE_READY, TYPE_SYNCED};
 use super::external::{Connector, ManagedKind};
@@ -36,6 +42,10 @@ use super::metrics::{Labels, ManagedMetrics};
 use super::ratelimit::ItemBackoff;
 use super::reconciler::{Outcome, Reconciler};
 use super::registration::ControllerContext;
+
+/// Objects per page of a watch's initial list: small pages keep the memory of a restart
+/// with thousands of existing objects low (each page is held whole while it is decoded).
+pub const LIST_PAGE: u32 = 100;
 
 /// An object key: namespace (empty for cluster-scoped) and name.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -275,7 +285,7 @@ pub async fn run<K: ManagedKind>(
         let cache = cache.clone();
         let controller_name = controller_name.clone();
         async move {
-            let mut stream = watcher::watcher(api, watcher::Config::default())
+            let mut stream = watcher::watcher(api, watcher::Config::default().page_size(LIST_PAGE))
                 .default_backoff()
                 .boxed();
             let mut seen: HashSet<ObjectKey> = HashSet::new();
@@ -355,41 +365,34 @@ pub async fn run<K: ManagedKind>(
         }
     };
 
-    // Workers.
-    let mut handles = Vec::new();
-    for _ in 0..workers {
-        let queue = queue.clone();
-        let reconciler = reconciler.clone();
-        let ctx = ctx.clone();
-        let controller_name = controller_name.clone();
-        handles.push(tokio::spawn(async move {
-            worker(queue, reconciler, ctx, controller_name).await;
-        }));
-    }
-
+    // Workers, on demand: one dispatcher takes keys off the queue and spawns a task per
+    // reconcile, at most `workers` at once for this controller and at most
+    // `ctx.reconcile_slots` for the whole process. An idle controller holds no worker task,
+    // so a provider with hundreds of Kinds and few objects costs a watch per Kind, not
+    // `--max-reconcile-rate` parked tasks per Kind.
+    let slots = Arc::new(Semaphore::new(workers));
     let watch_task = tokio::spawn(watch);
     let gauge_task = tokio::spawn(gauges);
-    ctx.shutdown.cancelled().await;
-    queue.shutdown();
-    watch_task.abort();
-    gauge_task.abort();
-    for h in handles {
-        let _ = h.await;
-    }
-    tracing::info!(controller = %controller_name, "stopped managed controller");
-}
-
-async fn worker<K: ManagedKind>(
-    queue: Arc<WorkQueue>,
-    reconciler: Arc<Reconciler<K>>,
-    ctx: ControllerContext,
-    controller_name: String,
-) {
-    let clabels = ManagedMetrics::controller(&controller_name);
-    while let Some(key) = tokio::select! {
-        k = queue.get() => k,
-        _ = ctx.shutdown.cancelled() => None,
-    } {
+    loop {
+        let permit = tokio::select! {
+            p = slots.clone().acquire_owned() => p,
+            () = ctx.shutdown.cancelled() => break,
+        };
+        let Ok(permit) = permit else { break };
+        let key = tokio::select! {
+            k = queue.get() => k,
+            () = ctx.shutdown.cancelled() => None,
+        };
+        let Some(key) = key else { break };
+        // The process-wide cap: the key waits as "processing", so requests for it merge.
+        let slot = tokio::select! {
+            s = ctx.reconcile_slots.clone().acquire_owned() => s.ok(),
+            () = ctx.shutdown.cancelled() => None,
+        };
+        let Some(slot) = slot else {
+            queue.done(&key);
+            break;
+        };
         // The global limiter: a limited request returns AFTER(wait) without reconciling.
         let wait = ctx
             .rate_limiter
@@ -401,45 +404,73 @@ async fn worker<K: ManagedKind>(
             count(&ctx, &controller_name, "requeue_after");
             continue;
         }
-        ctx.metrics.active_workers.get_or_create(&clabels).inc();
-        let started = Instant::now();
-        let ns = if key.namespace.is_empty() {
-            None
-        } else {
-            Some(key.namespace.as_str())
-        };
-        let outcome = AssertUnwindSafe(reconciler.reconcile(ns, &key.name))
-            .catch_unwind()
-            .await
-            .unwrap_or_else(|_| Outcome::Error("reconciler panicked".into()));
-        ctx.metrics
-            .reconcile_time
-            .get_or_create(&clabels)
-            .observe(started.elapsed().as_secs_f64());
-        ctx.metrics.active_workers.get_or_create(&clabels).dec();
-        match outcome {
-            Outcome::Done => {
-                queue.forget(&key);
-                count(&ctx, &controller_name, "success");
-            }
-            Outcome::After(d) => {
-                queue.forget(&key);
-                queue.add_after(key.clone(), d);
-                count(&ctx, &controller_name, "requeue_after");
-            }
-            Outcome::Backoff => {
-                queue.add_rate_limited(key.clone());
-                count(&ctx, &controller_name, "requeue");
-            }
-            Outcome::Error(e) => {
-                tracing::warn!(controller = %controller_name, object = %key.string(), error = %e, "reconcile failed");
-                queue.add_rate_limited(key.clone());
-                count(&ctx, &controller_name, "error");
-                ctx.metrics.reconcile_errors.get_or_create(&clabels).inc();
-            }
-        }
-        queue.done(&key);
+        let queue = queue.clone();
+        let reconciler = reconciler.clone();
+        let ctx = ctx.clone();
+        let controller_name = controller_name.clone();
+        tokio::spawn(async move {
+            process(&queue, &reconciler, &ctx, &controller_name, key).await;
+            drop(slot);
+            drop(permit);
+        });
     }
+    queue.shutdown();
+    watch_task.abort();
+    gauge_task.abort();
+    // Let the reconciles in flight finish.
+    let _ = slots
+        .acquire_many(u32::try_from(workers).unwrap_or(u32::MAX))
+        .await;
+    tracing::info!(controller = %controller_name, "stopped managed controller");
+}
+
+/// One reconcile of `key` and the queue bookkeeping of its outcome.
+async fn process<K: ManagedKind>(
+    queue: &WorkQueue,
+    reconciler: &Reconciler<K>,
+    ctx: &ControllerContext,
+    controller_name: &str,
+    key: ObjectKey,
+) {
+    let clabels = ManagedMetrics::controller(controller_name);
+    ctx.metrics.active_workers.get_or_create(&clabels).inc();
+    let started = Instant::now();
+    let ns = if key.namespace.is_empty() {
+        None
+    } else {
+        Some(key.namespace.as_str())
+    };
+    let outcome = AssertUnwindSafe(reconciler.reconcile(ns, &key.name))
+        .catch_unwind()
+        .await
+        .unwrap_or_else(|_| Outcome::Error("reconciler panicked".into()));
+    ctx.metrics
+        .reconcile_time
+        .get_or_create(&clabels)
+        .observe(started.elapsed().as_secs_f64());
+    ctx.metrics.active_workers.get_or_create(&clabels).dec();
+    match outcome {
+        Outcome::Done => {
+            queue.forget(&key);
+            count(ctx, controller_name, "success");
+        }
+        Outcome::After(d) => {
+            queue.forget(&key);
+            queue.add_after(key.clone(), d);
+            count(ctx, controller_name, "requeue_after");
+        }
+        Outcome::Backoff => {
+            queue.add_rate_limited(key.clone());
+            count(ctx, controller_name, "requeue");
+        }
+        Outcome::Error(e) => {
+            tracing::warn!(controller = %controller_name, object = %key.string(), error = %e, "reconcile failed");
+            queue.add_rate_limited(key.clone());
+            count(ctx, controller_name, "error");
+            ctx.metrics.reconcile_errors.get_or_create(&clabels).inc();
+        }
+    }
+    queue.done(&key);
 }
 
 fn count(ctx: &ControllerContext, controller: &str, result: &str) {

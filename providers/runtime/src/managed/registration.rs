@@ -9,6 +9,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use futures::future::BoxFuture;
+use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 
 use super::config::ProviderConfigResolver;
@@ -45,10 +46,13 @@ pub struct ControllerContext {
     pub poll_jitter: Duration,
     /// `--min-poll-interval`: the floor for the poll-interval annotation.
     pub min_poll_interval: Duration,
-    /// `--max-reconcile-rate`: also each controller's number of concurrent workers.
+    /// `--max-reconcile-rate`: also each controller's number of concurrent reconciles.
     pub max_reconcile_rate: usize,
     /// The process-wide reconcile limiter (shared by every controller).
     pub rate_limiter: Arc<GlobalRateLimiter>,
+    /// The process-wide cap on reconciles in flight (shared by every controller):
+    /// [`IN_FLIGHT_PER_RATE`] × `--max-reconcile-rate`.
+    pub reconcile_slots: Arc<Semaphore>,
     /// `--enable-management-policies`.
     pub management_policies_enabled: bool,
     /// Deadline of each external call; one reconcile may take `timeout + 30 s`.
@@ -85,6 +89,7 @@ impl ControllerContext {
             min_poll_interval: DEFAULT_MIN_POLL_INTERVAL,
             max_reconcile_rate: DEFAULT_MAX_RECONCILE_RATE,
             rate_limiter: Arc::new(GlobalRateLimiter::new(DEFAULT_MAX_RECONCILE_RATE)),
+            reconcile_slots: Arc::new(Semaphore::new(in_flight(DEFAULT_MAX_RECONCILE_RATE))),
             management_policies_enabled: true,
             timeout: DEFAULT_TIMEOUT,
             creation_grace_period: DEFAULT_CREATION_GRACE_PERIOD,
@@ -109,8 +114,24 @@ impl ControllerContext {
     pub fn with_max_reconcile_rate(mut self, rate: usize) -> Self {
         self.max_reconcile_rate = rate;
         self.rate_limiter = Arc::new(GlobalRateLimiter::new(rate));
+        self.reconcile_slots = Arc::new(Semaphore::new(in_flight(rate)));
         self
     }
+}
+
+/// Reconciles in flight per unit of `--max-reconcile-rate`, process-wide.
+///
+/// Upstream runs `--max-reconcile-rate` workers per controller, so a provider with 296
+/// controllers could have thousands of reconciles in flight, each holding its object; when
+/// the platform is the bottleneck (JFrog serialises configuration writes) they only wait,
+/// and the memory grows with the backlog. The token bucket starts at most `rate` reconciles
+/// per second, so by Little's law `5 × rate` in flight keeps the bucket's pace as long as a
+/// reconcile takes under 5 s; past that, reconciles queue (still per object, merged) instead
+/// of piling up in memory. Each controller keeps its own limit of `rate` as upstream.
+pub const IN_FLIGHT_PER_RATE: usize = 5;
+
+fn in_flight(rate: usize) -> usize {
+    rate.max(2).saturating_mul(IN_FLIGHT_PER_RATE)
 }
 
 /// What a provider registers for one Kind. Object-safe.

@@ -6,6 +6,11 @@
 //! Deviation from §15.6 ("controllers are never stopped"), as issue 4 asks: when a CRD is
 //! deleted its controllers are stopped, and started again if the CRD comes back; a
 //! controller whose CRD is gone can only fail its watches.
+//!
+//! Memory: the gate watches CRDs decoded into [`CrdHead`] (metadata, the served versions and
+//! the conditions), never the OpenAPI schemas, and lists them a few at a time. A provider's
+//! CRDs carry megabytes of schema; decoding them whole at start-up was most of a provider's
+//! peak memory.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::{Arc, Mutex};
@@ -17,8 +22,10 @@ use k8s_openapi::api::authorization::v1::{
 };
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::Api;
-use kube::api::PostParams;
+use kube::api::{ApiResource, PostParams};
+use kube::core::Object;
 use kube::runtime::watcher;
+use serde::Deserialize;
 use tokio_util::sync::CancellationToken;
 
 use crate::managed::{ControllerContext, ManagedMetrics};
@@ -54,16 +61,52 @@ impl GateState {
     }
 }
 
+/// The part of a CRD's spec the gate reads.
+#[derive(Debug, Clone, Default, Deserialize)]
+pub struct CrdHeadSpec {
+    /// The versions, with only name and served.
+    #[serde(default)]
+    pub versions: Vec<CrdHeadVersion>,
+}
+
+/// One version of a CRD: its name and whether it is served.
+#[derive(Debug, Clone, Default, Deserialize)]
+pub struct CrdHeadVersion {
+    /// The version name.
+    pub name: String,
+    /// Whether the API server serves it.
+    #[serde(default)]
+    pub served: bool,
+}
+
+/// The part of a CRD's status the gate reads.
+#[derive(Debug, Clone, Default, Deserialize)]
+pub struct CrdHeadStatus {
+    /// The CRD's conditions, with only type and status.
+    #[serde(default)]
+    pub conditions: Vec<CrdHeadCondition>,
+}
+
+/// A CRD condition's type and status.
+#[derive(Debug, Clone, Default, Deserialize)]
+pub struct CrdHeadCondition {
+    /// `Established`, `NamesAccepted`, ...
+    #[serde(rename = "type")]
+    pub type_: String,
+    /// `True`, `False` or `Unknown`.
+    pub status: String,
+}
+
+/// A CRD without its schemas: what the gate needs to decide.
+pub type CrdHead = Object<CrdHeadSpec, CrdHeadStatus>;
+
 /// Whether a CRD is established and serves `version`.
-pub fn crd_ready(crd: &CustomResourceDefinition, version: &str) -> bool {
-    let established = crd
-        .status
-        .as_ref()
-        .and_then(|s| s.conditions.as_ref())
-        .is_some_and(|c| {
-            c.iter()
-                .any(|c| c.type_ == "Established" && c.status == "True")
-        });
+pub fn crd_ready(crd: &CrdHead, version: &str) -> bool {
+    let established = crd.status.as_ref().is_some_and(|s| {
+        s.conditions
+            .iter()
+            .any(|c| c.type_ == "Established" && c.status == "True")
+    });
     let served = crd
         .spec
         .versions
@@ -71,6 +114,9 @@ pub fn crd_ready(crd: &CustomResourceDefinition, version: &str) -> bool {
         .any(|v| v.name == version && v.served);
     established && served && crd.metadata.deletion_timestamp.is_none()
 }
+
+/// CRDs per page of the gate's list.
+const CRD_PAGE: u32 = 20;
 
 /// Whether this process may get, list and watch CRDs.
 pub async fn may_watch_crds(client: &kube::Client) -> bool {
@@ -179,8 +225,9 @@ impl SafeStartGate {
             ctx.shutdown.cancelled().await;
             return;
         }
-        let api: Api<CustomResourceDefinition> = Api::all(ctx.client.clone());
-        let mut events = watcher(api, watcher::Config::default()).boxed();
+        let ar = ApiResource::erase::<CustomResourceDefinition>(&());
+        let api: Api<CrdHead> = Api::all_with(ctx.client.clone(), &ar);
+        let mut events = watcher(api, watcher::Config::default().page_size(CRD_PAGE)).boxed();
         let mut running: HashMap<usize, Running> = HashMap::new();
         loop {
             let event = tokio::select! {
@@ -188,18 +235,17 @@ impl SafeStartGate {
                 e = events.next() => e,
             };
             let Some(event) = event else { break };
-            let (applied, deleted): (Vec<CustomResourceDefinition>, Vec<CustomResourceDefinition>) =
-                match event {
-                    Ok(watcher::Event::Apply(crd) | watcher::Event::InitApply(crd)) => {
-                        (vec![crd], vec![])
-                    }
-                    Ok(watcher::Event::Delete(crd)) => (vec![], vec![crd]),
-                    Ok(watcher::Event::Init | watcher::Event::InitDone) => (vec![], vec![]),
-                    Err(e) => {
-                        tracing::warn!(error = %e, "CRD watch error");
-                        continue;
-                    }
-                };
+            let (applied, deleted): (Vec<CrdHead>, Vec<CrdHead>) = match event {
+                Ok(watcher::Event::Apply(crd) | watcher::Event::InitApply(crd)) => {
+                    (vec![crd], vec![])
+                }
+                Ok(watcher::Event::Delete(crd)) => (vec![], vec![crd]),
+                Ok(watcher::Event::Init | watcher::Event::InitDone) => (vec![], vec![]),
+                Err(e) => {
+                    tracing::warn!(error = %e, "CRD watch error");
+                    continue;
+                }
+            };
             for crd in applied {
                 let name = crd.metadata.name.clone().unwrap_or_default();
                 for (i, c) in self.controllers.iter().enumerate() {

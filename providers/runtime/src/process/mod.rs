@@ -16,6 +16,7 @@
 pub mod flags;
 pub mod gate;
 pub mod http;
+pub mod kubeclient;
 pub mod leader;
 pub mod logging;
 pub mod metrics;
@@ -27,8 +28,9 @@ use prometheus_client::registry::Registry;
 use tokio_util::sync::CancellationToken;
 
 pub use flags::{LogFormat, ProviderFlags, parse_bind_address};
-pub use gate::{GateState, GatedController, SafeStartGate, crd_ready};
+pub use gate::{CrdHead, GateState, GatedController, SafeStartGate, crd_ready};
 pub use http::ReadinessChecks;
+pub use kubeclient::kube_client;
 pub use leader::{LeaderElectionConfig, LeaderElector, lease_name};
 pub use metrics::MetricsRegistry;
 
@@ -271,7 +273,7 @@ pub async fn run_until(
         .await
         .map_err(|e| ProcessError::Kubeconfig(e.to_string()))?;
     let client =
-        kube::Client::try_from(config).map_err(|e| ProcessError::Kubeconfig(e.to_string()))?;
+        kubeclient::kube_client(config).map_err(|e| ProcessError::Kubeconfig(e.to_string()))?;
 
     let registry = MetricsRegistry::default();
     let mut managed_metrics = None;
