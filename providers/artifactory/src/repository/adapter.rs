@@ -57,8 +57,6 @@ const MAX_CUSTOM_HEADERS: usize = 5;
 pub struct RepositoryKind {
     info: KindInfo,
     kind: Arc<ResolvedKind>,
-    params_schema: Value,
-    observation_schema: Value,
 }
 
 impl RepositoryKind {
@@ -116,13 +114,9 @@ impl RepositoryKind {
                 }
             }
         }
-        let params_schema = schema::parameters_schema(&kind);
-        let observation_schema = schema::observation_schema(&kind);
         Ok(RepositoryKind {
             info,
             kind: Arc::new(kind),
-            params_schema,
-            observation_schema,
         })
     }
 
@@ -139,11 +133,13 @@ impl ManagedKind for RepositoryKind {
     fn info(&self) -> &KindInfo {
         &self.info
     }
+    // Built on demand: only CRD generation asks, and holding 296 schemas would cost a
+    // running provider megabytes for nothing.
     fn parameters_schema(&self) -> Value {
-        self.params_schema.clone()
+        schema::parameters_schema(&self.kind)
     }
     fn observation_schema(&self) -> Value {
-        self.observation_schema.clone()
+        schema::observation_schema(&self.kind)
     }
 }
 
