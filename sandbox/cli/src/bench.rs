@@ -89,6 +89,11 @@ pub struct Args {
     /// An extra flag passed to the provider (repeatable).
     #[arg(long = "provider-arg", value_name = "ARG", allow_hyphen_values = true)]
     pub provider_args: Vec<String>,
+    /// Measure DIR/provider-artifactory (`cargo build --release -p provider-artifactory`)
+    /// instead of this executable's built-in copy (`sandbox provider artifactory`, the same
+    /// code in a larger executable, so its RSS is a few MiB higher).
+    #[arg(long, value_name = "DIR")]
+    pub provider_bin: Option<PathBuf>,
 }
 
 /// The figures of one provider process.
@@ -96,6 +101,8 @@ pub struct Args {
 pub struct ProviderFigures {
     pub name: String,
     pub pid: u32,
+    /// The executable and flags the provider ran with.
+    pub command: String,
     pub idle_rss_mib: Option<f64>,
     pub peak_rss_mib: Option<f64>,
     pub cpu_seconds: Option<f64>,
@@ -180,6 +187,7 @@ async fn bench(args: &Args, running: &mut Running) -> anyhow::Result<Report> {
         crds: args.crds.clone(),
         providers: vec![Provider::Artifactory],
         provider_args: args.provider_args.clone(),
+        provider_bin: args.provider_bin.clone(),
         kubeconfig: None,
         jfrog_url: None,
         jfrog_token_file: None,
@@ -344,6 +352,15 @@ async fn bench(args: &Args, running: &mut Running) -> anyhow::Result<Report> {
             ProviderFigures {
                 name: c.provider.name(),
                 pid: c.pid,
+                command: std::fs::read(format!("/proc/{}/cmdline", c.pid))
+                    .map(|b| {
+                        b.split(|c| *c == 0)
+                            .filter(|a| !a.is_empty())
+                            .map(|a| String::from_utf8_lossy(a).into_owned())
+                            .collect::<Vec<_>>()
+                            .join(" ")
+                    })
+                    .unwrap_or_default(),
                 idle_rss_mib: idle.get(&c.pid).copied().flatten(),
                 peak_rss_mib: proc_status_kib(c.pid, "VmHWM").map(mib),
                 cpu_seconds: cpu_seconds(c.pid),
@@ -635,6 +652,7 @@ pub fn table(r: &Report) -> String {
             opt(p.start_to_leader_seconds, " s"),
             opt(p.start_to_first_reconcile_seconds, " s"),
         );
+        let _ = writeln!(s, "    {}", p.command);
     }
     for f in r.apply_failures.iter().take(5) {
         let _ = writeln!(s, "  not applied: {f}");

@@ -42,21 +42,38 @@ pub struct Launch<'a> {
     pub kubeconfig: &'a Path,
     pub log: PathBuf,
     pub flags: Vec<String>,
+    /// A provider binary to run instead of `sandbox provider <name>`. It does not watch its
+    /// stdin, so only `PR_SET_PDEATHSIG` (Linux) keeps it from outliving the sandbox.
+    pub binary: Option<PathBuf>,
 }
 
-/// Starts `sandbox provider <name> <flags>` with its own kubeconfig; output goes to `log`.
+/// Starts `sandbox provider <name> <flags>` (or the given binary with `<flags>`) with its own
+/// kubeconfig; output goes to `log`.
 pub fn spawn(launch: Launch<'_>) -> anyhow::Result<ProviderChild> {
-    let exe =
-        std::env::current_exe().context("cannot find the sandbox executable to start providers")?;
     let log = std::fs::File::create(&launch.log)
         .with_context(|| format!("cannot create log file {}", launch.log.display()))?;
     let log_err = log
         .try_clone()
         .context("cannot duplicate the log file handle")?;
-    let mut cmd = Command::new(exe);
-    cmd.arg("provider")
-        .arg(launch.provider.short())
-        .args(&launch.flags)
+    let mut cmd = match &launch.binary {
+        Some(bin) => {
+            anyhow::ensure!(
+                bin.is_file(),
+                "no provider binary {} (build it with `cargo build --release -p {}`)",
+                bin.display(),
+                launch.provider.name()
+            );
+            Command::new(bin)
+        }
+        None => {
+            let exe = std::env::current_exe()
+                .context("cannot find the sandbox executable to start providers")?;
+            let mut cmd = Command::new(exe);
+            cmd.arg("provider").arg(launch.provider.short());
+            cmd
+        }
+    };
+    cmd.args(&launch.flags)
         .env("KUBECONFIG", launch.kubeconfig)
         .env("POD_NAMESPACE", "crossplane-system")
         .env(PARENT_WATCH_ENV, "1")

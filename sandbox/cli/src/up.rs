@@ -84,6 +84,12 @@ pub struct Args {
     /// An extra flag passed to every provider (repeatable), e.g. --provider-arg=--debug.
     #[arg(long = "provider-arg", value_name = "ARG", allow_hyphen_values = true)]
     pub provider_args: Vec<String>,
+    /// Run the provider binaries DIR/provider-<name> (built with `cargo build --release -p
+    /// provider-<name>`) instead of this executable's built-in copies (`sandbox provider
+    /// <name>`, the same code). The built-in copies are the default because they are always
+    /// as new as the sandbox; a separate binary is what a cluster runs, and smaller.
+    #[arg(long, value_name = "DIR")]
+    pub provider_bin: Option<PathBuf>,
     /// Use this cluster instead of the embedded Kubernetes API test server.
     #[arg(long, value_name = "PATH")]
     pub kubeconfig: Option<PathBuf>,
@@ -357,6 +363,7 @@ pub(crate) async fn start(args: &Args, running: &mut Running) -> anyhow::Result<
             kubeconfig: &kubeconfig,
             log: providers_dir.join(format!("{}.log", p.name())),
             flags,
+            binary: args.provider_bin.as_ref().map(|d| d.join(p.name())),
         })?;
         std::fs::write(
             providers_dir.join(format!("{}.pid", p.name())),
