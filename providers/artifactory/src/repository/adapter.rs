@@ -39,7 +39,7 @@ use sha2::{Digest, Sha256};
 use super::decl::{Class, DeclError, KindDecl, ResolvedKind, Ty};
 use super::diff::{self, DiffContext};
 use super::schema::{self, HASHES_FIELD};
-use super::snapshot::{RepositorySnapshot, SnapshotSettings, WriteGuard, WriteMarks};
+use super::snapshot::{Lookup, RepositorySnapshot, SnapshotSettings, WriteGuard, WriteMarks};
 use super::wire::{self, Mode, empty_of, user_value};
 
 /// The annotation holding the write-only hashes of a create (status set by Create is not
@@ -322,9 +322,9 @@ impl RepositoryClient {
         self.snapshot.as_ref().map(|s| s.begin_write(key))
     }
 
-    /// The configuration of `key` (`None`: it does not exist), from the snapshot when it has
-    /// an answer no older than the MR's poll interval, else by `GET` (whose result then
-    /// replaces the snapshot's entry).
+    /// The configuration of `key` (`None`: it does not exist), from the snapshot when it can
+    /// answer for the MR's poll interval, else by `GET` (whose result then replaces the
+    /// snapshot's entry).
     async fn read(
         &self,
         key: &str,
@@ -334,10 +334,12 @@ impl RepositoryClient {
             .snapshot
             .as_ref()
             .and_then(|s| s.max_age(&mr.annotations).map(|age| (s, age)));
-        if let Some((s, max_age)) = snapshot
-            && let Some(v) = s.lookup(&self.client, key, max_age).await
-        {
-            return Ok(Some(v));
+        if let Some((s, max_age)) = snapshot {
+            match s.lookup(&self.client, key, max_age).await {
+                Lookup::Found(v) => return Ok(Some(v)),
+                Lookup::Absent => return Ok(None),
+                Lookup::Unknown => {}
+            }
         }
         let sent = Instant::now();
         let result = match self.client.artifactory().repositories().get(key).await {

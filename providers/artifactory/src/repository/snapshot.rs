@@ -12,12 +12,15 @@
 //! - A configuration is used only when it is no older than the MR's own poll interval (its
 //!   `crossplane.io/poll-interval` annotation, raised to `--min-poll-interval`, capped by the
 //!   TTL). Older means a direct `GET`.
-//! - The snapshot only ever answers "exists, with this configuration". A key it lacks is
-//!   confirmed by a `GET` before the MR is reported missing, even when the snapshot is fresh:
-//!   a repository created in JFrog after the snapshot (adopted by a new MR, or created by
-//!   another process) must never lead to a second create. Missing repositories are rare in
-//!   steady state (new MRs and deletions made in JFrog), so this costs one `GET` per such
-//!   observe and nothing per poll.
+//! - A key the snapshot lacks is reported missing without a `GET` only when the snapshot is
+//!   fresh for the MR (no older than its poll interval) and nothing since says otherwise: no
+//!   write of ours to the key since the fetch, and no `GET` that found the key while a
+//!   snapshot lacked it (such keys, e.g. repositories the token's bulk answer does not show,
+//!   are always read by `GET` until a snapshot shows them). This saves a `GET` per new MR.
+//!   It cannot make a duplicate: Artifactory refuses to create a key that exists ("Case
+//!   insensitive repository key already exists"); should a repository have been created
+//!   elsewhere between the fetch and the create, that create fails, its write mark sends
+//!   the next observe to `GET`, and the MR adopts the repository.
 //! - Our own writes invalidate: create, update and delete mark the key (shared by every
 //!   client of the cache, so a rotated credential's new client sees the marks of the old
 //!   one) while the write is in flight and with its end time afterwards. A key written
@@ -51,7 +54,7 @@
 //! - The snapshot is used whenever it is enabled, even for a single MR on a platform with
 //!   many repositories (one large answer instead of one small one per poll).
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
@@ -213,6 +216,20 @@ struct State {
     /// When the last refresh failed, and whether because the platform lacks (or refuses)
     /// the endpoint.
     failed: Option<(Instant, bool)>,
+    /// Keys a `GET` found while the snapshot lacked them: never reported missing from the
+    /// snapshot alone, until a snapshot shows them.
+    hidden: HashSet<String>,
+}
+
+/// What the snapshot says about a key.
+#[derive(Debug, Clone)]
+pub enum Lookup {
+    /// Its configuration, fresh enough.
+    Found(Arc<Value>),
+    /// It does not exist (the snapshot is fresh and nothing since says otherwise).
+    Absent,
+    /// The snapshot cannot tell: read it with `GET`.
+    Unknown,
 }
 
 /// The shared snapshot of one JFrog client.
@@ -274,24 +291,22 @@ impl RepositorySnapshot {
         self.len() == 0
     }
 
-    /// The configuration of `key` if one no older than `max_age` and newer than our last
-    /// write to it is at hand (refreshing the snapshot first when it is older than the TTL);
-    /// `None` means: read it with `GET` (and give the result to [`Self::record_read`]).
-    pub async fn lookup(
-        &self,
-        client: &JfrogClient,
-        key: &str,
-        max_age: Duration,
-    ) -> Option<Arc<Value>> {
+    /// What the snapshot knows of `key` within `max_age` (refreshing it first when it is
+    /// older than the TTL): its configuration when one no older than `max_age` and newer
+    /// than our last write to it is at hand, [`Lookup::Absent`] under the rule of the module
+    /// docs, else [`Lookup::Unknown`]: read it with `GET` (and give the result to
+    /// [`Self::record_read`]).
+    pub async fn lookup(&self, client: &JfrogClient, key: &str, max_age: Duration) -> Lookup {
         let key = key.to_ascii_lowercase();
-        if let Some(c) = self.cached(&key, max_age) {
-            return Some(c);
+        let known = self.known(&key, max_age);
+        if !matches!(known, Lookup::Unknown) {
+            return known;
         }
         if self.needs_refresh(Instant::now()) {
             self.refresh(client).await;
-            return self.cached(&key, max_age);
+            return self.known(&key, max_age);
         }
-        None
+        Lookup::Unknown
     }
 
     /// Keep the result of a direct `GET` of `key` sent at `read_at` (`None`: not found), so
@@ -309,6 +324,10 @@ impl RepositorySnapshot {
             None => st.fetched_at.is_none_or(|f| f < read_at),
         };
         if newer {
+            let shown = st.entries.get(&key).is_some_and(|e| e.json.is_some());
+            if value.is_some() && !shown && st.fetched_at.is_some() {
+                st.hidden.insert(key.clone());
+            }
             let json = value.map(|v| Arc::from(v.to_string()));
             st.entries.insert(
                 key,
@@ -321,25 +340,41 @@ impl RepositorySnapshot {
         }
     }
 
-    fn cached(&self, key: &str, max_age: Duration) -> Option<Arc<Value>> {
+    fn known(&self, key: &str, max_age: Duration) -> Lookup {
         let mark = self.marks.get(key);
         if mark.in_flight > 0 {
-            return None;
+            return Lookup::Unknown;
         }
         let now = Instant::now();
         let usable =
             |at: Instant| mark.last_end.is_none_or(|w| at > w) && now.duration_since(at) <= max_age;
         let (json, class) = {
             let st = lock(&self.state);
-            let e = st.entries.get(key).filter(|e| usable(e.read_at))?;
-            (e.json.clone()?, e.class)
+            match st.entries.get(key) {
+                Some(e) if usable(e.read_at) => match &e.json {
+                    Some(json) => (json.clone(), e.class),
+                    // A `GET` answered not found after our last write.
+                    None => return Lookup::Absent,
+                },
+                Some(_) => return Lookup::Unknown,
+                None => {
+                    let fresh = st.fetched_at.is_some_and(usable);
+                    return if fresh && !st.hidden.contains(key) {
+                        Lookup::Absent
+                    } else {
+                        Lookup::Unknown
+                    };
+                }
+            }
         };
-        let mut v: Value = serde_json::from_str(&json).ok()?;
+        let Ok(mut v) = serde_json::from_str::<Value>(&json) else {
+            return Lookup::Unknown;
+        };
         if let (Some(class), Some(obj)) = (class, v.as_object_mut()) {
             obj.entry("rclass")
                 .or_insert_with(|| Value::String(class.to_owned()));
         }
-        Some(Arc::new(v))
+        Lookup::Found(Arc::new(v))
     }
 
     fn needs_refresh(&self, now: Instant) -> bool {
@@ -414,6 +449,7 @@ impl RepositorySnapshot {
                 entries.insert(k, e);
             }
         }
+        st.hidden.retain(|k| !entries.contains_key(k));
         st.entries = entries;
         st.fetched_at = Some(started);
         st.failed = None;
@@ -497,6 +533,40 @@ mod tests {
 
     const HOUR: Duration = Duration::from_secs(3600);
 
+    fn found(s: &RepositorySnapshot, key: &str, max_age: Duration) -> Option<Arc<Value>> {
+        match s.known(key, max_age) {
+            Lookup::Found(v) => Some(v),
+            _ => None,
+        }
+    }
+
+    #[test]
+    fn a_key_the_fresh_snapshot_lacks_is_absent_unless_something_says_otherwise() {
+        let s = snapshot();
+        // No snapshot yet: unknown.
+        assert!(matches!(s.known("k", HOUR), Lookup::Unknown));
+        let fetched = Instant::now();
+        lock(&s.state).fetched_at = Some(fetched);
+        assert!(matches!(s.known("k", HOUR), Lookup::Absent));
+        // Too old for the MR's poll interval.
+        assert!(matches!(s.known("k", Duration::ZERO), Lookup::Unknown));
+        // Our write since the fetch: unknown, during and after it.
+        let guard = s.begin_write("k");
+        assert!(matches!(s.known("k", HOUR), Lookup::Unknown));
+        drop(guard);
+        assert!(matches!(s.known("k", HOUR), Lookup::Unknown));
+        // A GET that found a key the snapshot lacked: never absent from the snapshot alone...
+        s.record_read("h", Some(&json!({"key": "h"})), Instant::now());
+        assert!(found(&s, "h", HOUR).is_some());
+        lock(&s.state).entries.clear();
+        assert!(matches!(s.known("h", HOUR), Lookup::Unknown));
+        // ...until a snapshot shows it.
+        let shown = index(br#"[{"key": "h"}]"#, Instant::now()).expect("indexed");
+        let mut st = lock(&s.state);
+        st.hidden.retain(|k| !shown.contains_key(k));
+        assert!(st.hidden.is_empty());
+    }
+
     #[test]
     fn the_bulk_answer_is_indexed_by_lower_cased_key_with_its_class() {
         let now = Instant::now();
@@ -512,7 +582,7 @@ mod tests {
         assert_eq!(idx["libs-local"].class, Some("local"));
         let s = RepositorySnapshot::new(Arc::default(), Arc::default());
         lock(&s.state).entries = idx;
-        let local = s.cached("libs-local", HOUR).expect("value");
+        let local = found(&s, "libs-local", HOUR).expect("value");
         assert_eq!(local["rclass"], "local");
         assert_eq!(local["key"], "Libs-Local");
         assert_eq!(local["packageType"], "maven");
@@ -533,23 +603,23 @@ mod tests {
         let v = json!({"key": "k"});
         let guard = s.begin_write("K");
         s.record_read("k", Some(&v), Instant::now());
-        assert!(s.cached("k", HOUR).is_none(), "read during the write");
+        assert!(found(&s, "k", HOUR).is_none(), "read during the write");
         let before_end = Instant::now();
         drop(guard);
         s.record_read("k", Some(&v), before_end);
         assert!(
-            s.cached("k", HOUR).is_none(),
+            found(&s, "k", HOUR).is_none(),
             "read sent before the write ended"
         );
         s.record_read("k", Some(&v), Instant::now());
-        assert!(s.cached("k", HOUR).is_some());
+        assert!(found(&s, "k", HOUR).is_some());
         // Older than the MR's poll interval: not used.
-        assert!(s.cached("k", Duration::ZERO).is_none());
+        assert!(found(&s, "k", Duration::ZERO).is_none());
         // A later "not found" is a tombstone no older read brings back.
         let gone = Instant::now();
         s.record_read("k", None, gone);
         s.record_read("k", Some(&v), gone - Duration::from_millis(1));
-        assert!(s.cached("k", HOUR).is_none());
+        assert!(found(&s, "k", HOUR).is_none());
     }
 
     #[test]

@@ -1,7 +1,8 @@
 //! Observation by list against the JFrog simulator: one list call serves a poll's observes,
 //! changes made in JFrog are seen once the TTL has passed, the snapshot falls back to `GET`
-//! when it fails or is missing, our own writes invalidate it, a stale or fresh snapshot
-//! never reports an existing repository missing, and secrets compare the same on both paths.
+//! when it fails or is missing, our own writes invalidate it, a stale snapshot never reports
+//! an existing repository missing and a fresh one never leads to a duplicate, and secrets
+//! compare the same on both paths.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -286,17 +287,32 @@ async fn snapshot_never_reports_an_existing_repository_missing() {
     c.create(&mut first).await.expect("create");
     let o = c.observe(&mut first).await.expect("observe");
     assert!(o.resource_exists && o.resource_up_to_date, "{}", o.diff);
-    // Created in JFrog after the snapshot (an MR adopting it), snapshot within its TTL.
+    // Created in JFrog after the snapshot (an MR adopting it), snapshot within its TTL: the
+    // fresh snapshot reports it missing, the create is refused by Artifactory (no
+    // duplicate), and the refused write sends the next observe to GET, which adopts it.
     let raw = sim.repository_raw("late-own").expect("stored");
     let mut other = raw.clone();
     other["key"] = json!("late-adopted");
+    other["description"] = json!("made elsewhere");
     assert!(sim.put_repository_raw("late-adopted", other));
     let mut adopted = mr("late-adopted", json!({"description": "x"}));
+    assert!(
+        !c.observe(&mut adopted)
+            .await
+            .expect("observe")
+            .resource_exists
+    );
+    let refused = c.create(&mut adopted).await.expect_err("exists");
+    assert!(refused.to_string().contains("already exists"), "{refused}");
     assert!(
         c.observe(&mut adopted)
             .await
             .expect("observe")
             .resource_exists
+    );
+    assert_eq!(
+        sim.repository_raw("late-adopted").expect("kept")["description"],
+        "made elsewhere"
     );
     // The same when the snapshot is stale and cannot be refreshed.
     sim.add_fault(Fault::error(CONFIGURATIONS, 503, 1.0).method("GET"));
@@ -311,8 +327,8 @@ async fn snapshot_never_reports_an_existing_repository_missing() {
             .expect("observe")
             .resource_exists
     );
-    // Nothing was created twice.
-    assert_eq!(sim.request_count("PUT", BY_KEY), 1);
+    // Nothing was created twice: one create of ours, one refused.
+    assert_eq!(sim.request_count("PUT", BY_KEY), 2);
     // Differently cased keys are the same repository.
     cache.set_snapshot_ttl(Some(LONG));
     let mut upper = mr("LATE-OWN", json!({"description": "x"}));
