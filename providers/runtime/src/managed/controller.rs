@@ -19,7 +19,8 @@
 //! Workers are spawned per reconcile rather than parked per controller: each controller may
 //! run `--max-reconcile-rate` reconciles at once, as upstream, but an idle controller holds
 //! none, and the whole process runs at most
-//! [`IN_FLIGHT_PER_RATE`](super::registration::IN_FLIGHT_PER_RATE) × `--max-reconcile-rate`
+//! [`IN_FLIGHT_PER_RATE`](super::registration::IN_FLIGHT_PER_RATE) × `--max-reconcile-rate` (at least
+//! [`MIN_IN_FLIGHT`](super::registration::MIN_IN_FLIGHT))
 //! at once (see there why).
 
 use std::collections::{HashMap, HashSet, VecDeque};

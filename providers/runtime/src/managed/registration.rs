@@ -119,19 +119,24 @@ impl ControllerContext {
     }
 }
 
-/// Reconciles in flight per unit of `--max-reconcile-rate`, process-wide.
+/// Reconciles in flight per unit of `--max-reconcile-rate`, process-wide (at least
+/// [`MIN_IN_FLIGHT`]).
 ///
 /// Upstream runs `--max-reconcile-rate` workers per controller, so a provider with 296
 /// controllers could have thousands of reconciles in flight, each holding its object; when
 /// the platform is the bottleneck (JFrog serialises configuration writes) they only wait,
-/// and the memory grows with the backlog. The token bucket starts at most `rate` reconciles
-/// per second, so by Little's law `5 × rate` in flight keeps the bucket's pace as long as a
-/// reconcile takes under 5 s; past that, reconciles queue (still per object, merged) instead
-/// of piling up in memory. Each controller keeps its own limit of `rate` as upstream.
-pub const IN_FLIGHT_PER_RATE: usize = 5;
+/// and memory grows with the backlog. The token bucket starts at most `rate` reconciles per
+/// second, so by Little's law `2 × rate` in flight keeps the bucket's pace while a reconcile
+/// takes under 2 s on average; beyond that, requests wait in their controllers' queues
+/// (merged per object, costing a key each) instead of in memory-holding reconciles. Each
+/// controller keeps its own limit of `rate`, as upstream.
+pub const IN_FLIGHT_PER_RATE: usize = 2;
+
+/// The smallest process-wide cap on reconciles in flight.
+pub const MIN_IN_FLIGHT: usize = 20;
 
 fn in_flight(rate: usize) -> usize {
-    rate.max(2).saturating_mul(IN_FLIGHT_PER_RATE)
+    rate.saturating_mul(IN_FLIGHT_PER_RATE).max(MIN_IN_FLIGHT)
 }
 
 /// What a provider registers for one Kind. Object-safe.
