@@ -71,6 +71,11 @@ pub struct Args {
     /// The provider's --poll (how often an up-to-date resource is checked for drift).
     #[arg(long, value_name = "DURATION", default_value = "1m", value_parser = duration)]
     pub poll: Duration,
+    /// The provider's --max-reconcile-rate. Upstream's default of 10 reconciles per second
+    /// (two per creation) would make the provider, not the platform, the limit of creation
+    /// speed; a provider managing thousands of resources is sized up like this.
+    #[arg(long, value_name = "R", default_value_t = 100)]
+    pub max_reconcile_rate: u32,
     /// How many poll intervals of steady state to count requests over.
     #[arg(long, value_name = "K", default_value_t = 2)]
     pub steady_polls: u32,
@@ -117,6 +122,7 @@ pub struct Report {
     pub resources: usize,
     pub latency_ms: u64,
     pub poll_seconds: f64,
+    pub max_reconcile_rate: u32,
     pub steady_polls: u32,
     pub by_class: BTreeMap<String, usize>,
     pub applied: usize,
@@ -186,7 +192,9 @@ async fn bench(args: &Args, running: &mut Running) -> anyhow::Result<Report> {
         no_apply: true,
         crds: args.crds.clone(),
         providers: vec![Provider::Artifactory],
-        provider_args: args.provider_args.clone(),
+        provider_args: std::iter::once(format!("--max-reconcile-rate={}", args.max_reconcile_rate))
+            .chain(args.provider_args.iter().cloned())
+            .collect(),
         provider_bin: args.provider_bin.clone(),
         kubeconfig: None,
         jfrog_url: None,
@@ -386,6 +394,7 @@ async fn bench(args: &Args, running: &mut Running) -> anyhow::Result<Report> {
         resources: n,
         latency_ms: args.latency_ms,
         poll_seconds: args.poll.as_secs_f64(),
+        max_reconcile_rate: args.max_reconcile_rate,
         steady_polls: args.steady_polls,
         by_class,
         applied: applied_at.len(),
@@ -571,11 +580,12 @@ pub fn table(r: &Report) -> String {
     let classes: Vec<String> = r.by_class.iter().map(|(c, n)| format!("{n} {c}")).collect();
     let _ = writeln!(
         s,
-        "sandbox bench: {} repositories ({}), JFrog latency {} ms, poll {}s",
+        "sandbox bench: {} repositories ({}), JFrog latency {} ms, poll {}s, max reconcile rate {}/s",
         r.resources,
         classes.join(", "),
         r.latency_ms,
-        r.poll_seconds
+        r.poll_seconds,
+        r.max_reconcile_rate
     );
     let _ = writeln!(
         s,
