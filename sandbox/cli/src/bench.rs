@@ -135,6 +135,10 @@ pub struct Report {
     pub ready_max_seconds: Option<f64>,
     pub lower_bound_seconds: f64,
     pub ratio_to_lower_bound: Option<f64>,
+    /// From the first apply to the simulator's first repository write, and to its N-th
+    /// (sampled every 100 ms): how long the writes themselves took, against N x L.
+    pub first_write_seconds: Option<f64>,
+    pub last_write_seconds: Option<f64>,
     pub creation_requests: BTreeMap<String, u64>,
     pub creation_requests_total: u64,
     pub creation_requests_per_resource: f64,
@@ -271,6 +275,7 @@ async fn bench(args: &Args, running: &mut Running) -> anyhow::Result<Report> {
         .context("the bench needs the embedded simulator")?;
     sim.reset_counts();
     let apply_started = Instant::now();
+    let generated_len = generated.len();
     let results: Vec<Result<(String, Instant), String>> = futures::stream::iter(generated)
         .map(|g| {
             let client = client.clone();
@@ -296,7 +301,20 @@ async fn bench(args: &Args, running: &mut Running) -> anyhow::Result<Report> {
         }
     }
     let deadline = apply_started + args.timeout;
+    // When the simulator saw the first and the N-th write (sampled with the Ready check).
+    let mut first_write: Option<Instant> = None;
+    let mut last_write: Option<Instant> = None;
     let all_ready_at = loop {
+        let writes: u64 = by_method(&sim.request_counts())
+            .get("PUT")
+            .copied()
+            .unwrap_or(0);
+        if writes > 0 {
+            first_write.get_or_insert_with(Instant::now);
+        }
+        if writes >= generated_len as u64 && last_write.is_none() {
+            last_write = Some(Instant::now());
+        }
         for c in running.children.iter_mut() {
             if let Ok(Some(status)) = c.child.try_wait() {
                 anyhow::bail!(
@@ -406,6 +424,10 @@ async fn bench(args: &Args, running: &mut Running) -> anyhow::Result<Report> {
         ready_p99_seconds: percentile(&to_ready, 0.99),
         ready_max_seconds: to_ready.last().copied(),
         lower_bound_seconds: lower_bound,
+        first_write_seconds: first_write
+            .map(|t| t.saturating_duration_since(apply_started).as_secs_f64()),
+        last_write_seconds: last_write
+            .map(|t| t.saturating_duration_since(apply_started).as_secs_f64()),
         ratio_to_lower_bound: all_ready_seconds
             .filter(|_| lower_bound > 0.0)
             .map(|s| s / lower_bound),
@@ -608,6 +630,18 @@ pub fn table(r: &Report) -> String {
         "  lower bound (N x L)     {:.2} s   ratio {}",
         r.lower_bound_seconds,
         opt(r.ratio_to_lower_bound, "x")
+    );
+    let _ = writeln!(
+        s,
+        "  repository writes       first {}   last {}   ({} for N writes)",
+        opt(r.first_write_seconds, " s"),
+        opt(r.last_write_seconds, " s"),
+        opt(
+            r.first_write_seconds
+                .zip(r.last_write_seconds)
+                .map(|(a, b)| b - a),
+            " s"
+        )
     );
     let _ = writeln!(
         s,
