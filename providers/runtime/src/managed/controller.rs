@@ -237,7 +237,8 @@ impl WorkQueue {
 
 /// Per-object cache entry for the event filter and the state gauges.
 struct Cached {
-    filter: FilterKey,
+    /// [`FilterKey::digest`] of the last event's metadata.
+    filter: u64,
     ready: bool,
     synced: bool,
 }
@@ -251,7 +252,7 @@ fn cached(o: &DynamicObject) -> Cached {
         .unwrap_or_default();
     let is = |t: &str| conds.iter().any(|c| c.type_ == t && c.is_true());
     Cached {
-        filter: FilterKey::of(&o.metadata),
+        filter: FilterKey::of(&o.metadata).digest(),
         ready: is(TYPE_READY),
         synced: is(TYPE_SYNCED),
     }

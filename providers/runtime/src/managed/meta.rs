@@ -142,7 +142,7 @@ pub fn jittered(d: Duration, j: Duration) -> Duration {
 /// object is being deleted is included too, so that `kubectl delete` of an MR always triggers
 /// a reconcile even on an API server that does not bump `generation` when it sets
 /// `deletionTimestamp` (a real one does, so this adds nothing there).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct FilterKey {
     generation: Option<i64>,
     labels: BTreeMap<String, String>,
@@ -162,6 +162,17 @@ impl FilterKey {
             annotations,
             deleting: meta.deletion_timestamp.is_some(),
         }
+    }
+
+    /// A 64-bit digest of the key: what a controller keeps per object to compare the next
+    /// event with (labels and annotations cost far more to keep than to hash). Two keys
+    /// that differ collide with probability 2^-64, which would only skip one event-driven
+    /// reconcile; the next poll reconciles anyway.
+    pub fn digest(&self) -> u64 {
+        use std::hash::{Hash, Hasher};
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        self.hash(&mut h);
+        h.finish()
     }
 }
 
