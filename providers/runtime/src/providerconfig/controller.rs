@@ -9,7 +9,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use futures::StreamExt;
 use k8s_openapi::api::core::v1::{Event, EventSource, ObjectReference};
@@ -24,7 +24,6 @@ use kube::{Api, ResourceExt};
 use sha2::{Digest, Sha256};
 
 use super::types::{Condition, ConfigApi, ConfigKind};
-use super::usage::controller_uid;
 use super::{
     FINALIZER_IN_USE, LABEL_PROVIDER_CONFIG, LABEL_PROVIDER_CONFIG_KIND, MSG_BLOCK_DELETION,
     REASON_USAGE_ACCOUNTING, kube_message,
@@ -38,6 +37,15 @@ const MAPPER_MEMORY_LIMIT: usize = 100_000;
 /// Requeue after a failed list/delete/finalizer write (upstream's short wait).
 pub const REQUEUE_AFTER_ERROR: Duration = Duration::from_secs(30);
 
+/// Usage records per page of a recount.
+const USAGE_PAGE: u32 = 500;
+
+/// The shortest time between two recounts of one config that is not being deleted.
+/// Upstream recounts on every usage event from its informer cache, which costs nothing; here
+/// a recount is a paged list from the API server, and creating N MRs would cost N lists of up
+/// to N records. `status.users` therefore lags by up to this much; deletion is never delayed.
+pub const RECOUNT_INTERVAL: Duration = Duration::from_secs(5);
+
 /// Shared state of one config controller.
 pub struct ConfigController {
     client: kube::Client,
@@ -45,6 +53,8 @@ pub struct ConfigController {
     kind: ConfigKind,
     component: String,
     limiter: Option<Arc<GlobalRateLimiter>>,
+    /// When each config (`namespace/name`) was last recounted.
+    recounted: Mutex<HashMap<String, Instant>>,
 }
 
 /// Errors that end a reconcile with back-off (conflicts and transient API errors).
@@ -62,6 +72,20 @@ impl ConfigController {
             kind,
             component,
             limiter: None,
+            recounted: Mutex::default(),
+        }
+    }
+
+    /// How long until `config` may be recounted, if it was recounted too recently.
+    fn recount_wait(&self, config: &str) -> Option<Duration> {
+        let m = self.recounted.lock().ok()?;
+        let since = m.get(config)?.elapsed();
+        (since < RECOUNT_INTERVAL).then(|| RECOUNT_INTERVAL - since)
+    }
+
+    fn counted(&self, config: &str) {
+        if let Ok(mut m) = self.recounted.lock() {
+            m.insert(config.to_string(), Instant::now());
         }
     }
 
@@ -127,7 +151,9 @@ fn usage_mapper(
     kind: ConfigKind,
     ar: ApiResource,
 ) -> impl Fn(DynamicObject) -> Vec<ObjectRef<DynamicObject>> + Send + Sync + 'static {
-    let last: Arc<Mutex<HashMap<String, ObjectRef<DynamicObject>>>> = Arc::default();
+    // Per usage record, the config it referenced last, as `namespace/name` (an `ObjectRef`
+    // would carry a copy of the config Kind's `ApiResource` per record).
+    let last: Arc<Mutex<HashMap<String, String>>> = Arc::default();
     move |usage: DynamicObject| {
         let key = format!(
             "{}/{}",
@@ -144,18 +170,24 @@ fn usage_mapper(
                 m.clear();
             }
             let previous = match &current {
-                Some(c) => m.insert(key, c.clone()),
+                Some(c) => m.insert(key, config_key(c)),
                 None => m.remove(&key),
             };
             if let Some(p) = previous
-                && Some(&p) != current.as_ref()
+                && current.as_ref().is_none_or(|c| config_key(c) != p)
             {
-                out.push(p);
+                let (ns, name) = p.split_once('/').unwrap_or(("", p.as_str()));
+                let r = ObjectRef::new_with(name, ar.clone());
+                out.push(if ns.is_empty() { r } else { r.within(ns) });
             }
         }
         out.extend(current);
         out
     }
+}
+
+fn config_key(r: &ObjectRef<DynamicObject>) -> String {
+    format!("{}/{}", r.namespace.as_deref().unwrap_or_default(), r.name)
 }
 
 /// The config of this controller's Kind that a usage references, if any.
@@ -236,30 +268,55 @@ async fn reconcile(
         Some(ns) => Api::namespaced_with(ctx.client.clone(), ns, &usage_ar),
         None => Api::all_with(ctx.client.clone(), &usage_ar),
     };
-    let list = match usages.list(&ListParams::default().labels(&selector)).await {
-        Ok(l) => l,
-        Err(e) => {
-            ctx.record_warning(
-                &config,
-                &format!("cannot list ProviderConfigUsages: {}", kube_message(&e)),
-            )
-            .await;
-            return Ok(Action::requeue(REQUEUE_AFTER_ERROR));
-        }
-    };
-
+    let deleting = config.metadata.deletion_timestamp.is_some();
+    // A config with thousands of users is recounted at most every RECOUNT_INTERVAL while it
+    // is not being deleted (every new MR touches a usage record and enqueues its config).
+    let config_key = format!("{}/{name}", namespace.as_deref().unwrap_or_default());
+    if !deleting && let Some(wait) = ctx.recount_wait(&config_key) {
+        return Ok(Action::requeue(wait));
+    }
     let mut users: i64 = 0;
-    for u in &list.items {
-        if controller_uid(u).is_some() {
-            users += 1;
-            continue;
+    let mut stray: Vec<(Option<String>, String)> = Vec::new();
+    // Metadata only, a page at a time: memory stays bounded whatever the number of users.
+    let mut params = ListParams::default().labels(&selector).limit(USAGE_PAGE);
+    loop {
+        let page = match usages.list_metadata(&params).await {
+            Ok(l) => l,
+            Err(e) => {
+                ctx.record_warning(
+                    &config,
+                    &format!("cannot list ProviderConfigUsages: {}", kube_message(&e)),
+                )
+                .await;
+                return Ok(Action::requeue(REQUEUE_AFTER_ERROR));
+            }
+        };
+        for u in &page.items {
+            let controlled = u
+                .metadata
+                .owner_references
+                .as_ref()
+                .is_some_and(|o| o.iter().any(|o| o.controller == Some(true)));
+            if controlled {
+                users += 1;
+            } else {
+                stray.push((u.metadata.namespace.clone(), u.name_any()));
+            }
         }
-        // A record without a controller (e.g. stripped by a backup restore) is stray.
-        let ns_api: Api<DynamicObject> = match u.namespace() {
+        match page.metadata.continue_.filter(|c| !c.is_empty()) {
+            Some(token) => params = params.continue_token(&token),
+            None => break,
+        }
+    }
+    ctx.counted(&config_key);
+
+    // A record without a controller (e.g. stripped by a backup restore) is stray.
+    for (ns, usage_name) in stray {
+        let ns_api: Api<DynamicObject> = match ns {
             Some(ns) => Api::namespaced_with(ctx.client.clone(), &ns, &usage_ar),
             None => Api::all_with(ctx.client.clone(), &usage_ar),
         };
-        match ns_api.delete(&u.name_any(), &DeleteParams::default()).await {
+        match ns_api.delete(&usage_name, &DeleteParams::default()).await {
             Ok(_) => {}
             Err(kube::Error::Api(s)) if s.is_not_found() => {}
             Err(e) => {
@@ -274,7 +331,7 @@ async fn reconcile(
     }
 
     let has_finalizer = config.finalizers().iter().any(|f| f == FINALIZER_IN_USE);
-    if config.metadata.deletion_timestamp.is_some() {
+    if deleting {
         if users > 0 {
             set_status(&mut config, users, true);
             ctx.record_warning(&config, MSG_BLOCK_DELETION).await;
