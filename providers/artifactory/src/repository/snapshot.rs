@@ -413,7 +413,15 @@ impl RepositorySnapshot {
             .await;
         let indexed = match answer {
             Ok(r) => {
-                index(r.body(), started).ok_or("expected an object grouped by class or an array")
+                // Unchanged configurations keep the text the old snapshot holds: the old and
+                // the new snapshot share it instead of both being in memory at once.
+                let previous: HashMap<String, Arc<str>> = lock(&self.state)
+                    .entries
+                    .iter()
+                    .filter_map(|(k, e)| Some((k.clone(), e.json.clone()?)))
+                    .collect();
+                index_reusing(r.body(), started, &previous)
+                    .ok_or("expected an object grouped by class or an array")
             }
             Err(e) if e.is_not_found() || matches!(e, jfrog_client::Error::Forbidden { .. }) => {
                 tracing::info!(error = %e, "repository configurations unavailable, observing by key for an hour");
@@ -458,11 +466,24 @@ impl RepositorySnapshot {
 
 /// The bulk answer (grouped by class, or a plain array) by lower-cased key, each with the
 /// class of its group. `None` for any other shape.
+#[cfg(test)]
 fn index(body: &[u8], read_at: Instant) -> Option<HashMap<String, Entry>> {
+    index_reusing(body, read_at, &HashMap::new())
+}
+
+/// [`index`], taking the text of a configuration from `previous` when it is the same.
+fn index_reusing(
+    body: &[u8],
+    read_at: Instant,
+    previous: &HashMap<String, Arc<str>>,
+) -> Option<HashMap<String, Entry>> {
     let mut out = HashMap::new();
     let mut push = |c: Compact, class: Option<&'static str>| {
         if !c.key.is_empty() {
-            let json = Some(Arc::from(c.json));
+            let json = match previous.get(&c.key) {
+                Some(old) if **old == *c.json => Some(old.clone()),
+                _ => Some(Arc::from(c.json)),
+            };
             out.insert(
                 c.key,
                 Entry {
@@ -595,6 +616,28 @@ mod tests {
                 .is_some_and(|j| j.contains("virtual"))
         );
         assert!(index(&bytes(json!("nope")), now).is_none());
+    }
+
+    #[test]
+    fn a_refresh_shares_the_text_of_unchanged_configurations() {
+        let now = Instant::now();
+        let body = |d: &str| {
+            serde_json::to_vec(&json!([{"key": "same"}, {"key": "changed", "description": d}]))
+                .expect("json")
+        };
+        let first = index(&body("a"), now).expect("indexed");
+        let previous: HashMap<String, Arc<str>> = first
+            .iter()
+            .filter_map(|(k, e)| Some((k.clone(), e.json.clone()?)))
+            .collect();
+        let second = index_reusing(&body("b"), now, &previous).expect("indexed");
+        let text = |m: &HashMap<String, Entry>, k: &str| m[k].json.clone().expect("text");
+        assert!(Arc::ptr_eq(&text(&first, "same"), &text(&second, "same")));
+        assert!(!Arc::ptr_eq(
+            &text(&first, "changed"),
+            &text(&second, "changed")
+        ));
+        assert!(text(&second, "changed").contains("\"b\""));
     }
 
     #[test]
