@@ -51,6 +51,9 @@
 //! - The controller is built on kube-runtime's `watcher` with our own work queue instead of
 //!   `kube::runtime::Controller` (why: see [`controller`]); the global token bucket is ours
 //!   (why: see [`ratelimit`]).
+//! - Besides each controller's `--max-reconcile-rate` concurrent reconciles, the process runs
+//!   at most [`registration::IN_FLIGHT_PER_RATE`] x `--max-reconcile-rate` reconciles at once
+//!   (at least [`registration::MIN_IN_FLIGHT`]); why: see there.
 
 pub mod conditions;
 pub mod config;
