@@ -71,10 +71,16 @@ impl ObjectKey {
 
 #[derive(Default)]
 struct QueueState {
+    /// Keys whose first rate-limited requeue came due (see [`WorkQueue::add_rate_limited`]);
+    /// handed out before `queue`.
+    first_retries: VecDeque<ObjectKey>,
     queue: VecDeque<ObjectKey>,
     dirty: HashSet<ObjectKey>,
     processing: HashSet<ObjectKey>,
-    waiting: HashMap<ObjectKey, Instant>,
+    /// Delayed requests: when, and whether it is a first rate-limited requeue.
+    waiting: HashMap<ObjectKey, (Instant, bool)>,
+    /// Keys being processed whose held request is a first rate-limited requeue.
+    urgent: HashSet<ObjectKey>,
     shutdown: bool,
 }
 
@@ -103,8 +109,21 @@ impl WorkQueue {
         vec![("name".to_string(), self.name.clone())]
     }
 
-    fn add_locked(&self, st: &mut QueueState, key: ObjectKey) {
-        if st.shutdown || st.dirty.contains(&key) {
+    fn add_locked(&self, st: &mut QueueState, key: ObjectKey, first_retry: bool) {
+        if st.shutdown {
+            return;
+        }
+        if st.dirty.contains(&key) {
+            // Already requested (typically by the watch event of our own write): the
+            // request merges, and takes the urgent lane if this one is a first retry.
+            if first_retry {
+                if st.processing.contains(&key) {
+                    st.urgent.insert(key);
+                } else if let Some(i) = st.queue.iter().position(|k| *k == key) {
+                    st.queue.remove(i);
+                    st.first_retries.push_back(key);
+                }
+            }
             return;
         }
         self.metrics
@@ -115,17 +134,21 @@ impl WorkQueue {
         if st.processing.contains(&key) {
             return;
         }
-        st.queue.push_back(key);
+        if first_retry {
+            st.first_retries.push_back(key);
+        } else {
+            st.queue.push_back(key);
+        }
         self.metrics
             .workqueue_depth
             .get_or_create(&self.labels())
-            .set(st.queue.len() as i64);
+            .set((st.queue.len() + st.first_retries.len()) as i64);
     }
 
     /// Enqueue now (merging with an already queued request).
     pub fn add(&self, key: ObjectKey) {
         if let Ok(mut st) = self.state.lock() {
-            self.add_locked(&mut st, key);
+            self.add_locked(&mut st, key, false);
         }
         self.notify.notify_waiters();
         self.notify.notify_one();
@@ -133,7 +156,11 @@ impl WorkQueue {
 
     /// Enqueue after `d`; of several pending delays the earliest wins.
     pub fn add_after(&self, key: ObjectKey, d: Duration) {
-        if d.is_zero() {
+        self.add_after_marked(key, d, false);
+    }
+
+    fn add_after_marked(&self, key: ObjectKey, d: Duration, first_retry: bool) {
+        if d.is_zero() && !first_retry {
             return self.add(key);
         }
         let at = Instant::now() + d;
@@ -141,23 +168,32 @@ impl WorkQueue {
             if st.shutdown {
                 return;
             }
-            let e = st.waiting.entry(key).or_insert(at);
-            if at < *e {
-                *e = at;
+            let e = st.waiting.entry(key).or_insert((at, first_retry));
+            if at < e.0 {
+                e.0 = at;
             }
+            e.1 |= first_retry;
         }
         self.notify.notify_waiters();
         self.notify.notify_one();
     }
 
     /// Enqueue through the per-object exponential limiter.
+    ///
+    /// The first such requeue after a success (the observe that follows a create, or a
+    /// first error) is handed out, once due, before the keys that arrived by watch events
+    /// and polls. Without that, when thousands of MRs are created at once, the observe that
+    /// makes each one Ready queued behind every create pending in its controller, and all
+    /// became Ready together at the end. Later requeues of a failing object keep the plain
+    /// order, so failures cannot crowd out new work.
     pub fn add_rate_limited(&self, key: ObjectKey) {
         let d = self.backoff.next(&key.string());
+        let first = self.backoff.failures(&key.string()) == 1;
         self.metrics
             .workqueue_retries
             .get_or_create(&self.labels())
             .inc();
-        self.add_after(key, d);
+        self.add_after_marked(key, d, first);
     }
 
     /// Reset the object's failure count.
@@ -168,6 +204,51 @@ impl WorkQueue {
     /// The object's consecutive rate-limited requeues.
     pub fn failures(&self, key: &ObjectKey) -> u32 {
         self.backoff.failures(&key.string())
+    }
+
+    /// Wait until a key can be handed out (without taking it); false after shutdown.
+    pub async fn wait_ready(&self) -> bool {
+        loop {
+            let notified = self.notify.notified();
+            let wait = {
+                let Ok(mut st) = self.state.lock() else {
+                    return false;
+                };
+                if st.shutdown {
+                    return false;
+                }
+                let now = Instant::now();
+                self.promote_due(&mut st, now);
+                if !st.first_retries.is_empty() || !st.queue.is_empty() {
+                    return true;
+                }
+                st.waiting
+                    .values()
+                    .map(|(t, _)| *t)
+                    .min()
+                    .map(|t| t.saturating_duration_since(now))
+            };
+            match wait {
+                Some(d) => {
+                    let _ = tokio::time::timeout(d, notified).await;
+                }
+                None => notified.await,
+            }
+        }
+    }
+
+    /// Move the delayed requests that are due into their lanes.
+    fn promote_due(&self, st: &mut QueueState, now: Instant) {
+        let due: Vec<(ObjectKey, bool)> = st
+            .waiting
+            .iter()
+            .filter(|(_, (t, _))| *t <= now)
+            .map(|(k, (_, first))| (k.clone(), *first))
+            .collect();
+        for (k, first) in due {
+            st.waiting.remove(&k);
+            self.add_locked(st, k, first);
+        }
     }
 
     /// Wait for the next key to process; None after shutdown.
@@ -182,27 +263,23 @@ impl WorkQueue {
                     return None;
                 }
                 let now = Instant::now();
-                let due: Vec<ObjectKey> = st
-                    .waiting
-                    .iter()
-                    .filter(|(_, t)| **t <= now)
-                    .map(|(k, _)| k.clone())
-                    .collect();
-                for k in due {
-                    st.waiting.remove(&k);
-                    self.add_locked(&mut st, k);
-                }
-                if let Some(k) = st.queue.pop_front() {
+                self.promote_due(&mut st, now);
+                let next = match st.first_retries.pop_front() {
+                    Some(k) => Some(k),
+                    None => st.queue.pop_front(),
+                };
+                if let Some(k) = next {
                     st.dirty.remove(&k);
                     st.processing.insert(k.clone());
                     self.metrics
                         .workqueue_depth
                         .get_or_create(&self.labels())
-                        .set(st.queue.len() as i64);
+                        .set((st.queue.len() + st.first_retries.len()) as i64);
                     return Some(k);
                 }
                 st.waiting
                     .values()
+                    .map(|(t, _)| *t)
                     .min()
                     .map(|t| t.saturating_duration_since(now))
             };
@@ -219,8 +296,13 @@ impl WorkQueue {
     pub fn done(&self, key: &ObjectKey) {
         if let Ok(mut st) = self.state.lock() {
             st.processing.remove(key);
+            let urgent = st.urgent.remove(key);
             if st.dirty.contains(key) {
-                st.queue.push_back(key.clone());
+                if urgent {
+                    st.first_retries.push_back(key.clone());
+                } else {
+                    st.queue.push_back(key.clone());
+                }
             }
         }
         self.notify.notify_one();
@@ -381,20 +463,25 @@ pub async fn run<K: ManagedKind>(
             () = ctx.shutdown.cancelled() => break,
         };
         let Ok(permit) = permit else { break };
+        // Wait for work, then for a process-wide slot, and only then pick the key: a key
+        // that became urgent meanwhile (a first retry) is picked over those queued earlier.
+        let ready = tokio::select! {
+            r = queue.wait_ready() => r,
+            () = ctx.shutdown.cancelled() => false,
+        };
+        if !ready {
+            break;
+        }
+        let slot = tokio::select! {
+            s = ctx.reconcile_slots.clone().acquire_owned() => s.ok(),
+            () = ctx.shutdown.cancelled() => None,
+        };
+        let Some(slot) = slot else { break };
         let key = tokio::select! {
             k = queue.get() => k,
             () = ctx.shutdown.cancelled() => None,
         };
         let Some(key) = key else { break };
-        // The process-wide cap: the key waits as "processing", so requests for it merge.
-        let slot = tokio::select! {
-            s = ctx.reconcile_slots.clone().acquire_owned() => s.ok(),
-            () = ctx.shutdown.cancelled() => None,
-        };
-        let Some(slot) = slot else {
-            queue.done(&key);
-            break;
-        };
         // The global limiter: a limited request returns AFTER(wait) without reconciling.
         let wait = ctx
             .rate_limiter
@@ -519,5 +606,37 @@ mod tests {
             .expect("earliest wins")
             .expect("c");
         assert_eq!(got, k("c"));
+    }
+
+    #[tokio::test]
+    async fn a_first_rate_limited_requeue_goes_before_earlier_events_later_ones_do_not() {
+        let q = WorkQueue::new("t", Arc::new(ManagedMetrics::unregistered()));
+        q.add(k("a"));
+        assert_eq!(q.get().await.expect("a"), k("a"));
+        // The observe after a create: the first rate-limited requeue (due in 1 s).
+        q.add_rate_limited(k("a"));
+        q.done(&k("a"));
+        q.add(k("b"));
+        q.add(k("c"));
+        // Wait until it is due; then it is handed out before b and c.
+        tokio::time::sleep(Duration::from_millis(1100)).await;
+        assert_eq!(q.get().await.expect("a first"), k("a"));
+        // A second consecutive requeue (a failing object) keeps the plain order.
+        q.add_rate_limited(k("a"));
+        q.done(&k("a"));
+        tokio::time::sleep(Duration::from_millis(2100)).await;
+        assert_eq!(q.get().await.expect("b"), k("b"));
+        q.done(&k("b"));
+        assert_eq!(q.get().await.expect("c"), k("c"));
+        q.done(&k("c"));
+        assert_eq!(q.get().await.expect("a last"), k("a"));
+        q.forget(&k("a"));
+        // A key already queued by an event moves up when its first retry comes due.
+        q.add(k("d"));
+        q.add(k("a"));
+        q.add_rate_limited(k("a"));
+        q.done(&k("a"));
+        tokio::time::sleep(Duration::from_millis(1100)).await;
+        assert_eq!(q.get().await.expect("a moved up"), k("a"));
     }
 }
