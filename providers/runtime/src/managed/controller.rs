@@ -208,19 +208,44 @@ impl WorkQueue {
 
     /// Wait until a key can be handed out (without taking it); false after shutdown.
     pub async fn wait_ready(&self) -> bool {
+        self.wait_for(false).await.is_some()
+    }
+
+    /// Wait for the next key to process; None after shutdown.
+    pub async fn get(&self) -> Option<ObjectKey> {
+        self.wait_for(true).await.flatten()
+    }
+
+    /// Wait until a key can be handed out, and take it if `take`: `Some(Some(key))` when
+    /// taken, `Some(None)` when one is ready, `None` after shutdown.
+    async fn wait_for(&self, take: bool) -> Option<Option<ObjectKey>> {
         loop {
             let notified = self.notify.notified();
             let wait = {
                 let Ok(mut st) = self.state.lock() else {
-                    return false;
+                    return None;
                 };
                 if st.shutdown {
-                    return false;
+                    return None;
                 }
                 let now = Instant::now();
                 self.promote_due(&mut st, now);
-                if !st.first_retries.is_empty() || !st.queue.is_empty() {
-                    return true;
+                let ready = !st.first_retries.is_empty() || !st.queue.is_empty();
+                if ready && !take {
+                    return Some(None);
+                }
+                let next = match st.first_retries.pop_front() {
+                    Some(k) => Some(k),
+                    None => st.queue.pop_front(),
+                };
+                if let Some(k) = next {
+                    st.dirty.remove(&k);
+                    st.processing.insert(k.clone());
+                    self.metrics
+                        .workqueue_depth
+                        .get_or_create(&self.labels())
+                        .set((st.queue.len() + st.first_retries.len()) as i64);
+                    return Some(Some(k));
                 }
                 st.waiting
                     .values()
@@ -248,47 +273,6 @@ impl WorkQueue {
         for (k, first) in due {
             st.waiting.remove(&k);
             self.add_locked(st, k, first);
-        }
-    }
-
-    /// Wait for the next key to process; None after shutdown.
-    pub async fn get(&self) -> Option<ObjectKey> {
-        loop {
-            let notified = self.notify.notified();
-            let wait = {
-                let Ok(mut st) = self.state.lock() else {
-                    return None;
-                };
-                if st.shutdown {
-                    return None;
-                }
-                let now = Instant::now();
-                self.promote_due(&mut st, now);
-                let next = match st.first_retries.pop_front() {
-                    Some(k) => Some(k),
-                    None => st.queue.pop_front(),
-                };
-                if let Some(k) = next {
-                    st.dirty.remove(&k);
-                    st.processing.insert(k.clone());
-                    self.metrics
-                        .workqueue_depth
-                        .get_or_create(&self.labels())
-                        .set((st.queue.len() + st.first_retries.len()) as i64);
-                    return Some(k);
-                }
-                st.waiting
-                    .values()
-                    .map(|(t, _)| *t)
-                    .min()
-                    .map(|t| t.saturating_duration_since(now))
-            };
-            match wait {
-                Some(d) => {
-                    let _ = tokio::time::timeout(d, notified).await;
-                }
-                None => notified.await,
-            }
         }
     }
 
