@@ -407,7 +407,7 @@ async fn secrets_compare_the_same_from_the_snapshot_and_by_key() {
 /// asserted): `cargo test -p provider-artifactory --release snapshot_requests_per_mr --
 /// --ignored --nocapture`.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore]
+#[ignore = "measurement (printed, not asserted); run on demand with --ignored --nocapture"]
 async fn snapshot_requests_per_mr() {
     let sim = sim().await;
     let n = 1000;
@@ -594,7 +594,7 @@ fn rss_kib() -> u64 {
 /// process RSS includes the simulator's own copy): `cargo test -p provider-artifactory
 /// snapshot_memory_at_10000 -- --ignored --nocapture`.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore]
+#[ignore = "measurement of 10,000 repositories (printed, not asserted); run on demand with --ignored --nocapture"]
 async fn snapshot_memory_at_10000() {
     let sim = sim().await;
     let cache = cache(LONG);
