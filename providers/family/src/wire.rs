@@ -1,5 +1,5 @@
 //! The mapping between a Kind's `forProvider` (CRD names, Secret references) and JFrog's
-//! repository JSON (wire names, nested objects, fixed `rclass`/`packageType`), both ways.
+//! JSON (wire names, nested objects, identity and fixed members), both ways.
 //!
 //! Building a body: a set field is sent as given; an unset field gets the provider default
 //! (so a field the user removes is reset in JFrog, not left behind), or its empty value
@@ -12,14 +12,14 @@ use std::collections::BTreeMap;
 use secrecy::{ExposeSecret, SecretString};
 use serde_json::{Map, Value};
 
-use super::decl::{Class, Dv, Field, Norm, ResolvedKind, Ty};
+use crate::decl::{Dv, Field, MapWire, Norm, ResolvedKind, Ty};
 
 /// What is being built.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Mode {
-    /// `PUT` of a new repository.
+    /// A new object.
     Create,
-    /// `POST` of an existing one (JFrog merges the members sent).
+    /// An existing one.
     Update,
 }
 
@@ -49,7 +49,7 @@ pub fn user_value<'a>(params: &'a Value, crd: &str) -> Option<&'a Value> {
 }
 
 /// The desired boolean of a field (user value or default).
-fn desired_bool(kind: &ResolvedKind, params: &Value, crd: &str) -> bool {
+pub fn desired_bool(kind: &ResolvedKind, params: &Value, crd: &str) -> bool {
     match user_value(params, crd) {
         Some(v) => v.as_bool().unwrap_or(false),
         None => kind
@@ -64,6 +64,8 @@ pub fn empty_of(ty: &Ty) -> Option<Value> {
     match ty {
         Ty::Str => Some(Value::String(String::new())),
         Ty::List | Ty::Set | Ty::ObjList(_) | Ty::ObjSet(_) => Some(Value::Array(Vec::new())),
+        Ty::Map(MapWire::NameValue) => Some(Value::Array(Vec::new())),
+        Ty::Map(MapWire::Object) => Some(Value::Object(Map::new())),
         Ty::Bool | Ty::Int | Ty::Block(_) => None,
     }
 }
@@ -111,14 +113,16 @@ fn object_to_wire(
     for c in children {
         let Some(wire) = c.wire else { continue };
         let cpath = format!("{path}.{}", c.crd);
-        let v = if c.sensitive {
+        let v = if c.constant {
+            match c.default.to_json() {
+                Some(d) => d,
+                None => continue,
+            }
+        } else if c.sensitive {
             if user_value(elem, c.crd).is_none() {
                 continue;
             }
-            let s = secrets
-                .get(&cpath)
-                .ok_or_else(|| MapError::MissingSecret(cpath.clone()))?;
-            Value::String(s.expose_secret().to_string())
+            secret_value(c, &cpath, secrets)?
         } else {
             match user_value(elem, c.crd) {
                 Some(v) => scalar(c, v, &cpath)?,
@@ -131,6 +135,63 @@ fn object_to_wire(
         set_path(&mut out, wire, v);
     }
     Ok(out)
+}
+
+/// The wire value of a sensitive field from the resolved secrets: one value for a key
+/// reference, every key of the Secret for a map (a whole-Secret reference).
+fn secret_value(f: &Field, path: &str, secrets: &Secrets) -> Result<Value, MapError> {
+    if let Ty::Map(enc) = f.ty {
+        let prefix = format!("{path}.");
+        let entries: BTreeMap<&str, &SecretString> = secrets
+            .range(prefix.clone()..)
+            .take_while(|(k, _)| k.starts_with(&prefix))
+            .map(|(k, v)| (&k[prefix.len()..], v))
+            .collect();
+        if entries.is_empty() {
+            return Err(MapError::MissingSecret(path.to_string()));
+        }
+        let map: Map<String, Value> = entries
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), Value::String(v.expose_secret().to_string())))
+            .collect();
+        return Ok(map_to_wire(enc, &map));
+    }
+    let s = secrets
+        .get(path)
+        .ok_or_else(|| MapError::MissingSecret(path.to_string()))?;
+    Ok(Value::String(s.expose_secret().to_string()))
+}
+
+/// A map of strings as the API takes it.
+fn map_to_wire(enc: MapWire, map: &Map<String, Value>) -> Value {
+    match enc {
+        MapWire::Object => Value::Object(map.clone()),
+        MapWire::NameValue => Value::Array(
+            map.iter()
+                .map(|(k, v)| serde_json::json!({"name": k, "value": v}))
+                .collect(),
+        ),
+    }
+}
+
+/// A map of strings as the API answers it, in CRD shape (an object); `None` for another
+/// shape.
+pub fn map_from_wire(enc: MapWire, v: &Value) -> Option<Value> {
+    match enc {
+        MapWire::Object => v.as_object().map(|_| v.clone()),
+        MapWire::NameValue => {
+            let mut out = Map::new();
+            for e in v.as_array()? {
+                let name = e.get("name").and_then(Value::as_str)?;
+                let value = e
+                    .get("value")
+                    .cloned()
+                    .unwrap_or(Value::String(String::new()));
+                out.insert(name.to_string(), value);
+            }
+            Some(Value::Object(out))
+        }
+    }
 }
 
 fn scalar(f: &Field, v: &Value, path: &str) -> Result<Value, MapError> {
@@ -146,6 +207,10 @@ fn scalar(f: &Field, v: &Value, path: &str) -> Result<Value, MapError> {
             None => return Err(bad("expected an integer")),
         },
         Ty::List | Ty::Set if v.is_array() => v.clone(),
+        Ty::Map(enc) => match v.as_object() {
+            Some(m) => map_to_wire(enc, m),
+            None => return Err(bad("expected a map of strings")),
+        },
         Ty::Str => return Err(bad("expected a string")),
         Ty::Bool => return Err(bad("expected a boolean")),
         _ => return Err(bad("expected a list")),
@@ -197,17 +262,21 @@ pub fn to_wire(
     observed: Option<&Value>,
 ) -> Result<Map<String, Value>, MapError> {
     let mut body = Map::new();
-    body.insert("key".into(), Value::String(key.to_string()));
-    body.insert(
-        "rclass".into(),
-        Value::String(kind.decl.class.as_str().into()),
-    );
-    body.insert(
-        "packageType".into(),
-        Value::String(kind.decl.package_type.into()),
-    );
+    if let Some(w) = kind.decl.id_wire
+        && !key.is_empty()
+    {
+        set_path(&mut body, w, Value::String(key.to_string()));
+    }
+    for (w, v) in kind.decl.identity {
+        set_path(&mut body, w, Value::String((*v).to_string()));
+    }
     // Which secret input wins for the shared `password` member: the write-only variant.
     let wo_set = user_value(params, "passwordWoSecretRef").is_some();
+    for f in kind.fields.iter().filter(|f| f.constant) {
+        if let (Some(wire), Some(v)) = (f.wire, f.default.to_json()) {
+            set_path(&mut body, wire, v);
+        }
+    }
     for f in kind.params() {
         let Some(wire) = f.wire else { continue };
         if skip.iter().any(|s| s == f.crd) {
@@ -223,14 +292,7 @@ pub fn to_wire(
                 continue;
             }
             if user_value(params, f.crd).is_some() {
-                let s = secrets
-                    .get(f.crd)
-                    .ok_or_else(|| MapError::MissingSecret(f.crd.to_string()))?;
-                set_path(
-                    &mut body,
-                    wire,
-                    Value::String(s.expose_secret().to_string()),
-                );
+                set_path(&mut body, wire, secret_value(f, f.crd, secrets)?);
             }
             continue;
         }
@@ -268,12 +330,8 @@ pub fn to_wire(
     }
     for (member, dv) in kind.decl.fixed_body {
         if let Some(v) = dv.to_json() {
-            body.insert((*member).to_string(), v);
+            set_path(&mut body, member, v);
         }
-    }
-    if kind.decl.class == Class::Federated && mode == Mode::Create && !body.contains_key("members")
-    {
-        body.insert("members".into(), Value::Array(Vec::new()));
     }
     Ok(body)
 }
@@ -285,10 +343,8 @@ fn object_from_wire(children: &[Field], elem: &Value) -> Map<String, Value> {
         if !c.is_observed() {
             continue;
         }
-        if let Some(wire) = c.wire
-            && let Some(v) = get_path(elem, wire)
-        {
-            out.insert(c.crd.to_string(), v.clone());
+        if let Some(v) = field_from_wire(c, elem) {
+            out.insert(c.crd.to_string(), v);
         }
     }
     out
@@ -306,6 +362,7 @@ pub fn field_from_wire(f: &Field, body: &Value) -> Option<Value> {
                 .map(|e| Value::Object(object_from_wire(children, e)))
                 .collect(),
         ),
+        Ty::Map(enc) => map_from_wire(enc, v)?,
         _ => v.clone(),
     })
 }

@@ -1,7 +1,9 @@
-//! Observation by list: one shared snapshot of every repository configuration per JFrog
-//! client (ProviderConfig and credentials), so that N repository MRs observed in one poll
-//! interval cost one `GET /artifactory/api/repositories/configurations` instead of N
-//! `GET /artifactory/api/repositories/{key}`.
+//! Observation by list: one shared snapshot of every object of a family per JFrog client
+//! (ProviderConfig and credentials) and list call, so that N MRs of a family observed in
+//! one poll interval cost one list request (`GET /artifactory/api/repositories/configurations`,
+//! `GET /event/api/v1/subscriptions`, ...) instead of N reads by key. The examples below
+//! speak of repositories, the first family; every family with a list call gets the same
+//! rules.
 //!
 //! # Rules (correctness first)
 //!
@@ -58,16 +60,14 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
-use http::Method;
-use jfrog_client::artifactory::RepositoryClass;
-use jfrog_client::{Idempotency, JfrogClient, Service};
+use jfrog_client::{Idempotency, JfrogClient};
 use provider_runtime::managed::kind::{KindInfo, Scope};
 use provider_runtime::managed::meta;
 use provider_runtime::managed::registration::{ControllerContext, KindRegistration};
+use serde::Deserialize;
 use serde_json::Value;
 
-/// The bulk endpoint, relative to the Artifactory service.
-const CONFIGURATIONS: &str = "/api/repositories/configurations";
+use crate::rest::{ListCall, ListShape};
 /// The longest wait before a failed refresh is tried again.
 const FAILURE_RETRY: Duration = Duration::from_secs(30);
 /// How long a platform that lacks the endpoint (or refuses it) is not asked again.
@@ -127,7 +127,8 @@ impl SnapshotSettings {
     }
 }
 
-/// Our own writes to repositories (by lower-cased key).
+/// Our own writes to the objects of one family (by key, lower-cased where keys are
+/// case-insensitive).
 #[derive(Debug, Default)]
 pub struct WriteMarks {
     marks: Mutex<HashMap<String, Mark>>,
@@ -143,7 +144,7 @@ impl WriteMarks {
     /// Mark `key` as being written until the guard is dropped (also when the write's future
     /// is cancelled, since a cancelled write may have committed).
     pub fn begin(self: &Arc<Self>, key: &str) -> WriteGuard {
-        let key = key.to_ascii_lowercase();
+        let key = key.to_string();
         lock(&self.marks).entry(key.clone()).or_default().in_flight += 1;
         WriteGuard {
             marks: self.clone(),
@@ -178,8 +179,9 @@ struct Entry {
     /// text); `None`: a `GET` answered not found after the snapshot was fetched (a
     /// tombstone, so that no older read brings the key back).
     json: Option<Arc<str>>,
-    /// The class of the answer's group, for a configuration without `rclass`.
-    class: Option<&'static str>,
+    /// The (lower-cased) name of the answer's group, for an object without the member
+    /// the group names (a repository without `rclass`).
+    group: Option<Arc<str>>,
     /// When the request that read it was sent.
     read_at: Instant,
 }
@@ -187,24 +189,85 @@ struct Entry {
 /// One configuration of the bulk answer, kept as compact JSON text: the answer is decoded
 /// one configuration at a time, so no parsed copy of the whole answer is ever held.
 struct Compact {
-    /// Lower-cased; empty when the configuration has none.
+    /// As the object has it; empty when it has none.
     key: String,
     json: Box<str>,
 }
 
-impl<'de> serde::Deserialize<'de> for Compact {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+/// Decodes a [`Compact`] taking its key from the named member.
+struct CompactSeed(&'static str);
+
+impl<'de> serde::de::DeserializeSeed<'de> for CompactSeed {
+    type Value = Compact;
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<Compact, D::Error> {
         let v = Value::deserialize(d)?;
         let key = v
-            .get("key")
+            .get(self.0)
             .and_then(Value::as_str)
             .unwrap_or_default()
-            .to_ascii_lowercase();
+            .to_string();
         let json = serde_json::to_string(&v).map_err(serde::de::Error::custom)?;
         Ok(Compact {
             key,
             json: json.into_boxed_str(),
         })
+    }
+}
+
+/// Decodes a JSON array of [`Compact`]s one element at a time.
+struct ArraySeed(&'static str);
+
+impl<'de> serde::de::DeserializeSeed<'de> for ArraySeed {
+    type Value = Vec<Compact>;
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<Vec<Compact>, D::Error> {
+        struct V(&'static str);
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = Vec<Compact>;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("an array of objects")
+            }
+            fn visit_unit<E>(self) -> Result<Vec<Compact>, E> {
+                Ok(Vec::new())
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                mut seq: A,
+            ) -> Result<Vec<Compact>, A::Error> {
+                let mut out = Vec::new();
+                while let Some(c) = seq.next_element_seed(CompactSeed(self.0))? {
+                    out.push(c);
+                }
+                Ok(out)
+            }
+        }
+        d.deserialize_any(V(self.0))
+    }
+}
+
+/// Decodes an object of arrays (the grouped answer), keeping each group's name.
+struct GroupsSeed(&'static str);
+
+impl<'de> serde::de::DeserializeSeed<'de> for GroupsSeed {
+    type Value = Vec<(String, Vec<Compact>)>;
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        struct V(&'static str);
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = Vec<(String, Vec<Compact>)>;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("an object of arrays")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> Result<Self::Value, A::Error> {
+                let mut out = Vec::new();
+                while let Some(group) = map.next_key::<String>()? {
+                    out.push((group, map.next_value_seed(ArraySeed(self.0))?));
+                }
+                Ok(out)
+            }
+        }
+        d.deserialize_map(V(self.0))
     }
 }
 
@@ -232,31 +295,42 @@ pub enum Lookup {
     Unknown,
 }
 
-/// The shared snapshot of one JFrog client.
-pub struct RepositorySnapshot {
+/// The shared snapshot of one JFrog client and list call.
+pub struct Snapshot {
     settings: Arc<SnapshotSettings>,
     marks: Arc<WriteMarks>,
+    list: ListCall,
+    case_insensitive: bool,
     state: Mutex<State>,
     flight: tokio::sync::Mutex<()>,
 }
 
-impl std::fmt::Debug for RepositorySnapshot {
-    // Not the configurations: thousands of them, with encrypted secret forms.
+impl std::fmt::Debug for Snapshot {
+    // Not the objects: thousands of them, with encrypted secret forms.
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let st = lock(&self.state);
-        f.debug_struct("RepositorySnapshot")
-            .field("repositories", &st.entries.len())
+        f.debug_struct("Snapshot")
+            .field("list", &self.list.path)
+            .field("objects", &st.entries.len())
             .field("age", &st.fetched_at.map(|t| t.elapsed()))
             .finish()
     }
 }
 
-impl RepositorySnapshot {
-    /// An empty snapshot using these settings and the platform's write marks.
-    pub fn new(settings: Arc<SnapshotSettings>, marks: Arc<WriteMarks>) -> Self {
-        RepositorySnapshot {
+impl Snapshot {
+    /// An empty snapshot of what `list` answers, using these settings and the family's
+    /// write marks.
+    pub fn new(
+        settings: Arc<SnapshotSettings>,
+        marks: Arc<WriteMarks>,
+        list: ListCall,
+        case_insensitive: bool,
+    ) -> Self {
+        Snapshot {
             settings,
             marks,
+            list,
+            case_insensitive,
             state: Mutex::default(),
             flight: tokio::sync::Mutex::new(()),
         }
@@ -269,10 +343,19 @@ impl RepositorySnapshot {
 
     /// Mark `key` as written by us until the guard is dropped.
     pub fn begin_write(&self, key: &str) -> WriteGuard {
-        self.marks.begin(key)
+        self.marks.begin(&self.norm(key))
     }
 
-    /// How many repositories the current snapshot holds.
+    /// The key as the snapshot indexes it.
+    fn norm(&self, key: &str) -> String {
+        if self.case_insensitive {
+            key.to_ascii_lowercase()
+        } else {
+            key.to_string()
+        }
+    }
+
+    /// How many objects the current snapshot holds.
     pub fn len(&self) -> usize {
         lock(&self.state).entries.len()
     }
@@ -286,7 +369,7 @@ impl RepositorySnapshot {
             .sum()
     }
 
-    /// Whether the snapshot holds no repository.
+    /// Whether the snapshot holds no object.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
@@ -297,7 +380,7 @@ impl RepositorySnapshot {
     /// docs, else [`Lookup::Unknown`]: read it with `GET` (and give the result to
     /// [`Self::record_read`]).
     pub async fn lookup(&self, client: &JfrogClient, key: &str, max_age: Duration) -> Lookup {
-        let key = key.to_ascii_lowercase();
+        let key = self.norm(key);
         let known = self.known(&key, max_age);
         if !matches!(known, Lookup::Unknown) {
             return known;
@@ -312,7 +395,7 @@ impl RepositorySnapshot {
     /// Keep the result of a direct `GET` of `key` sent at `read_at` (`None`: not found), so
     /// that the next observes of the key use it.
     pub fn record_read(&self, key: &str, value: Option<&Value>, read_at: Instant) {
-        let key = key.to_ascii_lowercase();
+        let key = self.norm(key);
         let mark = self.marks.get(&key);
         // A read that overlapped one of our writes may show either state.
         if mark.in_flight > 0 || mark.last_end.is_some_and(|w| w >= read_at) {
@@ -333,7 +416,7 @@ impl RepositorySnapshot {
                 key,
                 Entry {
                     json,
-                    class: None,
+                    group: None,
                     read_at,
                 },
             );
@@ -348,11 +431,11 @@ impl RepositorySnapshot {
         let now = Instant::now();
         let usable =
             |at: Instant| mark.last_end.is_none_or(|w| at > w) && now.duration_since(at) <= max_age;
-        let (json, class) = {
+        let (json, group) = {
             let st = lock(&self.state);
             match st.entries.get(key) {
                 Some(e) if usable(e.read_at) => match &e.json {
-                    Some(json) => (json.clone(), e.class),
+                    Some(json) => (json.clone(), e.group.clone()),
                     // A `GET` answered not found after our last write.
                     None => return Lookup::Absent,
                 },
@@ -370,9 +453,11 @@ impl RepositorySnapshot {
         let Ok(mut v) = serde_json::from_str::<Value>(&json) else {
             return Lookup::Unknown;
         };
-        if let (Some(class), Some(obj)) = (class, v.as_object_mut()) {
-            obj.entry("rclass")
-                .or_insert_with(|| Value::String(class.to_owned()));
+        if let (ListShape::Grouped(member), Some(group), Some(obj)) =
+            (self.list.shape, group, v.as_object_mut())
+        {
+            obj.entry(member)
+                .or_insert_with(|| Value::String(group.to_string()));
         }
         Lookup::Found(Arc::new(v))
     }
@@ -404,9 +489,9 @@ impl RepositorySnapshot {
         let started = Instant::now();
         let answer = client
             .request(
-                Service::Artifactory,
-                Method::GET,
-                CONFIGURATIONS,
+                self.list.service,
+                http::Method::GET,
+                self.list.path,
                 Idempotency::Idempotent,
             )
             .send()
@@ -420,16 +505,22 @@ impl RepositorySnapshot {
                     .iter()
                     .filter_map(|(k, e)| Some((k.clone(), e.json.clone()?)))
                     .collect();
-                index_reusing(r.body(), started, &previous)
-                    .ok_or("expected an object grouped by class or an array")
+                index_reusing(
+                    &self.list,
+                    self.case_insensitive,
+                    r.body(),
+                    started,
+                    &previous,
+                )
+                .ok_or("expected an object grouped by class or an array")
             }
             Err(e) if e.is_not_found() || matches!(e, jfrog_client::Error::Forbidden { .. }) => {
-                tracing::info!(error = %e, "repository configurations unavailable, observing by key for an hour");
+                tracing::info!(list = self.list.path, error = %e, "list unavailable, observing by key for an hour");
                 lock(&self.state).failed = Some((Instant::now(), true));
                 return;
             }
             Err(e) => {
-                tracing::warn!(error = %e, "cannot read the repository configurations, observing by key");
+                tracing::warn!(list = self.list.path, error = %e, "cannot read the list, observing by key");
                 lock(&self.state).failed = Some((Instant::now(), false));
                 return;
             }
@@ -438,17 +529,19 @@ impl RepositorySnapshot {
             Ok(e) => e,
             Err(msg) => {
                 tracing::warn!(
+                    list = self.list.path,
                     error = msg,
-                    "cannot decode the repository configurations, observing by key"
+                    "cannot decode the list, observing by key"
                 );
                 lock(&self.state).failed = Some((Instant::now(), false));
                 return;
             }
         };
         tracing::debug!(
-            repositories = entries.len(),
+            list = self.list.path,
+            objects = entries.len(),
             elapsed_ms = started.elapsed().as_millis() as u64,
-            "repository configurations read"
+            "list read"
         );
         let mut st = lock(&self.state);
         // Reads by key sent after this fetch began are newer than its answer.
@@ -464,44 +557,62 @@ impl RepositorySnapshot {
     }
 }
 
-/// The bulk answer (grouped by class, or a plain array) by lower-cased key, each with the
-/// class of its group. `None` for any other shape.
+/// The list answer (an array, or for [`ListShape::Grouped`] an object of arrays or an
+/// array) by key, each with the lower-cased name of its group. `None` for any other shape.
 #[cfg(test)]
-fn index(body: &[u8], read_at: Instant) -> Option<HashMap<String, Entry>> {
-    index_reusing(body, read_at, &HashMap::new())
+fn index(list: &ListCall, body: &[u8], read_at: Instant) -> Option<HashMap<String, Entry>> {
+    index_reusing(list, true, body, read_at, &HashMap::new())
 }
 
-/// [`index`], taking the text of a configuration from `previous` when it is the same.
+/// [`index`], taking the text of an object from `previous` when it is the same.
 fn index_reusing(
+    list: &ListCall,
+    case_insensitive: bool,
     body: &[u8],
     read_at: Instant,
     previous: &HashMap<String, Arc<str>>,
 ) -> Option<HashMap<String, Entry>> {
+    use serde::de::DeserializeSeed;
     let mut out = HashMap::new();
-    let mut push = |c: Compact, class: Option<&'static str>| {
+    let mut push = |c: Compact, group: Option<Arc<str>>| {
         if !c.key.is_empty() {
-            let json = match previous.get(&c.key) {
+            let key = if case_insensitive {
+                c.key.to_ascii_lowercase()
+            } else {
+                c.key
+            };
+            let json = match previous.get(&key) {
                 Some(old) if **old == *c.json => Some(old.clone()),
                 _ => Some(Arc::from(c.json)),
             };
             out.insert(
-                c.key,
+                key,
                 Entry {
                     json,
-                    class,
+                    group,
                     read_at,
                 },
             );
         }
     };
-    if let Ok(groups) = serde_json::from_slice::<HashMap<String, Option<Vec<Compact>>>>(body) {
-        for (group, configs) in groups {
-            let class = group.parse::<RepositoryClass>().ok().map(|c| c.as_str());
-            configs.into_iter().flatten().for_each(|c| push(c, class));
+    let grouped = match list.shape {
+        ListShape::Grouped(_) => GroupsSeed(list.key_member)
+            .deserialize(&mut serde_json::Deserializer::from_slice(body))
+            .ok(),
+        ListShape::Array => None,
+    };
+    if let Some(groups) = grouped {
+        for (group, objects) in groups {
+            let group: Arc<str> = Arc::from(group.to_ascii_lowercase());
+            objects
+                .into_iter()
+                .for_each(|c| push(c, Some(group.clone())));
         }
     } else {
-        let configs = serde_json::from_slice::<Vec<Compact>>(body).ok()?;
-        configs.into_iter().for_each(|c| push(c, None));
+        let objects = ArraySeed(list.key_member)
+            .deserialize(&mut serde_json::Deserializer::from_slice(body))
+            .ok()?;
+        objects.into_iter().for_each(|c| push(c, None));
     }
     Some(out)
 }
@@ -546,15 +657,34 @@ mod tests {
 
     use super::*;
 
-    fn snapshot() -> RepositorySnapshot {
+    const LIST: ListCall = ListCall {
+        service: jfrog_client::Service::Artifactory,
+        path: "/api/repositories/configurations",
+        shape: ListShape::Grouped("rclass"),
+        key_member: "key",
+    };
+
+    fn index(body: &[u8], read_at: Instant) -> Option<HashMap<String, Entry>> {
+        super::index(&LIST, body, read_at)
+    }
+
+    fn index_reusing(
+        body: &[u8],
+        read_at: Instant,
+        previous: &HashMap<String, Arc<str>>,
+    ) -> Option<HashMap<String, Entry>> {
+        super::index_reusing(&LIST, true, body, read_at, previous)
+    }
+
+    fn snapshot() -> Snapshot {
         let settings = Arc::new(SnapshotSettings::default());
         settings.set_ttl(Some(Duration::from_secs(3600)));
-        RepositorySnapshot::new(settings, Arc::default())
+        Snapshot::new(settings, Arc::default(), LIST, true)
     }
 
     const HOUR: Duration = Duration::from_secs(3600);
 
-    fn found(s: &RepositorySnapshot, key: &str, max_age: Duration) -> Option<Arc<Value>> {
+    fn found(s: &Snapshot, key: &str, max_age: Duration) -> Option<Arc<Value>> {
         match s.known(key, max_age) {
             Lookup::Found(v) => Some(v),
             _ => None,
@@ -600,15 +730,15 @@ mod tests {
         let bytes = |v: Value| serde_json::to_vec(&v).expect("json");
         let idx = index(&bytes(grouped), now).expect("indexed");
         assert_eq!(idx.len(), 2);
-        assert_eq!(idx["libs-local"].class, Some("local"));
-        let s = RepositorySnapshot::new(Arc::default(), Arc::default());
+        assert_eq!(idx["libs-local"].group.as_deref(), Some("local"));
+        let s = Snapshot::new(Arc::default(), Arc::default(), LIST, true);
         lock(&s.state).entries = idx;
         let local = found(&s, "libs-local", HOUR).expect("value");
         assert_eq!(local["rclass"], "local");
         assert_eq!(local["key"], "Libs-Local");
         assert_eq!(local["packageType"], "maven");
         let flat = index(&bytes(json!([{"key": "a", "rclass": "virtual"}])), now).expect("indexed");
-        assert_eq!(flat["a"].class, None);
+        assert_eq!(flat["a"].group, None);
         assert!(
             flat["a"]
                 .json
@@ -675,7 +805,7 @@ mod tests {
         );
         let text = format!("{s:?}");
         assert!(
-            text.contains("repositories: 1") && !text.contains("JE2"),
+            text.contains("objects: 1") && !text.contains("JE2"),
             "{text}"
         );
     }

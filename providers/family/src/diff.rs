@@ -12,23 +12,25 @@ use std::collections::BTreeMap;
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 
-use super::decl::{Field, Norm, ResolvedKind, Ty};
-use super::wire::{self, get_path, user_value};
+use crate::decl::{Field, Norm, ResolvedKind, Ty};
+use crate::wire::{self, get_path, user_value};
 
 /// Context of one comparison.
 #[derive(Debug, Clone, Default)]
 pub struct DiffContext {
     /// URL prefix of this JFrog instance's repositories (`<base>/artifactory/`): a federated
-    /// member JFrog adds for the repository itself is not drift.
+    /// member JFrog adds for the repository itself is not drift (set by the repository
+    /// family's hooks; empty elsewhere).
     pub own_member_prefix: String,
-    /// The repository key.
+    /// The identifier.
     pub key: String,
 }
 
 /// `description` suffix some Artifactory versions add to remote repositories.
 const CACHE_SUFFIX: &str = " (local file cache)";
 
-fn is_empty(v: Option<&Value>) -> bool {
+/// Whether a value is absent or empty (null, "", [], {}).
+pub fn is_empty(v: Option<&Value>) -> bool {
     match v {
         None | Some(Value::Null) => true,
         Some(Value::String(s)) => s.is_empty(),
@@ -101,6 +103,18 @@ pub fn equal(
                 _ => {}
             }
             d == o
+        }
+        Ty::Map(_) => {
+            let m = |v: Option<&Value>| -> BTreeMap<String, String> {
+                v.and_then(Value::as_object)
+                    .map(|o| {
+                        o.iter()
+                            .map(|(k, v)| (k.clone(), v.as_str().unwrap_or_default().to_string()))
+                            .collect()
+                    })
+                    .unwrap_or_default()
+            };
+            m(desired) == m(observed)
         }
         Ty::Bool => {
             desired.and_then(Value::as_bool).unwrap_or(false)
@@ -261,6 +275,25 @@ pub fn late_initialize(
         if p.get(f.crd).is_some_and(|v| !v.is_null()) {
             continue;
         }
+        // A value that only counts while a boolean is true is not adopted while it is
+        // false: it would then be refused as set without its gate.
+        let gate = match f.norm {
+            Norm::OnlyWhen(g) => Some(g),
+            _ => f.requires,
+        };
+        if let Some(g) = gate {
+            let on = match p.get(g).filter(|v| !v.is_null()) {
+                Some(v) => v.as_bool().unwrap_or(false),
+                None => kind
+                    .field(g)
+                    .and_then(|x| x.default.to_json())
+                    .and_then(|d| d.as_bool())
+                    .unwrap_or(false),
+            };
+            if !on {
+                continue;
+            }
+        }
         if let Some(v) = observed.get(f.crd).filter(|v| !is_empty(Some(v))) {
             p.insert(f.crd.to_string(), v.clone());
             changed = true;
@@ -284,10 +317,54 @@ pub fn write_only_hashes(
         .filter(|f| f.write_only || f.sensitive)
         .filter_map(|f| f.wire)
         .collect();
-    for w in wires {
-        let Some(v) = body.get(w).filter(|v| !is_empty(Some(v))) else {
+    let mut values: Vec<(String, Value)> = wires
+        .into_iter()
+        .filter_map(|w| {
+            let v = body.get(w).filter(|v| !is_empty(Some(v)))?;
+            Some((w.to_string(), v.clone()))
+        })
+        .collect();
+    // Secrets inside list elements (a webhook handler's secret): one hash per list over its
+    // elements' secret values, each paired with the rest of its element, so a changed
+    // secret, or a secret moved to another handler, is a change.
+    for f in kind.params() {
+        let (Some(wire), Some(children)) = (f.wire, f.ty.children()) else {
             continue;
         };
+        let secret: Vec<&str> = children
+            .iter()
+            .filter(|c| c.sensitive || c.write_only)
+            .filter_map(|c| c.wire)
+            .collect();
+        if secret.is_empty() {
+            continue;
+        }
+        let elems: Vec<Value> = match get_path(&Value::Object(body.clone()), wire) {
+            Some(Value::Array(a)) => a.clone(),
+            Some(o @ Value::Object(_)) => vec![o.clone()],
+            _ => continue,
+        };
+        let mut pairs: Vec<String> = elems
+            .iter()
+            .filter_map(|e| {
+                let mut rest = e.as_object()?.clone();
+                let taken: Map<String, Value> = secret
+                    .iter()
+                    .filter_map(|w| Some((w.to_string(), rest.remove(*w)?)))
+                    .filter(|(_, v)| !is_empty(Some(v)))
+                    .collect();
+                (!taken.is_empty())
+                    .then(|| format!("{}\0{}", Value::Object(rest), Value::Object(taken)))
+            })
+            .collect();
+        if pairs.is_empty() {
+            continue;
+        }
+        pairs.sort();
+        values.push((format!("{wire}[]"), Value::String(pairs.join("\n"))));
+    }
+    for (w, v) in &values {
+        let w = w.as_str();
         let mut h = Sha256::new();
         h.update(salt.as_bytes());
         h.update(b"\0");

@@ -1,4 +1,4 @@
-//! OpenAPI v3 schemas (structural, as a CRD needs them) of a repository Kind's
+//! OpenAPI v3 schemas (structural, as a CRD needs them) of a declared Kind's
 //! `forProvider`/`initProvider` and `atProvider`, generated from its declared fields.
 //!
 //! - Names are the Terraform attribute names in camelCase; every parameter is optional in the
@@ -15,7 +15,7 @@
 
 use serde_json::{Map, Value, json};
 
-use super::decl::{Dv, Field, ResolvedKind, Ty};
+use crate::decl::{Dv, Field, ResolvedKind, Ty};
 
 /// The `atProvider` member holding the hashes of the write-only values last sent.
 pub const HASHES_FIELD: &str = "appliedWriteOnlyHashes";
@@ -64,10 +64,27 @@ pub fn secret_ref_schema(description: &str) -> Value {
     })
 }
 
+/// The schema of a whole-Secret reference (a sensitive map: every key of the Secret is an
+/// entry).
+pub fn secret_whole_ref_schema(description: &str) -> Value {
+    json!({
+        "type": "object",
+        "description": description,
+        "required": ["name"],
+        "properties": {
+            "name": {"type": "string", "description": "Name of the Secret."},
+            "namespace": {"type": "string", "description": "Namespace of the Secret (legacy cluster-scoped resources only; namespaced resources use their own namespace)."}
+        }
+    })
+}
+
 fn field_schema(f: &Field, for_params: bool) -> Value {
     let description = describe(f, for_params);
     if f.sensitive {
-        return secret_ref_schema(&description);
+        return match f.ty {
+            Ty::Map(_) => secret_whole_ref_schema(&description),
+            _ => secret_ref_schema(&description),
+        };
     }
     let mut s = match f.ty {
         Ty::Str => json!({"type": "string"}),
@@ -77,6 +94,7 @@ fn field_schema(f: &Field, for_params: bool) -> Value {
         Ty::Set => {
             json!({"type": "array", "items": {"type": "string"}, "x-kubernetes-list-type": "set"})
         }
+        Ty::Map(_) => json!({"type": "object", "additionalProperties": {"type": "string"}}),
         Ty::Block(children) => {
             json!({"type": "array", "maxItems": 1, "items": object_schema(children, for_params)})
         }
@@ -84,6 +102,24 @@ fn field_schema(f: &Field, for_params: bool) -> Value {
             json!({"type": "array", "items": object_schema(children, for_params)})
         }
     };
+    if for_params {
+        if let Some(min) = f.min {
+            s["minimum"] = json!(min);
+        }
+        if !f.rules.is_empty() {
+            let rules: Vec<Value> = f
+                .rules
+                .iter()
+                .map(|r| json!({"rule": r.cel, "message": r.message}))
+                .collect();
+            let target = if f.ty.children().is_some() {
+                &mut s["items"]
+            } else {
+                &mut s
+            };
+            target["x-kubernetes-validations"] = Value::Array(rules);
+        }
+    }
     if !f.enums.is_empty() {
         let target = if matches!(f.ty, Ty::Set | Ty::List) {
             &mut s["items"]
@@ -138,6 +174,9 @@ pub fn parameters_schema(kind: &ResolvedKind) -> Value {
             }));
         }
     }
+    for r in kind.decl.rules {
+        rules.push(json!({"rule": r.cel, "message": r.message}));
+    }
     let mut s = json!({"type": "object", "properties": props});
     if !rules.is_empty() {
         s["x-kubernetes-validations"] = Value::Array(rules);
@@ -150,7 +189,7 @@ pub fn observation_schema(kind: &ResolvedKind) -> Value {
     let mut props = Map::new();
     props.insert(
         "id".into(),
-        json!({"type": "string", "description": "The repository key."}),
+        json!({"type": "string", "description": kind.decl.hooks.id_description()}),
     );
     for f in &kind.fields {
         if f.is_observed() {

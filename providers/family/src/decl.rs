@@ -1,45 +1,17 @@
-//! The vocabulary of repository declarations: a [`Field`] (one parameter, its CRD and wire
-//! names, type, default and comparison rule), a [`KindDecl`] (one Kind: class, package type,
-//! the field sets it is composed of) and the composition into a [`ResolvedKind`].
+//! The vocabulary of Kind declarations: a [`Field`] (one parameter, its CRD and wire names,
+//! type, default and comparison rule), a [`KindDecl`] (one Kind: provider, group, identifier
+//! strategy, the field sets it is composed of, its REST binding and its family's hooks) and
+//! the composition into a [`ResolvedKind`].
 //!
 //! Composition follows the catalog: the `extends` base, then each mixin in order, then the
 //! Kind's own fields; a later field replaces an earlier one with the same Terraform name; then
 //! the Kind's default overrides (by Terraform name).
 
+use provider_runtime::managed::kind::IdentifierStrategy;
 use serde_json::{Value, json};
 
-/// The repository class (`rclass`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Class {
-    /// `local`.
-    Local,
-    /// `remote`.
-    Remote,
-    /// `virtual`.
-    Virtual,
-    /// `federated`.
-    Federated,
-}
-
-impl Class {
-    /// All classes.
-    pub const ALL: [Class; 4] = [
-        Class::Local,
-        Class::Remote,
-        Class::Virtual,
-        Class::Federated,
-    ];
-
-    /// The `rclass` wire value.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Class::Local => "local",
-            Class::Remote => "remote",
-            Class::Virtual => "virtual",
-            Class::Federated => "federated",
-        }
-    }
-}
+use crate::hooks::Hooks;
+use crate::rest::Rest;
 
 /// A field's type.
 #[derive(Debug, Clone, Copy)]
@@ -61,6 +33,17 @@ pub enum Ty {
     ObjList(&'static [Field]),
     /// An unordered set of objects.
     ObjSet(&'static [Field]),
+    /// A map of strings (an object with string values in the CRD), sent as described.
+    Map(MapWire),
+}
+
+/// How a map of strings is sent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MapWire {
+    /// As a JSON object.
+    Object,
+    /// As a list of `{"name": .., "value": ..}` objects (the Event service's headers).
+    NameValue,
 }
 
 impl Ty {
@@ -160,6 +143,27 @@ pub struct Field {
     pub enums: &'static [&'static str],
     /// Description for the CRD.
     pub doc: &'static str,
+    /// The smallest allowed integer, when the upstream validates one.
+    pub min: Option<i64>,
+    /// Not a parameter: always sent with its default (a constant member of the body, such
+    /// as a handler's type), never compared.
+    pub constant: bool,
+    /// Cross-field rules checked at admission (CEL on this field's value; for object lists
+    /// and blocks, on each element).
+    pub rules: &'static [Rule],
+    /// May be set only while the named boolean field is true (checked before any write;
+    /// JFrog would silently ignore the value otherwise).
+    pub requires: Option<&'static str>,
+}
+
+/// A validation rule checked at admission: a CEL expression and the message naming the
+/// field and the rule.
+#[derive(Debug, Clone, Copy)]
+pub struct Rule {
+    /// The CEL expression (`self` is the value the rule is attached to).
+    pub cel: &'static str,
+    /// The message shown when it fails.
+    pub message: &'static str,
 }
 
 impl Field {
@@ -186,6 +190,10 @@ impl Field {
             norm: Norm::Plain,
             enums: &[],
             doc: "",
+            min: None,
+            constant: false,
+            rules: &[],
+            requires: None,
         }
     }
     /// Set the provider default.
@@ -254,28 +262,89 @@ impl Field {
     pub const fn doc(self, doc: &'static str) -> Self {
         Field { doc, ..self }
     }
+    /// Set the smallest allowed integer.
+    pub const fn min(self, min: i64) -> Self {
+        Field {
+            min: Some(min),
+            ..self
+        }
+    }
+    /// A constant member: always sent with `value`, not a parameter.
+    pub const fn constant(self, value: Dv) -> Self {
+        Field {
+            constant: true,
+            default: value,
+            ..self
+        }
+    }
+    /// May be set only while the named boolean field is true.
+    pub const fn requires(self, gate: &'static str) -> Self {
+        Field {
+            requires: Some(gate),
+            ..self
+        }
+    }
+    /// Set the admission rules.
+    pub const fn rules(self, rules: &'static [Rule]) -> Self {
+        Field { rules, ..self }
+    }
 
     /// Whether the field is a `forProvider` parameter.
     pub fn is_param(&self) -> bool {
-        !self.status_only
+        !self.status_only && !self.constant
     }
 
     /// Whether the field is reported in `atProvider` (read back and not secret).
     pub fn is_observed(&self) -> bool {
-        self.wire.is_some() && !self.sensitive && !self.write_only
+        self.wire.is_some() && !self.sensitive && !self.write_only && !self.constant
     }
 }
 
-/// One repository Kind, as declared in `tables.rs`.
+/// How a Kind's JFrog identifier is derived (the runtime's [`IdentifierStrategy`], as
+/// `const` data).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Id {
+    /// The external name is the identifier (a repository or webhook key).
+    Name,
+    /// A `forProvider` field is the identifier; `metadata.name` is free.
+    SpecField(&'static str),
+    /// Several `forProvider` fields joined by a separator.
+    Composite(&'static [&'static str], &'static str),
+    /// JFrog assigns the identifier at create.
+    ServerAssigned,
+    /// A platform singleton with a constant identifier.
+    Singleton(&'static str),
+}
+
+impl Id {
+    /// The runtime's strategy.
+    pub fn strategy(self) -> IdentifierStrategy {
+        match self {
+            Id::Name => IdentifierStrategy::Name,
+            Id::SpecField(f) => IdentifierStrategy::SpecField(f),
+            Id::Composite(fields, separator) => IdentifierStrategy::Composite { fields, separator },
+            Id::ServerAssigned => IdentifierStrategy::ServerAssigned,
+            Id::Singleton(s) => IdentifierStrategy::Singleton(s),
+        }
+    }
+}
+
+/// One Kind, as declared in a family's (generated) tables.
 #[derive(Debug, Clone, Copy)]
 pub struct KindDecl {
+    /// The provider short name (`artifactory`, `xray`, `project`, `platform`).
+    pub provider: &'static str,
+    /// The group short name (`repository`, `webhook`, ...).
+    pub group: &'static str,
     /// The Kind name.
     pub kind: &'static str,
-    /// The class.
-    pub class: Class,
-    /// The wire `packageType`.
-    pub package_type: &'static str,
-    /// The class base.
+    /// One line for the CRD description (the family's hooks may compose a better one).
+    pub description: &'static str,
+    /// How the identifier is derived.
+    pub id: Id,
+    /// The body member that carries the identifier, if any.
+    pub id_wire: Option<&'static str>,
+    /// The base field set.
     pub extends: &'static [Field],
     /// Mixins, in order.
     pub mixins: &'static [&'static [Field]],
@@ -283,8 +352,21 @@ pub struct KindDecl {
     pub fields: &'static [Field],
     /// Default overrides by Terraform name.
     pub default_overrides: &'static [(&'static str, Dv)],
-    /// Fixed body members besides `rclass` and `packageType`.
+    /// Allowed values by Terraform name (for fields whose allowed values depend on the Kind).
+    pub enum_overrides: &'static [(&'static str, &'static [&'static str])],
+    /// Body members that say what the object is (`rclass`, `packageType`; a webhook's
+    /// domain): sent on every write and checked on every observe, case-insensitively; an
+    /// object whose members differ is another Kind's object, an error rather than drift.
+    pub identity: &'static [(&'static str, &'static str)],
+    /// Further fixed body members (dots for nesting), sent on every write.
     pub fixed_body: &'static [(&'static str, Dv)],
+    /// Cross-field rules checked at admission on `forProvider` (CEL; `self` is
+    /// `forProvider`).
+    pub rules: &'static [Rule],
+    /// The REST binding.
+    pub rest: &'static dyn Rest,
+    /// What the family owns beyond the generic adapter.
+    pub hooks: &'static dyn Hooks,
 }
 
 /// A composed Kind: its effective field list.
@@ -325,6 +407,13 @@ impl KindDecl {
                 }
             }
         }
+        for (tf, values) in self.enum_overrides {
+            let f = fields
+                .iter_mut()
+                .find(|f| f.tf == *tf)
+                .ok_or_else(|| err(format!("enum override for unknown field {tf}")))?;
+            f.enums = values;
+        }
         for (tf, d) in self.default_overrides {
             let f = fields
                 .iter_mut()
@@ -347,6 +436,13 @@ impl KindDecl {
                     "sensitive field {} must be a SecretRef",
                     f.crd
                 )));
+            }
+            if let Some(g) = f.requires
+                && !fields
+                    .iter()
+                    .any(|x| x.crd == g && matches!(x.ty, Ty::Bool))
+            {
+                return Err(err(format!("{} requires unknown boolean {g}", f.crd)));
             }
             if let Norm::OnlyWhen(g) = f.norm
                 && !fields
@@ -372,5 +468,15 @@ impl ResolvedKind {
     /// A field by CRD name.
     pub fn field(&self, crd: &str) -> Option<&Field> {
         self.fields.iter().find(|f| f.crd == crd)
+    }
+}
+
+impl KindDecl {
+    /// The value of an identity member.
+    pub fn identity_value(&self, wire: &str) -> Option<&'static str> {
+        self.identity
+            .iter()
+            .find(|(w, _)| *w == wire)
+            .map(|(_, v)| *v)
     }
 }
