@@ -382,7 +382,10 @@ mod tests {
             enums_from_notes("Values x. One of a, b-c, d_e. Values f, g"),
             ["a", "b-c", "d_e"]
         );
-        assert_eq!(enums_from_notes("One of a or b, Values c"), Vec::<String>::new());
+        assert_eq!(
+            enums_from_notes("One of a or b, Values c"),
+            Vec::<String>::new()
+        );
         assert_eq!(enums_from_notes("One of a,b. Values c, d,"), ["c", "d"]);
     }
 
