@@ -341,6 +341,12 @@ const BLOCK_PUSHING_SCHEMA1_FEDERATED: Field = Field::new("blockPushingSchema1",
 const BLOCK_PUSHING_SCHEMA1_FEDERATEDDOCKERV1: Field = Field::new("blockPushingSchema1", "block_pushing_schema1", Some("blockPushingSchema1"), Ty::Bool).status_only().doc("Refuses Docker images that use manifest v2 schema 1.");
 const MAX_UNIQUE_TAGS_FEDERATED: Field = Field::new("maxUniqueTags", "max_unique_tags", Some("maxUniqueTags"), Ty::Int).status_only().late_init().doc("Maximum number of tags kept per image (0 = unlimited).");
 const TAG_RETENTION_FEDERATED: Field = Field::new("tagRetention", "tag_retention", Some("dockerTagRetention"), Ty::Int).status_only().doc("Number of overwritten tags kept by digest.");
+const URL_REMOTEAIEDITOREXTENSIONS: Field = Field::new("url", "url", Some("url"), Ty::Str).required().doc("Address of the VS Code compatible marketplace gallery to proxy, e.g. https://marketplace.visualstudio.com/_apis/public/gallery.");
+const BYPASS_HEAD_REQUESTS_REMOTEAIEDITOREXTENSIONS: Field = Field::new("bypassHeadRequests", "bypass_head_requests", Some("bypassHeadRequests"), Ty::Bool).default(Dv::Bool(true)).status_only().doc("Skips the HEAD probe before caching; always on for this package type.");
+const EXTERNAL_DEPENDENCIES_ENABLED_REMOTE: Field = Field::new("externalDependenciesEnabled", "external_dependencies_enabled", Some("externalDependenciesEnabled"), Ty::Bool).default(Dv::Bool(true)).doc("Lets Artifactory fetch extension payloads from the external hosts allowed by external_dependencies_patterns.");
+const EXTERNAL_DEPENDENCIES_PATTERNS_REMOTE: Field = Field::new("externalDependenciesPatterns", "external_dependencies_patterns", Some("externalDependenciesPatterns"), Ty::List).default(Dv::List(&["**/**vsassets.io/**"])).doc("Ant-style allow list of external hosts/paths that extension payloads may be downloaded from.");
+const ENABLE_TOKEN_AUTHENTICATION: Field = Field::new("enableTokenAuthentication", "enable_token_authentication", Some("enableTokenAuthentication"), Ty::Bool).default(Dv::Bool(false)).doc("Authenticates to the upstream with a bearer token instead of basic auth.");
+const CUSTOM_HTTP_HEADERS_REMOTE: Field = Field::new("customHttpHeaders", "custom_http_headers", Some("customHttpHeaders"), Ty::ObjList(CUSTOMHTTPHEADERS_FIELDS)).write_only().doc("Up to 5 extra HTTP headers sent with every request to the upstream gallery.");
 
 /// Every repository Kind: `k!(Kind, class, packageType, extends, [mixins], [own fields],
 /// {default overrides by Terraform name}, {fixed body members besides rclass/packageType})`.
@@ -385,6 +391,7 @@ pub const KINDS: &[KindDecl] = &[
     k!(LocalTerraformProviderRepository, Local, "terraform", LOCAL_BASE, [], [], {("repo_layout_ref", Dv::Str("terraform-provider-default"))}, {("terraformType", Dv::Str("provider"))}),
     k!(LocalTerraformbackendRepository, Local, "terraformbackend", LOCAL_BASE, [], [], {("repo_layout_ref", Dv::Str("simple-default"))}, {}),
     k!(LocalVagrantRepository, Local, "vagrant", LOCAL_BASE, [], [], {("repo_layout_ref", Dv::Str("simple-default"))}, {}),
+    k!(RemoteAieditorextensionsRepository, Remote, "aieditorextensions", REMOTE_BASE, [REMOTE_CURATION, REMOTE_GENERIC_LIKE], [URL_REMOTEAIEDITOREXTENSIONS, BYPASS_HEAD_REQUESTS_REMOTEAIEDITOREXTENSIONS, EXTERNAL_DEPENDENCIES_ENABLED_REMOTE, EXTERNAL_DEPENDENCIES_PATTERNS_REMOTE, ENABLE_TOKEN_AUTHENTICATION, CUSTOM_HTTP_HEADERS_REMOTE], {("repo_layout_ref", Dv::Str("simple-default"))}, {("bypassHeadRequests", Dv::Bool(true))}),
     k!(RemoteAlpineRepository, Remote, "alpine", REMOTE_BASE, [], [], {("repo_layout_ref", Dv::Str("simple-default"))}, {}),
     k!(RemoteAnsibleRepository, Remote, "ansible", REMOTE_BASE, [], [URL, BYPASS_HEAD_REQUESTS], {("repo_layout_ref", Dv::Str("ansible-default"))}, {}),
     k!(RemoteBazelRepository, Remote, "bazelmodules", REMOTE_BASE, [], [], {("repo_layout_ref", Dv::Str("simple-default"))}, {}),
@@ -408,6 +415,7 @@ pub const KINDS: &[KindDecl] = &[
     k!(RemoteHexRepository, Remote, "hex", REMOTE_BASE, [], [HEX_PRIMARY_KEYPAIR_REF, PUBLIC_KEY], {("repo_layout_ref", Dv::Str("simple-default"))}, {}),
     k!(RemoteHuggingfacemlRepository, Remote, "huggingfaceml", REMOTE_BASE, [REMOTE_CURATION], [URL_REMOTE], {("repo_layout_ref", Dv::Str("simple-default"))}, {}),
     k!(RemoteIvyRepository, Remote, "ivy", REMOTE_BASE, [REMOTE_JAVA], [], {("repo_layout_ref", Dv::Str("ivy-default")), ("suppress_pom_consistency_checks", Dv::Bool(true))}, {}),
+    k!(RemoteJetbrainspluginsRepository, Remote, "jetbrainsplugins", REMOTE_BASE, [], [], {("repo_layout_ref", Dv::Str("simple-default"))}, {}),
     k!(RemoteMavenRepository, Remote, "maven", REMOTE_BASE, [REMOTE_CURATION, REMOTE_JAVA], [], {("repo_layout_ref", Dv::Str("maven-2-default")), ("suppress_pom_consistency_checks", Dv::Bool(false))}, {}),
     k!(RemoteNPMRepository, Remote, "npm", REMOTE_BASE, [REMOTE_CURATION], [URL_REMOTENPM], {("repo_layout_ref", Dv::Str("npm-default"))}, {}),
     k!(RemoteNixRepository, Remote, "nix", REMOTE_BASE, [], [], {("repo_layout_ref", Dv::Str("nix-default"))}, {}),
