@@ -41,6 +41,10 @@ pub struct FieldOverride {
     pub norm: Option<String>,
     /// The allowed values.
     pub enums: Option<Vec<String>>,
+    /// The smallest allowed integer (a schema `minimum`).
+    pub min: Option<i64>,
+    /// The boolean field that must be true for this one to be set.
+    pub requires: Option<String>,
     used: Cell<usize>,
     reason: String,
 }
@@ -51,6 +55,8 @@ pub struct KindOverride {
     pub kind: String,
     /// Members added to the fixed body.
     pub fixed_body: Map<String, Value>,
+    /// Admission rules on the Kind's `forProvider`: (CEL expression, message).
+    pub rules: Vec<(String, String)>,
     used: Cell<usize>,
 }
 
@@ -248,6 +254,8 @@ fn field_override(v: &Value) -> Result<FieldOverride> {
             "add_flags",
             "norm",
             "enums",
+            "min",
+            "requires",
         ],
     )?;
     let field = m
@@ -289,13 +297,25 @@ fn field_override(v: &Value) -> Result<FieldOverride> {
             .get("enums")
             .map(|e| strings(Some(e), "enums"))
             .transpose()?,
+        min: match m.get("min") {
+            None => None,
+            Some(v) => Some(v.as_i64().context("`min` is not an integer")?),
+        },
+        requires: match m.get("requires") {
+            None => None,
+            Some(v) => Some(
+                v.as_str()
+                    .context("`requires` is not a string")?
+                    .to_string(),
+            ),
+        },
         used: Cell::new(0),
         reason: m["reason"].as_str().unwrap_or_default().to_string(),
     })
 }
 
 fn kind_override(v: &Value) -> Result<KindOverride> {
-    let m = entry(v, &["kind", "fixed_body"])?;
+    let m = entry(v, &["kind", "fixed_body", "rules"])?;
     Ok(KindOverride {
         kind: m
             .get("kind")
@@ -307,16 +327,18 @@ fn kind_override(v: &Value) -> Result<KindOverride> {
             .and_then(Value::as_object)
             .cloned()
             .unwrap_or_default(),
+        rules: match m.get("rules") {
+            None => Vec::new(),
+            Some(r) => rules(r)?,
+        },
         used: Cell::new(0),
     })
 }
 
-fn criteria_rules(v: &Value) -> Result<CriteriaRules> {
-    let m = entry(v, &["criteria", "rules"])?;
-    let rules = m
-        .get("rules")
-        .and_then(Value::as_array)
-        .context("missing `rules`")?
+/// `[{cel, message}]` as (CEL, message) pairs.
+fn rules(v: &Value) -> Result<Vec<(String, String)>> {
+    v.as_array()
+        .context("`rules` is not an array")?
         .iter()
         .map(|r| {
             let cel = r
@@ -329,7 +351,12 @@ fn criteria_rules(v: &Value) -> Result<CriteriaRules> {
                 .context("rule without `message`")?;
             Ok((cel.to_string(), msg.to_string()))
         })
-        .collect::<Result<_>>()?;
+        .collect()
+}
+
+fn criteria_rules(v: &Value) -> Result<CriteriaRules> {
+    let m = entry(v, &["criteria", "rules"])?;
+    let rules = rules(m.get("rules").context("missing `rules`")?)?;
     Ok(CriteriaRules {
         criteria: m
             .get("criteria")

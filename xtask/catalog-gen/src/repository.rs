@@ -144,12 +144,16 @@ impl Gen<'_> {
         }
         let mut norm = "Norm::Plain".to_string();
         let mut enums = enums_from_notes(opt_str(f, "notes").unwrap_or(""));
+        let mut min = None;
+        let mut requires = None;
         for o in &self.overrides.repository_fields {
             if o.applies(&tf, ctx) {
                 o.apply(&mut m, &mut flags, &mut norm);
                 if let Some(e) = &o.enums {
                     enums.clone_from(e);
                 }
+                min = o.min.or(min);
+                requires = o.requires.clone().or(requires);
             }
         }
         let f = Value::Object(m);
@@ -186,6 +190,12 @@ impl Gen<'_> {
         if !enums.is_empty() {
             let e: Vec<String> = enums.iter().map(|x| rs(x)).collect();
             s.push_str(&format!(".enums(&[{}])", e.join(", ")));
+        }
+        if let Some(n) = min {
+            s.push_str(&format!(".min({n})"));
+        }
+        if let Some(g) = requires {
+            s.push_str(&format!(".requires({})", rs(&g)));
         }
         s.push_str(&format!(
             ".doc({})",
@@ -285,13 +295,26 @@ impl Gen<'_> {
             .and_then(Value::as_object)
             .cloned()
             .unwrap_or_default();
+        let mut rules = Vec::new();
         for o in &self.overrides.repository_kinds {
             if o.applies(kind) {
                 for (w, v) in &o.fixed_body {
                     fixed_body.insert(w.clone(), v.clone());
                 }
+                for (cel, message) in &o.rules {
+                    rules.push(format!(
+                        "Rule {{ cel: {}, message: {} }}",
+                        rs(cel),
+                        rs(message)
+                    ));
+                }
             }
         }
+        let rules = if rules.is_empty() {
+            String::new()
+        } else {
+            format!(", rules [{}]", rules.join(", "))
+        };
         let mut fixed = Vec::new();
         for (w, v) in &fixed_body {
             if w != "rclass" && w != "packageType" {
@@ -299,7 +322,7 @@ impl Gen<'_> {
             }
         }
         Ok(format!(
-            "    k!({kind}, {}, {}, {}, [{}], [{}], {{{}}}, {{{}}}),\n",
+            "    k!({kind}, {}, {}, {}, [{}], [{}], {{{}}}, {{{}}}{rules}),\n",
             capitalize(str_of(k, "rclass")?),
             rs(str_of(k, "package_type")?),
             tconst(str_of(k, "extends")?)?,

@@ -39,6 +39,7 @@ pub fn example_key(kind: &str, legacy: bool) -> String {
 /// A realistic upstream for a remote repository of a package type.
 fn upstream(package_type: &str) -> &'static str {
     match package_type {
+        "aieditorextensions" => "https://open-vsx.org",
         "alpine" => "https://dl-cdn.alpinelinux.org/alpine",
         "bazelmodules" => "https://bcr.bazel.build",
         "bower" => "https://github.com",
@@ -59,6 +60,7 @@ fn upstream(package_type: &str) -> &'static str {
         "gradle" | "maven" | "ivy" | "sbt" => "https://repo1.maven.org/maven2",
         "helm" => "https://charts.bitnami.com/bitnami",
         "hex" => "https://repo.hex.pm",
+        "jetbrainsplugins" => "https://plugins.jetbrains.com",
         "nix" => "https://cache.nixos.org",
         "nuget" => "https://www.nuget.org",
         "opkg" => "https://downloads.openwrt.org",

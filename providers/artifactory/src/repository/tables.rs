@@ -6,14 +6,15 @@
 //! overrides beside it; regenerate rather than edit by hand. The provider never reads the
 //! catalog.
 
-use provider_family::{Dv, Field, Id, KindDecl, Norm, Ty};
+use provider_family::{Dv, Field, Id, KindDecl, Norm, Rule, Ty};
 
 use super::hooks::{HOOKS, REST};
 
 /// One Kind declaration.
 macro_rules! k {
     ($kind:ident, $class:ident, $pt:expr, $extends:expr, [$($mixin:expr),*], [$($field:expr),*],
-     {$(($otf:expr, $odv:expr)),*}, {$(($fw:expr, $fdv:expr)),*}) => {
+     {$(($otf:expr, $odv:expr)),*}, {$(($fw:expr, $fdv:expr)),*}
+     $(, rules [$($rule:expr),*])?) => {
         KindDecl {
             provider: "artifactory",
             group: "repository",
@@ -28,7 +29,7 @@ macro_rules! k {
             enum_overrides: &[],
             identity: &[("rclass", class!($class)), ("packageType", $pt)],
             fixed_body: &[$(($fw, $fdv)),*],
-            rules: &[],
+            rules: &[$($($rule),*)?],
             rest: &REST,
             hooks: &HOOKS,
         }
@@ -221,20 +222,20 @@ pub const REMOTE_GENERIC_LIKE: &[Field] = &[
 /// Template `remote-oci-like`.
 pub const REMOTE_OCI_LIKE: &[Field] = &[
     Field::new("externalDependenciesEnabled", "external_dependencies_enabled", Some("externalDependenciesEnabled"), Ty::Bool).default(Dv::Bool(false)).doc("Caches foreign layers referenced by manifests (\"Foreign Layers Caching\")."),
-    Field::new("externalDependenciesPatterns", "external_dependencies_patterns", Some("externalDependenciesPatterns"), Ty::List).late_init().norm(Norm::OnlyWhen("externalDependenciesEnabled")).doc("Ant-style allow list of external locations that may be fetched."),
+    Field::new("externalDependenciesPatterns", "external_dependencies_patterns", Some("externalDependenciesPatterns"), Ty::List).late_init().norm(Norm::OnlyWhen("externalDependenciesEnabled")).requires("externalDependenciesEnabled").doc("Ant-style allow list of external locations that may be fetched."),
     Field::new("enableTokenAuthentication", "enable_token_authentication", Some("enableTokenAuthentication"), Ty::Bool).late_init().doc("Uses bearer-token authentication against the upstream."),
     Field::new("projectId", "project_id", Some("dockerProjectId"), Ty::Str).default(Dv::Str("")).doc("GCR/GAR project id that limits the upstream scope."),
 ];
 
 /// Template `local-tags`.
 pub const LOCAL_TAGS: &[Field] = &[
-    Field::new("maxUniqueTags", "max_unique_tags", Some("maxUniqueTags"), Ty::Int).default(Dv::Int(0)).doc("Maximum number of tags kept per image (0 = unlimited)."),
+    Field::new("maxUniqueTags", "max_unique_tags", Some("maxUniqueTags"), Ty::Int).default(Dv::Int(0)).min(0).doc("Maximum number of tags kept per image (0 = unlimited)."),
     Field::new("tagRetention", "tag_retention", Some("dockerTagRetention"), Ty::Int).default(Dv::Int(1)).doc("Number of overwritten tags kept by digest."),
 ];
 
 /// Template `federated-tags`.
 pub const FEDERATED_TAGS: &[Field] = &[
-    Field::new("maxUniqueTags", "max_unique_tags", Some("maxUniqueTags"), Ty::Int).default(Dv::Int(0)).doc("Maximum number of tags kept per image (0 = unlimited)."),
+    Field::new("maxUniqueTags", "max_unique_tags", Some("maxUniqueTags"), Ty::Int).default(Dv::Int(0)).min(0).doc("Maximum number of tags kept per image (0 = unlimited)."),
     Field::new("tagRetention", "tag_retention", Some("dockerTagRetention"), Ty::Int).default(Dv::Int(1)).doc("Number of overwritten tags kept by digest."),
 ];
 
@@ -247,7 +248,7 @@ pub const VIRTUAL_RETRIEVAL_CACHE: &[Field] = &[
 pub const VIRTUAL_EXTERNAL_DEPENDENCIES: &[Field] = &[
     Field::new("externalDependenciesEnabled", "external_dependencies_enabled", Some("externalDependenciesEnabled"), Ty::Bool).default(Dv::Bool(false)).doc("Rewrites external dependencies and caches them in a remote repository."),
     Field::new("externalDependenciesRemoteRepo", "external_dependencies_remote_repo", Some("externalDependenciesRemoteRepo"), Ty::Str).doc("Remote repository in which fetched external dependencies are cached."),
-    Field::new("externalDependenciesPatterns", "external_dependencies_patterns", Some("externalDependenciesPatterns"), Ty::List).late_init().doc("Ant-style allow list of external locations that may be fetched."),
+    Field::new("externalDependenciesPatterns", "external_dependencies_patterns", Some("externalDependenciesPatterns"), Ty::List).late_init().requires("externalDependenciesEnabled").doc("Ant-style allow list of external locations that may be fetched."),
 ];
 
 /// Template `virtual-signing-keys`.
@@ -313,7 +314,7 @@ const CUSTOM_HTTP_HEADERS: Field = Field::new("customHttpHeaders", "custom_http_
 const VCS_GIT_PROVIDER: Field = Field::new("vcsGitProvider", "vcs_git_provider", Some("vcsGitProvider"), Ty::Str).default(Dv::Str("ARTIFACTORY")).enums(&["ARTIFACTORY", "BITBUCKET", "GITHUB", "GITHUBENTERPRISE", "GITLAB", "STASH"]).doc("Git hosting provider being proxied.");
 const HELM_CHARTS_BASE_URL: Field = Field::new("helmChartsBaseUrl", "helm_charts_base_url", Some("chartsBaseUrl"), Ty::Str).default(Dv::Str("")).doc("Base URL (http, https or oci) used when rewriting chart URLs in index.yaml.");
 const EXTERNAL_DEPENDENCIES_ENABLED: Field = Field::new("externalDependenciesEnabled", "external_dependencies_enabled", Some("externalDependenciesEnabled"), Ty::Bool).default(Dv::Bool(false)).doc("Rewrites external chart dependencies (\"External Dependency Rewrite\").");
-const EXTERNAL_DEPENDENCIES_PATTERNS: Field = Field::new("externalDependenciesPatterns", "external_dependencies_patterns", Some("externalDependenciesPatterns"), Ty::Set).immutable().late_init().norm(Norm::OnlyWhen("externalDependenciesEnabled")).doc("Ant-style allow list of external locations that may be fetched.");
+const EXTERNAL_DEPENDENCIES_PATTERNS: Field = Field::new("externalDependenciesPatterns", "external_dependencies_patterns", Some("externalDependenciesPatterns"), Ty::Set).immutable().late_init().norm(Norm::OnlyWhen("externalDependenciesEnabled")).requires("externalDependenciesEnabled").doc("Ant-style allow list of external locations that may be fetched.");
 const PUBLIC_KEY: Field = Field::new("publicKey", "public_key", Some("hexPublicKey"), Ty::Str).required().doc("Public key of the upstream Hex registry.");
 const URL_REMOTE: Field = Field::new("url", "url", Some("url"), Ty::Str).default(Dv::Str("https://huggingface.co")).doc("URL of the upstream registry being proxied.");
 const URL_REMOTENPM: Field = Field::new("url", "url", Some("url"), Ty::Str).default(Dv::Str("https://registry.npmjs.org/")).doc("URL of the upstream registry being proxied.");
@@ -331,7 +332,7 @@ const OPTIONAL_INDEX_COMPRESSION_FORMATS: Field = Field::new("optionalIndexCompr
 const DEBIAN_DEFAULT_ARCHITECTURES: Field = Field::new("debianDefaultArchitectures", "debian_default_architectures", Some("debianDefaultArchitectures"), Ty::Str).default(Dv::Str("amd64,i386")).norm(Norm::CommaSet).doc("Comma-separated architectures indexed by default.");
 const RESOLVE_DOCKER_TAGS_BY_TIMESTAMP: Field = Field::new("resolveDockerTagsByTimestamp", "resolve_docker_tags_by_timestamp", Some("resolveDockerTagsByTimestamp"), Ty::Bool).default(Dv::Bool(false)).doc("Returns the newest tag when several aggregated repositories hold the same tag.");
 const EXTERNAL_DEPENDENCIES_ENABLED_VIRTUAL: Field = Field::new("externalDependenciesEnabled", "external_dependencies_enabled", Some("externalDependenciesEnabled"), Ty::Bool).default(Dv::Bool(true)).doc("Follows go-import meta tags to download modules from remote VCS roots.");
-const EXTERNAL_DEPENDENCIES_PATTERNS_VIRTUAL: Field = Field::new("externalDependenciesPatterns", "external_dependencies_patterns", Some("externalDependenciesPatterns"), Ty::List).late_init().doc("Ant-style allow list of external locations that may be fetched.");
+const EXTERNAL_DEPENDENCIES_PATTERNS_VIRTUAL: Field = Field::new("externalDependenciesPatterns", "external_dependencies_patterns", Some("externalDependenciesPatterns"), Ty::List).late_init().requires("externalDependenciesEnabled").doc("Ant-style allow list of external locations that may be fetched.");
 const USE_NAMESPACES: Field = Field::new("useNamespaces", "use_namespaces", Some("useNamespaces"), Ty::Bool).default(Dv::Bool(false)).doc("Turns on Helm namespace support for aggregated repositories.");
 const RESOLVE_OCI_TAGS_BY_TIMESTAMP: Field = Field::new("resolveOciTagsByTimestamp", "resolve_oci_tags_by_timestamp", Some("resolveDockerTagsByTimestamp"), Ty::Bool).default(Dv::Bool(false)).doc("Returns the newest tag when several aggregated repositories hold the same tag.");
 const INDEX_COMPRESSION_FORMATS_FEDERATED: Field = Field::new("indexCompressionFormats", "index_compression_formats", None, Ty::Set).doc("Extra compression formats for Debian index files (bz2, lzma, xz).");
@@ -344,7 +345,7 @@ const TAG_RETENTION_FEDERATED: Field = Field::new("tagRetention", "tag_retention
 const URL_REMOTEAIEDITOREXTENSIONS: Field = Field::new("url", "url", Some("url"), Ty::Str).required().doc("Address of the VS Code compatible marketplace gallery to proxy, e.g. https://marketplace.visualstudio.com/_apis/public/gallery.");
 const BYPASS_HEAD_REQUESTS_REMOTEAIEDITOREXTENSIONS: Field = Field::new("bypassHeadRequests", "bypass_head_requests", Some("bypassHeadRequests"), Ty::Bool).default(Dv::Bool(true)).status_only().doc("Skips the HEAD probe before caching; always on for this package type.");
 const EXTERNAL_DEPENDENCIES_ENABLED_REMOTE: Field = Field::new("externalDependenciesEnabled", "external_dependencies_enabled", Some("externalDependenciesEnabled"), Ty::Bool).default(Dv::Bool(true)).doc("Lets Artifactory fetch extension payloads from the external hosts allowed by external_dependencies_patterns.");
-const EXTERNAL_DEPENDENCIES_PATTERNS_REMOTE: Field = Field::new("externalDependenciesPatterns", "external_dependencies_patterns", Some("externalDependenciesPatterns"), Ty::List).default(Dv::List(&["**/**vsassets.io/**"])).doc("Ant-style allow list of external hosts/paths that extension payloads may be downloaded from.");
+const EXTERNAL_DEPENDENCIES_PATTERNS_REMOTE: Field = Field::new("externalDependenciesPatterns", "external_dependencies_patterns", Some("externalDependenciesPatterns"), Ty::List).default(Dv::List(&["**/**vsassets.io/**"])).requires("externalDependenciesEnabled").doc("Ant-style allow list of external hosts/paths that extension payloads may be downloaded from.");
 const ENABLE_TOKEN_AUTHENTICATION: Field = Field::new("enableTokenAuthentication", "enable_token_authentication", Some("enableTokenAuthentication"), Ty::Bool).default(Dv::Bool(false)).doc("Authenticates to the upstream with a bearer token instead of basic auth.");
 const CUSTOM_HTTP_HEADERS_REMOTE: Field = Field::new("customHttpHeaders", "custom_http_headers", Some("customHttpHeaders"), Ty::ObjList(CUSTOMHTTPHEADERS_FIELDS)).write_only().doc("Up to 5 extra HTTP headers sent with every request to the upstream gallery.");
 
@@ -370,7 +371,7 @@ pub const KINDS: &[KindDecl] = &[
     k!(LocalGoRepository, Local, "go", LOCAL_BASE, [], [], {("repo_layout_ref", Dv::Str("go-default"))}, {}),
     k!(LocalGradleRepository, Local, "gradle", LOCAL_BASE, [LOCAL_JAVA], [], {("repo_layout_ref", Dv::Str("maven-2-default")), ("suppress_pom_consistency_checks", Dv::Bool(true))}, {}),
     k!(LocalHelmRepository, Local, "helm", LOCAL_BASE, [], [FORCE_NON_DUPLICATE_CHART, FORCE_METADATA_NAME_VERSION], {("repo_layout_ref", Dv::Str("simple-default"))}, {}),
-    k!(LocalHelmociRepository, Local, "helmoci", LOCAL_BASE, [LOCAL_TAGS], [], {("repo_layout_ref", Dv::Str("simple-default"))}, {}),
+    k!(LocalHelmociRepository, Local, "helmoci", LOCAL_BASE, [LOCAL_TAGS], [], {("repo_layout_ref", Dv::Str("simple-default"))}, {}, rules [Rule { cel: "!has(self.tagRetention) || self.tagRetention >= 1", message: "tagRetention must be at least 1 for OCI repositories" }]),
     k!(LocalHexRepository, Local, "hex", LOCAL_BASE, [], [HEX_PRIMARY_KEYPAIR_REF], {("repo_layout_ref", Dv::Str("simple-default"))}, {}),
     k!(LocalHuggingfacemlRepository, Local, "huggingfaceml", LOCAL_BASE, [], [], {("repo_layout_ref", Dv::Str("simple-default"))}, {}),
     k!(LocalIvyRepository, Local, "ivy", LOCAL_BASE, [LOCAL_JAVA], [], {("repo_layout_ref", Dv::Str("ivy-default")), ("suppress_pom_consistency_checks", Dv::Bool(true))}, {}),
@@ -379,7 +380,7 @@ pub const KINDS: &[KindDecl] = &[
     k!(LocalNPMRepository, Local, "npm", LOCAL_BASE, [], [], {("repo_layout_ref", Dv::Str("npm-default"))}, {}),
     k!(LocalNixRepository, Local, "nix", LOCAL_BASE, [], [], {("repo_layout_ref", Dv::Str("nix-default"))}, {}),
     k!(LocalNugetRepository, Local, "nuget", LOCAL_BASE, [], [MAX_UNIQUE_SNAPSHOTS, FORCE_NUGET_AUTHENTICATION], {("repo_layout_ref", Dv::Str("nuget-default"))}, {}),
-    k!(LocalOciRepository, Local, "oci", LOCAL_BASE, [LOCAL_TAGS], [], {("repo_layout_ref", Dv::Str("simple-default"))}, {("dockerApiVersion", Dv::Str("V2"))}),
+    k!(LocalOciRepository, Local, "oci", LOCAL_BASE, [LOCAL_TAGS], [], {("repo_layout_ref", Dv::Str("simple-default"))}, {("dockerApiVersion", Dv::Str("V2"))}, rules [Rule { cel: "!has(self.tagRetention) || self.tagRetention >= 1", message: "tagRetention must be at least 1 for OCI repositories" }]),
     k!(LocalOpkgRepository, Local, "opkg", LOCAL_BASE, [], [], {("repo_layout_ref", Dv::Str("simple-default"))}, {}),
     k!(LocalPubRepository, Local, "pub", LOCAL_BASE, [], [], {("repo_layout_ref", Dv::Str("simple-default"))}, {}),
     k!(LocalPuppetRepository, Local, "puppet", LOCAL_BASE, [], [], {("repo_layout_ref", Dv::Str("puppet-default"))}, {}),
@@ -484,13 +485,13 @@ pub const KINDS: &[KindDecl] = &[
     k!(FederatedGoRepository, Federated, "go", FEDERATED_BASE, [], [], {("repo_layout_ref", Dv::Str("go-default"))}, {("terraformType", Dv::Str(""))}),
     k!(FederatedGradleRepository, Federated, "gradle", FEDERATED_BASE, [FEDERATED_JAVA], [], {("repo_layout_ref", Dv::Str("maven-2-default")), ("suppress_pom_consistency_checks", Dv::Bool(true))}, {("terraformType", Dv::Str(""))}),
     k!(FederatedHelmRepository, Federated, "helm", FEDERATED_BASE, [], [], {("repo_layout_ref", Dv::Str("simple-default"))}, {("terraformType", Dv::Str(""))}),
-    k!(FederatedHelmociRepository, Federated, "helmoci", FEDERATED_BASE, [FEDERATED_TAGS], [], {("repo_layout_ref", Dv::Str("simple-default"))}, {("terraformType", Dv::Str(""))}),
+    k!(FederatedHelmociRepository, Federated, "helmoci", FEDERATED_BASE, [FEDERATED_TAGS], [], {("repo_layout_ref", Dv::Str("simple-default"))}, {("terraformType", Dv::Str(""))}, rules [Rule { cel: "!has(self.tagRetention) || self.tagRetention >= 1", message: "tagRetention must be at least 1 for OCI repositories" }]),
     k!(FederatedHuggingfacemlRepository, Federated, "huggingfaceml", FEDERATED_BASE, [], [], {("repo_layout_ref", Dv::Str("simple-default"))}, {("terraformType", Dv::Str(""))}),
     k!(FederatedIvyRepository, Federated, "ivy", FEDERATED_BASE, [FEDERATED_JAVA], [], {("repo_layout_ref", Dv::Str("ivy-default")), ("suppress_pom_consistency_checks", Dv::Bool(true))}, {("terraformType", Dv::Str(""))}),
     k!(FederatedMavenRepository, Federated, "maven", FEDERATED_BASE, [FEDERATED_JAVA], [], {("repo_layout_ref", Dv::Str("maven-2-default")), ("suppress_pom_consistency_checks", Dv::Bool(false))}, {("terraformType", Dv::Str(""))}),
     k!(FederatedNPMRepository, Federated, "npm", FEDERATED_BASE, [], [], {("repo_layout_ref", Dv::Str("npm-default"))}, {("terraformType", Dv::Str(""))}),
     k!(FederatedNugetRepository, Federated, "nuget", FEDERATED_BASE, [], [FORCE_NUGET_AUTHENTICATION, MAX_UNIQUE_SNAPSHOTS], {("repo_layout_ref", Dv::Str("nuget-default"))}, {("terraformType", Dv::Str(""))}),
-    k!(FederatedOciRepository, Federated, "oci", FEDERATED_BASE, [FEDERATED_TAGS], [], {("repo_layout_ref", Dv::Str("simple-default"))}, {("dockerApiVersion", Dv::Str("V2")), ("terraformType", Dv::Str(""))}),
+    k!(FederatedOciRepository, Federated, "oci", FEDERATED_BASE, [FEDERATED_TAGS], [], {("repo_layout_ref", Dv::Str("simple-default"))}, {("dockerApiVersion", Dv::Str("V2")), ("terraformType", Dv::Str(""))}, rules [Rule { cel: "!has(self.tagRetention) || self.tagRetention >= 1", message: "tagRetention must be at least 1 for OCI repositories" }]),
     k!(FederatedOpkgRepository, Federated, "opkg", FEDERATED_BASE, [], [], {("repo_layout_ref", Dv::Str("simple-default"))}, {("terraformType", Dv::Str(""))}),
     k!(FederatedPuppetRepository, Federated, "puppet", FEDERATED_BASE, [], [], {("repo_layout_ref", Dv::Str("puppet-default"))}, {("terraformType", Dv::Str(""))}),
     k!(FederatedPypiRepository, Federated, "pypi", FEDERATED_BASE, [], [], {("repo_layout_ref", Dv::Str("simple-default"))}, {("terraformType", Dv::Str(""))}),
