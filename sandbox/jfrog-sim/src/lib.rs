@@ -54,6 +54,7 @@
 pub mod admin;
 mod auth;
 pub mod cli;
+mod collections;
 mod counts;
 mod descriptor;
 mod errors;
