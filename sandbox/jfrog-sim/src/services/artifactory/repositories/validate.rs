@@ -478,7 +478,7 @@ fn external_dependencies(
     config: &Map<String, Value>,
 ) -> Result<(), ApiError> {
     let custom = match sent {
-        Some(Value::Array(a)) => !a.is_empty() && !(a.len() == 1 && a[0] == "**"),
+        Some(Value::Array(a)) => a.iter().any(|p| p != "**"),
         _ => false,
     };
     let enabled = config
