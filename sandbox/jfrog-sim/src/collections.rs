@@ -625,6 +625,139 @@ mod tests {
         assert_eq!(c.names(), vec!["ci", "cs"]);
     }
 
+    static UUIDS: Declaration = Declaration {
+        name: "uuids",
+        key_field: "id",
+        ids: Ids::Uuid,
+        ..CI
+    };
+
+    static COUNTER_ROUTES: Binding = Binding {
+        decl: &COUNTER,
+        base: "/t/counter",
+        item: "/t/counter/{key}",
+        create_status: StatusCode::CREATED,
+        create_answer: CreateAnswer::Id,
+        update_status: StatusCode::OK,
+        delete_status: StatusCode::NO_CONTENT,
+        read_access: Access::User,
+        write_access: Access::Admin,
+    };
+
+    static UUID_ROUTES: Binding = Binding {
+        decl: &UUIDS,
+        base: "/t/uuids",
+        item: "/t/uuids/{key}",
+        create_answer: CreateAnswer::Object,
+        ..COUNTER_ROUTES
+    };
+
+    static CI_ROUTES: Binding = Binding {
+        decl: &CI,
+        base: "/t/ci",
+        item: "/t/ci/{key}",
+        create_answer: CreateAnswer::Empty,
+        ..COUNTER_ROUTES
+    };
+
+    /// A router over the test bindings, and an admin and a reader token.
+    fn router() -> (Router, String, String) {
+        let mut shared = Shared::new(crate::SimConfig::default(), "http://t".into());
+        shared.collections = Collections::new(&[&COUNTER, &UUIDS, &CI]);
+        let admin = shared.auth.issue_token("admin", true);
+        let reader = shared.auth.issue_token("reader", false);
+        let router = Router::new()
+            .merge(COUNTER_ROUTES.routes())
+            .merge(UUID_ROUTES.routes())
+            .merge(CI_ROUTES.routes())
+            .with_state(Arc::new(shared));
+        (router, admin, reader)
+    }
+
+    async fn call(
+        router: &Router,
+        token: &str,
+        method: &str,
+        path: &str,
+        body: Option<Value>,
+    ) -> (StatusCode, Value) {
+        use tower::ServiceExt;
+        let req = axum::http::Request::builder()
+            .method(method)
+            .uri(path)
+            .header("authorization", format!("Bearer {token}"))
+            .body(axum::body::Body::from(
+                body.map(|b| b.to_string()).unwrap_or_default(),
+            ))
+            .unwrap();
+        let resp = router.clone().oneshot(req).await.unwrap();
+        let status = resp.status();
+        let bytes = axum::body::to_bytes(resp.into_body(), usize::MAX)
+            .await
+            .unwrap();
+        let v = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
+        (status, v)
+    }
+
+    #[tokio::test]
+    async fn server_assigned_ids_are_answered_by_the_create() {
+        let (r, admin, _) = router();
+        let (st, v) = call(&r, &admin, "POST", "/t/counter", Some(json!({"x": 1}))).await;
+        assert_eq!((st, v), (StatusCode::CREATED, json!({"id": 1})));
+        let (_, v) = call(
+            &r,
+            &admin,
+            "POST",
+            "/t/counter",
+            Some(json!({"id": 99, "x": 2})),
+        )
+        .await;
+        assert_eq!(v, json!({"id": 2}), "the server ignores a client-sent ID");
+        let (st, v) = call(&r, &admin, "GET", "/t/counter/2", None).await;
+        assert_eq!((st, v), (StatusCode::OK, json!({"id": 2, "x": 2})));
+        let (_, list) = call(&r, &admin, "GET", "/t/counter", None).await;
+        assert_eq!(list.as_array().map(Vec::len), Some(2));
+
+        let (st, v) = call(&r, &admin, "POST", "/t/uuids", Some(json!({"x": 1}))).await;
+        assert_eq!(st, StatusCode::CREATED);
+        let id = v["id"].as_str().unwrap().to_owned();
+        assert_eq!(id.len(), 36, "{id}");
+        assert_eq!(v["x"], 1, "the create answers the object");
+        let (st, got) = call(&r, &admin, "GET", &format!("/t/uuids/{id}"), None).await;
+        assert_eq!((st, got), (StatusCode::OK, v));
+    }
+
+    #[tokio::test]
+    async fn generic_crud_with_case_rule_and_access() {
+        let (r, admin, reader) = router();
+        let (st, v) = call(&r, &admin, "POST", "/t/ci", Some(json!({"name": "Team-A"}))).await;
+        assert_eq!((st, v), (StatusCode::CREATED, Value::Null));
+        let (st, v) = call(&r, &admin, "POST", "/t/ci", Some(json!({"name": "team-a"}))).await;
+        assert_eq!(st, StatusCode::CONFLICT);
+        assert_eq!(v["errors"][0]["message"], "'team-a' exists");
+        let (st, v) = call(&r, &admin, "POST", "/t/ci", Some(json!({"other": 1}))).await;
+        assert_eq!(st, StatusCode::BAD_REQUEST);
+        assert_eq!(v["errors"][0]["message"], "'name' is required");
+        // Reads follow the case rule and answer the spelling of the create.
+        let (st, v) = call(&r, &reader, "GET", "/t/ci/TEAM-A", None).await;
+        assert_eq!((st, v), (StatusCode::OK, json!({"name": "Team-A"})));
+        let (st, _) = call(&r, &reader, "PUT", "/t/ci/team-a", Some(json!({"y": 1}))).await;
+        assert_eq!(st, StatusCode::FORBIDDEN);
+        let (st, _) = call(&r, &admin, "PUT", "/t/ci/team-a", Some(json!({"y": 1}))).await;
+        assert_eq!(st, StatusCode::OK);
+        let (_, v) = call(&r, &reader, "GET", "/t/ci", None).await;
+        assert_eq!(v, json!([{"name": "Team-A", "y": 1}]));
+        let (st, v) = call(&r, &admin, "PUT", "/t/ci/nobody", Some(json!({}))).await;
+        assert_eq!(st, StatusCode::NOT_FOUND);
+        assert_eq!(v["errors"][0]["message"], "'nobody' not found");
+        let (st, _) = call(&r, &admin, "DELETE", "/t/ci/TEAM-a", None).await;
+        assert_eq!(st, StatusCode::NO_CONTENT);
+        let (st, _) = call(&r, &admin, "DELETE", "/t/ci/TEAM-a", None).await;
+        assert_eq!(st, StatusCode::NOT_FOUND);
+        let (st, _) = call(&r, &admin, "POST", "/t/ci", Some(json!([1]))).await;
+        assert_eq!(st, StatusCode::BAD_REQUEST);
+    }
+
     #[test]
     fn counter_ids_continue_after_seeded_ones() {
         let c = Collections::new(&[&COUNTER]);

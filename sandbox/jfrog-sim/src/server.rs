@@ -104,6 +104,32 @@ pub(crate) struct Shared {
     pub(crate) collections: crate::collections::Collections,
 }
 
+impl Shared {
+    /// The state of a simulator answering under `base_url`, without tokens.
+    pub(crate) fn new(cfg: SimConfig, base_url: String) -> Shared {
+        let revision: String = cfg
+            .artifactory_version
+            .chars()
+            .filter(char::is_ascii_digit)
+            .collect();
+        let shared = Shared {
+            base_url,
+            version_header: format!("Artifactory/{} {revision}900", cfg.artifactory_version),
+            auth: Auth::default(),
+            faults: Faults::new(cfg.seed),
+            counts: Counts::default(),
+            descriptor: Descriptor::new(cfg.descriptor_merge_emulation, cfg.write_latency),
+            artifactory: services::artifactory::State::default(),
+            collections: crate::collections::Collections::new(&services::collections()),
+            config: cfg,
+        };
+        shared
+            .artifactory
+            .set_missing_status(shared.config.missing_repository_status);
+        shared
+    }
+}
+
 /// The name under which the admin API reaches the repository store (which keeps its own code).
 pub(crate) const REPOSITORIES: &str = "repositories";
 
@@ -205,25 +231,7 @@ impl Simulator {
                     source,
                 })?;
         let addr = listener.local_addr()?;
-        let revision: String = cfg
-            .artifactory_version
-            .chars()
-            .filter(char::is_ascii_digit)
-            .collect();
-        let shared = Arc::new(Shared {
-            base_url: format!("http://{addr}"),
-            version_header: format!("Artifactory/{} {revision}900", cfg.artifactory_version),
-            auth: Auth::default(),
-            faults: Faults::new(cfg.seed),
-            counts: Counts::default(),
-            descriptor: Descriptor::new(cfg.descriptor_merge_emulation, cfg.write_latency),
-            artifactory: services::artifactory::State::default(),
-            collections: crate::collections::Collections::new(&services::collections()),
-            config: cfg,
-        });
-        shared
-            .artifactory
-            .set_missing_status(shared.config.missing_repository_status);
+        let shared = Arc::new(Shared::new(cfg, format!("http://{addr}")));
         let admin_token = match &shared.config.admin_token {
             Some(token) => {
                 shared.auth.register_token(token, "admin", true);
