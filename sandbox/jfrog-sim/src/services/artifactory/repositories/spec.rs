@@ -494,7 +494,7 @@ mod tests {
 
     #[test]
     fn every_catalog_kind_resolves_with_a_layout_default() {
-        assert_eq!(KINDS.len(), 148);
+        assert_eq!(KINDS.len(), 150);
         for spec in KINDS {
             let r = Resolved::new(spec);
             let layout = r.defaults.get("repoLayoutRef").and_then(Value::as_str);

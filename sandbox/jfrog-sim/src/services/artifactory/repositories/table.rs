@@ -199,7 +199,7 @@ pub(super) const VIRTUAL_SIGNING_KEYS: &[F] = &[
     F::new("secondaryKeyPairRef", T::Str, D::None),
 ];
 
-/// Every repository Kind of the catalog (148).
+/// Every repository Kind of the catalog (148) and the two added upstream later (150).
 pub(super) const KINDS: &[KindSpec] = &[
     KindSpec {
         kind: "LocalAlpineRepository",
@@ -562,6 +562,22 @@ pub(super) const KINDS: &[KindSpec] = &[
         overrides: &[("repoLayoutRef", D::Str("simple-default"))],
     },
     KindSpec {
+        // VS Code-style extension galleries; the payloads live on a CDN, so external
+        // dependencies are on by default, and Artifactory pins bypassHeadRequests to true.
+        kind: "RemoteAieditorextensionsRepository",
+        rclass: RClass::Remote,
+        package_type: "aieditorextensions",
+        parts: &[REMOTE_BASE, REMOTE_CURATION, REMOTE_GENERIC_LIKE],
+        own: &[
+            F::new("externalDependenciesEnabled", T::Bool, D::Bool(true)),
+            F::new("externalDependenciesPatterns", T::StrList, D::None),
+            F::new("enableTokenAuthentication", T::Bool, D::Bool(false)),
+            F::new("customHttpHeaders", T::ObjList, D::None).wo(),
+        ],
+        fixed: &[("bypassHeadRequests", D::Bool(true))],
+        overrides: &[("repoLayoutRef", D::Str("simple-default"))],
+    },
+    KindSpec {
         kind: "RemoteAlpineRepository",
         rclass: RClass::Remote,
         package_type: "alpine",
@@ -747,6 +763,16 @@ pub(super) const KINDS: &[KindSpec] = &[
         package_type: "hex",
         parts: &[REMOTE_BASE],
         own: &[F::new("primaryKeyPairRef", T::Str, D::None).req(), F::new("hexPublicKey", T::Str, D::None).req()],
+        fixed: &[],
+        overrides: &[("repoLayoutRef", D::Str("simple-default"))],
+    },
+    KindSpec {
+        // JetBrains plugin repositories: the plain remote fields.
+        kind: "RemoteJetbrainspluginsRepository",
+        rclass: RClass::Remote,
+        package_type: "jetbrainsplugins",
+        parts: &[REMOTE_BASE],
+        own: &[],
         fixed: &[],
         overrides: &[("repoLayoutRef", D::Str("simple-default"))],
     },
