@@ -57,6 +57,16 @@ impl IdentifierStrategy {
     pub fn initialises_external_name(&self) -> bool {
         !matches!(self, IdentifierStrategy::ServerAssigned)
     }
+
+    /// Whether the identifier is known before Create, so that Observe alone tells whether an
+    /// interrupted create happened (crossplane-runtime's `deterministicExternalName`,
+    /// reference §2 step 8 and §16 Q6). True for every strategy but
+    /// [`IdentifierStrategy::ServerAssigned`]: such Kinds continue to Observe after a restart
+    /// mid-create (adopt or create, never a duplicate); a server-assigned ID lost with the
+    /// interrupted create cannot be found again, so those Kinds keep the step-8 stop.
+    pub fn is_deterministic(&self) -> bool {
+        !matches!(self, IdentifierStrategy::ServerAssigned)
+    }
 }
 
 /// Where a reference's value is extracted from on the target MR (reference §11.2 step 3).
@@ -402,5 +412,20 @@ mod tests {
         let m = ReferenceField::multi("repoKeys", t);
         assert_eq!(m.ref_field, "repoKeyRefs");
         assert_eq!(m.selector_field, "repoKeySelector");
+    }
+
+    #[test]
+    fn only_server_assigned_identifiers_are_not_deterministic() {
+        assert!(IdentifierStrategy::Name.is_deterministic());
+        assert!(IdentifierStrategy::SpecField("key").is_deterministic());
+        assert!(
+            IdentifierStrategy::Composite {
+                fields: &["a", "b"],
+                separator: ":",
+            }
+            .is_deterministic()
+        );
+        assert!(IdentifierStrategy::Singleton("config").is_deterministic());
+        assert!(!IdentifierStrategy::ServerAssigned.is_deterministic());
     }
 }

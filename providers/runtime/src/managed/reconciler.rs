@@ -896,8 +896,19 @@ impl<K: ManagedKind> Reconciler<K> {
             }
         }
 
-        // Step 8: creation-incomplete guard (deterministicExternalName is false for all).
-        if meta::external_create_incomplete(&annotations(&run.obj)) {
+        // Step 8: creation-incomplete guard. `deterministicExternalName` comes from the
+        // identifier strategy (reference §16 Q6): a deterministic identifier lets Observe tell
+        // whether the interrupted create happened, so only server-assigned IDs stop here. The
+        // annotations are left as they are: the next Create rewrites pending and succeeded.
+        let incomplete = meta::external_create_incomplete(&annotations(&run.obj));
+        if incomplete && self.info().identifier.is_deterministic() {
+            tracing::debug!(
+                controller = %self.info().controller_name(self.scope),
+                namespace = namespace.unwrap_or(""),
+                name,
+                "Cannot determine creation result, but proceeding due to deterministic external name"
+            );
+        } else if incomplete {
             self.event(
                 &run,
                 EventType::Warning,
