@@ -32,16 +32,17 @@ use super::conditions::{
 };
 use super::config::{ManagedRef, ProviderConfigReference, ResolvedConfig};
 use super::connection::{self, SecretTarget};
+use super::context::ControllerContext;
+use super::errors::{MSG_CREATION_INCOMPLETE, is_conflict, is_not_found};
 use super::events::{EventRecorder, EventType, InvolvedObject};
 use super::external::{
     ConnectionDetails, Connector, ExternalClient, ExternalError, ExternalObservation, Managed,
     ManagedKind,
 };
 use super::kind::{KindInfo, Scope};
-use super::meta::{self, EXTERNAL_NAME, FINALIZER, MSG_CREATION_INCOMPLETE};
+use super::meta::{self, EXTERNAL_NAME, FINALIZER};
 use super::policy::PolicyResolver;
 use super::references::{self, RefContext};
-use super::registration::ControllerContext;
 
 /// The SSA field manager of the reference resolver.
 pub const REFERENCE_FIELD_MANAGER: &str = "managed.crossplane.io/api-simple-reference-resolver";
@@ -59,27 +60,14 @@ pub enum Outcome {
     Error(String),
 }
 
-/// The Kubernetes API error text as Go prints a `StatusError`: its message.
-pub fn kube_message(e: &kube::Error) -> String {
-    match e {
-        kube::Error::Api(s) if !s.message.is_empty() => s.message.clone(),
-        other => other.to_string(),
-    }
-}
+// Kept at its old path for existing users; the text helpers live in `errors`.
+pub use super::errors::kube_message;
 
 /// Seconds from a Kubernetes timestamp until now.
 fn secs_since(t: &k8s_openapi::apimachinery::pkg::apis::meta::v1::Time) -> f64 {
     k8s_openapi::jiff::Timestamp::now()
         .duration_since(t.0)
         .as_secs_f64()
-}
-
-fn is_conflict(e: &kube::Error) -> bool {
-    matches!(e, kube::Error::Api(s) if s.code == 409)
-}
-
-fn is_not_found(e: &kube::Error) -> bool {
-    matches!(e, kube::Error::Api(s) if s.code == 404)
 }
 
 /// The generic reconciler of one Kind in one scope.

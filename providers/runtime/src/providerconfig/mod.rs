@@ -171,13 +171,9 @@ pub enum ResolveError {
     Verify(String),
 }
 
-/// The API server's message of a kube error, without kube's Debug dump.
-pub fn kube_message(e: &kube::Error) -> String {
-    match e {
-        kube::Error::Api(s) if !s.message.is_empty() => s.message.clone(),
-        other => other.to_string(),
-    }
-}
+/// The API server's message of a kube error, without kube's Debug dump (shared with the
+/// managed reconciler).
+pub use crate::managed::errors::kube_message;
 
 /// Reads the identity and `providerConfigRef` of a dynamic MR object (tests and tools; the
 /// reconciler builds [`ManagedRef`] itself).
