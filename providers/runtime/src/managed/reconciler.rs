@@ -33,7 +33,7 @@ use super::conditions::{
 use super::config::{ManagedRef, ProviderConfigReference, ResolvedConfig};
 use super::connection::{self, SecretTarget};
 use super::context::ControllerContext;
-use super::errors::{MSG_CREATION_INCOMPLETE, is_conflict, is_not_found};
+use super::errors::{MSG_CREATION_INCOMPLETE, StepError, is_not_found};
 use super::events::{EventRecorder, EventType, InvolvedObject};
 use super::external::{
     ConnectionDetails, Connector, ExternalClient, ExternalError, ExternalObservation, Managed,
@@ -79,23 +79,6 @@ pub struct Reconciler<K: ManagedKind> {
     ar: ApiResource,
     recorder: EventRecorder,
     gvk_label: String,
-}
-
-/// Why a status update or other write ended the reconcile.
-enum WriteErr {
-    /// A 409; the text is kept for the one place that reports it (step 17.3).
-    Conflict(String),
-    Other(String),
-}
-
-impl From<kube::Error> for WriteErr {
-    fn from(e: kube::Error) -> Self {
-        if is_conflict(&e) {
-            WriteErr::Conflict(kube_message(&e))
-        } else {
-            WriteErr::Other(kube_message(&e))
-        }
-    }
 }
 
 /// The state of one reconcile.
@@ -275,16 +258,22 @@ impl<K: ManagedKind> Reconciler<K> {
                 run.obj = o;
                 r
             }
-            Err(e) if is_conflict(&e) => Outcome::Backoff,
-            Err(e) => Outcome::Error(format!(
-                "cannot update managed resource status: {}",
-                kube_message(&e)
-            )),
+            Err(e) => match StepError::from(e) {
+                StepError::Conflict(_) => Outcome::Backoff,
+                StepError::Failed(m) => {
+                    Outcome::Error(format!("cannot update managed resource status: {m}"))
+                }
+            },
         }
     }
 
     /// A full update guarded by resourceVersion; the response replaces the in-memory object.
-    async fn full_update(&self, run: &mut Run) -> Result<(), kube::Error> {
+    async fn full_update(&self, run: &mut Run) -> Result<(), StepError> {
+        Ok(self.replace(run).await?)
+    }
+
+    /// [`Self::full_update`] with the Kubernetes error, for callers that treat a 404 apart.
+    async fn replace(&self, run: &mut Run) -> Result<(), kube::Error> {
         let name = run.obj.metadata.name.clone().unwrap_or_default();
         let o = run
             .api
@@ -296,10 +285,10 @@ impl<K: ManagedKind> Reconciler<K> {
 
     /// The critical annotation updater (reference §4.3): retries any error 5 times, 10 ms
     /// apart; on a conflict re-reads the object and merges our annotations over it.
-    async fn update_critical_annotations(&self, run: &mut Run) -> Result<(), WriteErr> {
+    async fn update_critical_annotations(&self, run: &mut Run) -> Result<(), StepError> {
         let ours = annotations(&run.obj);
         let name = run.obj.metadata.name.clone().unwrap_or_default();
-        let mut last: Option<kube::Error> = None;
+        let mut last: Option<StepError> = None;
         for attempt in 0..5 {
             if attempt > 0 {
                 let jitter = rand::random_range(0.0..=0.1);
@@ -315,7 +304,8 @@ impl<K: ManagedKind> Reconciler<K> {
                     return Ok(());
                 }
                 Err(e) => {
-                    if is_conflict(&e) {
+                    let e = StepError::from(e);
+                    if e.is_conflict() {
                         match run.api.get(&name).await {
                             Ok(fresh) => {
                                 run.obj = fresh;
@@ -329,7 +319,7 @@ impl<K: ManagedKind> Reconciler<K> {
                                 }
                             }
                             Err(ge) => {
-                                last = Some(ge);
+                                last = Some(ge.into());
                                 continue;
                             }
                         }
@@ -339,20 +329,13 @@ impl<K: ManagedKind> Reconciler<K> {
             }
         }
         match last {
-            Some(e) if is_conflict(&e) => Err(WriteErr::Conflict(format!(
-                "cannot update critical annotations: {}",
-                kube_message(&e)
-            ))),
-            Some(e) => Err(WriteErr::Other(format!(
-                "cannot update critical annotations: {}",
-                kube_message(&e)
-            ))),
+            Some(e) => Err(e.context("cannot update critical annotations")),
             None => Ok(()),
         }
     }
 
     /// Remove our finalizer with a full update; NotFound counts as success.
-    async fn remove_finalizer(&self, run: &mut Run) -> Result<(), WriteErr> {
+    async fn remove_finalizer(&self, run: &mut Run) -> Result<(), StepError> {
         let Some(fins) = run.obj.metadata.finalizers.as_mut() else {
             return Ok(());
         };
@@ -360,14 +343,13 @@ impl<K: ManagedKind> Reconciler<K> {
             return Ok(());
         }
         fins.retain(|f| f != FINALIZER);
-        match self.full_update(run).await {
+        match self.replace(run).await {
             Ok(()) => Ok(()),
             Err(e) if is_not_found(&e) => Ok(()),
-            Err(e) if is_conflict(&e) => Err(WriteErr::Conflict(kube_message(&e))),
-            Err(e) => Err(WriteErr::Other(format!(
-                "cannot update object: {}",
-                kube_message(&e)
-            ))),
+            Err(e) => match StepError::from(e) {
+                c @ StepError::Conflict(_) => Err(c),
+                f => Err(f.context("cannot update object")),
+            },
         }
     }
 
@@ -592,29 +574,29 @@ impl<K: ManagedKind> Reconciler<K> {
         &self,
         obj: &DynamicObject,
         view: &mut Managed<K>,
-    ) -> Result<Box<dyn ExternalClient<K>>, (String, bool)> {
+    ) -> Result<Box<dyn ExternalClient<K>>, StepError> {
         let mref = self.managed_ref(obj);
         let fut = async {
             self.ctx
                 .resolver
                 .track_usage(&mref)
                 .await
-                .map_err(|e| (e.to_string(), e.is_conflict()))?;
+                .map_err(|e| StepError::new(e.is_conflict(), e.to_string()))?;
             let cfg: ResolvedConfig = self
                 .ctx
                 .resolver
                 .resolve(&mref)
                 .await
-                .map_err(|e| (e.to_string(), e.is_conflict()))?;
-            view.secrets = self.read_secrets(obj).await.map_err(|e| (e, false))?;
+                .map_err(|e| StepError::new(e.is_conflict(), e.to_string()))?;
+            view.secrets = self.read_secrets(obj).await.map_err(StepError::Failed)?;
             self.connector
                 .connect(&cfg, view)
                 .await
-                .map_err(|e| (e.to_string(), false))
+                .map_err(|e| StepError::Failed(e.to_string()))
         };
         match tokio::time::timeout(self.ctx.timeout, fut).await {
             Ok(r) => r,
-            Err(_) => Err(("context deadline exceeded".into(), false)),
+            Err(_) => Err(StepError::Failed("context deadline exceeded".into())),
         }
     }
 
@@ -657,8 +639,8 @@ impl<K: ManagedKind> Reconciler<K> {
     ) -> Option<Outcome> {
         match self.publish(&run.obj, d).await {
             Ok(()) => None,
-            Err(None) => Some(Outcome::Backoff),
-            Err(Some(m)) => {
+            Err(StepError::Conflict(_)) => Some(Outcome::Backoff),
+            Err(StepError::Failed(m)) => {
                 self.event(
                     run,
                     EventType::Warning,
@@ -675,20 +657,14 @@ impl<K: ManagedKind> Reconciler<K> {
         }
     }
 
-    /// Publish; Err(None) for a silent conflict, Err(Some(msg)) otherwise.
-    async fn publish(
-        &self,
-        obj: &DynamicObject,
-        d: &ConnectionDetails,
-    ) -> Result<(), Option<String>> {
+    /// Publish the details to the MR's connection Secret, if it names one.
+    async fn publish(&self, obj: &DynamicObject, d: &ConnectionDetails) -> Result<(), StepError> {
         let Some(t) = self.secret_target(obj) else {
             return Ok(());
         };
-        match connection::publish(&self.ctx.client, &t, d).await {
-            Ok(()) => Ok(()),
-            Err(e) if e.conflict => Err(None),
-            Err(e) => Err(Some(e.message)),
-        }
+        connection::publish(&self.ctx.client, &t, d)
+            .await
+            .map_err(|e| StepError::new(e.conflict, e.message))
     }
 
     /// Copy the adapter's status changes (atProvider, conditions) into the object. Only the
@@ -851,8 +827,8 @@ impl<K: ManagedKind> Reconciler<K> {
                     self.record_deleted_metric(&run);
                     Outcome::Done
                 }
-                Err(WriteErr::Conflict(_)) => Outcome::Backoff,
-                Err(WriteErr::Other(m)) => {
+                Err(StepError::Conflict(_)) => Outcome::Backoff,
+                Err(StepError::Failed(m)) => {
                     self.mark(&mut run, Condition::deleting());
                     self.mark(&mut run, Condition::reconcile_error(m));
                     self.finish(&mut run, Outcome::Backoff).await
@@ -868,10 +844,10 @@ impl<K: ManagedKind> Reconciler<K> {
         {
             set_annotation(&mut run.obj, EXTERNAL_NAME, name);
             if let Err(e) = self.full_update(&mut run).await {
-                if is_conflict(&e) {
+                let StepError::Failed(m) = e else {
                     return Outcome::Backoff;
-                }
-                let msg = format!("cannot update managed resource: {}", kube_message(&e));
+                };
+                let msg = format!("cannot update managed resource: {m}");
                 self.event(
                     &run,
                     EventType::Warning,
@@ -916,8 +892,8 @@ impl<K: ManagedKind> Reconciler<K> {
         if !deleting && !self.info().references.is_empty() {
             match self.resolve_references(&mut run).await {
                 Ok(()) => {}
-                Err(None) => return Outcome::Backoff,
-                Err(Some(msg)) => {
+                Err(StepError::Conflict(_)) => return Outcome::Backoff,
+                Err(StepError::Failed(msg)) => {
                     self.event(
                         &run,
                         EventType::Warning,
@@ -946,8 +922,8 @@ impl<K: ManagedKind> Reconciler<K> {
         };
         let client = match self.connect(&run.obj, &mut view).await {
             Ok(c) => c,
-            Err((_, true)) => return Outcome::Backoff,
-            Err((m, false)) => {
+            Err(StepError::Conflict(_)) => return Outcome::Backoff,
+            Err(StepError::Failed(m)) => {
                 self.event(&run, EventType::Warning, "CannotConnectToProvider", &m)
                     .await;
                 self.mark(
@@ -975,8 +951,8 @@ impl<K: ManagedKind> Reconciler<K> {
         outcome
     }
 
-    /// Resolve references and persist them with one SSA patch. Err(None) = silent conflict.
-    async fn resolve_references(&self, run: &mut Run) -> Result<(), Option<String>> {
+    /// Resolve references and persist them with one SSA patch.
+    async fn resolve_references(&self, run: &mut Run) -> Result<(), StepError> {
         let controller_uid = run
             .obj
             .metadata
@@ -1001,7 +977,9 @@ impl<K: ManagedKind> Reconciler<K> {
             let mut after = before.clone();
             references::resolve_all(&rctx, &self.info().references, &mut after, block)
                 .await
-                .map_err(|e| Some(format!("cannot resolve references: {}", e.message)))?;
+                .map_err(|e| {
+                    StepError::Failed(format!("cannot resolve references: {}", e.message))
+                })?;
             if let Some(d) = references::merge_diff(&before, &after) {
                 spec_diff.insert(key.to_string(), d);
             }
@@ -1035,11 +1013,9 @@ impl<K: ManagedKind> Reconciler<K> {
                 }
                 Ok(())
             }
-            Err(e) if is_conflict(&e) => Err(None),
-            Err(e) => Err(Some(format!(
-                "cannot resolve references: cannot patch the managed resource via server-side apply: {}",
-                kube_message(&e)
-            ))),
+            Err(e) => Err(StepError::from(e).context(
+                "cannot resolve references: cannot patch the managed resource via server-side apply",
+            )),
         }
     }
 
@@ -1157,8 +1133,8 @@ impl<K: ManagedKind> Reconciler<K> {
                     self.record_deleted_metric(run);
                     Outcome::Done
                 }
-                Err(WriteErr::Conflict(_)) => Outcome::Backoff,
-                Err(WriteErr::Other(m)) => {
+                Err(StepError::Conflict(_)) => Outcome::Backoff,
+                Err(StepError::Failed(m)) => {
                     self.mark(run, Condition::deleting());
                     self.mark(run, Condition::reconcile_error(m));
                     self.finish(run, Outcome::Backoff).await
@@ -1188,15 +1164,12 @@ impl<K: ManagedKind> Reconciler<K> {
                 .get_or_insert_with(Vec::new)
                 .push(FINALIZER.to_string());
             if let Err(e) = self.full_update(run).await {
-                if is_conflict(&e) {
+                let StepError::Failed(m) = e else {
                     return Outcome::Backoff;
-                }
+                };
                 self.mark(
                     run,
-                    Condition::reconcile_error(format!(
-                        "cannot update object: {}",
-                        kube_message(&e)
-                    )),
+                    Condition::reconcile_error(format!("cannot update object: {m}")),
                 );
                 return self.finish(run, Outcome::Backoff).await;
             }
@@ -1221,7 +1194,7 @@ impl<K: ManagedKind> Reconciler<K> {
             }
             self.apply_view_annotations(run, &view);
             if let Err(e) = self.full_update(run).await {
-                let m = kube_message(&e);
+                let m = e.message().to_string();
                 self.event(run, EventType::Warning, "CannotUpdateManagedResource", &m)
                     .await;
                 self.mark(
@@ -1312,10 +1285,10 @@ impl<K: ManagedKind> Reconciler<K> {
             &meta::now_stamp(),
         );
         if let Err(e) = self.full_update(run).await {
-            if is_conflict(&e) {
+            let StepError::Failed(m) = e else {
                 return Outcome::Backoff;
-            }
-            let m = format!("cannot update managed resource: {}", kube_message(&e));
+            };
+            let m = format!("cannot update managed resource: {m}");
             self.event(run, EventType::Warning, "CannotUpdateManagedResource", &m)
                 .await;
             self.mark(run, Condition::creating());
@@ -1341,10 +1314,8 @@ impl<K: ManagedKind> Reconciler<K> {
                     meta::EXTERNAL_CREATE_FAILED,
                     &meta::now_stamp(),
                 );
-                if let Err(WriteErr::Other(um) | WriteErr::Conflict(um)) =
-                    self.update_critical_annotations(run).await
-                {
-                    let msg = format!("cannot update managed resource annotations: {um}");
+                if let Err(e) = self.update_critical_annotations(run).await {
+                    let msg = format!("cannot update managed resource annotations: {e}");
                     self.event(run, EventType::Warning, "CannotUpdateManagedResource", &msg)
                         .await;
                 }
@@ -1369,8 +1340,8 @@ impl<K: ManagedKind> Reconciler<K> {
                 );
                 match self.update_critical_annotations(run).await {
                     Ok(()) => {}
-                    Err(WriteErr::Conflict(_)) => return Outcome::Backoff,
-                    Err(WriteErr::Other(um)) => {
+                    Err(StepError::Conflict(_)) => return Outcome::Backoff,
+                    Err(StepError::Failed(um)) => {
                         let msg = format!("cannot update managed resource annotations: {um}");
                         self.event(run, EventType::Warning, "CannotUpdateManagedResource", &msg)
                             .await;

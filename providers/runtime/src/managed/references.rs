@@ -18,7 +18,8 @@ use super::errors::kube_message as kube_msg;
 use super::kind::{ReferenceField, ReferenceSource, Scope};
 use super::meta::EXTERNAL_NAME;
 
-/// Resolution failed: `<go path>: <cause>`, with whether the cause was a 409.
+/// Resolution failed: `<go path>: <cause>`. Resolution only reads, so it never conflicts; the
+/// reconciler's patch of the resolved values can (a `StepError::Conflict` there).
 #[derive(Debug)]
 pub struct ResolveError {
     /// `mg.Spec.ForProvider.X: cause`.
