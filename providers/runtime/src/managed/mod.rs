@@ -31,16 +31,17 @@
 //! - [`registration`]: `KindRegistration`, `register`.
 //! - [`context`]: `ControllerContext` and the defaults of the provider flags.
 //! - [`errors`]: shared error text (the reference's fixed messages, Kubernetes error text).
+//! - [`reasons`]: every event and condition reason, as named constants.
 //! - [`reconciler`]: the §2 state machine on `DynamicObject`.
 //! - [`controller`]: watch, event filter (§1.2), work queue with per-object back-off and the
 //!   global limiter (§1.3).
 //! - [`policy`], [`conditions`], [`meta`], [`events`], [`connection`], [`references`],
 //!   [`metrics`], [`ratelimit`]: the rules of §6, §7, §3, §8, §10, §11, §15.5 and §1.3.
 //!
-//! Dependencies between these modules point one way: the leaves (`errors`, `kind`,
-//! `conditions`, `meta`, `config`, `metrics`, `ratelimit`, `context`) import no module that
-//! imports them; `reconciler` uses the leaves and the rule modules; `controller` uses
-//! `reconciler`; `registration` uses `controller`.
+//! Dependencies between these modules point one way: the leaves (`errors`, `reasons`,
+//! `kind`, `conditions`, `meta`, `config`, `metrics`, `ratelimit`, `context`) import no
+//! module that imports them; `reconciler` uses the leaves and the rule modules; `controller`
+//! uses `reconciler`; `registration` uses `controller`.
 //!
 //! # Deviations
 //!
@@ -75,6 +76,7 @@ pub mod meta;
 pub mod metrics;
 pub mod policy;
 pub mod ratelimit;
+pub mod reasons;
 pub mod reconciler;
 pub mod references;
 pub mod registration;

@@ -42,6 +42,7 @@ use super::external::{
 use super::kind::{KindInfo, Scope};
 use super::meta::{self, EXTERNAL_NAME, FINALIZER};
 use super::policy::PolicyResolver;
+use super::reasons::event;
 use super::references::{self, RefContext};
 
 /// The SSA field manager of the reference resolver.
@@ -644,7 +645,7 @@ impl<K: ManagedKind> Reconciler<K> {
                 self.event(
                     run,
                     EventType::Warning,
-                    "CannotPublishConnectionDetails",
+                    event::CANNOT_PUBLISH_CONNECTION_DETAILS,
                     &m,
                 )
                 .await;
@@ -774,7 +775,7 @@ impl<K: ManagedKind> Reconciler<K> {
             self.event(
                 &run,
                 EventType::Normal,
-                "ReconciliationPaused",
+                event::RECONCILIATION_PAUSED,
                 "Reconciliation is paused either through the `spec.managementPolicies` or the pause annotation",
             )
             .await;
@@ -797,7 +798,7 @@ impl<K: ManagedKind> Reconciler<K> {
                 self.event(
                     &run,
                     EventType::Normal,
-                    "ReconcileRequestHandled",
+                    event::RECONCILE_REQUEST_HANDLED,
                     "Handling reconcile request",
                 )
                 .await;
@@ -810,7 +811,7 @@ impl<K: ManagedKind> Reconciler<K> {
             self.event(
                 &run,
                 EventType::Warning,
-                "CannotUseInvalidManagementPolicy",
+                event::CANNOT_USE_INVALID_MANAGEMENT_POLICY,
                 &msg,
             )
             .await;
@@ -851,7 +852,7 @@ impl<K: ManagedKind> Reconciler<K> {
                 self.event(
                     &run,
                     EventType::Warning,
-                    "CannotInitializeManagedResource",
+                    event::CANNOT_INITIALIZE_MANAGED_RESOURCE,
                     &msg,
                 )
                 .await;
@@ -876,7 +877,7 @@ impl<K: ManagedKind> Reconciler<K> {
             self.event(
                 &run,
                 EventType::Warning,
-                "CannotInitializeManagedResource",
+                event::CANNOT_INITIALIZE_MANAGED_RESOURCE,
                 MSG_CREATION_INCOMPLETE,
             )
             .await;
@@ -897,7 +898,7 @@ impl<K: ManagedKind> Reconciler<K> {
                     self.event(
                         &run,
                         EventType::Warning,
-                        "CannotResolveResourceReferences",
+                        event::CANNOT_RESOLVE_RESOURCE_REFERENCES,
                         &msg,
                     )
                     .await;
@@ -911,8 +912,13 @@ impl<K: ManagedKind> Reconciler<K> {
         let mut view = match self.view(&run.obj, &policies) {
             Ok(v) => v,
             Err(m) => {
-                self.event(&run, EventType::Warning, "CannotConnectToProvider", &m)
-                    .await;
+                self.event(
+                    &run,
+                    EventType::Warning,
+                    event::CANNOT_CONNECT_TO_PROVIDER,
+                    &m,
+                )
+                .await;
                 self.mark(
                     &mut run,
                     Condition::reconcile_error(format!("connect failed: {m}")),
@@ -924,8 +930,13 @@ impl<K: ManagedKind> Reconciler<K> {
             Ok(c) => c,
             Err(StepError::Conflict(_)) => return Outcome::Backoff,
             Err(StepError::Failed(m)) => {
-                self.event(&run, EventType::Warning, "CannotConnectToProvider", &m)
-                    .await;
+                self.event(
+                    &run,
+                    EventType::Warning,
+                    event::CANNOT_CONNECT_TO_PROVIDER,
+                    &m,
+                )
+                .await;
                 self.mark(
                     &mut run,
                     Condition::reconcile_error(format!("connect failed: {m}")),
@@ -943,7 +954,7 @@ impl<K: ManagedKind> Reconciler<K> {
             self.event(
                 &run,
                 EventType::Warning,
-                "CannotDisconnectFromProvider",
+                event::CANNOT_DISCONNECT_FROM_PROVIDER,
                 &e.to_string(),
             )
             .await;
@@ -1036,8 +1047,13 @@ impl<K: ManagedKind> Reconciler<K> {
             Ok(o) => o,
             Err(e) => {
                 let m = e.to_string();
-                self.event(run, EventType::Warning, "CannotObserveExternalResource", &m)
-                    .await;
+                self.event(
+                    run,
+                    EventType::Warning,
+                    event::CANNOT_OBSERVE_EXTERNAL_RESOURCE,
+                    &m,
+                )
+                .await;
                 self.mark(
                     run,
                     Condition::reconcile_error(format!("observe failed: {m}")),
@@ -1059,8 +1075,13 @@ impl<K: ManagedKind> Reconciler<K> {
         // Step 12: observe-only and missing.
         if !obs.resource_exists && policies.should_only_observe() {
             let m = "external resource does not exist";
-            self.event(run, EventType::Warning, "CannotObserveExternalResource", m)
-                .await;
+            self.event(
+                run,
+                EventType::Warning,
+                event::CANNOT_OBSERVE_EXTERNAL_RESOURCE,
+                m,
+            )
+            .await;
             self.mark(
                 run,
                 Condition::reconcile_error(format!("observe failed: {m}")),
@@ -1079,7 +1100,7 @@ impl<K: ManagedKind> Reconciler<K> {
                 self.event(
                     run,
                     EventType::Normal,
-                    "PendingExternalResource",
+                    event::PENDING_EXTERNAL_RESOURCE,
                     "Waiting for external resource existence to be confirmed",
                 )
                 .await;
@@ -1103,8 +1124,13 @@ impl<K: ManagedKind> Reconciler<K> {
                 match self.with_timeout(client.delete(&mut view)).await {
                     Err(e) => {
                         let m = self.err_text(AsyncOp::Delete, &e);
-                        self.event(run, EventType::Warning, "CannotDeleteExternalResource", &m)
-                            .await;
+                        self.event(
+                            run,
+                            EventType::Warning,
+                            event::CANNOT_DELETE_EXTERNAL_RESOURCE,
+                            &m,
+                        )
+                        .await;
                         self.mark(run, Condition::deleting());
                         self.mark(
                             run,
@@ -1117,7 +1143,7 @@ impl<K: ManagedKind> Reconciler<K> {
                         self.event(
                             run,
                             EventType::Normal,
-                            "DeletedExternalResource",
+                            event::DELETED_EXTERNAL_RESOURCE,
                             "Successfully requested deletion of external resource",
                         )
                         .await;
@@ -1195,8 +1221,13 @@ impl<K: ManagedKind> Reconciler<K> {
             self.apply_view_annotations(run, &view);
             if let Err(e) = self.full_update(run).await {
                 let m = e.message().to_string();
-                self.event(run, EventType::Warning, "CannotUpdateManagedResource", &m)
-                    .await;
+                self.event(
+                    run,
+                    EventType::Warning,
+                    event::CANNOT_UPDATE_MANAGED_RESOURCE,
+                    &m,
+                )
+                .await;
                 self.mark(
                     run,
                     Condition::reconcile_error(format!("cannot update managed resource: {m}")),
@@ -1238,8 +1269,13 @@ impl<K: ManagedKind> Reconciler<K> {
         match self.with_timeout(client.update(&mut view)).await {
             Err(e) => {
                 let m = self.err_text(AsyncOp::Update, &e);
-                self.event(run, EventType::Warning, "CannotUpdateExternalResource", &m)
-                    .await;
+                self.event(
+                    run,
+                    EventType::Warning,
+                    event::CANNOT_UPDATE_EXTERNAL_RESOURCE,
+                    &m,
+                )
+                .await;
                 self.mark(
                     run,
                     Condition::reconcile_error(format!("update failed: {m}")),
@@ -1259,7 +1295,7 @@ impl<K: ManagedKind> Reconciler<K> {
                 self.event(
                     run,
                     EventType::Normal,
-                    "UpdatedExternalResource",
+                    event::UPDATED_EXTERNAL_RESOURCE,
                     "Successfully requested update of external resource",
                 )
                 .await;
@@ -1289,8 +1325,13 @@ impl<K: ManagedKind> Reconciler<K> {
                 return Outcome::Backoff;
             };
             let m = format!("cannot update managed resource: {m}");
-            self.event(run, EventType::Warning, "CannotUpdateManagedResource", &m)
-                .await;
+            self.event(
+                run,
+                EventType::Warning,
+                event::CANNOT_UPDATE_MANAGED_RESOURCE,
+                &m,
+            )
+            .await;
             self.mark(run, Condition::creating());
             self.mark(run, Condition::reconcile_error(m));
             return self.finish(run, Outcome::Backoff).await;
@@ -1307,8 +1348,13 @@ impl<K: ManagedKind> Reconciler<K> {
             Err(e) => {
                 // 17.3
                 let m = self.err_text(AsyncOp::Create, &e);
-                self.event(run, EventType::Warning, "CannotCreateExternalResource", &m)
-                    .await;
+                self.event(
+                    run,
+                    EventType::Warning,
+                    event::CANNOT_CREATE_EXTERNAL_RESOURCE,
+                    &m,
+                )
+                .await;
                 set_annotation(
                     &mut run.obj,
                     meta::EXTERNAL_CREATE_FAILED,
@@ -1316,8 +1362,13 @@ impl<K: ManagedKind> Reconciler<K> {
                 );
                 if let Err(e) = self.update_critical_annotations(run).await {
                     let msg = format!("cannot update managed resource annotations: {e}");
-                    self.event(run, EventType::Warning, "CannotUpdateManagedResource", &msg)
-                        .await;
+                    self.event(
+                        run,
+                        EventType::Warning,
+                        event::CANNOT_UPDATE_MANAGED_RESOURCE,
+                        &msg,
+                    )
+                    .await;
                 }
                 self.mark(run, Condition::creating());
                 self.mark(
@@ -1343,8 +1394,13 @@ impl<K: ManagedKind> Reconciler<K> {
                     Err(StepError::Conflict(_)) => return Outcome::Backoff,
                     Err(StepError::Failed(um)) => {
                         let msg = format!("cannot update managed resource annotations: {um}");
-                        self.event(run, EventType::Warning, "CannotUpdateManagedResource", &msg)
-                            .await;
+                        self.event(
+                            run,
+                            EventType::Warning,
+                            event::CANNOT_UPDATE_MANAGED_RESOURCE,
+                            &msg,
+                        )
+                        .await;
                         self.mark(run, Condition::creating());
                         self.mark(run, Condition::reconcile_error(msg));
                         return self.finish(run, Outcome::Backoff).await;
@@ -1367,7 +1423,7 @@ impl<K: ManagedKind> Reconciler<K> {
                 self.event(
                     run,
                     EventType::Normal,
-                    "CreatedExternalResource",
+                    event::CREATED_EXTERNAL_RESOURCE,
                     "Successfully requested creation of external resource",
                 )
                 .await;

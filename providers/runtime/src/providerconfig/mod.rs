@@ -51,8 +51,8 @@ pub const LABEL_PROVIDER_CONFIG: &str = "crossplane.io/provider-config";
 pub const LABEL_PROVIDER_CONFIG_KIND: &str = "crossplane.io/provider-config-kind";
 /// Message (condition and event) while deletion is blocked.
 pub const MSG_BLOCK_DELETION: &str = "Blocking deletion while usages still exist";
-/// Event reason of the config controllers.
-pub const REASON_USAGE_ACCOUNTING: &str = "UsageAccounting";
+/// Event reason of the config controllers (one of [`crate::managed::reasons::event`]).
+pub const REASON_USAGE_ACCOUNTING: &str = crate::managed::reasons::event::USAGE_ACCOUNTING;
 
 /// Errors of config resolution and usage tracking. Messages follow crossplane-runtime's
 /// wording (Appendix A) and never contain credential values.
