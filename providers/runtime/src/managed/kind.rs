@@ -197,17 +197,40 @@ fn companion_names(field: &'static str, multi: bool) -> (&'static str, &'static 
     (Box::leak(r.into_boxed_str()), Box::leak(s.into_boxed_str()))
 }
 
-/// A `forProvider` field that is a reference to a Kubernetes Secret key (`...SecretRef`).
+/// A `forProvider` field that is a reference to a Kubernetes Secret (`...SecretRef`).
 ///
 /// The reconciler reads the Secret (from the MR's namespace for namespaced MRs, from the
-/// ref's `namespace` for legacy MRs) and hands the value to the adapter; adapters never
-/// touch Kubernetes.
+/// ref's `namespace` for legacy MRs) and hands the values to the adapter in
+/// `Managed::secrets`; adapters never touch Kubernetes.
+///
+/// Listed in [`KindInfo::secret_refs`], the ref names one key (`{name, namespace?, key}`) and
+/// its value is the entry `<field>`. Listed in [`KindInfo::whole_secret_refs`], the ref names
+/// a whole Secret (`{name, namespace?}`, Upjet's form of a sensitive map field) and every key
+/// `k` of the Secret is the entry `<field>.<k>`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SecretRefField {
     /// camelCase path of the `...SecretRef` field under `forProvider`, e.g. `passwordSecretRef`.
     pub field: &'static str,
     /// Whether a missing ref is an error (otherwise the secret is simply absent).
     pub required: bool,
+}
+
+impl SecretRefField {
+    /// An optional ref at `field`.
+    pub fn optional(field: &'static str) -> Self {
+        SecretRefField {
+            field,
+            required: false,
+        }
+    }
+
+    /// A ref at `field` that must be set.
+    pub fn required(field: &'static str) -> Self {
+        SecretRefField {
+            field,
+            required: true,
+        }
+    }
 }
 
 /// Everything the runtime needs to know about one managed-resource Kind.
@@ -230,8 +253,12 @@ pub struct KindInfo {
     pub immutable_fields: Vec<&'static str>,
     /// camelCase `forProvider` fields whose values are sensitive (never in status or logs).
     pub sensitive_fields: Vec<&'static str>,
-    /// Secret inputs the reconciler fetches for the adapter.
+    /// Secret-key inputs the reconciler fetches for the adapter: entry `<field>`.
     pub secret_refs: Vec<SecretRefField>,
+    /// Whole-Secret inputs (sensitive map fields): entry `<field>.<key>` for every key of the
+    /// referenced Secret. A separate list rather than a flag on [`SecretRefField`], so that
+    /// existing `SecretRefField { field, required }` declarations keep compiling.
+    pub whole_secret_refs: Vec<SecretRefField>,
     /// Reference fields resolved generically before Connect.
     pub references: Vec<ReferenceField>,
     /// Whether the Kind maintains the `LastAsyncOperation` condition as the Upjet JFrog
@@ -262,6 +289,7 @@ impl KindInfo {
             immutable_fields: Vec::new(),
             sensitive_fields: Vec::new(),
             secret_refs: Vec::new(),
+            whole_secret_refs: Vec::new(),
             references: Vec::new(),
             last_async_operation: true,
             description: "",

@@ -21,6 +21,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use chrono::Utc;
+use k8s_openapi::api::core::v1::Secret;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 use kube::Api;
 use kube::api::{ApiResource, DynamicObject, Patch, PatchParams, PostParams};
@@ -516,14 +517,19 @@ impl<K: ManagedKind> Reconciler<K> {
         })
     }
 
-    /// Read the Kind's `...SecretRef` inputs.
+    /// Read the Kind's `...SecretRef` inputs: a key ref gives one entry under its field path,
+    /// a whole-Secret ref one entry `<field>.<key>` per key of the Secret. Values never reach
+    /// a log or an error message; keys and Secret names may.
     async fn read_secrets(
         &self,
         obj: &DynamicObject,
     ) -> Result<BTreeMap<String, SecretString>, String> {
         let mut out = BTreeMap::new();
         let fp = spec(obj).and_then(|s| s.get("forProvider"));
-        for sr in &self.info().secret_refs {
+        let info = self.info();
+        let refs = info.secret_refs.iter().map(|sr| (sr, false));
+        let wholes = info.whole_secret_refs.iter().map(|sr| (sr, true));
+        for (sr, whole) in refs.chain(wholes) {
             let Some(r) = fp
                 .and_then(|fp| field_at(fp, sr.field))
                 .filter(|x| !x.is_null())
@@ -533,40 +539,22 @@ impl<K: ManagedKind> Reconciler<K> {
                 }
                 continue;
             };
-            let name = r.get("name").and_then(Value::as_str).unwrap_or_default();
-            let key = r.get("key").and_then(Value::as_str).unwrap_or_default();
-            let ns = if self.scope.is_namespaced() {
-                obj.metadata.namespace.clone().unwrap_or_default()
-            } else {
-                r.get("namespace")
-                    .and_then(Value::as_str)
-                    .unwrap_or_default()
-                    .to_string()
-            };
-            let api: Api<k8s_openapi::api::core::v1::Secret> =
-                Api::namespaced(self.ctx.client.clone(), &ns);
-            let s = api.get(name).await.map_err(|e| {
+            let (ns, name) = secret_ref_location(self.scope, obj.metadata.namespace.as_deref(), r);
+            let api: Api<Secret> = Api::namespaced(self.ctx.client.clone(), &ns);
+            let s = api.get(&name).await.map_err(|e| {
                 format!(
                     "cannot get secret \"{ns}/{name}\" for spec.forProvider.{}: {}",
                     sr.field,
                     kube_message(&e)
                 )
             })?;
-            let val = s
-                .data
-                .as_ref()
-                .and_then(|d| d.get(key))
-                .map(|b| b.0.clone())
-                .or_else(|| {
-                    s.string_data
-                        .as_ref()
-                        .and_then(|d| d.get(key))
-                        .map(|x| x.clone().into_bytes())
-                })
-                .ok_or_else(|| format!("secret \"{ns}/{name}\" has no key \"{key}\""))?;
-            let text = String::from_utf8(val)
-                .map_err(|_| format!("secret \"{ns}/{name}\" key \"{key}\" is not UTF-8"))?;
-            out.insert(sr.field.to_string(), SecretString::from(text));
+            if whole {
+                out.extend(whole_secret_entries(sr.field, &s, &ns, &name)?);
+            } else {
+                let key = r.get("key").and_then(Value::as_str).unwrap_or_default();
+                let text = secret_key_text(&s, &ns, &name, key)?;
+                out.insert(sr.field.to_string(), SecretString::from(text));
+            }
         }
         Ok(out)
     }
@@ -1436,6 +1424,58 @@ impl<K: ManagedKind> Reconciler<K> {
     }
 }
 
+/// The namespace and name of the Secret a `...SecretRef` value points to: a namespaced MR
+/// reads Secrets of its own namespace only (the ref has no namespace), a legacy cluster-scoped
+/// MR names the namespace in the ref.
+fn secret_ref_location(scope: Scope, mr_namespace: Option<&str>, r: &Value) -> (String, String) {
+    let name = r.get("name").and_then(Value::as_str).unwrap_or_default();
+    let ns = if scope.is_namespaced() {
+        mr_namespace.unwrap_or_default()
+    } else {
+        r.get("namespace")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+    };
+    (ns.to_string(), name.to_string())
+}
+
+/// One key of a Secret as text: `data` first, then `stringData`.
+fn secret_key_text(s: &Secret, ns: &str, name: &str, key: &str) -> Result<String, String> {
+    let val = s
+        .data
+        .as_ref()
+        .and_then(|d| d.get(key))
+        .map(|b| b.0.clone())
+        .or_else(|| {
+            s.string_data
+                .as_ref()
+                .and_then(|d| d.get(key))
+                .map(|x| x.clone().into_bytes())
+        })
+        .ok_or_else(|| format!("secret \"{ns}/{name}\" has no key \"{key}\""))?;
+    String::from_utf8(val).map_err(|_| format!("secret \"{ns}/{name}\" key \"{key}\" is not UTF-8"))
+}
+
+/// Every key `k` of a Secret as the entry `<field>.<k>` (Upjet's sensitive map fields: the
+/// whole Secret is the map). `data` wins over `stringData` for a key in both.
+fn whole_secret_entries(
+    field: &str,
+    s: &Secret,
+    ns: &str,
+    name: &str,
+) -> Result<Vec<(String, SecretString)>, String> {
+    let mut keys: Vec<&String> = s.data.iter().flat_map(BTreeMap::keys).collect();
+    keys.extend(s.string_data.iter().flat_map(BTreeMap::keys));
+    keys.sort();
+    keys.dedup();
+    keys.into_iter()
+        .map(|k| {
+            let text = secret_key_text(s, ns, name, k)?;
+            Ok((format!("{field}.{k}"), SecretString::from(text)))
+        })
+        .collect()
+}
+
 /// The value at a dotted field path such as `customHttpHeaders.0.valueSecretRef`, where a
 /// numeric segment indexes a list.
 fn field_at<'a>(root: &'a Value, path: &str) -> Option<&'a Value> {
@@ -1457,6 +1497,101 @@ mod tests {
         assert_eq!(
             deep_merge(&init, &fp),
             json!({"description": "a", "x": "b", "list": [1], "nested": {"p": 1, "q": 2}})
+        );
+    }
+
+    fn secret(data: &[(&str, &[u8])], string_data: &[(&str, &str)]) -> Secret {
+        Secret {
+            data: Some(
+                data.iter()
+                    .map(|(k, v)| (k.to_string(), k8s_openapi::ByteString(v.to_vec())))
+                    .collect(),
+            ),
+            string_data: Some(
+                string_data
+                    .iter()
+                    .map(|(k, v)| (k.to_string(), v.to_string()))
+                    .collect(),
+            ),
+            ..Secret::default()
+        }
+    }
+
+    fn exposed(entries: Vec<(String, SecretString)>) -> Vec<(String, String)> {
+        use secrecy::ExposeSecret;
+        entries
+            .into_iter()
+            .map(|(k, v)| (k, v.expose_secret().to_string()))
+            .collect()
+    }
+
+    #[test]
+    fn whole_secret_refs_give_one_entry_per_key() {
+        let s = secret(
+            &[("token", b"t1"), ("user", b"u1")],
+            &[("extra", "e1"), ("token", "no")],
+        );
+        let got =
+            whole_secret_entries("handler.0.secretsSecretRef", &s, "ns", "creds").expect("entries");
+        assert_eq!(
+            exposed(got),
+            vec![
+                (
+                    "handler.0.secretsSecretRef.extra".to_string(),
+                    "e1".to_string()
+                ),
+                (
+                    "handler.0.secretsSecretRef.token".to_string(),
+                    "t1".to_string()
+                ),
+                (
+                    "handler.0.secretsSecretRef.user".to_string(),
+                    "u1".to_string()
+                ),
+            ]
+        );
+        // An empty Secret is an empty map, not an error.
+        assert!(
+            whole_secret_entries("headersSecretRef", &Secret::default(), "ns", "empty")
+                .expect("entries")
+                .is_empty()
+        );
+        // A value that is not text names the key, never the value.
+        let bad = secret(&[("bin", &[0xff, 0xfe])], &[]);
+        let err =
+            whole_secret_entries("headersSecretRef", &bad, "ns", "creds").expect_err("not UTF-8");
+        assert_eq!(err, "secret \"ns/creds\" key \"bin\" is not UTF-8");
+    }
+
+    #[test]
+    fn key_refs_read_data_then_string_data() {
+        let s = secret(&[("password", b"p1")], &[("other", "o1")]);
+        assert_eq!(
+            secret_key_text(&s, "ns", "creds", "password").as_deref(),
+            Ok("p1")
+        );
+        assert_eq!(
+            secret_key_text(&s, "ns", "creds", "other").as_deref(),
+            Ok("o1")
+        );
+        assert_eq!(
+            secret_key_text(&s, "ns", "creds", "nope"),
+            Err("secret \"ns/creds\" has no key \"nope\"".to_string())
+        );
+    }
+
+    #[test]
+    fn secret_ref_namespace_follows_the_scope() {
+        let r = json!({"name": "creds", "namespace": "elsewhere"});
+        // A namespaced MR reads its own namespace, whatever the ref says.
+        assert_eq!(
+            secret_ref_location(Scope::Namespaced, Some("team-a"), &r),
+            ("team-a".to_string(), "creds".to_string())
+        );
+        // A legacy cluster-scoped MR names the namespace in the ref.
+        assert_eq!(
+            secret_ref_location(Scope::Cluster, None, &r),
+            ("elsewhere".to_string(), "creds".to_string())
         );
     }
 

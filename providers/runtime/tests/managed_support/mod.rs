@@ -1,6 +1,8 @@
 //! Shared environment of the managed-reconciler tests outside `conformance_managed.rs`: a
-//! Kubernetes API test server with the CRDs of two fake Kinds, `Part` (name-as-identifier)
-//! and `Token` (server-assigned), an admin client, and a call-recording fake external system.
+//! Kubernetes API test server with the CRDs of two fake Kinds, `Part` (name-as-identifier,
+//! with a key secret input `passwordSecretRef` and whole-Secret inputs `headersSecretRef` and
+//! `handler.N.secretsSecretRef`) and `Token` (server-assigned), an admin client, and a
+//! call-recording fake external system.
 
 #![allow(dead_code)]
 
@@ -52,9 +54,14 @@ impl ManagedKind for FakeKind {
 }
 
 pub fn kind(name: &'static str, identifier: IdentifierStrategy) -> FakeKind {
-    FakeKind {
-        info: KindInfo::new("fake", "test", name, "v1alpha1", identifier),
-    }
+    let mut info = KindInfo::new("fake", "test", name, "v1alpha1", identifier);
+    info.secret_refs = vec![SecretRefField::optional("passwordSecretRef")];
+    info.whole_secret_refs = vec![
+        SecretRefField::optional("headersSecretRef"),
+        SecretRefField::optional("handler.0.secretsSecretRef"),
+        SecretRefField::optional("handler.1.secretsSecretRef"),
+    ];
+    FakeKind { info }
 }
 
 /// The external system: objects by identifier, and the calls made.
