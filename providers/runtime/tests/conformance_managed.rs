@@ -1092,9 +1092,11 @@ async fn conformance_008_create_rejected() {
 #[tokio::test]
 async fn conformance_009_create_succeeds_annotation_write_fails() {
     // While Create runs, the provider loses `update` on the MR (its status stays writable):
-    // the critical annotation updater retries, gives up and reports.
+    // the critical annotation updater retries, gives up and reports. A server-assigned Kind:
+    // its new ID is lost with the write, which is what the step-8 stop is for (Q6).
     let e = Env::new().await;
-    e.create(N, "w1", json!({}), &[]).await;
+    e.create_in(&e.gadget, N, NS, "w1", json!({}), &[]).await;
+    let get = || async { e.api_of(&e.gadget, N, NS).get("w1").await.expect("get") };
     let roles = roles_api(&e.admin);
     let r2 = roles.clone();
     e.script().create_hook = Some(Box::new(move || {
@@ -1108,8 +1110,11 @@ async fn conformance_009_create_succeeds_annotation_write_fails() {
             .expect("narrow the role");
         })
     }));
-    assert_eq!(e.reconcile(N, "w1").await, Outcome::Backoff);
-    let o = e.must(N, "w1").await;
+    assert_eq!(
+        e.gadget_rec(N).reconcile(Some(NS), "w1").await,
+        Outcome::Backoff
+    );
+    let o = get().await;
     let (s, _, m) = synced(&o);
     assert_eq!(s, "False");
     assert!(
@@ -1134,11 +1139,11 @@ async fn conformance_009_create_succeeds_annotation_write_fails() {
         .await
         .expect("restore the role");
     e.clear();
-    assert_eq!(e.reconcile(N, "w1").await, Outcome::Done);
     assert_eq!(
-        synced(&e.must(N, "w1").await).2,
-        meta::MSG_CREATION_INCOMPLETE
+        e.gadget_rec(N).reconcile(Some(NS), "w1").await,
+        Outcome::Done
     );
+    assert_eq!(synced(&get().await).2, meta::MSG_CREATION_INCOMPLETE);
     assert!(!e.calls().contains(&"connect".to_string()));
 }
 
@@ -1167,17 +1172,18 @@ async fn conformance_010_critical_update_conflict_once() {
 
 #[tokio::test]
 async fn conformance_011_restart_mid_create_stops() {
+    // A server-assigned Kind; deterministic identifiers continue (11b,
+    // conformance_deterministic.rs).
     let e = Env::new().await;
-    e.create(
-        N,
-        "w1",
-        json!({}),
-        &[(meta::EXTERNAL_CREATE_PENDING, &stamp_ago(5))],
-    )
-    .await;
-    assert_eq!(e.reconcile(N, "w1").await, Outcome::Done);
+    let pending = stamp_ago(5);
+    let a = [(meta::EXTERNAL_CREATE_PENDING, pending.as_str())];
+    e.create_in(&e.gadget, N, NS, "w1", json!({}), &a).await;
+    assert_eq!(
+        e.gadget_rec(N).reconcile(Some(NS), "w1").await,
+        Outcome::Done
+    );
     assert!(!e.calls().contains(&"connect".to_string()));
-    let o = e.must(N, "w1").await;
+    let o = e.api_of(&e.gadget, N, NS).get("w1").await.expect("get");
     assert_eq!(ready(&o), Some(("False".into(), "Creating".into())));
     assert_eq!(synced(&o).2, meta::MSG_CREATION_INCOMPLETE);
     let ev = e.events("w1").await;
@@ -1193,8 +1199,8 @@ async fn blocked_with(pending: &str, succeeded: Option<&str>) -> bool {
     if let Some(s) = succeeded {
         a.push((meta::EXTERNAL_CREATE_SUCCEEDED, s));
     }
-    e.create(N, "w1", json!({}), &a).await;
-    e.reconcile(N, "w1").await;
+    e.create_in(&e.gadget, N, NS, "w1", json!({}), &a).await;
+    e.gadget_rec(N).reconcile(Some(NS), "w1").await;
     !e.calls().contains(&"connect".to_string())
 }
 
@@ -1216,42 +1222,39 @@ async fn conformance_014_unparseable_stamps() {
 
 #[tokio::test]
 async fn conformance_015_removing_pending_alone_needs_a_kick() {
-    // The filter: removing only the pending annotation is not a qualifying change.
+    // The filter: removing only the pending annotation is not a qualifying change. A
+    // server-assigned Kind: only those are blocked (Q6).
     let e = Env::new().await;
-    e.create(
-        N,
-        "w1",
-        json!({}),
-        &[(meta::EXTERNAL_CREATE_PENDING, &stamp_ago(5))],
-    )
-    .await;
-    let before = e.must(N, "w1").await;
-    e.patch(
-        N,
-        "w1",
-        json!({"metadata": {"annotations": {meta::EXTERNAL_CREATE_PENDING: null}}}),
-    )
-    .await;
-    let after = e.must(N, "w1").await;
+    let pending = stamp_ago(5);
+    let a = [(meta::EXTERNAL_CREATE_PENDING, pending.as_str())];
+    e.create_in(&e.gadget, N, NS, "w1", json!({}), &a).await;
+    let api = e.api_of(&e.gadget, N, NS);
+    let patch = |p: Value| {
+        let api = api.clone();
+        async move {
+            api.patch("w1", &PatchParams::default(), &Patch::Merge(&p))
+                .await
+                .expect("patch MR");
+        }
+    };
+    let before = api.get("w1").await.expect("get");
+    patch(json!({"metadata": {"annotations": {meta::EXTERNAL_CREATE_PENDING: null}}})).await;
+    let after = api.get("w1").await.expect("get");
     assert_eq!(
         FilterKey::of(&before.metadata),
         FilterKey::of(&after.metadata)
     );
     // With a reconcile request in the same edit: a reconcile, ReconcileRequestHandled, and
     // Observe/Create proceed (driven by the real controller).
-    e.patch(
-        N,
-        "w1",
-        json!({"metadata": {"annotations": {meta::EXTERNAL_CREATE_PENDING: stamp_ago(5)}}}),
-    )
-    .await;
+    patch(json!({"metadata": {"annotations": {meta::EXTERNAL_CREATE_PENDING: stamp_ago(5)}}}))
+        .await;
     let ctx = e.ctx();
     let stop = ctx.shutdown.clone();
     let reg = register_shared(
-        e.widget.clone(),
+        e.gadget.clone(),
         Arc::new(FakeConnector {
             s: e.s.clone(),
-            server_assigned: false,
+            server_assigned: true,
         }),
     );
     let h = tokio::spawn(reg.start(ctx, N));
@@ -1263,13 +1266,9 @@ async fn conformance_015_removing_pending_alone_needs_a_kick() {
     })
     .await;
     assert!(!e.calls().contains(&"connect".to_string()));
-    e.patch(
-        N,
-        "w1",
-        json!({"metadata": {"annotations": {
-            meta::EXTERNAL_CREATE_PENDING: null,
-            meta::RECONCILE_REQUESTED_AT: "kick-1"}}}),
-    )
+    patch(json!({"metadata": {"annotations": {
+        meta::EXTERNAL_CREATE_PENDING: null,
+        meta::RECONCILE_REQUESTED_AT: "kick-1"}}}))
     .await;
     wait_for(|| async { e.calls().contains(&"create".to_string()).then_some(()) }).await;
     assert!(
@@ -2002,23 +2001,34 @@ async fn conformance_046_paused_mr_cannot_be_deleted() {
 
 #[tokio::test]
 async fn conformance_047_creation_incomplete_during_deletion() {
+    // A server-assigned Kind: only those are blocked (Q6).
     let e = Env::new().await;
-    e.create(N, "w1", json!({}), &[]).await;
-    e.converge(N, "w1").await;
-    e.patch(N, "w1", json!({"metadata": {"annotations": {meta::EXTERNAL_CREATE_PENDING: "2999-01-01T00:00:00Z"}}}))
+    e.create_in(&e.gadget, N, NS, "w1", json!({}), &[]).await;
+    let api = e.api_of(&e.gadget, N, NS);
+    let r = e.gadget_rec(N);
+    assert_eq!(r.reconcile(Some(NS), "w1").await, Outcome::Backoff);
+    let patch = |p: Value| {
+        let api = api.clone();
+        async move {
+            api.patch("w1", &PatchParams::default(), &Patch::Merge(&p))
+                .await
+                .expect("patch MR");
+        }
+    };
+    patch(json!({"metadata": {"annotations": {meta::EXTERNAL_CREATE_PENDING: "2999-01-01T00:00:00Z"}}}))
         .await;
-    e.delete(N, "w1").await;
-    assert_eq!(e.reconcile(N, "w1").await, Outcome::Done);
-    let o = e.must(N, "w1").await;
+    api.delete("w1", &DeleteParams::default())
+        .await
+        .expect("delete MR");
+    assert_eq!(r.reconcile(Some(NS), "w1").await, Outcome::Done);
+    let o = api.get("w1").await.expect("get");
     assert_eq!(synced(&o).2, meta::MSG_CREATION_INCOMPLETE);
-    e.patch(
-        N,
-        "w1",
+    patch(
         json!({"spec": {"managementPolicies": ["Observe", "Create", "Update", "LateInitialize"]}}),
     )
     .await;
-    assert_eq!(e.reconcile(N, "w1").await, Outcome::Done);
-    assert!(e.get(N, "w1").await.is_none());
+    assert_eq!(r.reconcile(Some(NS), "w1").await, Outcome::Done);
+    assert!(api.get_opt("w1").await.expect("get").is_none());
 }
 
 #[tokio::test]

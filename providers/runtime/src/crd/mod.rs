@@ -472,7 +472,8 @@ impl ManagedCrdInput {
     /// The generator input of a registered Kind.
     pub fn from_registration(reg: &dyn crate::managed::KindRegistration) -> Self {
         let info = reg.info();
-        let secret = |f: &str| info.secret_refs.iter().any(|s| s.field == f);
+        let all_secret_refs = || info.secret_refs.iter().chain(&info.whole_secret_refs);
+        let secret = |f: &str| all_secret_refs().any(|s| s.field == f);
         let mut required: Vec<RequiredParam> = info
             .required_params
             .iter()
@@ -481,7 +482,7 @@ impl ManagedCrdInput {
                 in_init_provider: !secret(p),
             })
             .collect();
-        for s in info.secret_refs.iter().filter(|s| s.required) {
+        for s in all_secret_refs().filter(|s| s.required) {
             if !required.iter().any(|r| r.name == s.field) {
                 required.push(RequiredParam {
                     name: s.field.to_string(),
@@ -548,6 +549,71 @@ mod tests {
     #[allow(dead_code)]
     struct Obs {
         id: Option<String>,
+    }
+
+    struct SecretsKind(crate::managed::KindInfo);
+
+    impl crate::managed::ManagedKind for SecretsKind {
+        type Parameters = serde_json::Value;
+        type Observation = serde_json::Value;
+        fn info(&self) -> &crate::managed::KindInfo {
+            &self.0
+        }
+        fn parameters_schema(&self) -> serde_json::Value {
+            serde_json::json!({"type": "object"})
+        }
+        fn observation_schema(&self) -> serde_json::Value {
+            serde_json::json!({"type": "object"})
+        }
+    }
+
+    struct NoConnector;
+
+    #[async_trait::async_trait]
+    impl crate::managed::Connector<SecretsKind> for NoConnector {
+        async fn connect(
+            &self,
+            _: &crate::managed::ResolvedConfig,
+            _: &crate::managed::Managed<SecretsKind>,
+        ) -> Result<
+            Box<dyn crate::managed::ExternalClient<SecretsKind>>,
+            crate::managed::ExternalError,
+        > {
+            Err(crate::managed::ExternalError::msg("unused"))
+        }
+    }
+
+    #[test]
+    fn required_secret_refs_of_both_kinds_are_required_in_for_provider() {
+        use crate::managed::{IdentifierStrategy, KindInfo, SecretRefField};
+        let mut info = KindInfo::new(
+            "xray",
+            "webhook",
+            "Hook",
+            "v1alpha1",
+            IdentifierStrategy::Name,
+        );
+        info.required_params = vec!["name"];
+        info.secret_refs = vec![SecretRefField::required("passwordSecretRef")];
+        info.whole_secret_refs = vec![
+            SecretRefField::required("headersSecretRef"),
+            SecretRefField::optional("extraSecretRef"),
+        ];
+        let reg = crate::managed::register(SecretsKind(info), NoConnector);
+        let input = ManagedCrdInput::from_registration(reg.as_ref());
+        let req: Vec<(&str, bool)> = input
+            .required
+            .iter()
+            .map(|r| (r.name.as_str(), r.in_init_provider))
+            .collect();
+        assert_eq!(
+            req,
+            vec![
+                ("name", true),
+                ("passwordSecretRef", false),
+                ("headersSecretRef", false)
+            ]
+        );
     }
 
     fn input() -> ManagedCrdInput {

@@ -8,6 +8,8 @@
 use chrono::{SecondsFormat, Utc};
 use serde::{Deserialize, Serialize};
 
+use super::reasons::condition as reason;
+
 /// `Synced`.
 pub const TYPE_SYNCED: &str = "Synced";
 /// `Ready`.
@@ -66,42 +68,42 @@ impl Condition {
 
     /// `Ready=True Available`.
     pub fn available() -> Self {
-        Self::new(TYPE_READY, true, "Available", "")
+        Self::new(TYPE_READY, true, reason::AVAILABLE, "")
     }
     /// `Ready=False Unavailable`.
     pub fn unavailable() -> Self {
-        Self::new(TYPE_READY, false, "Unavailable", "")
+        Self::new(TYPE_READY, false, reason::UNAVAILABLE, "")
     }
     /// `Ready=False Creating`.
     pub fn creating() -> Self {
-        Self::new(TYPE_READY, false, "Creating", "")
+        Self::new(TYPE_READY, false, reason::CREATING, "")
     }
     /// `Ready=False Deleting`.
     pub fn deleting() -> Self {
-        Self::new(TYPE_READY, false, "Deleting", "")
+        Self::new(TYPE_READY, false, reason::DELETING, "")
     }
     /// `Synced=True ReconcileSuccess`.
     pub fn reconcile_success() -> Self {
-        Self::new(TYPE_SYNCED, true, "ReconcileSuccess", "")
+        Self::new(TYPE_SYNCED, true, reason::RECONCILE_SUCCESS, "")
     }
     /// `Synced=False ReconcileError` with the error text.
     pub fn reconcile_error(message: impl Into<String>) -> Self {
-        Self::new(TYPE_SYNCED, false, "ReconcileError", message)
+        Self::new(TYPE_SYNCED, false, reason::RECONCILE_ERROR, message)
     }
     /// `Synced=False ReconcilePaused`.
     pub fn reconcile_paused() -> Self {
-        Self::new(TYPE_SYNCED, false, "ReconcilePaused", "")
+        Self::new(TYPE_SYNCED, false, reason::RECONCILE_PAUSED, "")
     }
     /// `LastAsyncOperation=True Success`.
     pub fn async_success() -> Self {
-        Self::new(TYPE_LAST_ASYNC_OPERATION, true, "Success", "")
+        Self::new(TYPE_LAST_ASYNC_OPERATION, true, reason::SUCCESS, "")
     }
     /// `LastAsyncOperation=False Async<Op>Failure` with `async <op> failed: <err>`.
     pub fn async_failure(op: AsyncOp, err: &str) -> Self {
         let (reason, verb) = match op {
-            AsyncOp::Create => ("AsyncCreateFailure", "create"),
-            AsyncOp::Update => ("AsyncUpdateFailure", "update"),
-            AsyncOp::Delete => ("AsyncDeleteFailure", "delete"),
+            AsyncOp::Create => (reason::ASYNC_CREATE_FAILURE, "create"),
+            AsyncOp::Update => (reason::ASYNC_UPDATE_FAILURE, "update"),
+            AsyncOp::Delete => (reason::ASYNC_DELETE_FAILURE, "delete"),
         };
         Self::new(
             TYPE_LAST_ASYNC_OPERATION,

@@ -14,6 +14,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference}
 use kube::Api;
 use kube::api::{Patch, PatchParams, PostParams};
 
+use super::errors::{is_conflict, kube_message as api_message};
 use super::external::ConnectionDetails;
 
 /// The connection Secret type.
@@ -37,10 +38,6 @@ pub struct PublishError {
     pub message: String,
     /// A 409 Conflict.
     pub conflict: bool,
-}
-
-fn api_message(e: &kube::Error) -> String {
-    super::reconciler::kube_message(e)
 }
 
 /// Publish `details` to the target Secret with client-go's default retry (5 attempts,
@@ -76,10 +73,6 @@ pub async fn publish(
 enum Attempt {
     Refused(String),
     Api(String, bool),
-}
-
-fn is_conflict(e: &kube::Error) -> bool {
-    matches!(e, kube::Error::Api(s) if s.code == 409)
 }
 
 async fn publish_once(

@@ -19,8 +19,8 @@
 //! Workers are spawned per reconcile rather than parked per controller: each controller may
 //! run `--max-reconcile-rate` reconciles at once, as upstream, but an idle controller holds
 //! none, and the whole process runs at most
-//! [`IN_FLIGHT_PER_RATE`](super::registration::IN_FLIGHT_PER_RATE) × `--max-reconcile-rate` (at least
-//! [`MIN_IN_FLIGHT`](super::registration::MIN_IN_FLIGHT))
+//! [`IN_FLIGHT_PER_RATE`](super::context::IN_FLIGHT_PER_RATE) × `--max-reconcile-rate` (at least
+//! [`MIN_IN_FLIGHT`](super::context::MIN_IN_FLIGHT))
 //! at once (see there why).
 
 use std::collections::{HashMap, HashSet, VecDeque};
@@ -36,13 +36,13 @@ use kube::runtime::watcher::{self, Event};
 use tokio::sync::{Notify, Semaphore};
 
 use super::conditions::{Condition, TYPE_READY, TYPE_SYNCED};
+use super::context::ControllerContext;
 use super::external::{Connector, ManagedKind};
 use super::kind::Scope;
 use super::meta::FilterKey;
 use super::metrics::{Labels, ManagedMetrics};
 use super::ratelimit::ItemBackoff;
 use super::reconciler::{Outcome, Reconciler};
-use super::registration::ControllerContext;
 
 /// Objects per page of a watch's initial list: small pages keep the memory of a restart
 /// with thousands of existing objects low (each page is held whole while it is decoded).

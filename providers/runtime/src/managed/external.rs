@@ -223,7 +223,8 @@ pub struct Managed<K: ManagedKind> {
     /// `status.conditions`.
     pub conditions: Vec<Condition>,
     /// Values of the Kind's `...SecretRef` inputs, keyed by the ref field's path
-    /// (e.g. `passwordSecretRef`). Absent when the ref is unset.
+    /// (e.g. `passwordSecretRef`), and for whole-Secret refs by `<field>.<key>` per key of the
+    /// Secret (e.g. `handler.0.secretsSecretRef.token`). Absent when the ref is unset.
     pub secrets: BTreeMap<String, SecretString>,
     /// `metadata.deletionTimestamp` is set.
     pub deleting: bool,
@@ -244,6 +245,25 @@ impl<K: ManagedKind> Managed<K> {
     pub fn secret(&self, field: &str) -> Option<&SecretString> {
         self.secrets.get(field)
     }
+
+    /// The entries of a whole-Secret ref (`KindInfo::whole_secret_refs`) by Secret key; empty
+    /// when the ref is unset.
+    pub fn secret_map(&self, field: &str) -> BTreeMap<&str, &SecretString> {
+        entries_under(&self.secrets, field)
+    }
+}
+
+/// The entries `<field>.<key>` of a secrets map, by key. The map is sorted, so they are one
+/// contiguous range starting at `<field>.`.
+fn entries_under<'a>(
+    secrets: &'a BTreeMap<String, SecretString>,
+    field: &str,
+) -> BTreeMap<&'a str, &'a SecretString> {
+    let prefix = format!("{field}.");
+    secrets
+        .range(prefix.clone()..)
+        .map_while(|(k, v)| k.strip_prefix(&prefix).map(|key| (key, v)))
+        .collect()
 }
 
 /// The per-MR client an adapter implements (reference §12).
@@ -295,6 +315,31 @@ mod tests {
         let e = ExternalError::new(Outer(MessageError("inner".into())));
         assert_eq!(e.to_string(), "outer: inner");
         assert_eq!(e.context("ctx").to_string(), "ctx: outer: inner");
+    }
+
+    #[test]
+    fn secret_map_strips_the_field_prefix() {
+        use secrecy::ExposeSecret;
+        let mut secrets = BTreeMap::new();
+        for k in [
+            "headersSecretRef.a",
+            "headersSecretRef.b.c",
+            "headersSecretRefX.z",
+            "headersSecretRef",
+            "passwordSecretRef",
+        ] {
+            secrets.insert(k.to_string(), SecretString::from(format!("v-{k}")));
+        }
+        let m = entries_under(&secrets, "headersSecretRef");
+        let got: Vec<(&str, &str)> = m.iter().map(|(k, v)| (*k, v.expose_secret())).collect();
+        assert_eq!(
+            got,
+            vec![
+                ("a", "v-headersSecretRef.a"),
+                ("b.c", "v-headersSecretRef.b.c")
+            ]
+        );
+        assert!(entries_under(&secrets, "nothing").is_empty());
     }
 
     #[test]

@@ -57,6 +57,16 @@ impl IdentifierStrategy {
     pub fn initialises_external_name(&self) -> bool {
         !matches!(self, IdentifierStrategy::ServerAssigned)
     }
+
+    /// Whether the identifier is known before Create, so that Observe alone tells whether an
+    /// interrupted create happened (crossplane-runtime's `deterministicExternalName`,
+    /// reference §2 step 8 and §16 Q6). True for every strategy but
+    /// [`IdentifierStrategy::ServerAssigned`]: such Kinds continue to Observe after a restart
+    /// mid-create (adopt or create, never a duplicate); a server-assigned ID lost with the
+    /// interrupted create cannot be found again, so those Kinds keep the step-8 stop.
+    pub fn is_deterministic(&self) -> bool {
+        !matches!(self, IdentifierStrategy::ServerAssigned)
+    }
 }
 
 /// Where a reference's value is extracted from on the target MR (reference §11.2 step 3).
@@ -187,17 +197,40 @@ fn companion_names(field: &'static str, multi: bool) -> (&'static str, &'static 
     (Box::leak(r.into_boxed_str()), Box::leak(s.into_boxed_str()))
 }
 
-/// A `forProvider` field that is a reference to a Kubernetes Secret key (`...SecretRef`).
+/// A `forProvider` field that is a reference to a Kubernetes Secret (`...SecretRef`).
 ///
 /// The reconciler reads the Secret (from the MR's namespace for namespaced MRs, from the
-/// ref's `namespace` for legacy MRs) and hands the value to the adapter; adapters never
-/// touch Kubernetes.
+/// ref's `namespace` for legacy MRs) and hands the values to the adapter in
+/// `Managed::secrets`; adapters never touch Kubernetes.
+///
+/// Listed in [`KindInfo::secret_refs`], the ref names one key (`{name, namespace?, key}`) and
+/// its value is the entry `<field>`. Listed in [`KindInfo::whole_secret_refs`], the ref names
+/// a whole Secret (`{name, namespace?}`, Upjet's form of a sensitive map field) and every key
+/// `k` of the Secret is the entry `<field>.<k>`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SecretRefField {
     /// camelCase path of the `...SecretRef` field under `forProvider`, e.g. `passwordSecretRef`.
     pub field: &'static str,
     /// Whether a missing ref is an error (otherwise the secret is simply absent).
     pub required: bool,
+}
+
+impl SecretRefField {
+    /// An optional ref at `field`.
+    pub fn optional(field: &'static str) -> Self {
+        SecretRefField {
+            field,
+            required: false,
+        }
+    }
+
+    /// A ref at `field` that must be set.
+    pub fn required(field: &'static str) -> Self {
+        SecretRefField {
+            field,
+            required: true,
+        }
+    }
 }
 
 /// Everything the runtime needs to know about one managed-resource Kind.
@@ -220,8 +253,12 @@ pub struct KindInfo {
     pub immutable_fields: Vec<&'static str>,
     /// camelCase `forProvider` fields whose values are sensitive (never in status or logs).
     pub sensitive_fields: Vec<&'static str>,
-    /// Secret inputs the reconciler fetches for the adapter.
+    /// Secret-key inputs the reconciler fetches for the adapter: entry `<field>`.
     pub secret_refs: Vec<SecretRefField>,
+    /// Whole-Secret inputs (sensitive map fields): entry `<field>.<key>` for every key of the
+    /// referenced Secret. A separate list rather than a flag on [`SecretRefField`], so that
+    /// existing `SecretRefField { field, required }` declarations keep compiling.
+    pub whole_secret_refs: Vec<SecretRefField>,
     /// Reference fields resolved generically before Connect.
     pub references: Vec<ReferenceField>,
     /// Whether the Kind maintains the `LastAsyncOperation` condition as the Upjet JFrog
@@ -252,6 +289,7 @@ impl KindInfo {
             immutable_fields: Vec::new(),
             sensitive_fields: Vec::new(),
             secret_refs: Vec::new(),
+            whole_secret_refs: Vec::new(),
             references: Vec::new(),
             last_async_operation: true,
             description: "",
@@ -402,5 +440,20 @@ mod tests {
         let m = ReferenceField::multi("repoKeys", t);
         assert_eq!(m.ref_field, "repoKeyRefs");
         assert_eq!(m.selector_field, "repoKeySelector");
+    }
+
+    #[test]
+    fn only_server_assigned_identifiers_are_not_deterministic() {
+        assert!(IdentifierStrategy::Name.is_deterministic());
+        assert!(IdentifierStrategy::SpecField("key").is_deterministic());
+        assert!(
+            IdentifierStrategy::Composite {
+                fields: &["a", "b"],
+                separator: ":",
+            }
+            .is_deterministic()
+        );
+        assert!(IdentifierStrategy::Singleton("config").is_deterministic());
+        assert!(!IdentifierStrategy::ServerAssigned.is_deterministic());
     }
 }

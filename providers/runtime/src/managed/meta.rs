@@ -24,8 +24,8 @@ pub const RECONCILE_REQUESTED_AT: &str = "crossplane.io/reconcile-requested-at";
 /// The MR finalizer.
 pub const FINALIZER: &str = "finalizer.managedresource.crossplane.io";
 
-/// The creation-incomplete stop message (Appendix A).
-pub const MSG_CREATION_INCOMPLETE: &str = "cannot determine creation result - remove the crossplane.io/external-create-pending annotation if it is safe to proceed";
+// The creation-incomplete stop message lives with the other error text; kept at this path.
+pub use super::errors::MSG_CREATION_INCOMPLETE;
 
 /// Now, formatted as crossplane-runtime writes stamps: RFC 3339, whole seconds, UTC `Z`.
 pub fn now_stamp() -> String {

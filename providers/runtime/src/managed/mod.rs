@@ -28,12 +28,20 @@
 //! - [`kind`]: Kind declarations and names (groups per scope, plural, CRD name).
 //! - [`external`]: the adapter traits and the view handed to adapters.
 //! - [`config`]: the ProviderConfig resolution contract.
-//! - [`registration`]: `KindRegistration`, `ControllerContext`, `register`.
+//! - [`registration`]: `KindRegistration`, `register`.
+//! - [`context`]: `ControllerContext` and the defaults of the provider flags.
+//! - [`errors`]: shared error text (the reference's fixed messages, Kubernetes error text).
+//! - [`reasons`]: every event and condition reason, as named constants.
 //! - [`reconciler`]: the §2 state machine on `DynamicObject`.
 //! - [`controller`]: watch, event filter (§1.2), work queue with per-object back-off and the
 //!   global limiter (§1.3).
 //! - [`policy`], [`conditions`], [`meta`], [`events`], [`connection`], [`references`],
 //!   [`metrics`], [`ratelimit`]: the rules of §6, §7, §3, §8, §10, §11, §15.5 and §1.3.
+//!
+//! Dependencies between these modules point one way: the leaves (`errors`, `reasons`,
+//! `kind`, `conditions`, `meta`, `config`, `metrics`, `ratelimit`, `context`) import no
+//! module that imports them; `reconciler` uses the leaves and the rule modules; `controller`
+//! uses `reconciler`; `registration` uses `controller`.
 //!
 //! # Deviations
 //!
@@ -52,13 +60,15 @@
 //!   `kube::runtime::Controller` (why: see [`controller`]); the global token bucket is ours
 //!   (why: see [`ratelimit`]).
 //! - Besides each controller's `--max-reconcile-rate` concurrent reconciles, the process runs
-//!   at most [`registration::IN_FLIGHT_PER_RATE`] x `--max-reconcile-rate` reconciles at once
-//!   (at least [`registration::MIN_IN_FLIGHT`]); why: see there.
+//!   at most [`context::IN_FLIGHT_PER_RATE`] x `--max-reconcile-rate` reconciles at once
+//!   (at least [`context::MIN_IN_FLIGHT`]); why: see there.
 
 pub mod conditions;
 pub mod config;
 pub mod connection;
+pub mod context;
 pub mod controller;
+pub mod errors;
 pub mod events;
 pub mod external;
 pub mod kind;
@@ -66,6 +76,7 @@ pub mod meta;
 pub mod metrics;
 pub mod policy;
 pub mod ratelimit;
+pub mod reasons;
 pub mod reconciler;
 pub mod references;
 pub mod registration;

@@ -21,6 +21,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use chrono::Utc;
+use k8s_openapi::api::core::v1::Secret;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 use kube::Api;
 use kube::api::{ApiResource, DynamicObject, Patch, PatchParams, PostParams};
@@ -32,16 +33,18 @@ use super::conditions::{
 };
 use super::config::{ManagedRef, ProviderConfigReference, ResolvedConfig};
 use super::connection::{self, SecretTarget};
+use super::context::ControllerContext;
+use super::errors::{MSG_CREATION_INCOMPLETE, StepError, is_not_found};
 use super::events::{EventRecorder, EventType, InvolvedObject};
 use super::external::{
     ConnectionDetails, Connector, ExternalClient, ExternalError, ExternalObservation, Managed,
     ManagedKind,
 };
 use super::kind::{KindInfo, Scope};
-use super::meta::{self, EXTERNAL_NAME, FINALIZER, MSG_CREATION_INCOMPLETE};
+use super::meta::{self, EXTERNAL_NAME, FINALIZER};
 use super::policy::PolicyResolver;
+use super::reasons::event;
 use super::references::{self, RefContext};
-use super::registration::ControllerContext;
 
 /// The SSA field manager of the reference resolver.
 pub const REFERENCE_FIELD_MANAGER: &str = "managed.crossplane.io/api-simple-reference-resolver";
@@ -59,27 +62,14 @@ pub enum Outcome {
     Error(String),
 }
 
-/// The Kubernetes API error text as Go prints a `StatusError`: its message.
-pub fn kube_message(e: &kube::Error) -> String {
-    match e {
-        kube::Error::Api(s) if !s.message.is_empty() => s.message.clone(),
-        other => other.to_string(),
-    }
-}
+// Kept at its old path for existing users; the text helpers live in `errors`.
+pub use super::errors::kube_message;
 
 /// Seconds from a Kubernetes timestamp until now.
 fn secs_since(t: &k8s_openapi::apimachinery::pkg::apis::meta::v1::Time) -> f64 {
     k8s_openapi::jiff::Timestamp::now()
         .duration_since(t.0)
         .as_secs_f64()
-}
-
-fn is_conflict(e: &kube::Error) -> bool {
-    matches!(e, kube::Error::Api(s) if s.code == 409)
-}
-
-fn is_not_found(e: &kube::Error) -> bool {
-    matches!(e, kube::Error::Api(s) if s.code == 404)
 }
 
 /// The generic reconciler of one Kind in one scope.
@@ -91,23 +81,6 @@ pub struct Reconciler<K: ManagedKind> {
     ar: ApiResource,
     recorder: EventRecorder,
     gvk_label: String,
-}
-
-/// Why a status update or other write ended the reconcile.
-enum WriteErr {
-    /// A 409; the text is kept for the one place that reports it (step 17.3).
-    Conflict(String),
-    Other(String),
-}
-
-impl From<kube::Error> for WriteErr {
-    fn from(e: kube::Error) -> Self {
-        if is_conflict(&e) {
-            WriteErr::Conflict(kube_message(&e))
-        } else {
-            WriteErr::Other(kube_message(&e))
-        }
-    }
 }
 
 /// The state of one reconcile.
@@ -287,16 +260,22 @@ impl<K: ManagedKind> Reconciler<K> {
                 run.obj = o;
                 r
             }
-            Err(e) if is_conflict(&e) => Outcome::Backoff,
-            Err(e) => Outcome::Error(format!(
-                "cannot update managed resource status: {}",
-                kube_message(&e)
-            )),
+            Err(e) => match StepError::from(e) {
+                StepError::Conflict(_) => Outcome::Backoff,
+                StepError::Failed(m) => {
+                    Outcome::Error(format!("cannot update managed resource status: {m}"))
+                }
+            },
         }
     }
 
     /// A full update guarded by resourceVersion; the response replaces the in-memory object.
-    async fn full_update(&self, run: &mut Run) -> Result<(), kube::Error> {
+    async fn full_update(&self, run: &mut Run) -> Result<(), StepError> {
+        Ok(self.replace(run).await?)
+    }
+
+    /// [`Self::full_update`] with the Kubernetes error, for callers that treat a 404 apart.
+    async fn replace(&self, run: &mut Run) -> Result<(), kube::Error> {
         let name = run.obj.metadata.name.clone().unwrap_or_default();
         let o = run
             .api
@@ -308,10 +287,10 @@ impl<K: ManagedKind> Reconciler<K> {
 
     /// The critical annotation updater (reference §4.3): retries any error 5 times, 10 ms
     /// apart; on a conflict re-reads the object and merges our annotations over it.
-    async fn update_critical_annotations(&self, run: &mut Run) -> Result<(), WriteErr> {
+    async fn update_critical_annotations(&self, run: &mut Run) -> Result<(), StepError> {
         let ours = annotations(&run.obj);
         let name = run.obj.metadata.name.clone().unwrap_or_default();
-        let mut last: Option<kube::Error> = None;
+        let mut last: Option<StepError> = None;
         for attempt in 0..5 {
             if attempt > 0 {
                 let jitter = rand::random_range(0.0..=0.1);
@@ -327,7 +306,8 @@ impl<K: ManagedKind> Reconciler<K> {
                     return Ok(());
                 }
                 Err(e) => {
-                    if is_conflict(&e) {
+                    let e = StepError::from(e);
+                    if e.is_conflict() {
                         match run.api.get(&name).await {
                             Ok(fresh) => {
                                 run.obj = fresh;
@@ -341,7 +321,7 @@ impl<K: ManagedKind> Reconciler<K> {
                                 }
                             }
                             Err(ge) => {
-                                last = Some(ge);
+                                last = Some(ge.into());
                                 continue;
                             }
                         }
@@ -351,20 +331,13 @@ impl<K: ManagedKind> Reconciler<K> {
             }
         }
         match last {
-            Some(e) if is_conflict(&e) => Err(WriteErr::Conflict(format!(
-                "cannot update critical annotations: {}",
-                kube_message(&e)
-            ))),
-            Some(e) => Err(WriteErr::Other(format!(
-                "cannot update critical annotations: {}",
-                kube_message(&e)
-            ))),
+            Some(e) => Err(e.context("cannot update critical annotations")),
             None => Ok(()),
         }
     }
 
     /// Remove our finalizer with a full update; NotFound counts as success.
-    async fn remove_finalizer(&self, run: &mut Run) -> Result<(), WriteErr> {
+    async fn remove_finalizer(&self, run: &mut Run) -> Result<(), StepError> {
         let Some(fins) = run.obj.metadata.finalizers.as_mut() else {
             return Ok(());
         };
@@ -372,14 +345,13 @@ impl<K: ManagedKind> Reconciler<K> {
             return Ok(());
         }
         fins.retain(|f| f != FINALIZER);
-        match self.full_update(run).await {
+        match self.replace(run).await {
             Ok(()) => Ok(()),
             Err(e) if is_not_found(&e) => Ok(()),
-            Err(e) if is_conflict(&e) => Err(WriteErr::Conflict(kube_message(&e))),
-            Err(e) => Err(WriteErr::Other(format!(
-                "cannot update object: {}",
-                kube_message(&e)
-            ))),
+            Err(e) => match StepError::from(e) {
+                c @ StepError::Conflict(_) => Err(c),
+                f => Err(f.context("cannot update object")),
+            },
         }
     }
 
@@ -545,14 +517,19 @@ impl<K: ManagedKind> Reconciler<K> {
         })
     }
 
-    /// Read the Kind's `...SecretRef` inputs.
+    /// Read the Kind's `...SecretRef` inputs: a key ref gives one entry under its field path,
+    /// a whole-Secret ref one entry `<field>.<key>` per key of the Secret. Values never reach
+    /// a log or an error message; keys and Secret names may.
     async fn read_secrets(
         &self,
         obj: &DynamicObject,
     ) -> Result<BTreeMap<String, SecretString>, String> {
         let mut out = BTreeMap::new();
         let fp = spec(obj).and_then(|s| s.get("forProvider"));
-        for sr in &self.info().secret_refs {
+        let info = self.info();
+        let refs = info.secret_refs.iter().map(|sr| (sr, false));
+        let wholes = info.whole_secret_refs.iter().map(|sr| (sr, true));
+        for (sr, whole) in refs.chain(wholes) {
             let Some(r) = fp
                 .and_then(|fp| field_at(fp, sr.field))
                 .filter(|x| !x.is_null())
@@ -562,40 +539,22 @@ impl<K: ManagedKind> Reconciler<K> {
                 }
                 continue;
             };
-            let name = r.get("name").and_then(Value::as_str).unwrap_or_default();
-            let key = r.get("key").and_then(Value::as_str).unwrap_or_default();
-            let ns = if self.scope.is_namespaced() {
-                obj.metadata.namespace.clone().unwrap_or_default()
-            } else {
-                r.get("namespace")
-                    .and_then(Value::as_str)
-                    .unwrap_or_default()
-                    .to_string()
-            };
-            let api: Api<k8s_openapi::api::core::v1::Secret> =
-                Api::namespaced(self.ctx.client.clone(), &ns);
-            let s = api.get(name).await.map_err(|e| {
+            let (ns, name) = secret_ref_location(self.scope, obj.metadata.namespace.as_deref(), r);
+            let api: Api<Secret> = Api::namespaced(self.ctx.client.clone(), &ns);
+            let s = api.get(&name).await.map_err(|e| {
                 format!(
                     "cannot get secret \"{ns}/{name}\" for spec.forProvider.{}: {}",
                     sr.field,
                     kube_message(&e)
                 )
             })?;
-            let val = s
-                .data
-                .as_ref()
-                .and_then(|d| d.get(key))
-                .map(|b| b.0.clone())
-                .or_else(|| {
-                    s.string_data
-                        .as_ref()
-                        .and_then(|d| d.get(key))
-                        .map(|x| x.clone().into_bytes())
-                })
-                .ok_or_else(|| format!("secret \"{ns}/{name}\" has no key \"{key}\""))?;
-            let text = String::from_utf8(val)
-                .map_err(|_| format!("secret \"{ns}/{name}\" key \"{key}\" is not UTF-8"))?;
-            out.insert(sr.field.to_string(), SecretString::from(text));
+            if whole {
+                out.extend(whole_secret_entries(sr.field, &s, &ns, &name)?);
+            } else {
+                let key = r.get("key").and_then(Value::as_str).unwrap_or_default();
+                let text = secret_key_text(&s, &ns, &name, key)?;
+                out.insert(sr.field.to_string(), SecretString::from(text));
+            }
         }
         Ok(out)
     }
@@ -604,29 +563,29 @@ impl<K: ManagedKind> Reconciler<K> {
         &self,
         obj: &DynamicObject,
         view: &mut Managed<K>,
-    ) -> Result<Box<dyn ExternalClient<K>>, (String, bool)> {
+    ) -> Result<Box<dyn ExternalClient<K>>, StepError> {
         let mref = self.managed_ref(obj);
         let fut = async {
             self.ctx
                 .resolver
                 .track_usage(&mref)
                 .await
-                .map_err(|e| (e.to_string(), e.is_conflict()))?;
+                .map_err(|e| StepError::new(e.is_conflict(), e.to_string()))?;
             let cfg: ResolvedConfig = self
                 .ctx
                 .resolver
                 .resolve(&mref)
                 .await
-                .map_err(|e| (e.to_string(), e.is_conflict()))?;
-            view.secrets = self.read_secrets(obj).await.map_err(|e| (e, false))?;
+                .map_err(|e| StepError::new(e.is_conflict(), e.to_string()))?;
+            view.secrets = self.read_secrets(obj).await.map_err(StepError::Failed)?;
             self.connector
                 .connect(&cfg, view)
                 .await
-                .map_err(|e| (e.to_string(), false))
+                .map_err(|e| StepError::Failed(e.to_string()))
         };
         match tokio::time::timeout(self.ctx.timeout, fut).await {
             Ok(r) => r,
-            Err(_) => Err(("context deadline exceeded".into(), false)),
+            Err(_) => Err(StepError::Failed("context deadline exceeded".into())),
         }
     }
 
@@ -669,12 +628,12 @@ impl<K: ManagedKind> Reconciler<K> {
     ) -> Option<Outcome> {
         match self.publish(&run.obj, d).await {
             Ok(()) => None,
-            Err(None) => Some(Outcome::Backoff),
-            Err(Some(m)) => {
+            Err(StepError::Conflict(_)) => Some(Outcome::Backoff),
+            Err(StepError::Failed(m)) => {
                 self.event(
                     run,
                     EventType::Warning,
-                    "CannotPublishConnectionDetails",
+                    event::CANNOT_PUBLISH_CONNECTION_DETAILS,
                     &m,
                 )
                 .await;
@@ -687,20 +646,14 @@ impl<K: ManagedKind> Reconciler<K> {
         }
     }
 
-    /// Publish; Err(None) for a silent conflict, Err(Some(msg)) otherwise.
-    async fn publish(
-        &self,
-        obj: &DynamicObject,
-        d: &ConnectionDetails,
-    ) -> Result<(), Option<String>> {
+    /// Publish the details to the MR's connection Secret, if it names one.
+    async fn publish(&self, obj: &DynamicObject, d: &ConnectionDetails) -> Result<(), StepError> {
         let Some(t) = self.secret_target(obj) else {
             return Ok(());
         };
-        match connection::publish(&self.ctx.client, &t, d).await {
-            Ok(()) => Ok(()),
-            Err(e) if e.conflict => Err(None),
-            Err(e) => Err(Some(e.message)),
-        }
+        connection::publish(&self.ctx.client, &t, d)
+            .await
+            .map_err(|e| StepError::new(e.conflict, e.message))
     }
 
     /// Copy the adapter's status changes (atProvider, conditions) into the object. Only the
@@ -810,7 +763,7 @@ impl<K: ManagedKind> Reconciler<K> {
             self.event(
                 &run,
                 EventType::Normal,
-                "ReconciliationPaused",
+                event::RECONCILIATION_PAUSED,
                 "Reconciliation is paused either through the `spec.managementPolicies` or the pause annotation",
             )
             .await;
@@ -833,7 +786,7 @@ impl<K: ManagedKind> Reconciler<K> {
                 self.event(
                     &run,
                     EventType::Normal,
-                    "ReconcileRequestHandled",
+                    event::RECONCILE_REQUEST_HANDLED,
                     "Handling reconcile request",
                 )
                 .await;
@@ -846,7 +799,7 @@ impl<K: ManagedKind> Reconciler<K> {
             self.event(
                 &run,
                 EventType::Warning,
-                "CannotUseInvalidManagementPolicy",
+                event::CANNOT_USE_INVALID_MANAGEMENT_POLICY,
                 &msg,
             )
             .await;
@@ -863,8 +816,8 @@ impl<K: ManagedKind> Reconciler<K> {
                     self.record_deleted_metric(&run);
                     Outcome::Done
                 }
-                Err(WriteErr::Conflict(_)) => Outcome::Backoff,
-                Err(WriteErr::Other(m)) => {
+                Err(StepError::Conflict(_)) => Outcome::Backoff,
+                Err(StepError::Failed(m)) => {
                     self.mark(&mut run, Condition::deleting());
                     self.mark(&mut run, Condition::reconcile_error(m));
                     self.finish(&mut run, Outcome::Backoff).await
@@ -880,14 +833,14 @@ impl<K: ManagedKind> Reconciler<K> {
         {
             set_annotation(&mut run.obj, EXTERNAL_NAME, name);
             if let Err(e) = self.full_update(&mut run).await {
-                if is_conflict(&e) {
+                let StepError::Failed(m) = e else {
                     return Outcome::Backoff;
-                }
-                let msg = format!("cannot update managed resource: {}", kube_message(&e));
+                };
+                let msg = format!("cannot update managed resource: {m}");
                 self.event(
                     &run,
                     EventType::Warning,
-                    "CannotInitializeManagedResource",
+                    event::CANNOT_INITIALIZE_MANAGED_RESOURCE,
                     &msg,
                 )
                 .await;
@@ -896,12 +849,23 @@ impl<K: ManagedKind> Reconciler<K> {
             }
         }
 
-        // Step 8: creation-incomplete guard (deterministicExternalName is false for all).
-        if meta::external_create_incomplete(&annotations(&run.obj)) {
+        // Step 8: creation-incomplete guard. `deterministicExternalName` comes from the
+        // identifier strategy (reference §16 Q6): a deterministic identifier lets Observe tell
+        // whether the interrupted create happened, so only server-assigned IDs stop here. The
+        // annotations are left as they are: the next Create rewrites pending and succeeded.
+        let incomplete = meta::external_create_incomplete(&annotations(&run.obj));
+        if incomplete && self.info().identifier.is_deterministic() {
+            tracing::debug!(
+                controller = %self.info().controller_name(self.scope),
+                namespace = namespace.unwrap_or(""),
+                name,
+                "Cannot determine creation result, but proceeding due to deterministic external name"
+            );
+        } else if incomplete {
             self.event(
                 &run,
                 EventType::Warning,
-                "CannotInitializeManagedResource",
+                event::CANNOT_INITIALIZE_MANAGED_RESOURCE,
                 MSG_CREATION_INCOMPLETE,
             )
             .await;
@@ -917,12 +881,12 @@ impl<K: ManagedKind> Reconciler<K> {
         if !deleting && !self.info().references.is_empty() {
             match self.resolve_references(&mut run).await {
                 Ok(()) => {}
-                Err(None) => return Outcome::Backoff,
-                Err(Some(msg)) => {
+                Err(StepError::Conflict(_)) => return Outcome::Backoff,
+                Err(StepError::Failed(msg)) => {
                     self.event(
                         &run,
                         EventType::Warning,
-                        "CannotResolveResourceReferences",
+                        event::CANNOT_RESOLVE_RESOURCE_REFERENCES,
                         &msg,
                     )
                     .await;
@@ -936,8 +900,13 @@ impl<K: ManagedKind> Reconciler<K> {
         let mut view = match self.view(&run.obj, &policies) {
             Ok(v) => v,
             Err(m) => {
-                self.event(&run, EventType::Warning, "CannotConnectToProvider", &m)
-                    .await;
+                self.event(
+                    &run,
+                    EventType::Warning,
+                    event::CANNOT_CONNECT_TO_PROVIDER,
+                    &m,
+                )
+                .await;
                 self.mark(
                     &mut run,
                     Condition::reconcile_error(format!("connect failed: {m}")),
@@ -947,10 +916,15 @@ impl<K: ManagedKind> Reconciler<K> {
         };
         let client = match self.connect(&run.obj, &mut view).await {
             Ok(c) => c,
-            Err((_, true)) => return Outcome::Backoff,
-            Err((m, false)) => {
-                self.event(&run, EventType::Warning, "CannotConnectToProvider", &m)
-                    .await;
+            Err(StepError::Conflict(_)) => return Outcome::Backoff,
+            Err(StepError::Failed(m)) => {
+                self.event(
+                    &run,
+                    EventType::Warning,
+                    event::CANNOT_CONNECT_TO_PROVIDER,
+                    &m,
+                )
+                .await;
                 self.mark(
                     &mut run,
                     Condition::reconcile_error(format!("connect failed: {m}")),
@@ -968,7 +942,7 @@ impl<K: ManagedKind> Reconciler<K> {
             self.event(
                 &run,
                 EventType::Warning,
-                "CannotDisconnectFromProvider",
+                event::CANNOT_DISCONNECT_FROM_PROVIDER,
                 &e.to_string(),
             )
             .await;
@@ -976,8 +950,8 @@ impl<K: ManagedKind> Reconciler<K> {
         outcome
     }
 
-    /// Resolve references and persist them with one SSA patch. Err(None) = silent conflict.
-    async fn resolve_references(&self, run: &mut Run) -> Result<(), Option<String>> {
+    /// Resolve references and persist them with one SSA patch.
+    async fn resolve_references(&self, run: &mut Run) -> Result<(), StepError> {
         let controller_uid = run
             .obj
             .metadata
@@ -1002,7 +976,9 @@ impl<K: ManagedKind> Reconciler<K> {
             let mut after = before.clone();
             references::resolve_all(&rctx, &self.info().references, &mut after, block)
                 .await
-                .map_err(|e| Some(format!("cannot resolve references: {}", e.message)))?;
+                .map_err(|e| {
+                    StepError::Failed(format!("cannot resolve references: {}", e.message))
+                })?;
             if let Some(d) = references::merge_diff(&before, &after) {
                 spec_diff.insert(key.to_string(), d);
             }
@@ -1036,11 +1012,9 @@ impl<K: ManagedKind> Reconciler<K> {
                 }
                 Ok(())
             }
-            Err(e) if is_conflict(&e) => Err(None),
-            Err(e) => Err(Some(format!(
-                "cannot resolve references: cannot patch the managed resource via server-side apply: {}",
-                kube_message(&e)
-            ))),
+            Err(e) => Err(StepError::from(e).context(
+                "cannot resolve references: cannot patch the managed resource via server-side apply",
+            )),
         }
     }
 
@@ -1061,8 +1035,13 @@ impl<K: ManagedKind> Reconciler<K> {
             Ok(o) => o,
             Err(e) => {
                 let m = e.to_string();
-                self.event(run, EventType::Warning, "CannotObserveExternalResource", &m)
-                    .await;
+                self.event(
+                    run,
+                    EventType::Warning,
+                    event::CANNOT_OBSERVE_EXTERNAL_RESOURCE,
+                    &m,
+                )
+                .await;
                 self.mark(
                     run,
                     Condition::reconcile_error(format!("observe failed: {m}")),
@@ -1084,8 +1063,13 @@ impl<K: ManagedKind> Reconciler<K> {
         // Step 12: observe-only and missing.
         if !obs.resource_exists && policies.should_only_observe() {
             let m = "external resource does not exist";
-            self.event(run, EventType::Warning, "CannotObserveExternalResource", m)
-                .await;
+            self.event(
+                run,
+                EventType::Warning,
+                event::CANNOT_OBSERVE_EXTERNAL_RESOURCE,
+                m,
+            )
+            .await;
             self.mark(
                 run,
                 Condition::reconcile_error(format!("observe failed: {m}")),
@@ -1104,7 +1088,7 @@ impl<K: ManagedKind> Reconciler<K> {
                 self.event(
                     run,
                     EventType::Normal,
-                    "PendingExternalResource",
+                    event::PENDING_EXTERNAL_RESOURCE,
                     "Waiting for external resource existence to be confirmed",
                 )
                 .await;
@@ -1128,8 +1112,13 @@ impl<K: ManagedKind> Reconciler<K> {
                 match self.with_timeout(client.delete(&mut view)).await {
                     Err(e) => {
                         let m = self.err_text(AsyncOp::Delete, &e);
-                        self.event(run, EventType::Warning, "CannotDeleteExternalResource", &m)
-                            .await;
+                        self.event(
+                            run,
+                            EventType::Warning,
+                            event::CANNOT_DELETE_EXTERNAL_RESOURCE,
+                            &m,
+                        )
+                        .await;
                         self.mark(run, Condition::deleting());
                         self.mark(
                             run,
@@ -1142,7 +1131,7 @@ impl<K: ManagedKind> Reconciler<K> {
                         self.event(
                             run,
                             EventType::Normal,
-                            "DeletedExternalResource",
+                            event::DELETED_EXTERNAL_RESOURCE,
                             "Successfully requested deletion of external resource",
                         )
                         .await;
@@ -1158,8 +1147,8 @@ impl<K: ManagedKind> Reconciler<K> {
                     self.record_deleted_metric(run);
                     Outcome::Done
                 }
-                Err(WriteErr::Conflict(_)) => Outcome::Backoff,
-                Err(WriteErr::Other(m)) => {
+                Err(StepError::Conflict(_)) => Outcome::Backoff,
+                Err(StepError::Failed(m)) => {
                     self.mark(run, Condition::deleting());
                     self.mark(run, Condition::reconcile_error(m));
                     self.finish(run, Outcome::Backoff).await
@@ -1189,15 +1178,12 @@ impl<K: ManagedKind> Reconciler<K> {
                 .get_or_insert_with(Vec::new)
                 .push(FINALIZER.to_string());
             if let Err(e) = self.full_update(run).await {
-                if is_conflict(&e) {
+                let StepError::Failed(m) = e else {
                     return Outcome::Backoff;
-                }
+                };
                 self.mark(
                     run,
-                    Condition::reconcile_error(format!(
-                        "cannot update object: {}",
-                        kube_message(&e)
-                    )),
+                    Condition::reconcile_error(format!("cannot update object: {m}")),
                 );
                 return self.finish(run, Outcome::Backoff).await;
             }
@@ -1222,9 +1208,14 @@ impl<K: ManagedKind> Reconciler<K> {
             }
             self.apply_view_annotations(run, &view);
             if let Err(e) = self.full_update(run).await {
-                let m = kube_message(&e);
-                self.event(run, EventType::Warning, "CannotUpdateManagedResource", &m)
-                    .await;
+                let m = e.message().to_string();
+                self.event(
+                    run,
+                    EventType::Warning,
+                    event::CANNOT_UPDATE_MANAGED_RESOURCE,
+                    &m,
+                )
+                .await;
                 self.mark(
                     run,
                     Condition::reconcile_error(format!("cannot update managed resource: {m}")),
@@ -1266,8 +1257,13 @@ impl<K: ManagedKind> Reconciler<K> {
         match self.with_timeout(client.update(&mut view)).await {
             Err(e) => {
                 let m = self.err_text(AsyncOp::Update, &e);
-                self.event(run, EventType::Warning, "CannotUpdateExternalResource", &m)
-                    .await;
+                self.event(
+                    run,
+                    EventType::Warning,
+                    event::CANNOT_UPDATE_EXTERNAL_RESOURCE,
+                    &m,
+                )
+                .await;
                 self.mark(
                     run,
                     Condition::reconcile_error(format!("update failed: {m}")),
@@ -1287,7 +1283,7 @@ impl<K: ManagedKind> Reconciler<K> {
                 self.event(
                     run,
                     EventType::Normal,
-                    "UpdatedExternalResource",
+                    event::UPDATED_EXTERNAL_RESOURCE,
                     "Successfully requested update of external resource",
                 )
                 .await;
@@ -1313,12 +1309,17 @@ impl<K: ManagedKind> Reconciler<K> {
             &meta::now_stamp(),
         );
         if let Err(e) = self.full_update(run).await {
-            if is_conflict(&e) {
+            let StepError::Failed(m) = e else {
                 return Outcome::Backoff;
-            }
-            let m = format!("cannot update managed resource: {}", kube_message(&e));
-            self.event(run, EventType::Warning, "CannotUpdateManagedResource", &m)
-                .await;
+            };
+            let m = format!("cannot update managed resource: {m}");
+            self.event(
+                run,
+                EventType::Warning,
+                event::CANNOT_UPDATE_MANAGED_RESOURCE,
+                &m,
+            )
+            .await;
             self.mark(run, Condition::creating());
             self.mark(run, Condition::reconcile_error(m));
             return self.finish(run, Outcome::Backoff).await;
@@ -1335,19 +1336,27 @@ impl<K: ManagedKind> Reconciler<K> {
             Err(e) => {
                 // 17.3
                 let m = self.err_text(AsyncOp::Create, &e);
-                self.event(run, EventType::Warning, "CannotCreateExternalResource", &m)
-                    .await;
+                self.event(
+                    run,
+                    EventType::Warning,
+                    event::CANNOT_CREATE_EXTERNAL_RESOURCE,
+                    &m,
+                )
+                .await;
                 set_annotation(
                     &mut run.obj,
                     meta::EXTERNAL_CREATE_FAILED,
                     &meta::now_stamp(),
                 );
-                if let Err(WriteErr::Other(um) | WriteErr::Conflict(um)) =
-                    self.update_critical_annotations(run).await
-                {
-                    let msg = format!("cannot update managed resource annotations: {um}");
-                    self.event(run, EventType::Warning, "CannotUpdateManagedResource", &msg)
-                        .await;
+                if let Err(e) = self.update_critical_annotations(run).await {
+                    let msg = format!("cannot update managed resource annotations: {e}");
+                    self.event(
+                        run,
+                        EventType::Warning,
+                        event::CANNOT_UPDATE_MANAGED_RESOURCE,
+                        &msg,
+                    )
+                    .await;
                 }
                 self.mark(run, Condition::creating());
                 self.mark(
@@ -1370,11 +1379,16 @@ impl<K: ManagedKind> Reconciler<K> {
                 );
                 match self.update_critical_annotations(run).await {
                     Ok(()) => {}
-                    Err(WriteErr::Conflict(_)) => return Outcome::Backoff,
-                    Err(WriteErr::Other(um)) => {
+                    Err(StepError::Conflict(_)) => return Outcome::Backoff,
+                    Err(StepError::Failed(um)) => {
                         let msg = format!("cannot update managed resource annotations: {um}");
-                        self.event(run, EventType::Warning, "CannotUpdateManagedResource", &msg)
-                            .await;
+                        self.event(
+                            run,
+                            EventType::Warning,
+                            event::CANNOT_UPDATE_MANAGED_RESOURCE,
+                            &msg,
+                        )
+                        .await;
                         self.mark(run, Condition::creating());
                         self.mark(run, Condition::reconcile_error(msg));
                         return self.finish(run, Outcome::Backoff).await;
@@ -1397,7 +1411,7 @@ impl<K: ManagedKind> Reconciler<K> {
                 self.event(
                     run,
                     EventType::Normal,
-                    "CreatedExternalResource",
+                    event::CREATED_EXTERNAL_RESOURCE,
                     "Successfully requested creation of external resource",
                 )
                 .await;
@@ -1408,6 +1422,58 @@ impl<K: ManagedKind> Reconciler<K> {
             }
         }
     }
+}
+
+/// The namespace and name of the Secret a `...SecretRef` value points to: a namespaced MR
+/// reads Secrets of its own namespace only (the ref has no namespace), a legacy cluster-scoped
+/// MR names the namespace in the ref.
+fn secret_ref_location(scope: Scope, mr_namespace: Option<&str>, r: &Value) -> (String, String) {
+    let name = r.get("name").and_then(Value::as_str).unwrap_or_default();
+    let ns = if scope.is_namespaced() {
+        mr_namespace.unwrap_or_default()
+    } else {
+        r.get("namespace")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+    };
+    (ns.to_string(), name.to_string())
+}
+
+/// One key of a Secret as text: `data` first, then `stringData`.
+fn secret_key_text(s: &Secret, ns: &str, name: &str, key: &str) -> Result<String, String> {
+    let val = s
+        .data
+        .as_ref()
+        .and_then(|d| d.get(key))
+        .map(|b| b.0.clone())
+        .or_else(|| {
+            s.string_data
+                .as_ref()
+                .and_then(|d| d.get(key))
+                .map(|x| x.clone().into_bytes())
+        })
+        .ok_or_else(|| format!("secret \"{ns}/{name}\" has no key \"{key}\""))?;
+    String::from_utf8(val).map_err(|_| format!("secret \"{ns}/{name}\" key \"{key}\" is not UTF-8"))
+}
+
+/// Every key `k` of a Secret as the entry `<field>.<k>` (Upjet's sensitive map fields: the
+/// whole Secret is the map). `data` wins over `stringData` for a key in both.
+fn whole_secret_entries(
+    field: &str,
+    s: &Secret,
+    ns: &str,
+    name: &str,
+) -> Result<Vec<(String, SecretString)>, String> {
+    let mut keys: Vec<&String> = s.data.iter().flat_map(BTreeMap::keys).collect();
+    keys.extend(s.string_data.iter().flat_map(BTreeMap::keys));
+    keys.sort();
+    keys.dedup();
+    keys.into_iter()
+        .map(|k| {
+            let text = secret_key_text(s, ns, name, k)?;
+            Ok((format!("{field}.{k}"), SecretString::from(text)))
+        })
+        .collect()
 }
 
 /// The value at a dotted field path such as `customHttpHeaders.0.valueSecretRef`, where a
@@ -1431,6 +1497,101 @@ mod tests {
         assert_eq!(
             deep_merge(&init, &fp),
             json!({"description": "a", "x": "b", "list": [1], "nested": {"p": 1, "q": 2}})
+        );
+    }
+
+    fn secret(data: &[(&str, &[u8])], string_data: &[(&str, &str)]) -> Secret {
+        Secret {
+            data: Some(
+                data.iter()
+                    .map(|(k, v)| (k.to_string(), k8s_openapi::ByteString(v.to_vec())))
+                    .collect(),
+            ),
+            string_data: Some(
+                string_data
+                    .iter()
+                    .map(|(k, v)| (k.to_string(), v.to_string()))
+                    .collect(),
+            ),
+            ..Secret::default()
+        }
+    }
+
+    fn exposed(entries: Vec<(String, SecretString)>) -> Vec<(String, String)> {
+        use secrecy::ExposeSecret;
+        entries
+            .into_iter()
+            .map(|(k, v)| (k, v.expose_secret().to_string()))
+            .collect()
+    }
+
+    #[test]
+    fn whole_secret_refs_give_one_entry_per_key() {
+        let s = secret(
+            &[("token", b"t1"), ("user", b"u1")],
+            &[("extra", "e1"), ("token", "no")],
+        );
+        let got =
+            whole_secret_entries("handler.0.secretsSecretRef", &s, "ns", "creds").expect("entries");
+        assert_eq!(
+            exposed(got),
+            vec![
+                (
+                    "handler.0.secretsSecretRef.extra".to_string(),
+                    "e1".to_string()
+                ),
+                (
+                    "handler.0.secretsSecretRef.token".to_string(),
+                    "t1".to_string()
+                ),
+                (
+                    "handler.0.secretsSecretRef.user".to_string(),
+                    "u1".to_string()
+                ),
+            ]
+        );
+        // An empty Secret is an empty map, not an error.
+        assert!(
+            whole_secret_entries("headersSecretRef", &Secret::default(), "ns", "empty")
+                .expect("entries")
+                .is_empty()
+        );
+        // A value that is not text names the key, never the value.
+        let bad = secret(&[("bin", &[0xff, 0xfe])], &[]);
+        let err =
+            whole_secret_entries("headersSecretRef", &bad, "ns", "creds").expect_err("not UTF-8");
+        assert_eq!(err, "secret \"ns/creds\" key \"bin\" is not UTF-8");
+    }
+
+    #[test]
+    fn key_refs_read_data_then_string_data() {
+        let s = secret(&[("password", b"p1")], &[("other", "o1")]);
+        assert_eq!(
+            secret_key_text(&s, "ns", "creds", "password").as_deref(),
+            Ok("p1")
+        );
+        assert_eq!(
+            secret_key_text(&s, "ns", "creds", "other").as_deref(),
+            Ok("o1")
+        );
+        assert_eq!(
+            secret_key_text(&s, "ns", "creds", "nope"),
+            Err("secret \"ns/creds\" has no key \"nope\"".to_string())
+        );
+    }
+
+    #[test]
+    fn secret_ref_namespace_follows_the_scope() {
+        let r = json!({"name": "creds", "namespace": "elsewhere"});
+        // A namespaced MR reads its own namespace, whatever the ref says.
+        assert_eq!(
+            secret_ref_location(Scope::Namespaced, Some("team-a"), &r),
+            ("team-a".to_string(), "creds".to_string())
+        );
+        // A legacy cluster-scoped MR names the namespace in the ref.
+        assert_eq!(
+            secret_ref_location(Scope::Cluster, None, &r),
+            ("elsewhere".to_string(), "creds".to_string())
         );
     }
 

@@ -14,10 +14,12 @@ use kube::Api;
 use kube::api::{DynamicObject, ListParams};
 use serde_json::{Map, Value};
 
+use super::errors::kube_message as kube_msg;
 use super::kind::{ReferenceField, ReferenceSource, Scope};
 use super::meta::EXTERNAL_NAME;
 
-/// Resolution failed: `<go path>: <cause>`, with whether the cause was a 409.
+/// Resolution failed: `<go path>: <cause>`. Resolution only reads, so it never conflicts; the
+/// reconciler's patch of the resolved values can (a `StepError::Conflict` there).
 #[derive(Debug)]
 pub struct ResolveError {
     /// `mg.Spec.ForProvider.X: cause`.
@@ -95,10 +97,6 @@ fn api_for(
         (Scope::Namespaced, Some(ns)) => Api::namespaced_with(ctx.client.clone(), ns, &ar),
         _ => Api::all_with(ctx.client.clone(), &ar),
     }
-}
-
-fn kube_msg(e: &kube::Error) -> String {
-    super::reconciler::kube_message(e)
 }
 
 /// Fetch the target of one Ref. Ok(None) when NotFound and optional.

@@ -1,143 +1,24 @@
-//! What a provider binary registers per Kind ([`KindRegistration`]) and what the process hands
-//! every controller ([`ControllerContext`]).
+//! What a provider binary registers per Kind ([`KindRegistration`]). The [`ControllerContext`]
+//! the process hands every controller lives in [`super::context`] and is re-exported here.
 //!
 //! A provider declares a Kind once (a [`ManagedKind`] plus a [`Connector`]) and turns it into
 //! an object-safe registration with [`register`]; the process starts `registration.start(ctx,
 //! scope)` for each scope whose CRD is established and cancels `ctx.shutdown` to stop it.
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use futures::future::BoxFuture;
-use tokio::sync::Semaphore;
-use tokio_util::sync::CancellationToken;
 
-use super::config::ProviderConfigResolver;
 use super::controller;
 use super::external::{Connector, ManagedKind};
 use super::kind::{KindInfo, Scope};
-use super::metrics::ManagedMetrics;
-use super::ratelimit::GlobalRateLimiter;
 
-/// The JFrog providers' default poll interval (reference §5: Upjet providers use 10 m).
-pub const DEFAULT_POLL: Duration = Duration::from_secs(600);
-/// The external-call deadline (reference §1.5: Upjet providers use 3 minutes).
-pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(180);
-/// The creation grace period (reference §2 step 13).
-pub const DEFAULT_CREATION_GRACE_PERIOD: Duration = Duration::from_secs(30);
-/// The default `--max-reconcile-rate`.
-pub const DEFAULT_MAX_RECONCILE_RATE: usize = 10;
-/// The default `--min-poll-interval`.
-pub const DEFAULT_MIN_POLL_INTERVAL: Duration = Duration::from_secs(1);
-/// `--poll-state-metric` default.
-pub const DEFAULT_POLL_STATE_METRIC: Duration = Duration::from_secs(5);
-
-/// Everything a Kind's controller needs from the process. Cheap to clone.
-#[derive(Clone)]
-pub struct ControllerContext {
-    /// The Kubernetes client (with the provider's identity).
-    pub client: kube::Client,
-    /// ProviderConfig resolution and usage tracking.
-    pub resolver: Arc<dyn ProviderConfigResolver>,
-    /// `--poll`.
-    pub poll: Duration,
-    /// The jitter bound `j`: AFTER(poll) becomes `poll + U(-j, +j)`. The providers set 5 % of
-    /// `--poll` ([`ControllerContext::new`] does).
-    pub poll_jitter: Duration,
-    /// `--min-poll-interval`: the floor for the poll-interval annotation.
-    pub min_poll_interval: Duration,
-    /// `--max-reconcile-rate`: also each controller's number of concurrent reconciles.
-    pub max_reconcile_rate: usize,
-    /// The process-wide reconcile limiter (shared by every controller).
-    pub rate_limiter: Arc<GlobalRateLimiter>,
-    /// The process-wide cap on reconciles in flight (shared by every controller):
-    /// [`IN_FLIGHT_PER_RATE`] × `--max-reconcile-rate`.
-    pub reconcile_slots: Arc<Semaphore>,
-    /// `--enable-management-policies`.
-    pub management_policies_enabled: bool,
-    /// Deadline of each external call; one reconcile may take `timeout + 30 s`.
-    pub timeout: Duration,
-    /// The creation grace period (30 s).
-    pub creation_grace_period: Duration,
-    /// `--debug`: debug logs of every reconcile.
-    pub debug: bool,
-    /// Metrics shared by every controller.
-    pub metrics: Arc<ManagedMetrics>,
-    /// The provider's name, e.g. `provider-artifactory` (used in logs; events use the
-    /// controller name as source, as crossplane-runtime does).
-    pub provider_name: String,
-    /// Cancelled on shutdown (or when the Kind's CRD goes away).
-    pub shutdown: CancellationToken,
-    /// How often the state gauges (`crossplane_managed_resource_{exists,ready,synced}`) are
-    /// recomputed (`--poll-state-metric`).
-    pub poll_state_metric: Duration,
-}
-
-impl ControllerContext {
-    /// A context with the JFrog defaults: poll 10 m with 5 % jitter, rate 10, timeout 3 m,
-    /// management policies on, minimum poll 1 s, unregistered metrics.
-    pub fn new(
-        client: kube::Client,
-        resolver: Arc<dyn ProviderConfigResolver>,
-        provider_name: impl Into<String>,
-    ) -> Self {
-        ControllerContext {
-            client,
-            resolver,
-            poll: DEFAULT_POLL,
-            poll_jitter: DEFAULT_POLL / 20,
-            min_poll_interval: DEFAULT_MIN_POLL_INTERVAL,
-            max_reconcile_rate: DEFAULT_MAX_RECONCILE_RATE,
-            rate_limiter: Arc::new(GlobalRateLimiter::new(DEFAULT_MAX_RECONCILE_RATE)),
-            reconcile_slots: Arc::new(Semaphore::new(in_flight(DEFAULT_MAX_RECONCILE_RATE))),
-            management_policies_enabled: true,
-            timeout: DEFAULT_TIMEOUT,
-            creation_grace_period: DEFAULT_CREATION_GRACE_PERIOD,
-            debug: false,
-            metrics: Arc::new(ManagedMetrics::unregistered()),
-            provider_name: provider_name.into(),
-            shutdown: CancellationToken::new(),
-            poll_state_metric: DEFAULT_POLL_STATE_METRIC,
-        }
-    }
-
-    /// Set `--poll` and its 5 % jitter together.
-    pub fn with_poll(mut self, poll: Duration) -> Self {
-        self.poll = poll;
-        self.poll_jitter = poll / 20;
-        self
-    }
-
-    /// Set `--max-reconcile-rate` and a fresh shared limiter for it. Processes that run
-    /// several controllers must build the context once and clone it, so they share the
-    /// limiter.
-    pub fn with_max_reconcile_rate(mut self, rate: usize) -> Self {
-        self.max_reconcile_rate = rate;
-        self.rate_limiter = Arc::new(GlobalRateLimiter::new(rate));
-        self.reconcile_slots = Arc::new(Semaphore::new(in_flight(rate)));
-        self
-    }
-}
-
-/// Reconciles in flight per unit of `--max-reconcile-rate`, process-wide (at least
-/// [`MIN_IN_FLIGHT`]).
-///
-/// Upstream runs `--max-reconcile-rate` workers per controller, so a provider with 296
-/// controllers could have thousands of reconciles in flight, each holding its object; when
-/// the platform is the bottleneck (JFrog serialises configuration writes) they only wait,
-/// and memory grows with the backlog. The token bucket starts at most `rate` reconciles per
-/// second, so by Little's law `2 × rate` in flight keeps the bucket's pace while a reconcile
-/// takes under 2 s on average; beyond that, requests wait in their controllers' queues
-/// (merged per object, costing a key each) instead of in memory-holding reconciles. Each
-/// controller keeps its own limit of `rate`, as upstream.
-pub const IN_FLIGHT_PER_RATE: usize = 2;
-
-/// The smallest process-wide cap on reconciles in flight.
-pub const MIN_IN_FLIGHT: usize = 20;
-
-fn in_flight(rate: usize) -> usize {
-    rate.saturating_mul(IN_FLIGHT_PER_RATE).max(MIN_IN_FLIGHT)
-}
+// The context moved to its own leaf module; these paths stay for existing users.
+pub use super::context::{
+    ControllerContext, DEFAULT_CREATION_GRACE_PERIOD, DEFAULT_MAX_RECONCILE_RATE,
+    DEFAULT_MIN_POLL_INTERVAL, DEFAULT_POLL, DEFAULT_POLL_STATE_METRIC, DEFAULT_TIMEOUT,
+    IN_FLIGHT_PER_RATE, MIN_IN_FLIGHT,
+};
 
 /// What a provider registers for one Kind. Object-safe.
 pub trait KindRegistration: Send + Sync {

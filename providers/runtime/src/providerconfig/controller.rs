@@ -30,6 +30,7 @@ use super::{
 };
 use crate::managed::GlobalRateLimiter;
 use crate::managed::conditions::set_condition;
+use crate::managed::reasons;
 
 /// Usage references remembered by the watch mapper before it starts over.
 const MAPPER_MEMORY_LIMIT: usize = 100_000;
@@ -409,7 +410,12 @@ fn set_status(config: &mut DynamicObject, users: i64, blocking: bool) {
         let mut list: Vec<Condition> = serde_json::from_value(conds.clone()).unwrap_or_default();
         set_condition(
             &mut list,
-            Condition::new("Terminating", true, "InUse", MSG_BLOCK_DELETION),
+            Condition::new(
+                "Terminating",
+                true,
+                reasons::condition::IN_USE,
+                MSG_BLOCK_DELETION,
+            ),
         );
         *conds = serde_json::to_value(list).unwrap_or_else(|_| serde_json::json!([]));
     }

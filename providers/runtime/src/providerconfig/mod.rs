@@ -51,8 +51,8 @@ pub const LABEL_PROVIDER_CONFIG: &str = "crossplane.io/provider-config";
 pub const LABEL_PROVIDER_CONFIG_KIND: &str = "crossplane.io/provider-config-kind";
 /// Message (condition and event) while deletion is blocked.
 pub const MSG_BLOCK_DELETION: &str = "Blocking deletion while usages still exist";
-/// Event reason of the config controllers.
-pub const REASON_USAGE_ACCOUNTING: &str = "UsageAccounting";
+/// Event reason of the config controllers (one of [`crate::managed::reasons::event`]).
+pub const REASON_USAGE_ACCOUNTING: &str = crate::managed::reasons::event::USAGE_ACCOUNTING;
 
 /// Errors of config resolution and usage tracking. Messages follow crossplane-runtime's
 /// wording (Appendix A) and never contain credential values.
@@ -171,13 +171,9 @@ pub enum ResolveError {
     Verify(String),
 }
 
-/// The API server's message of a kube error, without kube's Debug dump.
-pub fn kube_message(e: &kube::Error) -> String {
-    match e {
-        kube::Error::Api(s) if !s.message.is_empty() => s.message.clone(),
-        other => other.to_string(),
-    }
-}
+/// The API server's message of a kube error, without kube's Debug dump (shared with the
+/// managed reconciler).
+pub use crate::managed::errors::kube_message;
 
 /// Reads the identity and `providerConfigRef` of a dynamic MR object (tests and tools; the
 /// reconciler builds [`ManagedRef`] itself).
