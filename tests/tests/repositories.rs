@@ -137,8 +137,8 @@ async fn every_example_converges_and_stays_without_writes() {
         println!("  {class:<10} {scope:<11} {n}");
     }
     assert!(
-        mrs.len() >= 152,
-        "expected the 148 namespaced + 4 legacy examples, found {}",
+        mrs.len() >= 154,
+        "expected the 150 namespaced + 4 legacy examples, found {}",
         mrs.len()
     );
 

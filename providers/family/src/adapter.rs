@@ -85,14 +85,14 @@ impl FamilyKind {
             }
             if f.sensitive {
                 info.sensitive_fields.push(f.crd);
-                info.secret_refs.push(secret_ref(f.crd, &f.ty));
+                declare_secret(&mut info, f.crd, &f.ty);
             }
             if let Some(children) = f.ty.children() {
                 for c in children.iter().filter(|c| c.sensitive && c.wire.is_some()) {
                     for i in 0..MAX_LIST_SECRETS {
                         let path: &'static str =
                             Box::leak(format!("{}.{i}.{}", f.crd, c.crd).into_boxed_str());
-                        info.secret_refs.push(secret_ref(path, &c.ty));
+                        declare_secret(&mut info, path, &c.ty);
                     }
                 }
             }
@@ -109,13 +109,14 @@ impl FamilyKind {
     }
 }
 
-/// The runtime's Secret reference of a sensitive field: a key of a Secret for a value, the
-/// whole Secret for a map.
-fn secret_ref(field: &'static str, ty: &Ty) -> SecretRefField {
-    let _ = ty;
-    SecretRefField {
-        field,
-        required: false,
+/// Declare the Secret reference of a sensitive field to the runtime: a key of a Secret for
+/// a value, the whole Secret for a map (every key an entry).
+fn declare_secret(info: &mut KindInfo, field: &'static str, ty: &Ty) {
+    let r = SecretRefField::optional(field);
+    if matches!(ty, Ty::Map(_)) {
+        info.whole_secret_refs.push(r);
+    } else {
+        info.secret_refs.push(r);
     }
 }
 

@@ -469,3 +469,43 @@ async fn federated_writes_trigger_a_config_sync() {
         .expect("create");
     assert_eq!(sim.request_count("POST", route), 2);
 }
+
+/// Manifests the official provider's validation refuses are refused here too, before any
+/// request: a key with `+` and `,`, and `externalDependenciesPatterns` without
+/// `externalDependenciesEnabled: true`; the message names the rule. (OCI `tagRetention` 0
+/// is refused at admission: `tests::oci_tag_retention_below_one_is_refused_at_admission`.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn manifests_the_official_validation_refuses_cost_no_request() {
+    let sim = sim().await;
+    let cache = ClientCache::new(crate::PROVIDER);
+    let local = kind("LocalGenericRepository");
+    let c = client(&sim, &cache, &local);
+    sim.reset_counts();
+    let mut m = mr("IHave++special,Chars", json!({}));
+    let e = c.create(&mut m).await.expect_err("refused");
+    assert!(e.to_string().contains("cannot contain"), "{e}");
+    let remote = kind("RemoteDockerRepository");
+    let c = client(&sim, &cache, &remote);
+    let mut m = mr(
+        "docker-remote-patterns",
+        json!({"url": "https://registry-1.docker.io", "externalDependenciesPatterns": ["**/github.com/**"]}),
+    );
+    let e = c.create(&mut m).await.expect_err("refused");
+    assert!(
+        e.to_string().contains(
+            "externalDependenciesPatterns can only be set when externalDependenciesEnabled is true"
+        ),
+        "{e}"
+    );
+    assert!(
+        sim.request_counts().is_empty(),
+        "{:?}",
+        sim.request_counts()
+    );
+    // With the flag, the same manifest is created.
+    let mut m = mr(
+        "docker-remote-patterns",
+        json!({"url": "https://registry-1.docker.io", "externalDependenciesEnabled": true, "externalDependenciesPatterns": ["**/github.com/**"]}),
+    );
+    c.create(&mut m).await.expect("created");
+}

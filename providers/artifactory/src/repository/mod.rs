@@ -1,4 +1,4 @@
-//! Every repository Kind of provider-artifactory (local, remote, virtual, federated; every
+//! Every repository Kind of provider-artifactory (150: local, remote, virtual, federated; every
 //! package type), declared as data on the family layer (`provider-family`) and served by its
 //! generic adapter; this module holds what only repositories have.
 //!
@@ -45,8 +45,17 @@
 //!   `externalDependenciesEnabled` is true, like the other remote Kinds.
 //! - Federated `member`: JFrog lists the repository itself as a member; that entry is not
 //!   drift unless the user lists it.
-//! - The two Kinds the official provider (built on v12.11.14) adds beyond these 148 could not
-//!   be established from any stored upstream snapshot, so they are not declared.
+//! - The two Kinds the official provider (built on v12.11.14) adds beyond these 148
+//!   (`RemoteAieditorextensionsRepository`, `RemoteJetbrainspluginsRepository`) come from
+//!   `catalog/artifactory-repository-extra.json`; Artifactory pins `bypassHeadRequests` to
+//!   true for the first, so it is a fixed body member there.
+//! - Repository keys follow the official provider's rule (1 to 64 characters, not starting
+//!   with a digit, no spaces and none of the special characters its validator refuses, see
+//!   `hooks::check_repository_key`), checked before any
+//!   request; OCI and Helm OCI `tagRetention` is at least 1 and `maxUniqueTags` at least 0
+//!   (admission); `externalDependenciesPatterns` can only be set with
+//!   `externalDependenciesEnabled: true` (checked before any write; JFrog would silently
+//!   ignore them). The corrections and rules are data in `catalog/overrides.json`.
 //!
 //! # Deviations
 //!

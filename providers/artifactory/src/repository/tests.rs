@@ -59,12 +59,14 @@ fn every_kind_composes_with_unique_names_and_expected_class_counts() {
         *per_class.entry(super::class(d)).or_default() += 1;
     }
     // The catalog's source note: 40 local, 37 remote + RemoteBazelRepository (v12.11.8),
-    // 33 virtual, 37 federated.
+    // 33 virtual, 37 federated; plus the two remote Kinds added upstream later
+    // (aieditorextensions, jetbrainsplugins): 150.
     assert_eq!(per_class[&Class::Local], 40);
-    assert_eq!(per_class[&Class::Remote], 38);
+    assert_eq!(per_class[&Class::Remote], 40);
     assert_eq!(per_class[&Class::Virtual], 33);
     assert_eq!(per_class[&Class::Federated], 37);
     assert_eq!(per_class.values().sum::<usize>(), KINDS.len());
+    assert_eq!(KINDS.len(), 150);
 }
 
 #[test]
@@ -673,4 +675,48 @@ fn immutable_field_change_is_rejected_at_admission() {
     assert!(!schema.validate(&removed, Some(&old)).is_empty());
     // Setting it the first time (e.g. late initialisation) is allowed.
     assert!(schema.validate(&old, Some(&removed)).is_empty());
+}
+
+/// OCI and Helm OCI repositories keep at least one tag by digest (upstream `AtLeast(1)`):
+/// `tagRetention: 0` is refused at admission, 1 is accepted; Docker V2 still takes 0.
+#[test]
+fn oci_tag_retention_below_one_is_refused_at_admission() {
+    let regs = super::registrations(std::sync::Arc::new(provider_family::ClientCache::new(
+        crate::PROVIDER,
+    )));
+    let crds = provider_runtime::crd::provider_crds_for("artifactory", &regs);
+    let check = |plural: &str, kind: &str, retention: i64| {
+        let crd = crds
+            .iter()
+            .find(|c| c.name == format!("{plural}.repository.artifactory.m.crossplane.io"))
+            .expect("CRD");
+        let schema = crd_schema::Schema::compile(
+            &crd.document["spec"]["versions"][0]["schema"]["openAPIV3Schema"],
+        )
+        .expect("compiles");
+        let obj = json!({
+            "apiVersion": "repository.artifactory.m.crossplane.io/v1alpha1",
+            "kind": kind,
+            "metadata": {"name": "t", "namespace": "default"},
+            "spec": {"forProvider": {"tagRetention": retention}, "providerConfigRef": {"kind": "ClusterProviderConfig", "name": "default"}}
+        });
+        format!("{:?}", schema.validate(&obj, None))
+    };
+    assert!(
+        check("localocirepositories", "LocalOciRepository", 0)
+            .contains("tagRetention must be at least 1")
+    );
+    assert_eq!(check("localocirepositories", "LocalOciRepository", 1), "[]");
+    assert!(
+        check(
+            "federatedhelmocirepositories",
+            "FederatedHelmociRepository",
+            0
+        )
+        .contains("tagRetention")
+    );
+    assert_eq!(
+        check("localdockerv2repositories", "LocalDockerV2Repository", 0),
+        "[]"
+    );
 }
