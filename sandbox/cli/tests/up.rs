@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use testkit::{ChildGuard, alive, env_value, kubectl, kubectl_ok, run_with_deadline};
 
