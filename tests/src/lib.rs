@@ -21,7 +21,6 @@
 //! stale one), hence the message asking for `cargo build -p sandbox`.
 
 use std::collections::BTreeMap;
-use std::future::Future;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
