@@ -422,7 +422,7 @@ impl ProviderConfigResolver for FakeResolver {
 // The environment.
 
 pub struct Env {
-    pub _server: kube_testserver::TestServer,
+    _server: kube_testserver::TestServer,
     pub admin: kube::Client,
     pub provider: kube::Client,
     pub s: Shared,

@@ -6,6 +6,11 @@
 //! server-assigned) in both scopes, and drives the real reconciler with a client that has
 //! exactly the RBAC Crossplane grants a provider (§15.4). The external system is a scripted,
 //! call-recording fake.
+//!
+//! One test binary (one link) with a module per checklist section: `harness` holds the fake
+//! Kinds, the scripted external system and `Env`; `a_creation` … `i_connection_details` hold
+//! the items of sections A–F, H and I (with the tests of the same topic that are not numbered
+//! items); `general` holds what no section covers (panic recovery, typed parameters).
 
 mod harness;
 
