@@ -1,5 +1,6 @@
-//! Project tasks: `cargo xtask generate` writes the generated files (CRDs in `crds/`, the
-//! package metadata in `package/`), `cargo xtask check` fails when they are stale, and
+//! Project tasks: `cargo xtask generate` writes the generated files (the Kind declaration
+//! tables from the vendored `catalog/`, then the CRDs in `crds/` and the package metadata in
+//! `package/`), `cargo xtask check` fails when any of them is stale, and
 //! `cargo xtask package` assembles each provider's `package.yaml` (the Crossplane package
 //! stream: the meta Provider, then every CRD).
 
@@ -20,9 +21,9 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Write crds/ and package/ from the code.
+    /// Write the declaration tables from catalog/, then crds/ and package/ from the code.
     Generate,
-    /// Fail when crds/ or package/ differ from what the code generates.
+    /// Fail when the declaration tables, crds/ or package/ differ from what is generated.
     Check,
     /// Write <out>/<provider>/package.yaml and the package as an OCI image layout
     /// (<out>/<provider>/oci) for every provider.
@@ -147,6 +148,12 @@ fn stale_files(root: &Path) -> Vec<String> {
 }
 
 fn generate(root: &Path) -> anyhow::Result<()> {
+    // The declaration tables first: the providers (and so the CRDs below) are built from
+    // them. After a catalog change, run this twice: the first run writes the tables, the
+    // second (rebuilt with them) the CRDs.
+    for rel in catalog_gen::write(root)? {
+        println!("wrote {}", rel.display());
+    }
     for p in providers() {
         let dir = root.join("crds").join(p.short);
         if dir.exists() {
@@ -180,7 +187,8 @@ fn main() -> anyhow::Result<()> {
     match cli.command {
         Command::Generate => generate(&root),
         Command::Check => {
-            let problems = stale_files(&root);
+            let mut problems = catalog_gen::stale(&root)?;
+            problems.extend(stale_files(&root));
             if problems.is_empty() {
                 println!("generated files are up to date");
                 Ok(())

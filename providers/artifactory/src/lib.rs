@@ -4,7 +4,8 @@
 //! - [`PROVIDER`]: its identity; the JFrog connection and the process entry point are
 //!   shared by the four providers (`provider-common`).
 //!
-//! Status: the repository Kinds are declared (see [`repository`]); the other families are not yet.
+//! Status: the repository Kinds ([`repository`]) and the webhook Kinds ([`webhook`]) are
+//! declared on the family layer (`provider-family`); the other families are not yet.
 
 use std::sync::Arc;
 
@@ -13,6 +14,10 @@ use provider_common::{Ping, Provider};
 use provider_runtime::managed::KindRegistration;
 
 pub mod repository;
+pub mod webhook;
+
+#[cfg(test)]
+mod family_suite;
 
 /// This provider's identity.
 pub const PROVIDER: Provider = Provider {
@@ -29,9 +34,12 @@ pub const SHORT_NAME: &str = PROVIDER.short;
 /// The managed Kinds of this provider; their JFrog clients report into `metrics`.
 pub fn kinds_with(metrics: &ClientMetrics) -> Vec<Arc<dyn KindRegistration>> {
     let mut kinds = Vec::new();
-    kinds.extend(repository::registrations(Arc::new(
-        repository::ClientCache::with_metrics(metrics.clone()),
-    )));
+    let cache = Arc::new(provider_family::ClientCache::with_metrics(
+        PROVIDER,
+        metrics.clone(),
+    ));
+    kinds.extend(repository::registrations(cache.clone()));
+    kinds.extend(webhook::registrations(cache));
     kinds
 }
 

@@ -59,9 +59,14 @@ const BENCH_NAMESPACE: &str = "default";
 /// Flags of `sandbox bench`.
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// How many repository managed resources to create.
+    /// How many managed resources to create.
     #[arg(long, value_name = "N", default_value_t = 100)]
     pub resources: usize,
+    /// Which Kind family's examples to generate them from: `repository` (7 local, 2 remote
+    /// and 1 virtual in every 10) or another group of provider-artifactory, e.g. `webhook`
+    /// (round-robin over its namespaced examples).
+    #[arg(long, value_name = "GROUP", default_value = "repository")]
+    pub family: String,
     /// Latency of every JFrog request (and of each configuration write), in milliseconds.
     #[arg(long, value_name = "L", default_value_t = 50)]
     pub latency_ms: u64,
@@ -119,6 +124,8 @@ pub struct ProviderFigures {
 /// The report.
 #[derive(Debug, Serialize)]
 pub struct Report {
+    /// The Kind family the objects belong to (`repository`, `webhook`, ...).
+    pub family: String,
     pub resources: usize,
     pub latency_ms: u64,
     pub poll_seconds: f64,
@@ -207,17 +214,23 @@ async fn bench(args: &Args, running: &mut Running) -> anyhow::Result<Report> {
     };
     let client = up::start(&up_args, running).await?;
     let kinds = progress::managed_kinds(&client).await?;
-    let generated = generate(
-        &args
-            .examples
-            .clone()
-            .unwrap_or_else(|| repo_dir("examples")),
-        &kinds,
-        args.resources,
-    )?;
+    let examples = args
+        .examples
+        .clone()
+        .unwrap_or_else(|| repo_dir("examples"));
+    let generated = if args.family == "repository" {
+        generate(&examples, &kinds, args.resources)?
+    } else {
+        generate_family(&examples, &kinds, args.resources, &args.family)?
+    };
     let mut by_class = BTreeMap::new();
     for g in &generated {
-        *by_class.entry(class_of(&g.resource.kind)).or_insert(0) += 1;
+        let class = if args.family == "repository" {
+            class_of(&g.resource.kind)
+        } else {
+            g.resource.kind.clone()
+        };
+        *by_class.entry(class).or_insert(0) += 1;
     }
 
     // Idle: the provider leads, its caches are synced, nothing to manage.
@@ -409,6 +422,7 @@ async fn bench(args: &Args, running: &mut Running) -> anyhow::Result<Report> {
     let all_ready_seconds =
         all_ready_at.map(|t| t.saturating_duration_since(apply_started).as_secs_f64());
     Ok(Report {
+        family: args.family.clone(),
         resources: n,
         latency_ms: args.latency_ms,
         poll_seconds: args.poll.as_secs_f64(),
@@ -547,6 +561,66 @@ fn generate(
     Ok(out)
 }
 
+/// N objects of another family from its namespaced examples (those without Secret
+/// references), round-robin; named `bench-00042`.
+fn generate_family(
+    examples: &std::path::Path,
+    kinds: &[progress::ManagedKind],
+    n: usize,
+    family: &str,
+) -> anyhow::Result<Vec<Generated>> {
+    let prefix = format!("{family}.");
+    let mut pool = Vec::new();
+    for m in read_manifests(&[examples.to_path_buf()])? {
+        let Some(types) = &m.object.types else {
+            continue;
+        };
+        let Some(k) = kinds
+            .iter()
+            .find(|k| k.resource.api_version == types.api_version && k.resource.kind == types.kind)
+        else {
+            continue;
+        };
+        if is_legacy_group(&k.resource.group)
+            || k.provider != Provider::Artifactory
+            || !k.resource.group.starts_with(&prefix)
+        {
+            continue;
+        }
+        if serde_json::to_string(&m.object.data)
+            .unwrap_or_default()
+            .contains("SecretRef")
+        {
+            continue;
+        }
+        pool.push(Generated {
+            resource: k.resource.clone(),
+            object: m.object.clone(),
+        });
+    }
+    anyhow::ensure!(
+        !pool.is_empty(),
+        "no usable {family} example in {}",
+        examples.display()
+    );
+    Ok((0..n)
+        .map(|i| {
+            let template = &pool[i % pool.len()];
+            let mut object = template.object.clone();
+            object.metadata = kube::api::ObjectMeta {
+                name: Some(format!("bench-{i:05}")),
+                namespace: Some(BENCH_NAMESPACE.to_string()),
+                labels: Some([("sandbox-bench".to_string(), "true".to_string())].into()),
+                ..Default::default()
+            };
+            Generated {
+                resource: template.resource.clone(),
+                object,
+            }
+        })
+        .collect())
+}
+
 /// Request counts by method (`"GET /artifactory/api/..."` keys).
 fn by_method(counts: &BTreeMap<String, u64>) -> BTreeMap<String, u64> {
     let mut out = BTreeMap::new();
@@ -602,8 +676,9 @@ pub fn table(r: &Report) -> String {
     let classes: Vec<String> = r.by_class.iter().map(|(c, n)| format!("{n} {c}")).collect();
     let _ = writeln!(
         s,
-        "sandbox bench: {} repositories ({}), JFrog latency {} ms, poll {}s, max reconcile rate {}/s",
+        "sandbox bench: {} {} objects ({}), JFrog latency {} ms, poll {}s, max reconcile rate {}/s",
         r.resources,
+        r.family,
         classes.join(", "),
         r.latency_ms,
         r.poll_seconds,

@@ -20,6 +20,18 @@
 //! | GET | `/__sim/repositories/{key}` | stored configuration, secrets in clear (404 if absent) |
 //! | PUT | `/__sim/repositories/{key}` | stores a configuration directly (no validation) (204 / 400) |
 //! | DELETE | `/__sim/repositories/{key}` | deletes directly (204 / 404) |
+//! | GET | `/__sim/collections` | object count per collection: `{"event_subscriptions":2,"proxies":0,"repositories":5}` |
+//! | GET | `/__sim/collections/{name}` | JSON array of the stored objects, secrets in clear, sorted by key (404 unknown collection) |
+//! | DELETE | `/__sim/collections/{name}` | removes every object of the collection (204 / 404) |
+//! | GET | `/__sim/collections/{name}/{key}` | the stored object, secrets in clear (404) |
+//! | PUT | `/__sim/collections/{name}/{key}` | stores a JSON object directly, no validation: 201 created / 204 replaced (400 not an object, 404 unknown collection) |
+//! | PATCH | `/__sim/collections/{name}/{key}` | JSON merge patch (RFC 7386) onto the stored object: 204 (404 missing) |
+//! | DELETE | `/__sim/collections/{name}/{key}` | deletes directly (204 / 404) |
+//!
+//! The collection routes reach every collection of the generic collection service
+//! (`event_subscriptions`, `proxies`, ...) and `repositories` (the repository store; a PUT
+//! needs `rclass` there). They simulate changes made directly in JFrog: seed an existing object,
+//! mutate it (drift), count objects; they are neither validated nor counted nor faulted.
 //!
 //! A [`FaultSpec`] is `{"method":"PUT","pathPrefix":"/artifactory/api/repositories",
 //! "latencyMs":0,"jitterMs":0,"errorRate":1.0,"status":503,"retryAfterMs":1000,
@@ -56,6 +68,146 @@ pub(crate) fn routes() -> Router<Arc<Shared>> {
             "/__sim/repositories/{key}",
             get(repo_get).put(repo_put).delete(repo_delete),
         )
+        .route("/__sim/collections", get(collections))
+        .route(
+            "/__sim/collections/{name}",
+            get(collection_list).delete(collection_clear),
+        )
+        .route(
+            "/__sim/collections/{name}/{key}",
+            get(object_get)
+                .put(object_put)
+                .patch(object_patch)
+                .delete(object_delete),
+        )
+}
+
+async fn collections(State(s): State<Arc<Shared>>) -> Json<Value> {
+    let counts: serde_json::Map<String, Value> = s
+        .collection_names()
+        .into_iter()
+        .map(|n| {
+            let count = s.object_count(&n).unwrap_or(0);
+            (n, Value::from(count))
+        })
+        .collect();
+    Json(Value::Object(counts))
+}
+
+fn unknown(name: &str) -> Response {
+    (
+        StatusCode::NOT_FOUND,
+        format!("unknown collection '{name}'"),
+    )
+        .into_response()
+}
+
+async fn collection_list(State(s): State<Arc<Shared>>, Path(name): Path<String>) -> Response {
+    match s.objects(&name) {
+        Some(v) => Json(Value::Array(v)).into_response(),
+        None => unknown(&name),
+    }
+}
+
+async fn collection_clear(State(s): State<Arc<Shared>>, Path(name): Path<String>) -> Response {
+    let Some(objects) = s.objects(&name) else {
+        return unknown(&name);
+    };
+    if name == crate::server::REPOSITORIES {
+        for o in objects {
+            if let Some(k) = o.get("key").and_then(Value::as_str) {
+                s.delete_object(&name, k);
+            }
+        }
+    } else {
+        s.collections.clear(&name);
+    }
+    StatusCode::NO_CONTENT.into_response()
+}
+
+async fn object_get(
+    State(s): State<Arc<Shared>>,
+    Path((name, key)): Path<(String, String)>,
+) -> Response {
+    if !s.has_collection(&name) {
+        return unknown(&name);
+    }
+    match s.object(&name, &key) {
+        Some(v) => Json(v).into_response(),
+        None => StatusCode::NOT_FOUND.into_response(),
+    }
+}
+
+async fn object_put(
+    State(s): State<Arc<Shared>>,
+    Path((name, key)): Path<(String, String)>,
+    Json(v): Json<Value>,
+) -> Response {
+    if !s.has_collection(&name) {
+        return unknown(&name);
+    }
+    let existed = s.object(&name, &key).is_some();
+    if !s.put_object(&name, &key, v) {
+        return (StatusCode::BAD_REQUEST, "not a storable JSON object").into_response();
+    }
+    tracing::debug!(collection = %name, %key, "object stored through the admin API");
+    if existed {
+        StatusCode::NO_CONTENT.into_response()
+    } else {
+        StatusCode::CREATED.into_response()
+    }
+}
+
+/// RFC 7386 JSON merge patch.
+fn merge_patch(target: &mut Value, patch: Value) {
+    let Value::Object(patch) = patch else {
+        *target = patch;
+        return;
+    };
+    if !target.is_object() {
+        *target = Value::Object(serde_json::Map::new());
+    }
+    if let Value::Object(t) = target {
+        for (k, v) in patch {
+            if v.is_null() {
+                t.remove(&k);
+            } else {
+                merge_patch(t.entry(k).or_insert(Value::Null), v);
+            }
+        }
+    }
+}
+
+async fn object_patch(
+    State(s): State<Arc<Shared>>,
+    Path((name, key)): Path<(String, String)>,
+    Json(patch): Json<Value>,
+) -> Response {
+    if !s.has_collection(&name) {
+        return unknown(&name);
+    }
+    let Some(mut current) = s.object(&name, &key) else {
+        return StatusCode::NOT_FOUND.into_response();
+    };
+    merge_patch(&mut current, patch);
+    if !s.put_object(&name, &key, current) {
+        return (StatusCode::BAD_REQUEST, "the patched value is not storable").into_response();
+    }
+    StatusCode::NO_CONTENT.into_response()
+}
+
+async fn object_delete(
+    State(s): State<Arc<Shared>>,
+    Path((name, key)): Path<(String, String)>,
+) -> Response {
+    if !s.has_collection(&name) {
+        return unknown(&name);
+    }
+    if s.delete_object(&name, &key) {
+        StatusCode::NO_CONTENT.into_response()
+    } else {
+        StatusCode::NOT_FOUND.into_response()
+    }
 }
 
 async fn requests(State(s): State<Arc<Shared>>) -> Json<Value> {

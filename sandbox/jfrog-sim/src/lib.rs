@@ -32,9 +32,12 @@
 //! - [`faults`]: seeded, reproducible fault injection ([`Fault`]).
 //! - `auth`, `counts`, `descriptor`, `errors`: authentication, per-route request counts,
 //!   the configuration-descriptor write emulation, JFrog's error bodies.
-//! - [`services`]: one module per JFrog service (`artifactory`, `access`, `xray`), each
-//!   registering its routes; later Kind families extend them and add `event`, `lifecycle` and
-//!   `worker`. The repository behaviour is data: `services::artifactory::repositories::spec`
+//! - `collections`: the generic collection service (keyed stores, CRUD and list bindings,
+//!   server-assigned IDs, validation hooks), reached by the admin API under
+//!   `/__sim/collections`; object families declare their rules on it instead of writing a
+//!   server.
+//! - [`services`]: one module per JFrog service (`artifactory`, `access`, `event`, `xray`), each
+//!   registering its routes; later Kind families extend them and add `lifecycle` and `worker`. The repository behaviour is data: `services::artifactory::repositories::spec`
 //!   (classes, package types, defaults; generated table) and its `validate` rules.
 //!
 //! # Deviations from JFrog (known simplifications)
@@ -54,6 +57,7 @@
 pub mod admin;
 mod auth;
 pub mod cli;
+mod collections;
 mod counts;
 mod descriptor;
 mod errors;

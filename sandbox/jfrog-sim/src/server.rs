@@ -100,6 +100,92 @@ pub(crate) struct Shared {
     pub(crate) counts: Counts,
     pub(crate) descriptor: Descriptor,
     pub(crate) artifactory: services::artifactory::State,
+    /// The generic collection service's stores (webhook subscriptions, proxies, ...).
+    pub(crate) collections: crate::collections::Collections,
+}
+
+impl Shared {
+    /// The state of a simulator answering under `base_url`, without tokens.
+    pub(crate) fn new(cfg: SimConfig, base_url: String) -> Shared {
+        let revision: String = cfg
+            .artifactory_version
+            .chars()
+            .filter(char::is_ascii_digit)
+            .collect();
+        let shared = Shared {
+            base_url,
+            version_header: format!("Artifactory/{} {revision}900", cfg.artifactory_version),
+            auth: Auth::default(),
+            faults: Faults::new(cfg.seed),
+            counts: Counts::default(),
+            descriptor: Descriptor::new(cfg.descriptor_merge_emulation, cfg.write_latency),
+            artifactory: services::artifactory::State::default(),
+            collections: crate::collections::Collections::new(&services::collections()),
+            config: cfg,
+        };
+        shared
+            .artifactory
+            .set_missing_status(shared.config.missing_repository_status);
+        shared
+    }
+}
+
+/// The name under which the admin API reaches the repository store (which keeps its own code).
+pub(crate) const REPOSITORIES: &str = "repositories";
+
+/// Direct access to any collection ("a change made in JFrog"): no validation, no counts, no
+/// faults. `repositories` reaches the repository store.
+impl Shared {
+    pub(crate) fn collection_names(&self) -> Vec<String> {
+        let mut names: Vec<String> = self
+            .collections
+            .names()
+            .into_iter()
+            .map(str::to_owned)
+            .collect();
+        names.push(REPOSITORIES.to_owned());
+        names.sort();
+        names
+    }
+
+    pub(crate) fn has_collection(&self, collection: &str) -> bool {
+        collection == REPOSITORIES || self.collections.get(collection).is_some()
+    }
+
+    pub(crate) fn object_count(&self, collection: &str) -> Option<usize> {
+        if collection == REPOSITORIES {
+            return Some(self.artifactory.repository_count());
+        }
+        self.collections.count(collection)
+    }
+
+    pub(crate) fn objects(&self, collection: &str) -> Option<Vec<Value>> {
+        if collection == REPOSITORIES {
+            return Some(self.artifactory.repositories_raw());
+        }
+        self.collections.list_raw(collection)
+    }
+
+    pub(crate) fn object(&self, collection: &str, key: &str) -> Option<Value> {
+        if collection == REPOSITORIES {
+            return self.artifactory.repository_raw(key);
+        }
+        self.collections.get_raw(collection, key)
+    }
+
+    pub(crate) fn put_object(&self, collection: &str, key: &str, value: Value) -> bool {
+        if collection == REPOSITORIES {
+            return self.artifactory.put_raw(key, value);
+        }
+        self.collections.put_raw(collection, key, value)
+    }
+
+    pub(crate) fn delete_object(&self, collection: &str, key: &str) -> bool {
+        if collection == REPOSITORIES {
+            return self.artifactory.delete_raw(key);
+        }
+        self.collections.delete_raw(collection, key)
+    }
 }
 
 /// Marks a response whose connection must be dropped instead of answered.
@@ -145,24 +231,7 @@ impl Simulator {
                     source,
                 })?;
         let addr = listener.local_addr()?;
-        let revision: String = cfg
-            .artifactory_version
-            .chars()
-            .filter(char::is_ascii_digit)
-            .collect();
-        let shared = Arc::new(Shared {
-            base_url: format!("http://{addr}"),
-            version_header: format!("Artifactory/{} {revision}900", cfg.artifactory_version),
-            auth: Auth::default(),
-            faults: Faults::new(cfg.seed),
-            counts: Counts::default(),
-            descriptor: Descriptor::new(cfg.descriptor_merge_emulation, cfg.write_latency),
-            artifactory: services::artifactory::State::default(),
-            config: cfg,
-        });
-        shared
-            .artifactory
-            .set_missing_status(shared.config.missing_repository_status);
+        let shared = Arc::new(Shared::new(cfg, format!("http://{addr}")));
         let admin_token = match &shared.config.admin_token {
             Some(token) => {
                 shared.auth.register_token(token, "admin", true);
@@ -315,6 +384,41 @@ impl Simulator {
     /// Number of repositories.
     pub fn repository_count(&self) -> usize {
         self.shared.artifactory.repository_count()
+    }
+
+    /// The collections the object functions below reach: every collection of the generic
+    /// collection service (e.g. `event_subscriptions`, `proxies`) and `repositories`.
+    pub fn collection_names(&self) -> Vec<String> {
+        self.shared.collection_names()
+    }
+
+    /// Every stored object of a collection (write-only secrets in clear), sorted by key;
+    /// `None` for an unknown collection. Not counted as a request.
+    pub fn objects(&self, collection: &str) -> Option<Vec<Value>> {
+        self.shared.objects(collection)
+    }
+
+    /// Number of objects of a collection (0 for an unknown one).
+    pub fn object_count(&self, collection: &str) -> usize {
+        self.shared.object_count(collection).unwrap_or(0)
+    }
+
+    /// One stored object (write-only secrets in clear), or `None`.
+    pub fn object(&self, collection: &str, key: &str) -> Option<Value> {
+        self.shared.object(collection, key)
+    }
+
+    /// Stores an object directly, as "a change made directly in JFrog" (seed an existing
+    /// object, or drift): no validation, no defaults, not counted, no faults. The key field is
+    /// set from `key` (for server-assigned IDs, `key` is the ID). False when the collection is
+    /// unknown or the value is not a JSON object (repositories also need `rclass`).
+    pub fn put_object(&self, collection: &str, key: &str, value: Value) -> bool {
+        self.shared.put_object(collection, key, value)
+    }
+
+    /// Deletes an object directly; false when it did not exist.
+    pub fn delete_object(&self, collection: &str, key: &str) -> bool {
+        self.shared.delete_object(collection, key)
     }
 
     /// Waits until at least `n` requests of a route were counted; false on timeout. Lets tests

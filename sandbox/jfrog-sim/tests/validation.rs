@@ -52,12 +52,12 @@ async fn key_rules() {
     let local = json!({"rclass": "local"});
     assert_eq!(
         create_err(&api, "a%3Ab", local.clone()).await,
-        "Repository key 'a:b' contains an illegal character: ':'"
+        "Illegal Repository key : '/,\\,:,|,?,<,>,*,\"' is not allowed"
     );
     assert!(
         create_err(&api, &"k".repeat(65), local.clone())
             .await
-            .contains("at most 64 characters")
+            .contains("exceeds maximum length (64)")
     );
     assert_eq!(
         api.create(&"k".repeat(64), local.clone()).await.status,
@@ -67,7 +67,7 @@ async fn key_rules() {
     assert!(
         create_err(&api, &"r".repeat(59), remote)
             .await
-            .contains("at most 58 characters")
+            .contains("exceeds maximum length (58)")
     );
     assert_eq!(
         create_err(&api, "jfrog-logs", local.clone()).await,
@@ -241,4 +241,159 @@ async fn required_fields_types_and_values() {
         "A proxy cannot be set when disableProxy is true"
     );
     assert_eq!(sim.repository_count(), 0, "no rejected create was stored");
+}
+
+#[tokio::test]
+async fn keys_must_be_xml_names() {
+    let sim = start().await;
+    let api = Api::admin(&sim);
+    // The Terraform provider's own test key.
+    let msg = create_err(
+        &api,
+        "IHave++special,Chars",
+        json!({"rclass": "remote", "packageType": "npm", "url": "https://registry.npmjs.org/"}),
+    )
+    .await;
+    assert_eq!(msg, "Repository key contains illegal character: '+'");
+    for key in [
+        "1st-local",
+        "-dash-local",
+        "a%2Cb",
+        "a%20b",
+        "a(b)",
+        "a%23b",
+    ] {
+        let msg = create_err(&api, key, json!({"rclass": "local"})).await;
+        assert!(
+            msg.starts_with("Repository key contains illegal character"),
+            "{key}: {msg}"
+        );
+    }
+    assert_eq!(
+        create_err(&api, "%26", json!({"rclass": "local"})).await,
+        "Invalid Repository key"
+    );
+    for key in ["libs.release_2-local", "_under-local", "Generic_Local"] {
+        assert_eq!(
+            api.create(key, json!({"rclass": "local"})).await.status,
+            StatusCode::OK,
+            "{key}"
+        );
+    }
+    assert_eq!(sim.repository_count(), 3);
+}
+
+#[tokio::test]
+async fn container_tag_limits() {
+    let sim = start().await;
+    let api = Api::admin(&sim);
+    let msg = create_err(
+        &api,
+        "oci-local",
+        json!({"rclass": "local", "packageType": "oci", "maxUniqueTags": -1}),
+    )
+    .await;
+    assert!(msg.contains("'maxUniqueTags'"), "{msg}");
+    let msg = create_err(
+        &api,
+        "oci-local",
+        json!({"rclass": "local", "packageType": "oci", "dockerTagRetention": 0}),
+    )
+    .await;
+    assert!(
+        msg.contains("'dockerTagRetention': must be at least 1"),
+        "{msg}"
+    );
+    let msg = create_err(
+        &api,
+        "helmoci-fed",
+        json!({"rclass": "federated", "packageType": "helmoci", "dockerTagRetention": 0}),
+    )
+    .await;
+    assert!(msg.contains("at least 1"), "{msg}");
+    // Docker allows a retention of 0 (the Terraform provider's Docker V2 validator), not -1.
+    assert_eq!(
+        api.create(
+            "docker-local",
+            json!({"rclass": "local", "packageType": "docker", "dockerTagRetention": 0, "maxUniqueTags": 0})
+        )
+        .await
+        .status,
+        StatusCode::OK
+    );
+    let r = api
+        .post(
+            "/artifactory/api/repositories/docker-local",
+            json!({"dockerTagRetention": -1}),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::BAD_REQUEST, "{}", r.text);
+    assert_eq!(
+        api.create(
+            "oci-local",
+            json!({"rclass": "local", "packageType": "oci", "maxUniqueTags": 5, "dockerTagRetention": 3})
+        )
+        .await
+        .status,
+        StatusCode::OK
+    );
+    let r = api
+        .post(
+            "/artifactory/api/repositories/oci-local",
+            json!({"dockerTagRetention": 0}),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::BAD_REQUEST);
+    assert_eq!(api.repo("oci-local").await.json()["dockerTagRetention"], 3);
+}
+
+#[tokio::test]
+async fn external_dependency_patterns_need_the_flag() {
+    let sim = start().await;
+    let api = Api::admin(&sim);
+    let remote = |extra: serde_json::Value| {
+        let mut b = json!({"rclass": "remote", "packageType": "docker", "url": "https://registry-1.docker.io/"});
+        for (k, v) in extra.as_object().cloned().unwrap_or_default() {
+            b[k] = v;
+        }
+        b
+    };
+    let msg = create_err(
+        &api,
+        "docker-remote",
+        remote(json!({"externalDependenciesPatterns": ["**/github.com/**"]})),
+    )
+    .await;
+    assert_eq!(
+        msg,
+        "externalDependenciesPatterns can only be set when externalDependenciesEnabled is true"
+    );
+    // The default pattern alone round-trips.
+    assert_eq!(
+        api.create(
+            "docker-remote",
+            remote(json!({"externalDependenciesEnabled": false, "externalDependenciesPatterns": ["**"]}))
+        )
+        .await
+        .status,
+        StatusCode::OK
+    );
+    let r = api
+        .post(
+            "/artifactory/api/repositories/docker-remote",
+            json!({"externalDependenciesPatterns": ["**/github.com/**"]}),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::BAD_REQUEST);
+    let r = api
+        .post(
+            "/artifactory/api/repositories/docker-remote",
+            json!({"externalDependenciesEnabled": true, "externalDependenciesPatterns": ["**/github.com/**"]}),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+    assert_eq!(
+        api.repo("docker-remote").await.json()["externalDependenciesPatterns"],
+        json!(["**/github.com/**"])
+    );
 }

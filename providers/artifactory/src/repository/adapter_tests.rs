@@ -12,11 +12,13 @@ use provider_runtime::managed::kind::Scope;
 use secrecy::SecretString;
 use serde_json::{Value, json};
 
-use super::adapter::{ClientCache, HASHES_ANNOTATION, RepositoryClient, RepositoryKind};
-use super::decl::Class;
+use super::Class;
 use super::examples::{example_key, example_params};
-use super::schema::HASHES_FIELD;
 use super::tables::KINDS;
+use provider_family::adapter::{
+    ClientCache, FamilyClient as RepositoryClient, FamilyKind as RepositoryKind, HASHES_ANNOTATION,
+};
+use provider_family::schema::HASHES_FIELD;
 
 pub(super) fn config(sim: &Simulator) -> ResolvedConfig {
     ResolvedConfig {
@@ -78,10 +80,10 @@ pub(super) fn kind(name: &str) -> RepositoryKind {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_kind_is_up_to_date_after_create() {
     let sim = sim().await;
-    let cache = ClientCache::new();
+    let cache = ClientCache::new(crate::PROVIDER);
     // Members first: virtual repositories aggregate the local and remote examples.
     let mut order: Vec<_> = KINDS.iter().collect();
-    order.sort_by_key(|d| match d.class {
+    order.sort_by_key(|d| match super::class(d) {
         Class::Local => 0,
         Class::Remote => 1,
         Class::Federated => 2,
@@ -131,7 +133,7 @@ async fn every_kind_is_up_to_date_after_create() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn drift_is_reverted_and_removed_fields_are_cleared() {
     let sim = sim().await;
-    let cache = ClientCache::new();
+    let cache = ClientCache::new(crate::PROVIDER);
     let k = kind("LocalGenericRepository");
     let c = client(&sim, &cache, &k);
     let mut m = mr(
@@ -188,7 +190,7 @@ async fn drift_is_reverted_and_removed_fields_are_cleared() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn late_init_fills_server_defaults_only() {
     let sim = sim().await;
-    let cache = ClientCache::new();
+    let cache = ClientCache::new(crate::PROVIDER);
     let local = kind("LocalMavenRepository");
     client(&sim, &cache, &local)
         .create(&mut mr("li-local", json!({})))
@@ -225,7 +227,7 @@ async fn late_init_fills_server_defaults_only() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn write_only_password_is_compared_by_hash() {
     let sim = sim().await;
-    let cache = ClientCache::new();
+    let cache = ClientCache::new(crate::PROVIDER);
     let k = kind("RemoteMavenRepository");
     let c = client(&sim, &cache, &k);
     let params = json!({
@@ -293,7 +295,7 @@ async fn write_only_password_is_compared_by_hash() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn observe_distinguishes_not_found_from_errors_and_delete_is_idempotent() {
     let sim = sim().await;
-    let cache = ClientCache::new();
+    let cache = ClientCache::new(crate::PROVIDER);
     let k = kind("LocalNPMRepository");
     let c = client(&sim, &cache, &k);
     let mut m = mr("gone-npm", json!({}));
@@ -326,7 +328,7 @@ async fn observe_distinguishes_not_found_from_errors_and_delete_is_idempotent() 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_spec_jfrog_rejects_reports_jfrogs_message() {
     let sim = sim().await;
-    let cache = ClientCache::new();
+    let cache = ClientCache::new(crate::PROVIDER);
     let k = kind("VirtualGenericRepository");
     let c = client(&sim, &cache, &k);
     let err = c
@@ -342,7 +344,7 @@ async fn a_spec_jfrog_rejects_reports_jfrogs_message() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn project_assignment_attaches_and_detaches() {
     let sim = sim().await;
-    let cache = ClientCache::new();
+    let cache = ClientCache::new(crate::PROVIDER);
     let k = kind("LocalGenericRepository");
     let c = client(&sim, &cache, &k);
     let mut m = mr("proj-generic", json!({}));
@@ -381,7 +383,7 @@ async fn project_assignment_attaches_and_detaches() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn observe_only_reports_up_to_date_and_fills_status() {
     let sim = sim().await;
-    let cache = ClientCache::new();
+    let cache = ClientCache::new(crate::PROVIDER);
     let k = kind("LocalGenericRepository");
     let c = client(&sim, &cache, &k);
     c.create(&mut mr("observed", json!({"description": "d"})))
@@ -401,7 +403,7 @@ async fn parallel_creates_survive_descriptor_merge_emulation() {
         .await
         .expect("simulator starts");
     sim.set_write_latency(std::time::Duration::from_millis(2));
-    let cache = Arc::new(ClientCache::new());
+    let cache = Arc::new(ClientCache::new(crate::PROVIDER));
     let k = Arc::new(kind("LocalGenericRepository"));
     let mut tasks = Vec::new();
     for i in 0..100 {
@@ -420,7 +422,7 @@ async fn parallel_creates_survive_descriptor_merge_emulation() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_existing_repository_is_adopted_not_recreated() {
     let sim = sim().await;
-    let cache = ClientCache::new();
+    let cache = ClientCache::new(crate::PROVIDER);
     let k = kind("LocalGenericRepository");
     assert!(sim.put_repository_raw(
         "adopted",
@@ -440,7 +442,7 @@ async fn an_existing_repository_is_adopted_not_recreated() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn federated_writes_trigger_a_config_sync() {
     let sim = sim().await;
-    let cache = ClientCache::new();
+    let cache = ClientCache::new(crate::PROVIDER);
     let k = kind("FederatedGenericRepository");
     let c = client(&sim, &cache, &k);
     let mut m = mr(

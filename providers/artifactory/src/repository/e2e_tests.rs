@@ -22,9 +22,11 @@ use provider_runtime::managed::{
 use secrecy::SecretString;
 use serde_json::json;
 
-use super::adapter::{ClientCache, RepositoryConnector, RepositoryKind};
 use super::examples::{example, example_key};
 use super::tables::KINDS;
+use provider_family::adapter::{
+    ClientCache, FamilyConnector as RepositoryConnector, FamilyKind as RepositoryKind,
+};
 
 const NS: &str = "default";
 const WAIT: Duration = Duration::from_secs(120);
@@ -156,7 +158,12 @@ struct Env {
 /// and create the example MR of each (namespaced; legacy too for those in `legacy`), in
 /// the given order; the remote maven example gets a password from a Secret.
 async fn env(names: &[&str], legacy_kinds: &[&str]) -> Env {
-    env_with(names, legacy_kinds, Arc::new(ClientCache::new())).await
+    env_with(
+        names,
+        legacy_kinds,
+        Arc::new(ClientCache::new(crate::PROVIDER)),
+    )
+    .await
 }
 
 /// [`env`] with the connectors sharing `cache` (e.g. with observation by list on).
@@ -412,10 +419,10 @@ async fn reconciler_converges_examples_without_perpetual_updates() {
 /// all become Ready and Synced, then two more rounds of reconciles send no write.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_example_converges_and_stays_without_writes() {
-    use super::decl::Class;
+    use super::Class;
     use super::examples::LEGACY_KINDS;
     let mut order: Vec<&str> = KINDS.iter().map(|d| d.kind).collect();
-    let rank = |k: &str| match KINDS.iter().find(|d| d.kind == k).map(|d| d.class) {
+    let rank = |k: &str| match KINDS.iter().find(|d| d.kind == k).map(super::class) {
         Some(Class::Local) => 0,
         Some(Class::Remote) => 1,
         Some(Class::Federated) => 2,
@@ -439,7 +446,7 @@ async fn every_example_converges_and_stays_without_writes() {
 async fn observation_by_list_sees_a_deletion_in_jfrog_and_recreates() {
     const BY_KEY: &str = "/artifactory/api/repositories/{key}";
     const LIST: &str = "/artifactory/api/repositories/configurations";
-    let cache = Arc::new(ClientCache::new());
+    let cache = Arc::new(ClientCache::new(crate::PROVIDER));
     cache.set_snapshot_ttl(Some(Duration::from_secs(3600)));
     let Env {
         sim, mrs, _server, ..

@@ -7,13 +7,12 @@
 //! repositories name a member on a second (example) instance. A few legacy cluster-scoped
 //! examples sit in `legacy/`.
 
+use provider_family::KindDecl;
+use provider_family::examples::{manifest, to_yaml};
 use serde_json::{Map, Value, json};
 
-use super::decl::{Class, KindDecl};
 use super::tables::KINDS;
-
-/// The namespace of the namespaced examples.
-pub const NAMESPACE: &str = "default";
+use super::{Class, class, package_type};
 
 /// Kinds that get a legacy (cluster-scoped) example too.
 pub const LEGACY_KINDS: &[&str] = &[
@@ -25,21 +24,7 @@ pub const LEGACY_KINDS: &[&str] = &[
 
 /// `LocalDockerV2Repository` → `local-docker-v2`.
 pub fn kebab(kind: &str) -> String {
-    let base = kind.strip_suffix("Repository").unwrap_or(kind);
-    let mut out = String::new();
-    let chars: Vec<char> = base.chars().collect();
-    for (i, c) in chars.iter().enumerate() {
-        let boundary = i > 0
-            && (c.is_ascii_uppercase() && chars[i - 1].is_ascii_lowercase()
-                || c.is_ascii_uppercase()
-                    && chars[i - 1].is_ascii_uppercase()
-                    && chars.get(i + 1).is_some_and(|n| n.is_ascii_lowercase()));
-        if boundary {
-            out.push('-');
-        }
-        out.push(c.to_ascii_lowercase());
-    }
-    out
+    provider_family::examples::kebab(kind, "Repository")
 }
 
 /// The repository key (metadata.name) of a Kind's example.
@@ -54,6 +39,7 @@ pub fn example_key(kind: &str, legacy: bool) -> String {
 /// A realistic upstream for a remote repository of a package type.
 fn upstream(package_type: &str) -> &'static str {
     match package_type {
+        "aieditorextensions" => "https://open-vsx.org",
         "alpine" => "https://dl-cdn.alpinelinux.org/alpine",
         "bazelmodules" => "https://bcr.bazel.build",
         "bower" => "https://github.com",
@@ -74,6 +60,7 @@ fn upstream(package_type: &str) -> &'static str {
         "gradle" | "maven" | "ivy" | "sbt" => "https://repo1.maven.org/maven2",
         "helm" => "https://charts.bitnami.com/bitnami",
         "hex" => "https://repo.hex.pm",
+        "jetbrainsplugins" => "https://plugins.jetbrains.com",
         "nix" => "https://cache.nixos.org",
         "nuget" => "https://www.nuget.org",
         "opkg" => "https://downloads.openwrt.org",
@@ -105,8 +92,8 @@ pub fn example_params(d: &KindDecl, legacy: bool) -> Value {
         "description".into(),
         json!(format!(
             "{} {} repository managed by Crossplane",
-            class_word(d.class),
-            d.package_type
+            class_word(class(d)),
+            package_type(d)
         )),
     );
     let has = |crd: &str| {
@@ -114,7 +101,7 @@ pub fn example_params(d: &KindDecl, legacy: bool) -> Value {
             .map(|k| k.field(crd).is_some_and(|f| !f.status_only))
             .unwrap_or(false)
     };
-    match d.class {
+    match class(d) {
         Class::Local => {
             p.insert("xrayIndex".into(), json!(true));
         }
@@ -124,7 +111,7 @@ pub fn example_params(d: &KindDecl, legacy: bool) -> Value {
                 .map(|k| k.field("url").is_some_and(|f| f.required))
                 .unwrap_or(true);
             if needs_url {
-                p.insert("url".into(), json!(upstream(d.package_type)));
+                p.insert("url".into(), json!(upstream(package_type(d))));
             }
             p.insert("storeArtifactsLocally".into(), json!(true));
         }
@@ -132,9 +119,9 @@ pub fn example_params(d: &KindDecl, legacy: bool) -> Value {
             let mut members = Vec::new();
             let mut deploy = None;
             for c in [Class::Local, Class::Remote] {
-                for m in KINDS.iter().filter(|m| m.class == c) {
+                for m in KINDS.iter().filter(|m| class(m) == c) {
                     // Docker V1 is legacy; the V2 local is the member of the docker virtual.
-                    if m.package_type != d.package_type || m.kind.contains("V1") {
+                    if package_type(m) != package_type(d) || m.kind.contains("V1") {
                         continue;
                     }
                     // One member per class.
@@ -183,80 +170,12 @@ pub fn example_params(d: &KindDecl, legacy: bool) -> Value {
 
 /// The full manifest of a Kind's example.
 pub fn example(d: &KindDecl, legacy: bool) -> Value {
-    let group = if legacy {
-        "repository.artifactory.crossplane.io/v1alpha1"
-    } else {
-        "repository.artifactory.m.crossplane.io/v1alpha1"
-    };
-    let mut metadata = json!({"name": example_key(d.kind, legacy)});
-    let provider_config = if legacy {
-        json!({"name": "default"})
-    } else {
-        metadata["namespace"] = json!(NAMESPACE);
-        json!({"kind": "ClusterProviderConfig", "name": "default"})
-    };
-    json!({
-        "apiVersion": group,
-        "kind": d.kind,
-        "metadata": metadata,
-        "spec": {
-            "forProvider": example_params(d, legacy),
-            "providerConfigRef": provider_config,
-        }
-    })
-}
-
-fn yaml_scalar(v: &Value) -> String {
-    match v {
-        // A JSON string literal is a valid YAML double-quoted scalar.
-        Value::String(s) => serde_json::to_string(s).unwrap_or_default(),
-        other => other.to_string(),
-    }
-}
-
-fn yaml_into(v: &Value, indent: usize, out: &mut String) {
-    let pad = " ".repeat(indent);
-    match v {
-        Value::Object(m) => {
-            for (k, v) in m {
-                match v {
-                    Value::Object(c) if !c.is_empty() => {
-                        out.push_str(&format!("{pad}{k}:\n"));
-                        yaml_into(v, indent + 2, out);
-                    }
-                    Value::Array(a) if !a.is_empty() => {
-                        out.push_str(&format!("{pad}{k}:\n"));
-                        yaml_into(v, indent + 2, out);
-                    }
-                    Value::Object(_) => out.push_str(&format!("{pad}{k}: {{}}\n")),
-                    Value::Array(_) => out.push_str(&format!("{pad}{k}: []\n")),
-                    s => out.push_str(&format!("{pad}{k}: {}\n", yaml_scalar(s))),
-                }
-            }
-        }
-        Value::Array(a) => {
-            for e in a {
-                match e {
-                    Value::Object(_) => {
-                        let mut inner = String::new();
-                        yaml_into(e, indent + 2, &mut inner);
-                        // The first line of the element goes after "- ".
-                        let trimmed = inner.trim_start_matches(' ');
-                        out.push_str(&format!("{pad}- {trimmed}"));
-                    }
-                    s => out.push_str(&format!("{pad}- {}\n", yaml_scalar(s))),
-                }
-            }
-        }
-        s => out.push_str(&format!("{pad}{}\n", yaml_scalar(s))),
-    }
-}
-
-/// A manifest as YAML.
-pub fn to_yaml(v: &Value) -> String {
-    let mut out = String::new();
-    yaml_into(v, 0, &mut out);
-    out
+    manifest(
+        d,
+        &example_key(d.kind, legacy),
+        example_params(d, legacy),
+        legacy,
+    )
 }
 
 /// Every example file: (path relative to `examples/artifactory/repository/`, content).
@@ -307,21 +226,7 @@ mod tests {
     fn examples_are_current() {
         let files = example_files();
         assert_eq!(files.len(), KINDS.len() + LEGACY_KINDS.len());
-        if std::env::var_os("UPDATE_EXAMPLES").is_some() {
-            for (path, content) in &files {
-                let p = dir().join(path);
-                std::fs::create_dir_all(p.parent().expect("example path has a parent"))
-                    .expect("create examples dir");
-                std::fs::write(&p, content).expect("write example");
-            }
-        }
-        let mut stale = Vec::new();
-        for (path, content) in &files {
-            match std::fs::read_to_string(dir().join(path)) {
-                Ok(c) if &c == content => {}
-                _ => stale.push(path.clone()),
-            }
-        }
+        let stale = provider_family::examples::check_files(&dir(), &files);
         assert!(
             stale.is_empty(),
             "stale examples (run the tests with UPDATE_EXAMPLES=1): {stale:?}"
@@ -340,7 +245,7 @@ mod tests {
             let key = example_key(d.kind, false);
             assert!(key.len() <= 58 && !key.ends_with("-cache"), "{key}");
             assert_eq!(key, key.to_lowercase());
-            if d.class == Class::Virtual {
+            if class(d) == Class::Virtual {
                 // Every member is another example.
                 for m in fp["repositories"].as_array().expect("repositories") {
                     let m = m.as_str().expect("key");

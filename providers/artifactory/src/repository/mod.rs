@@ -1,27 +1,17 @@
 //! Every repository Kind of provider-artifactory (local, remote, virtual, federated; every
-//! package type), declared as data and served by one generic adapter.
+//! package type), declared as data on the family layer (`provider-family`) and served by its
+//! generic adapter; this module holds what only repositories have.
 //!
-//! - [`decl`]: the declaration vocabulary (fields, Kinds, composition).
-//! - [`tables`]: the declarations themselves: shared field sets written once and one line per
-//!   Kind (generated once from the reference catalog by `tools/gen_tables.py`, checked in).
-//! - [`schema`]: the `forProvider`/`atProvider` schemas for the CRDs.
-//! - [`wire`]: `forProvider` ⇄ JFrog JSON.
-//! - [`diff`]: up-to-date comparison, late initialisation, write-only hashes.
-//! - [`adapter`]: the `ManagedKind`, `Connector` and `ExternalClient` for all of them.
-//! - [`snapshot`]: observation by list: one shared snapshot of all repository
-//!   configurations per JFrog client, refreshed once per poll interval.
+//! - [`tables`]: the declarations: shared field sets written once and one line per Kind
+//!   (generated from the vendored catalog by `cargo xtask generate`, checked in).
+//! - [`hooks`]: the repository family's own behaviour: the key rule, federation sync,
+//!   project attach/detach, federated member cleanup, and its REST calls (through
+//!   `jfrog-client`'s repository API, whose quirks they keep), with observation by list
+//!   through `GET /artifactory/api/repositories/configurations`.
 //! - [`examples`]: the example manifests, generated from the declarations.
 //!
-//! # Field semantics
-//!
-//! Each field is one of: set by the user (sent and compared); unset with a provider default
-//! (the default is sent and compared, so removing a field resets it in JFrog, as Terraform
-//! does); unset without a default (sent empty on update, compared against empty); unset and
-//! server-defaulted (`late_init`: not sent, not compared, late-initialised from JFrog);
-//! unset and unmanaged (`ignore_unset`: `projectKey`, `projectEnvironments`,
-//! `contentSynchronisation`). Adopting an existing repository therefore resets fields the
-//! manifest leaves unset to the provider defaults; copy `atProvider` into the manifest to keep
-//! them (or observe first with `managementPolicies: ["Observe"]`).
+//! Unset `projectKey`, `projectEnvironments` and `contentSynchronisation` are unmanaged
+//! (`ignore_unset`); the other field semantics are the family layer's.
 //!
 //! # Catalog corrections (verified against jfrog/terraform-provider-artifactory where noted)
 //!
@@ -60,24 +50,13 @@
 //!
 //! # Deviations
 //!
-//! - Secret values inside list elements (`customHttpHeaders[].valueSecretRef`) are declared to
-//!   the runtime as `customHttpHeaders.<i>.valueSecretRef` (i < 5); they resolve only if the
-//!   runtime walks numeric path segments into arrays.
 //! - Federated `cleanupOnDelete` deletes members on this same instance only (member access
 //!   tokens for other instances are not resolved).
-//! - Write-only values are compared by a salted SHA-256 hash (salt: MR UID) stored in an
-//!   annotation after Create and in `atProvider.appliedWriteOnlyHashes` after Update; a hash
-//!   of a weak password can be brute-forced by someone who can read the MR.
 
-pub mod adapter;
-pub mod decl;
-pub mod diff;
 pub mod examples;
-pub mod schema;
-pub mod snapshot;
+pub mod hooks;
 #[rustfmt::skip]
 pub mod tables;
-pub mod wire;
 
 #[cfg(test)]
 mod adapter_tests;
@@ -90,43 +69,36 @@ mod tests;
 
 use std::sync::{Arc, OnceLock};
 
-use provider_runtime::managed::registration::{KindRegistration, register_shared};
+use provider_family::{ClientCache, FamilyKind, KindDecl};
+use provider_runtime::managed::registration::KindRegistration;
 
-pub use adapter::{ClientCache, RepositoryClient, RepositoryConnector, RepositoryKind};
-pub use decl::{Class, KindDecl};
+pub use hooks::Class;
 
 /// Every declared repository Kind.
 pub fn declarations() -> &'static [KindDecl] {
     tables::KINDS
 }
 
+/// The class of a repository Kind (from its `rclass` identity member).
+pub fn class(d: &KindDecl) -> Class {
+    hooks::class_of(d)
+}
+
+/// The package type of a repository Kind (its `packageType` identity member).
+pub fn package_type(d: &KindDecl) -> &'static str {
+    d.identity_value("packageType").unwrap_or_default()
+}
+
 /// Every repository Kind, composed once per process (their `KindInfo` strings are
 /// `'static`). Panics only if a declaration does not compose, which the tests rule out.
-pub fn kinds() -> &'static [Arc<RepositoryKind>] {
-    static KINDS: OnceLock<Vec<Arc<RepositoryKind>>> = OnceLock::new();
-    KINDS.get_or_init(|| {
-        tables::KINDS
-            .iter()
-            .map(|d| {
-                Arc::new(RepositoryKind::new(d).expect("repository declarations compose (tested)"))
-            })
-            .collect()
-    })
+pub fn kinds() -> &'static [Arc<FamilyKind>] {
+    static KINDS: OnceLock<Vec<Arc<FamilyKind>>> = OnceLock::new();
+    KINDS.get_or_init(|| provider_family::compose(tables::KINDS))
 }
 
 /// The runtime registrations of every repository Kind, sharing one client cache; each hands
 /// its controller's `--poll` to the cache when it starts, which turns observation by list on
 /// with that TTL.
 pub fn registrations(cache: Arc<ClientCache>) -> Vec<Arc<dyn KindRegistration>> {
-    kinds()
-        .iter()
-        .map(|k| {
-            let connector = RepositoryConnector::new(k, cache.clone());
-            let inner = register_shared(k.clone(), Arc::new(connector));
-            Arc::new(snapshot::PollAwareRegistration::new(
-                inner,
-                cache.snapshot_settings().clone(),
-            )) as Arc<dyn KindRegistration>
-        })
-        .collect()
+    provider_family::registrations(kinds(), cache)
 }

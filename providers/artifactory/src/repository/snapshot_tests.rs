@@ -12,8 +12,10 @@ use provider_runtime::managed::external::{ExternalClient, Managed};
 use secrecy::SecretString;
 use serde_json::{Value, json};
 
-use super::adapter::{ClientCache, RepositoryClient, RepositoryKind};
 use super::adapter_tests::{config, kind, mr, sim};
+use provider_family::adapter::{
+    ClientCache, FamilyClient as RepositoryClient, FamilyKind as RepositoryKind,
+};
 
 const BY_KEY: &str = "/artifactory/api/repositories/{key}";
 const CONFIGURATIONS: &str = "/artifactory/api/repositories/configurations";
@@ -22,16 +24,17 @@ const CONFIGURATIONS: &str = "/artifactory/api/repositories/configurations";
 const LONG: Duration = Duration::from_secs(3600);
 
 fn cache(ttl: Duration) -> ClientCache {
-    let cache = ClientCache::new();
+    let cache = ClientCache::new(crate::PROVIDER);
     cache.set_snapshot_ttl(Some(ttl));
     cache
 }
 
 fn client(sim: &Simulator, cache: &ClientCache, kind: &RepositoryKind) -> RepositoryClient {
     let (client, snapshot) = cache
-        .client_and_snapshot(&config(sim))
+        .client_and_snapshot(&config(sim), kind.resolved())
         .expect("client builds");
-    RepositoryClient::new(client, kind.resolved().clone()).with_snapshot(snapshot)
+    RepositoryClient::new(client, kind.resolved().clone())
+        .with_snapshot(snapshot.expect("repositories have a list call"))
 }
 
 fn gets(sim: &Simulator) -> u64 {
@@ -344,7 +347,7 @@ async fn snapshot_never_reports_an_existing_repository_missing() {
 async fn secrets_compare_the_same_from_the_snapshot_and_by_key() {
     let sim = sim().await;
     let k = kind("RemoteMavenRepository");
-    let direct_cache = ClientCache::new();
+    let direct_cache = ClientCache::new(crate::PROVIDER);
     let direct = RepositoryClient::new(
         direct_cache.client(&config(&sim)).expect("client"),
         k.resolved().clone(),
@@ -453,7 +456,10 @@ async fn snapshot_requests_per_mr() {
         while let Some(r) = tasks.join_next().await {
             mrs.push(r.expect("task"));
         }
-        let (_, snapshot) = cache.client_and_snapshot(&config(&sim)).expect("client");
+        let (_, snapshot) = cache
+            .client_and_snapshot(&config(&sim), kind("LocalGenericRepository").resolved())
+            .expect("client");
+        let snapshot = snapshot.expect("repositories have a list call");
         println!(
             "snapshot: {} repositories, {} bytes of configuration text",
             snapshot.len(),
@@ -468,7 +474,7 @@ async fn snapshot_requests_per_mr() {
         );
     }
     // The same poll without the snapshot.
-    let direct_cache = ClientCache::new();
+    let direct_cache = ClientCache::new(crate::PROVIDER);
     sim.reset_counts();
     let t = std::time::Instant::now();
     let mut tasks = tokio::task::JoinSet::new();
@@ -518,7 +524,7 @@ async fn registrations_take_the_ttl_from_the_controller_context() {
         }
     }
 
-    let cache = Arc::new(ClientCache::new());
+    let cache = Arc::new(ClientCache::new(crate::PROVIDER));
     let settings = cache.snapshot_settings().clone();
     assert_eq!(settings.ttl(), None);
     let regs = super::registrations(cache.clone());
@@ -558,8 +564,11 @@ async fn writes_invalidate_the_key_for_every_client_of_the_cache() {
     let a = client(&sim, &cache, &k);
     let mut other = config(&sim);
     other.config_name = "rotated".into();
-    let (bc, bs) = cache.client_and_snapshot(&other).expect("client");
-    let b = RepositoryClient::new(bc, k.resolved().clone()).with_snapshot(bs);
+    let (bc, bs) = cache
+        .client_and_snapshot(&other, k.resolved())
+        .expect("client");
+    let b = RepositoryClient::new(bc, k.resolved().clone())
+        .with_snapshot(bs.expect("repositories have a list call"));
     let mut m = mr("shared-marks", json!({"description": "first"}));
     a.create(&mut m).await.expect("create");
     let mut mb = mr("shared-marks", json!({"description": "first"}));
@@ -631,7 +640,10 @@ async fn snapshot_memory_at_10000() {
     let t = std::time::Instant::now();
     assert!(c.observe(&mut m).await.expect("observe").resource_exists);
     let took = t.elapsed();
-    let (_, snapshot) = cache.client_and_snapshot(&config(&sim)).expect("client");
+    let (_, snapshot) = cache
+        .client_and_snapshot(&config(&sim), kind("LocalGenericRepository").resolved())
+        .expect("client");
+    let snapshot = snapshot.expect("repositories have a list call");
     println!(
         "10,000 repositories: refresh {took:?}, {} entries, {} bytes of text, RSS {} KiB -> {} KiB (+{} KiB, includes the simulator's answer)",
         snapshot.len(),

@@ -5,11 +5,12 @@ use std::collections::BTreeMap;
 use secrecy::SecretString;
 use serde_json::{Map, Value, json};
 
-use super::decl::{Class, Norm, ResolvedKind, Ty};
-use super::diff::{self, DiffContext};
-use super::schema;
+use super::Class;
 use super::tables::KINDS;
-use super::wire::{self, Mode, Secrets};
+use provider_family::decl::{Norm, ResolvedKind, Ty};
+use provider_family::diff::{self, DiffContext};
+use provider_family::schema;
+use provider_family::wire::{self, Mode, Secrets};
 
 fn kind(name: &str) -> ResolvedKind {
     KINDS
@@ -48,14 +49,14 @@ fn every_kind_composes_with_unique_names_and_expected_class_counts() {
     for d in KINDS {
         let k = d.resolve().unwrap_or_else(|e| panic!("{e}"));
         assert!(names.insert(d.kind), "{} declared twice", d.kind);
-        assert!(d.kind.starts_with(match d.class {
+        assert!(d.kind.starts_with(match super::class(d) {
             Class::Local => "Local",
             Class::Remote => "Remote",
             Class::Virtual => "Virtual",
             Class::Federated => "Federated",
         }));
         assert!(k.params().count() > 5, "{}", d.kind);
-        *per_class.entry(d.class).or_default() += 1;
+        *per_class.entry(super::class(d)).or_default() += 1;
     }
     // The catalog's source note: 40 local, 37 remote + RemoteBazelRepository (v12.11.8),
     // 33 virtual, 37 federated.
@@ -74,7 +75,7 @@ fn composition_order_mixins_then_own_fields_then_overrides() {
     assert!(!url.required);
     assert_eq!(
         url.default,
-        super::decl::Dv::Str("https://registry.npmjs.org/")
+        provider_family::Dv::Str("https://registry.npmjs.org/")
     );
     // A plain remote keeps the required url.
     assert!(
@@ -90,11 +91,11 @@ fn composition_order_mixins_then_own_fields_then_overrides() {
             .field("suppressPomConsistencyChecks")
             .expect("f")
             .default,
-        super::decl::Dv::Bool(true)
+        provider_family::Dv::Bool(true)
     );
     assert_eq!(
         gradle.field("repoLayoutRef").expect("f").default,
-        super::decl::Dv::Str("maven-2-default")
+        provider_family::Dv::Str("maven-2-default")
     );
     // Mixins: docker remote has curation and oci-like fields.
     let docker = kind("RemoteDockerRepository");
@@ -105,7 +106,7 @@ fn composition_order_mixins_then_own_fields_then_overrides() {
             .field("enableTokenAuthentication")
             .expect("f")
             .default,
-        super::decl::Dv::Bool(false)
+        provider_family::Dv::Bool(false)
     );
 }
 
@@ -162,7 +163,7 @@ fn every_schema_is_structural_and_secret_fields_are_refs() {
         let props = p["properties"].as_object().expect("props");
         assert!(!props.contains_key("password"));
         assert!(!props.contains_key("key"), "key is the external name");
-        if d.class == Class::Remote {
+        if super::class(d) == Class::Remote {
             assert_eq!(
                 props["passwordSecretRef"]["required"],
                 json!(["key", "name"])
@@ -597,7 +598,9 @@ fn docker_v1_fixed_body_wins_over_output_only_fields() {
 #[test]
 fn generated_crds_are_valid_and_accept_the_examples() {
     use super::examples::example;
-    let regs = super::registrations(std::sync::Arc::new(super::ClientCache::new()));
+    let regs = super::registrations(std::sync::Arc::new(provider_family::ClientCache::new(
+        crate::PROVIDER,
+    )));
     assert_eq!(regs.len(), KINDS.len());
     let crds = provider_runtime::crd::provider_crds_for("artifactory", &regs);
     let mut checked = 0;
@@ -637,7 +640,9 @@ fn generated_crds_are_valid_and_accept_the_examples() {
 
 #[test]
 fn immutable_field_change_is_rejected_at_admission() {
-    let regs = super::registrations(std::sync::Arc::new(super::ClientCache::new()));
+    let regs = super::registrations(std::sync::Arc::new(provider_family::ClientCache::new(
+        crate::PROVIDER,
+    )));
     let crds = provider_runtime::crd::provider_crds_for("artifactory", &regs);
     let crd = crds
         .iter()

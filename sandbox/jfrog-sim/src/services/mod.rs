@@ -3,8 +3,10 @@
 //! A service module exposes `routes() -> Router<Arc<Shared>>` with JFrog's paths (under
 //! `/artifactory`, `/access`, `/event`, `/xray`, `/lifecycle`, `/worker`), its state in a
 //! `State` type held by `crate::server::Shared`, and uses `crate::errors::ApiError` with
-//! its service's error flavour. Later Kind families add modules here (event, xray, lifecycle,
-//! worker) and one `merge` line in `routes`.
+//! its service's error flavour. Later Kind families add modules here (xray, lifecycle, worker)
+//! and one `merge` line in `routes`; object families that are plain keyed collections declare a
+//! `crate::collections::Declaration` (listed in [`collections`]) and a `Binding` for their
+//! routes instead of writing handlers (see `event`).
 
 use std::sync::Arc;
 
@@ -14,7 +16,16 @@ use crate::server::Shared;
 
 mod access;
 pub mod artifactory;
+mod event;
 mod xray;
+
+use crate::collections::Declaration;
+
+/// Every collection of the generic collection service (see `crate::collections`); a family adds
+/// its declaration here and its `Binding`'s routes in [`routes`].
+pub(crate) fn collections() -> Vec<&'static Declaration> {
+    vec![&artifactory::PROXIES, &event::SUBSCRIPTIONS]
+}
 
 /// All service routes.
 pub(crate) fn routes() -> Router<Arc<Shared>> {
@@ -22,4 +33,5 @@ pub(crate) fn routes() -> Router<Arc<Shared>> {
         .merge(artifactory::routes())
         .merge(access::routes())
         .merge(xray::routes())
+        .merge(event::routes())
 }

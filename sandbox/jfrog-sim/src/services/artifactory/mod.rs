@@ -1,8 +1,14 @@
-//! The Artifactory service (`/artifactory`): system calls and the repository API.
+//! The Artifactory service (`/artifactory`): system calls and the repository API, and the
+//! `proxies` collection (no routes yet: the proxy Kind brings them; tests seed proxies through
+//! the admin API so that webhook handlers can name one).
 
 use std::sync::Arc;
 
 use axum::Router;
+use axum::http::StatusCode;
+
+use crate::collections::{Declaration, Ids, KeyCase, accept_object, as_stored};
+use crate::errors::Flavor;
 
 use crate::server::Shared;
 
@@ -16,3 +22,16 @@ pub(crate) fn routes() -> Router<Arc<Shared>> {
         .merge(system::routes())
         .merge(repositories::routes())
 }
+
+/// Artifactory's proxies (`proxy` references of remote repositories and webhook handlers).
+pub(crate) static PROXIES: Declaration = Declaration {
+    name: "proxies",
+    key_field: "key",
+    key_case: KeyCase::Sensitive,
+    ids: Ids::Body,
+    flavor: Flavor::Artifactory,
+    not_found: |k| (StatusCode::NOT_FOUND, format!("Proxy '{k}' not found")),
+    exists: |k| (StatusCode::CONFLICT, format!("Proxy '{k}' already exists")),
+    validate: accept_object,
+    view: as_stored,
+};

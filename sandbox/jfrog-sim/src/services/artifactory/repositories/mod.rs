@@ -142,6 +142,14 @@ impl State {
         true
     }
 
+    /// Every repository's stored configuration (secrets in clear), sorted by key.
+    pub(crate) fn repositories_raw(&self) -> Vec<Value> {
+        self.read()
+            .iter()
+            .map(|(_, r)| Value::Object(r.config.clone()))
+            .collect()
+    }
+
     pub(crate) fn delete_raw(&self, key: &str) -> bool {
         self.write().remove(key).is_some()
     }

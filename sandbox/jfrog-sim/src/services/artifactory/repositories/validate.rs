@@ -3,8 +3,12 @@
 //! configuration.
 //!
 //! Rules and where they come from:
-//! - Key: JFrog's repository naming rules (not empty; at most 64 characters, 58 for remote,
-//!   63 for Docker/OCI/Helm OCI local and federated; none of `/ \ : | ? * " < >`; not one of
+//! - Key: JFrog's repository naming rules, after Artifactory's `RepositoryNameValidator` (not
+//!   empty; at most 64 characters, 58 for remote, 63 for Docker/OCI/Helm OCI local and
+//!   federated: "Repository key exceeds maximum length (64) chars."; `.`, `..`, `&`: "Invalid
+//!   Repository key"; none of `/ \ : | ? * " < >`: "Illegal Repository key : '...' is not
+//!   allowed"; an XML name, so no leading digit, `-` or `.` and no `+`, `,`, space...:
+//!   "Repository key contains illegal character"; not one of
 //!   the reserved names, not starting with `jfrog-system-reserved` / `jfrog-artifactory-system`,
 //!   not ending with `-cache`; Docker/OCI/Helm OCI keys lower case without `_`); the reverse-
 //!   proxy names `nginx`, `apache`, `direct` fail with the odd message JFrog's knowledge base
@@ -12,8 +16,7 @@
 //!   validating repository name: Case insensitive repository key already exists" (HTTP 400,
 //!   as reported by Terraform users). Upper case in Docker keys: "Docker Repository KEY key
 //!   must be in lower case"; a bad remote URL: "Remote URL '' is not valid" (both Artifactory's
-//!   wording as reported in Terraform provider issues). Spaces and control characters are refused too
-//!   (deviation: JFrog's list is silent on them).
+//!   wording as reported in Terraform provider issues).
 //! - `rclass` is required on create and cannot change on update; `packageType` defaults to
 //!   `generic`, must be known (400) and offered for the class (400), and cannot change.
 //! - Project: `projectKey` must be 2-32 lower-case alphanumerics and hyphens starting with a
@@ -31,6 +34,17 @@
 //!   non-existent key), and an empty one on update keeps the current value.
 //! - Federated: `members` are `{url, enabled}` objects with absolute URLs; the repository's own
 //!   URL is added as a member when missing, as Artifactory does.
+//! - Docker, OCI and Helm OCI local and federated repositories: `maxUniqueTags` at least 0
+//!   (0 = no limit); `dockerTagRetention` at least 1 for OCI and Helm OCI and at least 0 for
+//!   Docker (the Terraform provider's validators: `int64validator.AtLeast` in its local OCI,
+//!   Helm OCI and Docker V2 resources).
+//! - `externalDependenciesPatterns`: a request that sends patterns other than Artifactory's
+//!   default `["**"]` while the repository's `externalDependenciesEnabled` is not true is
+//!   refused (400). Chosen over ignoring them because the Terraform provider documents the
+//!   patterns as "must be set together with `external_dependencies_enabled = true`" and
+//!   refuses them otherwise at plan time, so a client sending them alone has a bug the
+//!   simulator should surface; the default `["**"]` is accepted alone because Artifactory
+//!   itself answers it with the flag off, so a read-modify-write round trip must pass.
 //! - An empty `repoLayoutRef` means the package type's default layout.
 //! - Unknown members of the body are kept and returned (lenient; Artifactory ignores them).
 
@@ -43,9 +57,6 @@ use crate::errors::ApiError;
 const ILLEGAL_KEY_CHARS: &[char] = &['/', '\\', ':', '|', '?', '*', '"', '<', '>'];
 
 const RESERVED_KEYS: &[&str] = &[
-    ".",
-    "..",
-    "&",
     "jfrog-usage-logs",
     "jfrog-billing-logs",
     "jfrog-logs",
@@ -85,24 +96,64 @@ fn valid_environment(e: &str) -> bool {
             .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
 }
 
-/// JFrog's repository key rules for a new repository.
+/// Whether `c` may start an XML 1.0 name (fifth edition `NameStartChar`). Artifactory keeps
+/// repositories in an XML descriptor and refuses keys that are not XML names (jdom's
+/// `Verifier.checkXMLName` in its `RepositoryNameValidator`); `:` is refused earlier.
+fn xml_name_start(c: char) -> bool {
+    matches!(c,
+        'A'..='Z' | 'a'..='z' | '_' | ':'
+        | '\u{C0}'..='\u{D6}' | '\u{D8}'..='\u{F6}' | '\u{F8}'..='\u{2FF}'
+        | '\u{370}'..='\u{37D}' | '\u{37F}'..='\u{1FFF}' | '\u{200C}'..='\u{200D}'
+        | '\u{2070}'..='\u{218F}' | '\u{2C00}'..='\u{2FEF}' | '\u{3001}'..='\u{D7FF}'
+        | '\u{F900}'..='\u{FDCF}' | '\u{FDF0}'..='\u{FFFD}' | '\u{10000}'..='\u{EFFFF}')
+}
+
+/// Whether `c` may follow the first character of an XML 1.0 name (`NameChar`).
+fn xml_name_char(c: char) -> bool {
+    xml_name_start(c)
+        || matches!(c,
+            '-' | '.' | '0'..='9' | '\u{B7}' | '\u{300}'..='\u{36F}' | '\u{203F}'..='\u{2040}')
+}
+
+/// The first character that makes `key` not an XML name.
+fn first_non_xml_name_char(key: &str) -> Option<char> {
+    let mut chars = key.chars();
+    match chars.next() {
+        Some(c) if !xml_name_start(c) => Some(c),
+        _ => chars.find(|c| !xml_name_char(*c)),
+    }
+}
+
+/// JFrog's repository key rules for a new repository, in the order of Artifactory's
+/// `RepositoryNameValidator`: empty, length, reserved names, `.`/`..`/`&`, the forbidden
+/// characters, then "an XML name" (so `IHave++special,Chars`, `1st-local` or `a b` fail with
+/// "Repository key contains illegal character"; the offending character is appended, a
+/// deviation for clarity). The Terraform provider's own check (no leading digit; none of space
+/// and ``!@#$%^&*()+={}[]:;<>,/?~`|\``) refuses nothing that is an XML name.
 pub(crate) fn validate_key(key: &str, rclass: RClass, package_type: &str) -> Result<(), ApiError> {
-    if key.is_empty() {
+    if key.trim().is_empty() {
         return Err(ApiError::bad_request("Repository key cannot be empty"));
     }
     let max = rclass.max_key_len(package_type);
     if key.chars().count() > max {
+        // Artifactory's wording.
         return Err(ApiError::bad_request(format!(
-            "Repository key '{key}' is too long: {} repositories allow at most {max} characters",
-            rclass.as_str()
+            "Repository key exceeds maximum length ({max}) chars."
         )));
     }
-    if let Some(c) = key
-        .chars()
-        .find(|c| ILLEGAL_KEY_CHARS.contains(c) || c.is_whitespace() || c.is_control())
-    {
+    if matches!(key, "." | ".." | "&") {
+        return Err(ApiError::bad_request("Invalid Repository key"));
+    }
+    if key.chars().any(|c| ILLEGAL_KEY_CHARS.contains(&c)) {
+        // Artifactory's wording.
+        return Err(ApiError::bad_request(
+            "Illegal Repository key : '/,\\,:,|,?,<,>,*,\"' is not allowed",
+        ));
+    }
+    if let Some(c) = first_non_xml_name_char(key) {
         return Err(ApiError::bad_request(format!(
-            "Repository key '{key}' contains an illegal character: '{c}'"
+            "Repository key contains illegal character: '{}'",
+            c.escape_default()
         )));
     }
     let lower = key.to_lowercase();
@@ -263,7 +314,9 @@ pub(crate) fn create(
     if str_field(&body, "defaultDeploymentRepo") == Some("") {
         body.remove("defaultDeploymentRepo");
     }
+    let sent_patterns = body.get("externalDependenciesPatterns").cloned();
     deep_merge(&mut config, body);
+    external_dependencies(sent_patterns.as_ref(), &config)?;
     // `null` members mean "the default".
     fill_defaults(&mut config, &resolved.defaults);
     finish(store, key, resolved, &package_type, config, base_url)
@@ -304,7 +357,9 @@ pub(crate) fn update(
         body.remove("defaultDeploymentRepo");
     }
     let mut config = existing.config.clone();
+    let sent_patterns = body.get("externalDependenciesPatterns").cloned();
     deep_merge(&mut config, body);
+    external_dependencies(sent_patterns.as_ref(), &config)?;
     let resolved = resolve(existing.rclass, &existing.package_type, &config)?;
     fill_defaults(&mut config, &resolved.defaults);
     finish(
@@ -394,6 +449,7 @@ fn finish(
             "A proxy cannot be set when disableProxy is true",
         ));
     }
+    container_tags(rclass, package_type, &config)?;
     project_environments(&mut config)?;
     if str_field(&config, "password") == Some("") {
         config.remove("password");
@@ -414,6 +470,55 @@ fn finish(
         package_type: package_type.to_owned(),
         config: out,
     })
+}
+
+/// Patterns sent without `externalDependenciesEnabled: true` (see the module comment).
+fn external_dependencies(
+    sent: Option<&Value>,
+    config: &Map<String, Value>,
+) -> Result<(), ApiError> {
+    let custom = match sent {
+        Some(Value::Array(a)) => a.iter().any(|p| p != "**"),
+        _ => false,
+    };
+    let enabled = config
+        .get("externalDependenciesEnabled")
+        .and_then(Value::as_bool)
+        == Some(true);
+    if custom && !enabled {
+        return Err(ApiError::bad_request(
+            "externalDependenciesPatterns can only be set when externalDependenciesEnabled is true",
+        ));
+    }
+    Ok(())
+}
+
+/// Tag limits of Docker, OCI and Helm OCI local and federated repositories.
+fn container_tags(
+    rclass: RClass,
+    package_type: &str,
+    config: &Map<String, Value>,
+) -> Result<(), ApiError> {
+    if !is_container_type(package_type) || !matches!(rclass, RClass::Local | RClass::Federated) {
+        return Ok(());
+    }
+    let int = |name: &str| config.get(name).and_then(Value::as_i64);
+    if let Some(n) = int("maxUniqueTags")
+        && n < 0
+    {
+        return Err(ApiError::bad_request(format!(
+            "Invalid value {n} for 'maxUniqueTags': must be 0 (no limit) or more"
+        )));
+    }
+    let min_retention = if package_type == "docker" { 0 } else { 1 };
+    if let Some(n) = int("dockerTagRetention")
+        && n < min_retention
+    {
+        return Err(ApiError::bad_request(format!(
+            "Invalid value {n} for 'dockerTagRetention': must be at least {min_retention}"
+        )));
+    }
+    Ok(())
 }
 
 fn project_environments(config: &mut Map<String, Value>) -> Result<(), ApiError> {
@@ -579,6 +684,39 @@ mod tests {
         assert!(validate_key(&"a".repeat(59), RClass::Remote, "generic").is_err());
         assert!(validate_key(&"a".repeat(64), RClass::Local, "docker").is_err());
         assert!(validate_key("a:b", RClass::Local, "generic").is_err());
+        for bad in [
+            "IHave++special,Chars",
+            "1st-local",
+            "-x",
+            ".x",
+            "a#b",
+            "a=b",
+            "a~b",
+            "a(b)",
+            "\u{7}x",
+        ] {
+            let e = validate_key(bad, RClass::Remote, "npm")
+                .err()
+                .map(|e| e.message);
+            assert!(
+                e.as_deref()
+                    .is_some_and(|m| m.starts_with("Repository key contains illegal character")),
+                "{bad}: {e:?}"
+            );
+        }
+        for good in ["libs.release_2-x", "_private", "Generic_Local", "é-local"] {
+            assert!(
+                validate_key(good, RClass::Local, "generic").is_ok(),
+                "{good}"
+            );
+        }
+        assert_eq!(
+            validate_key("..", RClass::Local, "generic")
+                .err()
+                .map(|e| e.message)
+                .as_deref(),
+            Some("Invalid Repository key")
+        );
         assert!(validate_key("a b", RClass::Local, "generic").is_err());
         assert!(validate_key("Jfrog-Logs", RClass::Local, "generic").is_err());
         assert!(validate_key("x-cache", RClass::Local, "generic").is_err());
@@ -594,6 +732,75 @@ mod tests {
                 "error when validating repository name: Case insensitive repository key already exists"
             )
         );
+    }
+
+    #[test]
+    fn container_tag_limits() {
+        let cfg = |v: Value| v.as_object().cloned().unwrap_or_default();
+        let t = |rclass, pt, v| container_tags(rclass, pt, &cfg(v)).map_err(|e| e.message);
+        assert!(
+            t(
+                RClass::Local,
+                "oci",
+                serde_json::json!({"maxUniqueTags": -1})
+            )
+            .is_err()
+        );
+        assert!(
+            t(
+                RClass::Local,
+                "oci",
+                serde_json::json!({"dockerTagRetention": 0})
+            )
+            .unwrap_err()
+            .contains("at least 1")
+        );
+        assert!(
+            t(
+                RClass::Federated,
+                "helmoci",
+                serde_json::json!({"dockerTagRetention": 0})
+            )
+            .is_err()
+        );
+        assert!(
+            t(
+                RClass::Local,
+                "docker",
+                serde_json::json!({"dockerTagRetention": 0, "maxUniqueTags": 0})
+            )
+            .is_ok()
+        );
+        assert!(
+            t(
+                RClass::Local,
+                "docker",
+                serde_json::json!({"dockerTagRetention": -1})
+            )
+            .is_err()
+        );
+        assert!(
+            t(
+                RClass::Local,
+                "generic",
+                serde_json::json!({"maxUniqueTags": -1})
+            )
+            .is_ok()
+        );
+    }
+
+    #[test]
+    fn external_dependency_patterns() {
+        let cfg = |v: Value| v.as_object().cloned().unwrap_or_default();
+        let on = cfg(serde_json::json!({"externalDependenciesEnabled": true}));
+        let off = cfg(serde_json::json!({"externalDependenciesEnabled": false}));
+        let custom = serde_json::json!(["**/github.com/**"]);
+        assert!(external_dependencies(Some(&custom), &off).is_err());
+        assert!(external_dependencies(Some(&custom), &Map::new()).is_err());
+        assert!(external_dependencies(Some(&custom), &on).is_ok());
+        assert!(external_dependencies(Some(&serde_json::json!(["**"])), &off).is_ok());
+        assert!(external_dependencies(Some(&serde_json::json!([])), &off).is_ok());
+        assert!(external_dependencies(None, &off).is_ok());
     }
 
     #[test]

@@ -1,0 +1,427 @@
+//! The generic family test suite: every declared Kind of a family, through the real managed
+//! reconciler, against the Kubernetes API test server (CRDs generated from the
+//! declarations, Crossplane's provider RBAC) and the JFrog simulator. For each family:
+//! every example (both scopes where the family has legacy examples) converges to Ready and
+//! Synced; two more rounds of reconciles send no write; a change made in JFrog is reverted
+//! by one reconcile; deleting the MR deletes the object. A new family gets it by adding one
+//! line to [`every_family_passes_the_suite`].
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use jfrog_sim::{SimConfig, Simulator};
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use kube::Api;
+use kube::api::{ApiResource, DeleteParams, DynamicObject, PostParams};
+use kube::config::{KubeConfigOptions, Kubeconfig};
+use provider_family::{ClientCache, FamilyConnector, FamilyKind};
+use provider_runtime::managed::{
+    ConfigError, ControllerContext, Credentials, ManagedKind, ManagedRef, Outcome,
+    ProviderConfigResolver, Reconciler, ResolvedConfig, Scope,
+};
+use secrecy::SecretString;
+use serde_json::{Value, json};
+
+pub(crate) const NS: &str = "default";
+pub(crate) const WAIT: Duration = Duration::from_secs(120);
+const USER: &str = "system:serviceaccount:crossplane-system:provider-artifactory";
+
+pub(crate) struct SimResolver {
+    pub(crate) url: String,
+    pub(crate) token: String,
+}
+
+#[async_trait]
+impl ProviderConfigResolver for SimResolver {
+    async fn track_usage(&self, _mr: &ManagedRef) -> Result<(), ConfigError> {
+        Ok(())
+    }
+    async fn resolve(&self, _mr: &ManagedRef) -> Result<ResolvedConfig, ConfigError> {
+        Ok(ResolvedConfig {
+            config_kind: "ClusterProviderConfig".into(),
+            config_name: "default".into(),
+            config_namespace: None,
+            config_uid: Some("pc".into()),
+            url: self.url.clone(),
+            credentials: Credentials::Token(SecretString::from(self.token.clone())),
+            ca_bundle: None,
+        })
+    }
+}
+
+pub(crate) async fn client_for(server: &kube_testserver::TestServer, token: &str) -> kube::Client {
+    let kc = Kubeconfig::from_yaml(&server.kubeconfig(token)).expect("kubeconfig");
+    let cfg = kube::Config::from_custom_kubeconfig(kc, &KubeConfigOptions::default())
+        .await
+        .expect("config");
+    kube::Client::try_from(cfg).expect("client")
+}
+
+fn rbac_api(admin: &kube::Client, kind: &str, plural: &str) -> Api<DynamicObject> {
+    Api::all_with(
+        admin.clone(),
+        &ApiResource {
+            group: "rbac.authorization.k8s.io".into(),
+            version: "v1".into(),
+            api_version: "rbac.authorization.k8s.io/v1".into(),
+            kind: kind.into(),
+            plural: plural.into(),
+        },
+    )
+}
+
+/// What Crossplane's RBAC manager grants a provider for its own groups.
+pub(crate) async fn grant(admin: &kube::Client, groups: &[String], plurals: &[String]) {
+    let status: Vec<String> = plurals.iter().map(|p| format!("{p}/status")).collect();
+    let role: DynamicObject = serde_json::from_value(json!({
+        "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+        "metadata": {"name": "crossplane:provider:artifactory:system"},
+        "rules": [
+            {"apiGroups": groups, "resources": plurals, "verbs": ["get", "list", "watch", "update", "patch", "create"]},
+            {"apiGroups": groups, "resources": status, "verbs": ["get", "list", "watch", "update", "patch", "create"]},
+            {"apiGroups": groups, "resources": ["*/finalizers"], "verbs": ["update"]},
+            {"apiGroups": [""], "resources": ["secrets", "configmaps", "events"], "verbs": ["*"]},
+        ]
+    }))
+    .expect("role");
+    rbac_api(admin, "ClusterRole", "clusterroles")
+        .create(&PostParams::default(), &role)
+        .await
+        .expect("create role");
+    let binding: DynamicObject = serde_json::from_value(json!({
+        "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
+        "metadata": {"name": "crossplane:provider:artifactory:system"},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
+                    "name": "crossplane:provider:artifactory:system"},
+        "subjects": [{"kind": "User", "name": USER}]
+    }))
+    .expect("binding");
+    rbac_api(admin, "ClusterRoleBinding", "clusterrolebindings")
+        .create(&PostParams::default(), &binding)
+        .await
+        .expect("create binding");
+}
+
+pub(crate) fn condition(o: &DynamicObject, t: &str) -> Option<(String, String)> {
+    o.data["status"]["conditions"]
+        .as_array()?
+        .iter()
+        .find(|c| c["type"] == t)
+        .map(|c| {
+            (
+                c["status"].as_str().unwrap_or("").to_string(),
+                c["message"].as_str().unwrap_or("").to_string(),
+            )
+        })
+}
+
+/// One MR and its reconciler.
+pub(crate) struct Mr {
+    pub(crate) scope: Scope,
+    pub(crate) name: String,
+    pub(crate) kind: Arc<FamilyKind>,
+    pub(crate) rec: Reconciler<FamilyKind>,
+    pub(crate) api: Api<DynamicObject>,
+}
+
+impl Mr {
+    pub(crate) async fn reconcile(&self) -> Outcome {
+        let ns = (self.scope == Scope::Namespaced).then_some(NS);
+        self.rec.reconcile(ns, &self.name).await
+    }
+    pub(crate) async fn get(&self) -> DynamicObject {
+        self.api.get(&self.name).await.expect("get MR")
+    }
+    pub(crate) async fn ready_and_synced(&self) -> bool {
+        let o = self.get().await;
+        condition(&o, "Ready").is_some_and(|c| c.0 == "True")
+            && condition(&o, "Synced").is_some_and(|c| c.0 == "True")
+    }
+}
+
+/// The servers, the admin client, the MRs.
+pub(crate) struct Env {
+    pub(crate) sim: Simulator,
+    pub(crate) _server: kube_testserver::TestServer,
+    pub(crate) admin: kube::Client,
+    pub(crate) ctx: ControllerContext,
+    pub(crate) cache: Arc<ClientCache>,
+    pub(crate) mrs: Vec<Mr>,
+}
+
+/// Start both servers, install the CRDs of `kinds` (both scopes), grant the provider RBAC.
+pub(crate) async fn start(kinds: &[Arc<FamilyKind>], cache: Arc<ClientCache>) -> Env {
+    let sim = Simulator::start(SimConfig::default())
+        .await
+        .expect("simulator");
+    let server = kube_testserver::TestServer::start(kube_testserver::Config::default())
+        .await
+        .expect("test server");
+    let admin = client_for(&server, &server.admin_token()).await;
+    let regs: Vec<_> = kinds
+        .iter()
+        .map(|k| {
+            provider_runtime::managed::register_shared(
+                k.clone(),
+                Arc::new(FamilyConnector::new(k, cache.clone())),
+            )
+        })
+        .collect();
+    let crd_api: Api<CustomResourceDefinition> = Api::all(admin.clone());
+    let mut plurals = Vec::new();
+    let mut groups = Vec::new();
+    for crd in provider_runtime::crd::provider_crds_for("artifactory", &regs)
+        .into_iter()
+        .filter(|c| {
+            kinds.iter().any(|k| {
+                c.name
+                    .contains(&format!(".{}.artifactory.", k.info().group))
+            })
+        })
+    {
+        let doc: CustomResourceDefinition =
+            serde_json::from_value(crd.document.clone()).expect("CRD document");
+        crd_api
+            .create(&PostParams::default(), &doc)
+            .await
+            .unwrap_or_else(|e| panic!("install {}: {e}", crd.name));
+        let (plural, group) = crd.name.split_once('.').unwrap_or_default();
+        plurals.push(plural.to_string());
+        groups.push(group.to_string());
+    }
+    plurals.sort();
+    plurals.dedup();
+    groups.sort();
+    groups.dedup();
+    grant(&admin, &groups, &plurals).await;
+    let provider = client_for(&server, &server.issue_token(USER, &[])).await;
+    let ctx = ControllerContext::new(
+        provider,
+        Arc::new(SimResolver {
+            url: sim.url(),
+            token: sim.admin_token(),
+        }),
+        "provider-artifactory",
+    );
+    Env {
+        sim,
+        _server: server,
+        admin,
+        ctx,
+        cache,
+        mrs: Vec::new(),
+    }
+}
+
+impl Env {
+    /// Create `manifest` (an MR of `kind`) and keep a reconciler for it; waits for the CRD to
+    /// be served.
+    pub(crate) async fn add(&mut self, kind: &Arc<FamilyKind>, manifest: Value) {
+        let scope = if manifest["metadata"]["namespace"].is_string() {
+            Scope::Namespaced
+        } else {
+            Scope::Cluster
+        };
+        let name = manifest["metadata"]["name"]
+            .as_str()
+            .expect("manifest name")
+            .to_string();
+        let ar = kind.info().api_resource(scope);
+        let api: Api<DynamicObject> = match scope {
+            Scope::Namespaced => Api::namespaced_with(self.admin.clone(), NS, &ar),
+            Scope::Cluster => Api::all_with(self.admin.clone(), &ar),
+        };
+        let obj: DynamicObject = serde_json::from_value(manifest).expect("object");
+        let deadline = tokio::time::Instant::now() + WAIT;
+        loop {
+            match api.create(&PostParams::default(), &obj).await {
+                Ok(_) => break,
+                Err(e) if tokio::time::Instant::now() < deadline => {
+                    tracing::debug!(error = %e, "waiting for CRD");
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                }
+                Err(e) => panic!("create {name}: {e}"),
+            }
+        }
+        let connector = Arc::new(FamilyConnector::new(kind, self.cache.clone()));
+        self.mrs.push(Mr {
+            scope,
+            name,
+            kind: kind.clone(),
+            rec: Reconciler::new(kind.clone(), connector, self.ctx.clone(), scope),
+            api,
+        });
+    }
+}
+
+/// Reconcile every MR that is not Ready and Synced, in order, until all are.
+pub(crate) async fn converge(mrs: &[Mr]) {
+    let deadline = tokio::time::Instant::now() + WAIT;
+    loop {
+        let mut pending = Vec::new();
+        for m in mrs {
+            if !m.ready_and_synced().await {
+                let o = m.reconcile().await;
+                pending.push(format!("{}: {o:?}", m.name));
+            }
+        }
+        if pending.is_empty() {
+            return;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "not converged: {pending:?}"
+        );
+    }
+}
+
+/// JFrog writes (every request but a GET) since the last reset of the counts.
+pub(crate) fn writes(sim: &Simulator) -> u64 {
+    sim.request_counts()
+        .iter()
+        .filter(|(k, _)| !k.starts_with("GET"))
+        .map(|(_, n)| n)
+        .sum()
+}
+
+/// Reconcile every MR `rounds` times; none may write to JFrog.
+pub(crate) async fn assert_no_writes(sim: &Simulator, mrs: &[Mr], rounds: usize) {
+    sim.reset_counts();
+    for _ in 0..rounds {
+        for m in mrs {
+            let o = m.reconcile().await;
+            assert!(matches!(o, Outcome::After(_)), "{}: {o:?}", m.name);
+        }
+    }
+    assert_eq!(writes(sim), 0, "{:?}", sim.request_counts());
+}
+
+/// The JFrog client the suite uses to act as a person editing JFrog.
+fn jfrog(sim: &Simulator) -> jfrog_client::JfrogClient {
+    jfrog_client::JfrogClient::builder(sim.url())
+        .credentials(jfrog_client::Credentials::access_token(sim.admin_token()))
+        .build()
+        .expect("client")
+}
+
+/// The suite over one family: `kinds` are the family's Kinds (their CRDs are installed),
+/// `examples` (Kind name, manifest) pairs; `every_kind` asks for an example of each Kind.
+pub(crate) async fn family_suite(
+    kinds: &[Arc<FamilyKind>],
+    examples: Vec<(String, Value)>,
+    every_kind: bool,
+) {
+    if every_kind {
+        for k in kinds {
+            assert!(
+                examples.iter().any(|(n, _)| n == k.info().kind),
+                "{} has no example in the suite",
+                k.info().kind
+            );
+        }
+    }
+    let mut env = start(kinds, Arc::new(ClientCache::new(crate::PROVIDER))).await;
+    for (kind, manifest) in examples {
+        let k = kinds
+            .iter()
+            .find(|k| k.info().kind == kind)
+            .unwrap_or_else(|| panic!("{kind} is declared"));
+        env.add(k, manifest).await;
+    }
+    converge(&env.mrs).await;
+    assert_no_writes(&env.sim, &env.mrs, 2).await;
+
+    // A change made in JFrog is reverted by one reconcile, then nothing more is written.
+    let client = jfrog(&env.sim);
+    for m in &env.mrs {
+        let rest = m.kind.resolved().decl.rest;
+        let key =
+            m.get().await.metadata.annotations.unwrap_or_default()["crossplane.io/external-name"]
+                .clone();
+        let mut body = rest.read(&client, &key).await.expect("read");
+        body["description"] = json!("edited in the UI");
+        let map = body.as_object().cloned().expect("object");
+        rest.update(&client, &key, &map).await.expect("drift");
+        env.sim.reset_counts();
+        let o = m.reconcile().await;
+        assert!(matches!(o, Outcome::After(_)), "{}: {o:?}", m.name);
+        assert!(writes(&env.sim) >= 1, "{}: drift not reverted", m.name);
+        let after = rest.read(&client, &key).await.expect("read");
+        assert_ne!(after["description"], "edited in the UI", "{}", m.name);
+    }
+    assert_no_writes(&env.sim, &env.mrs, 1).await;
+
+    // Deleting the MR deletes the object and releases the MR.
+    for m in &env.mrs {
+        let rest = m.kind.resolved().decl.rest;
+        let key =
+            m.get().await.metadata.annotations.unwrap_or_default()["crossplane.io/external-name"]
+                .clone();
+        m.api
+            .delete(&m.name, &DeleteParams::default())
+            .await
+            .expect("delete MR");
+        let deadline = tokio::time::Instant::now() + WAIT;
+        while m.api.get_opt(&m.name).await.expect("get").is_some() {
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "{} not released",
+                m.name
+            );
+            m.reconcile().await;
+        }
+        let gone = rest.read(&client, &key).await;
+        assert!(
+            matches!(&gone, Err(e) if e.is_not_found()),
+            "{}: still in JFrog: {gone:?}",
+            m.name
+        );
+    }
+}
+
+/// Every family: its Kinds' examples through the suite.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_family_passes_the_suite() {
+    // Webhooks: every Kind, plus the legacy examples.
+    let mut examples: Vec<(String, Value)> = crate::webhook::tables::KINDS
+        .iter()
+        .map(|d| {
+            (
+                d.kind.to_string(),
+                crate::webhook::examples::example(d, false),
+            )
+        })
+        .collect();
+    for d in crate::webhook::tables::KINDS
+        .iter()
+        .filter(|d| crate::webhook::examples::LEGACY_KINDS.contains(&d.kind))
+    {
+        examples.push((
+            d.kind.to_string(),
+            crate::webhook::examples::example(d, true),
+        ));
+    }
+    family_suite(crate::webhook::kinds(), examples, true).await;
+
+    // Repositories: a Kind of each class here (every one of them converges and stays
+    // quiet in `repository::e2e_tests`, which also covers secrets and observation by list).
+    let decls = crate::repository::tables::KINDS;
+    let examples: Vec<(String, Value)> = [
+        "LocalGenericRepository",
+        "LocalNPMRepository",
+        "RemoteNPMRepository",
+        "VirtualNPMRepository",
+        "FederatedGenericRepository",
+    ]
+    .iter()
+    .map(|name| {
+        let d = decls.iter().find(|d| d.kind == *name).expect("declared");
+        (
+            name.to_string(),
+            crate::repository::examples::example(d, false),
+        )
+    })
+    .collect();
+    family_suite(crate::repository::kinds(), examples, false).await;
+}

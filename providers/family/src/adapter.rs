@@ -1,0 +1,796 @@
+//! The one generic adapter: a [`FamilyKind`] (the runtime's `ManagedKind` for any declared
+//! Kind), its [`FamilyConnector`] and the per-MR [`FamilyClient`] (`ExternalClient`) that
+//! observes, creates, updates and deletes through the Kind's REST binding.
+//!
+//! - Observe: served from the family's shared snapshot (see `snapshot`) when it has a fresh
+//!   enough answer, else a read by identifier; only `NotFound` of that read means "does not
+//!   exist". An object whose identity members (`rclass`/`packageType`, a webhook's domain)
+//!   differ is an error, not drift. `atProvider` is everything readable; unset
+//!   server-defaulted fields are late-initialised; the diff compares what the user manages
+//!   (see `diff`); write-only values by hash.
+//! - Create: the identifier and the parameters are checked first (the family's key rule,
+//!   its parameter rules: a refused manifest costs no request), then the full body
+//!   (defaults applied) is sent; the hashes of write-only values sent are kept in an
+//!   annotation (the runtime persists annotations set by Create).
+//! - Update: every managed field (removed fields reset to default/empty; write-only values
+//!   removed are cleared), then the family's `after_update`; the new hashes go to
+//!   `atProvider` (the runtime keeps status set by Update).
+//! - Delete: the family's `before_delete`, then the delete call; `NotFound` is success.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use async_trait::async_trait;
+use jfrog_client::{ClientMetrics, JfrogClient};
+use provider_common::Provider;
+use provider_runtime::managed::config::{Credentials, ResolvedConfig};
+use provider_runtime::managed::external::{
+    Connector, ExternalClient, ExternalCreation, ExternalDelete, ExternalError,
+    ExternalObservation, ExternalUpdate, Managed, ManagedKind,
+};
+use provider_runtime::managed::kind::{KindInfo, SecretRefField};
+use provider_runtime::managed::registration::{KindRegistration, register_shared};
+use secrecy::ExposeSecret;
+use serde_json::{Map, Value};
+use sha2::{Digest, Sha256};
+
+use crate::decl::{DeclError, Id, KindDecl, ResolvedKind, Ty};
+use crate::diff::{self, DiffContext};
+use crate::hooks::HookCtx;
+use crate::schema::{self, HASHES_FIELD};
+use crate::snapshot::{
+    Lookup, PollAwareRegistration, Snapshot, SnapshotSettings, WriteGuard, WriteMarks,
+};
+use crate::wire::{self, Mode, empty_of, get_path, user_value};
+
+/// The annotation holding the write-only hashes of a create (status set by Create is not
+/// persisted, annotations are). The name is the repository family's, the first to need
+/// it; every family uses it so existing MRs keep their hashes.
+pub const HASHES_ANNOTATION: &str = "repository.artifactory.crossplane.io/write-only-hashes";
+
+/// Write-only hashes by wire member.
+type Hashes = BTreeMap<String, String>;
+
+/// How many elements of an object list may carry Secret references (upstream allows at
+/// most 5 custom headers per repository; webhooks rarely have more handlers).
+const MAX_LIST_SECRETS: usize = 5;
+
+/// A declared Kind as the runtime sees it.
+#[derive(Debug)]
+pub struct FamilyKind {
+    info: KindInfo,
+    kind: Arc<ResolvedKind>,
+}
+
+impl FamilyKind {
+    /// Compose a declaration into a Kind.
+    pub fn new(decl: &KindDecl) -> Result<Self, DeclError> {
+        let kind = decl.resolve()?;
+        let mut info = KindInfo::new(
+            decl.provider,
+            decl.group,
+            decl.kind,
+            "v1alpha1",
+            decl.id.strategy(),
+        );
+        // KindInfo holds `&'static str`; one short text per Kind, built once per process.
+        info.description = Box::leak(decl.hooks.description(decl).into_boxed_str());
+        for f in kind.params() {
+            if f.required {
+                info.required_params.push(f.crd);
+            }
+            if f.immutable {
+                info.immutable_fields.push(f.crd);
+            }
+            if f.sensitive {
+                info.sensitive_fields.push(f.crd);
+                info.secret_refs.push(secret_ref(f.crd, &f.ty));
+            }
+            if let Some(children) = f.ty.children() {
+                for c in children.iter().filter(|c| c.sensitive && c.wire.is_some()) {
+                    for i in 0..MAX_LIST_SECRETS {
+                        let path: &'static str =
+                            Box::leak(format!("{}.{i}.{}", f.crd, c.crd).into_boxed_str());
+                        info.secret_refs.push(secret_ref(path, &c.ty));
+                    }
+                }
+            }
+        }
+        Ok(FamilyKind {
+            info,
+            kind: Arc::new(kind),
+        })
+    }
+
+    /// The composed declaration.
+    pub fn resolved(&self) -> &Arc<ResolvedKind> {
+        &self.kind
+    }
+}
+
+/// The runtime's Secret reference of a sensitive field: a key of a Secret for a value, the
+/// whole Secret for a map.
+fn secret_ref(field: &'static str, ty: &Ty) -> SecretRefField {
+    let _ = ty;
+    SecretRefField {
+        field,
+        required: false,
+    }
+}
+
+impl ManagedKind for FamilyKind {
+    type Parameters = Value;
+    type Observation = Value;
+
+    fn info(&self) -> &KindInfo {
+        &self.info
+    }
+    // Built on demand: only CRD generation asks, and holding hundreds of schemas would cost
+    // a running provider megabytes for nothing.
+    fn parameters_schema(&self) -> Value {
+        schema::parameters_schema(&self.kind)
+    }
+    fn observation_schema(&self) -> Value {
+        schema::observation_schema(&self.kind)
+    }
+}
+
+/// A client and the snapshots of its families' list calls.
+#[derive(Clone)]
+struct Cached {
+    client: JfrogClient,
+    snapshots: Arc<Mutex<HashMap<&'static str, Arc<Snapshot>>>>,
+}
+
+/// JfrogClients by ProviderConfig, shared by every Kind of a provider (one client, so one
+/// rate limiter and connection pool, per platform), with one snapshot per client and list
+/// call, and our write marks per list call (by key, for every platform: a key written on
+/// one platform costs the same key elsewhere one read, which is cheaper than telling
+/// platforms apart by URL spelling). Snapshots are off until a TTL is set
+/// ([`ClientCache::set_snapshot_ttl`], or the controllers' `--poll` through
+/// [`registrations`]).
+pub struct ClientCache {
+    provider: Provider,
+    metrics: ClientMetrics,
+    clients: Mutex<HashMap<String, Cached>>,
+    marks: Mutex<HashMap<&'static str, Arc<WriteMarks>>>,
+    settings: Arc<SnapshotSettings>,
+}
+
+impl std::fmt::Debug for ClientCache {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("ClientCache")
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+impl ClientCache {
+    /// An empty cache for `provider`'s clients.
+    pub fn new(provider: Provider) -> Self {
+        Self::with_metrics(provider, ClientMetrics::new())
+    }
+
+    /// An empty cache whose clients report into `metrics`.
+    pub fn with_metrics(provider: Provider, metrics: ClientMetrics) -> Self {
+        ClientCache {
+            provider,
+            metrics,
+            clients: Mutex::default(),
+            marks: Mutex::default(),
+            settings: Arc::default(),
+        }
+    }
+
+    /// The snapshot settings shared by every client of this cache.
+    pub fn snapshot_settings(&self) -> &Arc<SnapshotSettings> {
+        &self.settings
+    }
+
+    /// Set the snapshot TTL (the longest time between two list reads); `None` turns
+    /// observation by list off.
+    pub fn set_snapshot_ttl(&self, ttl: Option<Duration>) {
+        self.settings.set_ttl(ttl);
+    }
+
+    /// The client of a resolved config (built once per config and credentials).
+    pub fn client(&self, config: &ResolvedConfig) -> Result<JfrogClient, jfrog_client::Error> {
+        self.cached(config).map(|c| c.client)
+    }
+
+    /// The client of a resolved config and the snapshot of `kind`'s list call (none when the
+    /// Kind has no list call).
+    pub fn client_and_snapshot(
+        &self,
+        config: &ResolvedConfig,
+        kind: &ResolvedKind,
+    ) -> Result<(JfrogClient, Option<Arc<Snapshot>>), jfrog_client::Error> {
+        let cached = self.cached(config)?;
+        let rest = kind.decl.rest;
+        let Some(list) = rest.list() else {
+            return Ok((cached.client, None));
+        };
+        let marks = lock(&self.marks).entry(list.path).or_default().clone();
+        let snapshot = lock(&cached.snapshots)
+            .entry(list.path)
+            .or_insert_with(|| {
+                Arc::new(Snapshot::new(
+                    self.settings.clone(),
+                    marks,
+                    *list,
+                    rest.case_insensitive(),
+                ))
+            })
+            .clone();
+        Ok((cached.client, Some(snapshot)))
+    }
+
+    fn cached(&self, config: &ResolvedConfig) -> Result<Cached, jfrog_client::Error> {
+        // The cache key carries a digest of the credentials so a rotated token gets a new
+        // client; the digest is never logged.
+        let mut h = Sha256::new();
+        h.update(config.url.as_bytes());
+        h.update(b"\0");
+        h.update(config.config_kind.as_bytes());
+        h.update(config.config_namespace.as_deref().unwrap_or("").as_bytes());
+        h.update(config.config_name.as_bytes());
+        match &config.credentials {
+            Credentials::Token(t) => {
+                h.update(b"\0token\0");
+                h.update(t.expose_secret().as_bytes());
+            }
+            Credentials::Basic { username, password } => {
+                h.update(b"\0basic\0");
+                h.update(username.as_bytes());
+                h.update(b"\0");
+                h.update(password.expose_secret().as_bytes());
+            }
+            Credentials::None => h.update(b"\0none"),
+        }
+        h.update(config.ca_bundle.as_deref().unwrap_or("").as_bytes());
+        let key: String = h.finalize().iter().map(|b| format!("{b:02x}")).collect();
+        let mut map = lock(&self.clients);
+        if let Some(c) = map.get(&key) {
+            return Ok(c.clone());
+        }
+        let cached = Cached {
+            client: self.provider.client_for(config, &self.metrics)?,
+            snapshots: Arc::default(),
+        };
+        map.insert(key, cached.clone());
+        Ok(cached)
+    }
+}
+
+/// Every Kind of `decls`, composed once (the caller keeps them for the life of the
+/// process: their `KindInfo` strings are `'static`). Panics only if a declaration does not
+/// compose, which each family's tests rule out.
+pub fn compose(decls: &[KindDecl]) -> Vec<Arc<FamilyKind>> {
+    decls
+        .iter()
+        .map(|d| Arc::new(FamilyKind::new(d).expect("declarations compose (tested)")))
+        .collect()
+}
+
+/// The runtime registrations of `kinds`, sharing one client cache; each hands its
+/// controller's `--poll` to the cache when it starts, which turns observation by list on
+/// with that TTL.
+pub fn registrations(
+    kinds: &[Arc<FamilyKind>],
+    cache: Arc<ClientCache>,
+) -> Vec<Arc<dyn KindRegistration>> {
+    kinds
+        .iter()
+        .map(|k| {
+            let connector = FamilyConnector::new(k, cache.clone());
+            let inner = register_shared(k.clone(), Arc::new(connector));
+            Arc::new(PollAwareRegistration::new(
+                inner,
+                cache.snapshot_settings().clone(),
+            )) as Arc<dyn KindRegistration>
+        })
+        .collect()
+}
+
+/// The connector of one Kind.
+#[derive(Debug, Clone)]
+pub struct FamilyConnector {
+    kind: Arc<ResolvedKind>,
+    cache: Arc<ClientCache>,
+}
+
+impl FamilyConnector {
+    /// A connector for `kind` using the shared client cache.
+    pub fn new(kind: &FamilyKind, cache: Arc<ClientCache>) -> Self {
+        FamilyConnector {
+            kind: kind.resolved().clone(),
+            cache,
+        }
+    }
+}
+
+#[async_trait]
+impl Connector<FamilyKind> for FamilyConnector {
+    async fn connect(
+        &self,
+        config: &ResolvedConfig,
+        _mr: &Managed<FamilyKind>,
+    ) -> Result<Box<dyn ExternalClient<FamilyKind>>, ExternalError> {
+        let (client, snapshot) = self
+            .cache
+            .client_and_snapshot(config, &self.kind)
+            .map_err(ExternalError::new)?;
+        let mut c = FamilyClient::new(client, self.kind.clone());
+        c.snapshot = snapshot;
+        Ok(Box::new(c))
+    }
+}
+
+/// The external client of one MR.
+#[derive(Debug, Clone)]
+pub struct FamilyClient {
+    client: JfrogClient,
+    kind: Arc<ResolvedKind>,
+    snapshot: Option<Arc<Snapshot>>,
+}
+
+/// Hashes recorded for an MR: those in `atProvider` (written by Update, carried over by
+/// Observe; present even when empty) take precedence over those Create put in the
+/// annotation.
+fn recorded_hashes(mr: &Managed<FamilyKind>) -> BTreeMap<String, String> {
+    if let Some(Value::Object(m)) = mr.at_provider.get(HASHES_FIELD) {
+        return m
+            .iter()
+            .filter_map(|(k, v)| v.as_str().map(|s| (k.clone(), s.to_string())))
+            .collect();
+    }
+    mr.annotations
+        .get(HASHES_ANNOTATION)
+        .and_then(|s| serde_json::from_str(s).ok())
+        .unwrap_or_default()
+}
+
+/// Whether the hashes come from `atProvider` (so they must be carried over even if empty).
+fn hashes_in_status(mr: &Managed<FamilyKind>) -> bool {
+    matches!(mr.at_provider.get(HASHES_FIELD), Some(Value::Object(_)))
+}
+
+impl FamilyClient {
+    /// A client for one MR of `kind`.
+    pub fn new(client: JfrogClient, kind: Arc<ResolvedKind>) -> Self {
+        FamilyClient {
+            client,
+            kind,
+            snapshot: None,
+        }
+    }
+
+    /// Observe from `snapshot` where it can answer, and mark this client's writes in it.
+    pub fn with_snapshot(mut self, snapshot: Arc<Snapshot>) -> Self {
+        self.snapshot = Some(snapshot);
+        self
+    }
+
+    fn hook_ctx<'a>(&'a self, key: &'a str) -> HookCtx<'a> {
+        HookCtx {
+            client: &self.client,
+            kind: &self.kind,
+            key,
+            snapshot: self.snapshot.as_ref(),
+        }
+    }
+
+    /// Mark a write to `key` (until the guard is dropped) so no older read is used for it.
+    fn begin_write(&self, key: &str) -> Option<WriteGuard> {
+        self.snapshot.as_ref().map(|s| s.begin_write(key))
+    }
+
+    /// The object under `key` (`None`: it does not exist), from the snapshot when it can
+    /// answer for the MR's poll interval, else by a read (whose result then replaces the
+    /// snapshot's entry).
+    async fn read(
+        &self,
+        key: &str,
+        mr: &Managed<FamilyKind>,
+    ) -> Result<Option<Arc<Value>>, ExternalError> {
+        let snapshot = self
+            .snapshot
+            .as_ref()
+            .and_then(|s| s.max_age(&mr.annotations).map(|age| (s, age)));
+        if let Some((s, max_age)) = snapshot {
+            match s.lookup(&self.client, key, max_age).await {
+                Lookup::Found(v) => return Ok(Some(v)),
+                Lookup::Absent => return Ok(None),
+                Lookup::Unknown => {}
+            }
+        }
+        let sent = Instant::now();
+        let result = match self.kind.decl.rest.read(&self.client, key).await {
+            Ok(b) => Some(Arc::new(b)),
+            Err(e) if e.is_not_found() => None,
+            Err(e) => return Err(ExternalError::new(e)),
+        };
+        if let Some((s, _)) = snapshot {
+            s.record_read(key, result.as_deref(), sent);
+        }
+        Ok(result)
+    }
+
+    /// The JFrog identifier of an MR under the Kind's strategy; empty when not known yet
+    /// (a server-assigned identifier before create).
+    pub fn key(&self, mr: &Managed<FamilyKind>, params: &Value) -> String {
+        let field = |f: &str| match user_value(params, f) {
+            Some(Value::String(s)) => s.clone(),
+            Some(v) => v.to_string(),
+            None => String::new(),
+        };
+        match self.kind.decl.id {
+            Id::Name => {
+                if mr.external_name.is_empty() {
+                    mr.name.clone()
+                } else {
+                    mr.external_name.clone()
+                }
+            }
+            Id::SpecField(f) => field(f),
+            Id::Composite(fields, sep) => {
+                let parts: Vec<String> = fields.iter().map(|f| field(f)).collect();
+                if parts.iter().any(String::is_empty) {
+                    String::new()
+                } else {
+                    parts.join(sep)
+                }
+            }
+            Id::ServerAssigned => mr.external_name.clone(),
+            Id::Singleton(s) => s.to_string(),
+        }
+    }
+
+    fn context(&self, key: &str) -> DiffContext {
+        self.kind.decl.hooks.diff_context(&self.client, key)
+    }
+
+    /// Wire members of write-only fields the user gives only in initProvider.
+    fn init_only_wires(&self, init_only: &[String]) -> Vec<&'static str> {
+        self.kind
+            .params()
+            .filter(|f| (f.write_only || f.sensitive) && init_only.iter().any(|s| s == f.crd))
+            .filter_map(|f| f.wire)
+            .collect()
+    }
+
+    fn wo_version(params: &Value) -> Option<String> {
+        user_value(params, "passwordWoVersion").map(|v| match v {
+            Value::String(s) => s.clone(),
+            other => other.to_string(),
+        })
+    }
+
+    /// The request body for `mode`.
+    fn body(
+        &self,
+        key: &str,
+        params: &Value,
+        secrets: &wire::Secrets,
+        mode: Mode,
+        skip: &[String],
+        observed: Option<&Value>,
+    ) -> Result<Map<String, Value>, ExternalError> {
+        let mut body = wire::to_wire(&self.kind, key, params, secrets, mode, skip, observed)
+            .map_err(ExternalError::new)?;
+        self.kind
+            .decl
+            .hooks
+            .finish_body(&self.kind, mode, &mut body);
+        Ok(body)
+    }
+
+    /// The desired body for an update and its write-only hashes.
+    fn update_body(
+        &self,
+        mr: &Managed<FamilyKind>,
+        key: &str,
+    ) -> Result<(Map<String, Value>, Hashes), ExternalError> {
+        let observed = match &mr.at_provider {
+            Value::Object(_) => Some(&mr.at_provider),
+            _ => None,
+        };
+        let mut body = self.body(
+            key,
+            &mr.for_provider,
+            &mr.secrets,
+            Mode::Update,
+            &mr.init_only_fields,
+            observed,
+        )?;
+        let hashes = diff::write_only_hashes(
+            &self.kind,
+            &body,
+            &mr.uid,
+            Self::wo_version(&mr.for_provider).as_deref(),
+        );
+        // Clear write-only values that were sent before and are no longer wanted.
+        let skip = self.init_only_wires(&mr.init_only_fields);
+        for w in recorded_hashes(mr).keys() {
+            if !hashes.contains_key(w) && !skip.contains(&w.as_str()) {
+                let Some(f) = self.kind.params().find(|f| f.wire == Some(w.as_str())) else {
+                    // A nested write-only value (a handler's secret) goes with its element.
+                    continue;
+                };
+                body.insert(w.clone(), empty_of(&f.ty).unwrap_or(Value::Null));
+            }
+        }
+        Ok((body, hashes))
+    }
+
+    /// The family's rule for the identifier, before any request.
+    fn check_key(&self, key: &str) -> Result<(), ExternalError> {
+        self.kind.decl.hooks.check_key(key).map_err(|rule| {
+            ExternalError::msg(format!(
+                "invalid {} identifier {key:?}: {rule}",
+                self.kind.decl.kind
+            ))
+        })
+    }
+
+    /// The declared cross-field rules and the family's parameter rules, before any write.
+    fn check_params(&self, params: &Value) -> Result<(), ExternalError> {
+        let bad = |rule: String| ExternalError::msg(format!("invalid spec.forProvider: {rule}"));
+        for f in self.kind.params() {
+            if let Some(gate) = f.requires
+                && user_value(params, f.crd).is_some_and(|v| !diff::is_empty(Some(v)))
+                && !wire::desired_bool(&self.kind, params, gate)
+            {
+                return Err(bad(format!(
+                    "{} can only be set when {gate} is true (JFrog ignores it otherwise)",
+                    f.crd
+                )));
+            }
+        }
+        self.kind
+            .decl
+            .hooks
+            .check_params(&self.kind, params)
+            .map_err(bad)
+    }
+
+    /// Whether the observed object is of this Kind (its identity members match).
+    fn check_identity(&self, key: &str, body: &Value) -> Result<(), ExternalError> {
+        for (wire, want) in self.kind.decl.identity {
+            let got = get_path(body, wire).and_then(Value::as_str).unwrap_or("");
+            if !got.eq_ignore_ascii_case(want) {
+                let have: Vec<String> = self
+                    .kind
+                    .decl
+                    .identity
+                    .iter()
+                    .map(|(w, _)| {
+                        format!(
+                            "{w}={}",
+                            get_path(body, w).and_then(Value::as_str).unwrap_or("")
+                        )
+                    })
+                    .collect();
+                let wanted: Vec<String> = self
+                    .kind
+                    .decl
+                    .identity
+                    .iter()
+                    .map(|(w, v)| format!("{w}={v}"))
+                    .collect();
+                return Err(ExternalError::msg(format!(
+                    "{key} exists in JFrog as another kind of object ({}), not a {} ({})",
+                    have.join(", "),
+                    self.kind.decl.kind,
+                    wanted.join(", ")
+                )));
+            }
+        }
+        Ok(())
+    }
+}
+
+#[async_trait]
+impl ExternalClient<FamilyKind> for FamilyClient {
+    async fn observe(
+        &self,
+        mr: &mut Managed<FamilyKind>,
+    ) -> Result<ExternalObservation, ExternalError> {
+        if mr.external_name.is_empty() && matches!(self.kind.decl.id, Id::Name | Id::ServerAssigned)
+        {
+            return Ok(ExternalObservation::default());
+        }
+        let key = self.key(mr, &mr.for_provider.clone());
+        if key.is_empty() {
+            return Ok(ExternalObservation::default());
+        }
+        let Some(body) = self.read(&key, mr).await? else {
+            return Ok(ExternalObservation::default());
+        };
+        self.check_identity(&key, &body)?;
+        let observed = wire::from_wire(&self.kind, &body);
+        let recorded = recorded_hashes(mr);
+        let mut at = observed.clone();
+        at.insert("id".into(), Value::String(key.clone()));
+        if !recorded.is_empty() || hashes_in_status(mr) {
+            at.insert(
+                HASHES_FIELD.into(),
+                serde_json::to_value(&recorded).unwrap_or_default(),
+            );
+        }
+        mr.at_provider = Value::Object(at);
+        let mut obs = ExternalObservation {
+            resource_exists: true,
+            resource_up_to_date: true,
+            ..Default::default()
+        };
+        // Observe-only MRs are never updated, and an MR being deleted needs no diff (nor its
+        // secrets, which may already be gone).
+        if mr.observe_only || mr.deleting {
+            return Ok(obs);
+        }
+        if mr.late_initialize {
+            let init_only = mr.init_only_fields.clone();
+            obs.resource_late_initialized =
+                diff::late_initialize(&self.kind, &mut mr.for_provider, &init_only, &observed);
+        }
+        let ctx = self.context(&key);
+        let mut changed: Vec<String> = diff::diff(
+            &self.kind,
+            &mr.for_provider,
+            &mr.init_only_fields,
+            &observed,
+            &ctx,
+        )
+        .into_iter()
+        .map(str::to_string)
+        .collect();
+        let (_, desired_hashes) = self.update_body(mr, &key)?;
+        let skip = self.init_only_wires(&mr.init_only_fields);
+        let wires: std::collections::BTreeSet<&String> =
+            desired_hashes.keys().chain(recorded.keys()).collect();
+        for w in wires {
+            if skip.contains(&w.as_str()) {
+                continue;
+            }
+            if desired_hashes.get(w) != recorded.get(w) {
+                changed.push(format!("{w} (write-only)"));
+            }
+        }
+        if !changed.is_empty() {
+            obs.resource_up_to_date = false;
+            obs.diff = format!("fields differ: {}", changed.join(", "));
+        }
+        Ok(obs)
+    }
+
+    async fn create(
+        &self,
+        mr: &mut Managed<FamilyKind>,
+    ) -> Result<ExternalCreation, ExternalError> {
+        let key = self.key(mr, &mr.create_parameters.clone());
+        if key.is_empty() && self.kind.decl.id != Id::ServerAssigned {
+            return Err(ExternalError::msg(format!(
+                "cannot create: the identifier of this {} is not set in spec.forProvider",
+                self.kind.decl.kind
+            )));
+        }
+        if self.kind.decl.id != Id::ServerAssigned {
+            self.check_key(&key)?;
+        }
+        self.check_params(&mr.create_parameters)?;
+        let _write = self.begin_write(&key);
+        let body = self.body(
+            &key,
+            &mr.create_parameters,
+            &mr.secrets,
+            Mode::Create,
+            &[],
+            None,
+        )?;
+        let answer = self
+            .kind
+            .decl
+            .rest
+            .create(&self.client, &key, &body)
+            .await
+            .map_err(ExternalError::new)?;
+        let key = match self.kind.decl.id {
+            Id::ServerAssigned => self
+                .kind
+                .decl
+                .hooks
+                .created_id(&self.kind, &answer)
+                .ok_or_else(|| ExternalError::msg("the create answer carries no identifier"))?,
+            _ => key,
+        };
+        if mr.external_name != key {
+            mr.external_name = key.clone();
+        }
+        self.kind.decl.hooks.after_create(self.hook_ctx(&key)).await;
+        let hashes = diff::write_only_hashes(
+            &self.kind,
+            &body,
+            &mr.uid,
+            Self::wo_version(&mr.create_parameters).as_deref(),
+        );
+        if hashes.is_empty() {
+            mr.annotations.remove(HASHES_ANNOTATION);
+        } else {
+            mr.annotations.insert(
+                HASHES_ANNOTATION.into(),
+                serde_json::to_string(&hashes).unwrap_or_default(),
+            );
+        }
+        Ok(ExternalCreation::default())
+    }
+
+    async fn update(&self, mr: &mut Managed<FamilyKind>) -> Result<ExternalUpdate, ExternalError> {
+        let key = self.key(mr, &mr.for_provider.clone());
+        self.check_params(&mr.for_provider)?;
+        let _write = self.begin_write(&key);
+        // Immutable fields are guarded at admission; a value that differs here was set
+        // outside Kubernetes or before the rule existed.
+        for f in self.kind.params().filter(|f| f.immutable) {
+            if let (Some(d), Some(o)) = (
+                user_value(&mr.for_provider, f.crd),
+                mr.at_provider.get(f.crd),
+            ) && !o.is_null()
+                && d != o
+            {
+                return Err(ExternalError::msg(format!(
+                    "{} is immutable: JFrog has {o}, the spec asks for {d}",
+                    f.crd
+                )));
+            }
+        }
+        let (body, hashes) = self.update_body(mr, &key)?;
+        self.kind
+            .decl
+            .rest
+            .update(&self.client, &key, &body)
+            .await
+            .map_err(ExternalError::new)?;
+        self.kind
+            .decl
+            .hooks
+            .after_update(self.hook_ctx(&key), mr)
+            .await?;
+        // Keep the hashes of init-only write-only values recorded at create.
+        let mut all = recorded_hashes(mr);
+        let skip = self.init_only_wires(&mr.init_only_fields);
+        all.retain(|k, _| skip.contains(&k.as_str()));
+        all.extend(hashes);
+        // An empty map is kept: it overrides the hashes Create recorded in the annotation.
+        let hashes = serde_json::to_value(&all).unwrap_or_default();
+        if let Value::Object(at) = &mut mr.at_provider {
+            at.insert(HASHES_FIELD.into(), hashes);
+        } else {
+            let mut at = Map::new();
+            at.insert(HASHES_FIELD.into(), hashes);
+            mr.at_provider = Value::Object(at);
+        }
+        Ok(ExternalUpdate::default())
+    }
+
+    async fn delete(&self, mr: &mut Managed<FamilyKind>) -> Result<ExternalDelete, ExternalError> {
+        let key = self.key(mr, &mr.for_provider.clone());
+        if key.is_empty() {
+            return Ok(ExternalDelete::default());
+        }
+        let _write = self.begin_write(&key);
+        self.kind
+            .decl
+            .hooks
+            .before_delete(self.hook_ctx(&key), mr)
+            .await;
+        match self.kind.decl.rest.delete(&self.client, &key).await {
+            Ok(()) => Ok(ExternalDelete::default()),
+            Err(e) if e.is_not_found() => Ok(ExternalDelete::default()),
+            Err(e) => Err(ExternalError::new(e)),
+        }
+    }
+}

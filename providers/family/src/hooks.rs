@@ -1,0 +1,100 @@
+//! What a family owns beyond the generic adapter: post-write calls, identity and key checks,
+//! delete side effects, body adjustments. Every hook has a default that does nothing, so a
+//! family with none declares [`NoHooks`].
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use jfrog_client::JfrogClient;
+use provider_runtime::managed::external::{ExternalError, Managed};
+use serde_json::{Map, Value};
+
+use crate::adapter::FamilyKind;
+use crate::decl::{KindDecl, ResolvedKind};
+use crate::diff::DiffContext;
+use crate::snapshot::{Snapshot, WriteGuard};
+use crate::wire::Mode;
+
+/// What a hook may use: the client, the Kind, the identifier, and the write marks of the
+/// family's snapshot (so a side write to another object of the family is not mistaken for
+/// the state an older read saw).
+#[derive(Debug, Clone, Copy)]
+pub struct HookCtx<'a> {
+    /// The JFrog client of the MR's ProviderConfig.
+    pub client: &'a JfrogClient,
+    /// The Kind.
+    pub kind: &'a ResolvedKind,
+    /// The identifier.
+    pub key: &'a str,
+    pub(crate) snapshot: Option<&'a Arc<Snapshot>>,
+}
+
+impl HookCtx<'_> {
+    /// Mark another object of the family as written by us until the guard is dropped.
+    pub fn begin_write(&self, key: &str) -> Option<WriteGuard> {
+        self.snapshot.map(|s| s.begin_write(key))
+    }
+}
+
+/// A family's own behaviour.
+#[async_trait]
+pub trait Hooks: Send + Sync + std::fmt::Debug {
+    /// The CRD description of a Kind.
+    fn description(&self, decl: &KindDecl) -> String {
+        decl.description.to_string()
+    }
+
+    /// The description of `atProvider.id`.
+    fn id_description(&self) -> &'static str {
+        "The JFrog identifier."
+    }
+
+    /// Check an identifier before any request; the error names the rule broken.
+    fn check_key(&self, _key: &str) -> Result<(), String> {
+        Ok(())
+    }
+
+    /// Check `forProvider` before any write, for rules the CRD schema cannot express; the
+    /// error names the field and the rule.
+    fn check_params(&self, _kind: &ResolvedKind, _params: &Value) -> Result<(), String> {
+        Ok(())
+    }
+
+    /// Adjust a request body the generic mapping built.
+    fn finish_body(&self, _kind: &ResolvedKind, _mode: Mode, _body: &mut Map<String, Value>) {}
+
+    /// The comparison context of one object.
+    fn diff_context(&self, _client: &JfrogClient, key: &str) -> DiffContext {
+        DiffContext {
+            key: key.to_string(),
+            ..DiffContext::default()
+        }
+    }
+
+    /// After a successful create. Failures here are the family's to report (the object
+    /// exists, so the create succeeded).
+    async fn after_create(&self, _ctx: HookCtx<'_>) {}
+
+    /// After a successful update; an error fails the update.
+    async fn after_update(
+        &self,
+        _ctx: HookCtx<'_>,
+        _mr: &Managed<FamilyKind>,
+    ) -> Result<(), ExternalError> {
+        Ok(())
+    }
+
+    /// Before the delete call (side effects such as deleting federation members).
+    async fn before_delete(&self, _ctx: HookCtx<'_>, _mr: &Managed<FamilyKind>) {}
+
+    /// The identifier JFrog assigned, from a create's answer (server-assigned Kinds).
+    fn created_id(&self, _kind: &ResolvedKind, _answer: &Value) -> Option<String> {
+        None
+    }
+}
+
+/// A family without hooks.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct NoHooks;
+
+impl Hooks for NoHooks {}

@@ -1,0 +1,50 @@
+//! The Kind-family layer, shared by the four providers: a Kind is declared as data and one
+//! generic adapter serves every declared Kind.
+//!
+//! - [`decl`]: the declaration vocabulary: fields (CRD name, wire path, type, default,
+//!   required, sensitive, immutable, server-defaulted, admission rules), identifier strategy
+//!   ([`decl::Id`], all five), identity and fixed body members.
+//! - [`rest`]: the REST binding ([`rest::Paths`] as data, or a family's own [`rest::Rest`]).
+//! - [`hooks`]: what a family truly owns (post-write calls, key and parameter rules, delete
+//!   side effects, body adjustments).
+//! - [`schema`], [`wire`], [`diff`]: the `forProvider`/`atProvider` schemas, `forProvider` ⇄
+//!   JSON, up-to-date comparison, late initialisation and write-only hashes, generic over the
+//!   declared fields.
+//! - [`snapshot`]: observation by list, for any family with a list call.
+//! - [`adapter`]: the `ManagedKind`, `Connector` and `ExternalClient` of every declared Kind,
+//!   and the client cache a provider's Kinds share.
+//! - [`examples`]: example manifests generated from the declarations.
+//!
+//! # Field semantics
+//!
+//! Each field is one of: set by the user (sent and compared); unset with a provider default
+//! (the default is sent and compared, so removing a field resets it in JFrog, as Terraform
+//! does); unset without a default (sent empty on update, compared against empty); unset and
+//! server-defaulted (`late_init`: not sent, not compared, late-initialised from JFrog);
+//! unset and unmanaged (`ignore_unset`); a constant (always sent, never a parameter).
+//! Adopting an existing object therefore resets fields the manifest leaves unset to the
+//! provider defaults; copy `atProvider` into the manifest to keep them (or observe first
+//! with `managementPolicies: ["Observe"]`).
+//!
+//! # Deviations
+//!
+//! - Secret values inside list elements (`customHttpHeaders[].valueSecretRef`,
+//!   `handler[].secretSecretRef`) are declared to the runtime for the first five elements.
+//! - Write-only values are compared by a salted SHA-256 hash (salt: MR UID) stored in an
+//!   annotation after Create and in `atProvider.appliedWriteOnlyHashes` after Update; a hash
+//!   of a weak password can be brute-forced by someone who can read the MR.
+
+pub mod adapter;
+pub mod decl;
+pub mod diff;
+pub mod examples;
+pub mod hooks;
+pub mod rest;
+pub mod schema;
+pub mod snapshot;
+pub mod wire;
+
+pub use adapter::{ClientCache, FamilyClient, FamilyConnector, FamilyKind, compose, registrations};
+pub use decl::{Dv, Field, Id, KindDecl, MapWire, Norm, ResolvedKind, Rule, Ty};
+pub use hooks::{HookCtx, Hooks, NoHooks};
+pub use rest::{Call, ListCall, ListShape, Paths, Rest, Verb};

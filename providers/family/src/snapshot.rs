@@ -1,0 +1,812 @@
+//! Observation by list: one shared snapshot of every object of a family per JFrog client
+//! (ProviderConfig and credentials) and list call, so that N MRs of a family observed in
+//! one poll interval cost one list request (`GET /artifactory/api/repositories/configurations`,
+//! `GET /event/api/v1/subscriptions`, ...) instead of N reads by key. The examples below
+//! speak of repositories, the first family; every family with a list call gets the same
+//! rules.
+//!
+//! # Rules (correctness first)
+//!
+//! - The snapshot is refreshed at most once per TTL (the provider's `--poll`, given to the
+//!   cache by the registrations when their controllers start), by whichever observe first
+//!   finds it older than the TTL; concurrent observes wait for that one fetch
+//!   (single-flight) instead of fetching themselves.
+//! - A configuration is used only when it is no older than the MR's own poll interval (its
+//!   `crossplane.io/poll-interval` annotation, raised to `--min-poll-interval`, capped by the
+//!   TTL). Older means a direct `GET`.
+//! - A key the snapshot lacks is reported missing without a `GET` only when the snapshot is
+//!   fresh for the MR (no older than its poll interval) and nothing since says otherwise: no
+//!   write of ours to the key since the fetch, and no `GET` that found the key while a
+//!   snapshot lacked it (such keys, e.g. repositories the token's bulk answer does not show,
+//!   are always read by `GET` until a snapshot shows them). This saves a `GET` per new MR.
+//!   It cannot make a duplicate: Artifactory refuses to create a key that exists ("Case
+//!   insensitive repository key already exists"); should a repository have been created
+//!   elsewhere between the fetch and the create, that create fails, its write mark sends
+//!   the next observe to `GET`, and the MR adopts the repository.
+//! - Our own writes invalidate: create, update and delete mark the key (shared by every
+//!   client of the cache, so a rotated credential's new client sees the marks of the old
+//!   one) while the write is in flight and with its end time afterwards. A key written
+//!   after the snapshot was fetched (or being written) is read by `GET`; that read replaces
+//!   the key's entry, so later observes use it again. A read (snapshot or `GET`) counts from the instant its request
+//!   was sent, so a write ending after that instant always wins.
+//! - A failed refresh falls back to `GET` and is retried after `min(TTL, 30 s)`. A platform
+//!   without the endpoint (404) or a token without the admin right it needs (403) is probed
+//!   again after an hour; meanwhile every observe uses `GET`.
+//!
+//! Staleness bound: a configuration is never older than the poll interval when it is used,
+//! so a change made in JFrog at time t is seen by every observe after t + poll (in practice
+//! by the MR's first or second poll after the change; one `GET` per poll sees it at the
+//! first).
+//!
+//! Memory: one compact JSON text per repository, keyed by the lower-cased key (Artifactory
+//! keys are case-insensitive). The answer is decoded one configuration at a time, so no
+//! parsed copy of the whole answer is held; each observe parses its own configuration
+//! (microseconds) into the `Value` the adapter compares. Plus one small write mark per key
+//! this process wrote (kept for the life of the process: marks are shared by every client,
+//! so none can tell when a mark stopped mattering to all of them).
+//!
+//! # Deviations
+//!
+//! - Platforms without `GET /api/repositories/configurations` are observed by one `GET`
+//!   per MR, not through the per-class list: the list carries no configuration, and
+//!   `jfrog-client`'s fallback (the list plus one `GET` per repository on the platform,
+//!   managed or not) costs more than one `GET` per MR. The endpoint is therefore called
+//!   directly rather than through `Repositories::list_configurations`.
+//! - The endpoint has no paging: one answer holds every configuration.
+//! - The snapshot is used whenever it is enabled, even for a single MR on a platform with
+//!   many repositories (one large answer instead of one small one per poll).
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::{Duration, Instant};
+
+use jfrog_client::{Idempotency, JfrogClient};
+use provider_runtime::managed::kind::{KindInfo, Scope};
+use provider_runtime::managed::meta;
+use provider_runtime::managed::registration::{ControllerContext, KindRegistration};
+use serde::Deserialize;
+use serde_json::Value;
+
+use crate::rest::{ListCall, ListShape};
+/// The longest wait before a failed refresh is tried again.
+const FAILURE_RETRY: Duration = Duration::from_secs(30);
+/// How long a platform that lacks the endpoint (or refuses it) is not asked again.
+const UNSUPPORTED_RETRY: Duration = Duration::from_secs(3600);
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// The snapshot settings shared by every client of a [`super::ClientCache`].
+#[derive(Debug)]
+pub struct SnapshotSettings {
+    inner: Mutex<Settings>,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Settings {
+    ttl: Option<Duration>,
+    min_poll: Duration,
+}
+
+impl Default for SnapshotSettings {
+    fn default() -> Self {
+        SnapshotSettings {
+            inner: Mutex::new(Settings {
+                ttl: None,
+                min_poll: provider_runtime::managed::registration::DEFAULT_MIN_POLL_INTERVAL,
+            }),
+        }
+    }
+}
+
+impl SnapshotSettings {
+    /// The TTL; `None` disables the snapshot (every observe is a `GET`).
+    pub fn ttl(&self) -> Option<Duration> {
+        lock(&self.inner).ttl
+    }
+
+    /// Set the TTL (`None` disables the snapshot).
+    pub fn set_ttl(&self, ttl: Option<Duration>) {
+        lock(&self.inner).ttl = ttl.filter(|t| !t.is_zero());
+    }
+
+    /// Use the provider's `--poll` as TTL and its `--min-poll-interval` as the floor of the
+    /// per-MR poll-interval annotation.
+    pub fn use_poll(&self, poll: Duration, min_poll: Duration) {
+        let mut s = lock(&self.inner);
+        s.ttl = Some(poll).filter(|t| !t.is_zero());
+        s.min_poll = min_poll;
+    }
+
+    /// How old an answer may be for an MR with these annotations; `None` when disabled.
+    pub fn max_age(&self, annotations: &BTreeMap<String, String>) -> Option<Duration> {
+        let s = *lock(&self.inner);
+        let ttl = s.ttl?;
+        Some(meta::effective_poll(annotations, ttl, s.min_poll).min(ttl))
+    }
+}
+
+/// Our own writes to the objects of one family (by key, lower-cased where keys are
+/// case-insensitive).
+#[derive(Debug, Default)]
+pub struct WriteMarks {
+    marks: Mutex<HashMap<String, Mark>>,
+}
+
+#[derive(Debug, Default, Clone, Copy)]
+struct Mark {
+    in_flight: u32,
+    last_end: Option<Instant>,
+}
+
+impl WriteMarks {
+    /// Mark `key` as being written until the guard is dropped (also when the write's future
+    /// is cancelled, since a cancelled write may have committed).
+    pub fn begin(self: &Arc<Self>, key: &str) -> WriteGuard {
+        let key = key.to_string();
+        lock(&self.marks).entry(key.clone()).or_default().in_flight += 1;
+        WriteGuard {
+            marks: self.clone(),
+            key,
+        }
+    }
+
+    fn get(&self, key: &str) -> Mark {
+        lock(&self.marks).get(key).copied().unwrap_or_default()
+    }
+}
+
+/// Ends a write mark when dropped.
+#[derive(Debug)]
+pub struct WriteGuard {
+    marks: Arc<WriteMarks>,
+    key: String,
+}
+
+impl Drop for WriteGuard {
+    fn drop(&mut self) {
+        let mut marks = lock(&self.marks.marks);
+        let m = marks.entry(std::mem::take(&mut self.key)).or_default();
+        m.in_flight = m.in_flight.saturating_sub(1);
+        m.last_end = Some(Instant::now());
+    }
+}
+
+#[derive(Debug)]
+struct Entry {
+    /// The configuration as compact JSON text (a parsed `Value` costs several times its
+    /// text); `None`: a `GET` answered not found after the snapshot was fetched (a
+    /// tombstone, so that no older read brings the key back).
+    json: Option<Arc<str>>,
+    /// The (lower-cased) name of the answer's group, for an object without the member
+    /// the group names (a repository without `rclass`).
+    group: Option<Arc<str>>,
+    /// When the request that read it was sent.
+    read_at: Instant,
+}
+
+/// One configuration of the bulk answer, kept as compact JSON text: the answer is decoded
+/// one configuration at a time, so no parsed copy of the whole answer is ever held.
+struct Compact {
+    /// As the object has it; empty when it has none.
+    key: String,
+    json: Box<str>,
+}
+
+/// Decodes a [`Compact`] taking its key from the named member.
+struct CompactSeed(&'static str);
+
+impl<'de> serde::de::DeserializeSeed<'de> for CompactSeed {
+    type Value = Compact;
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<Compact, D::Error> {
+        let v = Value::deserialize(d)?;
+        let key = v
+            .get(self.0)
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string();
+        let json = serde_json::to_string(&v).map_err(serde::de::Error::custom)?;
+        Ok(Compact {
+            key,
+            json: json.into_boxed_str(),
+        })
+    }
+}
+
+/// Decodes a JSON array of [`Compact`]s one element at a time.
+struct ArraySeed(&'static str);
+
+impl<'de> serde::de::DeserializeSeed<'de> for ArraySeed {
+    type Value = Vec<Compact>;
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<Vec<Compact>, D::Error> {
+        struct V(&'static str);
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = Vec<Compact>;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("an array of objects")
+            }
+            fn visit_unit<E>(self) -> Result<Vec<Compact>, E> {
+                Ok(Vec::new())
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                mut seq: A,
+            ) -> Result<Vec<Compact>, A::Error> {
+                let mut out = Vec::new();
+                while let Some(c) = seq.next_element_seed(CompactSeed(self.0))? {
+                    out.push(c);
+                }
+                Ok(out)
+            }
+        }
+        d.deserialize_any(V(self.0))
+    }
+}
+
+/// Decodes an object of arrays (the grouped answer), keeping each group's name.
+struct GroupsSeed(&'static str);
+
+impl<'de> serde::de::DeserializeSeed<'de> for GroupsSeed {
+    type Value = Vec<(String, Vec<Compact>)>;
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        struct V(&'static str);
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = Vec<(String, Vec<Compact>)>;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("an object of arrays")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> Result<Self::Value, A::Error> {
+                let mut out = Vec::new();
+                while let Some(group) = map.next_key::<String>()? {
+                    out.push((group, map.next_value_seed(ArraySeed(self.0))?));
+                }
+                Ok(out)
+            }
+        }
+        d.deserialize_map(V(self.0))
+    }
+}
+
+#[derive(Debug, Default)]
+struct State {
+    /// When the request of the current snapshot was sent.
+    fetched_at: Option<Instant>,
+    entries: HashMap<String, Entry>,
+    /// When the last refresh failed, and whether because the platform lacks (or refuses)
+    /// the endpoint.
+    failed: Option<(Instant, bool)>,
+    /// Keys a `GET` found while the snapshot lacked them: never reported missing from the
+    /// snapshot alone, until a snapshot shows them.
+    hidden: HashSet<String>,
+}
+
+/// What the snapshot says about a key.
+#[derive(Debug, Clone)]
+pub enum Lookup {
+    /// Its configuration, fresh enough.
+    Found(Arc<Value>),
+    /// It does not exist (the snapshot is fresh and nothing since says otherwise).
+    Absent,
+    /// The snapshot cannot tell: read it with `GET`.
+    Unknown,
+}
+
+/// The shared snapshot of one JFrog client and list call.
+pub struct Snapshot {
+    settings: Arc<SnapshotSettings>,
+    marks: Arc<WriteMarks>,
+    list: ListCall,
+    case_insensitive: bool,
+    state: Mutex<State>,
+    flight: tokio::sync::Mutex<()>,
+}
+
+impl std::fmt::Debug for Snapshot {
+    // Not the objects: thousands of them, with encrypted secret forms.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let st = lock(&self.state);
+        f.debug_struct("Snapshot")
+            .field("list", &self.list.path)
+            .field("objects", &st.entries.len())
+            .field("age", &st.fetched_at.map(|t| t.elapsed()))
+            .finish()
+    }
+}
+
+impl Snapshot {
+    /// An empty snapshot of what `list` answers, using these settings and the family's
+    /// write marks.
+    pub fn new(
+        settings: Arc<SnapshotSettings>,
+        marks: Arc<WriteMarks>,
+        list: ListCall,
+        case_insensitive: bool,
+    ) -> Self {
+        Snapshot {
+            settings,
+            marks,
+            list,
+            case_insensitive,
+            state: Mutex::default(),
+            flight: tokio::sync::Mutex::new(()),
+        }
+    }
+
+    /// How old an answer may be for an MR with these annotations; `None` when disabled.
+    pub fn max_age(&self, annotations: &BTreeMap<String, String>) -> Option<Duration> {
+        self.settings.max_age(annotations)
+    }
+
+    /// Mark `key` as written by us until the guard is dropped.
+    pub fn begin_write(&self, key: &str) -> WriteGuard {
+        self.marks.begin(&self.norm(key))
+    }
+
+    /// The key as the snapshot indexes it.
+    fn norm(&self, key: &str) -> String {
+        if self.case_insensitive {
+            key.to_ascii_lowercase()
+        } else {
+            key.to_string()
+        }
+    }
+
+    /// How many objects the current snapshot holds.
+    pub fn len(&self) -> usize {
+        lock(&self.state).entries.len()
+    }
+
+    /// The bytes of configuration text and keys held (a lower bound of the memory used).
+    pub fn stored_bytes(&self) -> usize {
+        lock(&self.state)
+            .entries
+            .iter()
+            .map(|(k, e)| k.len() + e.json.as_deref().map_or(0, str::len))
+            .sum()
+    }
+
+    /// Whether the snapshot holds no object.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// What the snapshot knows of `key` within `max_age` (refreshing it first when it is
+    /// older than the TTL): its configuration when one no older than `max_age` and newer
+    /// than our last write to it is at hand, [`Lookup::Absent`] under the rule of the module
+    /// docs, else [`Lookup::Unknown`]: read it with `GET` (and give the result to
+    /// [`Self::record_read`]).
+    pub async fn lookup(&self, client: &JfrogClient, key: &str, max_age: Duration) -> Lookup {
+        let key = self.norm(key);
+        let known = self.known(&key, max_age);
+        if !matches!(known, Lookup::Unknown) {
+            return known;
+        }
+        if self.needs_refresh(Instant::now()) {
+            self.refresh(client).await;
+            return self.known(&key, max_age);
+        }
+        Lookup::Unknown
+    }
+
+    /// Keep the result of a direct `GET` of `key` sent at `read_at` (`None`: not found), so
+    /// that the next observes of the key use it.
+    pub fn record_read(&self, key: &str, value: Option<&Value>, read_at: Instant) {
+        let key = self.norm(key);
+        let mark = self.marks.get(&key);
+        // A read that overlapped one of our writes may show either state.
+        if mark.in_flight > 0 || mark.last_end.is_some_and(|w| w >= read_at) {
+            return;
+        }
+        let mut st = lock(&self.state);
+        let newer = match st.entries.get(&key) {
+            Some(e) => e.read_at < read_at,
+            None => st.fetched_at.is_none_or(|f| f < read_at),
+        };
+        if newer {
+            let shown = st.entries.get(&key).is_some_and(|e| e.json.is_some());
+            if value.is_some() && !shown && st.fetched_at.is_some() {
+                st.hidden.insert(key.clone());
+            }
+            let json = value.map(|v| Arc::from(v.to_string()));
+            st.entries.insert(
+                key,
+                Entry {
+                    json,
+                    group: None,
+                    read_at,
+                },
+            );
+        }
+    }
+
+    fn known(&self, key: &str, max_age: Duration) -> Lookup {
+        let mark = self.marks.get(key);
+        if mark.in_flight > 0 {
+            return Lookup::Unknown;
+        }
+        let now = Instant::now();
+        let usable =
+            |at: Instant| mark.last_end.is_none_or(|w| at > w) && now.duration_since(at) <= max_age;
+        let (json, group) = {
+            let st = lock(&self.state);
+            match st.entries.get(key) {
+                Some(e) if usable(e.read_at) => match &e.json {
+                    Some(json) => (json.clone(), e.group.clone()),
+                    // A `GET` answered not found after our last write.
+                    None => return Lookup::Absent,
+                },
+                Some(_) => return Lookup::Unknown,
+                None => {
+                    let fresh = st.fetched_at.is_some_and(usable);
+                    return if fresh && !st.hidden.contains(key) {
+                        Lookup::Absent
+                    } else {
+                        Lookup::Unknown
+                    };
+                }
+            }
+        };
+        let Ok(mut v) = serde_json::from_str::<Value>(&json) else {
+            return Lookup::Unknown;
+        };
+        if let (ListShape::Grouped(member), Some(group), Some(obj)) =
+            (self.list.shape, group, v.as_object_mut())
+        {
+            obj.entry(member)
+                .or_insert_with(|| Value::String(group.to_string()));
+        }
+        Lookup::Found(Arc::new(v))
+    }
+
+    fn needs_refresh(&self, now: Instant) -> bool {
+        let Some(ttl) = self.settings.ttl() else {
+            return false;
+        };
+        let st = lock(&self.state);
+        if let Some((at, unsupported)) = st.failed {
+            let wait = if unsupported {
+                UNSUPPORTED_RETRY
+            } else {
+                ttl.min(FAILURE_RETRY)
+            };
+            if now.duration_since(at) < wait {
+                return false;
+            }
+        }
+        st.fetched_at.is_none_or(|f| now.duration_since(f) > ttl)
+    }
+
+    async fn refresh(&self, client: &JfrogClient) {
+        let _flight = self.flight.lock().await;
+        // Another observe refreshed (or failed to) while this one waited.
+        if !self.needs_refresh(Instant::now()) {
+            return;
+        }
+        let started = Instant::now();
+        let answer = client
+            .request(
+                self.list.service,
+                http::Method::GET,
+                self.list.path,
+                Idempotency::Idempotent,
+            )
+            .send()
+            .await;
+        let indexed = match answer {
+            Ok(r) => {
+                // Unchanged configurations keep the text the old snapshot holds: the old and
+                // the new snapshot share it instead of both being in memory at once.
+                let previous: HashMap<String, Arc<str>> = lock(&self.state)
+                    .entries
+                    .iter()
+                    .filter_map(|(k, e)| Some((k.clone(), e.json.clone()?)))
+                    .collect();
+                index_reusing(
+                    &self.list,
+                    self.case_insensitive,
+                    r.body(),
+                    started,
+                    &previous,
+                )
+                .ok_or("expected an object grouped by class or an array")
+            }
+            Err(e) if e.is_not_found() || matches!(e, jfrog_client::Error::Forbidden { .. }) => {
+                tracing::info!(list = self.list.path, error = %e, "list unavailable, observing by key for an hour");
+                lock(&self.state).failed = Some((Instant::now(), true));
+                return;
+            }
+            Err(e) => {
+                tracing::warn!(list = self.list.path, error = %e, "cannot read the list, observing by key");
+                lock(&self.state).failed = Some((Instant::now(), false));
+                return;
+            }
+        };
+        let mut entries = match indexed {
+            Ok(e) => e,
+            Err(msg) => {
+                tracing::warn!(
+                    list = self.list.path,
+                    error = msg,
+                    "cannot decode the list, observing by key"
+                );
+                lock(&self.state).failed = Some((Instant::now(), false));
+                return;
+            }
+        };
+        tracing::debug!(
+            list = self.list.path,
+            objects = entries.len(),
+            elapsed_ms = started.elapsed().as_millis() as u64,
+            "list read"
+        );
+        let mut st = lock(&self.state);
+        // Reads by key sent after this fetch began are newer than its answer.
+        for (k, e) in std::mem::take(&mut st.entries) {
+            if e.read_at > started {
+                entries.insert(k, e);
+            }
+        }
+        st.hidden.retain(|k| !entries.contains_key(k));
+        st.entries = entries;
+        st.fetched_at = Some(started);
+        st.failed = None;
+    }
+}
+
+/// The list answer (an array, or for [`ListShape::Grouped`] an object of arrays or an
+/// array) by key, each with the lower-cased name of its group. `None` for any other shape.
+#[cfg(test)]
+fn index(list: &ListCall, body: &[u8], read_at: Instant) -> Option<HashMap<String, Entry>> {
+    index_reusing(list, true, body, read_at, &HashMap::new())
+}
+
+/// [`index`], taking the text of an object from `previous` when it is the same.
+fn index_reusing(
+    list: &ListCall,
+    case_insensitive: bool,
+    body: &[u8],
+    read_at: Instant,
+    previous: &HashMap<String, Arc<str>>,
+) -> Option<HashMap<String, Entry>> {
+    use serde::de::DeserializeSeed;
+    let mut out = HashMap::new();
+    let mut push = |c: Compact, group: Option<Arc<str>>| {
+        if !c.key.is_empty() {
+            let key = if case_insensitive {
+                c.key.to_ascii_lowercase()
+            } else {
+                c.key
+            };
+            let json = match previous.get(&key) {
+                Some(old) if **old == *c.json => Some(old.clone()),
+                _ => Some(Arc::from(c.json)),
+            };
+            out.insert(
+                key,
+                Entry {
+                    json,
+                    group,
+                    read_at,
+                },
+            );
+        }
+    };
+    let grouped = match list.shape {
+        ListShape::Grouped(_) => GroupsSeed(list.key_member)
+            .deserialize(&mut serde_json::Deserializer::from_slice(body))
+            .ok(),
+        ListShape::Array => None,
+    };
+    if let Some(groups) = grouped {
+        for (group, objects) in groups {
+            let group: Arc<str> = Arc::from(group.to_ascii_lowercase());
+            objects
+                .into_iter()
+                .for_each(|c| push(c, Some(group.clone())));
+        }
+    } else {
+        let objects = ArraySeed(list.key_member)
+            .deserialize(&mut serde_json::Deserializer::from_slice(body))
+            .ok()?;
+        objects.into_iter().for_each(|c| push(c, None));
+    }
+    Some(out)
+}
+
+/// A registration that hands the controller's `--poll` and `--min-poll-interval` to the
+/// snapshot settings when its controller starts, then runs the wrapped registration.
+pub struct PollAwareRegistration {
+    inner: Arc<dyn KindRegistration>,
+    settings: Arc<SnapshotSettings>,
+}
+
+impl PollAwareRegistration {
+    /// Wrap `inner`; `settings` are those of the client cache its connector uses.
+    pub fn new(inner: Arc<dyn KindRegistration>, settings: Arc<SnapshotSettings>) -> Self {
+        PollAwareRegistration { inner, settings }
+    }
+}
+
+impl KindRegistration for PollAwareRegistration {
+    fn info(&self) -> &KindInfo {
+        self.inner.info()
+    }
+    fn parameters_schema(&self) -> Value {
+        self.inner.parameters_schema()
+    }
+    fn observation_schema(&self) -> Value {
+        self.inner.observation_schema()
+    }
+    fn start(
+        &self,
+        ctx: ControllerContext,
+        scope: Scope,
+    ) -> std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send + 'static>> {
+        self.settings.use_poll(ctx.poll, ctx.min_poll_interval);
+        self.inner.start(ctx, scope)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    const LIST: ListCall = ListCall {
+        service: jfrog_client::Service::Artifactory,
+        path: "/api/repositories/configurations",
+        shape: ListShape::Grouped("rclass"),
+        key_member: "key",
+    };
+
+    fn index(body: &[u8], read_at: Instant) -> Option<HashMap<String, Entry>> {
+        super::index(&LIST, body, read_at)
+    }
+
+    fn index_reusing(
+        body: &[u8],
+        read_at: Instant,
+        previous: &HashMap<String, Arc<str>>,
+    ) -> Option<HashMap<String, Entry>> {
+        super::index_reusing(&LIST, true, body, read_at, previous)
+    }
+
+    fn snapshot() -> Snapshot {
+        let settings = Arc::new(SnapshotSettings::default());
+        settings.set_ttl(Some(Duration::from_secs(3600)));
+        Snapshot::new(settings, Arc::default(), LIST, true)
+    }
+
+    const HOUR: Duration = Duration::from_secs(3600);
+
+    fn found(s: &Snapshot, key: &str, max_age: Duration) -> Option<Arc<Value>> {
+        match s.known(key, max_age) {
+            Lookup::Found(v) => Some(v),
+            _ => None,
+        }
+    }
+
+    #[test]
+    fn a_key_the_fresh_snapshot_lacks_is_absent_unless_something_says_otherwise() {
+        let s = snapshot();
+        // No snapshot yet: unknown.
+        assert!(matches!(s.known("k", HOUR), Lookup::Unknown));
+        let fetched = Instant::now();
+        lock(&s.state).fetched_at = Some(fetched);
+        assert!(matches!(s.known("k", HOUR), Lookup::Absent));
+        // Too old for the MR's poll interval.
+        assert!(matches!(s.known("k", Duration::ZERO), Lookup::Unknown));
+        // Our write since the fetch: unknown, during and after it.
+        let guard = s.begin_write("k");
+        assert!(matches!(s.known("k", HOUR), Lookup::Unknown));
+        drop(guard);
+        assert!(matches!(s.known("k", HOUR), Lookup::Unknown));
+        // A GET that found a key the snapshot lacked: never absent from the snapshot alone...
+        s.record_read("h", Some(&json!({"key": "h"})), Instant::now());
+        assert!(found(&s, "h", HOUR).is_some());
+        lock(&s.state).entries.clear();
+        assert!(matches!(s.known("h", HOUR), Lookup::Unknown));
+        // ...until a snapshot shows it.
+        let shown = index(br#"[{"key": "h"}]"#, Instant::now()).expect("indexed");
+        let mut st = lock(&s.state);
+        st.hidden.retain(|k| !shown.contains_key(k));
+        assert!(st.hidden.is_empty());
+    }
+
+    #[test]
+    fn the_bulk_answer_is_indexed_by_lower_cased_key_with_its_class() {
+        let now = Instant::now();
+        let grouped = json!({
+            "LOCAL": [{"key": "Libs-Local", "packageType": "maven"}],
+            "REMOTE": [{"key": "npm-remote", "rclass": "remote"}],
+            "RELEASE_BUNDLE": [],
+            "VIRTUAL": [{"packageType": "npm"}],
+        });
+        let bytes = |v: Value| serde_json::to_vec(&v).expect("json");
+        let idx = index(&bytes(grouped), now).expect("indexed");
+        assert_eq!(idx.len(), 2);
+        assert_eq!(idx["libs-local"].group.as_deref(), Some("local"));
+        let s = Snapshot::new(Arc::default(), Arc::default(), LIST, true);
+        lock(&s.state).entries = idx;
+        let local = found(&s, "libs-local", HOUR).expect("value");
+        assert_eq!(local["rclass"], "local");
+        assert_eq!(local["key"], "Libs-Local");
+        assert_eq!(local["packageType"], "maven");
+        let flat = index(&bytes(json!([{"key": "a", "rclass": "virtual"}])), now).expect("indexed");
+        assert_eq!(flat["a"].group, None);
+        assert!(
+            flat["a"]
+                .json
+                .as_deref()
+                .is_some_and(|j| j.contains("virtual"))
+        );
+        assert!(index(&bytes(json!("nope")), now).is_none());
+    }
+
+    #[test]
+    fn a_refresh_shares_the_text_of_unchanged_configurations() {
+        let now = Instant::now();
+        let body = |d: &str| {
+            serde_json::to_vec(&json!([{"key": "same"}, {"key": "changed", "description": d}]))
+                .expect("json")
+        };
+        let first = index(&body("a"), now).expect("indexed");
+        let previous: HashMap<String, Arc<str>> = first
+            .iter()
+            .filter_map(|(k, e)| Some((k.clone(), e.json.clone()?)))
+            .collect();
+        let second = index_reusing(&body("b"), now, &previous).expect("indexed");
+        let text = |m: &HashMap<String, Entry>, k: &str| m[k].json.clone().expect("text");
+        assert!(Arc::ptr_eq(&text(&first, "same"), &text(&second, "same")));
+        assert!(!Arc::ptr_eq(
+            &text(&first, "changed"),
+            &text(&second, "changed")
+        ));
+        assert!(text(&second, "changed").contains("\"b\""));
+    }
+
+    #[test]
+    fn reads_overlapping_our_writes_are_not_used() {
+        let s = snapshot();
+        let v = json!({"key": "k"});
+        let guard = s.begin_write("K");
+        s.record_read("k", Some(&v), Instant::now());
+        assert!(found(&s, "k", HOUR).is_none(), "read during the write");
+        let before_end = Instant::now();
+        drop(guard);
+        s.record_read("k", Some(&v), before_end);
+        assert!(
+            found(&s, "k", HOUR).is_none(),
+            "read sent before the write ended"
+        );
+        s.record_read("k", Some(&v), Instant::now());
+        assert!(found(&s, "k", HOUR).is_some());
+        // Older than the MR's poll interval: not used.
+        assert!(found(&s, "k", Duration::ZERO).is_none());
+        // A later "not found" is a tombstone no older read brings back.
+        let gone = Instant::now();
+        s.record_read("k", None, gone);
+        s.record_read("k", Some(&v), gone - Duration::from_millis(1));
+        assert!(found(&s, "k", HOUR).is_none());
+    }
+
+    #[test]
+    fn debug_shows_no_configuration() {
+        let s = snapshot();
+        s.record_read(
+            "k",
+            Some(&json!({"key": "k", "password": "JE2abc"})),
+            Instant::now(),
+        );
+        let text = format!("{s:?}");
+        assert!(
+            text.contains("objects: 1") && !text.contains("JE2"),
+            "{text}"
+        );
+    }
+}
