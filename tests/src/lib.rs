@@ -13,12 +13,14 @@
 //! - [`wait_for`]: poll a condition with a generous timeout (the tests must hold on a loaded
 //!   2-core machine; nothing is asserted on timing).
 //!
+//! The generic plumbing (waiting, `kubectl`, temporary directories, condition readers) is the
+//! shared `testkit`, re-exported here.
+//!
 //! Deviation: the `sandbox` binary is found next to the test executable (`target/<profile>/`);
 //! `cargo test --workspace` builds it, `cargo test -p e2e` alone does not (nor rebuilds a
 //! stale one), hence the message asking for `cargo build -p sandbox`.
 
 use std::collections::BTreeMap;
-use std::future::Future;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
@@ -94,69 +96,11 @@ fn newest_file(path: &Path, newest: &mut Option<(std::time::SystemTime, PathBuf)
     }
 }
 
-/// Fails the test with a clear message when `kubectl` is not on PATH.
-pub fn require_kubectl() {
-    let found = Command::new("kubectl")
-        .args(["version", "--client"])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .map(|s| s.success())
-        .unwrap_or(false);
-    assert!(
-        found,
-        "kubectl is required on PATH for the end-to-end tests (none found or it does not run)"
-    );
-}
+pub use testkit::{TempDir, conditions, require_kubectl, wait_for};
 
-/// A fresh directory under the system temp dir.
+/// A fresh directory `e2e-<tag>-...` under the system temp dir.
 pub fn temp_dir(tag: &str) -> PathBuf {
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_nanos())
-        .unwrap_or_default();
-    let dir = std::env::temp_dir().join(format!("e2e-{tag}-{}-{nanos}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("create temp dir");
-    dir
-}
-
-/// A temporary directory removed when dropped.
-pub struct TempDir(PathBuf);
-
-impl TempDir {
-    pub fn new(tag: &str) -> TempDir {
-        TempDir(temp_dir(tag))
-    }
-
-    pub fn path(&self) -> &Path {
-        &self.0
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
-/// Polls `f` every `every` until it returns `Some`, or panics after `timeout` with `what`
-/// and the last state `describe` gives (called only on timeout).
-pub async fn wait_for<T, F, Fut>(what: &str, timeout: Duration, every: Duration, mut f: F) -> T
-where
-    F: FnMut() -> Fut,
-    Fut: Future<Output = Option<T>>,
-{
-    let deadline = Instant::now() + timeout;
-    loop {
-        if let Some(v) = f().await {
-            return v;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "timed out after {timeout:?} waiting for {what}"
-        );
-        tokio::time::sleep(every).await;
-    }
+    testkit::temp_dir(&format!("e2e-{tag}"))
 }
 
 /// How a sandbox is started.
@@ -263,12 +207,7 @@ impl Sandbox {
                 .expect("kube config from the sandbox kubeconfig");
         let client = kube::Client::try_from(cfg).expect("kube client");
         let env = std::fs::read_to_string(dir.join("jfrog.env")).expect("read jfrog.env");
-        let var = |name: &str| {
-            env.lines()
-                .find_map(|l| l.strip_prefix(&format!("{name}=")))
-                .map(str::to_string)
-                .unwrap_or_else(|| panic!("{name} missing from jfrog.env"))
-        };
+        let var = |name: &str| testkit::env_value(&env, name);
         let sim = SimAdmin::new(&var("JFROG_URL"), &var("JFROG_ACCESS_TOKEN"));
         let mut crds = BTreeMap::new();
         let api: Api<CustomResourceDefinition> = Api::all(client.clone());
@@ -310,25 +249,12 @@ impl Sandbox {
 
     /// Runs `kubectl --kubeconfig DIR/kubeconfig ARGS` and returns its output.
     pub fn kubectl(&self, args: &[&str]) -> Output {
-        Command::new("kubectl")
-            .arg("--kubeconfig")
-            .arg(&self.kubeconfig)
-            .args(args)
-            .output()
-            .expect("kubectl runs")
+        testkit::kubectl(&self.kubeconfig, args)
     }
 
     /// Like [`Sandbox::kubectl`], failing the test (with stderr) when kubectl fails.
     pub fn kubectl_ok(&self, args: &[&str]) -> String {
-        let out = self.kubectl(args);
-        assert!(
-            out.status.success(),
-            "kubectl {} failed: {}\n{}",
-            args.join(" "),
-            String::from_utf8_lossy(&out.stderr),
-            String::from_utf8_lossy(&out.stdout)
-        );
-        String::from_utf8_lossy(&out.stdout).into_owned()
+        testkit::kubectl_ok(&self.kubeconfig, args)
     }
 
     /// The managed resource of a manifest (`apiVersion`, `kind`, `metadata.name`,
@@ -488,18 +414,6 @@ impl Drop for Process {
             let _ = std::fs::remove_dir_all(&self.dir);
         }
     }
-}
-
-/// Conditions of an object: type → (status, reason, message).
-pub fn conditions(o: &DynamicObject) -> BTreeMap<String, (String, String, String)> {
-    let mut out = BTreeMap::new();
-    if let Some(list) = o.data["status"]["conditions"].as_array() {
-        for c in list {
-            let s = |k: &str| c[k].as_str().unwrap_or_default().to_string();
-            out.insert(s("type"), (s("status"), s("reason"), s("message")));
-        }
-    }
-    out
 }
 
 /// A managed resource in the sandbox.

@@ -7,7 +7,6 @@ use std::time::Duration;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::Api;
 use kube::api::PostParams;
-use kube::config::{KubeConfigOptions, Kubeconfig};
 use provider_runtime::crd::GeneratedCrd;
 use provider_runtime::crd::schema::check_structural;
 
@@ -29,14 +28,8 @@ fn generated_crds_are_structural() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_generated_crd_is_established_by_the_api_server() {
-    let server = kube_testserver::TestServer::start(kube_testserver::Config::default())
-        .await
-        .expect("start test server");
-    let kc = Kubeconfig::from_yaml(&server.kubeconfig(&server.admin_token())).expect("kubeconfig");
-    let cfg = kube::Config::from_custom_kubeconfig(kc, &KubeConfigOptions::default())
-        .await
-        .expect("config");
-    let client = kube::Client::try_from(cfg).expect("client");
+    let server = testkit::start_kube_server().await;
+    let client = testkit::client_for(&server, &server.admin_token()).await;
     let api: Api<CustomResourceDefinition> = Api::all(client);
     let crds = all_crds();
     for crd in &crds {

@@ -153,9 +153,7 @@ fn start_gate(env: &Env, client: kube::Client) -> (GateState, tokio_util::sync::
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn conformance_105_safe_start() {
-    let server = kube_testserver::TestServer::start(kube_testserver::Config::default())
-        .await
-        .expect("start test server");
+    let server = testkit::start_kube_server().await;
     let admin = client_for(&server, &server.admin_token()).await;
     let config_crds = config_crd_docs();
     let thing_crds = thing_crd_docs();

@@ -2,62 +2,33 @@
 //! real provider process and reports its figures as JSON. Figures are measured, not asserted:
 //! only the report's shape and that everything became Ready are checked.
 
-use std::io::Read;
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Command;
+use std::time::Duration;
 
 /// Generous: a debug build on a loaded 2-core machine.
 const WAIT: Duration = Duration::from_secs(600);
 
 #[test]
 fn bench_reports_json_figures_for_five_repositories() {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_sandbox"))
-        .env_remove("RUST_LOG")
-        .env_remove("KUBECONFIG")
-        .args([
-            "bench",
-            "--resources",
-            "5",
-            "--latency-ms",
-            "5",
-            "--poll",
-            "2s",
-            "--steady-polls",
-            "1",
-            "--json",
-            "--timeout",
-            "8m",
-        ])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("start sandbox bench");
-    let mut stdout = child.stdout.take().expect("piped stdout");
-    let mut stderr = child.stderr.take().expect("piped stderr");
-    let out_reader = std::thread::spawn(move || {
-        let mut s = String::new();
-        stdout.read_to_string(&mut s).unwrap();
-        s
-    });
-    let err_reader = std::thread::spawn(move || {
-        let mut s = String::new();
-        stderr.read_to_string(&mut s).unwrap();
-        s
-    });
-    let started = Instant::now();
-    let status = loop {
-        if let Some(s) = child.try_wait().unwrap() {
-            break s;
-        }
-        if started.elapsed() > WAIT {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("sandbox bench did not finish within {WAIT:?}");
-        }
-        std::thread::sleep(Duration::from_millis(200));
-    };
-    let out = out_reader.join().unwrap();
-    let err = err_reader.join().unwrap();
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_sandbox"));
+    cmd.env_remove("RUST_LOG").env_remove("KUBECONFIG").args([
+        "bench",
+        "--resources",
+        "5",
+        "--latency-ms",
+        "5",
+        "--poll",
+        "2s",
+        "--steady-polls",
+        "1",
+        "--json",
+        "--timeout",
+        "8m",
+    ]);
+    let output = testkit::run_with_deadline(cmd, WAIT);
+    let status = output.status;
+    let out = String::from_utf8_lossy(&output.stdout).into_owned();
+    let err = String::from_utf8_lossy(&output.stderr).into_owned();
     assert!(
         status.success(),
         "status {status}\nstdout:\n{out}\nstderr:\n{err}"

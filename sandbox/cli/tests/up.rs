@@ -3,8 +3,10 @@
 //! against the state dir's kubeconfig, Ctrl-C/SIGTERM, no orphaned provider processes).
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
+
+use testkit::{ChildGuard, alive, env_value, kubectl, kubectl_ok, run_with_deadline};
 
 /// Generous: a debug build on a loaded 2-core machine.
 const WAIT: Duration = Duration::from_secs(600);
@@ -17,9 +19,7 @@ fn repo_root() -> PathBuf {
 }
 
 fn temp_dir(tag: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("sandbox-test-{tag}-{}", uuid::Uuid::new_v4()));
-    std::fs::create_dir_all(&d).unwrap();
-    d
+    testkit::temp_dir(&format!("sandbox-test-{tag}"))
 }
 
 fn sandbox() -> Command {
@@ -28,48 +28,8 @@ fn sandbox() -> Command {
     c
 }
 
-/// A child process that is killed when dropped, so that a failing test leaves nothing running
-/// (a killed sandbox takes its provider processes with it).
-struct KillOnDrop(std::process::Child);
-
-impl Drop for KillOnDrop {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-impl std::ops::Deref for KillOnDrop {
-    type Target = std::process::Child;
-    fn deref(&self) -> &Self::Target {
-        &self.0
-    }
-}
-
-impl std::ops::DerefMut for KillOnDrop {
-    fn deref_mut(&mut self) -> &mut Self::Target {
-        &mut self.0
-    }
-}
-
-fn kubectl(kubeconfig: &Path, args: &[&str]) -> Output {
-    Command::new("kubectl")
-        .arg("--kubeconfig")
-        .arg(kubeconfig)
-        .args(args)
-        .output()
-        .unwrap_or_else(|e| panic!("kubectl must be on PATH for these tests (cannot run it: {e})"))
-}
-
-fn kubectl_ok(kubeconfig: &Path, args: &[&str]) -> String {
-    let out = kubectl(kubeconfig, args);
-    assert!(
-        out.status.success(),
-        "kubectl {args:?} failed: {}\n{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
+fn wait_until(what: &str, f: impl FnMut() -> bool) {
+    testkit::wait_until(what, WAIT, Duration::from_millis(250), f);
 }
 
 /// A small manifest directory: a namespace and three repositories (two namespaced, one legacy).
@@ -137,52 +97,6 @@ fn pids(state: &Path) -> Vec<(String, u32)> {
     out
 }
 
-/// Whether a process is alive (a zombie counts as gone: it runs no code).
-fn alive(pid: u32) -> bool {
-    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Ok(stat) => {
-            let state = stat
-                .rsplit_once(')')
-                .map(|(_, rest)| rest.trim_start().chars().next())
-                .unwrap_or(None);
-            !matches!(state, Some('Z' | 'X'))
-        }
-        Err(_) => false,
-    }
-}
-
-fn wait_until(what: &str, mut f: impl FnMut() -> bool) {
-    let start = Instant::now();
-    while !f() {
-        assert!(start.elapsed() < WAIT, "timed out waiting for {what}");
-        std::thread::sleep(Duration::from_millis(250));
-    }
-}
-
-fn run_with_deadline(mut cmd: Command) -> Output {
-    let mut child = cmd
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let start = Instant::now();
-    loop {
-        if child.try_wait().unwrap().is_some() {
-            return child.wait_with_output().unwrap();
-        }
-        if start.elapsed() > WAIT {
-            let _ = child.kill();
-            let out = child.wait_with_output().unwrap();
-            panic!(
-                "sandbox did not exit within {WAIT:?}\nstdout:\n{}\nstderr:\n{}",
-                String::from_utf8_lossy(&out.stdout),
-                String::from_utf8_lossy(&out.stderr)
-            );
-        }
-        std::thread::sleep(Duration::from_millis(200));
-    }
-}
-
 #[test]
 fn once_applies_manifests_and_examples_and_exits_zero() {
     let tmp = temp_dir("once");
@@ -207,7 +121,7 @@ fn once_applies_manifests_and_examples_and_exits_zero() {
     .arg(examples.join("local-go.yaml"))
     .arg("--apply")
     .arg(examples.join("legacy/local-generic.yaml"));
-    let out = run_with_deadline(cmd);
+    let out = run_with_deadline(cmd, WAIT);
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
@@ -295,7 +209,7 @@ spec:
         "--apply",
     ])
     .arg(&manifests);
-    let out = run_with_deadline(cmd);
+    let out = run_with_deadline(cmd, WAIT);
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(
@@ -332,7 +246,7 @@ fn kubectl_works_while_running_and_sigterm_stops_everything() {
         .arg("--apply")
         .arg(&manifests);
     let log = std::fs::File::create(tmp.join("sandbox.out")).unwrap();
-    let mut child = KillOnDrop(
+    let mut child = ChildGuard(
         cmd.stdout(log.try_clone().unwrap())
             .stderr(log)
             .spawn()
@@ -483,7 +397,7 @@ fn providers_die_with_a_killed_sandbox() {
     let state = tmp.join("state");
     let mut cmd = sandbox();
     cmd.args(["up", "--no-apply", "--state-dir"]).arg(&state);
-    let mut child = KillOnDrop(
+    let mut child = ChildGuard(
         cmd.stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
@@ -518,7 +432,7 @@ fn once_over_all_examples() {
         "--jfrog-latency-ms",
         "5",
     ]);
-    let out = run_with_deadline(cmd);
+    let out = run_with_deadline(cmd, WAIT);
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
@@ -553,7 +467,7 @@ fn once_against_an_external_cluster_and_platform() {
     let tmp = temp_dir("external");
     let kube_dir = tmp.join("kube");
     let jfrog_dir = tmp.join("jfrog");
-    let kube = KillOnDrop(
+    let kube = ChildGuard(
         sandbox()
             .args(["kube", "--state-dir"])
             .arg(&kube_dir)
@@ -562,7 +476,7 @@ fn once_against_an_external_cluster_and_platform() {
             .spawn()
             .unwrap(),
     );
-    let jfrog = KillOnDrop(
+    let jfrog = ChildGuard(
         sandbox()
             .args(["jfrog", "--state-dir"])
             .arg(&jfrog_dir)
@@ -575,12 +489,7 @@ fn once_against_an_external_cluster_and_platform() {
         kube_dir.join("kubeconfig").exists() && jfrog_dir.join("jfrog.env").exists()
     });
     let env = std::fs::read_to_string(jfrog_dir.join("jfrog.env")).unwrap();
-    let value = |key: &str| {
-        env.lines()
-            .find_map(|l| l.strip_prefix(&format!("{key}=")))
-            .unwrap_or_else(|| panic!("{key} missing"))
-            .to_string()
-    };
+    let value = |key: &str| env_value(&env, key);
     std::fs::write(tmp.join("token"), value("JFROG_ACCESS_TOKEN")).unwrap();
     let manifests = tmp.join("manifests");
     write_manifests(&manifests);
@@ -595,7 +504,7 @@ fn once_against_an_external_cluster_and_platform() {
         .args(["--jfrog-url", &value("JFROG_URL")])
         .arg("--jfrog-token-file")
         .arg(tmp.join("token"));
-    let out = run_with_deadline(cmd);
+    let out = run_with_deadline(cmd, WAIT);
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(

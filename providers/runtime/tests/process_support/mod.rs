@@ -2,7 +2,7 @@
 //! J): a Kubernetes API test server with the config CRDs of a fake provider `fake` and the
 //! CRDs of a fake managed Kind `test.fake.../Thing`, a client with exactly the RBAC
 //! Crossplane grants a provider (reference §15.4), and a scripted external system keyed by
-//! external name.
+//! external name. The server, RBAC, CRD and waiting plumbing is the shared `testkit`.
 
 #![allow(dead_code)]
 
@@ -11,11 +11,9 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use async_trait::async_trait;
-use k8s_openapi::api::core::v1::{Event, Namespace, Secret};
-use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use k8s_openapi::api::core::v1::{Event, Secret};
 use kube::Api;
-use kube::api::{ApiResource, DynamicObject, ListParams, PostParams};
-use kube::config::{KubeConfigOptions, Kubeconfig};
+use kube::api::{DynamicObject, ListParams, PostParams};
 use provider_runtime::crd::{ManagedCrdInput, MrScope, config_crd, managed_crd};
 use provider_runtime::managed::*;
 use provider_runtime::providerconfig::{ConfigApi, ConfigKind};
@@ -130,142 +128,17 @@ impl ExternalClient<Thing> for FakeClient {
     }
 }
 
-pub async fn client_for(server: &kube_testserver::TestServer, token: &str) -> kube::Client {
-    let kc = Kubeconfig::from_yaml(&server.kubeconfig(token)).expect("kubeconfig");
-    let cfg = kube::Config::from_custom_kubeconfig(kc, &KubeConfigOptions::default())
-        .await
-        .expect("config");
-    kube::Client::try_from(cfg).expect("client")
-}
+// Each test binary uses a different part of this module.
+#[allow(unused_imports)]
+pub use testkit::{api_resource as ar, client_for, condition, grant, install_crd, provider_role};
 
-pub async fn wait_for<T, F, Fut>(what: &str, mut f: F) -> T
+/// [`testkit::wait_for`] with this suite's timeout ([`WAIT`]) and pace.
+pub async fn wait_for<T, F, Fut>(what: &str, f: F) -> T
 where
     F: FnMut() -> Fut,
     Fut: std::future::Future<Output = Option<T>>,
 {
-    let deadline = tokio::time::Instant::now() + WAIT;
-    loop {
-        if let Some(v) = f().await {
-            return v;
-        }
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "timed out waiting for {what}"
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-}
-
-pub fn ar(group: &str, version: &str, kind: &str, plural: &str) -> ApiResource {
-    ApiResource {
-        group: group.into(),
-        version: version.into(),
-        api_version: if group.is_empty() {
-            version.into()
-        } else {
-            format!("{group}/{version}")
-        },
-        kind: kind.into(),
-        plural: plural.into(),
-    }
-}
-
-/// Creates a CRD document and waits until it is Established.
-pub async fn install_crd(admin: &kube::Client, doc: &Value) {
-    let api: Api<CustomResourceDefinition> = Api::all(admin.clone());
-    let crd: CustomResourceDefinition = serde_json::from_value(doc.clone()).expect("CRD document");
-    let name = crd.metadata.name.clone().expect("CRD name");
-    api.create(&PostParams::default(), &crd)
-        .await
-        .expect("create CRD");
-    wait_for(&format!("CRD {name} established"), || {
-        let api = api.clone();
-        let name = name.clone();
-        async move {
-            let c = api.get(&name).await.ok()?;
-            c.status?
-                .conditions?
-                .iter()
-                .any(|c| c.type_ == "Established" && c.status == "True")
-                .then_some(())
-        }
-    })
-    .await;
-}
-
-/// The ClusterRole Crossplane's RBAC manager gives a provider (reference §15.4) for these
-/// CRDs: `get list watch update patch create` on each resource and its status, `update` on
-/// `*/finalizers`, `*` on core secrets/configmaps/events and leases, `get list watch` on CRDs.
-pub fn provider_role(name: &str, crds: &[Value], extra: &[Value]) -> Value {
-    let mut by_group: BTreeMap<String, Vec<String>> = BTreeMap::new();
-    for c in crds {
-        let g = c["spec"]["group"].as_str().unwrap_or_default().to_string();
-        let p = c["spec"]["names"]["plural"]
-            .as_str()
-            .unwrap_or_default()
-            .to_string();
-        by_group
-            .entry(g)
-            .or_default()
-            .extend([p.clone(), format!("{p}/status")]);
-    }
-    let system = json!(["get", "list", "watch", "update", "patch", "create"]);
-    let mut rules: Vec<Value> = by_group
-        .iter()
-        .map(|(g, r)| json!({"apiGroups": [g], "resources": r, "verbs": system}))
-        .collect();
-    let groups: Vec<&String> = by_group.keys().collect();
-    rules.push(json!({"apiGroups": groups, "resources": ["*/finalizers"], "verbs": ["update"]}));
-    rules.push(json!({"apiGroups": [""], "resources": ["secrets", "configmaps", "events"], "verbs": ["*"]}));
-    rules.push(
-        json!({"apiGroups": ["coordination.k8s.io"], "resources": ["leases"], "verbs": ["*"]}),
-    );
-    rules.push(json!({"apiGroups": ["apiextensions.k8s.io"], "resources": ["customresourcedefinitions"], "verbs": ["get", "list", "watch"]}));
-    rules.extend(extra.iter().cloned());
-    json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
-           "metadata": {"name": name}, "rules": rules})
-}
-
-/// Creates the role and binds it to `user`.
-pub async fn grant(admin: &kube::Client, role: Value, user: &str) {
-    let name = role["metadata"]["name"]
-        .as_str()
-        .unwrap_or_default()
-        .to_string();
-    let roles: Api<DynamicObject> = Api::all_with(
-        admin.clone(),
-        &ar(
-            "rbac.authorization.k8s.io",
-            "v1",
-            "ClusterRole",
-            "clusterroles",
-        ),
-    );
-    let role: DynamicObject = serde_json::from_value(role).expect("role");
-    roles
-        .create(&PostParams::default(), &role)
-        .await
-        .expect("create role");
-    let bindings: Api<DynamicObject> = Api::all_with(
-        admin.clone(),
-        &ar(
-            "rbac.authorization.k8s.io",
-            "v1",
-            "ClusterRoleBinding",
-            "clusterrolebindings",
-        ),
-    );
-    let b: DynamicObject = serde_json::from_value(json!({
-        "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
-        "metadata": {"name": name},
-        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": name},
-        "subjects": [{"kind": "User", "name": user}]
-    }))
-    .expect("binding");
-    bindings
-        .create(&PostParams::default(), &b)
-        .await
-        .expect("create binding");
+    testkit::wait_for(what, WAIT, Duration::from_millis(100), f).await
 }
 
 pub fn config_crd_docs() -> Vec<Value> {
@@ -302,27 +175,14 @@ pub struct Env {
 impl Env {
     /// All CRDs installed, provider RBAC granted (plus `extra` rules).
     pub async fn new(extra: &[Value]) -> Env {
-        let server = kube_testserver::TestServer::start(kube_testserver::Config::default())
-            .await
-            .expect("start test server");
-        let admin = client_for(&server, &server.admin_token()).await;
         let mut crds = config_crd_docs();
         crds.extend(thing_crd_docs());
-        for c in &crds {
-            install_crd(&admin, c).await;
-        }
-        grant(
-            &admin,
-            provider_role("crossplane:provider:provider-fake:system", &crds, extra),
-            USER,
-        )
-        .await;
-        let token = server.issue_token(USER, &[]);
-        let provider = client_for(&server, &token).await;
+        let cluster = testkit::Cluster::start("provider-fake", &crds, &crds, extra).await;
+        assert_eq!(cluster.user, USER);
         Env {
-            server,
-            admin,
-            provider,
+            server: cluster.server,
+            admin: cluster.admin,
+            provider: cluster.provider,
             api: ConfigApi::new(PROVIDER),
             s: Shared::default(),
         }
@@ -358,14 +218,7 @@ impl Env {
     }
 
     pub async fn ensure_ns(&self, ns: &str) {
-        let api: Api<Namespace> = Api::all(self.admin.clone());
-        if api.get_opt(ns).await.expect("get ns").is_none() {
-            let n: Namespace =
-                serde_json::from_value(json!({"metadata": {"name": ns}})).expect("ns");
-            api.create(&PostParams::default(), &n)
-                .await
-                .expect("create ns");
-        }
+        testkit::ensure_namespace(&self.admin, ns).await;
     }
 
     pub async fn secret(&self, ns: &str, name: &str, data: &[(&str, &str)]) {
@@ -497,17 +350,6 @@ impl Env {
         }
         token
     }
-}
-
-/// `(status, reason, message)` of a condition.
-pub fn condition(o: &DynamicObject, t: &str) -> Option<(String, String, String)> {
-    let list = o.data.get("status")?.get("conditions")?.as_array()?;
-    let c = list.iter().find(|c| c["type"] == t)?;
-    Some((
-        c["status"].as_str()?.to_string(),
-        c["reason"].as_str()?.to_string(),
-        c["message"].as_str().unwrap_or_default().to_string(),
-    ))
 }
 
 pub fn token_of(c: &ResolvedConfig) -> String {
