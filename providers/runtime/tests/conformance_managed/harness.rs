@@ -592,6 +592,11 @@ impl Env {
         self.script().calls.clone()
     }
 
+    /// How many times the fake saw `call`.
+    pub fn count(&self, call: &str) -> usize {
+        self.calls().iter().filter(|c| *c == call).count()
+    }
+
     pub fn clear(&self) {
         self.script().calls.clear();
     }
