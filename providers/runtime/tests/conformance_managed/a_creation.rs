@@ -307,8 +307,7 @@ async fn conformance_010_critical_update_conflict_once() {
 
 #[tokio::test]
 async fn conformance_011_restart_mid_create_stops() {
-    // A server-assigned Kind; deterministic identifiers continue (11b,
-    // conformance_deterministic.rs).
+    // A server-assigned Kind; deterministic identifiers continue (11b, below).
     let e = Env::new().await;
     let pending = stamp_ago(5);
     let a = [(meta::EXTERNAL_CREATE_PENDING, pending.as_str())];
@@ -326,6 +325,128 @@ async fn conformance_011_restart_mid_create_stops() {
         |x| x.reason.as_deref() == Some("CannotInitializeManagedResource")
             && x.message.as_deref() == Some(meta::MSG_CREATION_INCOMPLETE)
     ));
+}
+
+// Checklist items 11 and 11b per identifier strategy (§2 step 8, §16 Q6). A restart in the
+// middle of a create leaves `crossplane.io/external-create-pending` newer than the succeeded
+// and failed stamps. A Kind whose identifier is known before Create (name, spec field,
+// composite, singleton) continues to Observe: it adopts the object the interrupted create
+// made, or creates a missing one once. A server-assigned Kind keeps the stop, because the ID
+// the interrupted create returned may be lost.
+
+/// An MR whose last create was interrupted: create-pending set 5 s back, no succeeded or
+/// failed stamp.
+async fn interrupted(e: &Env, kind: &FakeKind, scope: Scope, name: &str, ext: Option<&str>) {
+    let pending = stamp_ago(5);
+    let mut a = vec![(meta::EXTERNAL_CREATE_PENDING, pending.as_str())];
+    if let Some(x) = ext {
+        a.push((meta::EXTERNAL_NAME, x));
+    }
+    let spec = json!({"forProvider": {"x": "1"}});
+    e.create_in(kind, scope, NS, name, spec, &a).await;
+}
+
+/// 11b: the interrupted create did reach JFrog. The MR is adopted: Observe finds it, no
+/// Create, no stop, in both scopes; the stamps are left as they were.
+#[tokio::test]
+async fn conformance_011b_restart_mid_create_deterministic_adopts() {
+    let e = Env::new().await;
+    for scope in Scope::ALL {
+        let name = format!("adopt-{}", scope.is_namespaced());
+        e.script().store.insert(name.clone(), json!({"x": "1"}));
+        interrupted(&e, &e.widget, scope, &name, None).await;
+        let pending = ann(&e.must(scope, &name).await, meta::EXTERNAL_CREATE_PENDING);
+
+        let out = e.reconcile(scope, &name).await;
+        assert!(matches!(out, Outcome::After(_)), "{scope:?}: {out:?}");
+        assert!(e.calls().contains(&"observe".to_string()));
+        assert_eq!(e.count("create"), 0, "{scope:?}: {:?}", e.calls());
+        let o = e.must(scope, &name).await;
+        let (status, reason, _) = synced(&o);
+        assert_eq!(
+            (status.as_str(), reason.as_str()),
+            ("True", "ReconcileSuccess")
+        );
+        // Step 8 only logs: the stamps are not rewritten.
+        assert_eq!(ann(&o, meta::EXTERNAL_CREATE_PENDING), pending);
+        assert_eq!(ann(&o, meta::EXTERNAL_CREATE_SUCCEEDED), None);
+        assert_eq!(ann(&o, meta::EXTERNAL_NAME).as_deref(), Some(name.as_str()));
+
+        // The stamps still say "incomplete"; the next reconcile adopts again, never creates.
+        // (The first reconcile's finalizer write discarded Observe's status, reference §4.2.)
+        let out = e.reconcile(scope, &name).await;
+        assert!(matches!(out, Outcome::After(_)), "{scope:?}: {out:?}");
+        assert_eq!(e.count("create"), 0);
+        let o = e.must(scope, &name).await;
+        assert_eq!(ready(&o), Some(("True".into(), "Available".into())));
+        e.clear();
+    }
+    assert!(
+        !e.reasons("adopt-true")
+            .await
+            .contains(&"CannotInitializeManagedResource".to_string())
+    );
+}
+
+/// 11b: the interrupted create never reached JFrog. Observe reports it missing and it is
+/// created exactly once; the next reconcile observes it and creates nothing more.
+#[tokio::test]
+async fn conformance_011b_restart_mid_create_deterministic_creates_once() {
+    let e = Env::new().await;
+    for scope in Scope::ALL {
+        let name = format!("create-{}", scope.is_namespaced());
+        interrupted(&e, &e.widget, scope, &name, None).await;
+
+        assert_eq!(e.reconcile(scope, &name).await, Outcome::Backoff);
+        assert_eq!(
+            e.calls(),
+            vec!["track", "connect", "observe", "create", "disconnect"],
+            "{scope:?}: observe before the one create"
+        );
+        let o = e.must(scope, &name).await;
+        assert!(ann(&o, meta::EXTERNAL_CREATE_SUCCEEDED).is_some());
+        assert!(!meta::external_create_incomplete(
+            o.metadata.annotations.as_ref().expect("annotations")
+        ));
+
+        // Re-observed, found, adopted: no second create.
+        let out = e.reconcile(scope, &name).await;
+        assert!(matches!(out, Outcome::After(_)), "{scope:?}: {out:?}");
+        assert_eq!(e.count("create"), 1, "{scope:?}: {:?}", e.calls());
+        assert_eq!(e.script().store.len(), 1);
+        e.script().store.clear();
+        e.clear();
+    }
+}
+
+/// 11: a server-assigned Kind keeps the stop: no Connect, no Observe, the exact message,
+/// DONE.
+#[tokio::test]
+async fn conformance_011_restart_mid_create_server_assigned_stops() {
+    let e = Env::new().await;
+    // The interrupted create may have returned an ID (or not); either way it was not saved.
+    interrupted(&e, &e.gadget, N, "t1", None).await;
+    assert_eq!(
+        e.gadget_rec(N).reconcile(Some(NS), "t1").await,
+        Outcome::Done
+    );
+    assert!(e.calls().is_empty(), "{:?}", e.calls());
+    let o = e.api_of(&e.gadget, N, NS).get("t1").await.expect("get");
+    let (status, reason, message) = synced(&o);
+    assert_eq!(status, "False");
+    assert_eq!(reason, "ReconcileError");
+    assert_eq!(message, meta::MSG_CREATION_INCOMPLETE);
+    assert_eq!(ready(&o), Some(("False".into(), "Creating".into())));
+    assert!(
+        e.reasons("t1")
+            .await
+            .contains(&"CannotInitializeManagedResource".to_string())
+    );
+
+    // Also with a saved ID from an earlier create (pending newer than succeeded): still a stop.
+    interrupted(&e, &e.gadget, L, "t2", Some("srv-9")).await;
+    assert_eq!(e.gadget_rec(L).reconcile(None, "t2").await, Outcome::Done);
+    assert!(e.calls().is_empty(), "{:?}", e.calls());
 }
 
 async fn blocked_with(pending: &str, succeeded: Option<&str>) -> bool {

@@ -1,5 +1,6 @@
 //! The harness of the managed-reconciler conformance tests: two fake Kinds (`Widget`:
-//! name-as-identifier with references and a secret input; `Gadget`: server-assigned), a
+//! name-as-identifier with references, a key secret input and whole-Secret inputs; `Gadget`:
+//! server-assigned), a
 //! scripted, call-recording external system, and [`Env`]: a Kubernetes API test server with
 //! their CRDs in both scopes and a provider client with exactly the RBAC Crossplane grants a
 //! provider (§15.4), driving the real reconciler.
@@ -9,7 +10,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use async_trait::async_trait;
-use k8s_openapi::api::core::v1::Event;
+use k8s_openapi::api::core::v1::{Event, Secret};
 use kube::Api;
 use kube::api::{
     ApiResource, DeleteParams, DynamicObject, ListParams, Patch, PatchParams, PostParams,
@@ -72,7 +73,11 @@ impl ManagedKind for FakeKind {
             "memberNameRefs": {"type": "array", "items": ref_schema()},
             "memberNameSelector": selector_schema(),
             "passwordSecretRef": {"type": "object", "properties": {
-                "name": {"type": "string"}, "namespace": {"type": "string"}, "key": {"type": "string"}}}
+                "name": {"type": "string"}, "namespace": {"type": "string"}, "key": {"type": "string"}}},
+            "headersSecretRef": whole_secret_ref_schema(),
+            "handler": {"type": "array", "items": {"type": "object", "properties": {
+                "name": {"type": "string"},
+                "secretsSecretRef": whole_secret_ref_schema()}}}
         }})
     }
     fn observation_schema(&self) -> Value {
@@ -82,6 +87,12 @@ impl ManagedKind for FakeKind {
             "x": {"type": "string"},
             "size": {"type": "integer"}}})
     }
+}
+
+/// A reference to a whole Secret (every key is a secret input).
+pub fn whole_secret_ref_schema() -> Value {
+    json!({"type": "object", "properties": {
+        "name": {"type": "string"}, "namespace": {"type": "string"}}})
 }
 
 pub fn target(kind: &'static str) -> ReferenceTarget {
@@ -111,6 +122,11 @@ pub fn widget_kind() -> FakeKind {
         field: "passwordSecretRef",
         required: false,
     }];
+    info.whole_secret_refs = vec![
+        SecretRefField::optional("headersSecretRef"),
+        SecretRefField::optional("handler.0.secretsSecretRef"),
+        SecretRefField::optional("handler.1.secretsSecretRef"),
+    ];
     FakeKind { info }
 }
 
@@ -148,6 +164,9 @@ pub struct Script {
     pub update_params: Vec<Value>,
     pub connect_ext_names: Vec<String>,
     pub connect_secrets: Vec<Option<String>>,
+    /// Every secret input each Connect saw (key and whole-Secret refs), exposed (a test fake:
+    /// real adapters never log or keep them).
+    pub connect_all_secrets: Vec<BTreeMap<String, String>>,
     pub bump_on_observe: Option<(kube::Client, ApiResource, Option<String>, String)>,
     pub create_hook: Option<Hook>,
     pub in_flight: HashMap<String, usize>,
@@ -383,6 +402,17 @@ impl Connector<FakeKind> for FakeConnector {
             mr.secret("passwordSecretRef")
                 .map(|v| secrecy::ExposeSecret::expose_secret(v).to_string()),
         );
+        s.connect_all_secrets.push(
+            mr.secrets
+                .iter()
+                .map(|(k, v)| {
+                    (
+                        k.clone(),
+                        secrecy::ExposeSecret::expose_secret(v).to_string(),
+                    )
+                })
+                .collect(),
+        );
         Ok(Box::new(FakeClient {
             s: self.s.clone(),
             server_assigned: self.server_assigned,
@@ -592,12 +622,33 @@ impl Env {
         self.script().calls.clone()
     }
 
+    /// How many times the fake saw `call`.
+    pub fn count(&self, call: &str) -> usize {
+        self.calls().iter().filter(|c| *c == call).count()
+    }
+
     pub fn clear(&self) {
         self.script().calls.clear();
     }
 
     pub async fn ensure_ns(&self, ns: &str) {
         testkit::ensure_namespace(&self.admin, ns).await;
+    }
+
+    /// A Secret with the given string data, creating its namespace when needed.
+    pub async fn secret(&self, ns: &str, name: &str, data: &[(&str, &str)]) {
+        self.ensure_ns(ns).await;
+        let data: serde_json::Map<String, Value> = data
+            .iter()
+            .map(|(k, v)| (k.to_string(), json!(v)))
+            .collect();
+        let s: Secret =
+            serde_json::from_value(json!({"metadata": {"name": name}, "stringData": data}))
+                .expect("secret");
+        Api::<Secret>::namespaced(self.admin.clone(), ns)
+            .create(&PostParams::default(), &s)
+            .await
+            .expect("create secret");
     }
 
     pub async fn create_in(

@@ -109,15 +109,7 @@ async fn conformance_103_legacy_secret_namespace() {
 #[tokio::test]
 async fn secret_inputs_reach_the_adapter_not_the_status() {
     let e = Env::new().await;
-    let secrets: Api<Secret> = Api::namespaced(e.admin.clone(), NS);
-    let s: Secret = serde_json::from_value(
-        json!({"metadata": {"name": "pw"}, "stringData": {"password": "hunter2"}}),
-    )
-    .expect("secret");
-    secrets
-        .create(&PostParams::default(), &s)
-        .await
-        .expect("create secret");
+    e.secret(NS, "pw", &[("password", "hunter2")]).await;
     e.create(
         N,
         "w1",
@@ -136,4 +128,106 @@ async fn secret_inputs_reach_the_adapter_not_the_status() {
             .expect("json")
             .contains("hunter2")
     );
+}
+
+// Whole-Secret inputs (`KindInfo::whole_secret_refs`, Upjet's sensitive map fields) reach the
+// adapter as one entry `<field>.<key>` per key of the Secret, next to the key refs
+// (`KindInfo::secret_refs`, one entry `<field>`), in both scopes, with numeric list segments;
+// a missing Secret fails Connect.
+
+fn map(entries: &[(&str, &str)]) -> BTreeMap<String, String> {
+    entries
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect()
+}
+
+#[tokio::test]
+async fn whole_secret_refs_give_every_key_namespaced() {
+    let e = Env::new().await;
+    e.secret(NS, "hdrs", &[("X-One", "1"), ("x.two", "2")])
+        .await;
+    e.secret(NS, "h1s", &[("token", "t1")]).await;
+    e.secret(NS, "pw", &[("password", "p"), ("unused", "u")])
+        .await;
+    e.create(
+        N,
+        "p1",
+        json!({"forProvider": {
+            "passwordSecretRef": {"name": "pw", "key": "password"},
+            // A namespaced MR reads its own namespace; a namespace in the ref is ignored.
+            "headersSecretRef": {"name": "hdrs", "namespace": "elsewhere"},
+            "handler": [{"name": "h0"}, {"name": "h1", "secretsSecretRef": {"name": "h1s"}}]}}),
+        &[],
+    )
+    .await;
+    assert_eq!(e.reconcile(N, "p1").await, Outcome::Backoff);
+    assert_eq!(
+        e.script().connect_all_secrets,
+        vec![map(&[
+            ("handler.1.secretsSecretRef.token", "t1"),
+            ("headersSecretRef.X-One", "1"),
+            ("headersSecretRef.x.two", "2"),
+            ("passwordSecretRef", "p"),
+        ])]
+    );
+}
+
+#[tokio::test]
+async fn whole_secret_refs_name_their_namespace_legacy() {
+    let e = Env::new().await;
+    e.secret("team-b", "hdrs", &[("a", "1")]).await;
+    e.create(
+        L,
+        "p1",
+        json!({"forProvider": {"headersSecretRef": {"name": "hdrs", "namespace": "team-b"}}}),
+        &[],
+    )
+    .await;
+    assert_eq!(e.reconcile(L, "p1").await, Outcome::Backoff);
+    assert_eq!(
+        e.script().connect_all_secrets,
+        vec![map(&[("headersSecretRef.a", "1")])]
+    );
+}
+
+#[tokio::test]
+async fn a_missing_whole_secret_fails_connect_like_a_missing_key_ref() {
+    let e = Env::new().await;
+    e.create(
+        N,
+        "p1",
+        json!({"forProvider": {"headersSecretRef": {"name": "gone"}}}),
+        &[],
+    )
+    .await;
+    e.create(
+        N,
+        "p2",
+        json!({"forProvider": {"passwordSecretRef": {"name": "gone", "key": "password"}}}),
+        &[],
+    )
+    .await;
+    for (name, field) in [("p1", "headersSecretRef"), ("p2", "passwordSecretRef")] {
+        assert_eq!(e.reconcile(N, name).await, Outcome::Backoff);
+        let o = e.must(N, name).await;
+        let (status, _, message) = synced(&o);
+        let want = format!(
+            "connect failed: cannot get secret \"{NS}/gone\" for spec.forProvider.{field}: "
+        );
+        assert_eq!(status, "False");
+        assert!(message.starts_with(&want), "{message}");
+        let events = e.events_in(NS, name).await;
+        assert!(
+            events
+                .iter()
+                .any(|ev| ev.reason.as_deref() == Some("CannotConnectToProvider")
+                    && ev
+                        .message
+                        .as_deref()
+                        .is_some_and(|m| m.starts_with(&want["connect failed: ".len()..]))),
+            "{events:?}"
+        );
+    }
+    assert!(e.script().connect_all_secrets.is_empty());
 }

@@ -2,10 +2,10 @@
 //! `shared/reference/managed-reconciler.md` §17, one test per item (`conformance_NNN_...`).
 //!
 //! Each test starts its own Kubernetes API test server (random port), installs the CRDs of
-//! two fake Kinds (`Widget`: name-as-identifier with references and a secret input; `Gadget`:
-//! server-assigned) in both scopes, and drives the real reconciler with a client that has
-//! exactly the RBAC Crossplane grants a provider (§15.4). The external system is a scripted,
-//! call-recording fake.
+//! two fake Kinds (`Widget`: name-as-identifier with references, a key secret input and
+//! whole-Secret inputs; `Gadget`: server-assigned) in both scopes, and drives the real
+//! reconciler with a client that has exactly the RBAC Crossplane grants a provider (§15.4).
+//! The external system is a scripted, call-recording fake.
 //!
 //! One test binary (one link) with a module per checklist section: `harness` holds the fake
 //! Kinds, the scripted external system and `Env`; `a_creation` … `i_connection_details` hold
