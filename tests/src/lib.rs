@@ -235,6 +235,27 @@ impl Sandbox {
         }
     }
 
+    /// `kubectl apply -f` of `docs` (through a [`manifests_dir`]); returns whether it
+    /// succeeded and its output (stdout, then stderr).
+    pub fn apply(&self, docs: &[Value]) -> (bool, String) {
+        let dir = manifests_dir(&format!("{}-apply", self.tag), docs);
+        let file = dir.path().join("manifests.yaml");
+        let out = self.kubectl(&["apply", "-f", file.to_str().expect("utf-8 path")]);
+        let text = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        (out.status.success(), text)
+    }
+
+    /// Like [`Sandbox::apply`], failing the test when `kubectl apply` fails; returns stdout.
+    pub fn apply_ok(&self, docs: &[Value]) -> String {
+        let dir = manifests_dir(&format!("{}-apply", self.tag), docs);
+        let file = dir.path().join("manifests.yaml");
+        self.kubectl_ok(&["apply", "-f", file.to_str().expect("utf-8 path")])
+    }
+
     /// The tail of the sandbox's own output and of the provider log (for failure messages).
     pub fn logs(&self) -> String {
         logs(&self.dir)
@@ -483,6 +504,11 @@ impl SimAdmin {
         }
     }
 
+    /// The admin access token (`JFROG_ACCESS_TOKEN` of `jfrog.env`).
+    pub fn token(&self) -> &str {
+        &self.token
+    }
+
     /// Per-route request counts (`"PUT /artifactory/api/repositories/{key}"` → n).
     pub async fn requests(&self) -> BTreeMap<String, u64> {
         let r = self
@@ -586,6 +612,27 @@ impl SimAdmin {
             "creating {key} through the REST API: {status} {body}"
         );
     }
+}
+
+/// The count of `method route` (e.g. `"GET"`, `"/artifactory/api/repositories/{key}"`) in
+/// per-route request counts; 0 when absent.
+pub fn count(counts: &BTreeMap<String, u64>, method: &str, route: &str) -> u64 {
+    counts
+        .get(&format!("{method} {route}"))
+        .copied()
+        .unwrap_or(0)
+}
+
+/// Writes `docs` as one multi-document manifest file, `manifests.yaml`, in a fresh directory
+/// (removed on drop).
+pub fn manifests_dir(tag: &str, docs: &[Value]) -> TempDir {
+    let dir = TempDir::new(&format!("{tag}-manifests"));
+    let text: Vec<String> = docs
+        .iter()
+        .map(|d| serde_yaml::to_string(d).expect("manifest to YAML"))
+        .collect();
+    std::fs::write(dir.path().join("manifests.yaml"), text.join("---\n")).expect("write manifests");
+    dir
 }
 
 /// The counts of requests that change something (any method but GET/HEAD/OPTIONS).

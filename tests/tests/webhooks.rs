@@ -6,7 +6,9 @@
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
-use e2e::{Mr, Sandbox, SandboxOptions, TempDir, read_manifests, repo_root, wait_for, writes};
+use e2e::{
+    Mr, Sandbox, SandboxOptions, count, manifests_dir, read_manifests, repo_root, wait_for, writes,
+};
 use serde_json::{Value, json};
 
 const CONVERGE: Duration = Duration::from_secs(240);
@@ -14,30 +16,6 @@ const NAMESPACED: &str = "webhook.artifactory.m.crossplane.io/v1alpha1";
 const LEGACY: &str = "webhook.artifactory.crossplane.io/v1alpha1";
 const ROUTE: &str = "/event/api/v1/subscriptions";
 const ROUTE_KEY: &str = "/event/api/v1/subscriptions/{key}";
-
-/// Writes `docs` as one multi-document manifest file in a fresh directory.
-fn manifests_dir(tag: &str, docs: &[Value]) -> TempDir {
-    let dir = TempDir::new(&format!("{tag}-manifests"));
-    let text: Vec<String> = docs
-        .iter()
-        .map(|d| serde_yaml::to_string(d).expect("manifest to YAML"))
-        .collect();
-    std::fs::write(dir.path().join("manifests.yaml"), text.join("---\n")).expect("write manifests");
-    dir
-}
-
-/// `kubectl apply -f` of the documents; returns the command's output and success.
-fn kubectl_apply(sb: &Sandbox, docs: &[Value]) -> (bool, String) {
-    let dir = manifests_dir(&format!("{}-apply", sb.tag), docs);
-    let file = dir.path().join("manifests.yaml");
-    let out = sb.kubectl(&["apply", "-f", file.to_str().expect("utf-8 path")]);
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    (out.status.success(), text)
-}
 
 /// The Event service's REST API with the sandbox's admin token.
 struct Events {
@@ -48,16 +26,9 @@ struct Events {
 
 impl Events {
     fn of(sb: &Sandbox) -> Events {
-        let env = std::fs::read_to_string(sb.dir.join("jfrog.env")).expect("read jfrog.env");
-        let var = |name: &str| {
-            env.lines()
-                .find_map(|l| l.strip_prefix(&format!("{name}=")))
-                .map(str::to_string)
-                .unwrap_or_else(|| panic!("{name} missing from jfrog.env"))
-        };
         Events {
-            url: var("JFROG_URL").trim_end_matches('/').to_string(),
-            token: var("JFROG_ACCESS_TOKEN"),
+            url: sb.sim.url.clone(),
+            token: sb.sim.token().to_string(),
             http: reqwest::Client::new(),
         }
     }
@@ -90,13 +61,6 @@ impl Events {
         let text = r.text().await.unwrap_or_default();
         assert!(status.is_success(), "{method} {path}: {status} {text}");
     }
-}
-
-fn count(counts: &BTreeMap<String, u64>, method: &str, route: &str) -> u64 {
-    counts
-        .get(&format!("{method} {route}"))
-        .copied()
-        .unwrap_or(0)
 }
 
 /// Waits `rounds` poll intervals and until the provider has read the subscription list at
@@ -327,7 +291,7 @@ async fn delete_orphan_adopt_and_observe_only() {
         artifact_webhook("adopted-hook", "adopted by Crossplane"),
         observed,
     ];
-    let (ok, out) = kubectl_apply(&sb, &docs);
+    let (ok, out) = sb.apply(&docs);
     assert!(ok, "{out}");
     let mrs: Vec<Mr> = docs.iter().map(|d| sb.mr_of(d)).collect();
     sb.wait_all_ready(&mrs, CONVERGE).await;
@@ -395,7 +359,7 @@ async fn invalid_webhooks_are_refused_before_any_write() {
     let sb = Sandbox::start(SandboxOptions::new("webhook-invalid")).await;
     let mut bad_event = artifact_webhook("bad-event", "event of another domain");
     bad_event["spec"]["forProvider"]["eventTypes"] = json!(["pushed"]);
-    let (ok, out) = kubectl_apply(&sb, &[bad_event]);
+    let (ok, out) = sb.apply(&[bad_event]);
     assert!(!ok, "an event type of another domain is refused: {out}");
     assert!(out.contains("eventTypes"), "{out}");
     println!("refused at admission: {}", out.trim());
@@ -403,7 +367,7 @@ async fn invalid_webhooks_are_refused_before_any_write() {
     let mut bad_criteria = artifact_webhook("bad-criteria", "nothing to watch");
     bad_criteria["spec"]["forProvider"]["criteria"] =
         json!([{"anyLocal": false, "anyRemote": false, "anyFederated": false, "repoKeys": []}]);
-    let (ok, out) = kubectl_apply(&sb, &[bad_criteria]);
+    let (ok, out) = sb.apply(&[bad_criteria]);
     assert!(!ok, "criteria without any repository are refused: {out}");
     assert!(out.contains("repoKeys"), "{out}");
     println!("refused at admission: {}", out.trim());
@@ -411,7 +375,7 @@ async fn invalid_webhooks_are_refused_before_any_write() {
     let mut bad_key = artifact_webhook("bad-key", "a one-character key");
     bad_key["metadata"]["annotations"] = json!({"crossplane.io/external-name": "x"});
     sb.sim.reset_requests().await;
-    let (ok, out) = kubectl_apply(&sb, std::slice::from_ref(&bad_key));
+    let (ok, out) = sb.apply(std::slice::from_ref(&bad_key));
     assert!(ok, "{out}");
     let mr = sb.mr_of(&bad_key);
     let (_, reason, message) = wait_for(
