@@ -256,6 +256,33 @@ impl Sandbox {
         self.kubectl_ok(&["apply", "-f", file.to_str().expect("utf-8 path")])
     }
 
+    /// Deletes every MR with `kubectl delete --timeout=180s`, then waits (up to `timeout`
+    /// each) until each is gone, finalizers released.
+    pub async fn delete_and_wait_gone(&self, mrs: &[Mr], timeout: Duration) {
+        for mr in mrs {
+            let resource = mr.resource();
+            let mut args = vec![
+                "delete",
+                "--timeout=180s",
+                resource.as_str(),
+                mr.name.as_str(),
+            ];
+            if let Some(ns) = &mr.namespace {
+                args.extend(["-n", ns.as_str()]);
+            }
+            self.kubectl_ok(&args);
+        }
+        for mr in mrs {
+            wait_for(
+                &format!("{} to be gone", mr.display()),
+                timeout,
+                Duration::from_millis(500),
+                || async { mr.try_get().await.is_none().then_some(()) },
+            )
+            .await;
+        }
+    }
+
     /// The tail of the sandbox's own output and of the provider log (for failure messages).
     pub fn logs(&self) -> String {
         logs(&self.dir)
@@ -504,11 +531,6 @@ impl SimAdmin {
         }
     }
 
-    /// The admin access token (`JFROG_ACCESS_TOKEN` of `jfrog.env`).
-    pub fn token(&self) -> &str {
-        &self.token
-    }
-
     /// Per-route request counts (`"PUT /artifactory/api/repositories/{key}"` → n).
     pub async fn requests(&self) -> BTreeMap<String, u64> {
         let r = self
@@ -565,16 +587,45 @@ impl SimAdmin {
 
     /// The stored configuration of a repository (secrets in clear), if it exists.
     pub async fn repository(&self, key: &str) -> Option<Value> {
+        self.get_opt(&format!("/__sim/repositories/{key}"), false)
+            .await
+    }
+
+    /// `GET path` of JFrog's REST API with the admin token: the JSON body, or `None` on 404.
+    pub async fn rest_get(&self, path: &str) -> Option<Value> {
+        self.get_opt(path, true).await
+    }
+
+    /// `method path` of JFrog's REST API with the admin token and a JSON body, as a JFrog
+    /// admin would (in the UI or with curl); fails the test unless it succeeds.
+    pub async fn rest_send(&self, method: reqwest::Method, path: &str, body: &Value) {
         let r = self
             .http
-            .get(format!("{}/__sim/repositories/{key}", self.url))
+            .request(method.clone(), format!("{}{path}", self.url))
+            .bearer_auth(&self.token)
+            .json(body)
             .send()
             .await
-            .expect("GET repository");
+            .unwrap_or_else(|e| panic!("{method} {path}: {e}"));
+        let status = r.status();
+        let text = r.text().await.unwrap_or_default();
+        assert!(status.is_success(), "{method} {path}: {status} {text}");
+    }
+
+    /// `GET path` (with the admin token when `auth`): the JSON body, or `None` on 404.
+    async fn get_opt(&self, path: &str, auth: bool) -> Option<Value> {
+        let mut req = self.http.get(format!("{}{path}", self.url));
+        if auth {
+            req = req.bearer_auth(&self.token);
+        }
+        let r = req
+            .send()
+            .await
+            .unwrap_or_else(|e| panic!("GET {path}: {e}"));
         match r.status().as_u16() {
             404 => None,
-            s if (200..300).contains(&s) => Some(r.json().await.expect("repository JSON")),
-            s => panic!("GET /__sim/repositories/{key}: {s}"),
+            s if (200..300).contains(&s) => Some(r.json().await.expect("JSON body")),
+            s => panic!("GET {path}: {s}"),
         }
     }
 
@@ -597,20 +648,12 @@ impl SimAdmin {
     /// Creates a repository through JFrog's REST API with the admin token, as a JFrog admin
     /// would (this request is counted).
     pub async fn create_repository_rest(&self, key: &str, config: &Value) {
-        let r = self
-            .http
-            .put(format!("{}/artifactory/api/repositories/{key}", self.url))
-            .bearer_auth(&self.token)
-            .json(config)
-            .send()
-            .await
-            .expect("PUT repository (REST)");
-        let status = r.status();
-        let body = r.text().await.unwrap_or_default();
-        assert!(
-            status.is_success(),
-            "creating {key} through the REST API: {status} {body}"
-        );
+        self.rest_send(
+            reqwest::Method::PUT,
+            &format!("/artifactory/api/repositories/{key}"),
+            config,
+        )
+        .await;
     }
 }
 

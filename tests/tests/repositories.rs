@@ -236,25 +236,7 @@ async fn delete_deletes_unless_orphaned() {
         );
     }
 
-    for mr in &mrs {
-        let mut args = vec!["delete", "--timeout=180s"];
-        let resource = mr.resource();
-        args.push(&resource);
-        args.push(&mr.name);
-        if let Some(ns) = &mr.namespace {
-            args.extend(["-n", ns.as_str()]);
-        }
-        sb.kubectl_ok(&args);
-    }
-    for mr in &mrs {
-        wait_for(
-            &format!("{} to be gone", mr.display()),
-            CONVERGE,
-            Duration::from_millis(500),
-            || async { mr.try_get().await.is_none().then_some(()) },
-        )
-        .await;
-    }
+    sb.delete_and_wait_gone(&mrs, CONVERGE).await;
     assert!(
         sb.sim.repository("deleted-local").await.is_none(),
         "deleting the namespaced MR deletes the repository"

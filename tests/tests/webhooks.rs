@@ -7,7 +7,8 @@ use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 use e2e::{
-    Mr, Sandbox, SandboxOptions, count, manifests_dir, read_manifests, repo_root, wait_for, writes,
+    Mr, Sandbox, SandboxOptions, SimAdmin, count, manifests_dir, read_manifests, repo_root,
+    wait_for, writes,
 };
 use serde_json::{Value, json};
 
@@ -18,48 +19,19 @@ const ROUTE: &str = "/event/api/v1/subscriptions";
 const ROUTE_KEY: &str = "/event/api/v1/subscriptions/{key}";
 
 /// The Event service's REST API with the sandbox's admin token.
-struct Events {
-    url: String,
-    token: String,
-    http: reqwest::Client,
-}
+struct Events<'a>(&'a SimAdmin);
 
-impl Events {
-    fn of(sb: &Sandbox) -> Events {
-        Events {
-            url: sb.sim.url.clone(),
-            token: sb.sim.token().to_string(),
-            http: reqwest::Client::new(),
-        }
+impl Events<'_> {
+    fn of(sb: &Sandbox) -> Events<'_> {
+        Events(&sb.sim)
     }
 
     async fn get(&self, key: &str) -> Option<Value> {
-        let r = self
-            .http
-            .get(format!("{}{ROUTE}/{key}", self.url))
-            .bearer_auth(&self.token)
-            .send()
-            .await
-            .expect("GET subscription");
-        match r.status().as_u16() {
-            404 => None,
-            s if (200..300).contains(&s) => Some(r.json().await.expect("subscription JSON")),
-            s => panic!("GET subscription {key}: {s}"),
-        }
+        self.0.rest_get(&format!("{ROUTE}/{key}")).await
     }
 
     async fn send(&self, method: reqwest::Method, path: &str, body: &Value) {
-        let r = self
-            .http
-            .request(method.clone(), format!("{}{path}", self.url))
-            .bearer_auth(&self.token)
-            .json(body)
-            .send()
-            .await
-            .expect("subscription request");
-        let status = r.status();
-        let text = r.text().await.unwrap_or_default();
-        assert!(status.is_success(), "{method} {path}: {status} {text}");
+        self.0.rest_send(method, path, body).await
     }
 }
 
@@ -318,28 +290,7 @@ async fn delete_orphan_adopt_and_observe_only() {
         "Observe-only writes nothing"
     );
 
-    for mr in &mrs[..3] {
-        let resource = mr.resource();
-        let mut args = vec![
-            "delete",
-            "--timeout=180s",
-            resource.as_str(),
-            mr.name.as_str(),
-        ];
-        if let Some(ns) = &mr.namespace {
-            args.extend(["-n", ns.as_str()]);
-        }
-        sb.kubectl_ok(&args);
-    }
-    for mr in &mrs[..3] {
-        wait_for(
-            &format!("{} to be gone", mr.display()),
-            CONVERGE,
-            Duration::from_millis(500),
-            || async { mr.try_get().await.is_none().then_some(()) },
-        )
-        .await;
-    }
+    sb.delete_and_wait_gone(&mrs[..3], CONVERGE).await;
     assert!(
         events.get("deleted-hook").await.is_none(),
         "deleted with its MR"
