@@ -283,6 +283,30 @@ impl Sandbox {
         }
     }
 
+    /// Waits until at least `rounds` poll intervals have passed and `observed` (how many
+    /// times the provider has observed its objects, from the simulator's request counts since
+    /// the last reset) reaches `rounds`; returns those counts. `what` names the observations
+    /// in the timeout message.
+    pub async fn wait_observed_rounds(
+        &self,
+        what: &str,
+        rounds: u64,
+        observed: impl Fn(&BTreeMap<String, u64>) -> u64,
+    ) -> BTreeMap<String, u64> {
+        let started = Instant::now();
+        let min = self.poll * u32::try_from(rounds).expect("few rounds");
+        wait_for(
+            &format!("{rounds} more {what}"),
+            Duration::from_secs(300),
+            Duration::from_secs(1),
+            || async {
+                let counts = self.sim.requests().await;
+                (started.elapsed() >= min && observed(&counts) >= rounds).then_some(counts)
+            },
+        )
+        .await
+    }
+
     /// The tail of the sandbox's own output and of the provider log (for failure messages).
     pub fn logs(&self) -> String {
         logs(&self.dir)

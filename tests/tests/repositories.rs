@@ -67,16 +67,10 @@ fn observation_rounds(counts: &BTreeMap<String, u64>, n: u64) -> u64 {
 /// the `n` repositories at least `rounds` times (see [`observation_rounds`]); returns the
 /// counts since the last reset.
 async fn wait_observed(sb: &Sandbox, n: u64, rounds: u64) -> BTreeMap<String, u64> {
-    let started = Instant::now();
-    let min = sb.poll * u32::try_from(rounds).expect("few rounds");
-    wait_for(
-        &format!("{rounds} more observations of {n} repositories"),
-        Duration::from_secs(300),
-        Duration::from_secs(1),
-        || async {
-            let counts = sb.sim.requests().await;
-            (started.elapsed() >= min && observation_rounds(&counts, n) >= rounds).then_some(counts)
-        },
+    sb.wait_observed_rounds(
+        &format!("observations of {n} repositories"),
+        rounds,
+        |counts| observation_rounds(counts, n),
     )
     .await
 }

@@ -38,18 +38,9 @@ impl Events<'_> {
 /// Waits `rounds` poll intervals and until the provider has read the subscription list at
 /// least `rounds` times since the last reset; returns the counts.
 async fn wait_polls(sb: &Sandbox, rounds: u64) -> BTreeMap<String, u64> {
-    let started = Instant::now();
-    let min = sb.poll * u32::try_from(rounds).expect("few rounds");
-    wait_for(
-        &format!("{rounds} more polls"),
-        Duration::from_secs(300),
-        Duration::from_secs(1),
-        || async {
-            let counts = sb.sim.requests().await;
-            let reads = count(&counts, "GET", ROUTE) + count(&counts, "GET", ROUTE_KEY);
-            (started.elapsed() >= min && reads >= rounds).then_some(counts)
-        },
-    )
+    sb.wait_observed_rounds("polls", rounds, |counts| {
+        count(counts, "GET", ROUTE) + count(counts, "GET", ROUTE_KEY)
+    })
     .await
 }
 
@@ -226,20 +217,14 @@ async fn delete_orphan_adopt_and_observe_only() {
             "handlers": [{"handler_type": "webhook", "url": "https://hooks.example.com/jfrog"}],
         })
     };
-    events
-        .send(
-            reqwest::Method::POST,
-            ROUTE,
-            &existing("adopted-hook", "made before Crossplane"),
-        )
-        .await;
-    events
-        .send(
-            reqwest::Method::POST,
-            ROUTE,
-            &existing("observed-hook", "owned by another team"),
-        )
-        .await;
+    for (key, description) in [
+        ("adopted-hook", "made before Crossplane"),
+        ("observed-hook", "owned by another team"),
+    ] {
+        events
+            .send(reqwest::Method::POST, ROUTE, &existing(key, description))
+            .await;
+    }
     sb.sim.reset_requests().await;
 
     let mut kept = artifact_webhook("kept-hook", "kept: no Delete policy");
