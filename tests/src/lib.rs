@@ -523,6 +523,25 @@ impl Mr {
             .and_then(|o| conditions(&o).remove(type_))
     }
 
+    /// Waits (up to `timeout`) until the condition `type_` has `status` and a message
+    /// containing `message_part`; returns its (status, reason, message). `what` is said on
+    /// timeout.
+    pub async fn wait_condition(
+        &self,
+        what: &str,
+        type_: &str,
+        status: &str,
+        message_part: &str,
+        timeout: Duration,
+    ) -> (String, String, String) {
+        wait_for(what, timeout, Duration::from_millis(500), || async {
+            self.condition(type_)
+                .await
+                .filter(|c| c.0 == status && c.2.contains(message_part))
+        })
+        .await
+    }
+
     pub async fn ready_and_synced(&self) -> bool {
         match self.try_get().await {
             Some(o) => {

@@ -374,17 +374,15 @@ async fn rejected_spec_reports_jfrogs_message_and_backs_off() {
     let sb = Sandbox::start(SandboxOptions::new("rejected").apply(dir.path())).await;
     let mr = sb.mr_of(&doc);
     let jfrog_message = "Remote URL 'not-a-url' is not valid";
-    let (status, reason, message) = wait_for(
-        "Synced=False with JFrog's message",
-        CONVERGE,
-        Duration::from_millis(500),
-        || async {
-            mr.condition("Synced")
-                .await
-                .filter(|c| c.0 == "False" && c.2.contains(jfrog_message))
-        },
-    )
-    .await;
+    let (status, reason, message) = mr
+        .wait_condition(
+            "Synced=False with JFrog's message",
+            "Synced",
+            "False",
+            jfrog_message,
+            CONVERGE,
+        )
+        .await;
     println!("Synced={status} reason={reason} message={message}");
     assert!(
         sb.sim.repository("rejected-remote").await.is_none(),

@@ -314,17 +314,15 @@ async fn invalid_webhooks_are_refused_before_any_write() {
     let (ok, out) = sb.apply(std::slice::from_ref(&bad_key));
     assert!(ok, "{out}");
     let mr = sb.mr_of(&bad_key);
-    let (_, reason, message) = wait_for(
-        "Synced=False naming the key rule",
-        CONVERGE,
-        Duration::from_millis(500),
-        || async {
-            mr.condition("Synced")
-                .await
-                .filter(|c| c.0 == "False" && c.2.contains("2 to 200 characters"))
-        },
-    )
-    .await;
+    let (_, reason, message) = mr
+        .wait_condition(
+            "Synced=False naming the key rule",
+            "Synced",
+            "False",
+            "2 to 200 characters",
+            CONVERGE,
+        )
+        .await;
     println!("Synced=False reason={reason} message={message}");
     let counts = sb.sim.requests().await;
     assert!(writes(&counts).is_empty(), "no write: {counts:?}");
