@@ -235,6 +235,78 @@ impl Sandbox {
         }
     }
 
+    /// `kubectl apply -f` of `docs` (through a [`manifests_dir`]); returns whether it
+    /// succeeded and its output (stdout, then stderr).
+    pub fn apply(&self, docs: &[Value]) -> (bool, String) {
+        let dir = manifests_dir(&format!("{}-apply", self.tag), docs);
+        let file = dir.path().join("manifests.yaml");
+        let out = self.kubectl(&["apply", "-f", file.to_str().expect("utf-8 path")]);
+        let text = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        (out.status.success(), text)
+    }
+
+    /// Like [`Sandbox::apply`], failing the test when `kubectl apply` fails; returns stdout.
+    pub fn apply_ok(&self, docs: &[Value]) -> String {
+        let dir = manifests_dir(&format!("{}-apply", self.tag), docs);
+        let file = dir.path().join("manifests.yaml");
+        self.kubectl_ok(&["apply", "-f", file.to_str().expect("utf-8 path")])
+    }
+
+    /// Deletes every MR with `kubectl delete --timeout=180s`, then waits (up to `timeout`
+    /// each) until each is gone, finalizers released.
+    pub async fn delete_and_wait_gone(&self, mrs: &[Mr], timeout: Duration) {
+        for mr in mrs {
+            let resource = mr.resource();
+            let mut args = vec![
+                "delete",
+                "--timeout=180s",
+                resource.as_str(),
+                mr.name.as_str(),
+            ];
+            if let Some(ns) = &mr.namespace {
+                args.extend(["-n", ns.as_str()]);
+            }
+            self.kubectl_ok(&args);
+        }
+        for mr in mrs {
+            wait_for(
+                &format!("{} to be gone", mr.display()),
+                timeout,
+                Duration::from_millis(500),
+                || async { mr.try_get().await.is_none().then_some(()) },
+            )
+            .await;
+        }
+    }
+
+    /// Waits until at least `rounds` poll intervals have passed and `observed` (how many
+    /// times the provider has observed its objects, from the simulator's request counts since
+    /// the last reset) reaches `rounds`; returns those counts. `what` names the observations
+    /// in the timeout message.
+    pub async fn wait_observed_rounds(
+        &self,
+        what: &str,
+        rounds: u64,
+        observed: impl Fn(&BTreeMap<String, u64>) -> u64,
+    ) -> BTreeMap<String, u64> {
+        let started = Instant::now();
+        let min = self.poll * u32::try_from(rounds).expect("few rounds");
+        wait_for(
+            &format!("{rounds} more {what}"),
+            Duration::from_secs(300),
+            Duration::from_secs(1),
+            || async {
+                let counts = self.sim.requests().await;
+                (started.elapsed() >= min && observed(&counts) >= rounds).then_some(counts)
+            },
+        )
+        .await
+    }
+
     /// The tail of the sandbox's own output and of the provider log (for failure messages).
     pub fn logs(&self) -> String {
         logs(&self.dir)
@@ -451,6 +523,25 @@ impl Mr {
             .and_then(|o| conditions(&o).remove(type_))
     }
 
+    /// Waits (up to `timeout`) until the condition `type_` has `status` and a message
+    /// containing `message_part`; returns its (status, reason, message). `what` is said on
+    /// timeout.
+    pub async fn wait_condition(
+        &self,
+        what: &str,
+        type_: &str,
+        status: &str,
+        message_part: &str,
+        timeout: Duration,
+    ) -> (String, String, String) {
+        wait_for(what, timeout, Duration::from_millis(500), || async {
+            self.condition(type_)
+                .await
+                .filter(|c| c.0 == status && c.2.contains(message_part))
+        })
+        .await
+    }
+
     pub async fn ready_and_synced(&self) -> bool {
         match self.try_get().await {
             Some(o) => {
@@ -539,16 +630,45 @@ impl SimAdmin {
 
     /// The stored configuration of a repository (secrets in clear), if it exists.
     pub async fn repository(&self, key: &str) -> Option<Value> {
+        self.get_opt(&format!("/__sim/repositories/{key}"), false)
+            .await
+    }
+
+    /// `GET path` of JFrog's REST API with the admin token: the JSON body, or `None` on 404.
+    pub async fn rest_get(&self, path: &str) -> Option<Value> {
+        self.get_opt(path, true).await
+    }
+
+    /// `method path` of JFrog's REST API with the admin token and a JSON body, as a JFrog
+    /// admin would (in the UI or with curl); fails the test unless it succeeds.
+    pub async fn rest_send(&self, method: reqwest::Method, path: &str, body: &Value) {
         let r = self
             .http
-            .get(format!("{}/__sim/repositories/{key}", self.url))
+            .request(method.clone(), format!("{}{path}", self.url))
+            .bearer_auth(&self.token)
+            .json(body)
             .send()
             .await
-            .expect("GET repository");
+            .unwrap_or_else(|e| panic!("{method} {path}: {e}"));
+        let status = r.status();
+        let text = r.text().await.unwrap_or_default();
+        assert!(status.is_success(), "{method} {path}: {status} {text}");
+    }
+
+    /// `GET path` (with the admin token when `auth`): the JSON body, or `None` on 404.
+    async fn get_opt(&self, path: &str, auth: bool) -> Option<Value> {
+        let mut req = self.http.get(format!("{}{path}", self.url));
+        if auth {
+            req = req.bearer_auth(&self.token);
+        }
+        let r = req
+            .send()
+            .await
+            .unwrap_or_else(|e| panic!("GET {path}: {e}"));
         match r.status().as_u16() {
             404 => None,
-            s if (200..300).contains(&s) => Some(r.json().await.expect("repository JSON")),
-            s => panic!("GET /__sim/repositories/{key}: {s}"),
+            s if (200..300).contains(&s) => Some(r.json().await.expect("JSON body")),
+            s => panic!("GET {path}: {s}"),
         }
     }
 
@@ -571,21 +691,34 @@ impl SimAdmin {
     /// Creates a repository through JFrog's REST API with the admin token, as a JFrog admin
     /// would (this request is counted).
     pub async fn create_repository_rest(&self, key: &str, config: &Value) {
-        let r = self
-            .http
-            .put(format!("{}/artifactory/api/repositories/{key}", self.url))
-            .bearer_auth(&self.token)
-            .json(config)
-            .send()
-            .await
-            .expect("PUT repository (REST)");
-        let status = r.status();
-        let body = r.text().await.unwrap_or_default();
-        assert!(
-            status.is_success(),
-            "creating {key} through the REST API: {status} {body}"
-        );
+        self.rest_send(
+            reqwest::Method::PUT,
+            &format!("/artifactory/api/repositories/{key}"),
+            config,
+        )
+        .await;
     }
+}
+
+/// The count of `method route` (e.g. `"GET"`, `"/artifactory/api/repositories/{key}"`) in
+/// per-route request counts; 0 when absent.
+pub fn count(counts: &BTreeMap<String, u64>, method: &str, route: &str) -> u64 {
+    counts
+        .get(&format!("{method} {route}"))
+        .copied()
+        .unwrap_or(0)
+}
+
+/// Writes `docs` as one multi-document manifest file, `manifests.yaml`, in a fresh directory
+/// (removed on drop).
+pub fn manifests_dir(tag: &str, docs: &[Value]) -> TempDir {
+    let dir = TempDir::new(&format!("{tag}-manifests"));
+    let text: Vec<String> = docs
+        .iter()
+        .map(|d| serde_yaml::to_string(d).expect("manifest to YAML"))
+        .collect();
+    std::fs::write(dir.path().join("manifests.yaml"), text.join("---\n")).expect("write manifests");
+    dir
 }
 
 /// The counts of requests that change something (any method but GET/HEAD/OPTIONS).

@@ -10,7 +10,9 @@
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
-use e2e::{Mr, Sandbox, SandboxOptions, TempDir, read_manifests, repo_root, wait_for, writes};
+use e2e::{
+    Mr, Sandbox, SandboxOptions, count, manifests_dir, read_manifests, repo_root, wait_for, writes,
+};
 use serde_json::{Value, json};
 
 /// How long a handful of managed resources may take to become Ready on a loaded machine.
@@ -18,17 +20,6 @@ const CONVERGE: Duration = Duration::from_secs(240);
 
 const NAMESPACED: &str = "repository.artifactory.m.crossplane.io/v1alpha1";
 const LEGACY: &str = "repository.artifactory.crossplane.io/v1alpha1";
-
-/// Writes `docs` as one multi-document manifest file in a fresh directory (removed on drop).
-fn manifests_dir(tag: &str, docs: &[Value]) -> TempDir {
-    let dir = TempDir::new(&format!("{tag}-manifests"));
-    let text: Vec<String> = docs
-        .iter()
-        .map(|d| serde_yaml::to_string(d).expect("manifest to YAML"))
-        .collect();
-    std::fs::write(dir.path().join("manifests.yaml"), text.join("---\n")).expect("write manifests");
-    dir
-}
 
 /// A namespaced local generic repository manifest.
 fn local_generic(name: &str, description: &str) -> Value {
@@ -48,26 +39,12 @@ fn legacy_local_generic(name: &str, description: &str) -> Value {
     })
 }
 
-/// `kubectl apply -f` of the documents (through a temporary file).
-fn kubectl_apply(sb: &Sandbox, docs: &[Value]) {
-    let dir = manifests_dir(&format!("{}-apply", sb.tag), docs);
-    let file = dir.path().join("manifests.yaml");
-    sb.kubectl_ok(&["apply", "-f", file.to_str().expect("utf-8 path")]);
-}
-
 /// The repository class of a Kind: `Local`, `Remote`, `Virtual` or `Federated`.
 fn class_of(kind: &str) -> &'static str {
     ["Local", "Remote", "Virtual", "Federated"]
         .into_iter()
         .find(|c| kind.starts_with(c))
         .unwrap_or("other")
-}
-
-fn sum_routes(counts: &BTreeMap<String, u64>, method: &str, route: &str) -> u64 {
-    counts
-        .get(&format!("{method} {route}"))
-        .copied()
-        .unwrap_or(0)
 }
 
 const REPO_ROUTE: &str = "/artifactory/api/repositories/{key}";
@@ -77,29 +54,23 @@ const REPO_ROUTE: &str = "/artifactory/api/repositories/{key}";
 /// repositories, plus the whole-list reads (`GET .../configurations` or the list) that observe
 /// every repository at once.
 fn observation_rounds(counts: &BTreeMap<String, u64>, n: u64) -> u64 {
-    sum_routes(counts, "GET", REPO_ROUTE) / n.max(1)
-        + sum_routes(
+    count(counts, "GET", REPO_ROUTE) / n.max(1)
+        + count(
             counts,
             "GET",
             "/artifactory/api/repositories/configurations",
         )
-        + sum_routes(counts, "GET", "/artifactory/api/repositories")
+        + count(counts, "GET", "/artifactory/api/repositories")
 }
 
 /// Waits until at least `rounds` poll intervals have passed and the provider has observed
 /// the `n` repositories at least `rounds` times (see [`observation_rounds`]); returns the
 /// counts since the last reset.
 async fn wait_observed(sb: &Sandbox, n: u64, rounds: u64) -> BTreeMap<String, u64> {
-    let started = Instant::now();
-    let min = sb.poll * u32::try_from(rounds).expect("few rounds");
-    wait_for(
-        &format!("{rounds} more observations of {n} repositories"),
-        Duration::from_secs(300),
-        Duration::from_secs(1),
-        || async {
-            let counts = sb.sim.requests().await;
-            (started.elapsed() >= min && observation_rounds(&counts, n) >= rounds).then_some(counts)
-        },
+    sb.wait_observed_rounds(
+        &format!("observations of {n} repositories"),
+        rounds,
+        |counts| observation_rounds(counts, n),
     )
     .await
 }
@@ -217,16 +188,16 @@ async fn change_made_in_jfrog_is_reverted() {
         sb.poll
     );
     assert!(
-        sum_routes(&counts, "POST", REPO_ROUTE) >= 1,
+        count(&counts, "POST", REPO_ROUTE) >= 1,
         "the revert is an update: {counts:?}"
     );
     assert_eq!(
-        sum_routes(&counts, "PUT", REPO_ROUTE),
+        count(&counts, "PUT", REPO_ROUTE),
         0,
         "the repository must be updated, not recreated: {counts:?}"
     );
     assert_eq!(
-        sum_routes(&counts, "DELETE", REPO_ROUTE),
+        count(&counts, "DELETE", REPO_ROUTE),
         0,
         "nothing deleted: {counts:?}"
     );
@@ -259,25 +230,7 @@ async fn delete_deletes_unless_orphaned() {
         );
     }
 
-    for mr in &mrs {
-        let mut args = vec!["delete", "--timeout=180s"];
-        let resource = mr.resource();
-        args.push(&resource);
-        args.push(&mr.name);
-        if let Some(ns) = &mr.namespace {
-            args.extend(["-n", ns.as_str()]);
-        }
-        sb.kubectl_ok(&args);
-    }
-    for mr in &mrs {
-        wait_for(
-            &format!("{} to be gone", mr.display()),
-            CONVERGE,
-            Duration::from_millis(500),
-            || async { mr.try_get().await.is_none().then_some(()) },
-        )
-        .await;
-    }
+    sb.delete_and_wait_gone(&mrs, CONVERGE).await;
     assert!(
         sb.sim.repository("deleted-local").await.is_none(),
         "deleting the namespaced MR deletes the repository"
@@ -297,7 +250,7 @@ async fn delete_deletes_unless_orphaned() {
     let counts = sb.sim.requests().await;
     println!("delete test requests: {counts:?}");
     assert_eq!(
-        sum_routes(&counts, "DELETE", REPO_ROUTE),
+        count(&counts, "DELETE", REPO_ROUTE),
         2,
         "exactly the two deletable repositories: {counts:?}"
     );
@@ -313,7 +266,7 @@ async fn existing_repository_is_adopted_without_recreate() {
     sb.sim.reset_requests().await;
 
     let doc = local_generic("adopted-local", "adopted by Crossplane");
-    kubectl_apply(&sb, std::slice::from_ref(&doc));
+    sb.apply_ok(std::slice::from_ref(&doc));
     let mr = sb.mr_of(&doc);
     sb.wait_all_ready(std::slice::from_ref(&mr), CONVERGE).await;
     wait_for(
@@ -329,17 +282,17 @@ async fn existing_repository_is_adopted_without_recreate() {
     let counts = sb.sim.requests().await;
     println!("adoption requests: {counts:?}");
     assert_eq!(
-        sum_routes(&counts, "PUT", REPO_ROUTE),
+        count(&counts, "PUT", REPO_ROUTE),
         0,
         "an existing repository must not be created again: {counts:?}"
     );
     assert_eq!(
-        sum_routes(&counts, "DELETE", REPO_ROUTE),
+        count(&counts, "DELETE", REPO_ROUTE),
         0,
         "nothing deleted: {counts:?}"
     );
     assert!(
-        sum_routes(&counts, "POST", REPO_ROUTE) >= 1,
+        count(&counts, "POST", REPO_ROUTE) >= 1,
         "the spec is applied by an update: {counts:?}"
     );
     let obj = mr.try_get().await.expect("MR exists");
@@ -365,7 +318,7 @@ async fn observe_only_fills_at_provider_and_writes_nothing() {
 
     let mut doc = local_generic("observed-local", "what Crossplane would want");
     doc["spec"]["managementPolicies"] = json!(["Observe"]);
-    kubectl_apply(&sb, std::slice::from_ref(&doc));
+    sb.apply_ok(std::slice::from_ref(&doc));
     let mr = sb.mr_of(&doc);
     let at_provider = wait_for(
         "status.atProvider to be filled",
@@ -421,17 +374,15 @@ async fn rejected_spec_reports_jfrogs_message_and_backs_off() {
     let sb = Sandbox::start(SandboxOptions::new("rejected").apply(dir.path())).await;
     let mr = sb.mr_of(&doc);
     let jfrog_message = "Remote URL 'not-a-url' is not valid";
-    let (status, reason, message) = wait_for(
-        "Synced=False with JFrog's message",
-        CONVERGE,
-        Duration::from_millis(500),
-        || async {
-            mr.condition("Synced")
-                .await
-                .filter(|c| c.0 == "False" && c.2.contains(jfrog_message))
-        },
-    )
-    .await;
+    let (status, reason, message) = mr
+        .wait_condition(
+            "Synced=False with JFrog's message",
+            "Synced",
+            "False",
+            jfrog_message,
+            CONVERGE,
+        )
+        .await;
     println!("Synced={status} reason={reason} message={message}");
     assert!(
         sb.sim.repository("rejected-remote").await.is_none(),
@@ -466,8 +417,8 @@ async fn rejected_spec_reports_jfrogs_message_and_backs_off() {
     let window = Duration::from_secs(20);
     tokio::time::sleep(window).await;
     let counts = sb.sim.requests().await;
-    let creates = sum_routes(&counts, "PUT", REPO_ROUTE);
-    let gets = sum_routes(&counts, "GET", REPO_ROUTE);
+    let creates = count(&counts, "PUT", REPO_ROUTE);
+    let gets = count(&counts, "GET", REPO_ROUTE);
     println!("requests for the rejected repository over {window:?}: {counts:?}");
     assert!(
         creates >= 1,
@@ -503,7 +454,7 @@ async fn hundred_repositories_at_once_become_ready_with_descriptor_merge_emulati
         .map(|i| local_generic(&format!("bulk-{i:03}"), &format!("bulk repository {i}")))
         .collect();
     let started = Instant::now();
-    kubectl_apply(&sb, &docs);
+    sb.apply_ok(&docs);
     let mrs: Vec<Mr> = docs.iter().map(|d| sb.mr_of(d)).collect();
     sb.wait_all_ready(&mrs, Duration::from_secs(480)).await;
     let counts = sb.sim.requests().await;
@@ -523,7 +474,7 @@ async fn hundred_repositories_at_once_become_ready_with_descriptor_merge_emulati
             "{key}"
         );
     }
-    let creates = sum_routes(&counts, "PUT", REPO_ROUTE);
+    let creates = count(&counts, "PUT", REPO_ROUTE);
     println!(
         "create requests for 100 repositories: {creates} (each above 100 is a retry after a failed write)"
     );

@@ -6,7 +6,10 @@
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
-use e2e::{Mr, Sandbox, SandboxOptions, TempDir, read_manifests, repo_root, wait_for, writes};
+use e2e::{
+    Mr, Sandbox, SandboxOptions, SimAdmin, count, manifests_dir, read_manifests, repo_root,
+    wait_for, writes,
+};
 use serde_json::{Value, json};
 
 const CONVERGE: Duration = Duration::from_secs(240);
@@ -15,105 +18,29 @@ const LEGACY: &str = "webhook.artifactory.crossplane.io/v1alpha1";
 const ROUTE: &str = "/event/api/v1/subscriptions";
 const ROUTE_KEY: &str = "/event/api/v1/subscriptions/{key}";
 
-/// Writes `docs` as one multi-document manifest file in a fresh directory.
-fn manifests_dir(tag: &str, docs: &[Value]) -> TempDir {
-    let dir = TempDir::new(&format!("{tag}-manifests"));
-    let text: Vec<String> = docs
-        .iter()
-        .map(|d| serde_yaml::to_string(d).expect("manifest to YAML"))
-        .collect();
-    std::fs::write(dir.path().join("manifests.yaml"), text.join("---\n")).expect("write manifests");
-    dir
-}
-
-/// `kubectl apply -f` of the documents; returns the command's output and success.
-fn kubectl_apply(sb: &Sandbox, docs: &[Value]) -> (bool, String) {
-    let dir = manifests_dir(&format!("{}-apply", sb.tag), docs);
-    let file = dir.path().join("manifests.yaml");
-    let out = sb.kubectl(&["apply", "-f", file.to_str().expect("utf-8 path")]);
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    (out.status.success(), text)
-}
-
 /// The Event service's REST API with the sandbox's admin token.
-struct Events {
-    url: String,
-    token: String,
-    http: reqwest::Client,
-}
+struct Events<'a>(&'a SimAdmin);
 
-impl Events {
-    fn of(sb: &Sandbox) -> Events {
-        let env = std::fs::read_to_string(sb.dir.join("jfrog.env")).expect("read jfrog.env");
-        let var = |name: &str| {
-            env.lines()
-                .find_map(|l| l.strip_prefix(&format!("{name}=")))
-                .map(str::to_string)
-                .unwrap_or_else(|| panic!("{name} missing from jfrog.env"))
-        };
-        Events {
-            url: var("JFROG_URL").trim_end_matches('/').to_string(),
-            token: var("JFROG_ACCESS_TOKEN"),
-            http: reqwest::Client::new(),
-        }
+impl Events<'_> {
+    fn of(sb: &Sandbox) -> Events<'_> {
+        Events(&sb.sim)
     }
 
     async fn get(&self, key: &str) -> Option<Value> {
-        let r = self
-            .http
-            .get(format!("{}{ROUTE}/{key}", self.url))
-            .bearer_auth(&self.token)
-            .send()
-            .await
-            .expect("GET subscription");
-        match r.status().as_u16() {
-            404 => None,
-            s if (200..300).contains(&s) => Some(r.json().await.expect("subscription JSON")),
-            s => panic!("GET subscription {key}: {s}"),
-        }
+        self.0.rest_get(&format!("{ROUTE}/{key}")).await
     }
 
     async fn send(&self, method: reqwest::Method, path: &str, body: &Value) {
-        let r = self
-            .http
-            .request(method.clone(), format!("{}{path}", self.url))
-            .bearer_auth(&self.token)
-            .json(body)
-            .send()
-            .await
-            .expect("subscription request");
-        let status = r.status();
-        let text = r.text().await.unwrap_or_default();
-        assert!(status.is_success(), "{method} {path}: {status} {text}");
+        self.0.rest_send(method, path, body).await
     }
-}
-
-fn count(counts: &BTreeMap<String, u64>, method: &str, route: &str) -> u64 {
-    counts
-        .get(&format!("{method} {route}"))
-        .copied()
-        .unwrap_or(0)
 }
 
 /// Waits `rounds` poll intervals and until the provider has read the subscription list at
 /// least `rounds` times since the last reset; returns the counts.
 async fn wait_polls(sb: &Sandbox, rounds: u64) -> BTreeMap<String, u64> {
-    let started = Instant::now();
-    let min = sb.poll * u32::try_from(rounds).expect("few rounds");
-    wait_for(
-        &format!("{rounds} more polls"),
-        Duration::from_secs(300),
-        Duration::from_secs(1),
-        || async {
-            let counts = sb.sim.requests().await;
-            let reads = count(&counts, "GET", ROUTE) + count(&counts, "GET", ROUTE_KEY);
-            (started.elapsed() >= min && reads >= rounds).then_some(counts)
-        },
-    )
+    sb.wait_observed_rounds("polls", rounds, |counts| {
+        count(counts, "GET", ROUTE) + count(counts, "GET", ROUTE_KEY)
+    })
     .await
 }
 
@@ -290,20 +217,14 @@ async fn delete_orphan_adopt_and_observe_only() {
             "handlers": [{"handler_type": "webhook", "url": "https://hooks.example.com/jfrog"}],
         })
     };
-    events
-        .send(
-            reqwest::Method::POST,
-            ROUTE,
-            &existing("adopted-hook", "made before Crossplane"),
-        )
-        .await;
-    events
-        .send(
-            reqwest::Method::POST,
-            ROUTE,
-            &existing("observed-hook", "owned by another team"),
-        )
-        .await;
+    for (key, description) in [
+        ("adopted-hook", "made before Crossplane"),
+        ("observed-hook", "owned by another team"),
+    ] {
+        events
+            .send(reqwest::Method::POST, ROUTE, &existing(key, description))
+            .await;
+    }
     sb.sim.reset_requests().await;
 
     let mut kept = artifact_webhook("kept-hook", "kept: no Delete policy");
@@ -327,7 +248,7 @@ async fn delete_orphan_adopt_and_observe_only() {
         artifact_webhook("adopted-hook", "adopted by Crossplane"),
         observed,
     ];
-    let (ok, out) = kubectl_apply(&sb, &docs);
+    let (ok, out) = sb.apply(&docs);
     assert!(ok, "{out}");
     let mrs: Vec<Mr> = docs.iter().map(|d| sb.mr_of(d)).collect();
     sb.wait_all_ready(&mrs, CONVERGE).await;
@@ -354,28 +275,7 @@ async fn delete_orphan_adopt_and_observe_only() {
         "Observe-only writes nothing"
     );
 
-    for mr in &mrs[..3] {
-        let resource = mr.resource();
-        let mut args = vec![
-            "delete",
-            "--timeout=180s",
-            resource.as_str(),
-            mr.name.as_str(),
-        ];
-        if let Some(ns) = &mr.namespace {
-            args.extend(["-n", ns.as_str()]);
-        }
-        sb.kubectl_ok(&args);
-    }
-    for mr in &mrs[..3] {
-        wait_for(
-            &format!("{} to be gone", mr.display()),
-            CONVERGE,
-            Duration::from_millis(500),
-            || async { mr.try_get().await.is_none().then_some(()) },
-        )
-        .await;
-    }
+    sb.delete_and_wait_gone(&mrs[..3], CONVERGE).await;
     assert!(
         events.get("deleted-hook").await.is_none(),
         "deleted with its MR"
@@ -395,7 +295,7 @@ async fn invalid_webhooks_are_refused_before_any_write() {
     let sb = Sandbox::start(SandboxOptions::new("webhook-invalid")).await;
     let mut bad_event = artifact_webhook("bad-event", "event of another domain");
     bad_event["spec"]["forProvider"]["eventTypes"] = json!(["pushed"]);
-    let (ok, out) = kubectl_apply(&sb, &[bad_event]);
+    let (ok, out) = sb.apply(&[bad_event]);
     assert!(!ok, "an event type of another domain is refused: {out}");
     assert!(out.contains("eventTypes"), "{out}");
     println!("refused at admission: {}", out.trim());
@@ -403,7 +303,7 @@ async fn invalid_webhooks_are_refused_before_any_write() {
     let mut bad_criteria = artifact_webhook("bad-criteria", "nothing to watch");
     bad_criteria["spec"]["forProvider"]["criteria"] =
         json!([{"anyLocal": false, "anyRemote": false, "anyFederated": false, "repoKeys": []}]);
-    let (ok, out) = kubectl_apply(&sb, &[bad_criteria]);
+    let (ok, out) = sb.apply(&[bad_criteria]);
     assert!(!ok, "criteria without any repository are refused: {out}");
     assert!(out.contains("repoKeys"), "{out}");
     println!("refused at admission: {}", out.trim());
@@ -411,20 +311,18 @@ async fn invalid_webhooks_are_refused_before_any_write() {
     let mut bad_key = artifact_webhook("bad-key", "a one-character key");
     bad_key["metadata"]["annotations"] = json!({"crossplane.io/external-name": "x"});
     sb.sim.reset_requests().await;
-    let (ok, out) = kubectl_apply(&sb, std::slice::from_ref(&bad_key));
+    let (ok, out) = sb.apply(std::slice::from_ref(&bad_key));
     assert!(ok, "{out}");
     let mr = sb.mr_of(&bad_key);
-    let (_, reason, message) = wait_for(
-        "Synced=False naming the key rule",
-        CONVERGE,
-        Duration::from_millis(500),
-        || async {
-            mr.condition("Synced")
-                .await
-                .filter(|c| c.0 == "False" && c.2.contains("2 to 200 characters"))
-        },
-    )
-    .await;
+    let (_, reason, message) = mr
+        .wait_condition(
+            "Synced=False naming the key rule",
+            "Synced",
+            "False",
+            "2 to 200 characters",
+            CONVERGE,
+        )
+        .await;
     println!("Synced=False reason={reason} message={message}");
     let counts = sb.sim.requests().await;
     assert!(writes(&counts).is_empty(), "no write: {counts:?}");

@@ -10,11 +10,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use jfrog_sim::{SimConfig, Simulator};
-use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use jfrog_sim::Simulator;
 use kube::Api;
-use kube::api::{ApiResource, DeleteParams, DynamicObject, PostParams};
-use kube::config::{KubeConfigOptions, Kubeconfig};
+use kube::api::{DeleteParams, DynamicObject, PostParams};
 use provider_family::{ClientCache, FamilyConnector, FamilyKind};
 use provider_runtime::managed::{
     ConfigError, ControllerContext, Credentials, ManagedKind, ManagedRef, Outcome,
@@ -25,7 +23,8 @@ use serde_json::{Value, json};
 
 pub(crate) const NS: &str = "default";
 pub(crate) const WAIT: Duration = Duration::from_secs(120);
-const USER: &str = "system:serviceaccount:crossplane-system:provider-artifactory";
+/// The ClusterRole Crossplane's RBAC manager creates for this provider.
+const ROLE: &str = "crossplane:provider:artifactory:system";
 
 pub(crate) struct SimResolver {
     pub(crate) url: String,
@@ -50,72 +49,6 @@ impl ProviderConfigResolver for SimResolver {
     }
 }
 
-pub(crate) async fn client_for(server: &kube_testserver::TestServer, token: &str) -> kube::Client {
-    let kc = Kubeconfig::from_yaml(&server.kubeconfig(token)).expect("kubeconfig");
-    let cfg = kube::Config::from_custom_kubeconfig(kc, &KubeConfigOptions::default())
-        .await
-        .expect("config");
-    kube::Client::try_from(cfg).expect("client")
-}
-
-fn rbac_api(admin: &kube::Client, kind: &str, plural: &str) -> Api<DynamicObject> {
-    Api::all_with(
-        admin.clone(),
-        &ApiResource {
-            group: "rbac.authorization.k8s.io".into(),
-            version: "v1".into(),
-            api_version: "rbac.authorization.k8s.io/v1".into(),
-            kind: kind.into(),
-            plural: plural.into(),
-        },
-    )
-}
-
-/// What Crossplane's RBAC manager grants a provider for its own groups.
-pub(crate) async fn grant(admin: &kube::Client, groups: &[String], plurals: &[String]) {
-    let status: Vec<String> = plurals.iter().map(|p| format!("{p}/status")).collect();
-    let role: DynamicObject = serde_json::from_value(json!({
-        "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
-        "metadata": {"name": "crossplane:provider:artifactory:system"},
-        "rules": [
-            {"apiGroups": groups, "resources": plurals, "verbs": ["get", "list", "watch", "update", "patch", "create"]},
-            {"apiGroups": groups, "resources": status, "verbs": ["get", "list", "watch", "update", "patch", "create"]},
-            {"apiGroups": groups, "resources": ["*/finalizers"], "verbs": ["update"]},
-            {"apiGroups": [""], "resources": ["secrets", "configmaps", "events"], "verbs": ["*"]},
-        ]
-    }))
-    .expect("role");
-    rbac_api(admin, "ClusterRole", "clusterroles")
-        .create(&PostParams::default(), &role)
-        .await
-        .expect("create role");
-    let binding: DynamicObject = serde_json::from_value(json!({
-        "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
-        "metadata": {"name": "crossplane:provider:artifactory:system"},
-        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
-                    "name": "crossplane:provider:artifactory:system"},
-        "subjects": [{"kind": "User", "name": USER}]
-    }))
-    .expect("binding");
-    rbac_api(admin, "ClusterRoleBinding", "clusterrolebindings")
-        .create(&PostParams::default(), &binding)
-        .await
-        .expect("create binding");
-}
-
-pub(crate) fn condition(o: &DynamicObject, t: &str) -> Option<(String, String)> {
-    o.data["status"]["conditions"]
-        .as_array()?
-        .iter()
-        .find(|c| c["type"] == t)
-        .map(|c| {
-            (
-                c["status"].as_str().unwrap_or("").to_string(),
-                c["message"].as_str().unwrap_or("").to_string(),
-            )
-        })
-}
-
 /// One MR and its reconciler.
 pub(crate) struct Mr {
     pub(crate) scope: Scope,
@@ -135,8 +68,8 @@ impl Mr {
     }
     pub(crate) async fn ready_and_synced(&self) -> bool {
         let o = self.get().await;
-        condition(&o, "Ready").is_some_and(|c| c.0 == "True")
-            && condition(&o, "Synced").is_some_and(|c| c.0 == "True")
+        testkit::condition(&o, "Ready").is_some_and(|c| c.0 == "True")
+            && testkit::condition(&o, "Synced").is_some_and(|c| c.0 == "True")
     }
 }
 
@@ -150,15 +83,12 @@ pub(crate) struct Env {
     pub(crate) mrs: Vec<Mr>,
 }
 
-/// Start both servers, install the CRDs of `kinds` (both scopes), grant the provider RBAC.
+/// Start both servers, install the CRDs of `kinds` (both scopes) and grant the provider
+/// exactly the RBAC Crossplane grants it for them.
 pub(crate) async fn start(kinds: &[Arc<FamilyKind>], cache: Arc<ClientCache>) -> Env {
-    let sim = Simulator::start(SimConfig::default())
-        .await
-        .expect("simulator");
-    let server = kube_testserver::TestServer::start(kube_testserver::Config::default())
-        .await
-        .expect("test server");
-    let admin = client_for(&server, &server.admin_token()).await;
+    let sim = testkit::start_sim().await;
+    let server = testkit::start_kube_server().await;
+    let admin = testkit::client_for(&server, &server.admin_token()).await;
     let regs: Vec<_> = kinds
         .iter()
         .map(|k| {
@@ -168,10 +98,7 @@ pub(crate) async fn start(kinds: &[Arc<FamilyKind>], cache: Arc<ClientCache>) ->
             )
         })
         .collect();
-    let crd_api: Api<CustomResourceDefinition> = Api::all(admin.clone());
-    let mut plurals = Vec::new();
-    let mut groups = Vec::new();
-    for crd in provider_runtime::crd::provider_crds_for("artifactory", &regs)
+    let crds: Vec<Value> = provider_runtime::crd::provider_crds_for("artifactory", &regs)
         .into_iter()
         .filter(|c| {
             kinds.iter().any(|k| {
@@ -179,23 +106,12 @@ pub(crate) async fn start(kinds: &[Arc<FamilyKind>], cache: Arc<ClientCache>) ->
                     .contains(&format!(".{}.artifactory.", k.info().group))
             })
         })
-    {
-        let doc: CustomResourceDefinition =
-            serde_json::from_value(crd.document.clone()).expect("CRD document");
-        crd_api
-            .create(&PostParams::default(), &doc)
-            .await
-            .unwrap_or_else(|e| panic!("install {}: {e}", crd.name));
-        let (plural, group) = crd.name.split_once('.').unwrap_or_default();
-        plurals.push(plural.to_string());
-        groups.push(group.to_string());
-    }
-    plurals.sort();
-    plurals.dedup();
-    groups.sort();
-    groups.dedup();
-    grant(&admin, &groups, &plurals).await;
-    let provider = client_for(&server, &server.issue_token(USER, &[])).await;
+        .map(|c| c.document)
+        .collect();
+    testkit::install_crds(&admin, &crds).await;
+    let user = testkit::provider_user(crate::PROVIDER.name);
+    testkit::grant(&admin, testkit::provider_role(ROLE, &crds, &[]), &user).await;
+    let provider = testkit::client_for(&server, &server.issue_token(&user, &[])).await;
     let ctx = ControllerContext::new(
         provider,
         Arc::new(SimResolver {

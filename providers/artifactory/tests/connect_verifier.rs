@@ -21,9 +21,7 @@ fn config(url: String, token: &str) -> ResolvedConfig {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn verifier_accepts_good_and_reports_rejected_and_unreachable() {
-    let sim = jfrog_sim::Simulator::start(jfrog_sim::SimConfig::default())
-        .await
-        .expect("sim");
+    let sim = testkit::start_sim().await;
     let verifier = PROVIDER.verifier(jfrog_client::ClientMetrics::new());
 
     verifier

@@ -4,138 +4,51 @@
 //! ClusterProviderConfig controller is the gated Kind here), and shuts down cleanly on
 //! SIGTERM, releasing its Lease. Checklist item 107 (non-root runtime) runs it as UID 2000.
 
-use std::collections::BTreeMap;
-use std::net::SocketAddr;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
 use k8s_openapi::api::coordination::v1::Lease;
 use k8s_openapi::api::core::v1::Secret;
-use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::Api;
-use kube::api::{ApiResource, DynamicObject, PostParams};
-use kube::config::{KubeConfigOptions, Kubeconfig};
+use kube::api::{DynamicObject, PostParams};
 use serde_json::{Value, json};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use testkit::{free_port, http_get};
 
 const USER: &str = "system:serviceaccount:crossplane-system:provider-artifactory";
+const ROLE: &str = "crossplane:provider:provider-artifactory:system";
 const WAIT: Duration = Duration::from_secs(120);
 const LEASE: &str = "crossplane-leader-election-provider-artifactory";
 const CPC_CONTROLLER: &str = "providerconfig/clusterproviderconfig.artifactory.m.crossplane.io";
 const PC_CONTROLLER: &str = "providerconfig/providerconfig.artifactory.m.crossplane.io";
 
-async fn client_for(server: &kube_testserver::TestServer, token: &str) -> kube::Client {
-    let kc = Kubeconfig::from_yaml(&server.kubeconfig(token)).expect("kubeconfig");
-    let cfg = kube::Config::from_custom_kubeconfig(kc, &KubeConfigOptions::default())
-        .await
-        .expect("config");
-    kube::Client::try_from(cfg).expect("client")
-}
-
-async fn wait_for<T, F, Fut>(what: &str, child: &mut Child, log: &PathBuf, mut f: F) -> T
+/// Waits for `f` (see [`testkit::wait_for_with`]); fails at once, with the provider's log,
+/// when the provider exits meanwhile.
+async fn wait_for<T, F, Fut>(what: &str, child: &mut Child, log: &Path, mut f: F) -> T
 where
     F: FnMut() -> Fut,
     Fut: std::future::Future<Output = Option<T>>,
 {
-    let deadline = tokio::time::Instant::now() + WAIT;
-    loop {
-        if let Some(v) = f().await {
-            return v;
-        }
-        if let Ok(Some(status)) = child.try_wait() {
-            panic!(
-                "provider exited with {status} while waiting for {what}:\n{}",
-                read_log(log)
-            );
-        }
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "timed out waiting for {what}:\n{}",
-            read_log(log)
-        );
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
+    testkit::wait_for_with(
+        what,
+        WAIT,
+        Duration::from_millis(200),
+        || read_log(log),
+        || {
+            if let Ok(Some(status)) = child.try_wait() {
+                panic!(
+                    "provider exited with {status} while waiting for {what}:\n{}",
+                    read_log(log)
+                );
+            }
+            f()
+        },
+    )
+    .await
 }
 
-fn read_log(p: &PathBuf) -> String {
+fn read_log(p: &Path) -> String {
     std::fs::read_to_string(p).unwrap_or_default()
-}
-
-fn free_port() -> u16 {
-    let l = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
-    l.local_addr().expect("addr").port()
-}
-
-/// A plain HTTP/1.0 GET on loopback: (status, body).
-async fn http_get(port: u16, path: &str) -> Option<(u16, String)> {
-    let mut s = tokio::net::TcpStream::connect(SocketAddr::from(([127, 0, 0, 1], port)))
-        .await
-        .ok()?;
-    s.write_all(format!("GET {path} HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n").as_bytes())
-        .await
-        .ok()?;
-    let mut buf = Vec::new();
-    s.read_to_end(&mut buf).await.ok()?;
-    let text = String::from_utf8_lossy(&buf).to_string();
-    let status = text.split_whitespace().nth(1)?.parse().ok()?;
-    let body = text
-        .split_once("\r\n\r\n")
-        .map(|(_, b)| b.to_string())
-        .unwrap_or_default();
-    Some((status, body))
-}
-
-fn crossplane_role(crds: &[Value]) -> Value {
-    let mut by_group: BTreeMap<String, Vec<String>> = BTreeMap::new();
-    for c in crds {
-        let g = c["spec"]["group"].as_str().unwrap_or_default().to_string();
-        let p = c["spec"]["names"]["plural"]
-            .as_str()
-            .unwrap_or_default()
-            .to_string();
-        by_group
-            .entry(g)
-            .or_default()
-            .extend([p.clone(), format!("{p}/status")]);
-    }
-    let mut rules: Vec<Value> = by_group
-        .iter()
-        .map(|(g, r)| {
-            json!({"apiGroups": [g], "resources": r,
-                              "verbs": ["get", "list", "watch", "update", "patch", "create"]})
-        })
-        .collect();
-    let groups: Vec<&String> = by_group.keys().collect();
-    rules.push(json!({"apiGroups": groups, "resources": ["*/finalizers"], "verbs": ["update"]}));
-    rules.push(json!({"apiGroups": [""], "resources": ["secrets", "configmaps", "events"], "verbs": ["*"]}));
-    rules.push(
-        json!({"apiGroups": ["coordination.k8s.io"], "resources": ["leases"], "verbs": ["*"]}),
-    );
-    rules.push(
-        json!({"apiGroups": ["apiextensions.k8s.io"], "resources": ["customresourcedefinitions"],
-                      "verbs": ["get", "list", "watch"]}),
-    );
-    json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
-           "metadata": {"name": "crossplane:provider:provider-artifactory:system"}, "rules": rules})
-}
-
-fn rbac_ar(kind: &str, plural: &str) -> ApiResource {
-    ApiResource {
-        group: "rbac.authorization.k8s.io".into(),
-        version: "v1".into(),
-        api_version: "rbac.authorization.k8s.io/v1".into(),
-        kind: kind.into(),
-        plural: plural.into(),
-    }
-}
-
-async fn install_crd(admin: &kube::Client, doc: &Value) {
-    let api: Api<CustomResourceDefinition> = Api::all(admin.clone());
-    let crd: CustomResourceDefinition = serde_json::from_value(doc.clone()).expect("CRD");
-    api.create(&PostParams::default(), &crd)
-        .await
-        .expect("create CRD");
 }
 
 struct Setup {
@@ -148,37 +61,13 @@ struct Setup {
 /// Test server with every artifactory config CRD but the ClusterProviderConfig one, the
 /// provider's RBAC, a credentials Secret and a kubeconfig for the provider's token.
 async fn setup(tag: &str) -> Setup {
-    let server = kube_testserver::TestServer::start(kube_testserver::Config::default())
-        .await
-        .expect("start test server");
-    let admin = client_for(&server, &server.admin_token()).await;
+    let server = testkit::start_kube_server().await;
+    let admin = testkit::client_for(&server, &server.admin_token()).await;
     let crds: Vec<Value> = provider_artifactory::crds()
         .into_iter()
         .map(|c| c.document)
         .collect();
-    let roles: Api<DynamicObject> =
-        Api::all_with(admin.clone(), &rbac_ar("ClusterRole", "clusterroles"));
-    let role: DynamicObject = serde_json::from_value(crossplane_role(&crds)).expect("role");
-    roles
-        .create(&PostParams::default(), &role)
-        .await
-        .expect("role");
-    let bindings: Api<DynamicObject> = Api::all_with(
-        admin.clone(),
-        &rbac_ar("ClusterRoleBinding", "clusterrolebindings"),
-    );
-    let b: DynamicObject = serde_json::from_value(json!({
-        "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
-        "metadata": {"name": "crossplane:provider:provider-artifactory:system"},
-        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
-                    "name": "crossplane:provider:provider-artifactory:system"},
-        "subjects": [{"kind": "User", "name": USER}]
-    }))
-    .expect("binding");
-    bindings
-        .create(&PostParams::default(), &b)
-        .await
-        .expect("binding");
+    testkit::grant(&admin, testkit::provider_role(ROLE, &crds, &[]), USER).await;
 
     let config_group = |c: &Value| {
         let g = c["spec"]["group"].as_str().unwrap_or_default();
@@ -189,7 +78,7 @@ async fn setup(tag: &str) -> Setup {
         if c["spec"]["names"]["kind"] == "ClusterProviderConfig" {
             gated = c.clone();
         } else {
-            install_crd(&admin, c).await;
+            testkit::install_crd(&admin, c).await;
         }
     }
     let secret: Secret = serde_json::from_value(json!({
@@ -202,15 +91,7 @@ async fn setup(tag: &str) -> Setup {
         .await
         .expect("secret");
 
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_nanos())
-        .unwrap_or(0);
-    let dir = std::env::temp_dir().join(format!(
-        "provider-artifactory-{tag}-{}-{nanos}",
-        std::process::id()
-    ));
-    std::fs::create_dir_all(&dir).expect("temp dir");
+    let dir = testkit::temp_dir(&format!("provider-artifactory-{tag}"));
     let token = server.issue_token(USER, &[]);
     std::fs::write(dir.join("kubeconfig"), server.kubeconfig(&token)).expect("kubeconfig");
     #[cfg(unix)]
@@ -342,7 +223,7 @@ async fn binary_is_healthy_leads_serves_metrics_and_gates_controllers_on_crds() 
     );
 
     // The gated Kind's CRD is applied: its controller starts and works.
-    install_crd(&setup.admin, &setup.gated).await;
+    testkit::create_crd(&setup.admin, &setup.gated).await;
     wait_for(
         "ClusterProviderConfig controller started",
         &mut child,
@@ -353,13 +234,12 @@ async fn binary_is_healthy_leads_serves_metrics_and_gates_controllers_on_crds() 
         },
     )
     .await;
-    let cpc_ar = ApiResource {
-        group: "artifactory.m.crossplane.io".into(),
-        version: "v1beta1".into(),
-        api_version: "artifactory.m.crossplane.io/v1beta1".into(),
-        kind: "ClusterProviderConfig".into(),
-        plural: "clusterproviderconfigs".into(),
-    };
+    let cpc_ar = testkit::api_resource(
+        "artifactory.m.crossplane.io",
+        "v1beta1",
+        "ClusterProviderConfig",
+        "clusterproviderconfigs",
+    );
     let cpcs: Api<DynamicObject> = Api::all_with(setup.admin.clone(), &cpc_ar);
     let cpc: DynamicObject = serde_json::from_value(json!({
         "apiVersion": "artifactory.m.crossplane.io/v1beta1", "kind": "ClusterProviderConfig",

@@ -69,7 +69,7 @@ pub(super) async fn sim() -> Simulator {
         descriptor_merge_emulation: false,
         ..SimConfig::default()
     };
-    Simulator::start(cfg).await.expect("simulator starts")
+    testkit::start_sim_with(cfg).await
 }
 
 pub(super) fn kind(name: &str) -> RepositoryKind {
@@ -399,9 +399,7 @@ async fn observe_only_reports_up_to_date_and_fills_status() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn parallel_creates_survive_descriptor_merge_emulation() {
-    let sim = Simulator::start(SimConfig::default())
-        .await
-        .expect("simulator starts");
+    let sim = testkit::start_sim().await;
     sim.set_write_latency(std::time::Duration::from_millis(2));
     let cache = Arc::new(ClientCache::new(crate::PROVIDER));
     let k = Arc::new(kind("LocalGenericRepository"));

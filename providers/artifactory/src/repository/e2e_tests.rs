@@ -3,156 +3,22 @@
 //! simulator: examples converge to Ready/Synced, stay without writes, drift is reverted, a
 //! rotated Secret is re-sent once, and no secret value reaches the MR; with observation by
 //! list, steady-state polls read no repository by key and a deletion made in JFrog is seen
-//! and repaired.
+//! and repaired. The servers, RBAC, MRs and convergence are the family suite's
+//! ([`crate::family_suite`]); what is added here is the remote repository's Secret.
 
 use std::sync::Arc;
 use std::time::Duration;
 
-use async_trait::async_trait;
-use jfrog_sim::{SimConfig, Simulator};
 use k8s_openapi::api::core::v1::Secret;
-use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::Api;
-use kube::api::{ApiResource, DynamicObject, Patch, PatchParams, PostParams};
-use kube::config::{KubeConfigOptions, Kubeconfig};
-use provider_runtime::managed::{
-    ConfigError, ControllerContext, Credentials, ManagedKind, ManagedRef, Outcome,
-    ProviderConfigResolver, Reconciler, ResolvedConfig, Scope,
-};
-use secrecy::SecretString;
+use kube::api::{Patch, PatchParams, PostParams};
+use provider_runtime::managed::Outcome;
 use serde_json::json;
 
-use super::examples::{example, example_key};
+use super::examples::example;
 use super::tables::KINDS;
-use provider_family::adapter::{
-    ClientCache, FamilyConnector as RepositoryConnector, FamilyKind as RepositoryKind,
-};
-
-const NS: &str = "default";
-const WAIT: Duration = Duration::from_secs(120);
-const USER: &str = "system:serviceaccount:crossplane-system:provider-artifactory";
-
-struct SimResolver {
-    url: String,
-    token: String,
-}
-
-#[async_trait]
-impl ProviderConfigResolver for SimResolver {
-    async fn track_usage(&self, _mr: &ManagedRef) -> Result<(), ConfigError> {
-        Ok(())
-    }
-    async fn resolve(&self, _mr: &ManagedRef) -> Result<ResolvedConfig, ConfigError> {
-        Ok(ResolvedConfig {
-            config_kind: "ClusterProviderConfig".into(),
-            config_name: "default".into(),
-            config_namespace: None,
-            config_uid: Some("pc".into()),
-            url: self.url.clone(),
-            credentials: Credentials::Token(SecretString::from(self.token.clone())),
-            ca_bundle: None,
-        })
-    }
-}
-
-async fn client_for(server: &kube_testserver::TestServer, token: &str) -> kube::Client {
-    let kc = Kubeconfig::from_yaml(&server.kubeconfig(token)).expect("kubeconfig");
-    let cfg = kube::Config::from_custom_kubeconfig(kc, &KubeConfigOptions::default())
-        .await
-        .expect("config");
-    kube::Client::try_from(cfg).expect("client")
-}
-
-fn rbac_api(admin: &kube::Client, kind: &str, plural: &str) -> Api<DynamicObject> {
-    Api::all_with(
-        admin.clone(),
-        &ApiResource {
-            group: "rbac.authorization.k8s.io".into(),
-            version: "v1".into(),
-            api_version: "rbac.authorization.k8s.io/v1".into(),
-            kind: kind.into(),
-            plural: plural.into(),
-        },
-    )
-}
-
-/// What Crossplane's RBAC manager grants a provider for its own groups.
-async fn grant(admin: &kube::Client, plurals: &[String]) {
-    let groups = json!([
-        "repository.artifactory.m.crossplane.io",
-        "repository.artifactory.crossplane.io"
-    ]);
-    let status: Vec<String> = plurals.iter().map(|p| format!("{p}/status")).collect();
-    let role: DynamicObject = serde_json::from_value(json!({
-        "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
-        "metadata": {"name": "crossplane:provider:artifactory:system"},
-        "rules": [
-            {"apiGroups": groups, "resources": plurals, "verbs": ["get", "list", "watch", "update", "patch", "create"]},
-            {"apiGroups": groups, "resources": status, "verbs": ["get", "list", "watch", "update", "patch", "create"]},
-            {"apiGroups": groups, "resources": ["*/finalizers"], "verbs": ["update"]},
-            {"apiGroups": [""], "resources": ["secrets", "configmaps", "events"], "verbs": ["*"]},
-        ]
-    }))
-    .expect("role");
-    rbac_api(admin, "ClusterRole", "clusterroles")
-        .create(&PostParams::default(), &role)
-        .await
-        .expect("create role");
-    let binding: DynamicObject = serde_json::from_value(json!({
-        "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
-        "metadata": {"name": "crossplane:provider:artifactory:system"},
-        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
-                    "name": "crossplane:provider:artifactory:system"},
-        "subjects": [{"kind": "User", "name": USER}]
-    }))
-    .expect("binding");
-    rbac_api(admin, "ClusterRoleBinding", "clusterrolebindings")
-        .create(&PostParams::default(), &binding)
-        .await
-        .expect("create binding");
-}
-
-fn condition(o: &DynamicObject, t: &str) -> Option<(String, String)> {
-    o.data["status"]["conditions"]
-        .as_array()?
-        .iter()
-        .find(|c| c["type"] == t)
-        .map(|c| {
-            (
-                c["status"].as_str().unwrap_or("").to_string(),
-                c["message"].as_str().unwrap_or("").to_string(),
-            )
-        })
-}
-
-struct Mr {
-    scope: Scope,
-    name: String,
-    rec: Reconciler<RepositoryKind>,
-    api: Api<DynamicObject>,
-}
-
-impl Mr {
-    async fn reconcile(&self) -> Outcome {
-        let ns = (self.scope == Scope::Namespaced).then_some(NS);
-        self.rec.reconcile(ns, &self.name).await
-    }
-    async fn get(&self) -> DynamicObject {
-        self.api.get(&self.name).await.expect("get MR")
-    }
-    async fn ready_and_synced(&self) -> bool {
-        let o = self.get().await;
-        condition(&o, "Ready").is_some_and(|c| c.0 == "True")
-            && condition(&o, "Synced").is_some_and(|c| c.0 == "True")
-    }
-}
-
-struct Env {
-    sim: Simulator,
-    _server: kube_testserver::TestServer,
-    admin: kube::Client,
-    mrs: Vec<Mr>,
-}
+use crate::family_suite::{Env, NS, WAIT, assert_no_writes, converge, start};
+use provider_family::adapter::{ClientCache, FamilyKind as RepositoryKind};
 
 /// Start both servers, install the CRDs of `names` (both scopes), grant the provider RBAC
 /// and create the example MR of each (namespaced; legacy too for those in `legacy`), in
@@ -168,14 +34,6 @@ async fn env(names: &[&str], legacy_kinds: &[&str]) -> Env {
 
 /// [`env`] with the connectors sharing `cache` (e.g. with observation by list on).
 async fn env_with(names: &[&str], legacy_kinds: &[&str], cache: Arc<ClientCache>) -> Env {
-    let sim = Simulator::start(SimConfig::default())
-        .await
-        .expect("simulator");
-    let server = kube_testserver::TestServer::start(kube_testserver::Config::default())
-        .await
-        .expect("test server");
-    let admin = client_for(&server, &server.admin_token()).await;
-
     let kinds: Vec<Arc<RepositoryKind>> = names
         .iter()
         .map(|n| {
@@ -183,58 +41,21 @@ async fn env_with(names: &[&str], legacy_kinds: &[&str], cache: Arc<ClientCache>
             Arc::new(RepositoryKind::new(d).expect("composes"))
         })
         .collect();
-    let regs: Vec<_> = kinds
-        .iter()
-        .map(|k| {
-            provider_runtime::managed::register_shared(
-                k.clone(),
-                Arc::new(RepositoryConnector::new(k, cache.clone())),
-            )
-        })
-        .collect();
-    let crd_api: Api<CustomResourceDefinition> = Api::all(admin.clone());
-    let mut plurals = Vec::new();
-    for crd in provider_runtime::crd::provider_crds_for("artifactory", &regs)
-        .into_iter()
-        .filter(|c| c.name.contains(".repository.artifactory."))
-    {
-        let doc: CustomResourceDefinition =
-            serde_json::from_value(crd.document.clone()).expect("CRD document");
-        crd_api
-            .create(&PostParams::default(), &doc)
-            .await
-            .unwrap_or_else(|e| panic!("install {}: {e}", crd.name));
-        plurals.push(crd.name.split('.').next().unwrap_or_default().to_string());
-    }
-    plurals.sort();
-    plurals.dedup();
-    grant(&admin, &plurals).await;
-    let provider = client_for(&server, &server.issue_token(USER, &[])).await;
-    let ctx = ControllerContext::new(
-        provider,
-        Arc::new(SimResolver {
-            url: sim.url(),
-            token: sim.admin_token(),
-        }),
-        "provider-artifactory",
-    );
+    let mut env = start(&kinds, cache).await;
 
     // The upstream password of the remote repository.
-    let secrets: Api<Secret> = Api::namespaced(admin.clone(), NS);
-    let secret = |pw: &str| -> Secret {
-        serde_json::from_value(json!({
-            "metadata": {"name": "upstream-credentials", "namespace": NS},
-            "stringData": {"password": pw}
-        }))
-        .expect("secret")
-    };
+    let secrets: Api<Secret> = Api::namespaced(env.admin.clone(), NS);
+    let secret: Secret = serde_json::from_value(json!({
+        "metadata": {"name": "upstream-credentials", "namespace": NS},
+        "stringData": {"password": "first-pass"}
+    }))
+    .expect("secret");
     secrets
-        .create(&PostParams::default(), &secret("first-pass"))
+        .create(&PostParams::default(), &secret)
         .await
         .expect("create secret");
 
     // The MRs: every chosen Kind's example, namespaced and (for some) legacy.
-    let mut mrs = Vec::new();
     let pairs = kinds.iter().zip(names.iter().copied()).flat_map(|(k, n)| {
         let legacy = legacy_kinds.contains(&n);
         [(k, n, false), (k, n, true)]
@@ -243,11 +64,6 @@ async fn env_with(names: &[&str], legacy_kinds: &[&str], cache: Arc<ClientCache>
     });
     for (k, name, legacy) in pairs {
         let d = KINDS.iter().find(|d| d.kind == name).expect("declared");
-        let scope = if legacy {
-            Scope::Cluster
-        } else {
-            Scope::Namespaced
-        };
         let mut obj = example(d, legacy);
         if name == "RemoteMavenRepository" {
             obj["spec"]["forProvider"]["username"] = json!("ci-bot");
@@ -258,76 +74,9 @@ async fn env_with(names: &[&str], legacy_kinds: &[&str], cache: Arc<ClientCache>
                 json!({"name": "upstream-credentials", "key": "password"})
             };
         }
-        let ar = k.info().api_resource(scope);
-        let api: Api<DynamicObject> = match scope {
-            Scope::Namespaced => Api::namespaced_with(admin.clone(), NS, &ar),
-            Scope::Cluster => Api::all_with(admin.clone(), &ar),
-        };
-        let dynobj: DynamicObject = serde_json::from_value(obj).expect("object");
-        // The CRD may take a moment to be served.
-        let deadline = tokio::time::Instant::now() + WAIT;
-        loop {
-            match api.create(&PostParams::default(), &dynobj).await {
-                Ok(_) => break,
-                Err(e) if tokio::time::Instant::now() < deadline => {
-                    tracing::debug!(error = %e, "waiting for CRD");
-                    tokio::time::sleep(Duration::from_millis(100)).await;
-                }
-                Err(e) => panic!("create {name}: {e}"),
-            }
-        }
-        let connector = Arc::new(RepositoryConnector::new(k, cache.clone()));
-        mrs.push(Mr {
-            scope,
-            name: example_key(name, legacy),
-            rec: Reconciler::new(k.clone(), connector, ctx.clone(), scope),
-            api,
-        });
+        env.add(k, obj).await;
     }
-
-    Env {
-        sim,
-        _server: server,
-        admin,
-        mrs,
-    }
-}
-
-/// Reconcile every MR that is not Ready and Synced, in order, until all are.
-async fn converge(mrs: &[Mr]) {
-    let deadline = tokio::time::Instant::now() + WAIT;
-    loop {
-        let mut pending = Vec::new();
-        for m in mrs {
-            if !m.ready_and_synced().await {
-                let o = m.reconcile().await;
-                pending.push(format!("{}: {o:?}", m.name));
-            }
-        }
-        if pending.is_empty() {
-            return;
-        }
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "not converged: {pending:?}"
-        );
-    }
-}
-
-/// Reconcile every MR `rounds` times; none may write to JFrog.
-async fn assert_no_writes(sim: &Simulator, mrs: &[Mr], rounds: usize) {
-    sim.reset_counts();
-    for _ in 0..rounds {
-        for m in mrs {
-            let o = m.reconcile().await;
-            assert!(matches!(o, Outcome::After(_)), "{}: {o:?}", m.name);
-        }
-    }
-    let writes: u64 = ["PUT", "POST", "DELETE"]
-        .iter()
-        .map(|v| sim.request_count(v, "/artifactory/api/repositories/{key}"))
-        .sum();
-    assert_eq!(writes, 0, "{:?}", sim.request_counts());
+    env
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -337,6 +86,7 @@ async fn reconciler_converges_examples_without_perpetual_updates() {
         _server,
         admin,
         mrs,
+        ..
     } = env(
         &[
             "LocalMavenRepository",
