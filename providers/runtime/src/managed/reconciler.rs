@@ -245,6 +245,23 @@ impl<K: ManagedKind> Reconciler<K> {
     }
 
     /// "finish with R": a status update, then R (reference §2 preamble).
+    /// Step 10 failed (the MR's view or the connection): a warning event, Synced=False,
+    /// back off.
+    async fn connect_failed(&self, run: &mut Run, m: &str) -> Outcome {
+        self.event(
+            run,
+            EventType::Warning,
+            event::CANNOT_CONNECT_TO_PROVIDER,
+            m,
+        )
+        .await;
+        self.mark(
+            run,
+            Condition::reconcile_error(format!("connect failed: {m}")),
+        );
+        self.finish(run, Outcome::Backoff).await
+    }
+
     async fn finish(&self, run: &mut Run, r: Outcome) -> Outcome {
         if let Some(t) = &run.token {
             status_mut(&mut run.obj)
@@ -899,38 +916,12 @@ impl<K: ManagedKind> Reconciler<K> {
         // Step 10: connect.
         let mut view = match self.view(&run.obj, &policies) {
             Ok(v) => v,
-            Err(m) => {
-                self.event(
-                    &run,
-                    EventType::Warning,
-                    event::CANNOT_CONNECT_TO_PROVIDER,
-                    &m,
-                )
-                .await;
-                self.mark(
-                    &mut run,
-                    Condition::reconcile_error(format!("connect failed: {m}")),
-                );
-                return self.finish(&mut run, Outcome::Backoff).await;
-            }
+            Err(m) => return self.connect_failed(&mut run, &m).await,
         };
         let client = match self.connect(&run.obj, &mut view).await {
             Ok(c) => c,
             Err(StepError::Conflict(_)) => return Outcome::Backoff,
-            Err(StepError::Failed(m)) => {
-                self.event(
-                    &run,
-                    EventType::Warning,
-                    event::CANNOT_CONNECT_TO_PROVIDER,
-                    &m,
-                )
-                .await;
-                self.mark(
-                    &mut run,
-                    Condition::reconcile_error(format!("connect failed: {m}")),
-                );
-                return self.finish(&mut run, Outcome::Backoff).await;
-            }
+            Err(StepError::Failed(m)) => return self.connect_failed(&mut run, &m).await,
         };
 
         let outcome = self
