@@ -795,3 +795,164 @@ impl ExternalClient<FamilyKind> for FamilyClient {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use jfrog_client::Service;
+    use provider_runtime::managed::kind::Scope;
+    use serde_json::json;
+
+    use super::*;
+    use crate::decl::{Dv, Field, Id};
+    use crate::hooks::NoHooks;
+    use crate::rest::{Call, Paths, Verb};
+
+    static REST: Paths = Paths {
+        service: Service::Access,
+        create: Call::new(Verb::Post, "/api/v1/things"),
+        read: Call::new(Verb::Get, "/api/v1/things/{key}"),
+        update: Call::new(Verb::Put, "/api/v1/things/{key}"),
+        delete: Call::new(Verb::Delete, "/api/v1/things/{key}"),
+        list: None,
+        case_insensitive: false,
+    };
+    static HOOKS: NoHooks = NoHooks;
+    const FIELDS: &[Field] = &[
+        Field::new("repoKey", "repo_key", Some("repoKey"), Ty::Str),
+        Field::new("projectKey", "project_key", Some("projectKey"), Ty::Str),
+        Field::new("enabled", "enabled", Some("enabled"), Ty::Bool).default(Dv::Bool(true)),
+    ];
+
+    fn decl(id: Id) -> KindDecl {
+        KindDecl {
+            provider: "platform",
+            group: "access",
+            kind: "Thing",
+            description: "A thing.",
+            id,
+            id_wire: Some("key"),
+            extends: FIELDS,
+            mixins: &[],
+            fields: &[],
+            default_overrides: &[],
+            enum_overrides: &[],
+            identity: &[],
+            fixed_body: &[],
+            rules: &[],
+            rest: &REST,
+            hooks: &HOOKS,
+        }
+    }
+
+    fn mr(name: &str, external_name: &str, params: Value) -> Managed<FamilyKind> {
+        Managed {
+            scope: Scope::Namespaced,
+            name: name.into(),
+            namespace: Some("default".into()),
+            uid: "uid".into(),
+            generation: 1,
+            external_name: external_name.into(),
+            annotations: BTreeMap::new(),
+            labels: BTreeMap::new(),
+            for_provider: params.clone(),
+            init_provider: json!({}),
+            create_parameters: params,
+            init_only_fields: Vec::new(),
+            at_provider: Value::Null,
+            conditions: Vec::new(),
+            secrets: BTreeMap::new(),
+            deleting: false,
+            late_initialize: true,
+            observe_only: false,
+        }
+    }
+
+    fn client(id: Id) -> FamilyClient {
+        let jfrog = JfrogClient::builder("http://127.0.0.1:1")
+            .build()
+            .expect("client");
+        let kind = FamilyKind::new(&decl(id)).expect("composes");
+        FamilyClient::new(jfrog, kind.resolved().clone())
+    }
+
+    /// Every identifier strategy derives the JFrog identifier the runtime expects, and the
+    /// runtime learns which strategies are deterministic from the declaration.
+    #[test]
+    fn the_five_identifier_strategies() {
+        let params = json!({"repoKey": "libs-local", "projectKey": "team"});
+        let m = mr("my-thing", "my-thing", params.clone());
+        assert_eq!(client(Id::Name).key(&m, &params), "my-thing");
+        let renamed = mr("my-thing", "Other_Name", params.clone());
+        assert_eq!(client(Id::Name).key(&renamed, &params), "Other_Name");
+        assert_eq!(
+            client(Id::SpecField("repoKey")).key(&m, &params),
+            "libs-local"
+        );
+        assert_eq!(
+            client(Id::Composite(&["repoKey", "projectKey"], ":")).key(&m, &params),
+            "libs-local:team"
+        );
+        // A composite with a part missing is not known yet (no request with half a key).
+        let half = json!({"repoKey": "libs-local"});
+        assert_eq!(
+            client(Id::Composite(&["repoKey", "projectKey"], ":")).key(&m, &half),
+            ""
+        );
+        assert_eq!(
+            client(Id::ServerAssigned).key(&mr("my-thing", "", params.clone()), &params),
+            ""
+        );
+        assert_eq!(
+            client(Id::ServerAssigned).key(&mr("my-thing", "4711", params.clone()), &params),
+            "4711"
+        );
+        assert_eq!(
+            client(Id::Singleton("lock-policy")).key(&m, &params),
+            "lock-policy"
+        );
+        for (id, deterministic) in [
+            (Id::Name, true),
+            (Id::SpecField("repoKey"), true),
+            (Id::Composite(&["repoKey"], ":"), true),
+            (Id::Singleton("s"), true),
+            (Id::ServerAssigned, false),
+        ] {
+            let k = FamilyKind::new(&decl(id)).expect("composes");
+            assert_eq!(
+                k.info().identifier.is_deterministic(),
+                deterministic,
+                "{id:?}"
+            );
+            assert_eq!(k.info().provider, "platform");
+            assert_eq!(k.info().group, "access");
+        }
+    }
+
+    /// The body carries the identifier, the identity and the defaults; a server-assigned
+    /// Kind sends no identifier before it has one.
+    #[test]
+    fn bodies_carry_the_identifier_where_it_is_known() {
+        let c = client(Id::Name);
+        let body = c
+            .body(
+                "my-thing",
+                &json!({"repoKey": "r"}),
+                &BTreeMap::new(),
+                Mode::Create,
+                &[],
+                None,
+            )
+            .expect("body");
+        assert_eq!(
+            Value::Object(body),
+            json!({"key": "my-thing", "repoKey": "r", "enabled": true})
+        );
+        let c = client(Id::ServerAssigned);
+        let body = c
+            .body("", &json!({}), &BTreeMap::new(), Mode::Create, &[], None)
+            .expect("body");
+        assert_eq!(Value::Object(body), json!({"enabled": true}));
+    }
+}
