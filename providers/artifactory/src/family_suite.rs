@@ -3,8 +3,9 @@
 //! declarations, Crossplane's provider RBAC) and the JFrog simulator. For each family:
 //! every example (both scopes where the family has legacy examples) converges to Ready and
 //! Synced; two more rounds of reconciles send no write; a change made in JFrog is reverted
-//! by one reconcile; deleting the MR deletes the object. A new family gets it by adding one
-//! line to [`every_family_passes_the_suite`].
+//! by one reconcile; deleting the MR deletes the object. It runs over every declared Kind of
+//! every family (150 repository and 24 webhook Kinds, and the legacy examples); a new family
+//! gets it by adding one call to [`every_family_passes_the_suite`].
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -268,8 +269,9 @@ pub(crate) async fn family_suite(
     }
     assert_no_writes(&env.sim, &env.mrs, 1).await;
 
-    // Deleting the MR deletes the object and releases the MR.
-    for m in &env.mrs {
+    // Deleting the MR deletes the object and releases the MR (in reverse order of creation:
+    // aggregates before their members).
+    for m in env.mrs.iter().rev() {
         let rest = m.kind.resolved().decl.rest;
         let key =
             m.get().await.metadata.annotations.unwrap_or_default()["crossplane.io/external-name"]
@@ -320,24 +322,26 @@ async fn every_family_passes_the_suite() {
     }
     family_suite(crate::webhook::kinds(), examples, true).await;
 
-    // Repositories: a Kind of each class here (every one of them converges and stays
-    // quiet in `repository::e2e_tests`, which also covers secrets and observation by list).
-    let decls = crate::repository::tables::KINDS;
-    let examples: Vec<(String, Value)> = [
-        "LocalGenericRepository",
-        "LocalNPMRepository",
-        "RemoteNPMRepository",
-        "VirtualNPMRepository",
-        "FederatedGenericRepository",
-    ]
-    .iter()
-    .map(|name| {
-        let d = decls.iter().find(|d| d.kind == *name).expect("declared");
-        (
-            name.to_string(),
-            crate::repository::examples::example(d, false),
-        )
-    })
-    .collect();
-    family_suite(crate::repository::kinds(), examples, false).await;
+    // Repositories: every Kind (members before the virtual repositories that aggregate
+    // them), plus the legacy examples.
+    use crate::repository::{Class, class, examples as repo_examples, tables::KINDS as REPOS};
+    let rank = |d: &provider_family::KindDecl| match class(d) {
+        Class::Local => 0,
+        Class::Remote => 1,
+        Class::Federated => 2,
+        Class::Virtual => 3,
+    };
+    let mut decls: Vec<_> = REPOS.iter().collect();
+    decls.sort_by_key(|d| rank(d));
+    let mut examples: Vec<(String, Value)> = decls
+        .iter()
+        .map(|d| (d.kind.to_string(), repo_examples::example(d, false)))
+        .collect();
+    for d in decls
+        .iter()
+        .filter(|d| repo_examples::LEGACY_KINDS.contains(&d.kind))
+    {
+        examples.push((d.kind.to_string(), repo_examples::example(d, true)));
+    }
+    family_suite(crate::repository::kinds(), examples, true).await;
 }

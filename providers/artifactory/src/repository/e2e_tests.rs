@@ -165,30 +165,6 @@ async fn reconciler_converges_examples_without_perpetual_updates() {
     assert!(remote.ready_and_synced().await);
 }
 
-/// Every repository Kind's example (and the legacy examples) through the real reconciler:
-/// all become Ready and Synced, then two more rounds of reconciles send no write.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn every_example_converges_and_stays_without_writes() {
-    use super::Class;
-    use super::examples::LEGACY_KINDS;
-    let mut order: Vec<&str> = KINDS.iter().map(|d| d.kind).collect();
-    let rank = |k: &str| match KINDS.iter().find(|d| d.kind == k).map(super::class) {
-        Some(Class::Local) => 0,
-        Some(Class::Remote) => 1,
-        Some(Class::Federated) => 2,
-        _ => 3,
-    };
-    order.sort_by_key(|k| rank(k));
-    // `_server` keeps the API server alive for the whole test.
-    let Env {
-        sim, mrs, _server, ..
-    } = env(&order, LEGACY_KINDS).await;
-    assert_eq!(mrs.len(), KINDS.len() + LEGACY_KINDS.len());
-    converge(&mrs).await;
-    assert_eq!(sim.repository_count(), mrs.len());
-    assert_no_writes(&sim, &mrs, 2).await;
-}
-
 /// Observation by list through the real reconciler: after convergence a round of polls costs
 /// at most one list call and no read by key; a repository deleted in JFrog is seen once the
 /// TTL has passed and created again; the MRs end Ready and Synced.
