@@ -296,6 +296,31 @@ pub fn registrations(
         .collect()
 }
 
+/// A namespaced MR (namespace `default`, UID `uid-<name>`) as the reconciler hands it to an
+/// adapter before any status: for tests and for tools that drive the adapter directly.
+pub fn managed(name: &str, external_name: &str, params: Value) -> Managed<FamilyKind> {
+    Managed {
+        scope: provider_runtime::managed::kind::Scope::Namespaced,
+        name: name.into(),
+        namespace: Some("default".into()),
+        uid: format!("uid-{name}"),
+        generation: 1,
+        external_name: external_name.into(),
+        annotations: BTreeMap::new(),
+        labels: BTreeMap::new(),
+        for_provider: params.clone(),
+        init_provider: Value::Object(Map::new()),
+        create_parameters: params,
+        init_only_fields: Vec::new(),
+        at_provider: Value::Null,
+        conditions: Vec::new(),
+        secrets: BTreeMap::new(),
+        deleting: false,
+        late_initialize: true,
+        observe_only: false,
+    }
+}
+
 /// The connector of one Kind.
 #[derive(Debug, Clone)]
 pub struct FamilyConnector {
@@ -801,7 +826,6 @@ mod tests {
     use std::collections::BTreeMap;
 
     use jfrog_client::Service;
-    use provider_runtime::managed::kind::Scope;
     use serde_json::json;
 
     use super::*;
@@ -847,26 +871,7 @@ mod tests {
     }
 
     fn mr(name: &str, external_name: &str, params: Value) -> Managed<FamilyKind> {
-        Managed {
-            scope: Scope::Namespaced,
-            name: name.into(),
-            namespace: Some("default".into()),
-            uid: "uid".into(),
-            generation: 1,
-            external_name: external_name.into(),
-            annotations: BTreeMap::new(),
-            labels: BTreeMap::new(),
-            for_provider: params.clone(),
-            init_provider: json!({}),
-            create_parameters: params,
-            init_only_fields: Vec::new(),
-            at_provider: Value::Null,
-            conditions: Vec::new(),
-            secrets: BTreeMap::new(),
-            deleting: false,
-            late_initialize: true,
-            observe_only: false,
-        }
+        managed(name, external_name, params)
     }
 
     fn client(id: Id) -> FamilyClient {

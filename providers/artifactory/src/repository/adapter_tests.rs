@@ -2,13 +2,11 @@
 //! and is up to date on the next Observe; drift, clearing, late initialisation, secrets,
 //! project assignment and deletion.
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use jfrog_sim::{SimConfig, Simulator};
 use provider_runtime::managed::config::{Credentials, ResolvedConfig};
 use provider_runtime::managed::external::{ExternalClient, Managed};
-use provider_runtime::managed::kind::Scope;
 use secrecy::SecretString;
 use serde_json::{Value, json};
 
@@ -40,26 +38,7 @@ fn client(sim: &Simulator, cache: &ClientCache, kind: &RepositoryKind) -> Reposi
 }
 
 pub(super) fn mr(key: &str, params: Value) -> Managed<RepositoryKind> {
-    Managed {
-        scope: Scope::Namespaced,
-        name: key.into(),
-        namespace: Some("default".into()),
-        uid: format!("uid-{key}"),
-        generation: 1,
-        external_name: key.into(),
-        annotations: BTreeMap::new(),
-        labels: BTreeMap::new(),
-        for_provider: params.clone(),
-        init_provider: json!({}),
-        create_parameters: params,
-        init_only_fields: Vec::new(),
-        at_provider: Value::Null,
-        conditions: Vec::new(),
-        secrets: BTreeMap::new(),
-        deleting: false,
-        late_initialize: true,
-        observe_only: false,
-    }
+    provider_family::adapter::managed(key, key, params)
 }
 
 pub(super) async fn sim() -> Simulator {
