@@ -53,9 +53,27 @@ pub fn crds() -> Vec<provider_runtime::crd::GeneratedCrd> {
     provider_runtime::crd::provider_crds_for(SHORT_NAME, &kinds())
 }
 
+/// Every Kind declared on the family layer (what `export` can export).
+pub fn family_kinds() -> Vec<Arc<provider_family::FamilyKind>> {
+    let mut kinds = Vec::new();
+    kinds.extend_from_slice(repository::kinds());
+    kinds.extend_from_slice(webhook::kinds());
+    kinds
+}
+
 /// Runs the provider process with these command-line arguments (the first is the program
 /// name), exactly as the `provider-artifactory` binary does; the `sandbox` command calls it in the
-/// child processes it starts (`sandbox provider artifactory ...`).
+/// child processes it starts (`sandbox provider artifactory ...`). `export` writes manifests
+/// that adopt the platform's existing objects (see `provider_family::export`).
 pub async fn run_main(args: Vec<String>) -> anyhow::Result<()> {
-    PROVIDER.run_main(kinds_with, args).await
+    PROVIDER
+        .run_main_with_export(
+            kinds_with,
+            |a| async move {
+                provider_family::export::run(&PROVIDER, &family_kinds(), &a).await?;
+                Ok(())
+            },
+            args,
+        )
+        .await
 }

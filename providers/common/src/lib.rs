@@ -6,9 +6,11 @@
 //! It is the one place where the JFrog-agnostic runtime meets the JFrog client, so each
 //! provider crate only declares its identity ([`Provider`]) and its Kinds.
 
+use std::future::Future;
+use std::path::PathBuf;
 use std::sync::Arc;
 
-use clap::{Args, Command, FromArgMatches};
+use clap::{Args, Command, FromArgMatches, Parser};
 use jfrog_client::{ClientMetrics, Credentials as JfrogCredentials, JfrogClient};
 use provider_runtime::managed::{Credentials, KindRegistration, ResolvedConfig};
 use provider_runtime::process::{ProviderFlags, ProviderProcess, kinds_help, run};
@@ -83,12 +85,45 @@ impl Provider {
         kinds: impl FnOnce(&ClientMetrics) -> Vec<Arc<dyn KindRegistration>>,
         args: Vec<String>,
     ) -> anyhow::Result<()> {
+        let name = self.name;
+        self.run_main_with_export(
+            kinds,
+            |_| async move { anyhow::bail!("{name} declares no Kind that can be exported") },
+            args,
+        )
+        .await
+    }
+
+    /// [`Self::run_main`], with the `export` subcommand (`<provider> export --url URL
+    /// --token-file F ...`, see [`ExportArgs`]) served by `export`.
+    pub async fn run_main_with_export<F, Fut>(
+        &self,
+        kinds: impl FnOnce(&ClientMetrics) -> Vec<Arc<dyn KindRegistration>>,
+        export: F,
+        args: Vec<String>,
+    ) -> anyhow::Result<()>
+    where
+        F: FnOnce(ExportArgs) -> Fut,
+        Fut: Future<Output = anyhow::Result<()>>,
+    {
+        if args.get(1).map(String::as_str) == Some("export") {
+            let program = format!("{} export", self.name);
+            let export_args = ExportArgs::try_parse_from(
+                std::iter::once(program).chain(args.into_iter().skip(2)),
+            )
+            .unwrap_or_else(|e| e.exit());
+            return export(export_args).await;
+        }
         let metrics = ClientMetrics::new();
         let kinds = kinds(&metrics);
         let command = Command::new(self.name)
             .about(self.about)
             .version(env!("CARGO_PKG_VERSION"))
-            .after_help(kinds_help(self.short, &kinds));
+            .after_help(format!(
+                "{}\n\n`{} export --help`: write manifests that adopt the platform's existing objects.",
+                kinds_help(self.short, &kinds),
+                self.name
+            ));
         let matches = ProviderFlags::augment_args(command)
             .try_get_matches_from(args)
             .unwrap_or_else(|e| e.exit());
@@ -101,6 +136,38 @@ impl Provider {
         run(process, flags).await?;
         Ok(())
     }
+}
+
+/// The flags of `<provider> export`: write one manifest per object the platform already has,
+/// ready to apply (or commit for Argo CD), adopting each object without changing it.
+#[derive(Parser, Debug, Clone)]
+#[command(about = "Write manifests that adopt the JFrog platform's existing objects")]
+pub struct ExportArgs {
+    /// The platform's URL, e.g. https://acme.jfrog.io.
+    #[arg(long)]
+    pub url: String,
+    /// A file holding an access token with admin rights (read, never written anywhere).
+    #[arg(long, value_name = "FILE")]
+    pub token_file: PathBuf,
+    /// Groups or Kinds to export (comma-separated, e.g. repository,webhook); default: all.
+    #[arg(long, value_delimiter = ',')]
+    pub kinds: Vec<String>,
+    /// Namespace of the namespaced manifests (default `default`).
+    #[arg(long, conflicts_with = "legacy")]
+    pub namespace: Option<String>,
+    /// Write legacy cluster-scoped manifests instead of namespaced ones.
+    #[arg(long)]
+    pub legacy: bool,
+    /// The ProviderConfig of the manifests: NAME (a ClusterProviderConfig for namespaced
+    /// manifests, the ProviderConfig for legacy ones) or ProviderConfig/NAME.
+    #[arg(long, default_value = "default", value_name = "NAME")]
+    pub provider_config: String,
+    /// Observe only: `managementPolicies: ["Observe"]`, no Secret references.
+    #[arg(long)]
+    pub observe_only: bool,
+    /// Output directory (files go to DIR/<provider>/<group>/).
+    #[arg(long, default_value = "export", value_name = "DIR")]
+    pub out: PathBuf,
 }
 
 /// Checks a config against the platform with an authenticated call, so that an unreachable

@@ -91,6 +91,12 @@ pub trait Hooks: Send + Sync + std::fmt::Debug {
     fn created_id(&self, _kind: &ResolvedKind, _answer: &Value) -> Option<String> {
         None
     }
+
+    /// Why an object of a list answer is one the platform creates itself (a system
+    /// repository, a built-in group): `export` skips and lists it.
+    fn platform_owned(&self, _key: &str, _object: &Value) -> Option<String> {
+        None
+    }
 }
 
 /// A family without hooks.

@@ -14,6 +14,7 @@
 //! - [`adapter`]: the `ManagedKind`, `Connector` and `ExternalClient` of every declared Kind,
 //!   and the client cache a provider's Kinds share.
 //! - [`examples`]: example manifests generated from the declarations.
+//! - [`export`]: manifests that adopt a live platform's objects, from the list calls.
 //!
 //! # Field semantics
 //!
@@ -38,6 +39,7 @@ pub mod adapter;
 pub mod decl;
 pub mod diff;
 pub mod examples;
+pub mod export;
 pub mod hooks;
 pub mod rest;
 pub mod schema;

@@ -226,8 +226,51 @@ impl RepositoryHooks {
     }
 }
 
+/// Repositories Artifactory creates and manages itself (build-info, release bundles, logs,
+/// trash can, support bundles, edge uploads).
+const SYSTEM_KEYS: &[&str] = &[
+    "artifactory-build-info",
+    "artifactory-pipe-info",
+    "artifactory-edge-uploads",
+    "auto-trashcan",
+    "jfrog-billing-logs",
+    "jfrog-logs",
+    "jfrog-support-bundle",
+    "jfrog-usage-logs",
+    "release-bundles",
+    "_intransit",
+];
+/// Key prefixes of Artifactory's own repositories.
+const SYSTEM_PREFIXES: &[&str] = &["jfrog-system-reserved", "jfrog-artifactory-system"];
+/// Package types only Artifactory creates repositories of (each project's build-info and
+/// release-bundle repositories).
+const SYSTEM_PACKAGE_TYPES: &[&str] = &["buildinfo", "releasebundles"];
+
+/// Why a repository is one Artifactory created itself.
+pub fn system_repository(key: &str, config: &Value) -> Option<String> {
+    let lower = key.to_ascii_lowercase();
+    if SYSTEM_KEYS.contains(&lower.as_str()) {
+        return Some("a system repository Artifactory creates itself".into());
+    }
+    if SYSTEM_PREFIXES.iter().any(|p| lower.starts_with(p)) {
+        return Some("a reserved system repository".into());
+    }
+    let pt = config
+        .get("packageType")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_ascii_lowercase();
+    SYSTEM_PACKAGE_TYPES
+        .contains(&pt.as_str())
+        .then(|| format!("a {pt} repository Artifactory creates itself"))
+}
+
 #[async_trait]
 impl Hooks for RepositoryHooks {
+    fn platform_owned(&self, key: &str, object: &Value) -> Option<String> {
+        system_repository(key, object)
+    }
+
     fn description(&self, decl: &KindDecl) -> String {
         let pt = decl.identity_value("packageType").unwrap_or_default();
         match class_of(decl) {

@@ -1,0 +1,1026 @@
+//! Adopting a live platform: every object the platform's list calls show, as a manifest that
+//! adopts it without changing it.
+//!
+//! Generic over the declared Kinds: each list call of the selected Kinds is read once (a
+//! handful of requests for any number of objects); each object goes to the one Kind whose
+//! identity members (and constant members, such as a webhook handler's type) it carries;
+//! the manifest holds exactly the parameters whose value differs from what the Kind sends
+//! when the parameter is unset (its declared default, else empty), so that applying it
+//! changes nothing: the exporter checks that with the adapter's own comparison and reports
+//! any field that would still differ.
+//!
+//! - Names: the identifier when it is a valid Kubernetes name, else a lower-cased form with
+//!   a digest suffix, with `crossplane.io/external-name` carrying the identifier (always
+//!   set for identifiers not derived from the name).
+//! - Secrets are never read: a write-only secret JFrog shows as set (in an encrypted or
+//!   masked form) gets a reference to a Secret of a predictable name and key in
+//!   `initProvider` (used only should the object have to be created again, never compared,
+//!   so adoption sends nothing and a missing Secret does not block it), and the list of
+//!   Secrets to fill. With `--observe-only` the manifests observe only and carry no
+//!   reference. Secrets inside list elements are referenced only where the schema requires
+//!   them (they are then needed before adoption, and sent once); others are listed.
+//! - Objects the platform creates itself (the family's [`Hooks::platform_owned`]) are
+//!   skipped and listed; so are objects no declared Kind matches, or more than one.
+//! - Output is sorted and stable: the same platform exports byte-identical files.
+//!
+//! [`Hooks::platform_owned`]: crate::hooks::Hooks::platform_owned
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use jfrog_client::{Idempotency, JfrogClient};
+use serde_json::{Map, Value, json};
+use sha2::{Digest, Sha256};
+
+use crate::decl::{Field, Id, Norm, ResolvedKind, Ty};
+use crate::diff::{self, DiffContext};
+use crate::examples::{kebab, to_yaml};
+use crate::rest::{ListCall, ListShape};
+use crate::wire::{self, empty_of, get_path};
+
+/// The annotation that carries the JFrog identifier.
+pub const EXTERNAL_NAME: &str = "crossplane.io/external-name";
+
+/// The namespace of the Secrets legacy (cluster-scoped) manifests reference.
+pub const LEGACY_SECRET_NAMESPACE: &str = "crossplane-system";
+
+/// Which scope the manifests are written for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Scope {
+    /// Namespaced Kinds (`<group>.<provider>.m.crossplane.io`) in this namespace.
+    Namespaced(String),
+    /// Legacy cluster-scoped Kinds (`<group>.<provider>.crossplane.io`).
+    Legacy,
+}
+
+/// What to export and how.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// The scope.
+    pub scope: Scope,
+    /// The ProviderConfig the manifests use: `NAME` (a ClusterProviderConfig for namespaced
+    /// manifests) or `ProviderConfig/NAME` (a namespaced ProviderConfig).
+    pub provider_config: String,
+    /// `managementPolicies: ["Observe"]` and no Secret references.
+    pub observe_only: bool,
+    /// Groups or Kinds to export (case-insensitive); empty: all.
+    pub only: Vec<String>,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            scope: Scope::Namespaced("default".into()),
+            provider_config: "default".into(),
+            observe_only: false,
+            only: Vec::new(),
+        }
+    }
+}
+
+/// A list call that failed. Never carries a secret.
+#[derive(Debug, thiserror::Error)]
+pub enum ExportError {
+    /// The request failed.
+    #[error("cannot list {path}: {source}")]
+    List {
+        /// The list path.
+        path: &'static str,
+        /// Why.
+        source: jfrog_client::Error,
+    },
+    /// The answer has an unexpected shape.
+    #[error("cannot decode the answer of {path}: expected {expected}")]
+    Decode {
+        /// The list path.
+        path: &'static str,
+        /// What was expected.
+        expected: &'static str,
+    },
+}
+
+/// One exported object.
+#[derive(Debug, Clone)]
+pub struct Object {
+    /// The Kind's group.
+    pub group: &'static str,
+    /// The Kind.
+    pub kind: &'static str,
+    /// `metadata.name`.
+    pub name: String,
+    /// The JFrog identifier.
+    pub key: String,
+    /// The manifest.
+    pub manifest: Value,
+}
+
+/// An object not exported, and why.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Skipped {
+    /// The Kind, or the list it was found in when no Kind matched.
+    pub what: String,
+    /// The JFrog identifier.
+    pub key: String,
+    /// Why.
+    pub reason: String,
+}
+
+/// A Secret value the admin fills in.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct SecretToFill {
+    /// The Secret's namespace (the manifests' namespace, or the legacy Secret namespace).
+    pub namespace: String,
+    /// The Secret's name.
+    pub name: String,
+    /// The key (empty for a whole-Secret reference: every key is an entry).
+    pub key: String,
+    /// `Kind/name` of the manifest.
+    pub object: String,
+    /// The field (`passwordSecretRef`, `customHttpHeaders[0].valueSecretRef`).
+    pub field: String,
+    /// Whether the manifest references it (else: listed only).
+    pub referenced: bool,
+    /// Whether it is needed before the object can be adopted.
+    pub needed_for_adoption: bool,
+}
+
+/// What an export found.
+#[derive(Debug, Clone, Default)]
+pub struct Export {
+    /// The exported objects, sorted by group, Kind and name.
+    pub objects: Vec<Object>,
+    /// Objects not exported (no Kind, several Kinds, refused identifier...), sorted.
+    pub skipped: Vec<Skipped>,
+    /// Objects the platform creates itself, sorted.
+    pub platform_owned: Vec<Skipped>,
+    /// Secrets to fill, sorted.
+    pub secrets: Vec<SecretToFill>,
+    /// Selected Kinds without a list call (not exportable), sorted.
+    pub unlisted_kinds: Vec<&'static str>,
+    /// Objects whose manifest would still change something in JFrog, with the fields.
+    pub warnings: Vec<String>,
+    /// JFrog requests sent.
+    pub requests: u64,
+}
+
+/// Whether `kind` is selected by `only`.
+fn selected(kind: &ResolvedKind, only: &[String]) -> bool {
+    only.is_empty()
+        || only.iter().any(|o| {
+            o.eq_ignore_ascii_case(kind.decl.group) || o.eq_ignore_ascii_case(kind.decl.kind)
+        })
+}
+
+/// Read every list call of the selected `kinds` and build the manifests. `progress` gets a
+/// short line after each list call and every 100 objects.
+pub async fn export(
+    kinds: &[&ResolvedKind],
+    client: &JfrogClient,
+    opts: &Options,
+    progress: &mut dyn FnMut(&str),
+) -> Result<Export, ExportError> {
+    let mut out = Export::default();
+    // Kinds by list call, in declaration order.
+    let mut lists: Vec<(ListCall, Vec<&ResolvedKind>)> = Vec::new();
+    for k in kinds.iter().copied().filter(|k| selected(k, &opts.only)) {
+        let Some(list) = k.decl.rest.list() else {
+            out.unlisted_kinds.push(k.decl.kind);
+            continue;
+        };
+        match lists
+            .iter_mut()
+            .find(|(l, _)| l.path == list.path && l.service == list.service)
+        {
+            Some((_, ks)) => ks.push(k),
+            None => lists.push((*list, vec![k])),
+        }
+    }
+    let total = lists.len();
+    for (i, (list, ks)) in lists.iter().enumerate() {
+        out.requests += 1;
+        let body = client
+            .request(
+                list.service,
+                http::Method::GET,
+                list.path,
+                Idempotency::Idempotent,
+            )
+            .send()
+            .await
+            .map_err(|source| ExportError::List {
+                path: list.path,
+                source,
+            })?;
+        let objects = list_objects(list, body.body())?;
+        progress(&format!(
+            "list {}/{total} {}: {} objects",
+            i + 1,
+            list.path,
+            objects.len()
+        ));
+        let case_insensitive = ks.first().is_some_and(|k| k.decl.rest.case_insensitive());
+        let mut names: BTreeMap<(&str, String), String> = BTreeMap::new();
+        for (n, obj) in objects.iter().enumerate() {
+            if n > 0 && n % 100 == 0 {
+                progress(&format!("{}: {n}/{} objects", list.path, objects.len()));
+            }
+            let key = obj
+                .get(list.key_member)
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_string();
+            let skip = |reason: String| Skipped {
+                what: list.path.to_string(),
+                key: key.clone(),
+                reason,
+            };
+            if key.is_empty() {
+                out.skipped
+                    .push(skip(format!("no {} member", list.key_member)));
+                continue;
+            }
+            if let Some(reason) = ks
+                .iter()
+                .find_map(|k| k.decl.hooks.platform_owned(&key, obj))
+            {
+                out.platform_owned.push(skip(reason));
+                continue;
+            }
+            let matching: Vec<&&ResolvedKind> = ks.iter().filter(|k| matches(k, obj)).collect();
+            let kind = match matching.as_slice() {
+                [k] => **k,
+                [] => {
+                    out.skipped.push(skip(format!(
+                        "no selected Kind has {}",
+                        describe_identity(ks, obj)
+                    )));
+                    continue;
+                }
+                many => {
+                    let names: Vec<&str> = many.iter().map(|k| k.decl.kind).collect();
+                    out.skipped
+                        .push(skip(format!("several Kinds match: {}", names.join(", "))));
+                    continue;
+                }
+            };
+            let what = kind.decl.kind.to_string();
+            if let Err(rule) = kind.decl.hooks.check_key(&key) {
+                out.skipped.push(Skipped {
+                    what,
+                    key,
+                    reason: format!("identifier refused: {rule}"),
+                });
+                continue;
+            }
+            let ctx = kind.decl.hooks.diff_context(client, &key);
+            let mut one = object(kind, &key, obj, &ctx, opts);
+            // Two identifiers with one name (case variants of a case-sensitive key).
+            let slot = (kind.decl.kind, one.object.name.clone());
+            let folded = if case_insensitive {
+                key.to_ascii_lowercase()
+            } else {
+                key.clone()
+            };
+            if let Some(other) = names.get(&slot) {
+                out.skipped.push(Skipped {
+                    what,
+                    key,
+                    reason: format!("its name {} is taken by {other}", one.object.name),
+                });
+                continue;
+            }
+            names.insert(slot, folded);
+            if let Err(rule) = kind
+                .decl
+                .hooks
+                .check_params(kind, &one.object.manifest["spec"]["forProvider"])
+            {
+                out.skipped.push(Skipped {
+                    what,
+                    key,
+                    reason: format!("its parameters are refused: {rule}"),
+                });
+                continue;
+            }
+            if !one.differs.is_empty() {
+                out.warnings.push(format!(
+                    "{}/{} ({key}): adoption would update {}",
+                    kind.decl.kind,
+                    one.object.name,
+                    one.differs.join(", ")
+                ));
+            }
+            out.secrets.append(&mut one.secrets);
+            out.objects.push(one.object);
+        }
+    }
+    out.objects
+        .sort_by(|a, b| (a.group, a.kind, &a.name).cmp(&(b.group, b.kind, &b.name)));
+    out.skipped.sort();
+    out.platform_owned.sort();
+    out.secrets.sort();
+    out.unlisted_kinds.sort();
+    out.warnings.sort();
+    Ok(out)
+}
+
+/// The objects of a list answer; a grouped answer's group name goes into its member.
+fn list_objects(list: &ListCall, body: &[u8]) -> Result<Vec<Value>, ExportError> {
+    let bad = |expected| ExportError::Decode {
+        path: list.path,
+        expected,
+    };
+    let v: Value = serde_json::from_slice(body).map_err(|_| bad("JSON"))?;
+    let mut out = Vec::new();
+    match (list.shape, v) {
+        (_, Value::Array(a)) => out = a,
+        (ListShape::Grouped(member), Value::Object(groups)) => {
+            for (group, objs) in groups {
+                let Value::Array(objs) = objs else {
+                    return Err(bad("an object of arrays"));
+                };
+                for mut o in objs {
+                    if let Some(m) = o.as_object_mut() {
+                        m.entry(member)
+                            .or_insert_with(|| Value::String(group.to_ascii_lowercase()));
+                    }
+                    out.push(o);
+                }
+            }
+        }
+        (ListShape::Grouped(_), _) => return Err(bad("an object of arrays or an array")),
+        (ListShape::Array, _) => return Err(bad("an array")),
+    }
+    Ok(out)
+}
+
+/// Whether `obj` is an object of `kind`: its identity members match (case-insensitively)
+/// and no constant member says otherwise (a handler's type).
+fn matches(kind: &ResolvedKind, obj: &Value) -> bool {
+    let identity = kind.decl.identity.iter().all(|(w, want)| {
+        get_path(obj, w)
+            .and_then(Value::as_str)
+            .is_some_and(|got| got.eq_ignore_ascii_case(want))
+    });
+    identity && constants_match(&kind.fields, obj)
+}
+
+fn constants_match(fields: &[Field], obj: &Value) -> bool {
+    fields.iter().all(|f| {
+        let Some(wire) = f.wire else { return true };
+        let Some(v) = get_path(obj, wire) else {
+            return true;
+        };
+        if f.constant {
+            return f
+                .default
+                .to_json()
+                .is_none_or(|c| match (c.as_str(), v.as_str()) {
+                    (Some(c), Some(v)) => c.eq_ignore_ascii_case(v),
+                    _ => c == *v,
+                });
+        }
+        match (f.ty.children(), v) {
+            (Some(children), Value::Array(elems)) => {
+                elems.iter().all(|e| constants_match(children, e))
+            }
+            (Some(children), o @ Value::Object(_)) => constants_match(children, o),
+            _ => true,
+        }
+    })
+}
+
+/// The identity members of `obj` as the Kinds of its list declare them (`rclass=local,
+/// packageType=foo`).
+fn describe_identity(kinds: &[&ResolvedKind], obj: &Value) -> String {
+    let members: BTreeSet<&str> = kinds
+        .iter()
+        .flat_map(|k| k.decl.identity.iter().map(|(w, _)| *w))
+        .collect();
+    let parts: Vec<String> = members
+        .into_iter()
+        .map(|w| {
+            format!(
+                "{w}={}",
+                get_path(obj, w).and_then(Value::as_str).unwrap_or("")
+            )
+        })
+        .collect();
+    if parts.is_empty() {
+        "this shape".into()
+    } else {
+        parts.join(", ")
+    }
+}
+
+/// A valid Kubernetes object name for `key`: the key itself when it is one, else its
+/// lower-cased form with other characters as `-` and a digest of the key appended.
+pub fn object_name(key: &str) -> String {
+    let valid = |s: &str| {
+        !s.is_empty()
+            && s.len() <= 253
+            && s.bytes()
+                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-' || b == b'.')
+            && s.starts_with(|c: char| c.is_ascii_alphanumeric())
+            && s.ends_with(|c: char| c.is_ascii_alphanumeric())
+            && !s.contains("..")
+    };
+    if valid(key) {
+        return key.to_string();
+    }
+    let mut base = String::new();
+    for c in key.chars() {
+        let c = c.to_ascii_lowercase();
+        if c.is_ascii_lowercase() || c.is_ascii_digit() {
+            base.push(c);
+        } else if !base.ends_with('-') {
+            base.push('-');
+        }
+    }
+    let mut base: String = base.trim_matches('-').chars().take(200).collect();
+    while base.ends_with('-') {
+        base.pop();
+    }
+    let digest: String = Sha256::digest(key.as_bytes())
+        .iter()
+        .take(4)
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    if base.is_empty() {
+        format!("x-{digest}")
+    } else {
+        format!("{base}-{digest}")
+    }
+}
+
+/// One object's manifest, its Secrets and the fields adoption would still change.
+struct One {
+    object: Object,
+    secrets: Vec<SecretToFill>,
+    differs: Vec<String>,
+}
+
+/// Whether a gate boolean is on in the observed object (its value, else its default).
+fn gate_on(kind: &ResolvedKind, observed: &Map<String, Value>, gate: &str) -> bool {
+    match observed.get(gate).and_then(Value::as_bool) {
+        Some(b) => b,
+        None => kind
+            .field(gate)
+            .and_then(|g| g.default.to_json())
+            .and_then(|d| d.as_bool())
+            .unwrap_or(false),
+    }
+}
+
+/// Sort the elements of sets (strings and objects) so the output does not depend on the
+/// order JFrog answers them in.
+fn canonical(f: &Field, v: &mut Value) {
+    match (f.ty, v) {
+        (Ty::Set, Value::Array(a)) => a.sort_by_key(|x| x.to_string()),
+        (Ty::ObjSet(children), Value::Array(a)) => {
+            for e in a.iter_mut() {
+                prune_element(children, e);
+            }
+            a.sort_by_key(|x| x.to_string());
+        }
+        (Ty::ObjList(children) | Ty::Block(children), Value::Array(a)) => {
+            for e in a.iter_mut() {
+                prune_element(children, e);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Drop the children of a list element that equal what an unset child is compared as
+/// (its default), and sort its sets.
+fn prune_element(children: &[Field], elem: &mut Value) {
+    let Value::Object(m) = elem else { return };
+    for c in children {
+        let Some(v) = m.get_mut(c.crd) else { continue };
+        canonical(c, v);
+        let unset_is = c.default.to_json();
+        let drop = !c.required
+            && match &unset_is {
+                Some(d) => diff::equal(c, Some(d), Some(v), &DiffContext::default()),
+                None => diff::is_empty(Some(v)) && !matches!(c.ty, Ty::Bool | Ty::Int),
+            };
+        if drop {
+            m.remove(c.crd);
+        }
+    }
+}
+
+fn object(kind: &ResolvedKind, key: &str, body: &Value, ctx: &DiffContext, opts: &Options) -> One {
+    let d = &kind.decl;
+    let observed = wire::from_wire(kind, body);
+    let id_fields: Vec<&str> = match d.id {
+        Id::SpecField(f) => vec![f],
+        Id::Composite(fs, _) => fs.to_vec(),
+        _ => Vec::new(),
+    };
+    let in_project = !diff::is_empty(observed.get("projectKey"));
+    let mut params = Map::new();
+    for f in kind.params() {
+        if f.wire.is_none() || f.sensitive || f.write_only {
+            continue;
+        }
+        let v = observed.get(f.crd);
+        if id_fields.contains(&f.crd) {
+            if let Some(v) = v {
+                params.insert(f.crd.to_string(), v.clone());
+            }
+            continue;
+        }
+        let gate = match f.norm {
+            Norm::OnlyWhen(g) => Some(g),
+            _ => f.requires,
+        };
+        if gate.is_some_and(|g| !gate_on(kind, &observed, g)) {
+            continue;
+        }
+        if f.norm == Norm::WhenInProject && !in_project {
+            continue;
+        }
+        let mut value = match v {
+            Some(v) => v.clone(),
+            // Not in the answer: what "nothing" is for the type, if it can be written.
+            None => match (empty_of(&f.ty), f.ty) {
+                (Some(e), _) => e,
+                (None, Ty::Bool) => Value::Bool(false),
+                _ => continue,
+            },
+        };
+        canonical(f, &mut value);
+        let keep = if f.required {
+            !diff::is_empty(Some(&value)) || v.is_some()
+        } else if f.ignore_unset {
+            // Server-defaulted: kept when set, so the file says what JFrog has.
+            !diff::is_empty(Some(&value))
+        } else {
+            let unset_is = f.default.to_json().or_else(|| empty_of(&f.ty));
+            !diff::equal(f, unset_is.as_ref(), Some(&value), ctx)
+        };
+        if keep {
+            params.insert(f.crd.to_string(), value);
+        }
+    }
+
+    let name = match d.id {
+        Id::Singleton(_) => kebab(d.kind, ""),
+        _ => object_name(key),
+    };
+    let (api_version, namespace) = match &opts.scope {
+        Scope::Namespaced(ns) => (
+            format!("{}.{}.m.crossplane.io/v1alpha1", d.group, d.provider),
+            Some(ns.clone()),
+        ),
+        Scope::Legacy => (
+            format!("{}.{}.crossplane.io/v1alpha1", d.group, d.provider),
+            None,
+        ),
+    };
+    let secret_ns = namespace
+        .clone()
+        .unwrap_or_else(|| LEGACY_SECRET_NAMESPACE.to_string());
+    let secret_name = format!("{}-{}", kebab(d.kind, ""), name)
+        .chars()
+        .take(253)
+        .collect::<String>();
+    let object_ref = format!("{}/{name}", d.kind);
+    let mut secrets = Vec::new();
+    let mut init = Map::new();
+    let secret_ref = |key: Option<&str>| {
+        let mut r = json!({"name": secret_name});
+        if let Some(k) = key {
+            r["key"] = json!(k);
+        }
+        if namespace.is_none() {
+            r["namespace"] = json!(secret_ns);
+        }
+        r
+    };
+    // Top-level secrets JFrog shows as set: one reference per wire member.
+    let mut wires_done = BTreeSet::new();
+    for f in kind.params().filter(|f| f.sensitive) {
+        let Some(w) = f.wire else { continue };
+        if diff::is_empty(get_path(body, w)) || !wires_done.insert(w) {
+            continue;
+        }
+        let k = f.crd.trim_end_matches("SecretRef");
+        let whole = matches!(f.ty, Ty::Map(_));
+        if !opts.observe_only {
+            init.insert(f.crd.to_string(), secret_ref((!whole).then_some(k)));
+        }
+        secrets.push(SecretToFill {
+            namespace: secret_ns.clone(),
+            name: secret_name.clone(),
+            key: if whole { String::new() } else { k.to_string() },
+            object: object_ref.clone(),
+            field: f.crd.to_string(),
+            referenced: !opts.observe_only,
+            needed_for_adoption: false,
+        });
+    }
+    // Secrets inside list elements.
+    for f in kind.params() {
+        let (Some(children), Some(Value::Array(elems))) = (f.ty.children(), params.get_mut(f.crd))
+        else {
+            continue;
+        };
+        let raw: Vec<Value> = match f.wire.and_then(|w| get_path(body, w)) {
+            Some(Value::Array(a)) => a.clone(),
+            Some(o @ Value::Object(_)) => vec![o.clone()],
+            _ => Vec::new(),
+        };
+        for (i, elem) in elems.iter_mut().enumerate() {
+            for c in children.iter().filter(|c| c.sensitive) {
+                let shown = c
+                    .wire
+                    .and_then(|w| raw.get(i).and_then(|r| get_path(r, w)))
+                    .is_some_and(|v| !diff::is_empty(Some(v)));
+                if !shown && !c.required {
+                    continue;
+                }
+                let field = format!("{}[{i}].{}", f.crd, c.crd);
+                let k = format!("{}-{i}-{}", f.crd, c.crd.trim_end_matches("SecretRef"));
+                let whole = matches!(c.ty, Ty::Map(_));
+                let referenced = c.required && !opts.observe_only;
+                if referenced && let Value::Object(m) = elem {
+                    m.insert(c.crd.to_string(), secret_ref((!whole).then_some(&k)));
+                }
+                secrets.push(SecretToFill {
+                    namespace: secret_ns.clone(),
+                    name: secret_name.clone(),
+                    key: if whole { String::new() } else { k },
+                    object: object_ref.clone(),
+                    field,
+                    referenced,
+                    needed_for_adoption: referenced,
+                });
+            }
+        }
+    }
+
+    let mut metadata = json!({"name": name});
+    if let Some(ns) = &namespace {
+        metadata["namespace"] = json!(ns);
+    }
+    let annotate = match d.id {
+        Id::Name => name != key,
+        Id::Singleton(_) => false,
+        _ => true,
+    };
+    if annotate {
+        metadata["annotations"] = json!({ EXTERNAL_NAME: key });
+    }
+    let provider_config = match (&opts.scope, opts.provider_config.split_once('/')) {
+        (Scope::Legacy, Some((_, n))) => json!({"name": n}),
+        (Scope::Legacy, None) => json!({"name": opts.provider_config}),
+        (Scope::Namespaced(_), Some((k, n))) => json!({"kind": k, "name": n}),
+        (Scope::Namespaced(_), None) => {
+            json!({"kind": "ClusterProviderConfig", "name": opts.provider_config})
+        }
+    };
+    let mut spec = json!({
+        "forProvider": Value::Object(params.clone()),
+        "providerConfigRef": provider_config,
+    });
+    if opts.observe_only {
+        spec["managementPolicies"] = json!(["Observe"]);
+    }
+    if !init.is_empty() {
+        spec["initProvider"] = Value::Object(init.clone());
+    }
+    // The adapter's own comparison of this manifest with the object.
+    let init_only: Vec<String> = init.keys().cloned().collect();
+    let differs = if opts.observe_only {
+        Vec::new()
+    } else {
+        diff::diff(kind, &Value::Object(params), &init_only, &observed, ctx)
+            .into_iter()
+            .map(str::to_string)
+            .collect()
+    };
+    One {
+        object: Object {
+            group: d.group,
+            kind: d.kind,
+            name,
+            key: key.to_string(),
+            manifest: json!({
+                "apiVersion": api_version,
+                "kind": d.kind,
+                "metadata": metadata,
+                "spec": spec,
+            }),
+        },
+        secrets,
+        differs,
+    }
+}
+
+/// The kustomization of a folder's resources.
+fn kustomization(resources: &[String]) -> String {
+    let mut s = String::from(
+        "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n",
+    );
+    for r in resources {
+        s.push_str(&format!("  - {r}\n"));
+    }
+    s
+}
+
+impl Export {
+    /// The files of this export under `<provider>/`: one manifest per object in
+    /// `<provider>/<group>/<kind>_<name>.yaml`, a `kustomization.yaml` per group and one for
+    /// the provider, `secrets-to-fill.yaml` (Secrets with empty values; not in the
+    /// kustomization) and `export-summary.txt`. Paths are relative, sorted.
+    pub fn files(&self, provider: &str) -> BTreeMap<String, String> {
+        let mut files = BTreeMap::new();
+        let mut groups: BTreeMap<&str, Vec<String>> = BTreeMap::new();
+        for o in &self.objects {
+            let file = format!("{}_{}.yaml", kebab(o.kind, ""), o.name);
+            files.insert(
+                format!("{provider}/{}/{file}", o.group),
+                to_yaml(&o.manifest),
+            );
+            groups.entry(o.group).or_default().push(file);
+        }
+        for (g, mut resources) in groups.clone() {
+            resources.sort();
+            files.insert(
+                format!("{provider}/{g}/kustomization.yaml"),
+                kustomization(&resources),
+            );
+        }
+        let group_dirs: Vec<String> = groups.keys().map(|g| g.to_string()).collect();
+        files.insert(
+            format!("{provider}/kustomization.yaml"),
+            kustomization(&group_dirs),
+        );
+        let mut by_secret: BTreeMap<(&str, &str), Vec<&SecretToFill>> = BTreeMap::new();
+        for s in &self.secrets {
+            by_secret
+                .entry((&s.namespace, &s.name))
+                .or_default()
+                .push(s);
+        }
+        let mut secrets = String::from(
+            "# Secrets the exported manifests reference or may need: fill in the values (never\n\
+             # exported), then apply them yourself (not part of the kustomization).\n",
+        );
+        for ((ns, name), entries) in by_secret {
+            let mut data = Map::new();
+            for e in &entries {
+                if !e.key.is_empty() {
+                    data.insert(e.key.clone(), Value::String(String::new()));
+                }
+            }
+            secrets.push_str("---\n");
+            for e in &entries {
+                let how = if !e.referenced {
+                    "not referenced: add a reference to manage it"
+                } else if e.needed_for_adoption {
+                    "referenced, needed before adoption"
+                } else {
+                    "referenced in initProvider, used only to create the object again"
+                };
+                let key = if e.key.is_empty() {
+                    "every key is an entry".to_string()
+                } else {
+                    format!("key {}", e.key)
+                };
+                secrets.push_str(&format!("# {} {} ({key}): {how}\n", e.object, e.field));
+            }
+            secrets.push_str(&to_yaml(&json!({
+                "apiVersion": "v1",
+                "kind": "Secret",
+                "metadata": {"name": name, "namespace": ns},
+                "type": "Opaque",
+                "stringData": Value::Object(data),
+            })));
+        }
+        files.insert(format!("{provider}/secrets-to-fill.yaml"), secrets);
+        files.insert(format!("{provider}/export-summary.txt"), self.summary());
+        files
+    }
+
+    /// Objects per Kind, what was skipped and why, the Secrets to fill and the warnings.
+    pub fn summary(&self) -> String {
+        let mut per_kind: BTreeMap<(&str, &str), usize> = BTreeMap::new();
+        for o in &self.objects {
+            *per_kind.entry((o.group, o.kind)).or_default() += 1;
+        }
+        let mut s = format!("exported {} objects\n", self.objects.len());
+        for ((g, k), n) in &per_kind {
+            s.push_str(&format!("  {g:<14} {k:<44} {n:>6}\n"));
+        }
+        if !self.platform_owned.is_empty() {
+            s.push_str(&format!(
+                "skipped {} objects the platform creates itself:\n",
+                self.platform_owned.len()
+            ));
+            for x in &self.platform_owned {
+                s.push_str(&format!("  {} {}: {}\n", x.what, x.key, x.reason));
+            }
+        }
+        if !self.skipped.is_empty() {
+            s.push_str(&format!("skipped {} objects:\n", self.skipped.len()));
+            for x in &self.skipped {
+                s.push_str(&format!("  {} {}: {}\n", x.what, x.key, x.reason));
+            }
+        }
+        if !self.unlisted_kinds.is_empty() {
+            s.push_str(&format!(
+                "not exported (no list call): {}\n",
+                self.unlisted_kinds.join(", ")
+            ));
+        }
+        if !self.secrets.is_empty() {
+            let needed = self
+                .secrets
+                .iter()
+                .filter(|x| x.needed_for_adoption)
+                .count();
+            s.push_str(&format!(
+                "{} secret values to fill (secrets-to-fill.yaml), {needed} needed before adoption\n",
+                self.secrets.len()
+            ));
+        }
+        for w in &self.warnings {
+            s.push_str(&format!("warning: {w}\n"));
+        }
+        s
+    }
+}
+
+/// A failed `export` command. Never carries a secret.
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    /// The token file cannot be read or is empty.
+    #[error("cannot read the token file {path}: {message}")]
+    Token {
+        /// The file.
+        path: String,
+        /// Why.
+        message: String,
+    },
+    /// The client cannot be built.
+    #[error("cannot build the JFrog client: {0}")]
+    Client(jfrog_client::Error),
+    /// A list call failed.
+    #[error(transparent)]
+    Export(#[from] ExportError),
+    /// A file cannot be written.
+    #[error("cannot write {path}: {source}")]
+    Write {
+        /// The file.
+        path: String,
+        /// Why.
+        source: std::io::Error,
+    },
+}
+
+/// What `export` did.
+#[derive(Debug)]
+pub struct Report {
+    /// The export.
+    pub export: Export,
+    /// Files written (changed or new) and removed.
+    pub written: usize,
+    /// Files removed (objects gone since the last export into the same folder).
+    pub removed: usize,
+    /// How long it took.
+    pub elapsed: std::time::Duration,
+}
+
+/// Write `files` (relative paths) under `out`: unchanged files are not touched, manifests of
+/// a previous export into the same provider folder that are no longer exported are removed,
+/// and `out/kustomization.yaml` lists every provider folder there.
+pub fn write_files(
+    out: &std::path::Path,
+    provider: &str,
+    files: &BTreeMap<String, String>,
+) -> Result<(usize, usize), RunError> {
+    let werr = |p: &std::path::Path| {
+        let path = p.display().to_string();
+        move |source| RunError::Write { path, source }
+    };
+    let mut written = 0;
+    let mut removed = 0;
+    // Stale manifests of an earlier export (only .yaml files in this provider's folders).
+    let root = out.join(provider);
+    if let Ok(dirs) = std::fs::read_dir(&root) {
+        for dir in dirs.flatten().map(|e| e.path()).filter(|p| p.is_dir()) {
+            for f in std::fs::read_dir(&dir).map_err(werr(&dir))?.flatten() {
+                let p = f.path();
+                let rel = p
+                    .strip_prefix(out)
+                    .map(|r| r.to_string_lossy().replace('\\', "/"))
+                    .unwrap_or_default();
+                if p.extension().is_some_and(|x| x == "yaml") && !files.contains_key(&rel) {
+                    std::fs::remove_file(&p).map_err(werr(&p))?;
+                    removed += 1;
+                }
+            }
+        }
+    }
+    for (rel, content) in files {
+        let p = out.join(rel);
+        if std::fs::read_to_string(&p).ok().as_deref() == Some(content.as_str()) {
+            continue;
+        }
+        if let Some(parent) = p.parent() {
+            std::fs::create_dir_all(parent).map_err(werr(parent))?;
+        }
+        std::fs::write(&p, content).map_err(werr(&p))?;
+        written += 1;
+    }
+    let mut providers: Vec<String> = std::fs::read_dir(out)
+        .map_err(werr(out))?
+        .flatten()
+        .filter(|e| e.path().join("kustomization.yaml").is_file())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    providers.sort();
+    let top = out.join("kustomization.yaml");
+    let content = kustomization(&providers);
+    if std::fs::read_to_string(&top).ok().as_deref() != Some(content.as_str()) {
+        std::fs::write(&top, content).map_err(werr(&top))?;
+        written += 1;
+    }
+    Ok((written, removed))
+}
+
+/// The `<provider> export` command: list, build, write, and print the summary (stdout) with
+/// a progress line on a terminal (stderr).
+pub async fn run(
+    provider: &provider_common::Provider,
+    kinds: &[std::sync::Arc<crate::FamilyKind>],
+    args: &provider_common::ExportArgs,
+) -> Result<Report, RunError> {
+    use std::io::{IsTerminal, Write};
+    let started = std::time::Instant::now();
+    let token = std::fs::read_to_string(&args.token_file)
+        .map_err(|e| e.to_string())
+        .and_then(|t| {
+            let t = t.trim().to_string();
+            if t.is_empty() {
+                Err("the file is empty".to_string())
+            } else {
+                Ok(t)
+            }
+        })
+        .map_err(|message| RunError::Token {
+            path: args.token_file.display().to_string(),
+            message,
+        })?;
+    let client = JfrogClient::builder(args.url.clone())
+        .credentials(jfrog_client::Credentials::access_token(token))
+        .user_agent(provider.user_agent())
+        .build()
+        .map_err(RunError::Client)?;
+    let opts = Options {
+        scope: if args.legacy {
+            Scope::Legacy
+        } else {
+            Scope::Namespaced(args.namespace.clone().unwrap_or_else(|| "default".into()))
+        },
+        provider_config: args.provider_config.clone(),
+        observe_only: args.observe_only,
+        only: args.kinds.clone(),
+    };
+    let resolved: Vec<&ResolvedKind> = kinds.iter().map(|k| k.resolved().as_ref()).collect();
+    let terminal = std::io::stderr().is_terminal();
+    let mut progress = |line: &str| {
+        if terminal {
+            let mut e = std::io::stderr();
+            let _ = write!(e, "\r\x1b[2K{}: {line}", provider.name);
+            let _ = e.flush();
+        }
+    };
+    let export = export(&resolved, &client, &opts, &mut progress).await?;
+    if terminal {
+        eprintln!();
+    }
+    let files = export.files(provider.short);
+    let (written, removed) = write_files(&args.out, provider.short, &files)?;
+    let report = Report {
+        export,
+        written,
+        removed,
+        elapsed: started.elapsed(),
+    };
+    print!("{}", report.export.summary());
+    println!(
+        "{}: {} objects in {} JFrog requests, {:.2}s; {} files written, {} removed, under {}",
+        provider.name,
+        report.export.objects.len(),
+        report.export.requests,
+        report.elapsed.as_secs_f64(),
+        written,
+        removed,
+        args.out.join(provider.short).display()
+    );
+    Ok(report)
+}
