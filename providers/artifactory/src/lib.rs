@@ -14,7 +14,11 @@ use provider_common::{Ping, Provider};
 use provider_runtime::managed::KindRegistration;
 
 pub mod repository;
+pub mod seed;
 pub mod webhook;
+
+#[cfg(test)]
+mod export_tests;
 
 #[cfg(test)]
 mod family_suite;

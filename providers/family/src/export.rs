@@ -154,6 +154,8 @@ pub struct Export {
     pub platform_owned: Vec<Skipped>,
     /// Secrets to fill, sorted.
     pub secrets: Vec<SecretToFill>,
+    /// Objects of Kinds that were not selected (`--kinds`).
+    pub not_selected: usize,
     /// Selected Kinds without a list call (not exportable), sorted.
     pub unlisted_kinds: Vec<&'static str>,
     /// Objects whose manifest would still change something in JFrog, with the fields.
@@ -179,11 +181,15 @@ pub async fn export(
     progress: &mut dyn FnMut(&str),
 ) -> Result<Export, ExportError> {
     let mut out = Export::default();
-    // Kinds by list call, in declaration order.
+    // Kinds by list call, in declaration order: every Kind of a list a selected Kind uses
+    // (an object goes to the Kind it matches among all of them, then counts only if that
+    // Kind is selected).
     let mut lists: Vec<(ListCall, Vec<&ResolvedKind>)> = Vec::new();
-    for k in kinds.iter().copied().filter(|k| selected(k, &opts.only)) {
+    for k in kinds.iter().copied() {
         let Some(list) = k.decl.rest.list() else {
-            out.unlisted_kinds.push(k.decl.kind);
+            if selected(k, &opts.only) {
+                out.unlisted_kinds.push(k.decl.kind);
+            }
             continue;
         };
         match lists
@@ -194,6 +200,7 @@ pub async fn export(
             None => lists.push((*list, vec![k])),
         }
     }
+    lists.retain(|(_, ks)| ks.iter().any(|k| selected(k, &opts.only)));
     let total = lists.len();
     for (i, (list, ks)) in lists.iter().enumerate() {
         out.requests += 1;
@@ -245,20 +252,17 @@ pub async fn export(
                 out.platform_owned.push(skip(reason));
                 continue;
             }
-            let matching: Vec<&&ResolvedKind> = ks.iter().filter(|k| matches(k, obj)).collect();
-            let kind = match matching.as_slice() {
-                [k] => **k,
-                [] => {
-                    out.skipped.push(skip(format!(
-                        "no selected Kind has {}",
-                        describe_identity(ks, obj)
-                    )));
+            let kind = match best_match(ks, obj).as_slice() {
+                [k, ..] if !selected(k, &opts.only) => {
+                    out.not_selected += 1;
                     continue;
                 }
-                many => {
-                    let names: Vec<&str> = many.iter().map(|k| k.decl.kind).collect();
-                    out.skipped
-                        .push(skip(format!("several Kinds match: {}", names.join(", "))));
+                [k, ..] => *k,
+                [] => {
+                    out.skipped.push(skip(format!(
+                        "no declared Kind has {}",
+                        describe_identity(ks, obj)
+                    )));
                     continue;
                 }
             };
@@ -353,15 +357,44 @@ fn list_objects(list: &ListCall, body: &[u8]) -> Result<Vec<Value>, ExportError>
     Ok(out)
 }
 
-/// Whether `obj` is an object of `kind`: its identity members match (case-insensitively)
-/// and no constant member says otherwise (a handler's type).
-fn matches(kind: &ResolvedKind, obj: &Value) -> bool {
-    let identity = kind.decl.identity.iter().all(|(w, want)| {
-        get_path(obj, w)
-            .and_then(Value::as_str)
-            .is_some_and(|got| got.eq_ignore_ascii_case(want))
-    });
-    identity && constants_match(&kind.fields, obj)
+/// The Kinds `obj` can be an object of, most specific first: its identity members match
+/// (case-insensitively), no constant member (a handler's type) or fixed body member (a
+/// Docker API version) says otherwise; among those, the Kinds whose fixed members the
+/// object carries the most of. Equally specific Kinds (aliases declared alike, such as
+/// `FederatedDockerRepository` and `FederatedDockerV2Repository`) stay in declaration
+/// order, and the first is used.
+fn best_match<'k>(kinds: &[&'k ResolvedKind], obj: &Value) -> Vec<&'k ResolvedKind> {
+    let scored: Vec<(usize, &ResolvedKind)> = kinds
+        .iter()
+        .copied()
+        .filter_map(|k| {
+            let identity = k.decl.identity.iter().all(|(w, want)| {
+                get_path(obj, w)
+                    .and_then(Value::as_str)
+                    .is_some_and(|got| got.eq_ignore_ascii_case(want))
+            });
+            if !identity || !constants_match(&k.fields, obj) {
+                return None;
+            }
+            let mut score = 0;
+            for (w, dv) in k.decl.fixed_body {
+                match (get_path(obj, w), dv.to_json()) {
+                    (Some(got), Some(want)) if diff::is_empty(Some(&want)) || *got == want => {
+                        score += 1
+                    }
+                    (Some(got), Some(_)) if !diff::is_empty(Some(got)) => return None,
+                    _ => {}
+                }
+            }
+            Some((score, k))
+        })
+        .collect();
+    let best = scored.iter().map(|(s, _)| *s).max().unwrap_or(0);
+    scored
+        .into_iter()
+        .filter(|(s, _)| *s == best)
+        .map(|(_, k)| k)
+        .collect()
 }
 
 fn constants_match(fields: &[Field], obj: &Value) -> bool {
@@ -829,6 +862,12 @@ impl Export {
             for x in &self.skipped {
                 s.push_str(&format!("  {} {}: {}\n", x.what, x.key, x.reason));
             }
+        }
+        if self.not_selected > 0 {
+            s.push_str(&format!(
+                "skipped {} objects of Kinds not selected\n",
+                self.not_selected
+            ));
         }
         if !self.unlisted_kinds.is_empty() {
             s.push_str(&format!(

@@ -242,9 +242,9 @@ const SYSTEM_KEYS: &[&str] = &[
 ];
 /// Key prefixes of Artifactory's own repositories.
 const SYSTEM_PREFIXES: &[&str] = &["jfrog-system-reserved", "jfrog-artifactory-system"];
-/// Package types only Artifactory creates repositories of (each project's build-info and
-/// release-bundle repositories).
-const SYSTEM_PACKAGE_TYPES: &[&str] = &["buildinfo", "releasebundles"];
+/// Package types only Artifactory creates repositories of (each project's build-info
+/// repository).
+const SYSTEM_PACKAGE_TYPES: &[&str] = &["buildinfo"];
 
 /// Why a repository is one Artifactory created itself.
 pub fn system_repository(key: &str, config: &Value) -> Option<String> {
