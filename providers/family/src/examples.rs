@@ -88,6 +88,7 @@ fn yaml_into(v: &Value, indent: usize, out: &mut String) {
         Value::Array(a) => {
             for e in a {
                 match e {
+                    Value::Object(o) if o.is_empty() => out.push_str(&format!("{pad}- {{}}\n")),
                     Value::Object(_) => {
                         let mut inner = String::new();
                         yaml_into(e, indent + 2, &mut inner);

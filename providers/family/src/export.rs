@@ -583,17 +583,25 @@ fn object(kind: &ResolvedKind, key: &str, body: &Value, ctx: &DiffContext, opts:
                 _ => continue,
             },
         };
-        canonical(f, &mut value);
         let keep = if f.required {
             !diff::is_empty(Some(&value)) || v.is_some()
         } else if f.ignore_unset {
-            // Server-defaulted: kept when set, so the file says what JFrog has.
-            !diff::is_empty(Some(&value))
+            // Not compared when unset: kept when it says more than the defaults, so the file
+            // says what JFrog has.
+            canonical(f, &mut value);
+            let only_defaults = matches!(f.ty, Ty::Block(_))
+                && value
+                    .as_array()
+                    .is_some_and(|a| a.iter().all(|e| diff::is_empty(Some(e))));
+            !diff::is_empty(Some(&value)) && !only_defaults
         } else {
             let unset_is = f.default.to_json().or_else(|| empty_of(&f.ty));
             !diff::equal(f, unset_is.as_ref(), Some(&value), ctx)
         };
         if keep {
+            // Sorted sets, and list elements without the children that equal their
+            // defaults (compared as such), once the value is known to be needed.
+            canonical(f, &mut value);
             params.insert(f.crd.to_string(), value);
         }
     }

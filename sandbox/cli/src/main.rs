@@ -4,6 +4,7 @@
 //! Subcommands:
 //! - `sandbox up`: everything at once (see [`up`]);
 //! - `sandbox bench`: `up`'s start-up, N repositories, and the figures (see [`bench`]);
+//! - `sandbox export`: the providers' `export` against a sandbox's simulator (see [`export`]);
 //! - `sandbox kube`, `sandbox jfrog`: one server alone;
 //! - `sandbox provider <name> [flags]`: one provider process (what `sandbox up` starts in its
 //!   child processes: the binary links the four provider crates, so the README's
@@ -12,6 +13,7 @@
 mod apply;
 mod bench;
 mod children;
+mod export;
 mod kubeapi;
 mod progress;
 mod setup;
@@ -38,6 +40,9 @@ enum Command {
     /// Measure provider-artifactory: create N repositories against the simulator with a given
     /// latency and report times, JFrog requests, memory and CPU.
     Bench(Box<bench::Args>),
+    /// Write manifests that adopt the existing objects of the sandbox's simulator
+    /// (`--state-dir`) or of a platform (`--url`, `--token-file`), for every provider.
+    Export(Box<export::Args>),
     /// Serve the Kubernetes API test server alone.
     Kube(kube_testserver::cli::Args),
     /// Serve the JFrog platform simulator alone.
@@ -118,15 +123,21 @@ fn main() -> anyhow::Result<()> {
         }
         command => {
             // `up` draws a progress view on stderr: only warnings may interrupt it.
-            init_logging(if matches!(command, Command::Up(_) | Command::Bench(_)) {
-                "warn"
-            } else {
-                "info"
-            });
+            init_logging(
+                if matches!(
+                    command,
+                    Command::Up(_) | Command::Bench(_) | Command::Export(_)
+                ) {
+                    "warn"
+                } else {
+                    "info"
+                },
+            );
             runtime.block_on(async move {
                 match command {
                     Command::Up(args) => up::run(*args).await,
                     Command::Bench(args) => bench::run(*args).await,
+                    Command::Export(args) => export::run(*args).await,
                     Command::Kube(args) => kube_testserver::cli::run(args).await,
                     Command::Jfrog(args) => jfrog_sim::cli::run(args).await,
                     Command::Provider(_) => unreachable!("handled above"),

@@ -216,7 +216,7 @@ pub(crate) async fn shutdown(mut running: Running) {
 }
 
 /// Writes a file readable by its owner only (it holds a credential).
-fn write_private(path: &Path, content: &str) -> anyhow::Result<()> {
+pub(crate) fn write_private(path: &Path, content: &str) -> anyhow::Result<()> {
     std::fs::write(path, content).with_context(|| format!("cannot write {}", path.display()))?;
     #[cfg(unix)]
     {
