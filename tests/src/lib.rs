@@ -111,6 +111,11 @@ pub struct SandboxOptions {
     pub poll: Duration,
     /// Manifests for `sandbox up --apply` (none: `--no-apply`, the test applies with kubectl).
     pub apply: Vec<PathBuf>,
+    /// A JFrog platform (URL, token file) instead of the sandbox's own simulator (e.g. a
+    /// simulator the test seeded and keeps across sandboxes).
+    pub jfrog: Option<(String, PathBuf)>,
+    /// Extra provider flags (`sandbox up --provider-arg=...`).
+    pub provider_args: Vec<String>,
 }
 
 impl SandboxOptions {
@@ -119,7 +124,19 @@ impl SandboxOptions {
             tag: tag.to_string(),
             poll: Duration::from_secs(5),
             apply: Vec::new(),
+            jfrog: None,
+            provider_args: Vec::new(),
         }
+    }
+
+    pub fn provider_arg(mut self, flag: &str) -> SandboxOptions {
+        self.provider_args.push(flag.to_string());
+        self
+    }
+
+    pub fn jfrog(mut self, url: &str, token_file: impl Into<PathBuf>) -> SandboxOptions {
+        self.jfrog = Some((url.to_string(), token_file.into()));
+        self
     }
 
     pub fn apply(mut self, path: impl Into<PathBuf>) -> SandboxOptions {
@@ -173,6 +190,14 @@ impl Sandbox {
         }
         for p in &opts.apply {
             cmd.arg("--apply").arg(p);
+        }
+        for a in &opts.provider_args {
+            cmd.arg(format!("--provider-arg={a}"));
+        }
+        if let Some((url, token_file)) = &opts.jfrog {
+            cmd.args(["--jfrog-url", url])
+                .arg("--jfrog-token-file")
+                .arg(token_file);
         }
         let child = cmd
             .spawn()

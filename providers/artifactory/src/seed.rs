@@ -33,8 +33,8 @@ pub struct SeedError {
 }
 
 /// Create `copies` objects of every repository and webhook Kind (copy 0 under the
-/// example's key, which the virtual repositories' examples refer to). Every fifth copy has
-/// a key that is not a valid Kubernetes name; every third remote repository a password and
+/// example's key, which the virtual repositories' examples refer to). Odd copies have a key
+/// that is not a valid Kubernetes name; every third remote repository a password and
 /// every second webhook a handler secret, from `secret(key)`.
 pub async fn seed(
     client: &JfrogClient,
@@ -46,7 +46,7 @@ pub async fn seed(
         for k in repository::kinds() {
             let d = &k.resolved().decl;
             let base = repository::examples::example_key(d.kind, false);
-            let key = variant(&base, copy);
+            let mut key = variant(&base, copy);
             let mut params = repository::examples::example_params(d, false);
             let mut secrets = Vec::new();
             let with_secret = d.kind.starts_with("Remote") && copy % 3 == 0;
@@ -55,7 +55,14 @@ pub async fn seed(
                 params["passwordSecretRef"] = json!({"name": "s", "key": "password"});
                 secrets.push(("passwordSecretRef".to_string(), secret(&key)));
             }
-            create(client, k, &key, params, secrets).await?;
+            match create(client, k, &key, params.clone(), secrets.clone()).await {
+                Ok(()) => {}
+                Err(_) if copy % 2 == 1 => {
+                    key = format!("{base}-{copy}");
+                    create(client, k, &key, params, secrets).await?;
+                }
+                Err(e) => return Err(e),
+            }
             out.push(Seeded {
                 kind: d.kind,
                 key,
@@ -89,25 +96,13 @@ pub async fn seed(
     Ok(out)
 }
 
-/// The key of copy `n` of an example: the example's key, then `<key>-<n>`, every fifth one
-/// in a form that is not a Kubernetes name (`Example_Local_Go_5`).
+/// The key of copy `n` of an example: the example's key, then `<key>-<n>`, odd copies in a
+/// form that is not a Kubernetes name (`example_local_go_1`) where JFrog allows one
+/// (Docker repository keys have neither `_` nor upper case: `<key>-<n>` then).
 fn variant(base: &str, n: usize) -> String {
     match n {
         0 => base.to_string(),
-        n if n % 5 == 0 => {
-            let mut s: String = base
-                .split('-')
-                .map(|w| {
-                    let mut c = w.chars();
-                    c.next()
-                        .map(|f| f.to_ascii_uppercase().to_string() + c.as_str())
-                        .unwrap_or_default()
-                })
-                .collect::<Vec<_>>()
-                .join("_");
-            s.push_str(&format!("_{n}"));
-            s
-        }
+        n if n % 2 == 1 => format!("{}_{n}", base.replace('-', "_")),
         n => format!("{base}-{n}"),
     }
 }
@@ -141,8 +136,8 @@ mod tests {
             .map(|n| super::variant("example-local-go", n))
             .collect();
         assert_eq!(keys[0], "example-local-go");
-        assert_eq!(keys[1], "example-local-go-1");
-        assert_eq!(keys[5], "Example_Local_Go_5");
+        assert_eq!(keys[1], "example_local_go_1");
+        assert_eq!(keys[2], "example-local-go-2");
         let set: std::collections::BTreeSet<_> = keys.iter().collect();
         assert_eq!(set.len(), keys.len());
     }
