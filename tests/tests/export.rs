@@ -99,17 +99,37 @@ async fn adopt(tag: &str, url: &str, token_file: &Path, out: &Path) -> usize {
     let sb = Sandbox::start(opts).await;
     sb.sim.reset_requests().await;
     let started = Instant::now();
-    sb.kubectl_ok(&["apply", "-k", &out.display().to_string()]);
-    let applied_after = started.elapsed();
-    let docs: Vec<Value> = read_manifests(&out.join("artifactory"))
-        .into_iter()
-        .filter(|d| {
-            d["apiVersion"]
-                .as_str()
-                .is_some_and(|a| a.contains(".artifactory."))
-        })
+    // What `kubectl apply -k` would apply: the kustomization renders every manifest.
+    let rendered = sb.kubectl_ok(&["kustomize", &out.display().to_string()]);
+    let docs: Vec<Value> = serde_yaml::Deserializer::from_str(&rendered)
+        .map(|de| serde::Deserialize::deserialize(de).expect("rendered YAML"))
         .collect();
+    assert!(
+        docs.iter().all(|d: &Value| d["apiVersion"]
+            .as_str()
+            .is_some_and(|a| a.contains(".artifactory."))),
+        "the kustomization renders only managed resources"
+    );
+    // Applied (server-side, as `kubectl apply --server-side` does) 16 at a time: kubectl
+    // sends one object after another, which takes minutes for hundreds on a loaded machine.
     let mrs: Vec<_> = docs.iter().map(|d| sb.mr_of(d)).collect();
+    for chunk in mrs.iter().zip(&docs).collect::<Vec<_>>().chunks(16) {
+        let mut set = tokio::task::JoinSet::new();
+        for (mr, doc) in chunk {
+            let (api, name, doc) = (mr.api.clone(), mr.name.clone(), (*doc).clone());
+            set.spawn(async move {
+                let pp = kube::api::PatchParams::apply("e2e-export").force();
+                api.patch(&name, &pp, &kube::api::Patch::Apply(&doc))
+                    .await
+                    .map(|_| ())
+                    .map_err(|e| format!("apply {name}: {e}"))
+            });
+        }
+        while let Some(r) = set.join_next().await {
+            r.expect("apply task").expect("apply");
+        }
+    }
+    let applied_after = started.elapsed();
     sb.wait_all_ready(&mrs, Duration::from_secs(240)).await;
     let ready_after = started.elapsed();
     // Two more polls: the provider lists repositories and webhooks twice more.
