@@ -224,3 +224,33 @@ fn object_names() {
     assert_ne!(export::object_name("a_b"), export::object_name("a.b_"));
     assert!(export::object_name("___").starts_with("x-"));
 }
+
+/// The figures of the README: requests and time of an export of N objects (a measurement,
+/// not a test: `cargo test -p provider-artifactory --lib measure_export -- --ignored
+/// --nocapture`, with `EXPORT_COPIES` copies of every Kind, default 10).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "a measurement"]
+async fn measure_export() {
+    let copies = std::env::var("EXPORT_COPIES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(10);
+    let (sim, client, seeded) = seeded_sim(copies).await;
+    sim.reset_counts();
+    let started = std::time::Instant::now();
+    let ex = run(&client, &Options::default()).await;
+    let listed = started.elapsed();
+    let files = ex.files("artifactory");
+    let total = started.elapsed();
+    let bytes: usize = files.values().map(String::len).sum();
+    println!(
+        "export of {} objects: {} JFrog requests, {:.2}s to list and build, {:.2}s with the files ({} files, {} KiB)",
+        seeded.len(),
+        sim.request_counts().values().sum::<u64>(),
+        listed.as_secs_f64(),
+        total.as_secs_f64(),
+        files.len(),
+        bytes / 1024
+    );
+    assert_eq!(ex.objects.len(), seeded.len());
+}

@@ -537,40 +537,69 @@ impl<K: ManagedKind> Reconciler<K> {
     /// Read the Kind's `...SecretRef` inputs: a key ref gives one entry under its field path,
     /// a whole-Secret ref one entry `<field>.<key>` per key of the Secret. Values never reach
     /// a log or an error message; keys and Secret names may.
+    ///
+    /// A ref given only in `initProvider` (management policies enabled) is read too, since
+    /// Create uses initProvider; as it matters only to Create, a missing Secret or key there
+    /// is left out rather than failing Connect (the adapter names the missing value if a
+    /// Create needs it). This lets an adopted object carry the reference of a write-only
+    /// value JFrog keeps without the Secret existing.
     async fn read_secrets(
         &self,
         obj: &DynamicObject,
     ) -> Result<BTreeMap<String, SecretString>, String> {
         let mut out = BTreeMap::new();
         let fp = spec(obj).and_then(|s| s.get("forProvider"));
+        let ip = spec(obj)
+            .and_then(|s| s.get("initProvider"))
+            .filter(|_| self.ctx.management_policies_enabled);
         let info = self.info();
         let refs = info.secret_refs.iter().map(|sr| (sr, false));
         let wholes = info.whole_secret_refs.iter().map(|sr| (sr, true));
         for (sr, whole) in refs.chain(wholes) {
-            let Some(r) = fp
-                .and_then(|fp| field_at(fp, sr.field))
-                .filter(|x| !x.is_null())
-            else {
-                if sr.required {
-                    return Err(format!("spec.forProvider.{} is required", sr.field));
-                }
-                continue;
+            let at = |root: Option<&'_ Value>| {
+                root.and_then(|v| field_at(v, sr.field))
+                    .filter(|x| !x.is_null())
+                    .cloned()
             };
-            let (ns, name) = secret_ref_location(self.scope, obj.metadata.namespace.as_deref(), r);
+            let (r, init_only) = match (at(fp), at(ip)) {
+                (Some(r), _) => (r, false),
+                (None, Some(r)) => (r, true),
+                (None, None) => {
+                    if sr.required {
+                        return Err(format!("spec.forProvider.{} is required", sr.field));
+                    }
+                    continue;
+                }
+            };
+            let section = if init_only {
+                "initProvider"
+            } else {
+                "forProvider"
+            };
+            let (ns, name) = secret_ref_location(self.scope, obj.metadata.namespace.as_deref(), &r);
             let api: Api<Secret> = Api::namespaced(self.ctx.client.clone(), &ns);
-            let s = api.get(&name).await.map_err(|e| {
-                format!(
-                    "cannot get secret \"{ns}/{name}\" for spec.forProvider.{}: {}",
-                    sr.field,
-                    kube_message(&e)
-                )
-            })?;
+            let s = match api.get(&name).await {
+                Ok(s) => s,
+                Err(kube::Error::Api(e)) if init_only && e.code == 404 => continue,
+                Err(e) => {
+                    return Err(format!(
+                        "cannot get secret \"{ns}/{name}\" for spec.{section}.{}: {}",
+                        sr.field,
+                        kube_message(&e)
+                    ));
+                }
+            };
             if whole {
                 out.extend(whole_secret_entries(sr.field, &s, &ns, &name)?);
             } else {
                 let key = r.get("key").and_then(Value::as_str).unwrap_or_default();
-                let text = secret_key_text(&s, &ns, &name, key)?;
-                out.insert(sr.field.to_string(), SecretString::from(text));
+                match secret_key_text(&s, &ns, &name, key) {
+                    Ok(text) => {
+                        out.insert(sr.field.to_string(), SecretString::from(text));
+                    }
+                    Err(_) if init_only => continue,
+                    Err(e) => return Err(e),
+                }
             }
         }
         Ok(out)

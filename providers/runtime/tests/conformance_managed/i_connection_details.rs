@@ -130,6 +130,39 @@ async fn secret_inputs_reach_the_adapter_not_the_status() {
     );
 }
 
+// A Secret input given only in initProvider is read too (Create uses initProvider), and
+// its absence does not block Connect: it matters only when the object must be created.
+#[tokio::test]
+async fn init_provider_secret_inputs_are_read_and_may_be_missing() {
+    let e = Env::new().await;
+    e.secret(NS, "pw", &[("password", "hunter2")]).await;
+    e.create(
+        N,
+        "i1",
+        json!({"initProvider": {"passwordSecretRef": {"name": "pw", "key": "password"}}}),
+        &[],
+    )
+    .await;
+    e.create(
+        N,
+        "i2",
+        json!({"initProvider": {"passwordSecretRef": {"name": "gone", "key": "password"}}}),
+        &[],
+    )
+    .await;
+    e.reconcile(N, "i1").await;
+    e.reconcile(N, "i2").await;
+    assert_eq!(
+        e.script().connect_secrets,
+        vec![Some("hunter2".to_string()), None]
+    );
+    let (status, _, message) = synced(&e.must(N, "i2").await);
+    assert!(
+        !message.contains("cannot get secret"),
+        "{status}: {message}"
+    );
+}
+
 // Whole-Secret inputs (`KindInfo::whole_secret_refs`, Upjet's sensitive map fields) reach the
 // adapter as one entry `<field>.<key>` per key of the Secret, next to the key refs
 // (`KindInfo::secret_refs`, one entry `<field>`), in both scopes, with numeric list segments;
