@@ -11,9 +11,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use e2e::{
-    Sandbox, SandboxOptions, TempDir, count, read_manifests, sandbox_binary, wait_for, writes,
-};
+use e2e::{Sandbox, SandboxOptions, TempDir, count, sandbox_binary, wait_for, writes};
 use serde_json::{Value, json};
 
 const REPOS: &str = "/artifactory/api/repositories/configurations";
