@@ -1071,3 +1071,159 @@ pub async fn run(
     );
     Ok(report)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::decl::{Dv, KindDecl};
+    use crate::hooks::NoHooks;
+    use crate::rest::{Call, Paths, Verb};
+    use jfrog_client::Service;
+
+    static REST: Paths = Paths {
+        service: Service::Event,
+        create: Call::new(Verb::Post, "/x"),
+        read: Call::new(Verb::Get, "/x/{key}"),
+        update: Call::new(Verb::Put, "/x/{key}"),
+        delete: Call::new(Verb::Delete, "/x/{key}"),
+        list: Some(ListCall {
+            service: Service::Event,
+            path: "/x",
+            shape: ListShape::Grouped("class"),
+            key_member: "key",
+        }),
+        case_insensitive: false,
+    };
+    const HANDLER_A: &[Field] = &[
+        Field::new("url", "url", Some("url"), Ty::Str).required(),
+        Field::new("secretSecretRef", "secret", Some("secret"), Ty::Str)
+            .sensitive()
+            .write_only(),
+        Field::new("retries", "retries", Some("retries"), Ty::Int).default(Dv::Int(3)),
+        Field::new("type", "type", Some("type"), Ty::Str).constant(Dv::Str("a")),
+    ];
+    const HANDLER_B: &[Field] = &[
+        Field::new("url", "url", Some("url"), Ty::Str).required(),
+        Field::new("type", "type", Some("type"), Ty::Str).constant(Dv::Str("b")),
+    ];
+    const FIELDS_A: &[Field] = &[
+        Field::new("description", "description", Some("description"), Ty::Str).default(Dv::Str("")),
+        Field::new("enabled", "enabled", Some("enabled"), Ty::Bool).default(Dv::Bool(true)),
+        Field::new("tags", "tags", Some("tags"), Ty::Set),
+        Field::new("layout", "layout", Some("layout"), Ty::Str).late_init(),
+        Field::new("mirror", "mirror", Some("mirror"), Ty::Bool).default(Dv::Bool(false)),
+        Field::new("mirrorUrl", "mirror_url", Some("mirrorUrl"), Ty::Str).requires("mirror"),
+        Field::new("passwordSecretRef", "password", Some("password"), Ty::Str)
+            .sensitive()
+            .write_only(),
+        Field::new(
+            "handler",
+            "handler",
+            Some("handlers"),
+            Ty::ObjSet(HANDLER_A),
+        )
+        .required(),
+    ];
+    const FIELDS_B: &[Field] = &[Field::new(
+        "handler",
+        "handler",
+        Some("handlers"),
+        Ty::ObjSet(HANDLER_B),
+    )
+    .required()];
+    fn decl(kind: &'static str, fields: &'static [Field]) -> KindDecl {
+        KindDecl {
+            provider: "p",
+            group: "g",
+            kind,
+            description: "",
+            id: Id::Name,
+            id_wire: Some("key"),
+            extends: &[],
+            mixins: &[],
+            fields,
+            default_overrides: &[],
+            enum_overrides: &[],
+            identity: &[("class", "local")],
+            fixed_body: &[],
+            rules: &[],
+            rest: &REST,
+            hooks: &NoHooks,
+        }
+    }
+
+    #[test]
+    fn grouped_answers_give_their_group_to_each_object() {
+        let body = br#"{"LOCAL": [{"key": "a"}], "remote": [{"key": "b", "class": "x"}]}"#;
+        let objs = list_objects(REST.list.as_ref().expect("list"), body).expect("decodes");
+        assert_eq!(objs[0]["class"], "local");
+        assert_eq!(objs[1]["class"], "x");
+        assert!(list_objects(REST.list.as_ref().expect("list"), b"\"no\"").is_err());
+    }
+
+    #[test]
+    fn constants_inside_list_elements_tell_kinds_apart() {
+        let a = decl("KindA", FIELDS_A).resolve().expect("a");
+        let b = decl("KindB", FIELDS_B).resolve().expect("b");
+        let obj =
+            |t: &str| json!({"key": "k", "class": "LOCAL", "handlers": [{"url": "u", "type": t}]});
+        let kinds = [&a, &b];
+        assert_eq!(best_match(&kinds, &obj("a"))[0].decl.kind, "KindA");
+        assert_eq!(best_match(&kinds, &obj("b"))[0].decl.kind, "KindB");
+        assert!(best_match(&kinds, &json!({"class": "remote"})).is_empty());
+    }
+
+    #[test]
+    fn parameters_are_what_differs_from_unset_and_secrets_are_references() {
+        let a = decl("KindA", FIELDS_A).resolve().expect("a");
+        let body = json!({
+            "key": "Team_A", "class": "local",
+            "description": "", "enabled": false, "tags": ["z", "a"], "layout": "simple",
+            "mirror": false, "mirrorUrl": "https://stale", "password": "JE2encrypted",
+            "handlers": [{"url": "https://h", "retries": 3, "type": "a"}],
+        });
+        let one = object(
+            &a,
+            "Team_A",
+            &body,
+            &DiffContext::default(),
+            &Options::default(),
+        );
+        let m = &one.object.manifest;
+        assert_eq!(
+            m["spec"]["forProvider"],
+            json!({
+                // `enabled` differs from its default; `description` does not; the set is
+                // sorted; the server-defaulted layout is kept; `mirrorUrl` is left out
+                // while `mirror` is off; the handler's default retries are dropped.
+                "enabled": false,
+                "tags": ["a", "z"],
+                "layout": "simple",
+                "handler": [{"url": "https://h"}],
+            })
+        );
+        assert_eq!(
+            m["spec"]["initProvider"]["passwordSecretRef"],
+            json!({"name": format!("kind-a-{}", one.object.name), "key": "password"})
+        );
+        assert_eq!(m["metadata"]["annotations"][EXTERNAL_NAME], "Team_A");
+        assert!(!m.to_string().contains("JE2encrypted"));
+        // A value that may be set only while its gate is on cannot be exported; adoption
+        // would clear it, and the export says so.
+        assert_eq!(one.differs, vec!["mirrorUrl".to_string()]);
+        assert_eq!(one.secrets.len(), 1);
+        assert!(one.secrets[0].referenced && !one.secrets[0].needed_for_adoption);
+        // Observe-only: no reference, the policy set.
+        let opts = Options {
+            observe_only: true,
+            ..Options::default()
+        };
+        let one = object(&a, "Team_A", &body, &DiffContext::default(), &opts);
+        assert!(one.object.manifest["spec"].get("initProvider").is_none());
+        assert_eq!(
+            one.object.manifest["spec"]["managementPolicies"],
+            json!(["Observe"])
+        );
+        assert!(!one.secrets[0].referenced);
+    }
+}
