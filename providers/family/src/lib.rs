@@ -25,7 +25,8 @@
 //! unset and unmanaged (`ignore_unset`); a constant (always sent, never a parameter).
 //! Adopting an existing object therefore resets fields the manifest leaves unset to the
 //! provider defaults; copy `atProvider` into the manifest to keep them (or observe first
-//! with `managementPolicies: ["Observe"]`).
+//! with `managementPolicies: ["Observe"]`), or let [`export`] write manifests that hold
+//! exactly the values that differ from those defaults.
 //!
 //! # Deviations
 //!
