@@ -629,13 +629,20 @@ impl ExternalClient<FamilyKind> for FamilyClient {
         {
             return Ok(ExternalObservation::default());
         }
+        // What JFrog cannot delete is forgotten: nothing is left to wait for.
+        if mr.deleting && self.kind.decl.rest.forgets_on_delete() {
+            return Ok(ExternalObservation::default());
+        }
         let key = self.key(mr, &mr.for_provider.clone());
         if key.is_empty() {
             return Ok(ExternalObservation::default());
         }
-        let Some(body) = self.read(&key, mr).await? else {
+        let Some(mut body) = self.read(&key, mr).await? else {
             return Ok(ExternalObservation::default());
         };
+        if let Some(decoded) = self.kind.decl.hooks.decode(&self.kind, &body) {
+            body = Arc::new(decoded);
+        }
         self.check_identity(&key, &body)?;
         let observed = wire::from_wire(&self.kind, &body);
         let recorded = recorded_hashes(mr);

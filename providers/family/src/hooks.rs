@@ -63,6 +63,12 @@ pub trait Hooks: Send + Sync + std::fmt::Debug {
     /// Adjust a request body the generic mapping built.
     fn finish_body(&self, _kind: &ResolvedKind, _mode: Mode, _body: &mut Map<String, Value>) {}
 
+    /// Reshape an object as JFrog answers it into the shape the declared wire names
+    /// describe (the inverse of [`Hooks::finish_body`]); `None` keeps it as it is.
+    fn decode(&self, _kind: &ResolvedKind, _body: &Value) -> Option<Value> {
+        None
+    }
+
     /// The comparison context of one object.
     fn diff_context(&self, _client: &JfrogClient, key: &str) -> DiffContext {
         DiffContext {

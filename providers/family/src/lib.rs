@@ -14,6 +14,7 @@
 //! - [`adapter`]: the `ManagedKind`, `Connector` and `ExternalClient` of every declared Kind,
 //!   and the client cache a provider's Kinds share.
 //! - [`examples`]: example manifests generated from the declarations.
+//! - `suite` (feature `suite`, for tests): the generic family test suite.
 //!
 //! # Field semantics
 //!
@@ -42,6 +43,8 @@ pub mod hooks;
 pub mod rest;
 pub mod schema;
 pub mod snapshot;
+#[cfg(feature = "suite")]
+pub mod suite;
 pub mod wire;
 
 pub use adapter::{ClientCache, FamilyClient, FamilyConnector, FamilyKind, compose, registrations};

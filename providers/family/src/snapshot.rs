@@ -201,8 +201,8 @@ impl<'de> serde::de::DeserializeSeed<'de> for CompactSeed {
     type Value = Compact;
     fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<Compact, D::Error> {
         let v = Value::deserialize(d)?;
-        let key = v
-            .get(self.0)
+        // A dotted member names a nested one (a watch's `general_data.name`).
+        let key = crate::wire::get_path(&v, self.0)
             .and_then(Value::as_str)
             .unwrap_or_default()
             .to_string();
