@@ -24,12 +24,14 @@ use std::time::{Duration, Instant};
 use async_trait::async_trait;
 use jfrog_client::{ClientMetrics, JfrogClient};
 use provider_common::Provider;
+use provider_runtime::managed::Condition;
 use provider_runtime::managed::config::{Credentials, ResolvedConfig};
 use provider_runtime::managed::external::{
     Connector, ExternalClient, ExternalCreation, ExternalDelete, ExternalError,
     ExternalObservation, ExternalUpdate, Managed, ManagedKind,
 };
 use provider_runtime::managed::kind::{KindInfo, SecretRefField};
+use provider_runtime::managed::meta::EXTERNAL_CREATE_FAILED;
 use provider_runtime::managed::registration::{KindRegistration, register_shared};
 use secrecy::ExposeSecret;
 use serde_json::{Map, Value};
@@ -552,6 +554,42 @@ impl FamilyClient {
         Ok((body, hashes))
     }
 
+    /// Create a server-assigned object and return its identifier. When an earlier attempt
+    /// failed (its outcome may be unknown) the object is looked for first; when this
+    /// attempt fails (an answer lost after JFrog committed) it is looked for again: a found
+    /// object is adopted, so a lost answer never makes a second one.
+    async fn create_server_assigned(
+        &self,
+        mr: &Managed<FamilyKind>,
+        body: &Map<String, Value>,
+    ) -> Result<String, ExternalError> {
+        let hooks = self.kind.decl.hooks;
+        let find = || async {
+            hooks
+                .find_created(self.hook_ctx(""), body)
+                .await
+                .map_err(ExternalError::new)
+        };
+        if mr.annotations.contains_key(EXTERNAL_CREATE_FAILED)
+            && let Some(id) = find().await?
+        {
+            tracing::info!(kind = self.kind.decl.kind, %id, "adopting the object an earlier create made");
+            return Ok(id);
+        }
+        match self.kind.decl.rest.create(&self.client, "", body).await {
+            Ok(answer) => hooks
+                .created_id(&self.kind, &answer)
+                .ok_or_else(|| ExternalError::msg("the create answer carries no identifier")),
+            Err(e) => match find().await {
+                Ok(Some(id)) => {
+                    tracing::info!(kind = self.kind.decl.kind, %id, error = %e, "create answer lost; adopting the object it made");
+                    Ok(id)
+                }
+                _ => Err(ExternalError::new(e)),
+            },
+        }
+    }
+
     /// The family's rule for the identifier, before any request.
     fn check_key(&self, key: &str) -> Result<(), ExternalError> {
         self.kind.decl.hooks.check_key(key).map_err(|rule| {
@@ -655,6 +693,16 @@ impl ExternalClient<FamilyKind> for FamilyClient {
             );
         }
         mr.at_provider = Value::Object(at);
+        if let Some(why) = self
+            .kind
+            .decl
+            .hooks
+            .unavailable(&self.kind, &mr.at_provider)
+        {
+            let mut c = Condition::creating();
+            c.message = why;
+            mr.set_condition(c);
+        }
         let mut obs = ExternalObservation {
             resource_exists: true,
             resource_up_to_date: true,
@@ -724,21 +772,17 @@ impl ExternalClient<FamilyKind> for FamilyClient {
             &[],
             None,
         )?;
-        let answer = self
-            .kind
-            .decl
-            .rest
-            .create(&self.client, &key, &body)
-            .await
-            .map_err(ExternalError::new)?;
         let key = match self.kind.decl.id {
-            Id::ServerAssigned => self
-                .kind
-                .decl
-                .hooks
-                .created_id(&self.kind, &answer)
-                .ok_or_else(|| ExternalError::msg("the create answer carries no identifier"))?,
-            _ => key,
+            Id::ServerAssigned => self.create_server_assigned(mr, &body).await?,
+            _ => {
+                self.kind
+                    .decl
+                    .rest
+                    .create(&self.client, &key, &body)
+                    .await
+                    .map_err(ExternalError::new)?;
+                key
+            }
         };
         if mr.external_name != key {
             mr.external_name = key.clone();

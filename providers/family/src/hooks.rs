@@ -97,6 +97,24 @@ pub trait Hooks: Send + Sync + std::fmt::Debug {
     fn created_id(&self, _kind: &ResolvedKind, _answer: &Value) -> Option<String> {
         None
     }
+
+    /// Why an existing object is not available yet (a job still running), from its
+    /// `atProvider`; `None`: it is available.
+    fn unavailable(&self, _kind: &ResolvedKind, _at_provider: &Value) -> Option<String> {
+        None
+    }
+
+    /// The identifier of the object a server-assigned create with this `body` made, found
+    /// in JFrog by what the body says about it (its name, its notes): asked when a create's
+    /// outcome is unknown (its answer was lost, or a previous attempt failed) so that the
+    /// object is adopted rather than created twice. `Ok(None)`: no such object.
+    async fn find_created(
+        &self,
+        _ctx: HookCtx<'_>,
+        _body: &Map<String, Value>,
+    ) -> Result<Option<String>, jfrog_client::Error> {
+        Ok(None)
+    }
 }
 
 /// A family without hooks.

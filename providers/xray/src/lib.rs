@@ -24,6 +24,8 @@ pub mod watch;
 pub mod webhook;
 
 #[cfg(test)]
+mod e2e_tests;
+#[cfg(test)]
 mod family_suite;
 
 /// This provider's identity.

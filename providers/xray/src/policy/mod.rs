@@ -10,9 +10,10 @@
 #[rustfmt::skip]
 pub mod tables;
 
-use jfrog_client::Service;
-use provider_family::{Call, Hooks, ListCall, ListShape, Paths, ResolvedKind, Verb};
-use serde_json::Value;
+use async_trait::async_trait;
+use jfrog_client::{Idempotency, JfrogClient, Method, Service};
+use provider_family::{Call, HookCtx, Hooks, ListCall, ListShape, Paths, ResolvedKind, Verb};
+use serde_json::{Map, Value};
 
 use crate::common;
 
@@ -104,7 +105,55 @@ pub struct PolicyHooks;
 /// The text before an ignore rule's ID in its create answer.
 const IGNORE_RULE_CREATED: &str = "Successfully added Ignore rule with id: ";
 
+/// Whether a listed object is the one a create body describes.
+type SameObject = fn(&Value, &Map<String, Value>) -> bool;
+
+/// The server-assigned object of `kind` that `body` describes: the curation policy or
+/// condition of that name, or the ignore rule with the same notes and filters.
+async fn find_created(
+    client: &JfrogClient,
+    kind: &str,
+    body: &Map<String, Value>,
+) -> Result<Option<String>, jfrog_client::Error> {
+    let (path, same): (&str, SameObject) = match kind {
+        "CurationPolicy" => ("/api/v1/curation/policies", |o, b| {
+            o.get("name") == b.get("name")
+        }),
+        "CustomCurationCondition" => ("/api/v1/curation/conditions", |o, b| {
+            o.get("name") == b.get("name")
+        }),
+        "IgnoreRule" => ("/api/v1/ignore_rules", |o, b| {
+            o.get("notes") == b.get("notes") && o.get("ignore_filters") == b.get("ignore_filters")
+        }),
+        _ => return Ok(None),
+    };
+    let answer = client
+        .request(Service::Xray, Method::GET, path, Idempotency::Idempotent)
+        .send_value()
+        .await?;
+    // Ignore rules are listed as `{data, total_count}`, curation objects as an array.
+    let items = answer
+        .get("data")
+        .unwrap_or(&answer)
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    Ok(items
+        .iter()
+        .find(|o| same(o, body))
+        .and_then(|o| common::answer_id(o, "id")))
+}
+
+#[async_trait]
 impl Hooks for PolicyHooks {
+    async fn find_created(
+        &self,
+        ctx: HookCtx<'_>,
+        body: &Map<String, Value>,
+    ) -> Result<Option<String>, jfrog_client::Error> {
+        find_created(ctx.client, ctx.kind.decl.kind, body).await
+    }
+
     fn check_params(&self, _kind: &ResolvedKind, params: &Value) -> Result<(), String> {
         common::refuse_project_key(params)
     }

@@ -9,9 +9,10 @@
 #[rustfmt::skip]
 pub mod tables;
 
-use jfrog_client::Service;
-use provider_family::{Call, Hooks, Paths, ResolvedKind, Verb};
-use serde_json::Value;
+use async_trait::async_trait;
+use jfrog_client::{Idempotency, Method, Service};
+use provider_family::{Call, HookCtx, Hooks, Paths, ResolvedKind, Verb};
+use serde_json::{Map, Value, json};
 
 use crate::common;
 
@@ -62,6 +63,17 @@ pub mod rest {
     );
 }
 
+/// Xray's report type of a Kind (the last segment of its create path).
+fn report_type(kind: &str) -> &'static str {
+    match kind {
+        "VulnerabilitiesReport" => "vulnerabilities",
+        "LicensesReport" => "licenses",
+        "ViolationsReport" => "violations",
+        "OperationalRisksReport" => "operationalRisks",
+        _ => "exposures",
+    }
+}
+
 /// The report group's hooks.
 pub static HOOKS: ReportHooks = ReportHooks;
 
@@ -69,7 +81,58 @@ pub static HOOKS: ReportHooks = ReportHooks;
 #[derive(Debug, Clone, Copy)]
 pub struct ReportHooks;
 
+#[async_trait]
 impl Hooks for ReportHooks {
+    fn unavailable(&self, _kind: &ResolvedKind, at: &Value) -> Option<String> {
+        let status = at
+            .get("status")
+            .and_then(Value::as_str)
+            .unwrap_or("pending");
+        if status == "completed" {
+            return None;
+        }
+        let progress = at.get("progress").and_then(Value::as_i64).unwrap_or(0);
+        Some(format!("report generation {status} ({progress}%)"))
+    }
+
+    /// The report of the same name and type (report names are unique in Xray), found
+    /// through the reports list (a `POST` with a name filter).
+    async fn find_created(
+        &self,
+        ctx: HookCtx<'_>,
+        body: &Map<String, Value>,
+    ) -> Result<Option<String>, jfrog_client::Error> {
+        let Some(name) = body.get("name").and_then(Value::as_str) else {
+            return Ok(None);
+        };
+        let report_type = report_type(ctx.kind.decl.kind);
+        let answer = ctx
+            .client
+            .request(
+                Service::Xray,
+                Method::POST,
+                "/api/v1/reports",
+                Idempotency::Idempotent,
+            )
+            .query("direction", "asc")
+            .query("page_num", 1)
+            .query("num_of_rows", 100)
+            .query("order_by", "name")
+            .json(&json!({"filters": {"name": name}}))
+            .send_value()
+            .await?;
+        Ok(answer
+            .get("reports")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .find(|r| {
+                r.get("name").and_then(Value::as_str) == Some(name)
+                    && r.get("report_type").and_then(Value::as_str) == Some(report_type)
+            })
+            .and_then(|r| common::answer_id(r, "id")))
+    }
+
     fn id_description(&self) -> &'static str {
         "The report ID Xray assigned."
     }

@@ -372,7 +372,11 @@ pub(crate) fn routes() -> Router<Arc<Shared>> {
             "/xray/api/v2/watches/{name}",
             get(read_watch).put(update_watch).delete(delete_watch),
         )
-        .route("/xray/api/v1/ignore_rules", post(create_ignore_rule))
+        .route(
+            "/xray/api/v1/ignore_rules",
+            get(list_ignore_rules).post(create_ignore_rule),
+        )
+        .route("/xray/api/v1/reports", post(list_reports))
         .route(
             "/xray/api/v1/ignore_rules/{id}",
             get(read_ignore_rule).delete(delete_ignore_rule),
@@ -566,6 +570,15 @@ async fn create_ignore_rule(
         .into_response())
 }
 
+/// Ignore rules, paged as `{data, total_count}` (one page holds them all here).
+async fn list_ignore_rules(State(s): State<Arc<Shared>>, _u: User) -> Json<Value> {
+    let data = s
+        .collections
+        .list_raw(IGNORE_RULES.name)
+        .unwrap_or_default();
+    Json(json!({"total_count": data.len(), "data": data}))
+}
+
 async fn read_ignore_rule(
     State(s): State<Arc<Shared>>,
     _u: User,
@@ -636,6 +649,30 @@ async fn create_report(
         Json(json!({"report_id": id.parse::<u64>().unwrap_or_default(), "status": "pending"})),
     )
         .into_response())
+}
+
+/// `POST /api/v1/reports?...` with `{filters: {name}}`: the reports, filtered by name.
+async fn list_reports(
+    State(s): State<Arc<Shared>>,
+    _u: User,
+    body: axum::body::Bytes,
+) -> Result<Json<Value>, ApiError> {
+    let body = if body.is_empty() {
+        json!({})
+    } else {
+        json_of(&body)?
+    };
+    let name = str_at(&body, "/filters/name").to_string();
+    let reports: Vec<Value> = s
+        .collections
+        .list_raw(REPORTS.name)
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|r| name.is_empty() || str_at(r, "/name") == name)
+        .collect();
+    Ok(Json(
+        json!({"total_reports": reports.len(), "reports": reports}),
+    ))
 }
 
 /// Each read advances a report's generation: pending, running, completed.
