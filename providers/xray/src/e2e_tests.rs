@@ -15,6 +15,9 @@ use serde_json::{Value, json};
 
 use crate::examples::{REPOSITORY, example};
 
+/// The snapshot TTL, and the pause between two rounds of reconciles (two polls).
+const POLL: std::time::Duration = std::time::Duration::from_millis(20);
+
 fn kind(kinds: &[Arc<FamilyKind>], name: &str) -> Arc<FamilyKind> {
     kinds
         .iter()
@@ -24,12 +27,11 @@ fn kind(kinds: &[Arc<FamilyKind>], name: &str) -> Arc<FamilyKind> {
 }
 
 async fn env(kinds: &[Arc<FamilyKind>]) -> Env {
-    let env = suite::start(
-        crate::PROVIDER,
-        kinds,
-        Arc::new(ClientCache::new(crate::PROVIDER)),
-    )
-    .await;
+    // Observation by list on, as in a running provider; each round of reconciles below is
+    // one poll, so the list answer lives shorter than a round.
+    let cache = Arc::new(ClientCache::new(crate::PROVIDER));
+    cache.set_snapshot_ttl(Some(POLL));
+    let env = suite::start(crate::PROVIDER, kinds, cache).await;
     env.sim.put_repository_raw(
         REPOSITORY,
         json!({"key": REPOSITORY, "rclass": "local", "packageType": "generic"}),
@@ -81,6 +83,7 @@ async fn a_security_policy_and_its_watch_stay_quiet_and_drift_is_reverted() {
     // Two polls: not a single write; the requests per MR per poll.
     env.sim.reset_counts();
     for _ in 0..2 {
+        tokio::time::sleep(POLL * 2).await;
         for m in &env.mrs {
             let o = m.reconcile().await;
             assert!(matches!(o, Outcome::After(_)), "{}: {o:?}", m.name);
@@ -93,7 +96,18 @@ async fn a_security_policy_and_its_watch_stay_quiet_and_drift_is_reverted() {
         "quiet polls: {requests} requests for 2 MRs x 2 polls = {} per MR per poll, 0 writes",
         requests as f64 / 4.0
     );
-    assert_eq!(requests, 4, "one read per MR per poll: {counts:?}");
+    // Observed by list: one list call per family and poll, no read by name.
+    assert_eq!(
+        counts.get("GET /xray/api/v2/policies"),
+        Some(&2),
+        "{counts:?}"
+    );
+    assert_eq!(
+        counts.get("GET /xray/api/v2/watches"),
+        Some(&2),
+        "{counts:?}"
+    );
+    assert_eq!(requests, 4, "{counts:?}");
 
     // A change made in Xray (a rule's severity, another rule dropped) is reverted by one
     // reconcile.

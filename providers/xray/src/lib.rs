@@ -28,6 +28,9 @@ mod e2e_tests;
 #[cfg(test)]
 mod family_suite;
 
+/// The API groups of the managed Kinds.
+pub const GROUPS: &[&str] = &["policy", "configuration", "report", "watch", "webhook"];
+
 /// This provider's identity.
 pub const PROVIDER: Provider = Provider {
     name: "provider-xray",
