@@ -1011,4 +1011,85 @@ mod tests {
             .expect("body");
         assert_eq!(Value::Object(body), json!({"enabled": true}));
     }
+
+    const RANGE: &[Field] = &[
+        Field::new("from", "from", Some("from"), Ty::Num),
+        Field::new("to", "to", Some("to"), Ty::Num),
+    ];
+    const EXTRA: &[Field] =
+        &[
+            Field::new("minSeverity", "min_severity", Some("min_severity"), Ty::Str)
+                .default(Dv::Str("All severities")),
+        ];
+    const CRITERIA: &[Field] = &[
+        Field::new("minSeverity", "min_severity", Some("min_severity"), Ty::Str)
+            .norm(crate::decl::Norm::IgnoreCase),
+        Field::new(
+            "cvssRange",
+            "cvss_range",
+            Some("cvss_range"),
+            Ty::Block(RANGE),
+        ),
+        Field::new(
+            "exposures",
+            "exposures",
+            Some("exposures"),
+            Ty::Block(EXTRA),
+        ),
+    ];
+    const RULE: &[Field] = &[
+        Field::new("name", "name", Some("name"), Ty::Str),
+        Field::new(
+            "criteria",
+            "criteria",
+            Some("criteria"),
+            Ty::Block(CRITERIA),
+        ),
+        Field::new("active", "active", Some("actions.active"), Ty::Bool),
+    ];
+    const RULES: &[Field] = &[Field::new("rule", "rule", Some("rules"), Ty::ObjSet(RULE))];
+
+    /// Objects nest on the wire (a rule's criteria's CVSS range, numbers kept as numbers,
+    /// dotted members inside elements); read back in any order, with severities in another
+    /// casing and without the blocks nobody set, they are up to date.
+    #[test]
+    fn nested_objects_map_and_compare() {
+        let d = KindDecl {
+            extends: RULES,
+            ..decl(Id::Name)
+        };
+        let kind = d.resolve().expect("composes");
+        let params = json!({"rule": [
+            {"name": "a", "criteria": [{"cvssRange": [{"from": 7.5, "to": 10}]}], "active": true},
+            {"name": "b", "criteria": [{"minSeverity": "All severities"}]}
+        ]});
+        let body = wire::to_wire(
+            &kind,
+            "p",
+            &params,
+            &BTreeMap::new(),
+            Mode::Create,
+            &[],
+            None,
+        )
+        .expect("body");
+        assert_eq!(
+            body["rules"][0],
+            json!({"name": "a", "criteria": {"cvss_range": {"from": 7.5, "to": 10}}, "actions": {"active": true}})
+        );
+        let answer = json!({"key": "p", "rules": [
+            {"name": "b", "criteria": {"min_severity": "All Severities"}},
+            {"name": "a", "criteria": {"cvss_range": {"from": 7.5, "to": 10.0}}, "actions": {"active": true}}
+        ]});
+        let observed = wire::from_wire(&kind, &answer);
+        let ctx = DiffContext::default();
+        assert!(diff::diff(&kind, &params, &[], &observed, &ctx).is_empty());
+        let mut changed = answer.clone();
+        changed["rules"][1]["criteria"]["cvss_range"]["from"] = json!(4.0);
+        let observed = wire::from_wire(&kind, &changed);
+        assert_eq!(
+            diff::diff(&kind, &params, &[], &observed, &ctx),
+            vec!["rule"]
+        );
+    }
 }
