@@ -24,12 +24,14 @@ use std::time::{Duration, Instant};
 use async_trait::async_trait;
 use jfrog_client::{ClientMetrics, JfrogClient};
 use provider_common::Provider;
+use provider_runtime::managed::Condition;
 use provider_runtime::managed::config::{Credentials, ResolvedConfig};
 use provider_runtime::managed::external::{
     Connector, ExternalClient, ExternalCreation, ExternalDelete, ExternalError,
     ExternalObservation, ExternalUpdate, Managed, ManagedKind,
 };
 use provider_runtime::managed::kind::{KindInfo, SecretRefField};
+use provider_runtime::managed::meta::EXTERNAL_CREATE_FAILED;
 use provider_runtime::managed::registration::{KindRegistration, register_shared};
 use secrecy::ExposeSecret;
 use serde_json::{Map, Value};
@@ -552,6 +554,42 @@ impl FamilyClient {
         Ok((body, hashes))
     }
 
+    /// Create a server-assigned object and return its identifier. When an earlier attempt
+    /// failed (its outcome may be unknown) the object is looked for first; when this
+    /// attempt fails (an answer lost after JFrog committed) it is looked for again: a found
+    /// object is adopted, so a lost answer never makes a second one.
+    async fn create_server_assigned(
+        &self,
+        mr: &Managed<FamilyKind>,
+        body: &Map<String, Value>,
+    ) -> Result<String, ExternalError> {
+        let hooks = self.kind.decl.hooks;
+        let find = || async {
+            hooks
+                .find_created(self.hook_ctx(""), body)
+                .await
+                .map_err(ExternalError::new)
+        };
+        if mr.annotations.contains_key(EXTERNAL_CREATE_FAILED)
+            && let Some(id) = find().await?
+        {
+            tracing::info!(kind = self.kind.decl.kind, %id, "adopting the object an earlier create made");
+            return Ok(id);
+        }
+        match self.kind.decl.rest.create(&self.client, "", body).await {
+            Ok(answer) => hooks
+                .created_id(&self.kind, &answer)
+                .ok_or_else(|| ExternalError::msg("the create answer carries no identifier")),
+            Err(e) => match find().await {
+                Ok(Some(id)) => {
+                    tracing::info!(kind = self.kind.decl.kind, %id, error = %e, "create answer lost; adopting the object it made");
+                    Ok(id)
+                }
+                _ => Err(ExternalError::new(e)),
+            },
+        }
+    }
+
     /// The family's rule for the identifier, before any request.
     fn check_key(&self, key: &str) -> Result<(), ExternalError> {
         self.kind.decl.hooks.check_key(key).map_err(|rule| {
@@ -629,13 +667,20 @@ impl ExternalClient<FamilyKind> for FamilyClient {
         {
             return Ok(ExternalObservation::default());
         }
+        // What JFrog cannot delete is forgotten: nothing is left to wait for.
+        if mr.deleting && self.kind.decl.rest.forgets_on_delete() {
+            return Ok(ExternalObservation::default());
+        }
         let key = self.key(mr, &mr.for_provider.clone());
         if key.is_empty() {
             return Ok(ExternalObservation::default());
         }
-        let Some(body) = self.read(&key, mr).await? else {
+        let Some(mut body) = self.read(&key, mr).await? else {
             return Ok(ExternalObservation::default());
         };
+        if let Some(decoded) = self.kind.decl.hooks.decode(&self.kind, &body) {
+            body = Arc::new(decoded);
+        }
         self.check_identity(&key, &body)?;
         let observed = wire::from_wire(&self.kind, &body);
         let recorded = recorded_hashes(mr);
@@ -648,6 +693,16 @@ impl ExternalClient<FamilyKind> for FamilyClient {
             );
         }
         mr.at_provider = Value::Object(at);
+        if let Some(why) = self
+            .kind
+            .decl
+            .hooks
+            .unavailable(&self.kind, &mr.at_provider)
+        {
+            let mut c = Condition::creating();
+            c.message = why;
+            mr.set_condition(c);
+        }
         let mut obs = ExternalObservation {
             resource_exists: true,
             resource_up_to_date: true,
@@ -717,21 +772,17 @@ impl ExternalClient<FamilyKind> for FamilyClient {
             &[],
             None,
         )?;
-        let answer = self
-            .kind
-            .decl
-            .rest
-            .create(&self.client, &key, &body)
-            .await
-            .map_err(ExternalError::new)?;
         let key = match self.kind.decl.id {
-            Id::ServerAssigned => self
-                .kind
-                .decl
-                .hooks
-                .created_id(&self.kind, &answer)
-                .ok_or_else(|| ExternalError::msg("the create answer carries no identifier"))?,
-            _ => key,
+            Id::ServerAssigned => self.create_server_assigned(mr, &body).await?,
+            _ => {
+                self.kind
+                    .decl
+                    .rest
+                    .create(&self.client, &key, &body)
+                    .await
+                    .map_err(ExternalError::new)?;
+                key
+            }
         };
         if mr.external_name != key {
             mr.external_name = key.clone();
@@ -959,5 +1010,86 @@ mod tests {
             .body("", &json!({}), &BTreeMap::new(), Mode::Create, &[], None)
             .expect("body");
         assert_eq!(Value::Object(body), json!({"enabled": true}));
+    }
+
+    const RANGE: &[Field] = &[
+        Field::new("from", "from", Some("from"), Ty::Num),
+        Field::new("to", "to", Some("to"), Ty::Num),
+    ];
+    const EXTRA: &[Field] =
+        &[
+            Field::new("minSeverity", "min_severity", Some("min_severity"), Ty::Str)
+                .default(Dv::Str("All severities")),
+        ];
+    const CRITERIA: &[Field] = &[
+        Field::new("minSeverity", "min_severity", Some("min_severity"), Ty::Str)
+            .norm(crate::decl::Norm::IgnoreCase),
+        Field::new(
+            "cvssRange",
+            "cvss_range",
+            Some("cvss_range"),
+            Ty::Block(RANGE),
+        ),
+        Field::new(
+            "exposures",
+            "exposures",
+            Some("exposures"),
+            Ty::Block(EXTRA),
+        ),
+    ];
+    const RULE: &[Field] = &[
+        Field::new("name", "name", Some("name"), Ty::Str),
+        Field::new(
+            "criteria",
+            "criteria",
+            Some("criteria"),
+            Ty::Block(CRITERIA),
+        ),
+        Field::new("active", "active", Some("actions.active"), Ty::Bool),
+    ];
+    const RULES: &[Field] = &[Field::new("rule", "rule", Some("rules"), Ty::ObjSet(RULE))];
+
+    /// Objects nest on the wire (a rule's criteria's CVSS range, numbers kept as numbers,
+    /// dotted members inside elements); read back in any order, with severities in another
+    /// casing and without the blocks nobody set, they are up to date.
+    #[test]
+    fn nested_objects_map_and_compare() {
+        let d = KindDecl {
+            extends: RULES,
+            ..decl(Id::Name)
+        };
+        let kind = d.resolve().expect("composes");
+        let params = json!({"rule": [
+            {"name": "a", "criteria": [{"cvssRange": [{"from": 7.5, "to": 10}]}], "active": true},
+            {"name": "b", "criteria": [{"minSeverity": "All severities"}]}
+        ]});
+        let body = wire::to_wire(
+            &kind,
+            "p",
+            &params,
+            &BTreeMap::new(),
+            Mode::Create,
+            &[],
+            None,
+        )
+        .expect("body");
+        assert_eq!(
+            body["rules"][0],
+            json!({"name": "a", "criteria": {"cvss_range": {"from": 7.5, "to": 10}}, "actions": {"active": true}})
+        );
+        let answer = json!({"key": "p", "rules": [
+            {"name": "b", "criteria": {"min_severity": "All Severities"}},
+            {"name": "a", "criteria": {"cvss_range": {"from": 7.5, "to": 10.0}}, "actions": {"active": true}}
+        ]});
+        let observed = wire::from_wire(&kind, &answer);
+        let ctx = DiffContext::default();
+        assert!(diff::diff(&kind, &params, &[], &observed, &ctx).is_empty());
+        let mut changed = answer.clone();
+        changed["rules"][1]["criteria"]["cvss_range"]["from"] = json!(4.0);
+        let observed = wire::from_wire(&kind, &changed);
+        assert_eq!(
+            diff::diff(&kind, &params, &[], &observed, &ctx),
+            vec!["rule"]
+        );
     }
 }

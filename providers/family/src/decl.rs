@@ -22,6 +22,8 @@ pub enum Ty {
     Bool,
     /// A 64-bit integer.
     Int,
+    /// A floating-point number (a CVSS score).
+    Num,
     /// An ordered list of strings (order is meaningful).
     List,
     /// An unordered set of strings.
@@ -108,6 +110,8 @@ pub enum Norm {
     WhenInProject,
     /// A URL whose trailing slash JFrog removes.
     TrimSlash,
+    /// A string JFrog answers in its own casing (`All Severities`): compared ignoring case.
+    IgnoreCase,
 }
 
 /// One parameter of a Kind.

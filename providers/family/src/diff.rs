@@ -100,6 +100,7 @@ pub fn equal(
                 Norm::TrimSlash => {
                     return d.trim_end_matches('/') == o.trim_end_matches('/');
                 }
+                Norm::IgnoreCase => return d.eq_ignore_ascii_case(&o),
                 _ => {}
             }
             d == o
@@ -120,7 +121,7 @@ pub fn equal(
             desired.and_then(Value::as_bool).unwrap_or(false)
                 == observed.and_then(Value::as_bool).unwrap_or(false)
         }
-        Ty::Int => num(desired).unwrap_or(0.0) == num(observed).unwrap_or(0.0),
+        Ty::Int | Ty::Num => num(desired).unwrap_or(0.0) == num(observed).unwrap_or(0.0),
         Ty::Set => sorted_strings(desired) == sorted_strings(observed),
         Ty::List => {
             let l = |v: Option<&Value>| -> Vec<String> {
@@ -142,7 +143,13 @@ pub fn equal(
                     _ => Value::Null,
                 }
             };
-            objects_equal(children, &first(desired), &first(observed), ctx)
+            let (d, o) = (first(desired), first(observed));
+            // A block nobody set is equal to one JFrog does not have, whatever its
+            // children's defaults (they apply only to a block that exists).
+            if d.is_null() && o.is_null() {
+                return true;
+            }
+            objects_equal(children, &d, &o, ctx)
         }
         Ty::ObjList(children) => {
             let d = desired
@@ -236,6 +243,10 @@ pub fn diff(
             }
         }
         if f.norm == Norm::WhenInProject && !in_project {
+            continue;
+        }
+        // JFrog may not return the value at all (a report's read answers its status only).
+        if f.norm == Norm::KeepWhenServerEmpty && is_empty(obs.get(f.crd)) {
             continue;
         }
         let desired = match user_value(params, f.crd) {

@@ -63,6 +63,12 @@ pub trait Hooks: Send + Sync + std::fmt::Debug {
     /// Adjust a request body the generic mapping built.
     fn finish_body(&self, _kind: &ResolvedKind, _mode: Mode, _body: &mut Map<String, Value>) {}
 
+    /// Reshape an object as JFrog answers it into the shape the declared wire names
+    /// describe (the inverse of [`Hooks::finish_body`]); `None` keeps it as it is.
+    fn decode(&self, _kind: &ResolvedKind, _body: &Value) -> Option<Value> {
+        None
+    }
+
     /// The comparison context of one object.
     fn diff_context(&self, _client: &JfrogClient, key: &str) -> DiffContext {
         DiffContext {
@@ -96,6 +102,23 @@ pub trait Hooks: Send + Sync + std::fmt::Debug {
     /// repository, a built-in group): `export` skips and lists it.
     fn platform_owned(&self, _key: &str, _object: &Value) -> Option<String> {
         None
+    }
+    /// Why an existing object is not available yet (a job still running), from its
+    /// `atProvider`; `None`: it is available.
+    fn unavailable(&self, _kind: &ResolvedKind, _at_provider: &Value) -> Option<String> {
+        None
+    }
+
+    /// The identifier of the object a server-assigned create with this `body` made, found
+    /// in JFrog by what the body says about it (its name, its notes): asked when a create's
+    /// outcome is unknown (its answer was lost, or a previous attempt failed) so that the
+    /// object is adopted rather than created twice. `Ok(None)`: no such object.
+    async fn find_created(
+        &self,
+        _ctx: HookCtx<'_>,
+        _body: &Map<String, Value>,
+    ) -> Result<Option<String>, jfrog_client::Error> {
+        Ok(None)
     }
 }
 

@@ -15,6 +15,7 @@
 //!   and the client cache a provider's Kinds share.
 //! - [`examples`]: example manifests generated from the declarations.
 //! - [`export`]: manifests that adopt a live platform's objects, from the list calls.
+//! - `suite` (feature `suite`, for tests): the generic family test suite.
 //!
 //! # Field semantics
 //!
@@ -45,6 +46,8 @@ pub mod hooks;
 pub mod rest;
 pub mod schema;
 pub mod snapshot;
+#[cfg(feature = "suite")]
+pub mod suite;
 pub mod wire;
 
 pub use adapter::{ClientCache, FamilyClient, FamilyConnector, FamilyKind, compose, registrations};

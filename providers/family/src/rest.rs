@@ -73,7 +73,7 @@ pub struct ListCall {
     pub path: &'static str,
     /// The shape of the answer.
     pub shape: ListShape,
-    /// The member of each object holding its identifier.
+    /// The member of each object holding its identifier (dots for nesting).
     pub key_member: &'static str,
 }
 
@@ -103,6 +103,11 @@ pub trait Rest: Send + Sync + std::fmt::Debug {
     fn list(&self) -> Option<&ListCall>;
     /// Whether identifiers are case-insensitive (`Repo` and `repo` are one object).
     fn case_insensitive(&self) -> bool {
+        false
+    }
+    /// Whether the object stays in JFrog when its MR is deleted (configuration JFrog
+    /// cannot delete): the MR is then released without waiting for it to disappear.
+    fn forgets_on_delete(&self) -> bool {
         false
     }
 }

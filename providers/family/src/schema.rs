@@ -90,6 +90,7 @@ fn field_schema(f: &Field, for_params: bool) -> Value {
         Ty::Str => json!({"type": "string"}),
         Ty::Bool => json!({"type": "boolean"}),
         Ty::Int => json!({"type": "integer", "format": "int64"}),
+        Ty::Num => json!({"type": "number"}),
         Ty::List => json!({"type": "array", "items": {"type": "string"}}),
         Ty::Set => {
             json!({"type": "array", "items": {"type": "string"}, "x-kubernetes-list-type": "set"})

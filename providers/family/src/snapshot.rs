@@ -201,11 +201,13 @@ impl<'de> serde::de::DeserializeSeed<'de> for CompactSeed {
     type Value = Compact;
     fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<Compact, D::Error> {
         let v = Value::deserialize(d)?;
-        let key = v
-            .get(self.0)
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-            .to_string();
+        // A dotted member names a nested one (a watch's `general_data.name`); a numeric
+        // identifier (Xray's curation IDs) is written in decimal, as the external name is.
+        let key = match crate::wire::get_path(&v, self.0) {
+            Some(Value::String(s)) => s.clone(),
+            Some(Value::Number(n)) => n.to_string(),
+            _ => String::new(),
+        };
         let json = serde_json::to_string(&v).map_err(serde::de::Error::custom)?;
         Ok(Compact {
             key,
@@ -689,6 +691,31 @@ mod tests {
             Lookup::Found(v) => Some(v),
             _ => None,
         }
+    }
+
+    /// Keys may be nested (`general_data.name`) or numbers (written in decimal).
+    #[test]
+    fn nested_and_numeric_keys_are_indexed() {
+        let nested = ListCall {
+            key_member: "general_data.name",
+            ..LIST
+        };
+        let got = super::index(
+            &nested,
+            br#"[{"general_data": {"name": "Watch-A"}}, {"general_data": {}}]"#,
+            Instant::now(),
+        )
+        .expect("indexed");
+        assert_eq!(got.keys().collect::<Vec<_>>(), vec!["watch-a"]);
+        let numeric = ListCall {
+            key_member: "id",
+            ..LIST
+        };
+        let got = super::index(&numeric, br#"[{"id": 12}, {"id": "x-1"}]"#, Instant::now())
+            .expect("indexed");
+        let mut keys: Vec<_> = got.keys().cloned().collect();
+        keys.sort();
+        assert_eq!(keys, vec!["12", "x-1"]);
     }
 
     #[test]

@@ -66,7 +66,7 @@ pub fn empty_of(ty: &Ty) -> Option<Value> {
         Ty::List | Ty::Set | Ty::ObjList(_) | Ty::ObjSet(_) => Some(Value::Array(Vec::new())),
         Ty::Map(MapWire::NameValue) => Some(Value::Array(Vec::new())),
         Ty::Map(MapWire::Object) => Some(Value::Object(Map::new())),
-        Ty::Bool | Ty::Int | Ty::Block(_) => None,
+        Ty::Bool | Ty::Int | Ty::Num | Ty::Block(_) => None,
     }
 }
 
@@ -125,7 +125,7 @@ fn object_to_wire(
             secret_value(c, &cpath, secrets)?
         } else {
             match user_value(elem, c.crd) {
-                Some(v) => scalar(c, v, &cpath)?,
+                Some(v) => nested_to_wire(c, v, &cpath, secrets)?,
                 None => match c.default.to_json() {
                     Some(d) => d,
                     None => continue,
@@ -206,6 +206,8 @@ fn scalar(f: &Field, v: &Value, path: &str) -> Result<Value, MapError> {
             Some(i) => Value::from(i),
             None => return Err(bad("expected an integer")),
         },
+        Ty::Num if v.is_number() => v.clone(),
+        Ty::Num => return Err(bad("expected a number")),
         Ty::List | Ty::Set if v.is_array() => v.clone(),
         Ty::Map(enc) => match v.as_object() {
             Some(m) => map_to_wire(enc, m),
@@ -219,6 +221,11 @@ fn scalar(f: &Field, v: &Value, path: &str) -> Result<Value, MapError> {
 
 /// The wire value of one set field.
 fn field_to_wire(f: &Field, v: &Value, secrets: &Secrets) -> Result<Value, MapError> {
+    nested_to_wire(f, v, f.crd, secrets)
+}
+
+/// The wire value of a set field at `path` (objects nest: a rule's criteria's CVSS range).
+fn nested_to_wire(f: &Field, v: &Value, path: &str, secrets: &Secrets) -> Result<Value, MapError> {
     match f.ty {
         Ty::Block(children) => {
             let first = v
@@ -226,24 +233,24 @@ fn field_to_wire(f: &Field, v: &Value, secrets: &Secrets) -> Result<Value, MapEr
                 .and_then(|a| a.first())
                 .cloned()
                 .unwrap_or_else(|| v.clone());
-            let path = format!("{}.0", f.crd);
+            let path = format!("{path}.0");
             Ok(Value::Object(object_to_wire(
                 children, &first, &path, secrets,
             )?))
         }
         Ty::ObjList(children) | Ty::ObjSet(children) => {
             let arr = v.as_array().ok_or_else(|| MapError::Invalid {
-                field: f.crd.to_string(),
+                field: path.to_string(),
                 message: "expected a list".into(),
             })?;
             let mut out = Vec::with_capacity(arr.len());
             for (i, e) in arr.iter().enumerate() {
-                let path = format!("{}.{i}", f.crd);
+                let path = format!("{path}.{i}");
                 out.push(Value::Object(object_to_wire(children, e, &path, secrets)?));
             }
             Ok(Value::Array(out))
         }
-        _ => scalar(f, v, f.crd),
+        _ => scalar(f, v, path),
     }
 }
 

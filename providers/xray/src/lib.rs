@@ -4,13 +4,32 @@
 //! - [`PROVIDER`]: its identity; the JFrog connection and the process entry point are
 //!   shared by the four providers (`provider-common`).
 //!
-//! Status: the managed Kinds are not declared yet; the binary serves the config Kinds.
+//! The 21 managed Kinds are declared on the family layer (`provider-family`), one module
+//! per API group: [`policy`], [`configuration`], [`report`], [`watch`], [`webhook`]
+//! (generated declaration tables plus the group's REST binding and hooks); [`examples`]
+//! holds an example manifest per Kind.
 
 use std::sync::Arc;
 
 use jfrog_client::ClientMetrics;
 use provider_common::{Ping, Provider};
 use provider_runtime::managed::KindRegistration;
+
+mod common;
+pub mod configuration;
+pub mod examples;
+pub mod policy;
+pub mod report;
+pub mod watch;
+pub mod webhook;
+
+#[cfg(test)]
+mod e2e_tests;
+#[cfg(test)]
+mod family_suite;
+
+/// The API groups of the managed Kinds.
+pub const GROUPS: &[&str] = &["policy", "configuration", "report", "watch", "webhook"];
 
 /// This provider's identity.
 pub const PROVIDER: Provider = Provider {
@@ -25,8 +44,18 @@ pub const PROVIDER_NAME: &str = PROVIDER.name;
 pub const SHORT_NAME: &str = PROVIDER.short;
 
 /// The managed Kinds of this provider; their JFrog clients report into `metrics`.
-pub fn kinds_with(_metrics: &ClientMetrics) -> Vec<Arc<dyn KindRegistration>> {
-    Vec::new()
+pub fn kinds_with(metrics: &ClientMetrics) -> Vec<Arc<dyn KindRegistration>> {
+    let cache = Arc::new(provider_family::ClientCache::with_metrics(
+        PROVIDER,
+        metrics.clone(),
+    ));
+    let mut kinds = Vec::new();
+    kinds.extend(policy::registrations(cache.clone()));
+    kinds.extend(configuration::registrations(cache.clone()));
+    kinds.extend(report::registrations(cache.clone()));
+    kinds.extend(watch::registrations(cache.clone()));
+    kinds.extend(webhook::registrations(cache));
+    kinds
 }
 
 /// The managed Kinds of this provider (for CRD generation and `--help`).

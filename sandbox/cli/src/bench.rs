@@ -30,7 +30,7 @@
 //!   including its JFrog calls). It over-estimates a start with existing objects slightly
 //!   (the sandbox's Lease check interval, the watch's delivery).
 //!
-//! Deviations: only `provider-artifactory` runs; federated repositories and examples that need
+//! Deviations: only one provider runs (`--provider`, default `provider-artifactory`); federated repositories and examples that need
 //! Secrets or projects are not generated; virtual repositories are generated without members.
 
 use std::collections::{BTreeMap, HashMap};
@@ -67,6 +67,11 @@ pub struct Args {
     /// (round-robin over its namespaced examples).
     #[arg(long, value_name = "GROUP", default_value = "repository")]
     pub family: String,
+    /// The provider whose family is measured (the only provider started); a family of
+    /// another provider than provider-artifactory is generated round-robin from its
+    /// namespaced examples, e.g. `--provider xray --family policy`.
+    #[arg(long, value_enum, default_value = "artifactory")]
+    pub provider: Provider,
     /// Latency of every JFrog request (and of each configuration write), in milliseconds.
     #[arg(long, value_name = "L", default_value_t = 50)]
     pub latency_ms: u64,
@@ -202,7 +207,7 @@ async fn bench(args: &Args, running: &mut Running) -> anyhow::Result<Report> {
         apply: Vec::new(),
         no_apply: true,
         crds: args.crds.clone(),
-        providers: vec![Provider::Artifactory],
+        providers: vec![args.provider],
         provider_args: std::iter::once(format!("--max-reconcile-rate={}", args.max_reconcile_rate))
             .chain(args.provider_args.iter().cloned())
             .collect(),
@@ -218,10 +223,16 @@ async fn bench(args: &Args, running: &mut Running) -> anyhow::Result<Report> {
         .examples
         .clone()
         .unwrap_or_else(|| repo_dir("examples"));
-    let generated = if args.family == "repository" {
+    let generated = if args.family == "repository" && args.provider == Provider::Artifactory {
         generate(&examples, &kinds, args.resources)?
     } else {
-        generate_family(&examples, &kinds, args.resources, &args.family)?
+        generate_family(
+            &examples,
+            &kinds,
+            args.resources,
+            &args.family,
+            args.provider,
+        )?
     };
     let mut by_class = BTreeMap::new();
     for g in &generated {
@@ -568,6 +579,7 @@ fn generate_family(
     kinds: &[progress::ManagedKind],
     n: usize,
     family: &str,
+    provider: Provider,
 ) -> anyhow::Result<Vec<Generated>> {
     let prefix = format!("{family}.");
     let mut pool = Vec::new();
@@ -582,7 +594,7 @@ fn generate_family(
             continue;
         };
         if is_legacy_group(&k.resource.group)
-            || k.provider != Provider::Artifactory
+            || k.provider != provider
             || !k.resource.group.starts_with(&prefix)
         {
             continue;

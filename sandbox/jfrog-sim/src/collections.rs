@@ -304,6 +304,11 @@ impl Collections {
             .is_some_and(|h| h.lock().remove(key).is_some())
     }
 
+    /// The next server-assigned ID of a collection (for families with their own routes).
+    pub(crate) fn next_id(&self, name: &str) -> Option<String> {
+        self.get(name).map(|h| h.lock().assign_id())
+    }
+
     pub(crate) fn count(&self, name: &str) -> Option<usize> {
         self.get(name).map(|h| h.lock().len())
     }

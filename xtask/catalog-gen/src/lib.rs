@@ -16,6 +16,7 @@ use serde_json::Value;
 mod overrides;
 mod repository;
 mod webhook;
+mod xray;
 
 use overrides::Overrides;
 
@@ -41,11 +42,20 @@ pub fn generate(catalog_dir: &Path) -> Result<Vec<(PathBuf, String)>> {
         &read_json(&catalog_dir.join(webhook::CATALOG_FILE))?,
         &overrides,
     )?;
+    let xray = xray::generate(
+        &read_json(&catalog_dir.join(xray::CATALOG_FILE))?,
+        &overrides,
+    )?;
     overrides.check_all_used()?;
-    Ok(vec![
+    let mut out = vec![
         (PathBuf::from(REPOSITORY_TABLES), repository),
         (PathBuf::from(WEBHOOK_TABLES), webhook),
-    ])
+    ];
+    out.extend(
+        xray.into_iter()
+            .map(|(group, text)| (PathBuf::from(xray::tables_path(&group)), text)),
+    );
+    Ok(out)
 }
 
 /// Write every generated table under `repo_root`; returns the paths written.

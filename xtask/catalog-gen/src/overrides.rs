@@ -76,6 +76,31 @@ pub struct Overrides {
     pub repository_kinds: Vec<KindOverride>,
     pub webhook_fields: Vec<FieldOverride>,
     pub criteria_rules: Vec<CriteriaRules>,
+    /// provider-xray's field corrections (contexts: `<Kind or template>[.<block path>]`).
+    pub xray_fields: Vec<FieldOverride>,
+    /// provider-xray's added fields.
+    pub xray_added: Vec<AddedFields>,
+}
+
+/// Fields the catalog lacks, added to some Kinds or templates (catalog field objects).
+#[derive(Debug)]
+pub struct AddedFields {
+    /// Kind or template names.
+    pub contexts: Vec<String>,
+    /// The fields, in the catalog's format.
+    pub fields: Vec<Value>,
+    used: Cell<usize>,
+}
+
+impl AddedFields {
+    /// Whether these fields go into `ctx` (counts the use).
+    pub fn applies(&self, ctx: &str) -> bool {
+        let hit = self.contexts.iter().any(|c| c == ctx);
+        if hit {
+            self.used.set(self.used.get() + 1);
+        }
+        hit
+    }
 }
 
 impl FieldOverride {
@@ -148,6 +173,8 @@ impl Overrides {
         };
         let repository = section("repository")?;
         let webhook = section("webhook")?;
+        let empty = Map::new();
+        let xray = v.get("xray").and_then(Value::as_object).unwrap_or(&empty);
         Ok(Self {
             repository_fields: list(repository, "fields")?
                 .iter()
@@ -169,13 +196,40 @@ impl Overrides {
                 .map(criteria_rules)
                 .collect::<Result<_>>()
                 .context("webhook.criteria_rules")?,
+            xray_fields: list(xray, "fields")?
+                .iter()
+                .map(field_override)
+                .collect::<Result<_>>()
+                .context("xray.fields")?,
+            xray_added: list(xray, "added_fields")?
+                .iter()
+                .map(|v| {
+                    let m = entry(v, &["in", "fields"])?;
+                    Ok(AddedFields {
+                        contexts: strings(m.get("in"), "in")?,
+                        fields: list(m, "fields")?.to_vec(),
+                        used: Cell::new(0),
+                    })
+                })
+                .collect::<Result<_>>()
+                .context("xray.added_fields")?,
         })
     }
 
     /// Fail on an entry that matched nothing: a stale correction.
     pub fn check_all_used(&self) -> Result<()> {
         let mut unused = Vec::new();
-        for f in self.repository_fields.iter().chain(&self.webhook_fields) {
+        for a in &self.xray_added {
+            if a.used.get() == 0 {
+                unused.push(format!("added fields in {:?}", a.contexts));
+            }
+        }
+        for f in self
+            .repository_fields
+            .iter()
+            .chain(&self.webhook_fields)
+            .chain(&self.xray_fields)
+        {
             if f.used.get() == 0 {
                 unused.push(format!(
                     "field {} in {:?} ({})",

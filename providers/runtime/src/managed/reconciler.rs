@@ -1049,7 +1049,8 @@ impl<K: ManagedKind> Reconciler<K> {
     ) -> Outcome {
         let deleting = run.obj.metadata.deletion_timestamp.is_some();
 
-        // Step 11: observe.
+        // Step 11: observe. The adapter sees no Ready condition, so one it sets is its own.
+        view.conditions.retain(|c| c.type_ != TYPE_READY);
         let before_observe = view.conditions.clone();
         let obs: ExternalObservation = match self.with_timeout(client.observe(&mut view)).await {
             Ok(o) => o,
@@ -1073,8 +1074,14 @@ impl<K: ManagedKind> Reconciler<K> {
             tracing::debug!(name = %view.name, diff = %obs.diff, "observed a diff");
         }
         self.apply_view_status(run, &view, &before_observe);
+        // An adapter that set Ready itself during Observe (an object that exists but is not
+        // available yet, such as a report still generating) keeps it, as in Go, where the
+        // adapter sets Available.
+        let adapter_ready = view.conditions.iter().any(|c| c.type_ == TYPE_READY);
         if obs.resource_exists {
-            self.mark_external(run, Condition::available());
+            if !adapter_ready {
+                self.mark_external(run, Condition::available());
+            }
             if obs.resource_up_to_date && !deleting {
                 self.mark_async(run, Ok(()));
             }

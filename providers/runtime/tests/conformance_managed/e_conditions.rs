@@ -231,3 +231,30 @@ async fn event_flood_is_limited_per_object() {
         .await;
     assert_eq!(e.events("w2").await.len(), 1);
 }
+
+/// An adapter that sets Ready itself during Observe (an object that exists but is not
+/// available yet) keeps it; once it stops, the object is Available.
+#[tokio::test]
+async fn an_adapter_set_ready_condition_is_kept() {
+    let e = Env::new().await;
+    e.create(N, "w1", json!({}), &[]).await;
+    e.script().not_ready = Some("generating (50%)".into());
+    e.converge(N, "w1").await;
+    e.reconcile(N, "w1").await;
+    let ready = cond(&e.must(N, "w1").await, "Ready").expect("Ready");
+    assert_eq!(
+        (
+            ready.status.as_str(),
+            ready.reason.as_str(),
+            ready.message.as_str()
+        ),
+        ("False", "Creating", "generating (50%)")
+    );
+    e.script().not_ready = None;
+    e.reconcile(N, "w1").await;
+    let ready = cond(&e.must(N, "w1").await, "Ready").expect("Ready");
+    assert_eq!(
+        (ready.status.as_str(), ready.reason.as_str()),
+        ("True", "Available")
+    );
+}

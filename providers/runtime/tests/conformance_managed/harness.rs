@@ -176,6 +176,9 @@ pub struct Script {
     pub vanish_on_observe: bool,
     /// The next Observe panics.
     pub panic_once: bool,
+    /// Observe reports the object as existing but not available yet (Ready=False Creating
+    /// with this message), as a job still running.
+    pub not_ready: Option<String>,
 }
 
 pub type Shared = Arc<Mutex<Script>>;
@@ -251,6 +254,11 @@ impl ExternalClient<FakeKind> for FakeClient {
         let mut at = stored.clone();
         at["id"] = json!(mr.external_name);
         mr.at_provider = at;
+        if let Some(why) = &s.not_ready {
+            let mut c = Condition::creating();
+            c.message = why.clone();
+            mr.set_condition(c);
+        }
         let mut late = false;
         if s.late_init && mr.late_initialize {
             for (k, v) in stored.as_object().cloned().unwrap_or_default() {

@@ -1,22 +1,413 @@
-//! The Xray service (`/xray`): system ping and version, which a ProviderConfig check of
-//! provider-xray needs. Policies, watches and reports arrive with the Xray Kinds.
+//! The Xray service (`/xray`), with the Xray settings Artifactory keeps
+//! (`/artifactory/api/xrayRepo/...`) and the Catalog service's custom-label GraphQL API:
+//!
+//! - system ping and version;
+//! - policies (`/api/v2/policies`), webhooks, curation policies and conditions (server
+//!   IDs), custom issues (events: written through v1, read through v2) on the generic
+//!   collection service; Xray's validation: a policy's type and rules, a security rule's
+//!   criteria (a severity or a CVSS range, not both), severities answered in Xray's casing
+//!   (`All Severities`) and the rules in Xray's order (not the request's);
+//! - watches: every watched repository must exist in Artifactory and every assigned policy
+//!   in Xray (else 400 with Xray's message; nothing is stored);
+//! - ignore rules: server-assigned IDs answered in an `info` sentence; no update;
+//! - reports: `POST /api/v1/reports/<type>` starts a job (`report_id`), each read advances
+//!   it (pending, running, completed), `DELETE` removes it;
+//! - configuration: the workers count, the DB sync time and the integration settings
+//!   (singletons, defaults until set), a repository's Xray configuration (the repository
+//!   must exist), the binary manager's indexed builds, repositories and release bundles;
+//! - catalog labels: `searchLabels`, `createCustomCatalogLabels`, `updateCustomCatalogLabel`
+//!   and `deleteCustomCatalogLabels` on `POST /catalog/api/v1/custom/graphql`.
 
 use std::sync::Arc;
 
-use axum::routing::get;
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post, put};
 use axum::{Json, Router};
 use serde_json::{Value, json};
 
 use crate::auth::User;
+use crate::collections::{
+    Access, Binding, CreateAnswer, Ctx, Declaration, Ids, KeyCase, Op, as_stored,
+};
+use crate::errors::{ApiError, Flavor};
 use crate::server::Shared;
 
 /// The Xray version the simulator reports.
 const XRAY_VERSION: &str = "3.111.17";
 
+fn bad(msg: impl Into<String>) -> ApiError {
+    ApiError::new(Flavor::Xray, StatusCode::BAD_REQUEST, msg)
+}
+
+fn not_found(msg: impl Into<String>) -> ApiError {
+    ApiError::new(Flavor::Xray, StatusCode::NOT_FOUND, msg)
+}
+
+fn str_at<'a>(v: &'a Value, pointer: &str) -> &'a str {
+    v.pointer(pointer).and_then(Value::as_str).unwrap_or("")
+}
+
+/// Xray's canonical casing of a severity.
+fn canonical_severity(s: &str) -> Option<&'static str> {
+    Some(match s.to_ascii_lowercase().as_str() {
+        "all severities" => "All Severities",
+        "critical" => "Critical",
+        "high" => "High",
+        "medium" => "Medium",
+        "low" => "Low",
+        _ => return None,
+    })
+}
+
+fn validate_policy(_: &Ctx<'_>, mut body: Value, op: Op<'_>) -> Result<Value, ApiError> {
+    let name = str_at(&body, "/name").to_string();
+    if name.is_empty() {
+        return Err(bad("Policy name is required"));
+    }
+    if let Op::Update { key, .. } = op
+        && key != name
+    {
+        return Err(bad("Policy name cannot be changed"));
+    }
+    let ty = str_at(&body, "/type").to_string();
+    if !["security", "license", "operational_risk"].contains(&ty.as_str()) {
+        return Err(bad(format!("Invalid policy type: '{ty}'")));
+    }
+    let Some(Value::Array(rules)) = body.get_mut("rules") else {
+        return Err(bad("Policy must have at least one rule"));
+    };
+    if rules.is_empty() {
+        return Err(bad("Policy must have at least one rule"));
+    }
+    let mut names = std::collections::BTreeSet::new();
+    for r in rules.iter_mut() {
+        let rname = str_at(r, "/name").to_string();
+        if rname.is_empty() || !names.insert(rname.clone()) {
+            return Err(bad(format!(
+                "Rule names must be unique and not empty: '{rname}'"
+            )));
+        }
+        if r.get("priority")
+            .and_then(Value::as_i64)
+            .is_none_or(|p| p < 1)
+        {
+            return Err(bad(format!("Rule '{rname}': priority must be 1 or more")));
+        }
+        if !r.get("actions").is_some_and(Value::is_object) {
+            return Err(bad(format!("Rule '{rname}': actions are required")));
+        }
+        let Some(c) = r.get_mut("criteria").and_then(Value::as_object_mut) else {
+            return Err(bad(format!("Rule '{rname}': criteria are required")));
+        };
+        if ty == "security" {
+            if c.contains_key("min_severity") && c.contains_key("cvss_range") {
+                return Err(bad(format!(
+                    "Rule '{rname}': min_severity and cvss_range cannot be used together"
+                )));
+            }
+            if let Some(Value::String(s)) = c.get("min_severity") {
+                let canon = canonical_severity(s)
+                    .ok_or_else(|| bad(format!("Rule '{rname}': invalid severity '{s}'")))?;
+                c.insert("min_severity".into(), json!(canon));
+            }
+            if let Some(Value::Object(range)) = c.get_mut("cvss_range") {
+                for bound in ["from", "to"] {
+                    let x = range.get(bound).and_then(Value::as_f64).unwrap_or(-1.0);
+                    if !(0.0..=10.0).contains(&x) {
+                        return Err(bad(format!(
+                            "Rule '{rname}': cvss_range.{bound} must be between 0 and 10"
+                        )));
+                    }
+                    // Xray answers scores as decimals.
+                    range.insert(bound.into(), json!(x));
+                }
+            }
+        }
+    }
+    // Xray answers the rules in its own order, not the request's.
+    rules.sort_by(|a, b| str_at(b, "/name").cmp(str_at(a, "/name")));
+    let now = "2026-01-01T00:00:00Z";
+    if let Value::Object(m) = &mut body {
+        let created = match op {
+            Op::Update { existing, .. } => existing.get("created").cloned(),
+            Op::Create => None,
+        };
+        m.insert("author".into(), json!("admin"));
+        m.insert("created".into(), created.unwrap_or(json!(now)));
+        m.insert("modified".into(), json!(now));
+    }
+    Ok(body)
+}
+
+fn object_body(_: &Ctx<'_>, body: Value, _: Op<'_>) -> Result<Value, ApiError> {
+    if body.is_object() {
+        Ok(body)
+    } else {
+        Err(bad("The request body must be a JSON object"))
+    }
+}
+
+fn named_body(ctx: &Ctx<'_>, body: Value, op: Op<'_>) -> Result<Value, ApiError> {
+    if str_at(&body, "/name").is_empty() {
+        return Err(bad("name is required"));
+    }
+    object_body(ctx, body, op)
+}
+
+/// A webhook's password is never answered.
+fn webhook_view(v: &Value) -> Value {
+    let mut v = v.clone();
+    if let Value::Object(m) = &mut v {
+        m.remove("password");
+    }
+    v
+}
+
+macro_rules! collection {
+    ($static:ident, $name:expr, $key:expr, $ids:expr, $what:expr, $validate:expr, $view:expr) => {
+        pub(crate) static $static: Declaration = Declaration {
+            name: $name,
+            key_field: $key,
+            key_case: KeyCase::Sensitive,
+            ids: $ids,
+            flavor: Flavor::Xray,
+            not_found: |k| {
+                (
+                    StatusCode::NOT_FOUND,
+                    format!("{} {k} does not exist", $what),
+                )
+            },
+            exists: |k| {
+                (
+                    StatusCode::CONFLICT,
+                    format!("{} {k} already exists", $what),
+                )
+            },
+            validate: $validate,
+            view: $view,
+        };
+    };
+}
+
+collection!(
+    POLICIES,
+    "xray_policies",
+    "name",
+    Ids::Body,
+    "Policy",
+    validate_policy,
+    as_stored
+);
+collection!(
+    WEBHOOKS,
+    "xray_webhooks",
+    "name",
+    Ids::Body,
+    "Webhook",
+    named_body,
+    webhook_view
+);
+collection!(
+    CURATION_POLICIES,
+    "xray_curation_policies",
+    "id",
+    Ids::Counter,
+    "Curation policy",
+    named_body,
+    as_stored
+);
+collection!(
+    CURATION_CONDITIONS,
+    "xray_curation_conditions",
+    "id",
+    Ids::Counter,
+    "Curation condition",
+    named_body,
+    as_stored
+);
+collection!(
+    EVENTS,
+    "xray_custom_issues",
+    "id",
+    Ids::Body,
+    "Custom issue",
+    object_body,
+    as_stored
+);
+collection!(
+    WATCHES,
+    "xray_watches",
+    "name",
+    Ids::Body,
+    "Watch",
+    object_body,
+    as_stored
+);
+collection!(
+    IGNORE_RULES,
+    "xray_ignore_rules",
+    "id",
+    Ids::Uuid,
+    "Ignore rule",
+    object_body,
+    as_stored
+);
+collection!(
+    REPORTS,
+    "xray_reports",
+    "report_id",
+    Ids::Counter,
+    "Report",
+    object_body,
+    as_stored
+);
+collection!(
+    CONFIG,
+    "xray_configuration",
+    "key",
+    Ids::Body,
+    "Configuration",
+    object_body,
+    as_stored
+);
+collection!(
+    CATALOG_LABELS,
+    "catalog_labels",
+    "name",
+    Ids::Body,
+    "Label",
+    object_body,
+    as_stored
+);
+
+/// Every collection of this service.
+pub(crate) fn collections() -> Vec<&'static Declaration> {
+    vec![
+        &POLICIES,
+        &WEBHOOKS,
+        &CURATION_POLICIES,
+        &CURATION_CONDITIONS,
+        &EVENTS,
+        &WATCHES,
+        &IGNORE_RULES,
+        &REPORTS,
+        &CONFIG,
+        &CATALOG_LABELS,
+    ]
+}
+
+macro_rules! binding {
+    ($static:ident, $decl:expr, $base:expr, $item:expr, $answer:expr) => {
+        static $static: Binding = Binding {
+            decl: $decl,
+            base: $base,
+            item: $item,
+            create_status: StatusCode::CREATED,
+            create_answer: $answer,
+            update_status: StatusCode::OK,
+            delete_status: StatusCode::OK,
+            read_access: Access::User,
+            write_access: Access::Admin,
+        };
+    };
+}
+
+binding!(
+    POLICY_ROUTES,
+    &POLICIES,
+    "/xray/api/v2/policies",
+    "/xray/api/v2/policies/{key}",
+    CreateAnswer::Empty
+);
+binding!(
+    WEBHOOK_ROUTES,
+    &WEBHOOKS,
+    "/xray/api/v1/webhooks",
+    "/xray/api/v1/webhooks/{key}",
+    CreateAnswer::Empty
+);
+binding!(
+    CURATION_POLICY_ROUTES,
+    &CURATION_POLICIES,
+    "/xray/api/v1/curation/policies",
+    "/xray/api/v1/curation/policies/{key}",
+    CreateAnswer::Object
+);
+binding!(
+    CURATION_CONDITION_ROUTES,
+    &CURATION_CONDITIONS,
+    "/xray/api/v1/curation/conditions",
+    "/xray/api/v1/curation/conditions/{key}",
+    CreateAnswer::Object
+);
+binding!(
+    EVENT_ROUTES,
+    &EVENTS,
+    "/xray/api/v1/events",
+    "/xray/api/v1/events/{key}",
+    CreateAnswer::Empty
+);
+binding!(
+    EVENT_V2_ROUTES,
+    &EVENTS,
+    "/xray/api/v2/events",
+    "/xray/api/v2/events/{key}",
+    CreateAnswer::Empty
+);
+
 pub(crate) fn routes() -> Router<Arc<Shared>> {
     Router::new()
         .route("/xray/api/v1/system/ping", get(ping))
         .route("/xray/api/v1/system/version", get(version))
+        .merge(POLICY_ROUTES.routes())
+        .merge(WEBHOOK_ROUTES.routes())
+        .merge(CURATION_POLICY_ROUTES.routes())
+        .merge(CURATION_CONDITION_ROUTES.routes())
+        .merge(EVENT_ROUTES.routes())
+        .merge(EVENT_V2_ROUTES.routes())
+        .route("/xray/api/v2/watches", get(list_watches).post(create_watch))
+        .route(
+            "/xray/api/v2/watches/{name}",
+            get(read_watch).put(update_watch).delete(delete_watch),
+        )
+        .route(
+            "/xray/api/v1/ignore_rules",
+            get(list_ignore_rules).post(create_ignore_rule),
+        )
+        .route("/xray/api/v1/reports", post(list_reports))
+        .route(
+            "/xray/api/v1/ignore_rules/{id}",
+            get(read_ignore_rule).delete(delete_ignore_rule),
+        )
+        .route(
+            "/xray/api/v1/reports/{id}",
+            get(read_report).delete(delete_report).post(create_report),
+        )
+        .route(
+            "/xray/api/v1/configuration/workersCount",
+            get(read_workers).put(write_workers),
+        )
+        .route(
+            "/xray/api/v1/configuration/dbsync/time",
+            get(read_dbsync).put(write_dbsync),
+        )
+        .route(
+            "/artifactory/api/xrayRepo/getIntegrationConfig",
+            get(read_integration),
+        )
+        .route(
+            "/artifactory/api/xrayRepo/updateXrayBasicSettings",
+            post(write_integration),
+        )
+        .route("/xray/api/v1/repos_config", put(write_repo_config))
+        .route("/xray/api/v1/repos_config/{repo}", get(read_repo_config))
+        .route(
+            "/xray/api/v1/binMgr/{id}/{what}",
+            get(read_bin_mgr).put(write_bin_mgr),
+        )
+        .route("/catalog/api/v1/custom/graphql", post(graphql))
 }
 
 /// Answers `{"status":"pong"}` without authentication.
@@ -26,4 +417,589 @@ async fn ping() -> Json<Value> {
 
 async fn version(_user: User) -> Json<Value> {
     Json(json!({"xray_version": XRAY_VERSION, "xray_revision": "a1b2c3d"}))
+}
+
+fn json_of(body: &axum::body::Bytes) -> Result<Value, ApiError> {
+    serde_json::from_slice(body)
+        .map_err(|e| bad(format!("Could not parse the request body as JSON: {e}")))
+}
+
+// --- watches ---
+
+/// Xray's checks of a watch: its resources exist in Artifactory, its policies in Xray.
+fn check_watch(s: &Shared, body: &Value) -> Result<String, ApiError> {
+    let name = str_at(body, "/general_data/name").to_string();
+    if name.is_empty() {
+        return Err(bad("Watch name is required"));
+    }
+    let resources = body
+        .pointer("/project_resources/resources")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+    for r in &resources {
+        let ty = str_at(r, "/type");
+        if ty == "repository" {
+            let repo = str_at(r, "/name");
+            if s.artifactory.repository_view(repo).is_none() {
+                return Err(bad(format!(
+                    "Failed to create watch: repository '{repo}' does not exist"
+                )));
+            }
+        }
+    }
+    let policies = body
+        .get("assigned_policies")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+    for p in &policies {
+        let pname = str_at(p, "/name");
+        if s.collections.get_raw(POLICIES.name, pname).is_none() {
+            return Err(bad(format!(
+                "Failed to create watch: policy '{pname}' does not exist"
+            )));
+        }
+    }
+    Ok(name)
+}
+
+async fn list_watches(State(s): State<Arc<Shared>>, _u: User) -> Json<Value> {
+    Json(Value::Array(
+        s.collections.list_raw(WATCHES.name).unwrap_or_default(),
+    ))
+}
+
+async fn create_watch(
+    State(s): State<Arc<Shared>>,
+    _u: User,
+    body: axum::body::Bytes,
+) -> Result<Response, ApiError> {
+    let body = json_of(&body)?;
+    let name = check_watch(&s, &body)?;
+    if s.collections.get_raw(WATCHES.name, &name).is_some() {
+        return Err(ApiError::new(
+            Flavor::Xray,
+            StatusCode::CONFLICT,
+            format!("Watch {name} already exists"),
+        ));
+    }
+    s.collections.put_raw(WATCHES.name, &name, body);
+    Ok((
+        StatusCode::CREATED,
+        Json(json!({"info": "Watch has been successfully created"})),
+    )
+        .into_response())
+}
+
+async fn read_watch(
+    State(s): State<Arc<Shared>>,
+    _u: User,
+    Path(name): Path<String>,
+) -> Result<Json<Value>, ApiError> {
+    s.collections
+        .get_raw(WATCHES.name, &name)
+        .map(Json)
+        .ok_or_else(|| not_found(format!("Failed to find watch: watch {name} does not exist")))
+}
+
+async fn update_watch(
+    State(s): State<Arc<Shared>>,
+    _u: User,
+    Path(name): Path<String>,
+    body: axum::body::Bytes,
+) -> Result<Json<Value>, ApiError> {
+    let body = json_of(&body)?;
+    if s.collections.get_raw(WATCHES.name, &name).is_none() {
+        return Err(not_found(format!(
+            "Failed to find watch: watch {name} does not exist"
+        )));
+    }
+    let new_name = check_watch(&s, &body)?;
+    if new_name != name {
+        return Err(bad("Watch name cannot be changed"));
+    }
+    s.collections.put_raw(WATCHES.name, &name, body);
+    Ok(Json(json!({"info": "Watch was successfully updated"})))
+}
+
+async fn delete_watch(
+    State(s): State<Arc<Shared>>,
+    _u: User,
+    Path(name): Path<String>,
+) -> Result<Json<Value>, ApiError> {
+    if s.collections.delete_raw(WATCHES.name, &name) {
+        Ok(Json(json!({"info": "Watch was successfully deleted"})))
+    } else {
+        Err(not_found(format!(
+            "Failed to find watch: watch {name} does not exist"
+        )))
+    }
+}
+
+// --- ignore rules ---
+
+async fn create_ignore_rule(
+    State(s): State<Arc<Shared>>,
+    _u: User,
+    body: axum::body::Bytes,
+) -> Result<Response, ApiError> {
+    let mut body = json_of(&body)?;
+    if str_at(&body, "/notes").is_empty() {
+        return Err(bad("notes is required"));
+    }
+    if !body
+        .get("ignore_filters")
+        .and_then(Value::as_object)
+        .is_some_and(|f| f.values().any(|v| !v.as_array().is_some_and(Vec::is_empty)))
+    {
+        return Err(bad("An ignore rule must have at least one ignore filter"));
+    }
+    let id = s.collections.next_id(IGNORE_RULES.name).unwrap_or_default();
+    if let Value::Object(m) = &mut body {
+        m.insert("id".into(), json!(id));
+        m.insert("author".into(), json!("admin"));
+        m.insert("created".into(), json!("2026-01-01T00:00:00Z"));
+        m.insert("is_expired".into(), json!(false));
+    }
+    s.collections.put_raw(IGNORE_RULES.name, &id, body);
+    Ok((
+        StatusCode::CREATED,
+        Json(json!({"info": format!("Successfully added Ignore rule with id: {id}")})),
+    )
+        .into_response())
+}
+
+/// Ignore rules, paged as `{data, total_count}` (one page holds them all here).
+async fn list_ignore_rules(State(s): State<Arc<Shared>>, _u: User) -> Json<Value> {
+    let data = s
+        .collections
+        .list_raw(IGNORE_RULES.name)
+        .unwrap_or_default();
+    Json(json!({"total_count": data.len(), "data": data}))
+}
+
+async fn read_ignore_rule(
+    State(s): State<Arc<Shared>>,
+    _u: User,
+    Path(id): Path<String>,
+) -> Result<Json<Value>, ApiError> {
+    s.collections
+        .get_raw(IGNORE_RULES.name, &id)
+        .map(Json)
+        .ok_or_else(|| not_found(format!("Ignore rule {id} not found")))
+}
+
+async fn delete_ignore_rule(
+    State(s): State<Arc<Shared>>,
+    _u: User,
+    Path(id): Path<String>,
+) -> Result<Json<Value>, ApiError> {
+    if s.collections.delete_raw(IGNORE_RULES.name, &id) {
+        Ok(Json(json!({"info": "Successfully deleted Ignore rule"})))
+    } else {
+        Err(not_found(format!("Ignore rule {id} not found")))
+    }
+}
+
+// --- reports ---
+
+/// The report types of `POST /api/v1/reports/<type>`.
+const REPORT_TYPES: &[&str] = &[
+    "vulnerabilities",
+    "licenses",
+    "violations",
+    "operationalRisks",
+    "exposures",
+];
+
+/// `POST /api/v1/reports/<type>` (the path segment is the type, not an ID).
+async fn create_report(
+    State(s): State<Arc<Shared>>,
+    _u: User,
+    Path(kind): Path<String>,
+    body: axum::body::Bytes,
+) -> Result<Response, ApiError> {
+    if !REPORT_TYPES.contains(&kind.as_str()) {
+        return Err(not_found(format!("Unknown report type {kind}")));
+    }
+    let body = json_of(&body)?;
+    let name = str_at(&body, "/name").to_string();
+    if name.is_empty() {
+        return Err(bad("Report name is required"));
+    }
+    if !body.get("resources").is_some_and(Value::is_object) {
+        return Err(bad("Report resources are required"));
+    }
+    let id = s.collections.next_id(REPORTS.name).unwrap_or_default();
+    let report = json!({
+        "id": id.parse::<u64>().unwrap_or_default(),
+        "name": name,
+        "report_type": kind,
+        "status": "pending",
+        "progress": 0,
+        "total_artifacts": 0,
+        "num_of_processed_artifacts": 0,
+        "number_of_rows": 0,
+        "author": "admin",
+    });
+    s.collections.put_raw(REPORTS.name, &id, report);
+    Ok((
+        StatusCode::OK,
+        Json(json!({"report_id": id.parse::<u64>().unwrap_or_default(), "status": "pending"})),
+    )
+        .into_response())
+}
+
+/// `POST /api/v1/reports?...` with `{filters: {name}}`: the reports, filtered by name.
+async fn list_reports(
+    State(s): State<Arc<Shared>>,
+    _u: User,
+    body: axum::body::Bytes,
+) -> Result<Json<Value>, ApiError> {
+    let body = if body.is_empty() {
+        json!({})
+    } else {
+        json_of(&body)?
+    };
+    let name = str_at(&body, "/filters/name").to_string();
+    let reports: Vec<Value> = s
+        .collections
+        .list_raw(REPORTS.name)
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|r| name.is_empty() || str_at(r, "/name") == name)
+        .collect();
+    Ok(Json(
+        json!({"total_reports": reports.len(), "reports": reports}),
+    ))
+}
+
+/// Each read advances a report's generation: pending, running, completed.
+async fn read_report(
+    State(s): State<Arc<Shared>>,
+    _u: User,
+    Path(id): Path<String>,
+) -> Result<Json<Value>, ApiError> {
+    let mut r = s
+        .collections
+        .get_raw(REPORTS.name, &id)
+        .ok_or_else(|| not_found("failed to get report details"))?;
+    let answer = r.clone();
+    let next = match str_at(&r, "/status") {
+        "pending" => {
+            json!({"status": "running", "progress": 50, "total_artifacts": 2, "num_of_processed_artifacts": 1})
+        }
+        "running" => {
+            json!({"status": "completed", "progress": 100, "total_artifacts": 2, "num_of_processed_artifacts": 2, "number_of_rows": 3})
+        }
+        _ => Value::Null,
+    };
+    if let (Value::Object(m), Value::Object(n)) = (&mut r, next) {
+        m.extend(n);
+        s.collections.put_raw(REPORTS.name, &id, r);
+    }
+    Ok(Json(answer))
+}
+
+async fn delete_report(
+    State(s): State<Arc<Shared>>,
+    _u: User,
+    Path(id): Path<String>,
+) -> Result<Json<Value>, ApiError> {
+    if s.collections.delete_raw(REPORTS.name, &id) {
+        Ok(Json(json!({"info": "Report successfully deleted"})))
+    } else {
+        Err(not_found("failed to get report details"))
+    }
+}
+
+// --- configuration singletons ---
+
+fn config_get(s: &Shared, key: &str, default: Value) -> Value {
+    let mut v = s.collections.get_raw(CONFIG.name, key).unwrap_or(default);
+    if let Value::Object(m) = &mut v {
+        m.remove("key");
+    }
+    v
+}
+
+fn config_put(s: &Shared, key: &str, mut v: Value) {
+    if let Value::Object(m) = &mut v {
+        m.insert("key".into(), json!(key));
+    }
+    s.collections.put_raw(CONFIG.name, key, v);
+}
+
+fn default_workers() -> Value {
+    let both = json!({"new_content": 4, "existing_content": 2});
+    json!({
+        "index": both, "persist": both, "analysis": both, "policy_enforcer": both,
+        "sbom": both, "usercatalog": both, "sbomimpactanalysis": both, "migrationsbom": both,
+        "impact_analysis": {"new_content": 2}, "notification": {"new_content": 2},
+        "panoramic": {"new_content": 2}, "sbomenricher": both, "sbomdependencies": both,
+        "sbomdeleter": both
+    })
+}
+
+async fn read_workers(State(s): State<Arc<Shared>>, _u: User) -> Json<Value> {
+    Json(config_get(&s, "workersCount", default_workers()))
+}
+
+async fn write_workers(
+    State(s): State<Arc<Shared>>,
+    _u: User,
+    body: axum::body::Bytes,
+) -> Result<Json<Value>, ApiError> {
+    let body = json_of(&body)?;
+    let Value::Object(m) = &body else {
+        return Err(bad("The request body must be a JSON object"));
+    };
+    for (k, v) in m {
+        let n = v.get("new_content").and_then(Value::as_i64).unwrap_or(0);
+        if n < 1 {
+            return Err(bad(format!("{k}: new_content must be 1 or more")));
+        }
+    }
+    let mut merged = config_get(&s, "workersCount", default_workers());
+    if let Value::Object(cur) = &mut merged {
+        cur.extend(m.clone());
+    }
+    config_put(&s, "workersCount", merged);
+    Ok(Json(
+        json!({"info": "Workers count was updated successfully"}),
+    ))
+}
+
+async fn read_dbsync(State(s): State<Arc<Shared>>, _u: User) -> Json<Value> {
+    Json(config_get(
+        &s,
+        "dbsync",
+        json!({"db_sync_updates_time": "00:00"}),
+    ))
+}
+
+async fn write_dbsync(
+    State(s): State<Arc<Shared>>,
+    _u: User,
+    body: axum::body::Bytes,
+) -> Result<Json<Value>, ApiError> {
+    let body = json_of(&body)?;
+    let t = str_at(&body, "/db_sync_updates_time");
+    let ok = t.len() == 5
+        && t.split_once(':').is_some_and(|(h, m)| {
+            h.parse::<u8>().is_ok_and(|h| h < 24) && m.parse::<u8>().is_ok_and(|m| m < 60)
+        });
+    if !ok {
+        return Err(bad(format!("Invalid db sync time '{t}', expected HH:mm")));
+    }
+    config_put(&s, "dbsync", json!({"db_sync_updates_time": t}));
+    Ok(Json(
+        json!({"info": "Database sync time was updated successfully"}),
+    ))
+}
+
+fn default_integration() -> Value {
+    json!({
+        "xrayEnabled": true,
+        "allowBlockedArtifactsDownload": false,
+        "allowDownloadsXrayUnavailable": false,
+        "blockUnscannedTimeoutSeconds": 60,
+        "blockUnfinishedScansTimeoutSeconds": 1800
+    })
+}
+
+async fn read_integration(State(s): State<Arc<Shared>>, _u: User) -> Json<Value> {
+    Json(config_get(&s, "integration", default_integration()))
+}
+
+async fn write_integration(
+    State(s): State<Arc<Shared>>,
+    _u: User,
+    body: axum::body::Bytes,
+) -> Result<StatusCode, ApiError> {
+    let body = json_of(&body)?;
+    let Value::Object(m) = body else {
+        return Err(bad("The request body must be a JSON object"));
+    };
+    let mut merged = config_get(&s, "integration", default_integration());
+    if let Value::Object(cur) = &mut merged {
+        cur.extend(m);
+    }
+    config_put(&s, "integration", merged);
+    Ok(StatusCode::OK)
+}
+
+async fn write_repo_config(
+    State(s): State<Arc<Shared>>,
+    _u: User,
+    body: axum::body::Bytes,
+) -> Result<Json<Value>, ApiError> {
+    let body = json_of(&body)?;
+    let repo = str_at(&body, "/repo_name").to_string();
+    if s.artifactory.repository_view(&repo).is_none() {
+        return Err(bad(format!("Repository '{repo}' does not exist")));
+    }
+    if body.get("repo_config").is_none() && body.get("repo_paths_config").is_none() {
+        return Err(bad("Either repo_config or repo_paths_config is required"));
+    }
+    config_put(&s, &format!("repos_config/{repo}"), body);
+    Ok(Json(
+        json!({"info": "Repository configuration was updated successfully"}),
+    ))
+}
+
+async fn read_repo_config(
+    State(s): State<Arc<Shared>>,
+    _u: User,
+    Path(repo): Path<String>,
+) -> Result<Json<Value>, ApiError> {
+    s.collections
+        .get_raw(CONFIG.name, &format!("repos_config/{repo}"))
+        .map(|mut v| {
+            if let Value::Object(m) = &mut v {
+                m.remove("key");
+            }
+            Json(v)
+        })
+        .ok_or_else(|| not_found(format!("Repository {repo} has no Xray configuration")))
+}
+
+/// The indexed and non-indexed members of each binary manager configuration.
+fn bin_mgr_members(what: &str) -> Option<(&'static str, &'static str)> {
+    Some(match what {
+        "builds" => ("indexed_builds", "non_indexed_builds"),
+        "repos" => ("indexed_repos", "non_indexed_repos"),
+        "release_bundle_v2" => ("indexed_release_bundle_v2", "non_indexed_release_bundle_v2"),
+        _ => return None,
+    })
+}
+
+async fn read_bin_mgr(
+    State(s): State<Arc<Shared>>,
+    _u: User,
+    Path((id, what)): Path<(String, String)>,
+) -> Result<Json<Value>, ApiError> {
+    let (indexed, non) = bin_mgr_members(&what).ok_or_else(|| not_found("Not found"))?;
+    if id != "default" {
+        return Err(not_found(format!("Binary manager {id} does not exist")));
+    }
+    Ok(Json(config_get(
+        &s,
+        &format!("binMgr/{id}/{what}"),
+        json!({"bin_mgr_id": id, indexed: [], non: []}),
+    )))
+}
+
+async fn write_bin_mgr(
+    State(s): State<Arc<Shared>>,
+    _u: User,
+    Path((id, what)): Path<(String, String)>,
+    body: axum::body::Bytes,
+) -> Result<Json<Value>, ApiError> {
+    let (indexed, non) = bin_mgr_members(&what).ok_or_else(|| not_found("Not found"))?;
+    if id != "default" {
+        return Err(not_found(format!("Binary manager {id} does not exist")));
+    }
+    let body = json_of(&body)?;
+    let list = body.get(indexed).cloned().unwrap_or(json!([]));
+    if what == "repos" {
+        for r in list.as_array().into_iter().flatten() {
+            let name = str_at(r, "/name");
+            if s.artifactory.repository_view(name).is_none() {
+                return Err(bad(format!("Repository '{name}' does not exist")));
+            }
+        }
+    }
+    config_put(
+        &s,
+        &format!("binMgr/{id}/{what}"),
+        json!({"bin_mgr_id": id, indexed: list, non: []}),
+    );
+    Ok(Json(
+        json!({"info": "Indexing configuration was updated successfully"}),
+    ))
+}
+
+// --- catalog labels (GraphQL) ---
+
+fn gql_error(msg: impl Into<String>) -> Json<Value> {
+    Json(json!({"errors": [{"message": msg.into()}], "data": null}))
+}
+
+async fn graphql(
+    State(s): State<Arc<Shared>>,
+    _u: User,
+    body: axum::body::Bytes,
+) -> Result<Json<Value>, ApiError> {
+    let body = json_of(&body)?;
+    let query = str_at(&body, "/query").to_string();
+    let vars = body.get("variables").cloned().unwrap_or(json!({}));
+    if query.contains("createCustomCatalogLabels") {
+        let new = vars
+            .get("labels")
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default();
+        for l in &new {
+            let name = str_at(l, "/name");
+            if name.is_empty() {
+                return Ok(gql_error("label name is required"));
+            }
+            if s.collections.get_raw(CATALOG_LABELS.name, name).is_some() {
+                return Ok(gql_error(format!("label {name} already exists")));
+            }
+        }
+        for l in new {
+            let name = str_at(&l, "/name").to_string();
+            s.collections.put_raw(CATALOG_LABELS.name, &name, l);
+        }
+        return Ok(Json(
+            json!({"data": {"customCatalogLabel": {"createCustomCatalogLabels": []}}}),
+        ));
+    }
+    if query.contains("updateCustomCatalogLabel") {
+        let name = str_at(&vars, "/label/name").to_string();
+        if s.collections.get_raw(CATALOG_LABELS.name, &name).is_none() {
+            return Ok(gql_error(format!("label {name} does not exist")));
+        }
+        let new_name = str_at(&vars, "/label/updatedName").to_string();
+        let desc = str_at(&vars, "/label/updatedDescription").to_string();
+        s.collections.delete_raw(CATALOG_LABELS.name, &name);
+        s.collections.put_raw(
+            CATALOG_LABELS.name,
+            &new_name,
+            json!({"name": new_name, "description": desc}),
+        );
+        return Ok(Json(
+            json!({"data": {"customCatalogLabel": {"updateCustomCatalogLabel": {"name": new_name}}}}),
+        ));
+    }
+    if query.contains("deleteCustomCatalogLabels") {
+        for n in vars
+            .get("names")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            s.collections
+                .delete_raw(CATALOG_LABELS.name, n.as_str().unwrap_or_default());
+        }
+        return Ok(Json(
+            json!({"data": {"customCatalogLabel": {"deleteCustomCatalogLabels": true}}}),
+        ));
+    }
+    if query.contains("searchLabels") {
+        let edges: Vec<Value> = s
+            .collections
+            .list_raw(CATALOG_LABELS.name)
+            .unwrap_or_default()
+            .into_iter()
+            .map(|l| json!({"node": l}))
+            .collect();
+        return Ok(Json(
+            json!({"data": {"customCatalogLabel": {"searchLabels": {"edges": edges}}}}),
+        ));
+    }
+    Ok(gql_error("unsupported operation"))
 }

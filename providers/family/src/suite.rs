@@ -1,0 +1,370 @@
+//! The generic family test suite (feature `suite`, for the providers' tests): every
+//! declared Kind of a family, through the real managed
+//! reconciler, against the Kubernetes API test server (CRDs generated from the
+//! declarations, Crossplane's provider RBAC) and the JFrog simulator. For each family:
+//! every example (both scopes where the family has legacy examples) converges to Ready and
+//! Synced; two more rounds of reconciles send no write; a change made in JFrog is reverted
+//! by one reconcile; deleting the MR deletes the object. It runs over every declared Kind of
+//! every family; a provider's test calls [`family_suite`] once per family, with its
+//! [`Suite`] (the provider, how each Kind's object is changed in JFrog, which Kinds JFrog
+//! can delete).
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use jfrog_sim::Simulator;
+use kube::Api;
+use kube::api::{DeleteParams, DynamicObject, PostParams};
+use provider_common::Provider;
+
+use crate::{ClientCache, FamilyConnector, FamilyKind};
+use provider_runtime::managed::{
+    ConfigError, ControllerContext, Credentials, ManagedKind, ManagedRef, Outcome,
+    ProviderConfigResolver, Reconciler, ResolvedConfig, Scope,
+};
+use secrecy::SecretString;
+use serde_json::{Value, json};
+
+pub const NS: &str = "default";
+pub const WAIT: Duration = Duration::from_secs(120);
+
+/// What a provider tells the suite about its families.
+#[derive(Debug, Clone, Copy)]
+pub struct Suite {
+    /// The provider (its name, short name and JFrog client identity).
+    pub provider: Provider,
+    /// The change a person makes in JFrog to an object of a Kind: a JSON pointer into the
+    /// object as read and the value put there; `None`: the Kind cannot be changed (no
+    /// update API), so the drift step skips it.
+    pub drift: fn(kind: &str) -> Option<(&'static str, Value)>,
+    /// Whether deleting an MR of a Kind deletes the object in JFrog (false for
+    /// configuration JFrog cannot delete: the MR only forgets it).
+    pub deletes: fn(kind: &str) -> bool,
+    /// Objects of other families the examples refer to, put into the simulator first.
+    pub seed: fn(&Simulator),
+    /// Requests (`METHOD path` as the simulator counts them) that only read although
+    /// their method is not GET (a GraphQL query).
+    pub read_calls: &'static [&'static str],
+}
+
+/// Nothing to seed.
+pub fn no_seed(_sim: &Simulator) {}
+
+/// The usual change made in JFrog: a new `description`.
+pub fn description_drift(_kind: &str) -> Option<(&'static str, Value)> {
+    Some(("/description", json!("edited in the UI")))
+}
+
+/// Every Kind's objects can be deleted.
+pub fn always_deletes(_kind: &str) -> bool {
+    true
+}
+
+pub struct SimResolver {
+    pub url: String,
+    pub token: String,
+}
+
+#[async_trait]
+impl ProviderConfigResolver for SimResolver {
+    async fn track_usage(&self, _mr: &ManagedRef) -> Result<(), ConfigError> {
+        Ok(())
+    }
+    async fn resolve(&self, _mr: &ManagedRef) -> Result<ResolvedConfig, ConfigError> {
+        Ok(ResolvedConfig {
+            config_kind: "ClusterProviderConfig".into(),
+            config_name: "default".into(),
+            config_namespace: None,
+            config_uid: Some("pc".into()),
+            url: self.url.clone(),
+            credentials: Credentials::Token(SecretString::from(self.token.clone())),
+            ca_bundle: None,
+        })
+    }
+}
+
+/// One MR and its reconciler.
+pub struct Mr {
+    pub scope: Scope,
+    pub name: String,
+    pub kind: Arc<FamilyKind>,
+    pub rec: Reconciler<FamilyKind>,
+    pub api: Api<DynamicObject>,
+}
+
+impl Mr {
+    pub async fn reconcile(&self) -> Outcome {
+        let ns = (self.scope == Scope::Namespaced).then_some(NS);
+        self.rec.reconcile(ns, &self.name).await
+    }
+    pub async fn get(&self) -> DynamicObject {
+        self.api.get(&self.name).await.expect("get MR")
+    }
+    pub async fn ready_and_synced(&self) -> bool {
+        let o = self.get().await;
+        testkit::condition(&o, "Ready").is_some_and(|c| c.0 == "True")
+            && testkit::condition(&o, "Synced").is_some_and(|c| c.0 == "True")
+    }
+}
+
+/// The servers, the admin client, the MRs.
+pub struct Env {
+    pub sim: Simulator,
+    pub _server: kube_testserver::TestServer,
+    pub admin: kube::Client,
+    pub ctx: ControllerContext,
+    pub cache: Arc<ClientCache>,
+    pub mrs: Vec<Mr>,
+}
+
+/// Start both servers, install the CRDs of `kinds` (both scopes) and grant the provider
+/// exactly the RBAC Crossplane grants it for them.
+pub async fn start(provider: Provider, kinds: &[Arc<FamilyKind>], cache: Arc<ClientCache>) -> Env {
+    let sim = testkit::start_sim().await;
+    let server = testkit::start_kube_server().await;
+    let admin = testkit::client_for(&server, &server.admin_token()).await;
+    let regs: Vec<_> = kinds
+        .iter()
+        .map(|k| {
+            provider_runtime::managed::register_shared(
+                k.clone(),
+                Arc::new(FamilyConnector::new(k, cache.clone())),
+            )
+        })
+        .collect();
+    let crds: Vec<Value> = provider_runtime::crd::provider_crds_for(provider.short, &regs)
+        .into_iter()
+        .filter(|c| {
+            kinds.iter().any(|k| {
+                c.name
+                    .contains(&format!(".{}.{}.", k.info().group, provider.short))
+            })
+        })
+        .map(|c| c.document)
+        .collect();
+    testkit::install_crds(&admin, &crds).await;
+    let user = testkit::provider_user(provider.name);
+    // The ClusterRole Crossplane's RBAC manager creates for this provider.
+    let role = format!("crossplane:provider:{}:system", provider.short);
+    testkit::grant(&admin, testkit::provider_role(&role, &crds, &[]), &user).await;
+    let client = testkit::client_for(&server, &server.issue_token(&user, &[])).await;
+    let ctx = ControllerContext::new(
+        client,
+        Arc::new(SimResolver {
+            url: sim.url(),
+            token: sim.admin_token(),
+        }),
+        provider.name,
+    );
+    Env {
+        sim,
+        _server: server,
+        admin,
+        ctx,
+        cache,
+        mrs: Vec::new(),
+    }
+}
+
+impl Env {
+    /// Create `manifest` (an MR of `kind`) and keep a reconciler for it; waits for the CRD to
+    /// be served.
+    pub async fn add(&mut self, kind: &Arc<FamilyKind>, manifest: Value) {
+        let scope = if manifest["metadata"]["namespace"].is_string() {
+            Scope::Namespaced
+        } else {
+            Scope::Cluster
+        };
+        let name = manifest["metadata"]["name"]
+            .as_str()
+            .expect("manifest name")
+            .to_string();
+        let ar = kind.info().api_resource(scope);
+        let api: Api<DynamicObject> = match scope {
+            Scope::Namespaced => Api::namespaced_with(self.admin.clone(), NS, &ar),
+            Scope::Cluster => Api::all_with(self.admin.clone(), &ar),
+        };
+        let obj: DynamicObject = serde_json::from_value(manifest).expect("object");
+        let deadline = tokio::time::Instant::now() + WAIT;
+        loop {
+            match api.create(&PostParams::default(), &obj).await {
+                Ok(_) => break,
+                Err(e) if tokio::time::Instant::now() < deadline => {
+                    tracing::debug!(error = %e, "waiting for CRD");
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                }
+                Err(e) => panic!("create {name}: {e}"),
+            }
+        }
+        let connector = Arc::new(FamilyConnector::new(kind, self.cache.clone()));
+        self.mrs.push(Mr {
+            scope,
+            name,
+            kind: kind.clone(),
+            rec: Reconciler::new(kind.clone(), connector, self.ctx.clone(), scope),
+            api,
+        });
+    }
+}
+
+/// Reconcile every MR that is not Ready and Synced, in order, until all are.
+pub async fn converge(mrs: &[Mr]) {
+    let deadline = tokio::time::Instant::now() + WAIT;
+    loop {
+        let mut pending = Vec::new();
+        for m in mrs {
+            if !m.ready_and_synced().await {
+                let o = m.reconcile().await;
+                pending.push(format!("{}: {o:?}", m.name));
+            }
+        }
+        if pending.is_empty() {
+            return;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "not converged: {pending:?}"
+        );
+    }
+}
+
+/// JFrog writes (every request but a GET and the `read_calls`) since the last reset of the
+/// counts.
+pub fn writes(sim: &Simulator, read_calls: &[&str]) -> u64 {
+    sim.request_counts()
+        .iter()
+        .filter(|(k, _)| !k.starts_with("GET") && !read_calls.contains(&k.as_str()))
+        .map(|(_, n)| n)
+        .sum()
+}
+
+/// Reconcile every MR `rounds` times; none may write to JFrog.
+pub async fn assert_no_writes(sim: &Simulator, mrs: &[Mr], rounds: usize, read_calls: &[&str]) {
+    sim.reset_counts();
+    for _ in 0..rounds {
+        for m in mrs {
+            let o = m.reconcile().await;
+            assert!(matches!(o, Outcome::After(_)), "{}: {o:?}", m.name);
+        }
+    }
+    assert_eq!(writes(sim, read_calls), 0, "{:?}", sim.request_counts());
+}
+
+/// The JFrog client the suite uses to act as a person editing JFrog.
+fn jfrog(sim: &Simulator) -> jfrog_client::JfrogClient {
+    jfrog_client::JfrogClient::builder(sim.url())
+        .credentials(jfrog_client::Credentials::access_token(sim.admin_token()))
+        .build()
+        .expect("client")
+}
+
+/// The suite over one family: `kinds` are the family's Kinds (their CRDs are installed),
+/// `examples` (Kind name, manifest) pairs; `every_kind` asks for an example of each Kind.
+pub async fn family_suite(
+    suite: &Suite,
+    kinds: &[Arc<FamilyKind>],
+    examples: Vec<(String, Value)>,
+    every_kind: bool,
+) {
+    if every_kind {
+        for k in kinds {
+            assert!(
+                examples.iter().any(|(n, _)| n == k.info().kind),
+                "{} has no example in the suite",
+                k.info().kind
+            );
+        }
+    }
+    let mut env = start(
+        suite.provider,
+        kinds,
+        Arc::new(ClientCache::new(suite.provider)),
+    )
+    .await;
+    (suite.seed)(&env.sim);
+    for (kind, manifest) in examples {
+        let k = kinds
+            .iter()
+            .find(|k| k.info().kind == kind)
+            .unwrap_or_else(|| panic!("{kind} is declared"));
+        env.add(k, manifest).await;
+    }
+    converge(&env.mrs).await;
+    assert_no_writes(&env.sim, &env.mrs, 2, suite.read_calls).await;
+
+    // A change made in JFrog is reverted by one reconcile, then nothing more is written.
+    let client = jfrog(&env.sim);
+    for m in &env.mrs {
+        let Some((pointer, edited)) = (suite.drift)(m.kind.info().kind) else {
+            continue;
+        };
+        let rest = m.kind.resolved().decl.rest;
+        let key =
+            m.get().await.metadata.annotations.unwrap_or_default()["crossplane.io/external-name"]
+                .clone();
+        let mut body = rest.read(&client, &key).await.expect("read");
+        set_pointer(&mut body, pointer, edited.clone());
+        let map = body.as_object().cloned().expect("object");
+        rest.update(&client, &key, &map).await.expect("drift");
+        env.sim.reset_counts();
+        let o = m.reconcile().await;
+        assert!(matches!(o, Outcome::After(_)), "{}: {o:?}", m.name);
+        assert!(
+            writes(&env.sim, suite.read_calls) >= 1,
+            "{}: drift not reverted",
+            m.name
+        );
+        let after = rest.read(&client, &key).await.expect("read");
+        assert_ne!(after.pointer(pointer), Some(&edited), "{}", m.name);
+    }
+    assert_no_writes(&env.sim, &env.mrs, 1, suite.read_calls).await;
+
+    // Deleting the MR deletes the object and releases the MR (in reverse order of creation:
+    // aggregates before their members).
+    for m in env.mrs.iter().rev() {
+        let rest = m.kind.resolved().decl.rest;
+        let key =
+            m.get().await.metadata.annotations.unwrap_or_default()["crossplane.io/external-name"]
+                .clone();
+        m.api
+            .delete(&m.name, &DeleteParams::default())
+            .await
+            .expect("delete MR");
+        let deadline = tokio::time::Instant::now() + WAIT;
+        while m.api.get_opt(&m.name).await.expect("get").is_some() {
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "{} not released",
+                m.name
+            );
+            m.reconcile().await;
+        }
+        if !(suite.deletes)(m.kind.info().kind) {
+            continue;
+        }
+        let gone = rest.read(&client, &key).await;
+        assert!(
+            matches!(&gone, Err(e) if e.is_not_found()),
+            "{}: still in JFrog: {gone:?}",
+            m.name
+        );
+    }
+}
+
+/// Set the member at a JSON pointer, creating the objects on the way.
+fn set_pointer(v: &mut Value, pointer: &str, value: Value) {
+    let mut cur = v;
+    let parts: Vec<&str> = pointer.trim_start_matches('/').split('/').collect();
+    for (i, p) in parts.iter().enumerate() {
+        if !cur.is_object() {
+            *cur = json!({});
+        }
+        let m = cur.as_object_mut().expect("an object");
+        if i + 1 == parts.len() {
+            m.insert((*p).to_string(), value);
+            return;
+        }
+        cur = m.entry((*p).to_string()).or_insert_with(|| json!({}));
+    }
+}

@@ -1,0 +1,118 @@
+//! What the Xray families share: a REST binding whose delete only forgets (configuration
+//! that JFrog cannot delete), the identifier of a server-assigned create, the project-scope
+//! rule, and the registration of a group's declarations.
+
+use async_trait::async_trait;
+use jfrog_client::{Error, JfrogClient};
+use provider_family::{ListCall, Paths, Rest};
+use serde_json::{Map, Value};
+
+/// A binding whose objects cannot be deleted in JFrog (indexing configuration, worker
+/// counts, repository configuration): deleting the MR forgets the object, JFrog keeps it.
+#[derive(Debug)]
+pub struct Forget(pub Paths);
+
+#[async_trait]
+impl Rest for Forget {
+    async fn read(&self, client: &JfrogClient, key: &str) -> Result<Value, Error> {
+        self.0.read(client, key).await
+    }
+    async fn create(
+        &self,
+        client: &JfrogClient,
+        key: &str,
+        body: &Map<String, Value>,
+    ) -> Result<Value, Error> {
+        self.0.create(client, key, body).await
+    }
+    async fn update(
+        &self,
+        client: &JfrogClient,
+        key: &str,
+        body: &Map<String, Value>,
+    ) -> Result<(), Error> {
+        self.0.update(client, key, body).await
+    }
+    async fn delete(&self, _client: &JfrogClient, _key: &str) -> Result<(), Error> {
+        Ok(())
+    }
+    fn list(&self) -> Option<&ListCall> {
+        self.0.list()
+    }
+    fn forgets_on_delete(&self) -> bool {
+        true
+    }
+}
+
+/// The identifier in a create's answer: `member` as a string, or a number written in
+/// decimal (Xray's report and curation IDs are numbers).
+pub fn answer_id(answer: &Value, member: &str) -> Option<String> {
+    match answer.get(member)? {
+        Value::String(s) if !s.is_empty() => Some(s.clone()),
+        Value::Number(n) => Some(n.to_string()),
+        _ => None,
+    }
+}
+
+/// Project-scoped objects (`?projectKey=`) are not supported yet: refuse the manifest
+/// before any request rather than create the object outside the project.
+pub fn refuse_project_key(params: &Value) -> Result<(), String> {
+    match params.get("projectKey") {
+        Some(Value::String(s)) if !s.is_empty() => Err(format!(
+            "projectKey {s:?}: project-scoped Xray objects are not supported by this provider yet; remove projectKey"
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// The group functions every Xray group module has: `declarations`, `kinds` (composed
+/// once per process) and `registrations` (sharing the provider's client cache).
+macro_rules! group_fns {
+    () => {
+        /// Every declared Kind of the group.
+        pub fn declarations() -> &'static [provider_family::KindDecl] {
+            tables::KINDS
+        }
+
+        /// Every Kind of the group, composed once per process.
+        pub fn kinds() -> &'static [std::sync::Arc<provider_family::FamilyKind>] {
+            static KINDS: std::sync::OnceLock<Vec<std::sync::Arc<provider_family::FamilyKind>>> =
+                std::sync::OnceLock::new();
+            KINDS.get_or_init(|| provider_family::compose(tables::KINDS))
+        }
+
+        /// The runtime registrations of the group, sharing the provider's client cache.
+        pub fn registrations(
+            cache: std::sync::Arc<provider_family::ClientCache>,
+        ) -> Vec<std::sync::Arc<dyn provider_runtime::managed::registration::KindRegistration>> {
+            provider_family::registrations(kinds(), cache)
+        }
+    };
+}
+pub(crate) use group_fns;
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn answer_ids_and_project_scope() {
+        assert_eq!(
+            answer_id(&json!({"report_id": 12}), "report_id").as_deref(),
+            Some("12")
+        );
+        assert_eq!(
+            answer_id(&json!({"id": "a-1"}), "id").as_deref(),
+            Some("a-1")
+        );
+        assert_eq!(answer_id(&json!({"id": ""}), "id"), None);
+        assert!(
+            refuse_project_key(&json!({"projectKey": "team"}))
+                .unwrap_err()
+                .contains("projectKey")
+        );
+        assert!(refuse_project_key(&json!({})).is_ok());
+    }
+}

@@ -1,0 +1,293 @@
+//! provider-xray through the real managed reconciler against the Kubernetes API test server
+//! and the JFrog simulator (the family suite's environment): a security policy with several
+//! rules and a watch that applies it stay quiet and have a change made in Xray reverted; a
+//! watch of a missing repository is refused with Xray's message; a create whose answer is
+//! lost makes exactly one object for every server-assigned Kind; a report is Ready only
+//! when its generation has completed.
+
+use std::sync::Arc;
+
+use jfrog_sim::Fault;
+use provider_family::suite::{self, Env, converge, writes};
+use provider_family::{ClientCache, FamilyKind};
+use provider_runtime::managed::Outcome;
+use serde_json::{Value, json};
+
+use crate::examples::{REPOSITORY, example};
+
+/// The snapshot TTL, and the pause between two rounds of reconciles (two polls).
+const POLL: std::time::Duration = std::time::Duration::from_millis(20);
+
+fn kind(kinds: &[Arc<FamilyKind>], name: &str) -> Arc<FamilyKind> {
+    kinds
+        .iter()
+        .find(|k| k.resolved().decl.kind == name)
+        .cloned()
+        .unwrap_or_else(|| panic!("{name} is declared"))
+}
+
+async fn env(kinds: &[Arc<FamilyKind>]) -> Env {
+    // Observation by list on, as in a running provider; each round of reconciles below is
+    // one poll, so the list answer lives shorter than a round.
+    let cache = Arc::new(ClientCache::new(crate::PROVIDER));
+    cache.set_snapshot_ttl(Some(POLL));
+    let env = suite::start(crate::PROVIDER, kinds, cache).await;
+    env.sim.put_repository_raw(
+        REPOSITORY,
+        json!({"key": REPOSITORY, "rclass": "local", "packageType": "generic"}),
+    );
+    env
+}
+
+fn all_kinds() -> Vec<Arc<FamilyKind>> {
+    let mut kinds: Vec<Arc<FamilyKind>> = Vec::new();
+    kinds.extend(crate::policy::kinds().iter().cloned());
+    kinds.extend(crate::report::kinds().iter().cloned());
+    kinds.extend(crate::watch::kinds().iter().cloned());
+    kinds
+}
+
+fn decl(name: &str) -> &'static provider_family::KindDecl {
+    crate::examples::declarations()
+        .into_iter()
+        .find(|d| d.kind == name)
+        .unwrap_or_else(|| panic!("{name} is declared"))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_security_policy_and_its_watch_stay_quiet_and_drift_is_reverted() {
+    let kinds = all_kinds();
+    let mut env = env(&kinds).await;
+    let policy = example(decl("SecurityPolicy"), false);
+    assert_eq!(
+        policy["spec"]["forProvider"]["rule"]
+            .as_array()
+            .map(Vec::len),
+        Some(3)
+    );
+    env.add(&kind(&kinds, "SecurityPolicy"), policy).await;
+    env.add(&kind(&kinds, "Watch"), example(decl("Watch"), false))
+        .await;
+    converge(&env.mrs).await;
+    let stored = env
+        .sim
+        .object("xray_policies", "example-security-policy")
+        .expect("policy stored");
+    // Xray answers the rules in its own order and severities in its own casing.
+    assert_eq!(stored["rules"][0]["name"], "high-and-above");
+    assert_eq!(
+        stored["rules"][2]["criteria"]["min_severity"],
+        "All Severities"
+    );
+
+    // Two polls: not a single write; the requests per MR per poll.
+    env.sim.reset_counts();
+    for _ in 0..2 {
+        tokio::time::sleep(POLL * 2).await;
+        for m in &env.mrs {
+            let o = m.reconcile().await;
+            assert!(matches!(o, Outcome::After(_)), "{}: {o:?}", m.name);
+        }
+    }
+    let counts = env.sim.request_counts();
+    assert_eq!(writes(&env.sim, &[]), 0, "{counts:?}");
+    let requests: u64 = counts.values().sum();
+    eprintln!(
+        "quiet polls: {requests} requests for 2 MRs x 2 polls = {} per MR per poll, 0 writes",
+        requests as f64 / 4.0
+    );
+    // Observed by list: one list call per family and poll, no read by name.
+    assert_eq!(
+        counts.get("GET /xray/api/v2/policies"),
+        Some(&2),
+        "{counts:?}"
+    );
+    assert_eq!(
+        counts.get("GET /xray/api/v2/watches"),
+        Some(&2),
+        "{counts:?}"
+    );
+    assert_eq!(requests, 4, "{counts:?}");
+
+    // A change made in Xray (a rule's severity, another rule dropped) is reverted by one
+    // reconcile.
+    let mut edited = stored.clone();
+    edited["rules"][0]["criteria"]["min_severity"] = json!("Low");
+    if let Some(rules) = edited["rules"].as_array_mut() {
+        rules.pop();
+    }
+    assert!(
+        env.sim
+            .put_object("xray_policies", "example-security-policy", edited)
+    );
+    env.sim.reset_counts();
+    let o = env.mrs[0].reconcile().await;
+    assert!(matches!(o, Outcome::After(_)), "{o:?}");
+    assert_eq!(
+        env.sim
+            .request_counts()
+            .get("PUT /xray/api/v2/policies/{key}"),
+        Some(&1)
+    );
+    let restored = env
+        .sim
+        .object("xray_policies", "example-security-policy")
+        .expect("policy");
+    assert_eq!(restored["rules"], stored["rules"]);
+    env.sim.reset_counts();
+    let o = env.mrs[0].reconcile().await;
+    assert!(matches!(o, Outcome::After(_)), "{o:?}");
+    assert_eq!(writes(&env.sim, &[]), 0);
+
+    // A watch of a repository that does not exist: Synced=False with Xray's message, and
+    // nothing is written.
+    let mut bad = example(decl("Watch"), false);
+    bad["metadata"]["name"] = json!("watch-of-a-missing-repository");
+    bad["spec"]["forProvider"]["watchResource"][0]["name"] = json!("no-such-repository");
+    env.add(&kind(&kinds, "Watch"), bad).await;
+    env.sim.reset_counts();
+    let m = env.mrs.last().expect("bad watch");
+    let o = m.reconcile().await;
+    assert!(!matches!(o, Outcome::After(_)), "{o:?}");
+    let synced = testkit::condition(&m.get().await, "Synced").expect("Synced");
+    assert_eq!(synced.0, "False");
+    assert!(
+        synced
+            .2
+            .contains("repository 'no-such-repository' does not exist"),
+        "{synced:?}"
+    );
+    assert_eq!(env.sim.object_count("xray_watches"), 1, "nothing stored");
+    let counts = env.sim.request_counts();
+    assert_eq!(
+        counts.get("POST /xray/api/v2/watches"),
+        Some(&1),
+        "one create, refused: {counts:?}"
+    );
+}
+
+/// Every server-assigned Kind: the first create's answer is lost after Xray stored the
+/// object; the MR still ends Ready with exactly one object, the one Xray made.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_lost_create_answer_makes_exactly_one_object() {
+    let kinds = all_kinds();
+    let mut env = env(&kinds).await;
+    // (Kind, create path, collection, the lookup that finds the object).
+    let cases: &[(&str, &str, &str, &str)] = &[
+        (
+            "CurationPolicy",
+            "/xray/api/v1/curation/policies",
+            "xray_curation_policies",
+            "GET /xray/api/v1/curation/policies",
+        ),
+        (
+            "CustomCurationCondition",
+            "/xray/api/v1/curation/conditions",
+            "xray_curation_conditions",
+            "GET /xray/api/v1/curation/conditions",
+        ),
+        (
+            "IgnoreRule",
+            "/xray/api/v1/ignore_rules",
+            "xray_ignore_rules",
+            "GET /xray/api/v1/ignore_rules",
+        ),
+        (
+            "VulnerabilitiesReport",
+            "/xray/api/v1/reports/vulnerabilities",
+            "xray_reports",
+            "POST /xray/api/v1/reports",
+        ),
+        (
+            "LicensesReport",
+            "/xray/api/v1/reports/licenses",
+            "xray_reports",
+            "POST /xray/api/v1/reports",
+        ),
+        (
+            "ViolationsReport",
+            "/xray/api/v1/reports/violations",
+            "xray_reports",
+            "POST /xray/api/v1/reports",
+        ),
+        (
+            "OperationalRisksReport",
+            "/xray/api/v1/reports/operationalRisks",
+            "xray_reports",
+            "POST /xray/api/v1/reports",
+        ),
+        (
+            "ExposuresReport",
+            "/xray/api/v1/reports/exposures",
+            "xray_reports",
+            "POST /xray/api/v1/reports",
+        ),
+    ];
+    for (i, (name, path, collection, lookup)) in cases.iter().enumerate() {
+        let before = env.sim.object_count(collection);
+        env.sim.reset_counts();
+        env.sim
+            .add_fault(Fault::drop_after_commit("POST", path).times(1));
+        env.add(&kind(&kinds, name), example(decl(name), false))
+            .await;
+        let m = &env.mrs[i];
+        converge(std::slice::from_ref(m)).await;
+        let counts = env.sim.request_counts();
+        assert_eq!(
+            env.sim.object_count(collection),
+            before + 1,
+            "{name}: exactly one object: {counts:?}"
+        );
+        assert!(
+            counts.get(*lookup).is_some_and(|n| *n >= 1),
+            "{name}: the lost answer was recovered by a lookup: {counts:?}"
+        );
+        let o = m.get().await;
+        let id = o.metadata.annotations.unwrap_or_default()["crossplane.io/external-name"].clone();
+        let stored: Vec<Value> = env.sim.objects(collection).unwrap_or_default();
+        assert!(
+            stored.iter().any(|s| {
+                ["id", "report_id"]
+                    .iter()
+                    .any(|k| crate::common::answer_id(s, k).as_deref() == Some(id.as_str()))
+            }),
+            "{name}: external name {id} is the object Xray made"
+        );
+    }
+}
+
+/// A report is Ready only once its generation has completed; its status and counts are in
+/// atProvider.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_report_is_ready_when_generated() {
+    let kinds = all_kinds();
+    let mut env = env(&kinds).await;
+    let d = decl("VulnerabilitiesReport");
+    env.add(&kind(&kinds, d.kind), example(d, false)).await;
+    let m = &env.mrs[0];
+    let mut seen = Vec::new();
+    for _ in 0..6 {
+        m.reconcile().await;
+        let o = m.get().await;
+        let ready = testkit::condition(&o, "Ready")
+            .map(|c| c.0)
+            .unwrap_or_default();
+        let status = o.data["status"]["atProvider"]["status"]
+            .as_str()
+            .unwrap_or("")
+            .to_string();
+        seen.push((status.clone(), ready.clone()));
+        if status == "completed" {
+            assert_eq!(ready, "True", "{seen:?}");
+            assert_eq!(o.data["status"]["atProvider"]["numberOfRows"], 3);
+            break;
+        }
+        if !status.is_empty() {
+            assert_eq!(ready, "False", "not Ready while {status}: {seen:?}");
+        }
+    }
+    assert!(
+        seen.iter().any(|(s, _)| s == "running") && seen.iter().any(|(s, _)| s == "completed"),
+        "{seen:?}"
+    );
+}

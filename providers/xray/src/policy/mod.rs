@@ -1,0 +1,205 @@
+//! The policy group: security, license and operational-risk policies (`/api/v2/policies`,
+//! keyed by name, observed by one list call per poll), curation policies and custom
+//! curation conditions (server-assigned IDs), ignore rules (server-assigned, immutable) and
+//! custom issues (`/api/v1/events`, keyed by the issue ID).
+//!
+//! A policy's rules are compared as a set (Xray does not keep their order; each rule carries
+//! its priority) and severities ignoring case (Xray answers `All Severities`), so a created
+//! policy is up to date on the next observe (see `catalog/overrides.json`, section `xray`).
+
+#[rustfmt::skip]
+pub mod tables;
+
+use async_trait::async_trait;
+use jfrog_client::{Idempotency, JfrogClient, Method, Service};
+use provider_family::{Call, HookCtx, Hooks, ListCall, ListShape, Paths, ResolvedKind, Verb};
+use serde_json::{Map, Value};
+
+use crate::common;
+
+/// The REST bindings, one per Kind.
+pub mod rest {
+    use super::*;
+
+    const POLICIES: Paths = Paths {
+        service: Service::Xray,
+        create: Call::new(Verb::Post, "/api/v2/policies"),
+        read: Call::new(Verb::Get, "/api/v2/policies/{key}"),
+        update: Call::new(Verb::Put, "/api/v2/policies/{key}"),
+        delete: Call::new(Verb::Delete, "/api/v2/policies/{key}"),
+        list: Some(ListCall {
+            service: Service::Xray,
+            path: "/api/v2/policies",
+            shape: ListShape::Array,
+            key_member: "name",
+        }),
+        case_insensitive: false,
+    };
+    /// Security policies.
+    pub static SECURITY_POLICY: Paths = POLICIES;
+    /// License policies.
+    pub static LICENSE_POLICY: Paths = POLICIES;
+    /// Operational-risk policies.
+    pub static OPERATIONAL_RISK_POLICY: Paths = POLICIES;
+    /// Curation policies.
+    pub static CURATION_POLICY: Paths = Paths {
+        service: Service::Xray,
+        create: Call::new(Verb::Post, "/api/v1/curation/policies"),
+        read: Call::new(Verb::Get, "/api/v1/curation/policies/{key}"),
+        update: Call::new(Verb::Put, "/api/v1/curation/policies/{key}"),
+        delete: Call::new(Verb::Delete, "/api/v1/curation/policies/{key}"),
+        list: Some(ListCall {
+            service: Service::Xray,
+            path: "/api/v1/curation/policies",
+            shape: ListShape::Array,
+            key_member: "id",
+        }),
+        case_insensitive: false,
+    };
+    /// Custom curation conditions.
+    pub static CUSTOM_CURATION_CONDITION: Paths = Paths {
+        service: Service::Xray,
+        create: Call::new(Verb::Post, "/api/v1/curation/conditions"),
+        read: Call::new(Verb::Get, "/api/v1/curation/conditions/{key}"),
+        update: Call::new(Verb::Put, "/api/v1/curation/conditions/{key}"),
+        delete: Call::new(Verb::Delete, "/api/v1/curation/conditions/{key}"),
+        list: Some(ListCall {
+            service: Service::Xray,
+            path: "/api/v1/curation/conditions",
+            shape: ListShape::Array,
+            key_member: "id",
+        }),
+        case_insensitive: false,
+    };
+    /// Ignore rules: no update API (every field is immutable); the list answer is paged
+    /// (`{data, total_count}`), so each MR is read by ID.
+    pub static IGNORE_RULE: Paths = Paths {
+        service: Service::Xray,
+        create: Call::new(Verb::Post, "/api/v1/ignore_rules"),
+        read: Call::new(Verb::Get, "/api/v1/ignore_rules/{key}"),
+        update: Call::new(Verb::Put, "/api/v1/ignore_rules/{key}"),
+        delete: Call::new(Verb::Delete, "/api/v1/ignore_rules/{key}"),
+        list: None,
+        case_insensitive: false,
+    };
+    /// Custom issues (Xray events): read through v2, written through v1; no list.
+    pub static CUSTOM_ISSUE: Paths = Paths {
+        service: Service::Xray,
+        create: Call::new(Verb::Post, "/api/v1/events"),
+        read: Call::new(Verb::Get, "/api/v2/events/{key}"),
+        update: Call::new(Verb::Put, "/api/v1/events/{key}"),
+        delete: Call::new(Verb::Delete, "/api/v1/events/{key}"),
+        list: None,
+        case_insensitive: false,
+    };
+}
+
+/// The policy group's hooks.
+pub static HOOKS: PolicyHooks = PolicyHooks;
+
+/// The policy group's behaviour: the project-scope rule and the IDs of server-assigned
+/// creates.
+#[derive(Debug, Clone, Copy)]
+pub struct PolicyHooks;
+
+/// The text before an ignore rule's ID in its create answer.
+const IGNORE_RULE_CREATED: &str = "Successfully added Ignore rule with id: ";
+
+/// Whether a listed object is the one a create body describes.
+type SameObject = fn(&Value, &Map<String, Value>) -> bool;
+
+/// The server-assigned object of `kind` that `body` describes: the curation policy or
+/// condition of that name, or the ignore rule with the same notes and filters.
+async fn find_created(
+    client: &JfrogClient,
+    kind: &str,
+    body: &Map<String, Value>,
+) -> Result<Option<String>, jfrog_client::Error> {
+    let (path, same): (&str, SameObject) = match kind {
+        "CurationPolicy" => ("/api/v1/curation/policies", |o, b| {
+            o.get("name") == b.get("name")
+        }),
+        "CustomCurationCondition" => ("/api/v1/curation/conditions", |o, b| {
+            o.get("name") == b.get("name")
+        }),
+        "IgnoreRule" => ("/api/v1/ignore_rules", |o, b| {
+            o.get("notes") == b.get("notes") && o.get("ignore_filters") == b.get("ignore_filters")
+        }),
+        _ => return Ok(None),
+    };
+    let answer = client
+        .request(Service::Xray, Method::GET, path, Idempotency::Idempotent)
+        .send_value()
+        .await?;
+    // Ignore rules are listed as `{data, total_count}`, curation objects as an array.
+    let items = answer
+        .get("data")
+        .unwrap_or(&answer)
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    Ok(items
+        .iter()
+        .find(|o| same(o, body))
+        .and_then(|o| common::answer_id(o, "id")))
+}
+
+#[async_trait]
+impl Hooks for PolicyHooks {
+    async fn find_created(
+        &self,
+        ctx: HookCtx<'_>,
+        body: &Map<String, Value>,
+    ) -> Result<Option<String>, jfrog_client::Error> {
+        find_created(ctx.client, ctx.kind.decl.kind, body).await
+    }
+
+    fn check_params(&self, _kind: &ResolvedKind, params: &Value) -> Result<(), String> {
+        common::refuse_project_key(params)
+    }
+
+    fn created_id(&self, kind: &ResolvedKind, answer: &Value) -> Option<String> {
+        if kind.decl.kind == "IgnoreRule" {
+            let info = answer.get("info")?.as_str()?;
+            let id = info.split_once(IGNORE_RULE_CREATED)?.1.trim();
+            return (!id.is_empty()).then(|| id.to_string());
+        }
+        common::answer_id(answer, "id")
+    }
+}
+
+common::group_fns!();
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn created_ids() {
+        let kind = |k: &str| {
+            tables::KINDS
+                .iter()
+                .find(|d| d.kind == k)
+                .expect("declared")
+                .resolve()
+                .expect("composes")
+        };
+        assert_eq!(
+            HOOKS
+                .created_id(
+                    &kind("IgnoreRule"),
+                    &json!({"info": "Successfully added Ignore rule with id: 1a2b"})
+                )
+                .as_deref(),
+            Some("1a2b")
+        );
+        assert_eq!(
+            HOOKS
+                .created_id(&kind("CurationPolicy"), &json!({"id": 7}))
+                .as_deref(),
+            Some("7")
+        );
+    }
+}

@@ -1,0 +1,149 @@
+//! The report group: the five Xray report Kinds. A report is a generation job: creating it
+//! (`POST /api/v1/reports/<type>`) starts the generation and answers the server-assigned
+//! `report_id`; Observe reads `GET /api/v1/reports/{id}` and reports the job's status,
+//! progress and counts in `atProvider`; deleting the MR deletes the report. The read
+//! answers the status only, so the (immutable) parameters are not compared with it, and
+//! the public API cannot change a report: a changed report is deleted and created anew
+//! by the user (the parameters are immutable at admission).
+
+#[rustfmt::skip]
+pub mod tables;
+
+use async_trait::async_trait;
+use jfrog_client::{Idempotency, Method, Service};
+use provider_family::{Call, HookCtx, Hooks, Paths, ResolvedKind, Verb};
+use serde_json::{Map, Value, json};
+
+use crate::common;
+
+/// The REST bindings, one per Kind.
+pub mod rest {
+    use super::*;
+
+    macro_rules! report {
+        ($name:ident, $create:expr, $doc:expr) => {
+            #[doc = $doc]
+            pub static $name: Paths = Paths {
+                service: Service::Xray,
+                create: Call::new(Verb::Post, $create),
+                read: Call::new(Verb::Get, "/api/v1/reports/{key}"),
+                // No update API: every parameter is immutable, so no update is sent.
+                update: Call::new(Verb::Put, "/api/v1/reports/{key}"),
+                delete: Call::new(Verb::Delete, "/api/v1/reports/{key}"),
+                // The list is a POST with filters and paging: each MR is read by ID.
+                list: None,
+                case_insensitive: false,
+            };
+        };
+    }
+    report!(
+        VULNERABILITIES_REPORT,
+        "/api/v1/reports/vulnerabilities",
+        "Vulnerabilities reports."
+    );
+    report!(
+        LICENSES_REPORT,
+        "/api/v1/reports/licenses",
+        "Licenses reports."
+    );
+    report!(
+        VIOLATIONS_REPORT,
+        "/api/v1/reports/violations",
+        "Violations reports."
+    );
+    report!(
+        OPERATIONAL_RISKS_REPORT,
+        "/api/v1/reports/operationalRisks",
+        "Operational risks reports."
+    );
+    report!(
+        EXPOSURES_REPORT,
+        "/api/v1/reports/exposures",
+        "Exposures reports."
+    );
+}
+
+/// Xray's report type of a Kind (the last segment of its create path).
+fn report_type(kind: &str) -> &'static str {
+    match kind {
+        "VulnerabilitiesReport" => "vulnerabilities",
+        "LicensesReport" => "licenses",
+        "ViolationsReport" => "violations",
+        "OperationalRisksReport" => "operationalRisks",
+        _ => "exposures",
+    }
+}
+
+/// The report group's hooks.
+pub static HOOKS: ReportHooks = ReportHooks;
+
+/// The report group's behaviour: the report ID of a create, the project-scope rule.
+#[derive(Debug, Clone, Copy)]
+pub struct ReportHooks;
+
+#[async_trait]
+impl Hooks for ReportHooks {
+    fn unavailable(&self, _kind: &ResolvedKind, at: &Value) -> Option<String> {
+        let status = at
+            .get("status")
+            .and_then(Value::as_str)
+            .unwrap_or("pending");
+        if status == "completed" {
+            return None;
+        }
+        let progress = at.get("progress").and_then(Value::as_i64).unwrap_or(0);
+        Some(format!("report generation {status} ({progress}%)"))
+    }
+
+    /// The report of the same name and type (report names are unique in Xray), found
+    /// through the reports list (a `POST` with a name filter).
+    async fn find_created(
+        &self,
+        ctx: HookCtx<'_>,
+        body: &Map<String, Value>,
+    ) -> Result<Option<String>, jfrog_client::Error> {
+        let Some(name) = body.get("name").and_then(Value::as_str) else {
+            return Ok(None);
+        };
+        let report_type = report_type(ctx.kind.decl.kind);
+        let answer = ctx
+            .client
+            .request(
+                Service::Xray,
+                Method::POST,
+                "/api/v1/reports",
+                Idempotency::Idempotent,
+            )
+            .query("direction", "asc")
+            .query("page_num", 1)
+            .query("num_of_rows", 100)
+            .query("order_by", "name")
+            .json(&json!({"filters": {"name": name}}))
+            .send_value()
+            .await?;
+        Ok(answer
+            .get("reports")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .find(|r| {
+                r.get("name").and_then(Value::as_str) == Some(name)
+                    && r.get("report_type").and_then(Value::as_str) == Some(report_type)
+            })
+            .and_then(|r| common::answer_id(r, "id")))
+    }
+
+    fn id_description(&self) -> &'static str {
+        "The report ID Xray assigned."
+    }
+
+    fn check_params(&self, _kind: &ResolvedKind, params: &Value) -> Result<(), String> {
+        common::refuse_project_key(params)
+    }
+
+    fn created_id(&self, _kind: &ResolvedKind, answer: &Value) -> Option<String> {
+        common::answer_id(answer, "report_id")
+    }
+}
+
+common::group_fns!();
