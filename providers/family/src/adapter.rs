@@ -26,7 +26,7 @@ use jfrog_client::{ClientMetrics, JfrogClient};
 use provider_common::Provider;
 use provider_runtime::managed::config::{Credentials, ResolvedConfig};
 use provider_runtime::managed::external::{
-    Connector, ExternalClient, ExternalCreation, ExternalDelete, ExternalError,
+    ConnectionDetails, Connector, ExternalClient, ExternalCreation, ExternalDelete, ExternalError,
     ExternalObservation, ExternalUpdate, Managed, ManagedKind,
 };
 use provider_runtime::managed::kind::{KindInfo, SecretRefField};
@@ -379,6 +379,36 @@ fn recorded_hashes(mr: &Managed<FamilyKind>) -> BTreeMap<String, String> {
         .unwrap_or_default()
 }
 
+/// The generated values of a create answer (the Kind's `connection` fields), under the
+/// official providers' keys `attribute.<terraform name>`.
+pub fn connection_details(kind: &ResolvedKind, answer: &Value) -> ConnectionDetails {
+    let mut out = ConnectionDetails::default();
+    for f in kind.fields.iter().filter(|f| f.connection) {
+        if let Some(Value::String(v)) = f.wire.and_then(|w| get_path(answer, w))
+            && !v.is_empty()
+        {
+            out.0
+                .insert(format!("attribute.{}", f.tf), v.as_bytes().to_vec());
+        }
+    }
+    out
+}
+
+/// The MR (UID, `namespace/name`) managing each platform singleton, by platform, Kind and
+/// identifier: process-wide, since every MR of a Kind shares the process.
+fn singleton_claims() -> &'static Mutex<HashMap<String, (String, String)>> {
+    static CLAIMS: std::sync::OnceLock<Mutex<HashMap<String, (String, String)>>> =
+        std::sync::OnceLock::new();
+    CLAIMS.get_or_init(Mutex::default)
+}
+
+fn display_name(mr: &Managed<FamilyKind>) -> String {
+    match &mr.namespace {
+        Some(ns) => format!("{ns}/{}", mr.name),
+        None => mr.name.clone(),
+    }
+}
+
 /// Whether the hashes come from `atProvider` (so they must be carried over even if empty).
 fn hashes_in_status(mr: &Managed<FamilyKind>) -> bool {
     matches!(mr.at_provider.get(HASHES_FIELD), Some(Value::Object(_)))
@@ -472,6 +502,50 @@ impl FamilyClient {
             }
             Id::ServerAssigned => mr.external_name.clone(),
             Id::Singleton(s) => s.to_string(),
+        }
+    }
+
+    /// The claim key of a singleton on this client's platform.
+    fn claim_key(&self, key: &str) -> String {
+        format!(
+            "{}|{}.{}|{key}",
+            self.client.base_url(),
+            self.kind.decl.group,
+            self.kind.decl.kind
+        )
+    }
+
+    /// Claim a platform singleton for `mr` (the first MR to observe it keeps it until it is
+    /// deleted). `Ok(false)`: another MR holds it and `mr` is being deleted; an error names
+    /// the holder otherwise. Always `Ok(true)` for other identifier strategies.
+    fn claim_singleton(&self, key: &str, mr: &Managed<FamilyKind>) -> Result<bool, ExternalError> {
+        if !matches!(self.kind.decl.id, Id::Singleton(_)) {
+            return Ok(true);
+        }
+        let mut claims = lock(singleton_claims());
+        let holder = claims
+            .entry(self.claim_key(key))
+            .or_insert_with(|| (mr.uid.clone(), display_name(mr)));
+        if holder.0 == mr.uid {
+            return Ok(true);
+        }
+        if mr.deleting {
+            return Ok(false);
+        }
+        Err(ExternalError::msg(format!(
+            "{} {key} is a platform singleton already managed by {} {}: one managed resource per singleton (delete one of them)",
+            self.kind.decl.kind, self.kind.decl.kind, holder.1
+        )))
+    }
+
+    /// Release `mr`'s claim on a singleton (after its delete).
+    fn release_singleton(&self, key: &str, mr: &Managed<FamilyKind>) {
+        if matches!(self.kind.decl.id, Id::Singleton(_)) {
+            let mut claims = lock(singleton_claims());
+            let k = self.claim_key(key);
+            if claims.get(&k).is_some_and(|h| h.0 == mr.uid) {
+                claims.remove(&k);
+            }
         }
     }
 
@@ -633,6 +707,10 @@ impl ExternalClient<FamilyKind> for FamilyClient {
         if key.is_empty() {
             return Ok(ExternalObservation::default());
         }
+        if !self.claim_singleton(&key, mr)? {
+            // Another MR manages this singleton: deleting this one must not reset it.
+            return Ok(ExternalObservation::default());
+        }
         let Some(body) = self.read(&key, mr).await? else {
             return Ok(ExternalObservation::default());
         };
@@ -736,6 +814,7 @@ impl ExternalClient<FamilyKind> for FamilyClient {
         if mr.external_name != key {
             mr.external_name = key.clone();
         }
+        let connection_details = connection_details(&self.kind, &answer);
         self.kind.decl.hooks.after_create(self.hook_ctx(&key)).await;
         let hashes = diff::write_only_hashes(
             &self.kind,
@@ -751,7 +830,10 @@ impl ExternalClient<FamilyKind> for FamilyClient {
                 serde_json::to_string(&hashes).unwrap_or_default(),
             );
         }
-        Ok(ExternalCreation::default())
+        Ok(ExternalCreation {
+            connection_details,
+            external_name: None,
+        })
     }
 
     async fn update(&self, mr: &mut Managed<FamilyKind>) -> Result<ExternalUpdate, ExternalError> {
@@ -814,10 +896,12 @@ impl ExternalClient<FamilyKind> for FamilyClient {
             .before_delete(self.hook_ctx(&key), mr)
             .await;
         match self.kind.decl.rest.delete(&self.client, &key).await {
-            Ok(()) => Ok(ExternalDelete::default()),
-            Err(e) if e.is_not_found() => Ok(ExternalDelete::default()),
-            Err(e) => Err(ExternalError::new(e)),
+            Ok(()) => {}
+            Err(e) if e.is_not_found() => {}
+            Err(e) => return Err(ExternalError::new(e)),
         }
+        self.release_singleton(&key, mr);
+        Ok(ExternalDelete::default())
     }
 }
 
