@@ -35,7 +35,7 @@ use secrecy::ExposeSecret;
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 
-use crate::decl::{DeclError, Id, KindDecl, ResolvedKind, Ty};
+use crate::decl::{DeclError, Field, Id, KindDecl, ResolvedKind, Ty};
 use crate::diff::{self, DiffContext};
 use crate::hooks::HookCtx;
 use crate::schema::{self, HASHES_FIELD};
@@ -88,13 +88,7 @@ impl FamilyKind {
                 declare_secret(&mut info, f.crd, &f.ty);
             }
             if let Some(children) = f.ty.children() {
-                for c in children.iter().filter(|c| c.sensitive && c.wire.is_some()) {
-                    for i in 0..MAX_LIST_SECRETS {
-                        let path: &'static str =
-                            Box::leak(format!("{}.{i}.{}", f.crd, c.crd).into_boxed_str());
-                        declare_secret(&mut info, path, &c.ty);
-                    }
-                }
+                declare_nested_secrets(&mut info, f.crd, children);
             }
         }
         Ok(FamilyKind {
@@ -106,6 +100,21 @@ impl FamilyKind {
     /// The composed declaration.
     pub fn resolved(&self) -> &Arc<ResolvedKind> {
         &self.kind
+    }
+}
+
+/// Declare the Secret references inside the elements of object field `path` (the first
+/// [`MAX_LIST_SECRETS`] elements; objects nest, e.g. `config.0.auth.0.roleIdSecretRef`).
+fn declare_nested_secrets(info: &mut KindInfo, path: &str, children: &'static [Field]) {
+    for c in children.iter().filter(|c| c.wire.is_some()) {
+        for i in 0..MAX_LIST_SECRETS {
+            let cpath = format!("{path}.{i}.{}", c.crd);
+            if c.sensitive {
+                declare_secret(info, Box::leak(cpath.into_boxed_str()), &c.ty);
+            } else if let Some(grand) = c.ty.children() {
+                declare_nested_secrets(info, &cpath, grand);
+            }
+        }
     }
 }
 
@@ -394,11 +403,21 @@ pub fn connection_details(kind: &ResolvedKind, answer: &Value) -> ConnectionDeta
     out
 }
 
-/// The MR (UID, `namespace/name`) managing each platform singleton, by platform, Kind and
-/// identifier: process-wide, since every MR of a Kind shares the process.
-fn singleton_claims() -> &'static Mutex<HashMap<String, (String, String)>> {
-    static CLAIMS: std::sync::OnceLock<Mutex<HashMap<String, (String, String)>>> =
-        std::sync::OnceLock::new();
+/// Who manages a platform singleton.
+#[derive(Debug)]
+struct Claim {
+    uid: String,
+    /// `namespace/name` of the MR.
+    holder: String,
+    /// The MR deleted (reset) it.
+    released: bool,
+}
+
+/// The MR managing each platform singleton, by platform, Kind and identifier: process-wide,
+/// since every MR of a Kind shares the process. A provider restart forgets the claims; the
+/// first MR to observe a singleton after it claims it again.
+fn singleton_claims() -> &'static Mutex<HashMap<String, Claim>> {
+    static CLAIMS: std::sync::OnceLock<Mutex<HashMap<String, Claim>>> = std::sync::OnceLock::new();
     CLAIMS.get_or_init(Mutex::default)
 }
 
@@ -523,28 +542,42 @@ impl FamilyClient {
             return Ok(true);
         }
         let mut claims = lock(singleton_claims());
-        let holder = claims
-            .entry(self.claim_key(key))
-            .or_insert_with(|| (mr.uid.clone(), display_name(mr)));
-        if holder.0 == mr.uid {
-            return Ok(true);
+        let k = self.claim_key(key);
+        match claims.get(&k) {
+            // Reset by this MR's delete: gone as far as this MR is concerned.
+            Some(c) if c.uid == mr.uid => Ok(!c.released),
+            Some(c) if !c.released => {
+                if mr.deleting {
+                    return Ok(false);
+                }
+                Err(ExternalError::msg(format!(
+                    "{} {key} is a platform singleton already managed by {} {}: one managed resource per singleton (delete one of them)",
+                    self.kind.decl.kind, self.kind.decl.kind, c.holder
+                )))
+            }
+            _ => {
+                claims.insert(
+                    k,
+                    Claim {
+                        uid: mr.uid.clone(),
+                        holder: display_name(mr),
+                        released: false,
+                    },
+                );
+                Ok(true)
+            }
         }
-        if mr.deleting {
-            return Ok(false);
-        }
-        Err(ExternalError::msg(format!(
-            "{} {key} is a platform singleton already managed by {} {}: one managed resource per singleton (delete one of them)",
-            self.kind.decl.kind, self.kind.decl.kind, holder.1
-        )))
     }
 
-    /// Release `mr`'s claim on a singleton (after its delete).
+    /// Release `mr`'s claim on a singleton after its delete (the reset): the next MR may
+    /// claim it, and `mr` observes it as gone.
     fn release_singleton(&self, key: &str, mr: &Managed<FamilyKind>) {
         if matches!(self.kind.decl.id, Id::Singleton(_)) {
             let mut claims = lock(singleton_claims());
-            let k = self.claim_key(key);
-            if claims.get(&k).is_some_and(|h| h.0 == mr.uid) {
-                claims.remove(&k);
+            if let Some(c) = claims.get_mut(&self.claim_key(key))
+                && c.uid == mr.uid
+            {
+                c.released = true;
             }
         }
     }

@@ -223,3 +223,59 @@ pub fn files() -> Vec<(String, String)> {
     ));
     out
 }
+
+/// The change made "in JFrog" to test that drift is reverted, by Kind (a pointer into the
+/// object as the Kind's REST binding reads it, and the new value); `None` where nothing can
+/// change in place (every parameter immutable or write-only) or nothing is managed.
+pub fn drift(kind: &str) -> Option<(&'static str, Value)> {
+    Some(match kind {
+        "User" | "ManagedUser" | "UnmanagedUser" => ("/email", json!("edited@example.com")),
+        "Group" => ("/description", json!("edited in the UI")),
+        "PasswordExpirationPolicy" => ("/passwordMaxAge", json!(30)),
+        "UserLockPolicy" => ("/loginAttempts", json!(9)),
+        "PermissionTarget" => ("/repo/include-patterns", json!(["edited/**"])),
+        "VaultConfiguration" => ("/config/url", json!("https://edited.example.com")),
+        k if replicated_repo(k).is_some() => ("/cronExp", json!("0 0 5 * * ?")),
+        _ => return None,
+    })
+}
+
+/// The Artifactory version the family's tests run the simulator as: one with the Access
+/// user API and API keys (7.84.3 <= v < 7.98.0).
+pub const TEST_VERSION: &str = "7.90.1";
+
+/// What the family suite needs besides the examples: the Secret, the replicated
+/// repositories, an Artifactory version that still has API keys, the drift per Kind.
+#[cfg(test)]
+pub(crate) fn suite() -> crate::family_suite::Suite {
+    crate::family_suite::Suite {
+        sim: jfrog_sim::SimConfig {
+            artifactory_version: TEST_VERSION.into(),
+            ..jfrog_sim::SimConfig::default()
+        },
+        objects: vec![secret_manifest()],
+        repositories: REPLICATED
+            .iter()
+            .map(|(_, key, class, ty)| {
+                (
+                    (*key).to_string(),
+                    json!({"key": key, "rclass": class, "packageType": ty,
+                           "url": if *class == "remote" { "https://repo.example.com/" } else { "" }}),
+                )
+            })
+            .collect(),
+        drift,
+    }
+}
+
+/// Every example of the family (namespaced, then legacy), as the suite takes them.
+pub fn all_examples() -> Vec<(String, Value)> {
+    let mut out: Vec<(String, Value)> = KINDS
+        .iter()
+        .map(|d| (d.kind.to_string(), example(d, false)))
+        .collect();
+    for d in KINDS.iter().filter(|d| LEGACY_KINDS.contains(&d.kind)) {
+        out.push((d.kind.to_string(), example(d, true)));
+    }
+    out
+}

@@ -141,7 +141,7 @@ pub const PERMISSION_TARGET_REPO_ACTIONS_FIELDS: &[Field] = &[
 
 /// Nested block fields.
 pub const PERMISSION_TARGET_REPO_FIELDS: &[Field] = &[
-    Field::new("includesPattern", "includes_pattern", Some("include-patterns"), Ty::Set).doc("Include patterns; the old code sent [\"\"] when empty (server otherwise defaults to **)."),
+    Field::new("includesPattern", "includes_pattern", Some("include-patterns"), Ty::Set).default(Dv::List(&["**"])).doc("Include patterns; the old code sent [\"\"] when empty (server otherwise defaults to **)."),
     Field::new("excludesPattern", "excludes_pattern", Some("exclude-patterns"), Ty::Set).doc("Exclude patterns."),
     Field::new("repositories", "repositories", Some("repositories"), Ty::Set).required().doc("Repository keys, or ANY / ANY LOCAL / ANY REMOTE."),
     Field::new("actions", "actions", Some("actions"), Ty::Block(PERMISSION_TARGET_REPO_ACTIONS_FIELDS)).doc("Who gets which permissions (max 1 element)."),
@@ -167,7 +167,7 @@ pub const PERMISSION_TARGET_BUILD_ACTIONS_FIELDS: &[Field] = &[
 
 /// Nested block fields.
 pub const PERMISSION_TARGET_BUILD_FIELDS: &[Field] = &[
-    Field::new("includesPattern", "includes_pattern", Some("include-patterns"), Ty::Set).doc("Include patterns; the old code sent [\"\"] when empty (server otherwise defaults to **)."),
+    Field::new("includesPattern", "includes_pattern", Some("include-patterns"), Ty::Set).default(Dv::List(&["**"])).doc("Include patterns; the old code sent [\"\"] when empty (server otherwise defaults to **)."),
     Field::new("excludesPattern", "excludes_pattern", Some("exclude-patterns"), Ty::Set).doc("Exclude patterns."),
     Field::new("repositories", "repositories", Some("repositories"), Ty::Set).required().doc("Must be exactly [\"artifactory-build-info\"]."),
     Field::new("actions", "actions", Some("actions"), Ty::Block(PERMISSION_TARGET_BUILD_ACTIONS_FIELDS)).doc("Who gets which permissions (max 1 element)."),
@@ -193,7 +193,7 @@ pub const PERMISSION_TARGET_RELEASE_BUNDLE_ACTIONS_FIELDS: &[Field] = &[
 
 /// Nested block fields.
 pub const PERMISSION_TARGET_RELEASE_BUNDLE_FIELDS: &[Field] = &[
-    Field::new("includesPattern", "includes_pattern", Some("include-patterns"), Ty::Set).doc("Include patterns; the old code sent [\"\"] when empty (server otherwise defaults to **)."),
+    Field::new("includesPattern", "includes_pattern", Some("include-patterns"), Ty::Set).default(Dv::List(&["**"])).doc("Include patterns; the old code sent [\"\"] when empty (server otherwise defaults to **)."),
     Field::new("excludesPattern", "excludes_pattern", Some("exclude-patterns"), Ty::Set).doc("Exclude patterns."),
     Field::new("repositories", "repositories", Some("repositories"), Ty::Set).required().doc("Release bundle repository keys."),
     Field::new("actions", "actions", Some("actions"), Ty::Block(PERMISSION_TARGET_RELEASE_BUNDLE_ACTIONS_FIELDS)).doc("Who gets which permissions (max 1 element)."),
