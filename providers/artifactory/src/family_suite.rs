@@ -141,6 +141,20 @@ pub(crate) async fn start_with(
 }
 
 impl Env {
+    /// Create Kubernetes objects the examples refer to (Secrets).
+    pub(crate) async fn create_objects(&self, objects: &[Value]) {
+        for o in objects {
+            let ns = o["metadata"]["namespace"].as_str().unwrap_or(NS);
+            let secrets: Api<k8s_openapi::api::core::v1::Secret> =
+                Api::namespaced(self.admin.clone(), ns);
+            let secret = serde_json::from_value(o.clone()).expect("a Secret");
+            secrets
+                .create(&PostParams::default(), &secret)
+                .await
+                .expect("create Secret");
+        }
+    }
+
     /// Create `manifest` (an MR of `kind`) and keep a reconciler for it; waits for the CRD to
     /// be served.
     pub(crate) async fn add(&mut self, kind: &Arc<FamilyKind>, manifest: Value) {
@@ -291,16 +305,7 @@ pub(crate) async fn family_suite_with(
         suite.sim,
     )
     .await;
-    for o in &suite.objects {
-        let ns = o["metadata"]["namespace"].as_str().unwrap_or(NS);
-        let secrets: Api<k8s_openapi::api::core::v1::Secret> =
-            Api::namespaced(env.admin.clone(), ns);
-        let secret = serde_json::from_value(o.clone()).expect("a Secret");
-        secrets
-            .create(&PostParams::default(), &secret)
-            .await
-            .expect("create Secret");
-    }
+    env.create_objects(&suite.objects).await;
     for (key, config) in &suite.repositories {
         assert!(env.sim.put_repository_raw(key, config.clone()), "{key}");
     }

@@ -793,6 +793,15 @@ impl ExternalClient<FamilyKind> for FamilyClient {
             if skip.contains(&w.as_str()) {
                 continue;
             }
+            // An immutable write-only value without a record (the create's answer was lost,
+            // or the object was adopted) cannot differ from what was sent, nor be changed.
+            let immutable = self
+                .kind
+                .params()
+                .any(|f| f.immutable && f.wire == Some(w.as_str()));
+            if immutable && !recorded.contains_key(w) {
+                continue;
+            }
             if desired_hashes.get(w) != recorded.get(w) {
                 changed.push(format!("{w} (write-only)"));
             }
@@ -834,7 +843,11 @@ impl ExternalClient<FamilyKind> for FamilyClient {
             .rest
             .create(&self.client, &key, &body)
             .await
-            .map_err(ExternalError::new)?;
+            .map_err(|e| {
+                let unknown = e.is_indeterminate();
+                let e = ExternalError::new(e);
+                if unknown { e.outcome_unknown() } else { e }
+            })?;
         let key = match self.kind.decl.id {
             Id::ServerAssigned => self
                 .kind

@@ -42,6 +42,8 @@
 //! version is read once per platform and process.
 
 pub mod examples;
+#[cfg(test)]
+mod lost_answer;
 pub mod rest;
 #[rustfmt::skip]
 pub mod tables;
