@@ -41,6 +41,8 @@
 //! Artifactory 7.84.3, the security API (`/artifactory/api/security/users`) before; the
 //! version is read once per platform and process.
 
+#[cfg(test)]
+mod behaviour_tests;
 pub mod examples;
 #[cfg(test)]
 mod lost_answer;
