@@ -86,6 +86,11 @@ pub fn example_name(kind: &str, legacy: bool) -> String {
     }
 }
 
+/// The connection Secret of a Kind's example (tokens, API keys).
+pub fn connection_secret(kind: &str, legacy: bool) -> String {
+    format!("{}-connection", example_name(kind, legacy))
+}
+
 /// The repository a replication Kind's example replicates.
 pub fn replicated_repo(kind: &str) -> Option<&'static str> {
     REPLICATED
@@ -192,6 +197,14 @@ pub fn example_params(d: &KindDecl) -> Value {
 /// The full manifest of a Kind's example.
 pub fn example(d: &KindDecl, legacy: bool) -> Value {
     let mut m = manifest(d, &example_name(d.kind, legacy), example_params(d), legacy);
+    if matches!(d.kind, "ScopedToken" | "APIKey") {
+        // The generated token or key: in this Secret only.
+        let mut to = json!({"name": connection_secret(d.kind, legacy)});
+        if legacy {
+            to["namespace"] = json!(NAMESPACE);
+        }
+        m["spec"]["writeConnectionSecretToRef"] = to;
+    }
     if d.kind == "AnonymousUser" {
         // JFrog cannot create it: observe the existing one.
         m["metadata"]["annotations"] = json!({"crossplane.io/external-name": "anonymous"});
