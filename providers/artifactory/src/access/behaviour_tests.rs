@@ -173,3 +173,45 @@ async fn users_go_through_the_api_of_the_platforms_version() {
         assert!(env.sim.object("users", "example-managed-user").is_none());
     }
 }
+
+/// Requests per MR per poll in steady state, with observation by list on (as the provider
+/// runs it: the snapshot TTL is the controllers' --poll): every example, one poll, counted.
+/// Printed for the record; asserted only as "no MR costs more than one request per poll and
+/// the list-observed families cost one list per poll".
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn requests_per_mr_per_poll() {
+    let suite = examples::suite();
+    let cache = Arc::new(ClientCache::new(crate::PROVIDER));
+    // A poll of one second, so that the poll below comes after the snapshots expired.
+    cache.set_snapshot_ttl(Some(std::time::Duration::from_secs(1)));
+    let mut env = start_with(super::kinds(), cache, suite.sim.clone()).await;
+    env.create_objects(&suite.objects).await;
+    for (key, config) in &suite.repositories {
+        assert!(env.sim.put_repository_raw(key, config.clone()), "{key}");
+    }
+    for (kind, manifest) in examples::all_examples() {
+        add(&mut env, &kind, manifest).await;
+    }
+    converge(&env.mrs).await;
+    // Let the snapshots' answers expire, then one poll.
+    tokio::time::sleep(std::time::Duration::from_millis(1200)).await;
+    env.sim.reset_counts();
+    for m in &env.mrs {
+        m.reconcile().await;
+    }
+    let counts = env.sim.request_counts();
+    let total: u64 = counts.values().sum();
+    let mrs = env.mrs.len() as u64;
+    eprintln!(
+        "{mrs} MRs, one poll: {total} requests ({:.2} per MR): {counts:?}",
+        total as f64 / mrs as f64
+    );
+    assert_eq!(writes(&env), 0, "{counts:?}");
+    assert!(total <= mrs, "{counts:?}");
+    // One list call serves both environment MRs.
+    assert_eq!(
+        counts.get("GET /access/api/v1/environments"),
+        Some(&1),
+        "{counts:?}"
+    );
+}
