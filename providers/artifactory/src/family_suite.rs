@@ -5,11 +5,11 @@
 use std::sync::Arc;
 
 use jfrog_sim::Simulator;
-use provider_family::suite::{self, Mr, Suite};
+use provider_family::suite::{self, Suite};
 use provider_family::{ClientCache, FamilyKind};
 use serde_json::Value;
 
-pub(crate) use provider_family::suite::{Env, NS, WAIT, converge};
+pub(crate) use provider_family::suite::{Env, Mr, NS, WAIT, converge};
 
 /// Start both servers for provider-artifactory's `kinds` (see `suite::start`).
 pub(crate) async fn start(kinds: &[Arc<FamilyKind>], cache: Arc<ClientCache>) -> Env {
@@ -79,4 +79,77 @@ async fn every_family_passes_the_suite() {
         examples.push((d.kind.to_string(), repo_examples::example(d, true)));
     }
     family_suite(crate::repository::kinds(), examples, true).await;
+}
+
+/// [`start`] with a simulator configured as `sim` (e.g. another Artifactory version).
+pub(crate) async fn start_with(
+    kinds: &[Arc<FamilyKind>],
+    cache: Arc<ClientCache>,
+    sim: jfrog_sim::SimConfig,
+) -> Env {
+    suite::start_with(crate::PROVIDER, kinds, cache, sim).await
+}
+
+/// JFrog writes since the last reset of the simulator's counts.
+pub(crate) fn writes(sim: &Simulator) -> u64 {
+    suite::writes(sim, &[])
+}
+
+/// What a family of provider-artifactory may need beyond its examples.
+pub(crate) struct FamilyNeeds {
+    /// The simulator's configuration (e.g. the Artifactory version it answers as).
+    pub(crate) sim: jfrog_sim::SimConfig,
+    /// Kubernetes objects the examples refer to (Secrets), created first.
+    pub(crate) objects: Vec<Value>,
+    /// Objects that must exist in JFrog first (repositories a replication replicates):
+    /// (key, repository configuration).
+    pub(crate) repositories: Vec<(String, Value)>,
+    /// The change made "in JFrog" to test that drift is reverted, by Kind (see
+    /// `suite::Suite::drift`).
+    pub(crate) drift: fn(&str) -> Option<(&'static str, Value)>,
+}
+
+/// The suite over one family of provider-artifactory with its [`FamilyNeeds`].
+async fn family_suite_with(
+    kinds: &[Arc<FamilyKind>],
+    examples: Vec<(String, Value)>,
+    needs: FamilyNeeds,
+) {
+    for k in kinds {
+        assert!(
+            examples.iter().any(|(n, _)| n == k.info().kind),
+            "{} has no example in the suite",
+            k.info().kind
+        );
+    }
+    let s = Suite {
+        provider: crate::PROVIDER,
+        drift: needs.drift,
+        deletes: suite::always_deletes,
+        seed: suite::no_seed,
+        read_calls: &[],
+    };
+    let env = start_with(
+        kinds,
+        Arc::new(ClientCache::new(crate::PROVIDER)),
+        needs.sim,
+    )
+    .await;
+    env.create_objects(&needs.objects).await;
+    for (key, config) in &needs.repositories {
+        assert!(env.sim.put_repository_raw(key, config.clone()), "{key}");
+    }
+    suite::run(&s, env, kinds, examples).await;
+}
+
+/// The user, security and replication family: every Kind, plus the legacy examples.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_access_family_passes_the_suite() {
+    use crate::access::examples;
+    family_suite_with(
+        crate::access::kinds(),
+        examples::all_examples(),
+        examples::suite(),
+    )
+    .await;
 }

@@ -4,8 +4,9 @@
 //! - [`PROVIDER`]: its identity; the JFrog connection and the process entry point are
 //!   shared by the four providers (`provider-common`).
 //!
-//! Status: the repository Kinds ([`repository`]) and the webhook Kinds ([`webhook`]) are
-//! declared on the family layer (`provider-family`); the other families are not yet.
+//! Status: the repository Kinds ([`repository`]), the webhook Kinds ([`webhook`]) and the
+//! user, security and replication Kinds ([`access`]) are declared on the family layer
+//! (`provider-family`); the other families are not yet.
 
 use std::sync::Arc;
 
@@ -13,6 +14,7 @@ use jfrog_client::ClientMetrics;
 use provider_common::{Ping, Provider};
 use provider_runtime::managed::KindRegistration;
 
+pub mod access;
 pub mod repository;
 pub mod seed;
 pub mod webhook;
@@ -43,7 +45,8 @@ pub fn kinds_with(metrics: &ClientMetrics) -> Vec<Arc<dyn KindRegistration>> {
         metrics.clone(),
     ));
     kinds.extend(repository::registrations(cache.clone()));
-    kinds.extend(webhook::registrations(cache));
+    kinds.extend(webhook::registrations(cache.clone()));
+    kinds.extend(access::registrations(cache));
     kinds
 }
 

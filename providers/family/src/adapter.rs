@@ -27,7 +27,7 @@ use provider_common::Provider;
 use provider_runtime::managed::Condition;
 use provider_runtime::managed::config::{Credentials, ResolvedConfig};
 use provider_runtime::managed::external::{
-    Connector, ExternalClient, ExternalCreation, ExternalDelete, ExternalError,
+    ConnectionDetails, Connector, ExternalClient, ExternalCreation, ExternalDelete, ExternalError,
     ExternalObservation, ExternalUpdate, Managed, ManagedKind,
 };
 use provider_runtime::managed::kind::{KindInfo, SecretRefField};
@@ -37,7 +37,7 @@ use secrecy::ExposeSecret;
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 
-use crate::decl::{DeclError, Id, KindDecl, ResolvedKind, Ty};
+use crate::decl::{DeclError, Field, Id, KindDecl, ResolvedKind, Ty};
 use crate::diff::{self, DiffContext};
 use crate::hooks::HookCtx;
 use crate::schema::{self, HASHES_FIELD};
@@ -90,13 +90,7 @@ impl FamilyKind {
                 declare_secret(&mut info, f.crd, &f.ty);
             }
             if let Some(children) = f.ty.children() {
-                for c in children.iter().filter(|c| c.sensitive && c.wire.is_some()) {
-                    for i in 0..MAX_LIST_SECRETS {
-                        let path: &'static str =
-                            Box::leak(format!("{}.{i}.{}", f.crd, c.crd).into_boxed_str());
-                        declare_secret(&mut info, path, &c.ty);
-                    }
-                }
+                declare_nested_secrets(&mut info, f.crd, children);
             }
         }
         Ok(FamilyKind {
@@ -108,6 +102,21 @@ impl FamilyKind {
     /// The composed declaration.
     pub fn resolved(&self) -> &Arc<ResolvedKind> {
         &self.kind
+    }
+}
+
+/// Declare the Secret references inside the elements of object field `path` (the first
+/// [`MAX_LIST_SECRETS`] elements; objects nest, e.g. `config.0.auth.0.roleIdSecretRef`).
+fn declare_nested_secrets(info: &mut KindInfo, path: &str, children: &'static [Field]) {
+    for c in children.iter().filter(|c| c.wire.is_some()) {
+        for i in 0..MAX_LIST_SECRETS {
+            let cpath = format!("{path}.{i}.{}", c.crd);
+            if c.sensitive {
+                declare_secret(info, Box::leak(cpath.into_boxed_str()), &c.ty);
+            } else if let Some(grand) = c.ty.children() {
+                declare_nested_secrets(info, &cpath, grand);
+            }
+        }
     }
 }
 
@@ -381,6 +390,46 @@ fn recorded_hashes(mr: &Managed<FamilyKind>) -> BTreeMap<String, String> {
         .unwrap_or_default()
 }
 
+/// The generated values of a create answer (the Kind's `connection` fields), under the
+/// official providers' keys `attribute.<terraform name>`.
+pub fn connection_details(kind: &ResolvedKind, answer: &Value) -> ConnectionDetails {
+    let mut out = ConnectionDetails::default();
+    for f in kind.fields.iter().filter(|f| f.connection) {
+        if let Some(Value::String(v)) = f.wire.and_then(|w| get_path(answer, w))
+            && !v.is_empty()
+        {
+            out.0
+                .insert(format!("attribute.{}", f.tf), v.as_bytes().to_vec());
+        }
+    }
+    out
+}
+
+/// Who manages a platform singleton.
+#[derive(Debug)]
+struct Claim {
+    uid: String,
+    /// `namespace/name` of the MR.
+    holder: String,
+    /// The MR deleted (reset) it.
+    released: bool,
+}
+
+/// The MR managing each platform singleton, by platform, Kind and identifier: process-wide,
+/// since every MR of a Kind shares the process. A provider restart forgets the claims; the
+/// first MR to observe a singleton after it claims it again.
+fn singleton_claims() -> &'static Mutex<HashMap<String, Claim>> {
+    static CLAIMS: std::sync::OnceLock<Mutex<HashMap<String, Claim>>> = std::sync::OnceLock::new();
+    CLAIMS.get_or_init(Mutex::default)
+}
+
+fn display_name(mr: &Managed<FamilyKind>) -> String {
+    match &mr.namespace {
+        Some(ns) => format!("{ns}/{}", mr.name),
+        None => mr.name.clone(),
+    }
+}
+
 /// Whether the hashes come from `atProvider` (so they must be carried over even if empty).
 fn hashes_in_status(mr: &Managed<FamilyKind>) -> bool {
     matches!(mr.at_provider.get(HASHES_FIELD), Some(Value::Object(_)))
@@ -474,6 +523,64 @@ impl FamilyClient {
             }
             Id::ServerAssigned => mr.external_name.clone(),
             Id::Singleton(s) => s.to_string(),
+        }
+    }
+
+    /// The claim key of a singleton on this client's platform.
+    fn claim_key(&self, key: &str) -> String {
+        format!(
+            "{}|{}.{}|{key}",
+            self.client.base_url(),
+            self.kind.decl.group,
+            self.kind.decl.kind
+        )
+    }
+
+    /// Claim a platform singleton for `mr` (the first MR to observe it keeps it until it is
+    /// deleted). `Ok(false)`: another MR holds it and `mr` is being deleted; an error names
+    /// the holder otherwise. Always `Ok(true)` for other identifier strategies.
+    fn claim_singleton(&self, key: &str, mr: &Managed<FamilyKind>) -> Result<bool, ExternalError> {
+        if !matches!(self.kind.decl.id, Id::Singleton(_)) {
+            return Ok(true);
+        }
+        let mut claims = lock(singleton_claims());
+        let k = self.claim_key(key);
+        match claims.get(&k) {
+            // Reset by this MR's delete: gone as far as this MR is concerned.
+            Some(c) if c.uid == mr.uid => Ok(!c.released),
+            Some(c) if !c.released => {
+                if mr.deleting {
+                    return Ok(false);
+                }
+                Err(ExternalError::msg(format!(
+                    "{} {key} is a platform singleton already managed by {} {}: one managed resource per singleton (delete one of them)",
+                    self.kind.decl.kind, self.kind.decl.kind, c.holder
+                )))
+            }
+            _ => {
+                claims.insert(
+                    k,
+                    Claim {
+                        uid: mr.uid.clone(),
+                        holder: display_name(mr),
+                        released: false,
+                    },
+                );
+                Ok(true)
+            }
+        }
+    }
+
+    /// Release `mr`'s claim on a singleton after its delete (the reset): the next MR may
+    /// claim it, and `mr` observes it as gone.
+    fn release_singleton(&self, key: &str, mr: &Managed<FamilyKind>) {
+        if matches!(self.kind.decl.id, Id::Singleton(_)) {
+            let mut claims = lock(singleton_claims());
+            if let Some(c) = claims.get_mut(&self.claim_key(key))
+                && c.uid == mr.uid
+            {
+                c.released = true;
+            }
         }
     }
 
@@ -585,7 +692,7 @@ impl FamilyClient {
                     tracing::info!(kind = self.kind.decl.kind, %id, error = %e, "create answer lost; adopting the object it made");
                     Ok(id)
                 }
-                _ => Err(ExternalError::new(e)),
+                _ => Err(create_error(e)),
             },
         }
     }
@@ -675,6 +782,10 @@ impl ExternalClient<FamilyKind> for FamilyClient {
         if key.is_empty() {
             return Ok(ExternalObservation::default());
         }
+        if !self.claim_singleton(&key, mr)? {
+            // Another MR manages this singleton: deleting this one must not reset it.
+            return Ok(ExternalObservation::default());
+        }
         let Some(mut body) = self.read(&key, mr).await? else {
             return Ok(ExternalObservation::default());
         };
@@ -737,6 +848,15 @@ impl ExternalClient<FamilyKind> for FamilyClient {
             if skip.contains(&w.as_str()) {
                 continue;
             }
+            // An immutable write-only value without a record (the create's answer was lost,
+            // or the object was adopted) cannot differ from what was sent, nor be changed.
+            let immutable = self
+                .kind
+                .params()
+                .any(|f| f.immutable && f.wire == Some(w.as_str()));
+            if immutable && !recorded.contains_key(w) {
+                continue;
+            }
             if desired_hashes.get(w) != recorded.get(w) {
                 changed.push(format!("{w} (write-only)"));
             }
@@ -780,13 +900,14 @@ impl ExternalClient<FamilyKind> for FamilyClient {
                     .rest
                     .create(&self.client, &key, &body)
                     .await
-                    .map_err(ExternalError::new)?;
+                    .map_err(create_error)?;
                 key
             }
         };
         if mr.external_name != key {
             mr.external_name = key.clone();
         }
+        let connection_details = connection_details(&self.kind, &answer);
         self.kind.decl.hooks.after_create(self.hook_ctx(&key)).await;
         let hashes = diff::write_only_hashes(
             &self.kind,
@@ -802,7 +923,10 @@ impl ExternalClient<FamilyKind> for FamilyClient {
                 serde_json::to_string(&hashes).unwrap_or_default(),
             );
         }
-        Ok(ExternalCreation::default())
+        Ok(ExternalCreation {
+            connection_details,
+            external_name: None,
+        })
     }
 
     async fn update(&self, mr: &mut Managed<FamilyKind>) -> Result<ExternalUpdate, ExternalError> {
@@ -865,11 +989,21 @@ impl ExternalClient<FamilyKind> for FamilyClient {
             .before_delete(self.hook_ctx(&key), mr)
             .await;
         match self.kind.decl.rest.delete(&self.client, &key).await {
-            Ok(()) => Ok(ExternalDelete::default()),
-            Err(e) if e.is_not_found() => Ok(ExternalDelete::default()),
-            Err(e) => Err(ExternalError::new(e)),
+            Ok(()) => {}
+            Err(e) if e.is_not_found() => {}
+            Err(e) => return Err(ExternalError::new(e)),
         }
+        self.release_singleton(&key, mr);
+        Ok(ExternalDelete::default())
     }
+}
+
+/// The error of a create call: one whose outcome is unknown (the answer was lost after
+/// JFrog may have committed) is marked so, and the runtime keeps the create pending.
+fn create_error(e: jfrog_client::Error) -> ExternalError {
+    let unknown = e.is_indeterminate();
+    let e = ExternalError::new(e);
+    if unknown { e.outcome_unknown() } else { e }
 }
 
 #[cfg(test)]
@@ -1093,3 +1227,4 @@ mod tests {
         );
     }
 }
+

@@ -158,6 +158,9 @@ pub struct Field {
     /// May be set only while the named boolean field is true (checked before any write;
     /// JFrog would silently ignore the value otherwise).
     pub requires: Option<&'static str>,
+    /// A value JFrog generates and answers only to the create (a token): published in the
+    /// connection Secret as `attribute.<tf>`, never in status.
+    pub connection: bool,
 }
 
 /// A validation rule checked at admission: a CEL expression and the message naming the
@@ -198,6 +201,7 @@ impl Field {
             constant: false,
             rules: &[],
             requires: None,
+            connection: false,
         }
     }
     /// Set the provider default.
@@ -292,6 +296,13 @@ impl Field {
     pub const fn rules(self, rules: &'static [Rule]) -> Self {
         Field { rules, ..self }
     }
+    /// A generated value of the create answer, for the connection Secret only.
+    pub const fn connection(self) -> Self {
+        Field {
+            connection: true,
+            ..self
+        }
+    }
 
     /// Whether the field is a `forProvider` parameter.
     pub fn is_param(&self) -> bool {
@@ -300,7 +311,11 @@ impl Field {
 
     /// Whether the field is reported in `atProvider` (read back and not secret).
     pub fn is_observed(&self) -> bool {
-        self.wire.is_some() && !self.sensitive && !self.write_only && !self.constant
+        self.wire.is_some()
+            && !self.sensitive
+            && !self.write_only
+            && !self.constant
+            && !self.connection
     }
 }
 

@@ -121,7 +121,17 @@ pub struct Env {
 /// Start both servers, install the CRDs of `kinds` (both scopes) and grant the provider
 /// exactly the RBAC Crossplane grants it for them.
 pub async fn start(provider: Provider, kinds: &[Arc<FamilyKind>], cache: Arc<ClientCache>) -> Env {
-    let sim = testkit::start_sim().await;
+    start_with(provider, kinds, cache, jfrog_sim::SimConfig::default()).await
+}
+
+/// [`start`] with a simulator configured as `sim` (e.g. another Artifactory version).
+pub async fn start_with(
+    provider: Provider,
+    kinds: &[Arc<FamilyKind>],
+    cache: Arc<ClientCache>,
+    sim: jfrog_sim::SimConfig,
+) -> Env {
+    let sim = testkit::start_sim_with(sim).await;
     let server = testkit::start_kube_server().await;
     let admin = testkit::client_for(&server, &server.admin_token()).await;
     let regs: Vec<_> = kinds
@@ -168,6 +178,20 @@ pub async fn start(provider: Provider, kinds: &[Arc<FamilyKind>], cache: Arc<Cli
 }
 
 impl Env {
+    /// Create Kubernetes objects the examples refer to (Secrets).
+    pub async fn create_objects(&self, objects: &[Value]) {
+        for o in objects {
+            let ns = o["metadata"]["namespace"].as_str().unwrap_or(NS);
+            let secrets: Api<k8s_openapi::api::core::v1::Secret> =
+                Api::namespaced(self.admin.clone(), ns);
+            let secret = serde_json::from_value(o.clone()).expect("a Secret");
+            secrets
+                .create(&PostParams::default(), &secret)
+                .await
+                .expect("create Secret");
+        }
+    }
+
     /// Create `manifest` (an MR of `kind`) and keep a reconciler for it; waits for the CRD to
     /// be served.
     pub async fn add(&mut self, kind: &Arc<FamilyKind>, manifest: Value) {
@@ -216,7 +240,8 @@ pub async fn converge(mrs: &[Mr]) {
         for m in mrs {
             if !m.ready_and_synced().await {
                 let o = m.reconcile().await;
-                pending.push(format!("{}: {o:?}", m.name));
+                let synced = testkit::condition(&m.get().await, "Synced");
+                pending.push(format!("{}: {o:?} {synced:?}", m.name));
             }
         }
         if pending.is_empty() {
@@ -276,13 +301,25 @@ pub async fn family_suite(
             );
         }
     }
-    let mut env = start(
+    let env = start(
         suite.provider,
         kinds,
         Arc::new(ClientCache::new(suite.provider)),
     )
     .await;
     (suite.seed)(&env.sim);
+    run(suite, env, kinds, examples).await;
+}
+
+/// The suite's steps in an environment already started and seeded (see [`start_with`],
+/// [`Env::create_objects`]): converge, two quiet rounds, drift reverted, delete.
+/// Singletons are reset, not deleted; observe-only MRs leave the object alone.
+pub async fn run(
+    suite: &Suite,
+    mut env: Env,
+    kinds: &[Arc<FamilyKind>],
+    examples: Vec<(String, Value)>,
+) {
     for (kind, manifest) in examples {
         let k = kinds
             .iter()
@@ -324,9 +361,10 @@ pub async fn family_suite(
     // aggregates before their members).
     for m in env.mrs.iter().rev() {
         let rest = m.kind.resolved().decl.rest;
+        let obj = m.get().await;
+        let observe_only = obj.data["spec"]["managementPolicies"] == json!(["Observe"]);
         let key =
-            m.get().await.metadata.annotations.unwrap_or_default()["crossplane.io/external-name"]
-                .clone();
+            obj.metadata.annotations.unwrap_or_default()["crossplane.io/external-name"].clone();
         m.api
             .delete(&m.name, &DeleteParams::default())
             .await
@@ -344,6 +382,11 @@ pub async fn family_suite(
             continue;
         }
         let gone = rest.read(&client, &key).await;
+        if observe_only || matches!(m.kind.resolved().decl.id, crate::Id::Singleton(_)) {
+            // An observed object stays; a singleton stays, reset.
+            assert!(gone.is_ok(), "{}: {gone:?}", m.name);
+            continue;
+        }
         assert!(
             matches!(&gone, Err(e) if e.is_not_found()),
             "{}: still in JFrog: {gone:?}",

@@ -58,6 +58,11 @@ pub struct Args {
     /// Latency the embedded JFrog simulator adds to every request, in milliseconds.
     #[arg(long, value_name = "N", default_value_t = 0)]
     pub jfrog_latency_ms: u64,
+    /// The Artifactory version the embedded simulator answers as. The default has every API
+    /// the examples use, the retired API keys included (gone from 7.98.0) and the Access user
+    /// API (from 7.84.3); e.g. 7.117.5 shows an APIKey refused, naming ScopedToken.
+    #[arg(long, value_name = "VERSION", default_value = "7.90.1")]
+    pub artifactory_version: String,
     /// The providers' --poll (how often an up-to-date managed resource is checked for drift).
     #[arg(long, value_name = "DURATION", default_value = "1m", value_parser = duration)]
     pub poll: Duration,
@@ -122,8 +127,9 @@ pub(crate) struct Running {
 /// answers must take the latency asked for, not that plus whatever the Kubernetes API test
 /// server's CPU-bound handlers (schema validation, CEL) keep the shared runtime busy with;
 /// under a benchmark's load that added 7-10 ms to every 50 ms request.
-async fn start_simulator()
--> anyhow::Result<(jfrog_sim::Simulator, tokio::sync::oneshot::Sender<()>)> {
+async fn start_simulator(
+    artifactory_version: String,
+) -> anyhow::Result<(jfrog_sim::Simulator, tokio::sync::oneshot::Sender<()>)> {
     let (started_tx, started_rx) = tokio::sync::oneshot::channel();
     let (keep_tx, keep_rx) = tokio::sync::oneshot::channel::<()>();
     std::thread::Builder::new()
@@ -140,9 +146,12 @@ async fn start_simulator()
                 }
             };
             rt.block_on(async move {
-                let sim = jfrog_sim::Simulator::start(jfrog_sim::SimConfig::default())
-                    .await
-                    .map_err(anyhow::Error::from);
+                let sim = jfrog_sim::Simulator::start(jfrog_sim::SimConfig {
+                    artifactory_version,
+                    ..jfrog_sim::SimConfig::default()
+                })
+                .await
+                .map_err(anyhow::Error::from);
                 let _ = started_tx.send(sim);
                 // Serve until the sandbox lets go.
                 let _ = keep_rx.await;
@@ -321,7 +330,7 @@ pub(crate) async fn start(args: &Args, running: &mut Running) -> anyhow::Result<
             }
         }
         _ => {
-            let (sim, sim_runtime) = start_simulator().await?;
+            let (sim, sim_runtime) = start_simulator(args.artifactory_version.clone()).await?;
             running.sim_runtime = Some(sim_runtime);
             if args.jfrog_latency_ms > 0 {
                 let latency = Duration::from_millis(args.jfrog_latency_ms);

@@ -126,6 +126,7 @@ impl Shared {
         shared
             .artifactory
             .set_missing_status(shared.config.missing_repository_status);
+        services::seed(&shared);
         shared
     }
 }

@@ -13,6 +13,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result, bail};
 use serde_json::Value;
 
+mod access;
 mod overrides;
 mod repository;
 mod webhook;
@@ -24,6 +25,8 @@ use overrides::Overrides;
 pub const REPOSITORY_TABLES: &str = "providers/artifactory/src/repository/tables.rs";
 /// Where the webhook declaration table lives, relative to the repository root.
 pub const WEBHOOK_TABLES: &str = "providers/artifactory/src/webhook/tables.rs";
+/// Where the user, security and replication declaration table lives.
+pub const ACCESS_TABLES: &str = "providers/artifactory/src/access/tables.rs";
 
 /// The catalog directory of a repository root.
 pub fn catalog_dir(repo_root: &Path) -> PathBuf {
@@ -47,9 +50,14 @@ pub fn generate(catalog_dir: &Path) -> Result<Vec<(PathBuf, String)>> {
         &overrides,
     )?;
     overrides.check_all_used()?;
+    let access = access::generate(
+        &read_json(&catalog_dir.join(access::CATALOG_FILE))?,
+        &read_json(&catalog_dir.join("overrides.json"))?,
+    )?;
     let mut out = vec![
         (PathBuf::from(REPOSITORY_TABLES), repository),
         (PathBuf::from(WEBHOOK_TABLES), webhook),
+        (PathBuf::from(ACCESS_TABLES), access),
     ];
     out.extend(
         xray.into_iter()

@@ -119,6 +119,7 @@ pub struct ExternalDelete {}
 /// values; keep it stable across retries (no request IDs or timestamps).
 pub struct ExternalError {
     inner: Box<dyn std::error::Error + Send + Sync + 'static>,
+    outcome_unknown: bool,
 }
 
 impl ExternalError {
@@ -127,6 +128,7 @@ impl ExternalError {
     pub fn new(err: impl std::error::Error + Send + Sync + 'static) -> Self {
         ExternalError {
             inner: Box::new(err),
+            outcome_unknown: false,
         }
     }
 
@@ -134,12 +136,30 @@ impl ExternalError {
     pub fn msg(message: impl Into<String>) -> Self {
         ExternalError {
             inner: Box::new(MessageError(message.into())),
+            outcome_unknown: false,
         }
     }
 
     /// Prefix the message: `<context>: <err>`.
     pub fn context(self, context: impl Into<String>) -> Self {
-        ExternalError::msg(format!("{}: {}", context.into(), self))
+        let unknown = self.outcome_unknown;
+        let mut e = ExternalError::msg(format!("{}: {}", context.into(), self));
+        e.outcome_unknown = unknown;
+        e
+    }
+
+    /// The call may have taken effect (its answer was lost): a create failing so is not
+    /// recorded as failed, so the next reconcile treats it as incomplete (a deterministic
+    /// identifier proceeds to observe; a server-assigned one stops with "cannot determine
+    /// creation result" instead of creating a second object).
+    pub fn outcome_unknown(mut self) -> Self {
+        self.outcome_unknown = true;
+        self
+    }
+
+    /// Whether the call may have taken effect.
+    pub fn is_outcome_unknown(&self) -> bool {
+        self.outcome_unknown
     }
 
     /// The wrapped error, for downcasting.

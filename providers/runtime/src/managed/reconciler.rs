@@ -404,7 +404,8 @@ impl<K: ManagedKind> Reconciler<K> {
     ) -> Result<T, ExternalError> {
         match tokio::time::timeout(self.ctx.timeout, f).await {
             Ok(r) => r,
-            Err(_) => Err(ExternalError::msg("context deadline exceeded")),
+            // The call was cut off: it may have taken effect.
+            Err(_) => Err(ExternalError::msg("context deadline exceeded").outcome_unknown()),
         }
     }
 
@@ -1370,11 +1371,15 @@ impl<K: ManagedKind> Reconciler<K> {
                     &m,
                 )
                 .await;
-                set_annotation(
-                    &mut run.obj,
-                    meta::EXTERNAL_CREATE_FAILED,
-                    &meta::now_stamp(),
-                );
+                // A create whose outcome is unknown stays pending (incomplete): the next
+                // reconcile decides by the identifier strategy, never by creating again.
+                if !e.is_outcome_unknown() {
+                    set_annotation(
+                        &mut run.obj,
+                        meta::EXTERNAL_CREATE_FAILED,
+                        &meta::now_stamp(),
+                    );
+                }
                 if let Err(e) = self.update_critical_annotations(run).await {
                     let msg = format!("cannot update managed resource annotations: {e}");
                     self.event(

@@ -224,6 +224,44 @@ async fn conformance_008_create_rejected() {
     assert!(e.calls().contains(&"create".to_string()));
 }
 
+/// 8b: a create whose answer was lost (outcome unknown) is not recorded as failed: it stays
+/// pending, so a server-assigned Kind stops with "cannot determine creation result" instead
+/// of creating a second object, and a deterministic one proceeds to observe (which tells
+/// whether the object exists).
+#[tokio::test]
+async fn conformance_008b_create_outcome_unknown_is_not_retried() {
+    let e = Env::new().await;
+    e.create_in(&e.gadget, N, NS, "t1", json!({}), &[]).await;
+    e.script().create_err = Some("POST /things: the answer was lost".into());
+    e.script().create_unknown = true;
+    assert_eq!(
+        e.gadget_rec(N).reconcile(Some(NS), "t1").await,
+        Outcome::Backoff
+    );
+    let get = || async { e.api_of(&e.gadget, N, NS).get("t1").await.expect("get") };
+    let o = get().await;
+    assert!(ann(&o, meta::EXTERNAL_CREATE_PENDING).is_some());
+    assert!(ann(&o, meta::EXTERNAL_CREATE_FAILED).is_none());
+    e.clear();
+    assert_eq!(
+        e.gadget_rec(N).reconcile(Some(NS), "t1").await,
+        Outcome::Done
+    );
+    assert!(e.calls().is_empty(), "{:?}", e.calls());
+    assert_eq!(synced(&get().await).2, meta::MSG_CREATION_INCOMPLETE);
+
+    // A deterministic identifier: the next reconcile proceeds to observe.
+    e.create(N, "w1", json!({}), &[]).await;
+    assert_eq!(e.reconcile(N, "w1").await, Outcome::Backoff);
+    e.script().create_err = None;
+    e.clear();
+    e.reconcile(N, "w1").await;
+    let calls = e.calls();
+    let observe = calls.iter().position(|c| c == "observe");
+    let create = calls.iter().position(|c| c == "create");
+    assert!(observe.is_some() && observe < create, "{calls:?}");
+}
+
 #[tokio::test]
 async fn conformance_009_create_succeeds_annotation_write_fails() {
     // While Create runs, the provider loses `update` on the MR (its status stays writable):

@@ -152,6 +152,8 @@ pub struct Script {
     pub connect_err: Option<String>,
     pub observe_err: Option<String>,
     pub create_err: Option<String>,
+    /// The create error's outcome is unknown (a lost answer): the object may exist.
+    pub create_unknown: bool,
     pub update_err: Option<String>,
     pub delete_err: Option<String>,
     pub observe_delay: Option<Duration>,
@@ -308,7 +310,12 @@ impl ExternalClient<FakeKind> for FakeClient {
         let mut s = lock(&self.s);
         s.jfrog_requests += 1;
         if let Some(e) = &s.create_err {
-            return Err(ExternalError::msg(e.clone()));
+            let err = ExternalError::msg(e.clone());
+            return Err(if s.create_unknown {
+                err.outcome_unknown()
+            } else {
+                err
+            });
         }
         let ext = if self.server_assigned {
             s.seq += 1;

@@ -17,6 +17,7 @@ use crate::server::Shared;
 mod access;
 pub mod artifactory;
 mod event;
+mod security;
 mod xray;
 
 use crate::collections::Declaration;
@@ -24,9 +25,10 @@ use crate::collections::Declaration;
 /// Every collection of the generic collection service (see `crate::collections`); a family adds
 /// its declaration here and its `Binding`'s routes in [`routes`].
 pub(crate) fn collections() -> Vec<&'static Declaration> {
-    let mut c = vec![&artifactory::PROXIES, &event::SUBSCRIPTIONS];
-    c.extend(xray::collections());
-    c
+    let mut all = vec![&artifactory::PROXIES, &event::SUBSCRIPTIONS];
+    all.extend(xray::collections());
+    all.extend(security::collections());
+    all
 }
 
 /// All service routes.
@@ -36,4 +38,10 @@ pub(crate) fn routes() -> Router<Arc<Shared>> {
         .merge(access::routes())
         .merge(xray::routes())
         .merge(event::routes())
+        .merge(security::routes())
+}
+
+/// What a fresh platform has besides its configuration (the anonymous user, ...).
+pub(crate) fn seed(shared: &Shared) {
+    security::seed(shared);
 }

@@ -1,0 +1,215 @@
+//! The user, security and replication Kinds of provider-artifactory (groups `user`,
+//! `security` and `replication`: 20 Kinds), declared as data on the family layer.
+//!
+//! What the family owns: the REST bindings ([`rest`]: one per Kind, data), the hooks
+//! ([`HOOKS`]: the identifier JFrog assigns to a token or API key, the parameter rules the
+//! schema cannot express) and the example manifests.
+//!
+//! # Identifiers
+//!
+//! - Users, groups, certificates, trusted keys, environments, key pairs, permission targets
+//!   and Vault configurations are named by the external name.
+//! - The five replication Kinds are named by `repoKey` (the catalog calls them
+//!   server-assigned, but every call is `/api/replications/{repo_key}`): a lost create
+//!   answer is resolved by the next observe.
+//! - The two policies are platform singletons: the first MR to observe one manages it, a
+//!   second is refused (Synced=False naming the first) and deleting it leaves the policy
+//!   alone; deleting the first resets the policy as JFrog's own UI does (disabled).
+//! - A ScopedToken and an APIKey are server-assigned (the token id, the CRC-32 of the key,
+//!   as Terraform computes it). Their generated values exist only in the create answer, so a
+//!   create whose answer is lost cannot be recovered: the reconciler stops with "cannot
+//!   determine creation result" (one token exists in JFrog, none is minted twice).
+//! - The AnonymousUser can only be observed (imported by its name).
+//!
+//! # Secrets
+//!
+//! Passwords, private keys, passphrases, the certificate PEM and Vault AppRole credentials
+//! come from Secret references, are sent on writes and never read back: compared by a salted
+//! hash. A token's access, refresh and reference tokens and an API key go to the connection
+//! Secret only (`attribute.access_token`, ... as the official provider publishes them).
+//!
+//! # Retired APIs
+//!
+//! API keys are served while the platform has them (Artifactory before 7.98) and refused
+//! otherwise, before any write, with a message naming ScopedToken. Permission targets and
+//! the pull/push replications (retired in the Terraform provider) are served through the
+//! APIs JFrog still answers (`/api/v2/security/permissions`, `/api/replications`).
+//!
+//! # Users
+//!
+//! The user API depends on the platform: the Access API (`/access/api/v2/users`) from
+//! Artifactory 7.84.3, the security API (`/artifactory/api/security/users`) before; the
+//! version is read once per platform and process.
+
+#[cfg(test)]
+mod behaviour_tests;
+pub mod examples;
+#[cfg(test)]
+mod lost_answer;
+pub mod rest;
+#[rustfmt::skip]
+pub mod tables;
+
+use std::sync::{Arc, OnceLock};
+
+use provider_family::{ClientCache, FamilyKind, Hooks, KindDecl, ResolvedKind};
+use provider_runtime::managed::registration::KindRegistration;
+use serde_json::Value;
+
+/// The family's hooks.
+pub static HOOKS: AccessHooks = AccessHooks;
+
+/// The family's behaviour: server-assigned identifiers and parameter rules.
+#[derive(Debug, Clone, Copy)]
+pub struct AccessHooks;
+
+/// CRC-32 (IEEE), as Terraform's `schema.HashString` computes an API key's id.
+pub fn crc32(s: &str) -> u32 {
+    let mut crc = 0xFFFF_FFFFu32;
+    for b in s.bytes() {
+        crc ^= u32::from(b);
+        for _ in 0..8 {
+            crc = if crc & 1 == 1 {
+                (crc >> 1) ^ 0xEDB8_8320
+            } else {
+                crc >> 1
+            };
+        }
+    }
+    !crc
+}
+
+impl Hooks for AccessHooks {
+    fn check_params(&self, kind: &ResolvedKind, params: &Value) -> Result<(), String> {
+        if kind.decl.kind == "PermissionTarget"
+            && let Some(repos) = params
+                .get("build")
+                .and_then(|b| b.get(0).or(Some(b)))
+                .and_then(|b| b.get("repositories"))
+                .and_then(Value::as_array)
+            && (repos.len() != 1 || repos[0] != "artifactory-build-info")
+        {
+            return Err(
+                "build.repositories must be exactly [\"artifactory-build-info\"]".to_string(),
+            );
+        }
+        Ok(())
+    }
+
+    fn created_id(&self, kind: &ResolvedKind, answer: &Value) -> Option<String> {
+        match kind.decl.kind {
+            "ScopedToken" => answer
+                .get("token_id")
+                .and_then(Value::as_str)
+                .map(str::to_string),
+            "APIKey" => answer
+                .get("apiKey")
+                .and_then(Value::as_str)
+                .map(|k| crc32(k).to_string()),
+            _ => None,
+        }
+    }
+}
+
+/// Every declared Kind of the family.
+pub fn declarations() -> &'static [KindDecl] {
+    tables::KINDS
+}
+
+/// Every Kind of the family, composed once per process.
+pub fn kinds() -> &'static [Arc<FamilyKind>] {
+    static KINDS: OnceLock<Vec<Arc<FamilyKind>>> = OnceLock::new();
+    KINDS.get_or_init(|| provider_family::compose(tables::KINDS))
+}
+
+/// The runtime registrations of every Kind, sharing the provider's client cache.
+pub fn registrations(cache: Arc<ClientCache>) -> Vec<Arc<dyn KindRegistration>> {
+    provider_family::registrations(kinds(), cache)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn all_20_kinds_compose_in_three_groups() {
+        assert_eq!(tables::KINDS.len(), 20);
+        for g in ["user", "security", "replication"] {
+            assert!(tables::KINDS.iter().any(|d| d.group == g), "{g}");
+        }
+        for d in tables::KINDS {
+            d.resolve().unwrap_or_else(|e| panic!("{e}"));
+        }
+    }
+
+    #[test]
+    fn api_key_ids_are_terraforms_crc32() {
+        // CRC-32 (IEEE) check value.
+        assert_eq!(crc32("123456789"), 0xCBF4_3926);
+    }
+
+    /// The generated CRDs pass the API server's CRD rules and every example (both scopes)
+    /// validates without pruning; the admission rules refuse what the catalog forbids.
+    #[test]
+    fn crds_accept_the_examples_and_refuse_invalid_objects() {
+        use serde_json::json;
+        let regs = registrations(Arc::new(ClientCache::new(crate::PROVIDER)));
+        let crds = provider_runtime::crd::provider_crds_for("artifactory", &regs);
+        let schema_of = |d: &KindDecl, legacy: bool| {
+            let group = if legacy {
+                format!("{}.artifactory.crossplane.io", d.group)
+            } else {
+                format!("{}.artifactory.m.crossplane.io", d.group)
+            };
+            let plural = provider_runtime::managed::kind::pluralize(d.kind);
+            let crd = crds
+                .iter()
+                .find(|c| c.name == format!("{plural}.{group}"))
+                .unwrap_or_else(|| panic!("no CRD for {} in {group}", d.kind));
+            let mut doc = crd.document.clone();
+            crd_schema::default_crd(&mut doc);
+            let errs = crd_schema::validate_crd(&doc, None);
+            assert!(errs.is_empty(), "{}: {errs:?}", crd.name);
+            crd_schema::Schema::compile(&doc["spec"]["versions"][0]["schema"]["openAPIV3Schema"])
+                .unwrap_or_else(|e| panic!("{}: {e:?}", crd.name))
+        };
+        for d in tables::KINDS {
+            for legacy in [false, true] {
+                let schema = schema_of(d, legacy);
+                let mut ex = examples::example(d, legacy);
+                let pruned = schema.prune(&mut ex);
+                assert!(pruned.is_empty(), "{}: pruned {pruned:?}", d.kind);
+                let errs = schema.validate(&ex, None);
+                assert!(errs.is_empty(), "{}: {errs:?}", d.kind);
+            }
+        }
+        let group = tables::KINDS
+            .iter()
+            .find(|d| d.kind == "Group")
+            .expect("declared");
+        let mut bad = examples::example(group, false);
+        bad["spec"]["forProvider"]["autoJoin"] = json!(true);
+        bad["spec"]["forProvider"]["adminPrivileges"] = json!(true);
+        let errs = format!("{:?}", schema_of(group, false).validate(&bad, None));
+        assert!(errs.contains("autoJoin cannot be true"), "{errs}");
+        let keypair = tables::KINDS
+            .iter()
+            .find(|d| d.kind == "Keypair")
+            .expect("declared");
+        let mut bad = examples::example(keypair, false);
+        bad["spec"]["forProvider"]["pairType"] = json!("DSA");
+        let errs = format!("{:?}", schema_of(keypair, false).validate(&bad, None));
+        assert!(errs.contains("pairType"), "{errs}");
+    }
+
+    #[test]
+    fn examples_are_current() {
+        let dir =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/artifactory");
+        let stale = provider_family::examples::check_files(&dir, &examples::files());
+        assert!(
+            stale.is_empty(),
+            "stale examples (run with UPDATE_EXAMPLES=1): {stale:?}"
+        );
+    }
+}

@@ -1,0 +1,910 @@
+//! The REST bindings of the user, security and replication Kinds, as data: one [`Api`] per
+//! Kind (its calls, how a read finds the object, how a delete works, what the body looks
+//! like on the wire), plus [`UserApi`] for the version-dependent user API.
+//!
+//! These APIs are less regular than repositories and webhooks, and every irregularity is a
+//! variant here rather than a Kind-specific client: reads that find the object in a list
+//! (certificates, trusted keys, environments, Vault configurations), reads that answer an
+//! array (replications), deletes that reset a singleton or need a server-assigned id,
+//! text/plain bodies (certificates), JFrog's maps of users to permissions, scopes joined
+//! with spaces, and APIs JFrog retired in later versions ([`Retired`]).
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+
+use async_trait::async_trait;
+use http::Method;
+use jfrog_client::error::RequestContext;
+use jfrog_client::{Error, Idempotency, JfrogClient, Service};
+use provider_family::{Call, Dv, ListCall, ListShape, Rest, Verb};
+use serde_json::{Map, Value, json};
+
+/// How a read finds one object.
+#[derive(Debug, Clone, Copy)]
+pub enum Read {
+    /// `GET` of the object.
+    Get(Call),
+    /// `GET` of the object with one query parameter.
+    GetWith(Call, &'static str, &'static str),
+    /// The object whose `key_member` is the identifier, in a list answer (an array, or the
+    /// array under `wrapper`).
+    InList {
+        path: &'static str,
+        wrapper: Option<&'static str>,
+        key_member: &'static str,
+    },
+    /// `GET` answering an array (or an object): its first element.
+    First(Call),
+    /// `GET` answering the array of a repository's replication targets, read as one
+    /// object `{cronExp, enableEventReplication, replications}`.
+    Targets(Call),
+    /// `GET` of the caller's API key; an empty key means none.
+    ApiKey(Call),
+}
+
+/// How a delete works.
+#[derive(Debug, Clone, Copy)]
+pub enum Delete {
+    /// One call.
+    Call(Call),
+    /// A singleton cannot be removed: its current state with these members is written back.
+    Reset(Call, &'static [(&'static str, Dv)]),
+    /// The object is deleted by a server-assigned member (`kid`) found by key in the list.
+    ByMember {
+        /// The delete call; `{key}` is the member's value.
+        call: Call,
+        member: &'static str,
+    },
+}
+
+/// How the body goes on the wire.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Shape {
+    /// The JSON the generic mapping built.
+    Json,
+    /// The named member's value as a `text/plain` body.
+    Text(&'static str),
+    /// Permission targets: `actions.users`/`actions.groups` lists of `{name, permissions}`
+    /// are maps of name to permissions on the wire.
+    Permissions,
+    /// Scoped tokens: `scope` and `audience` are space-separated strings.
+    Token,
+    /// Several replication targets: each carries the repository key and the shared cron
+    /// expression.
+    Targets,
+}
+
+/// An API JFrog removed: served while the platform still has it, otherwise refused before
+/// any write with a message naming the Kind that replaces it.
+#[derive(Debug, Clone, Copy)]
+pub struct Retired {
+    /// The first Artifactory version without the API.
+    pub removed_in: (u64, u64, u64),
+    /// What JFrog offers instead, as the user should read it.
+    pub replacement: &'static str,
+}
+
+/// One Kind's REST binding.
+#[derive(Debug, Clone, Copy)]
+pub struct Api {
+    pub service: Service,
+    /// `None`: JFrog cannot create one (the message says what to do instead).
+    pub create: Result<Call, &'static str>,
+    pub read: Read,
+    /// `None`: nothing can change in place (every parameter is immutable).
+    pub update: Option<Call>,
+    pub delete: Delete,
+    pub shape: Shape,
+    /// Members every write carries.
+    pub fixed: &'static [(&'static str, &'static str)],
+    /// Members renamed on read (`proxyRef` is written as `proxy`).
+    pub renames: &'static [(&'static str, &'static str)],
+    pub list: Option<ListCall>,
+    pub retired: Option<Retired>,
+}
+
+impl Api {
+    /// A binding with JSON bodies, a plain read and nothing retired.
+    pub const fn new(
+        service: Service,
+        create: Call,
+        read: Call,
+        update: Option<Call>,
+        delete: Call,
+    ) -> Api {
+        Api {
+            service,
+            create: Ok(create),
+            read: Read::Get(read),
+            update,
+            delete: Delete::Call(delete),
+            shape: Shape::Json,
+            fixed: &[],
+            renames: &[],
+            list: None,
+            retired: None,
+        }
+    }
+}
+
+/// A refusal made on the client side, typed like JFrog's own 400 (so it is reported, not
+/// retried).
+pub fn refused(service: Service, method: Method, route: &str, message: String) -> Error {
+    Error::BadRequest {
+        ctx: RequestContext {
+            service,
+            method,
+            route: route.to_string(),
+        },
+        status: 400,
+        message,
+    }
+}
+
+fn not_found(service: Service, route: &str, key: &str) -> Error {
+    Error::NotFound {
+        ctx: RequestContext {
+            service,
+            method: Method::GET,
+            route: route.to_string(),
+        },
+        message: format!("{key} not found"),
+    }
+}
+
+/// The Artifactory version of a platform (`GET /artifactory/api/system/version`), asked
+/// once per platform and process.
+pub async fn version(client: &JfrogClient) -> Result<(u64, u64, u64), Error> {
+    static VERSIONS: Mutex<Option<HashMap<String, (u64, u64, u64)>>> = Mutex::new(None);
+    let url = client.base_url().to_string();
+    let cached = VERSIONS
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .as_ref()
+        .and_then(|m| m.get(&url).copied());
+    if let Some(v) = cached {
+        return Ok(v);
+    }
+    let info = client.artifactory().version().await?;
+    let v = parse_version(&info.version);
+    VERSIONS
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .get_or_insert_with(HashMap::new)
+        .insert(url, v);
+    Ok(v)
+}
+
+/// `7.84.3` -> (7, 84, 3); missing or odd parts count as 0.
+pub fn parse_version(s: &str) -> (u64, u64, u64) {
+    let mut parts = s
+        .split(|c: char| !c.is_ascii_digit())
+        .map(|p| p.parse().unwrap_or(0));
+    (
+        parts.next().unwrap_or(0),
+        parts.next().unwrap_or(0),
+        parts.next().unwrap_or(0),
+    )
+}
+
+fn request<'a>(
+    client: &'a JfrogClient,
+    service: Service,
+    call: &Call,
+    idem: Idempotency,
+    key: &str,
+) -> jfrog_client::Request<'a> {
+    let r = client.request(service, call.verb.method(), call.path, idem);
+    if call.path.contains('{') {
+        r.param(key)
+    } else {
+        r
+    }
+}
+
+/// `[{name, permissions}]` -> `{name: permissions}` under `actions.users`/`actions.groups`
+/// of each section.
+fn actions_to_maps(body: &mut Map<String, Value>) {
+    for section in ["repo", "build", "releaseBundle"] {
+        let Some(Value::Object(actions)) = body.get_mut(section).and_then(|s| s.get_mut("actions"))
+        else {
+            continue;
+        };
+        for who in ["users", "groups"] {
+            if let Some(Value::Array(list)) = actions.get(who) {
+                let map: Map<String, Value> = list
+                    .iter()
+                    .filter_map(|e| {
+                        Some((
+                            e.get("name")?.as_str()?.to_string(),
+                            e.get("permissions").cloned().unwrap_or(json!([])),
+                        ))
+                    })
+                    .collect();
+                actions.insert(who.to_string(), Value::Object(map));
+            }
+        }
+    }
+}
+
+/// The reverse of [`actions_to_maps`], sorted by name.
+fn actions_from_maps(body: &mut Value) {
+    for section in ["repo", "build", "releaseBundle"] {
+        let Some(Value::Object(actions)) = body.get_mut(section).and_then(|s| s.get_mut("actions"))
+        else {
+            continue;
+        };
+        for who in ["users", "groups"] {
+            if let Some(Value::Object(map)) = actions.get(who) {
+                let list: Vec<Value> = map
+                    .iter()
+                    .map(|(n, p)| json!({"name": n, "permissions": p}))
+                    .collect();
+                actions.insert(who.to_string(), Value::Array(list));
+            }
+        }
+    }
+}
+
+impl Api {
+    async fn check_retired(&self, client: &JfrogClient, call: &Call) -> Result<(), Error> {
+        let Some(r) = self.retired else { return Ok(()) };
+        let v = version(client).await?;
+        if v >= r.removed_in {
+            let (a, b, c) = r.removed_in;
+            return Err(refused(
+                self.service,
+                call.verb.method(),
+                call.path,
+                format!(
+                    "JFrog removed this API in Artifactory {a}.{b}.{c} (this platform runs {}.{}.{}): use {} instead",
+                    v.0, v.1, v.2, r.replacement
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// The body as sent.
+    fn wire_body(&self, key: &str, body: &Map<String, Value>) -> Map<String, Value> {
+        let mut body = body.clone();
+        for (k, v) in self.fixed {
+            body.insert((*k).to_string(), json!(v));
+        }
+        match self.shape {
+            Shape::Permissions => actions_to_maps(&mut body),
+            Shape::Token => {
+                for member in ["scope", "audience"] {
+                    if let Some(Value::Array(items)) = body.get(member) {
+                        let joined: Vec<&str> = items.iter().filter_map(Value::as_str).collect();
+                        if joined.is_empty() {
+                            body.remove(member);
+                        } else {
+                            body.insert(member.into(), json!(joined.join(" ")));
+                        }
+                    }
+                }
+            }
+            Shape::Targets => {
+                let cron = body.get("cronExp").cloned().unwrap_or(Value::Null);
+                if let Some(Value::Array(targets)) = body.get_mut("replications") {
+                    for t in targets.iter_mut().filter_map(Value::as_object_mut) {
+                        t.insert("repoKey".into(), json!(key));
+                        t.insert("cronExp".into(), cron.clone());
+                    }
+                }
+            }
+            Shape::Json | Shape::Text(_) => {}
+        }
+        body
+    }
+
+    async fn write(
+        &self,
+        client: &JfrogClient,
+        call: &Call,
+        idem: Idempotency,
+        key: &str,
+        body: &Map<String, Value>,
+    ) -> Result<Value, Error> {
+        self.check_retired(client, call).await?;
+        let r = request(client, self.service, call, idem, key);
+        let r = match self.shape {
+            Shape::Text(member) => r.text(
+                body.get(member)
+                    .and_then(Value::as_str)
+                    .unwrap_or_default()
+                    .to_string(),
+                "text/plain",
+            ),
+            _ => r.json(&self.wire_body(key, body)),
+        };
+        let answer = r.send().await?;
+        Ok(serde_json::from_slice(answer.body()).unwrap_or(Value::Null))
+    }
+
+    /// The list answer's objects.
+    async fn list_items(
+        &self,
+        client: &JfrogClient,
+        path: &'static str,
+        wrapper: Option<&'static str>,
+    ) -> Result<Vec<Value>, Error> {
+        let v = client
+            .request(self.service, Method::GET, path, Idempotency::Idempotent)
+            .send_value()
+            .await?;
+        let items = match wrapper {
+            Some(w) => v.get(w).cloned().unwrap_or(Value::Null),
+            None => v,
+        };
+        Ok(match items {
+            Value::Array(a) => a,
+            _ => Vec::new(),
+        })
+    }
+}
+
+#[async_trait]
+impl Rest for Api {
+    async fn read(&self, client: &JfrogClient, key: &str) -> Result<Value, Error> {
+        let mut v = match self.read {
+            Read::Get(call) => {
+                self.check_retired(client, &call).await?;
+                request(client, self.service, &call, Idempotency::Idempotent, key)
+                    .send_value()
+                    .await?
+            }
+            Read::GetWith(call, q, val) => {
+                request(client, self.service, &call, Idempotency::Idempotent, key)
+                    .query(q, val)
+                    .send_value()
+                    .await?
+            }
+            Read::InList {
+                path,
+                wrapper,
+                key_member,
+            } => self
+                .list_items(client, path, wrapper)
+                .await?
+                .into_iter()
+                .find(|o| o.get(key_member).and_then(Value::as_str) == Some(key))
+                .ok_or_else(|| not_found(self.service, path, key))?,
+            Read::First(call) => {
+                match request(client, self.service, &call, Idempotency::Idempotent, key)
+                    .send_value()
+                    .await?
+                {
+                    Value::Array(a) => a
+                        .into_iter()
+                        .next()
+                        .ok_or_else(|| not_found(self.service, call.path, key))?,
+                    other => other,
+                }
+            }
+            Read::Targets(call) => {
+                let targets =
+                    match request(client, self.service, &call, Idempotency::Idempotent, key)
+                        .send_value()
+                        .await?
+                    {
+                        Value::Array(a) => a,
+                        Value::Object(o) => vec![Value::Object(o)],
+                        _ => Vec::new(),
+                    };
+                let first = targets
+                    .first()
+                    .cloned()
+                    .ok_or_else(|| not_found(self.service, call.path, key))?;
+                json!({
+                    "repoKey": key,
+                    "cronExp": first.get("cronExp"),
+                    "enableEventReplication": first.get("enableEventReplication"),
+                    "replications": targets,
+                })
+            }
+            Read::ApiKey(call) => {
+                self.check_retired(client, &call).await?;
+                let v = request(client, self.service, &call, Idempotency::Idempotent, key)
+                    .send_value()
+                    .await?;
+                if v.get("apiKey")
+                    .and_then(Value::as_str)
+                    .is_none_or(str::is_empty)
+                {
+                    return Err(not_found(self.service, call.path, key));
+                }
+                // The key itself goes to the connection Secret at create, never to status.
+                json!({})
+            }
+        };
+        rename(&mut v, self.renames);
+        if let Some(Value::Array(targets)) = v.get_mut("replications") {
+            for t in targets.iter_mut() {
+                rename(t, self.renames);
+            }
+        }
+        if self.shape == Shape::Permissions {
+            actions_from_maps(&mut v);
+        }
+        Ok(v)
+    }
+
+    async fn create(
+        &self,
+        client: &JfrogClient,
+        key: &str,
+        body: &Map<String, Value>,
+    ) -> Result<Value, Error> {
+        let call = self
+            .create
+            .map_err(|why| refused(self.service, Method::POST, "(create)", why.to_string()))?;
+        self.write(client, &call, Idempotency::NonIdempotent, key, body)
+            .await
+    }
+
+    async fn update(
+        &self,
+        client: &JfrogClient,
+        key: &str,
+        body: &Map<String, Value>,
+    ) -> Result<(), Error> {
+        let Some(call) = self.update else {
+            return Err(refused(
+                self.service,
+                Method::PUT,
+                "(update)",
+                format!(
+                    "{key} cannot be changed in place (JFrog has no update call for it): recreate the managed resource to change it"
+                ),
+            ));
+        };
+        self.write(client, &call, Idempotency::Idempotent, key, body)
+            .await
+            .map(drop)
+    }
+
+    async fn delete(&self, client: &JfrogClient, key: &str) -> Result<(), Error> {
+        match self.delete {
+            Delete::Call(call) => {
+                request(client, self.service, &call, Idempotency::Idempotent, key)
+                    .send_empty()
+                    .await
+            }
+            Delete::Reset(call, values) => {
+                let current = self.read(client, key).await?;
+                let mut body = current.as_object().cloned().unwrap_or_default();
+                for (k, v) in values {
+                    body.insert((*k).to_string(), v.to_json().unwrap_or(Value::Null));
+                }
+                request(client, self.service, &call, Idempotency::Idempotent, key)
+                    .json(&body)
+                    .send_empty()
+                    .await
+            }
+            Delete::ByMember { call, member } => {
+                let current = self.read(client, key).await?;
+                let id = current
+                    .get(member)
+                    .and_then(Value::as_str)
+                    .ok_or_else(|| not_found(self.service, call.path, key))?
+                    .to_string();
+                request(client, self.service, &call, Idempotency::Idempotent, &id)
+                    .send_empty()
+                    .await
+            }
+        }
+    }
+
+    fn list(&self) -> Option<&ListCall> {
+        self.list.as_ref()
+    }
+}
+
+fn rename(v: &mut Value, renames: &[(&str, &str)]) {
+    if let Value::Object(m) = v {
+        for (from, to) in renames {
+            if let Some(x) = m.remove(*from) {
+                m.insert((*to).to_string(), x);
+            }
+        }
+    }
+}
+
+/// The user API: the Access API (`/access/api/v2/users`, snake_case members) from
+/// Artifactory 7.84.3, the security API (`/artifactory/api/security/users`, camelCase)
+/// before; the declarations use the Access API's member names and this binding renames
+/// them for older platforms.
+#[derive(Debug, Clone, Copy)]
+pub struct UserApi {
+    /// Whether JFrog can create one (the anonymous user can only be imported).
+    pub creatable: bool,
+}
+
+/// The first version with the Access API for users.
+pub const ACCESS_USERS_SINCE: (u64, u64, u64) = (7, 84, 3);
+
+/// Access API member -> security API member.
+const LEGACY_MEMBERS: &[(&str, &str)] = &[
+    ("username", "name"),
+    ("profile_updatable", "profileUpdatable"),
+    ("disable_ui_access", "disableUIAccess"),
+    ("internal_password_disabled", "internalPasswordDisabled"),
+];
+
+const ACCESS_USER: Call = Call::new(Verb::Get, "/api/v2/users/{key}");
+const LEGACY_USER: Call = Call::new(Verb::Get, "/api/security/users/{key}");
+
+impl UserApi {
+    /// The service and path of the platform's user API.
+    async fn api(&self, client: &JfrogClient) -> Result<(Service, &'static str, bool), Error> {
+        Ok(if version(client).await? >= ACCESS_USERS_SINCE {
+            (Service::Access, ACCESS_USER.path, true)
+        } else {
+            (Service::Artifactory, LEGACY_USER.path, false)
+        })
+    }
+}
+
+#[async_trait]
+impl Rest for UserApi {
+    async fn read(&self, client: &JfrogClient, key: &str) -> Result<Value, Error> {
+        let (service, path, access) = self.api(client).await?;
+        let mut v = client
+            .request(service, Method::GET, path, Idempotency::Idempotent)
+            .param(key)
+            .send_value()
+            .await?;
+        if !access {
+            let back: Vec<(&str, &str)> = LEGACY_MEMBERS.iter().map(|(a, b)| (*b, *a)).collect();
+            rename(&mut v, &back);
+        }
+        Ok(v)
+    }
+
+    async fn create(
+        &self,
+        client: &JfrogClient,
+        key: &str,
+        body: &Map<String, Value>,
+    ) -> Result<Value, Error> {
+        if !self.creatable {
+            return Err(refused(
+                Service::Access,
+                Method::POST,
+                "/api/v2/users",
+                "JFrog cannot create the anonymous user: import it with managementPolicies [\"Observe\"] and the crossplane.io/external-name annotation set to its name (anonymous)".into(),
+            ));
+        }
+        let (service, path, access) = self.api(client).await?;
+        let mut body = Value::Object(body.clone());
+        if access {
+            body["username"] = json!(key);
+            client
+                .request(
+                    service,
+                    Method::POST,
+                    "/api/v2/users",
+                    Idempotency::NonIdempotent,
+                )
+                .json(&body)
+                .send_empty()
+                .await?;
+        } else {
+            body["username"] = json!(key);
+            rename(&mut body, LEGACY_MEMBERS);
+            client
+                .request(service, Method::PUT, path, Idempotency::NonIdempotent)
+                .param(key)
+                .json(&body)
+                .send_empty()
+                .await?;
+        }
+        Ok(Value::Null)
+    }
+
+    async fn update(
+        &self,
+        client: &JfrogClient,
+        key: &str,
+        body: &Map<String, Value>,
+    ) -> Result<(), Error> {
+        let (service, path, access) = self.api(client).await?;
+        let mut body = Value::Object(body.clone());
+        if let Some(m) = body.as_object_mut() {
+            m.remove("username");
+        }
+        let method = if access {
+            Method::PATCH
+        } else {
+            rename(&mut body, LEGACY_MEMBERS);
+            Method::POST
+        };
+        client
+            .request(service, method, path, Idempotency::Idempotent)
+            .param(key)
+            .json(&body)
+            .send_empty()
+            .await
+    }
+
+    async fn delete(&self, client: &JfrogClient, key: &str) -> Result<(), Error> {
+        let (service, path, _) = self.api(client).await?;
+        client
+            .request(service, Method::DELETE, path, Idempotency::Idempotent)
+            .param(key)
+            .send_empty()
+            .await
+    }
+
+    fn list(&self) -> Option<&ListCall> {
+        None
+    }
+}
+
+// The bindings, one per Kind (named as the generated tables expect).
+
+const A: Service = Service::Artifactory;
+const X: Service = Service::Access;
+
+pub const USER: UserApi = UserApi { creatable: true };
+pub const MANAGED_USER: UserApi = USER;
+pub const UNMANAGED_USER: UserApi = USER;
+pub const ANONYMOUS_USER: UserApi = UserApi { creatable: false };
+
+pub const API_KEY: Api = Api {
+    read: Read::ApiKey(Call::new(Verb::Get, "/api/security/apiKey")),
+    retired: Some(Retired {
+        removed_in: (7, 98, 0),
+        replacement: "ScopedToken (security.artifactory.m.crossplane.io), an access token with the same scopes",
+    }),
+    ..Api::new(
+        A,
+        Call::new(Verb::Post, "/api/security/apiKey"),
+        Call::new(Verb::Get, "/api/security/apiKey"),
+        None,
+        Call::new(Verb::Delete, "/api/security/apiKey"),
+    )
+};
+
+const CERTIFICATE_PATH: &str = "/api/system/security/certificates/{key}";
+pub const CERTIFICATE: Api = Api {
+    read: Read::InList {
+        path: "/api/system/security/certificates",
+        wrapper: None,
+        key_member: "certificateAlias",
+    },
+    shape: Shape::Text("content"),
+    list: Some(ListCall {
+        service: A,
+        path: "/api/system/security/certificates",
+        shape: ListShape::Array,
+        key_member: "certificateAlias",
+    }),
+    ..Api::new(
+        A,
+        Call::new(Verb::Post, CERTIFICATE_PATH),
+        Call::new(Verb::Get, CERTIFICATE_PATH),
+        Some(Call::new(Verb::Post, CERTIFICATE_PATH)),
+        Call::new(Verb::Delete, CERTIFICATE_PATH),
+    )
+};
+
+pub const DISTRIBUTION_PUBLIC_KEY: Api = Api {
+    read: Read::InList {
+        path: "/api/security/keys/trusted",
+        wrapper: Some("keys"),
+        key_member: "alias",
+    },
+    delete: Delete::ByMember {
+        call: Call::new(Verb::Delete, "/api/security/keys/trusted/{key}"),
+        member: "kid",
+    },
+    ..Api::new(
+        A,
+        Call::new(Verb::Post, "/api/security/keys/trusted"),
+        Call::new(Verb::Get, "/api/security/keys/trusted"),
+        None,
+        Call::new(Verb::Delete, "/api/security/keys/trusted/{key}"),
+    )
+};
+
+pub const GLOBAL_ENVIRONMENT: Api = Api {
+    read: Read::InList {
+        path: "/api/v1/environments",
+        wrapper: None,
+        key_member: "name",
+    },
+    list: Some(ListCall {
+        service: X,
+        path: "/api/v1/environments",
+        shape: ListShape::Array,
+        key_member: "name",
+    }),
+    ..Api::new(
+        X,
+        Call::new(Verb::Post, "/api/v1/environments"),
+        Call::new(Verb::Get, "/api/v1/environments"),
+        None,
+        Call::new(Verb::Delete, "/api/v1/environments/{key}"),
+    )
+};
+
+const GROUP_PATH: &str = "/api/security/groups/{key}";
+pub const GROUP: Api = Api {
+    read: Read::GetWith(Call::new(Verb::Get, GROUP_PATH), "includeUsers", "true"),
+    ..Api::new(
+        A,
+        Call::new(Verb::Put, GROUP_PATH),
+        Call::new(Verb::Get, GROUP_PATH),
+        // The partial update: members are only sent (and replaced) when managed.
+        Some(Call::new(Verb::Post, GROUP_PATH)),
+        Call::new(Verb::Delete, GROUP_PATH),
+    )
+};
+
+pub const KEYPAIR: Api = Api::new(
+    A,
+    Call::new(Verb::Post, "/api/security/keypair"),
+    Call::new(Verb::Get, "/api/security/keypair/{key}"),
+    None,
+    Call::new(Verb::Delete, "/api/security/keypair/{key}"),
+);
+
+const PASSWORD_EXPIRATION: &str = "/api/security/configuration/passwordExpirationPolicy";
+pub const PASSWORD_EXPIRATION_POLICY: Api = Api {
+    delete: Delete::Reset(
+        Call::new(Verb::Put, PASSWORD_EXPIRATION),
+        &[("enabled", Dv::Bool(false))],
+    ),
+    ..Api::new(
+        A,
+        Call::new(Verb::Put, PASSWORD_EXPIRATION),
+        Call::new(Verb::Get, PASSWORD_EXPIRATION),
+        Some(Call::new(Verb::Put, PASSWORD_EXPIRATION)),
+        Call::new(Verb::Put, PASSWORD_EXPIRATION),
+    )
+};
+
+const USER_LOCK: &str = "/api/security/userLockPolicy";
+pub const USER_LOCK_POLICY: Api = Api {
+    delete: Delete::Reset(
+        Call::new(Verb::Put, USER_LOCK),
+        &[("enabled", Dv::Bool(false)), ("loginAttempts", Dv::Int(0))],
+    ),
+    ..Api::new(
+        A,
+        Call::new(Verb::Put, USER_LOCK),
+        Call::new(Verb::Get, USER_LOCK),
+        Some(Call::new(Verb::Put, USER_LOCK)),
+        Call::new(Verb::Put, USER_LOCK),
+    )
+};
+
+const PERMISSION_PATH: &str = "/api/v2/security/permissions/{key}";
+pub const PERMISSION_TARGET: Api = Api {
+    shape: Shape::Permissions,
+    ..Api::new(
+        A,
+        Call::new(Verb::Post, PERMISSION_PATH),
+        Call::new(Verb::Get, PERMISSION_PATH),
+        Some(Call::new(Verb::Put, PERMISSION_PATH)),
+        Call::new(Verb::Delete, PERMISSION_PATH),
+    )
+};
+
+pub const SCOPED_TOKEN: Api = Api {
+    shape: Shape::Token,
+    ..Api::new(
+        X,
+        Call::new(Verb::Post, "/api/v1/tokens"),
+        Call::new(Verb::Get, "/api/v1/tokens/{key}"),
+        None,
+        Call::new(Verb::Delete, "/api/v1/tokens/{key}"),
+    )
+};
+
+const VAULT_PATH: &str = "/api/v1/vault/configs/{key}";
+pub const VAULT_CONFIGURATION: Api = Api {
+    read: Read::InList {
+        path: "/api/v1/vault/configs",
+        wrapper: None,
+        key_member: "key",
+    },
+    fixed: &[("type", "HashicorpVault")],
+    list: Some(ListCall {
+        service: X,
+        path: "/api/v1/vault/configs",
+        shape: ListShape::Array,
+        key_member: "key",
+    }),
+    ..Api::new(
+        X,
+        Call::new(Verb::Put, VAULT_PATH),
+        Call::new(Verb::Get, VAULT_PATH),
+        Some(Call::new(Verb::Put, VAULT_PATH)),
+        Call::new(Verb::Delete, VAULT_PATH),
+    )
+};
+
+const REPLICATION: &str = "/api/replications/{key}";
+const REPLICATIONS: &str = "/api/replications/multiple/{key}";
+
+/// One replication target (a local repository pushing to one URL, or a remote repository
+/// pulling).
+pub const LOCAL_REPOSITORY_SINGLE_REPLICATION: Api = Api {
+    read: Read::First(Call::new(Verb::Get, REPLICATION)),
+    renames: &[("proxyRef", "proxy")],
+    ..Api::new(
+        A,
+        Call::new(Verb::Put, REPLICATION),
+        Call::new(Verb::Get, REPLICATION),
+        Some(Call::new(Verb::Post, REPLICATION)),
+        Call::new(Verb::Delete, REPLICATION),
+    )
+};
+pub const REMOTE_REPOSITORY_REPLICATION: Api = LOCAL_REPOSITORY_SINGLE_REPLICATION;
+/// The retired pull replication, served through the call its replacement uses.
+pub const PULL_REPLICATION: Api = LOCAL_REPOSITORY_SINGLE_REPLICATION;
+
+/// Several push targets of a local repository.
+pub const LOCAL_REPOSITORY_MULTI_REPLICATION: Api = Api {
+    read: Read::Targets(Call::new(Verb::Get, REPLICATION)),
+    renames: &[("proxyRef", "proxy")],
+    shape: Shape::Targets,
+    ..Api::new(
+        A,
+        Call::new(Verb::Put, REPLICATIONS),
+        Call::new(Verb::Get, REPLICATION),
+        Some(Call::new(Verb::Post, REPLICATIONS)),
+        Call::new(Verb::Delete, REPLICATION),
+    )
+};
+/// The retired push replication, served through the call its replacement uses.
+pub const PUSH_REPLICATION: Api = LOCAL_REPOSITORY_MULTI_REPLICATION;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn versions_compare_numerically() {
+        assert_eq!(parse_version("7.84.3"), (7, 84, 3));
+        assert!(parse_version("7.117.5") >= ACCESS_USERS_SINCE);
+        assert!(parse_version("7.84.2") < ACCESS_USERS_SINCE);
+        assert!(parse_version("7.9.0") < ACCESS_USERS_SINCE);
+        assert_eq!(parse_version("7"), (7, 0, 0));
+    }
+
+    #[test]
+    fn permission_maps_round_trip() {
+        let mut body = json!({"repo": {"actions": {"users": [{"name": "u", "permissions": ["read"]}], "groups": []}}});
+        let mut m = body.as_object().cloned().unwrap();
+        actions_to_maps(&mut m);
+        assert_eq!(
+            Value::Object(m.clone()),
+            json!({"repo": {"actions": {"users": {"u": ["read"]}, "groups": {}}}})
+        );
+        body = Value::Object(m);
+        actions_from_maps(&mut body);
+        assert_eq!(
+            body,
+            json!({"repo": {"actions": {"users": [{"name": "u", "permissions": ["read"]}], "groups": []}}})
+        );
+    }
+
+    #[test]
+    fn token_scopes_are_joined_and_targets_carry_key_and_cron() {
+        let b = json!({"scope": ["applied-permissions/user", "artifact:x:r"], "audience": []});
+        let out = SCOPED_TOKEN.wire_body("", b.as_object().unwrap());
+        assert_eq!(
+            Value::Object(out),
+            json!({"scope": "applied-permissions/user artifact:x:r"})
+        );
+        let b = json!({"cronExp": "0 0 * * * ?", "replications": [{"url": "u"}]});
+        let out = LOCAL_REPOSITORY_MULTI_REPLICATION.wire_body("libs", b.as_object().unwrap());
+        assert_eq!(out["replications"][0]["repoKey"], "libs");
+        assert_eq!(out["replications"][0]["cronExp"], "0 0 * * * ?");
+    }
+}

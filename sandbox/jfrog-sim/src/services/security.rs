@@ -1,0 +1,1524 @@
+//! Users, groups, permission targets, tokens, keys, certificates, environments, Vault
+//! configurations, the two security policies, API keys and replications: the APIs behind
+//! provider-artifactory's `user`, `security` and `replication` Kinds.
+//!
+//! Objects live in the generic collection stores (so the admin API sees them under
+//! `/__sim/collections/{name}`); the handlers are written out because these APIs differ in
+//! every way a keyed collection can (create by `PUT` or `POST` on the item or the
+//! collection, partial updates by `POST` or `PATCH`, text bodies, reads only through a
+//! list, server-assigned ids).
+//!
+//! JFrog's rules enforced here, independently of the providers' declarations: user names,
+//! e-mails and password rules, group and user existence in permission targets, the
+//! `artifactory-build-info` build section, auto-join with admin privileges, PEM contents,
+//! key pair types, environment names, Vault settings, token description and scope lengths,
+//! the repository class a replication needs and its cron expression, and the version
+//! dependence: the Access user API from Artifactory 7.84.3, API keys only before 7.98.0.
+//! Secrets (passwords, private keys, Vault credentials) are never answered: passwords are
+//! not stored at all, replication passwords come back scrambled.
+
+use std::sync::Arc;
+
+use axum::Router;
+use axum::body::Bytes;
+use axum::extract::{Path, Query, State};
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post, put};
+use serde_json::{Map, Value, json};
+use sha2::{Digest, Sha256};
+
+use crate::auth::Admin;
+use crate::collections::{Declaration, Ids, KeyCase, accept_object, as_stored};
+use crate::errors::{ApiError, Flavor};
+use crate::server::Shared;
+
+fn nf(k: &str) -> (StatusCode, String) {
+    (StatusCode::NOT_FOUND, format!("'{k}' not found"))
+}
+fn ex(k: &str) -> (StatusCode, String) {
+    (StatusCode::CONFLICT, format!("'{k}' already exists"))
+}
+
+const fn decl(name: &'static str, key_field: &'static str, key_case: KeyCase) -> Declaration {
+    Declaration {
+        name,
+        key_field,
+        key_case,
+        ids: Ids::Body,
+        flavor: Flavor::Artifactory,
+        not_found: nf,
+        exists: ex,
+        validate: accept_object,
+        view: as_stored,
+    }
+}
+
+pub(crate) static USERS: Declaration = decl("users", "username", KeyCase::Insensitive);
+pub(crate) static GROUPS: Declaration = decl("groups", "name", KeyCase::Insensitive);
+pub(crate) static PERMISSIONS: Declaration = decl("permission_targets", "name", KeyCase::Sensitive);
+pub(crate) static CERTIFICATES: Declaration =
+    decl("certificates", "certificateAlias", KeyCase::Sensitive);
+pub(crate) static TRUSTED_KEYS: Declaration = decl("trusted_keys", "kid", KeyCase::Sensitive);
+pub(crate) static ENVIRONMENTS: Declaration = decl("environments", "name", KeyCase::Sensitive);
+pub(crate) static KEYPAIRS: Declaration = decl("keypairs", "pairName", KeyCase::Sensitive);
+pub(crate) static VAULT: Declaration = decl("vault_configs", "key", KeyCase::Sensitive);
+pub(crate) static TOKENS: Declaration = decl("tokens", "token_id", KeyCase::Sensitive);
+pub(crate) static POLICIES: Declaration = decl("security_policies", "policy", KeyCase::Sensitive);
+pub(crate) static API_KEYS: Declaration = decl("api_keys", "user", KeyCase::Sensitive);
+pub(crate) static REPLICATIONS: Declaration = decl("replications", "repoKey", KeyCase::Sensitive);
+
+/// The collections of this module.
+pub(crate) fn collections() -> Vec<&'static Declaration> {
+    vec![
+        &USERS,
+        &GROUPS,
+        &PERMISSIONS,
+        &CERTIFICATES,
+        &TRUSTED_KEYS,
+        &ENVIRONMENTS,
+        &KEYPAIRS,
+        &VAULT,
+        &TOKENS,
+        &POLICIES,
+        &API_KEYS,
+        &REPLICATIONS,
+    ]
+}
+
+/// What a fresh platform has: the anonymous user and the `readers` group.
+pub(crate) fn seed(s: &Shared) {
+    s.collections.put_raw(
+        USERS.name,
+        "anonymous",
+        json!({"email": "", "admin": false, "profile_updatable": false, "disable_ui_access": true,
+               "internal_password_disabled": true, "groups": [], "realm": "internal", "status": "enabled"}),
+    );
+    s.collections
+        .put_raw(GROUPS.name, "readers", group_defaults(json!({})));
+}
+
+pub(crate) fn routes() -> Router<Arc<Shared>> {
+    Router::new()
+        // Users: the Access API (>= 7.84.3) and the security API.
+        .route("/access/api/v2/users", get(users_list).post(user_create))
+        .route(
+            "/access/api/v2/users/{name}",
+            get(user_read).patch(user_patch).delete(user_delete),
+        )
+        .route(
+            "/artifactory/api/security/users/{name}",
+            get(legacy_user_read)
+                .put(legacy_user_create)
+                .post(legacy_user_update)
+                .delete(legacy_user_delete),
+        )
+        .route("/artifactory/api/security/groups", get(groups_list))
+        .route(
+            "/artifactory/api/security/groups/{name}",
+            get(group_read)
+                .put(group_put)
+                .post(group_post)
+                .delete(group_delete),
+        )
+        .route(
+            "/artifactory/api/v2/security/permissions/{name}",
+            get(permission_read)
+                .post(permission_create)
+                .put(permission_replace)
+                .delete(permission_delete),
+        )
+        .route(
+            "/artifactory/api/system/security/certificates",
+            get(certificates_list),
+        )
+        .route(
+            "/artifactory/api/system/security/certificates/",
+            get(certificates_list),
+        )
+        .route(
+            "/artifactory/api/system/security/certificates/{alias}",
+            post(certificate_upload).delete(certificate_delete),
+        )
+        .route(
+            "/artifactory/api/security/keys/trusted",
+            get(trusted_list).post(trusted_create),
+        )
+        .route(
+            "/artifactory/api/security/keys/trusted/{kid}",
+            axum::routing::delete(trusted_delete),
+        )
+        .route(
+            "/access/api/v1/environments",
+            get(environments_list).post(environment_create),
+        )
+        .route(
+            "/access/api/v1/environments/{name}",
+            axum::routing::delete(environment_delete),
+        )
+        .route("/artifactory/api/security/keypair", post(keypair_create))
+        .route("/artifactory/api/security/keypair/", post(keypair_create))
+        .route(
+            "/artifactory/api/security/keypair/{name}",
+            get(keypair_read).delete(keypair_delete),
+        )
+        .route(
+            "/artifactory/api/security/configuration/passwordExpirationPolicy",
+            get(|s, a| policy_read(s, a, PASSWORD_EXPIRATION))
+                .put(|s, a, b| policy_write(s, a, b, PASSWORD_EXPIRATION)),
+        )
+        .route(
+            "/artifactory/api/security/userLockPolicy",
+            get(|s, a| policy_read(s, a, USER_LOCK))
+                .put(|s, a, b| policy_write(s, a, b, USER_LOCK)),
+        )
+        .route("/access/api/v1/vault/configs", get(vault_list))
+        .route(
+            "/access/api/v1/vault/configs/{name}",
+            get(vault_read).put(vault_put).delete(vault_delete),
+        )
+        .route("/access/api/v1/tokens", get(tokens_list).post(token_create))
+        .route(
+            "/access/api/v1/tokens/{id}",
+            get(token_read).delete(token_revoke),
+        )
+        .route(
+            "/artifactory/api/security/apiKey",
+            get(api_key_read)
+                .post(api_key_create)
+                .delete(api_key_delete),
+        )
+        .route(
+            "/artifactory/api/replications/{key}",
+            get(replication_read)
+                .put(replication_put)
+                .post(replication_post)
+                .delete(replication_delete),
+        )
+        .route(
+            "/artifactory/api/replications/multiple/{key}",
+            put(replications_put).post(replications_post),
+        )
+}
+
+type R = Result<Response, ApiError>;
+
+fn art(status: StatusCode, m: impl Into<String>) -> ApiError {
+    ApiError::art(status, m)
+}
+fn acc(status: StatusCode, m: impl Into<String>) -> ApiError {
+    ApiError::new(Flavor::Access, status, m)
+}
+fn parse(body: &Bytes, flavor: Flavor) -> Result<Map<String, Value>, ApiError> {
+    match serde_json::from_slice(body) {
+        Ok(Value::Object(m)) => Ok(m),
+        Ok(_) => Err(ApiError::new(
+            flavor,
+            StatusCode::BAD_REQUEST,
+            "The request body must be a JSON object",
+        )),
+        Err(e) => Err(ApiError::new(
+            flavor,
+            StatusCode::BAD_REQUEST,
+            format!("Could not parse the request body as JSON: {e}"),
+        )),
+    }
+}
+fn version_at_least(s: &Shared, want: (u64, u64, u64)) -> bool {
+    let mut p = s
+        .config
+        .artifactory_version
+        .split(|c: char| !c.is_ascii_digit())
+        .map(|x| x.parse::<u64>().unwrap_or(0));
+    let v = (
+        p.next().unwrap_or(0),
+        p.next().unwrap_or(0),
+        p.next().unwrap_or(0),
+    );
+    v >= want
+}
+fn str_of<'a>(m: &'a Map<String, Value>, k: &str) -> &'a str {
+    m.get(k).and_then(Value::as_str).unwrap_or("")
+}
+fn bool_of(m: &Map<String, Value>, k: &str) -> bool {
+    m.get(k).and_then(Value::as_bool).unwrap_or(false)
+}
+fn now() -> String {
+    chrono::Utc::now()
+        .format("%Y-%m-%dT%H:%M:%S%.3fZ")
+        .to_string()
+}
+fn fingerprint(s: &str) -> String {
+    Sha256::digest(s.as_bytes())
+        .iter()
+        .map(|b| format!("{b:02X}"))
+        .collect::<Vec<_>>()
+        .join(":")
+}
+
+// ---------------------------------------------------------------------------------------
+// Users
+
+const ACCESS_USERS_SINCE: (u64, u64, u64) = (7, 84, 3);
+/// Security API member -> Access API member.
+const LEGACY: &[(&str, &str)] = &[
+    ("name", "username"),
+    ("profileUpdatable", "profile_updatable"),
+    ("disableUIAccess", "disable_ui_access"),
+    ("internalPasswordDisabled", "internal_password_disabled"),
+];
+
+fn rename(m: &mut Map<String, Value>, pairs: &[(&str, &str)], forward: bool) {
+    for (a, b) in pairs {
+        let (from, to) = if forward { (a, b) } else { (b, a) };
+        if let Some(v) = m.remove(*from) {
+            m.insert((*to).to_string(), v);
+        }
+    }
+}
+
+fn valid_username(n: &str) -> bool {
+    !n.is_empty()
+        && n.len() <= 64
+        && n.chars().all(|c| {
+            c.is_ascii_lowercase() || c.is_ascii_digit() || matches!(c, '.' | '-' | '_' | '@')
+        })
+}
+
+/// Artifactory's default password rules: 8+ characters with an upper-case letter, a
+/// lower-case letter and a digit.
+fn strong(p: &str) -> bool {
+    p.len() >= 8
+        && p.chars().any(|c| c.is_ascii_uppercase())
+        && p.chars().any(|c| c.is_ascii_lowercase())
+        && p.chars().any(|c| c.is_ascii_digit())
+}
+
+/// Validate a user (Access API member names) and return what is stored.
+fn check_user(
+    s: &Shared,
+    mut m: Map<String, Value>,
+    existing: Option<&Value>,
+    flavor: Flavor,
+) -> Result<Value, ApiError> {
+    let bad = |msg: String| ApiError::new(flavor, StatusCode::BAD_REQUEST, msg);
+    let password = m.remove("password");
+    let mut user = existing
+        .and_then(Value::as_object)
+        .cloned()
+        .unwrap_or_else(|| {
+            json!({"admin": false, "profile_updatable": true, "disable_ui_access": true,
+                   "internal_password_disabled": false, "groups": [], "realm": "internal",
+                   "status": "enabled"})
+            .as_object()
+            .cloned()
+            .unwrap_or_default()
+        });
+    for (k, v) in m {
+        if !v.is_null() {
+            user.insert(k, v);
+        }
+    }
+    let email = str_of(&user, "email");
+    if !email.contains('@') {
+        return Err(bad(format!("Invalid email address '{email}'")));
+    }
+    match password.as_ref().and_then(Value::as_str) {
+        Some(p) if !strong(p) => {
+            return Err(bad(
+                "Password does not meet the password policy: at least 8 characters with upper-case and lower-case letters and a digit".into(),
+            ));
+        }
+        None if existing.is_none() && !bool_of(&user, "internal_password_disabled") => {
+            return Err(bad("Password is required for an internal user".into()));
+        }
+        _ => {}
+    }
+    if bool_of(&user, "admin") && bool_of(&user, "disable_ui_access") {
+        return Err(bad(
+            "An admin user cannot have UI access disabled (disable_ui_access)".into(),
+        ));
+    }
+    if let Some(Value::Array(groups)) = user.get("groups") {
+        for g in groups.iter().filter_map(Value::as_str) {
+            if s.collections.get_raw(GROUPS.name, g).is_none() {
+                return Err(bad(format!("Group '{g}' does not exist")));
+            }
+        }
+    }
+    Ok(Value::Object(user))
+}
+
+fn user_create_common(s: &Shared, m: Map<String, Value>, flavor: Flavor) -> R {
+    let name = str_of(&m, "username").to_string();
+    if !valid_username(&name) {
+        return Err(ApiError::new(
+            flavor,
+            StatusCode::BAD_REQUEST,
+            format!(
+                "Invalid username '{name}': lower-case letters, digits and . - _ @ only (at most 64)"
+            ),
+        ));
+    }
+    if s.collections.get_raw(USERS.name, &name).is_some() {
+        return Err(ApiError::new(
+            flavor,
+            StatusCode::CONFLICT,
+            format!("User '{name}' already exists"),
+        ));
+    }
+    let user = check_user(s, m, None, flavor)?;
+    s.collections.put_raw(USERS.name, &name, user);
+    Ok(StatusCode::CREATED.into_response())
+}
+
+fn access_api(s: &Shared) -> Result<(), ApiError> {
+    if version_at_least(s, ACCESS_USERS_SINCE) {
+        Ok(())
+    } else {
+        Err(acc(StatusCode::NOT_FOUND, "Not Found"))
+    }
+}
+
+async fn users_list(State(s): State<Arc<Shared>>, _a: Admin) -> R {
+    access_api(&s)?;
+    let users: Vec<Value> = s
+        .collections
+        .list_raw(USERS.name)
+        .unwrap_or_default()
+        .into_iter()
+        .map(|u| json!({"username": u["username"], "email": u["email"], "realm": u["realm"], "status": u["status"]}))
+        .collect();
+    Ok(axum::Json(json!({"users": users})).into_response())
+}
+
+async fn user_create(State(s): State<Arc<Shared>>, _a: Admin, body: Bytes) -> R {
+    access_api(&s)?;
+    user_create_common(&s, parse(&body, Flavor::Access)?, Flavor::Access)
+}
+
+fn user_get(s: &Shared, name: &str, flavor: Flavor) -> Result<Value, ApiError> {
+    s.collections.get_raw(USERS.name, name).ok_or_else(|| {
+        ApiError::new(
+            flavor,
+            StatusCode::NOT_FOUND,
+            format!("User '{name}' not found"),
+        )
+    })
+}
+
+async fn user_read(State(s): State<Arc<Shared>>, _a: Admin, Path(name): Path<String>) -> R {
+    access_api(&s)?;
+    Ok(axum::Json(user_get(&s, &name, Flavor::Access)?).into_response())
+}
+
+async fn user_patch(
+    State(s): State<Arc<Shared>>,
+    _a: Admin,
+    Path(name): Path<String>,
+    body: Bytes,
+) -> R {
+    access_api(&s)?;
+    let existing = user_get(&s, &name, Flavor::Access)?;
+    let user = check_user(
+        &s,
+        parse(&body, Flavor::Access)?,
+        Some(&existing),
+        Flavor::Access,
+    )?;
+    s.collections.put_raw(USERS.name, &name, user.clone());
+    Ok(axum::Json(user).into_response())
+}
+
+async fn user_delete(State(s): State<Arc<Shared>>, _a: Admin, Path(name): Path<String>) -> R {
+    access_api(&s)?;
+    if s.collections.delete_raw(USERS.name, &name) {
+        Ok(StatusCode::NO_CONTENT.into_response())
+    } else {
+        Err(acc(
+            StatusCode::NOT_FOUND,
+            format!("User '{name}' not found"),
+        ))
+    }
+}
+
+async fn legacy_user_read(State(s): State<Arc<Shared>>, _a: Admin, Path(name): Path<String>) -> R {
+    let mut u = user_get(&s, &name, Flavor::Artifactory)?
+        .as_object()
+        .cloned()
+        .unwrap_or_default();
+    rename(&mut u, LEGACY, false);
+    Ok(axum::Json(Value::Object(u)).into_response())
+}
+
+async fn legacy_user_create(
+    State(s): State<Arc<Shared>>,
+    _a: Admin,
+    Path(name): Path<String>,
+    body: Bytes,
+) -> R {
+    let mut m = parse(&body, Flavor::Artifactory)?;
+    rename(&mut m, LEGACY, true);
+    m.insert("username".into(), json!(name));
+    user_create_common(&s, m, Flavor::Artifactory)
+}
+
+async fn legacy_user_update(
+    State(s): State<Arc<Shared>>,
+    _a: Admin,
+    Path(name): Path<String>,
+    body: Bytes,
+) -> R {
+    let existing = user_get(&s, &name, Flavor::Artifactory)?;
+    let mut m = parse(&body, Flavor::Artifactory)?;
+    rename(&mut m, LEGACY, true);
+    m.remove("username");
+    let user = check_user(&s, m, Some(&existing), Flavor::Artifactory)?;
+    s.collections.put_raw(USERS.name, &name, user);
+    Ok(StatusCode::OK.into_response())
+}
+
+async fn legacy_user_delete(
+    State(s): State<Arc<Shared>>,
+    _a: Admin,
+    Path(name): Path<String>,
+) -> R {
+    if s.collections.delete_raw(USERS.name, &name) {
+        Ok(StatusCode::OK.into_response())
+    } else {
+        Err(art(
+            StatusCode::NOT_FOUND,
+            format!("User '{name}' not found"),
+        ))
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Groups
+
+fn group_defaults(v: Value) -> Value {
+    let mut g = json!({"description": "", "autoJoin": false, "adminPrivileges": false,
+        "realm": "internal", "realmAttributes": "", "externalId": "", "watchManager": false,
+        "policyManager": false, "reportsManager": false, "userNames": []});
+    if let (Some(g), Value::Object(m)) = (g.as_object_mut(), v) {
+        for (k, v) in m {
+            if !v.is_null() {
+                g.insert(k, v);
+            }
+        }
+    }
+    g
+}
+
+fn check_group(s: &Shared, name: &str, g: &Value) -> Result<(), ApiError> {
+    if name.is_empty() || name.chars().count() > 64 {
+        return Err(ApiError::bad_request(
+            "Group name must be 1 to 64 characters",
+        ));
+    }
+    if g["autoJoin"] == true && g["adminPrivileges"] == true {
+        return Err(ApiError::bad_request(
+            "Auto join cannot be enabled for a group with admin privileges",
+        ));
+    }
+    if let Some(users) = g["userNames"].as_array() {
+        for u in users.iter().filter_map(Value::as_str) {
+            if s.collections.get_raw(USERS.name, u).is_none() {
+                return Err(ApiError::bad_request(format!("User '{u}' does not exist")));
+            }
+        }
+    }
+    Ok(())
+}
+
+async fn groups_list(State(s): State<Arc<Shared>>, _a: Admin) -> R {
+    let base = &s.base_url;
+    let list: Vec<Value> = s
+        .collections
+        .list_raw(GROUPS.name)
+        .unwrap_or_default()
+        .into_iter()
+        .map(|g| json!({"name": g["name"], "uri": format!("{base}/artifactory/api/security/groups/{}", g["name"].as_str().unwrap_or(""))}))
+        .collect();
+    Ok(axum::Json(list).into_response())
+}
+
+#[derive(serde::Deserialize)]
+struct IncludeUsers {
+    #[serde(rename = "includeUsers")]
+    include_users: Option<bool>,
+}
+
+async fn group_read(
+    State(s): State<Arc<Shared>>,
+    _a: Admin,
+    Path(name): Path<String>,
+    Query(q): Query<IncludeUsers>,
+) -> R {
+    let mut g = s
+        .collections
+        .get_raw(GROUPS.name, &name)
+        .ok_or_else(|| art(StatusCode::NOT_FOUND, format!("Group '{name}' not found")))?;
+    if !q.include_users.unwrap_or(false)
+        && let Some(m) = g.as_object_mut()
+    {
+        m.remove("userNames");
+    }
+    Ok(axum::Json(g).into_response())
+}
+
+async fn group_put(
+    State(s): State<Arc<Shared>>,
+    _a: Admin,
+    Path(name): Path<String>,
+    body: Bytes,
+) -> R {
+    let g = group_defaults(Value::Object(parse(&body, Flavor::Artifactory)?));
+    check_group(&s, &name, &g)?;
+    s.collections.put_raw(GROUPS.name, &name, g);
+    Ok(StatusCode::CREATED.into_response())
+}
+
+async fn group_post(
+    State(s): State<Arc<Shared>>,
+    _a: Admin,
+    Path(name): Path<String>,
+    body: Bytes,
+) -> R {
+    let mut g = s
+        .collections
+        .get_raw(GROUPS.name, &name)
+        .ok_or_else(|| art(StatusCode::NOT_FOUND, format!("Group '{name}' not found")))?;
+    for (k, v) in parse(&body, Flavor::Artifactory)? {
+        if !v.is_null() && k != "name" {
+            g[k] = v;
+        }
+    }
+    check_group(&s, &name, &g)?;
+    s.collections.put_raw(GROUPS.name, &name, g);
+    Ok(StatusCode::OK.into_response())
+}
+
+async fn group_delete(State(s): State<Arc<Shared>>, _a: Admin, Path(name): Path<String>) -> R {
+    if s.collections.delete_raw(GROUPS.name, &name) {
+        Ok(StatusCode::OK.into_response())
+    } else {
+        Err(art(
+            StatusCode::NOT_FOUND,
+            format!("Group '{name}' not found"),
+        ))
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Permission targets (the v2 security API)
+
+fn check_permission(s: &Shared, p: &mut Map<String, Value>) -> Result<(), ApiError> {
+    let mut any = false;
+    for section in ["repo", "build", "releaseBundle"] {
+        let Some(Value::Object(sec)) = p.get_mut(section) else {
+            continue;
+        };
+        any = true;
+        let repos: Vec<&str> = sec
+            .get("repositories")
+            .and_then(Value::as_array)
+            .map(|a| a.iter().filter_map(Value::as_str).collect())
+            .unwrap_or_default();
+        if repos.is_empty() {
+            return Err(ApiError::bad_request(format!(
+                "{section}.repositories must not be empty"
+            )));
+        }
+        if section == "build" && repos != ["artifactory-build-info"] {
+            return Err(ApiError::bad_request(
+                "build.repositories must be [\"artifactory-build-info\"]",
+            ));
+        }
+        if section == "repo" {
+            for r in &repos {
+                if !matches!(*r, "ANY" | "ANY LOCAL" | "ANY REMOTE" | "ANY DISTRIBUTION")
+                    && s.artifactory.repository_raw(r).is_none()
+                {
+                    return Err(ApiError::bad_request(format!(
+                        "Repository '{r}' does not exist"
+                    )));
+                }
+            }
+        }
+        if sec.get("include-patterns").is_none() {
+            sec.insert("include-patterns".into(), json!(["**"]));
+        }
+        if let Some(Value::Object(actions)) = sec.get("actions") {
+            for (who, store) in [("users", USERS.name), ("groups", GROUPS.name)] {
+                if let Some(Value::Object(map)) = actions.get(who) {
+                    for (n, perms) in map {
+                        if s.collections.get_raw(store, n).is_none() {
+                            return Err(ApiError::bad_request(format!(
+                                "{} '{n}' does not exist",
+                                if who == "users" { "User" } else { "Group" }
+                            )));
+                        }
+                        for perm in perms.as_array().into_iter().flatten() {
+                            let ok = perm.as_str().is_some_and(|x| {
+                                [
+                                    "read",
+                                    "write",
+                                    "annotate",
+                                    "delete",
+                                    "manage",
+                                    "managedXrayMeta",
+                                    "distribute",
+                                ]
+                                .contains(&x)
+                            });
+                            if !ok {
+                                return Err(ApiError::bad_request(format!(
+                                    "Invalid permission {perm}"
+                                )));
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+    if !any {
+        return Err(ApiError::bad_request(
+            "A permission target needs a repo, build or releaseBundle section",
+        ));
+    }
+    Ok(())
+}
+
+async fn permission_read(State(s): State<Arc<Shared>>, _a: Admin, Path(name): Path<String>) -> R {
+    let p = s
+        .collections
+        .get_raw(PERMISSIONS.name, &name)
+        .ok_or_else(|| {
+            art(
+                StatusCode::NOT_FOUND,
+                format!("Permission target '{name}' not found"),
+            )
+        })?;
+    Ok(axum::Json(p).into_response())
+}
+
+async fn permission_create(
+    State(s): State<Arc<Shared>>,
+    _a: Admin,
+    Path(name): Path<String>,
+    body: Bytes,
+) -> R {
+    if s.collections.get_raw(PERMISSIONS.name, &name).is_some() {
+        return Err(art(
+            StatusCode::CONFLICT,
+            format!("Permission target '{name}' already exists"),
+        ));
+    }
+    let mut p = parse(&body, Flavor::Artifactory)?;
+    check_permission(&s, &mut p)?;
+    p.insert("name".into(), json!(name));
+    s.collections
+        .put_raw(PERMISSIONS.name, &name, Value::Object(p));
+    Ok(StatusCode::CREATED.into_response())
+}
+
+async fn permission_replace(
+    State(s): State<Arc<Shared>>,
+    _a: Admin,
+    Path(name): Path<String>,
+    body: Bytes,
+) -> R {
+    if s.collections.get_raw(PERMISSIONS.name, &name).is_none() {
+        return Err(art(
+            StatusCode::NOT_FOUND,
+            format!("Permission target '{name}' not found"),
+        ));
+    }
+    let mut p = parse(&body, Flavor::Artifactory)?;
+    check_permission(&s, &mut p)?;
+    p.insert("name".into(), json!(name));
+    s.collections
+        .put_raw(PERMISSIONS.name, &name, Value::Object(p));
+    Ok(StatusCode::OK.into_response())
+}
+
+async fn permission_delete(State(s): State<Arc<Shared>>, _a: Admin, Path(name): Path<String>) -> R {
+    if s.collections.delete_raw(PERMISSIONS.name, &name) {
+        Ok(StatusCode::OK.into_response())
+    } else {
+        Err(art(
+            StatusCode::NOT_FOUND,
+            format!("Permission target '{name}' not found"),
+        ))
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Certificates (text/plain PEM uploads) and trusted keys
+
+async fn certificates_list(State(s): State<Arc<Shared>>, _a: Admin) -> R {
+    Ok(axum::Json(
+        s.collections
+            .list_raw(CERTIFICATES.name)
+            .unwrap_or_default(),
+    )
+    .into_response())
+}
+
+async fn certificate_upload(
+    State(s): State<Arc<Shared>>,
+    _a: Admin,
+    Path(alias): Path<String>,
+    body: Bytes,
+) -> R {
+    let pem = String::from_utf8_lossy(&body);
+    if !pem.contains("-----BEGIN CERTIFICATE-----") || !pem.contains("PRIVATE KEY-----") {
+        return Err(ApiError::bad_request(
+            "Invalid PEM: expected a certificate followed by its private key",
+        ));
+    }
+    let meta = json!({"fingerprint": fingerprint(&pem), "issuedOn": now(),
+        "issuedBy": "Example CA", "issuedTo": alias, "validUntil": "2036-01-01T00:00:00.000Z"});
+    s.collections.put_raw(CERTIFICATES.name, &alias, meta);
+    Ok(StatusCode::OK.into_response())
+}
+
+async fn certificate_delete(
+    State(s): State<Arc<Shared>>,
+    _a: Admin,
+    Path(alias): Path<String>,
+) -> R {
+    if s.collections.delete_raw(CERTIFICATES.name, &alias) {
+        Ok(StatusCode::OK.into_response())
+    } else {
+        Err(art(
+            StatusCode::NOT_FOUND,
+            format!("Certificate '{alias}' not found"),
+        ))
+    }
+}
+
+async fn trusted_list(State(s): State<Arc<Shared>>, _a: Admin) -> R {
+    let keys = s
+        .collections
+        .list_raw(TRUSTED_KEYS.name)
+        .unwrap_or_default();
+    Ok(axum::Json(json!({"keys": keys})).into_response())
+}
+
+async fn trusted_create(State(s): State<Arc<Shared>>, _a: Admin, body: Bytes) -> R {
+    let m = parse(&body, Flavor::Artifactory)?;
+    let alias = str_of(&m, "alias").to_string();
+    let key = str_of(&m, "key").to_string();
+    if alias.is_empty() {
+        return Err(ApiError::bad_request("'alias' is required"));
+    }
+    if !key.contains("-----BEGIN PUBLIC KEY-----")
+        && !key.contains("-----BEGIN PGP PUBLIC KEY BLOCK-----")
+    {
+        return Err(ApiError::bad_request(
+            "Invalid key: expected a PEM public key or an armored GPG public key",
+        ));
+    }
+    let taken = s
+        .collections
+        .list_raw(TRUSTED_KEYS.name)
+        .unwrap_or_default()
+        .iter()
+        .any(|k| k["alias"] == alias.as_str());
+    if taken {
+        return Err(art(
+            StatusCode::CONFLICT,
+            format!("A trusted key with alias '{alias}' already exists"),
+        ));
+    }
+    let kid = uuid::Uuid::new_v4().simple().to_string()[..8].to_string();
+    let v = json!({"alias": alias, "key": key, "fingerprint": fingerprint(&key),
+        "issued_on": now(), "issued_by": "admin", "valid_until": "2036-01-01T00:00:00.000Z"});
+    s.collections.put_raw(TRUSTED_KEYS.name, &kid, v);
+    let stored = s.collections.get_raw(TRUSTED_KEYS.name, &kid);
+    Ok((StatusCode::CREATED, axum::Json(stored)).into_response())
+}
+
+async fn trusted_delete(State(s): State<Arc<Shared>>, _a: Admin, Path(kid): Path<String>) -> R {
+    if s.collections.delete_raw(TRUSTED_KEYS.name, &kid) {
+        Ok(StatusCode::NO_CONTENT.into_response())
+    } else {
+        Err(art(StatusCode::NOT_FOUND, format!("Key '{kid}' not found")))
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Global environments
+
+fn valid_environment(n: &str) -> bool {
+    let mut c = n.chars();
+    c.next().is_some_and(|f| f.is_ascii_alphabetic())
+        && n.len() <= 32
+        && c.all(|x| x.is_ascii_alphanumeric() || x == '-')
+}
+
+async fn environments_list(State(s): State<Arc<Shared>>, _a: Admin) -> R {
+    Ok(axum::Json(
+        s.collections
+            .list_raw(ENVIRONMENTS.name)
+            .unwrap_or_default(),
+    )
+    .into_response())
+}
+
+async fn environment_create(State(s): State<Arc<Shared>>, _a: Admin, body: Bytes) -> R {
+    let m = parse(&body, Flavor::Access)?;
+    let name = str_of(&m, "name").to_string();
+    if !valid_environment(&name) {
+        return Err(acc(
+            StatusCode::BAD_REQUEST,
+            format!(
+                "Invalid environment name '{name}': starts with a letter, letters, digits and '-' only, at most 32 characters"
+            ),
+        ));
+    }
+    if s.collections.get_raw(ENVIRONMENTS.name, &name).is_some() {
+        return Err(acc(
+            StatusCode::CONFLICT,
+            format!("Environment '{name}' already exists"),
+        ));
+    }
+    s.collections.put_raw(ENVIRONMENTS.name, &name, json!({}));
+    Ok(StatusCode::CREATED.into_response())
+}
+
+async fn environment_delete(
+    State(s): State<Arc<Shared>>,
+    _a: Admin,
+    Path(name): Path<String>,
+) -> R {
+    if s.collections.delete_raw(ENVIRONMENTS.name, &name) {
+        Ok(StatusCode::NO_CONTENT.into_response())
+    } else {
+        Err(acc(
+            StatusCode::NOT_FOUND,
+            format!("Environment '{name}' not found"),
+        ))
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Key pairs
+
+async fn keypair_create(State(s): State<Arc<Shared>>, _a: Admin, body: Bytes) -> R {
+    let m = parse(&body, Flavor::Artifactory)?;
+    let name = str_of(&m, "pairName").to_string();
+    let ty = str_of(&m, "pairType");
+    if name.is_empty() {
+        return Err(ApiError::bad_request("'pairName' is required"));
+    }
+    if !matches!(ty, "RSA" | "GPG") {
+        return Err(ApiError::bad_request(format!(
+            "Invalid pairType '{ty}': RSA or GPG"
+        )));
+    }
+    let private = str_of(&m, "privateKey");
+    if !private.contains("PRIVATE KEY") {
+        return Err(ApiError::bad_request("Invalid private key"));
+    }
+    if str_of(&m, "alias").is_empty() || str_of(&m, "publicKey").is_empty() {
+        return Err(ApiError::bad_request(
+            "'alias' and 'publicKey' are required",
+        ));
+    }
+    if s.collections.get_raw(KEYPAIRS.name, &name).is_some() {
+        return Err(art(
+            StatusCode::CONFLICT,
+            format!("Key pair '{name}' already exists"),
+        ));
+    }
+    // The private key and passphrase are kept only as a digest (never answered).
+    let v = json!({"pairType": ty, "alias": m["alias"], "publicKey": m["publicKey"],
+        "privateKeyDigest": fingerprint(private)});
+    s.collections.put_raw(KEYPAIRS.name, &name, v);
+    Ok(StatusCode::CREATED.into_response())
+}
+
+async fn keypair_read(State(s): State<Arc<Shared>>, _a: Admin, Path(name): Path<String>) -> R {
+    let mut v = s.collections.get_raw(KEYPAIRS.name, &name).ok_or_else(|| {
+        art(
+            StatusCode::NOT_FOUND,
+            format!("Key pair '{name}' not found"),
+        )
+    })?;
+    if let Some(m) = v.as_object_mut() {
+        m.remove("privateKeyDigest");
+    }
+    Ok(axum::Json(v).into_response())
+}
+
+async fn keypair_delete(State(s): State<Arc<Shared>>, _a: Admin, Path(name): Path<String>) -> R {
+    if s.collections.delete_raw(KEYPAIRS.name, &name) {
+        Ok(StatusCode::OK.into_response())
+    } else {
+        Err(art(
+            StatusCode::NOT_FOUND,
+            format!("Key pair '{name}' not found"),
+        ))
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// The two security policies (platform singletons with defaults)
+
+/// A policy: its key, its defaults, and its rule.
+struct Policy {
+    key: &'static str,
+    defaults: fn() -> Value,
+    check: fn(&Value) -> Result<(), String>,
+}
+
+const PASSWORD_EXPIRATION: &Policy = &Policy {
+    key: "passwordExpirationPolicy",
+    defaults: || json!({"enabled": false, "passwordMaxAge": 60, "notifyByEmail": true}),
+    check: |v| {
+        let age = v["passwordMaxAge"].as_i64().unwrap_or(0);
+        if v["enabled"] == true && age < 1 {
+            return Err(format!(
+                "passwordMaxAge must be at least 1 day when enabled (got {age})"
+            ));
+        }
+        Ok(())
+    },
+};
+
+const USER_LOCK: &Policy = &Policy {
+    key: "userLockPolicy",
+    defaults: || json!({"enabled": false, "loginAttempts": 5}),
+    check: |v| {
+        let n = v["loginAttempts"].as_i64().unwrap_or(-1);
+        if v["enabled"] == true && !(1..=100).contains(&n) {
+            return Err(format!(
+                "loginAttempts must be between 1 and 100 when enabled (got {n})"
+            ));
+        }
+        if n < 0 {
+            return Err("loginAttempts cannot be negative".into());
+        }
+        Ok(())
+    },
+};
+
+fn policy_now(s: &Shared, p: &Policy) -> Value {
+    let mut v = s
+        .collections
+        .get_raw(POLICIES.name, p.key)
+        .unwrap_or_else(p.defaults);
+    if let Some(m) = v.as_object_mut() {
+        m.remove(POLICIES.key_field);
+    }
+    v
+}
+
+async fn policy_read(State(s): State<Arc<Shared>>, _a: Admin, p: &'static Policy) -> R {
+    Ok(axum::Json(policy_now(&s, p)).into_response())
+}
+
+async fn policy_write(
+    State(s): State<Arc<Shared>>,
+    _a: Admin,
+    body: Bytes,
+    p: &'static Policy,
+) -> R {
+    let mut v = policy_now(&s, p);
+    for (k, x) in parse(&body, Flavor::Artifactory)? {
+        if (p.defaults)().get(&k).is_some() && !x.is_null() {
+            v[k] = x;
+        }
+    }
+    (p.check)(&v).map_err(ApiError::bad_request)?;
+    s.collections.put_raw(POLICIES.name, p.key, v.clone());
+    Ok(axum::Json(v).into_response())
+}
+
+// ---------------------------------------------------------------------------------------
+// Vault configurations
+
+fn check_vault(v: &Map<String, Value>) -> Result<(), String> {
+    if str_of(v, "type") != "HashicorpVault" {
+        return Err("type must be HashicorpVault".into());
+    }
+    let c = v
+        .get("config")
+        .and_then(Value::as_object)
+        .ok_or("config is required")?;
+    let url = str_of(c, "url");
+    if !(url.starts_with("http://") || url.starts_with("https://")) {
+        return Err(format!("config.url must be an http(s) URL (got '{url}')"));
+    }
+    let auth = c
+        .get("auth")
+        .and_then(Value::as_object)
+        .ok_or("config.auth is required")?;
+    match str_of(auth, "type") {
+        "AppRole" if str_of(auth, "roleId").is_empty() || str_of(auth, "secretId").is_empty() => {
+            return Err("AppRole authentication needs roleId and secretId".into());
+        }
+        "Certificate"
+            if str_of(auth, "certificate").is_empty()
+                || str_of(auth, "certificateKey").is_empty() =>
+        {
+            return Err("Certificate authentication needs certificate and certificateKey".into());
+        }
+        "AppRole" | "Certificate" | "Agent" => {}
+        other => {
+            return Err(format!(
+                "config.auth.type must be Certificate, AppRole or Agent (got '{other}')"
+            ));
+        }
+    }
+    let mounts = c
+        .get("mounts")
+        .and_then(Value::as_array)
+        .filter(|m| !m.is_empty())
+        .ok_or("config.mounts needs at least one mount")?;
+    for m in mounts {
+        if !matches!(m["type"].as_str(), Some("KV1" | "KV2")) || m["path"].as_str().is_none() {
+            return Err(format!("invalid mount {m}: path and type KV1 or KV2"));
+        }
+    }
+    Ok(())
+}
+
+/// What a read answers: the AppRole credentials hashed, the certificate key removed.
+fn vault_view(v: &Value) -> Value {
+    let mut v = v.clone();
+    if let Some(auth) = v
+        .get_mut("config")
+        .and_then(|c| c.get_mut("auth"))
+        .and_then(Value::as_object_mut)
+    {
+        for k in ["roleId", "secretId"] {
+            if let Some(x) = auth.get(k).and_then(Value::as_str) {
+                let h = fingerprint(x);
+                auth.insert(k.into(), json!(h));
+            }
+        }
+        auth.remove("certificateKey");
+    }
+    v
+}
+
+async fn vault_list(State(s): State<Arc<Shared>>, _a: Admin) -> R {
+    let list: Vec<Value> = s
+        .collections
+        .list_raw(VAULT.name)
+        .unwrap_or_default()
+        .iter()
+        .map(vault_view)
+        .collect();
+    Ok(axum::Json(list).into_response())
+}
+
+async fn vault_read(State(s): State<Arc<Shared>>, _a: Admin, Path(name): Path<String>) -> R {
+    let v = s.collections.get_raw(VAULT.name, &name).ok_or_else(|| {
+        acc(
+            StatusCode::NOT_FOUND,
+            format!("Vault configuration '{name}' not found"),
+        )
+    })?;
+    Ok(axum::Json(vault_view(&v)).into_response())
+}
+
+async fn vault_put(
+    State(s): State<Arc<Shared>>,
+    _a: Admin,
+    Path(name): Path<String>,
+    body: Bytes,
+) -> R {
+    let mut m = parse(&body, Flavor::Access)?;
+    check_vault(&m).map_err(|e| acc(StatusCode::BAD_REQUEST, e))?;
+    m.insert("key".into(), json!(name));
+    let existed = s.collections.get_raw(VAULT.name, &name).is_some();
+    s.collections.put_raw(VAULT.name, &name, Value::Object(m));
+    Ok(if existed {
+        StatusCode::OK
+    } else {
+        StatusCode::CREATED
+    }
+    .into_response())
+}
+
+async fn vault_delete(State(s): State<Arc<Shared>>, _a: Admin, Path(name): Path<String>) -> R {
+    if s.collections.delete_raw(VAULT.name, &name) {
+        Ok(StatusCode::NO_CONTENT.into_response())
+    } else {
+        Err(acc(
+            StatusCode::NOT_FOUND,
+            format!("Vault configuration '{name}' not found"),
+        ))
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Scoped tokens
+
+fn secret_token(prefix: &str) -> String {
+    use base64::Engine;
+    let raw = format!("{}{}", uuid::Uuid::new_v4(), uuid::Uuid::new_v4());
+    format!(
+        "{prefix}{}",
+        base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(raw)
+    )
+}
+
+async fn tokens_list(State(s): State<Arc<Shared>>, _a: Admin) -> R {
+    let tokens = s.collections.list_raw(TOKENS.name).unwrap_or_default();
+    Ok(axum::Json(json!({"tokens": tokens})).into_response())
+}
+
+async fn token_create(State(s): State<Arc<Shared>>, _a: Admin, body: Bytes) -> R {
+    let m = parse(&body, Flavor::Access)?;
+    let bad = |msg: String| acc(StatusCode::BAD_REQUEST, msg);
+    let grant = m
+        .get("grant_type")
+        .and_then(Value::as_str)
+        .unwrap_or("client_credentials");
+    if grant != "client_credentials" {
+        return Err(bad(format!("Unsupported grant_type '{grant}'")));
+    }
+    let description = str_of(&m, "description");
+    if description.chars().count() > 1024 {
+        return Err(bad("description is longer than 1024 characters".into()));
+    }
+    let scope = m
+        .get("scope")
+        .and_then(Value::as_str)
+        .unwrap_or("applied-permissions/user");
+    if scope.len() > 500 {
+        return Err(bad("scope is longer than 500 characters".into()));
+    }
+    let audience = str_of(&m, "audience");
+    if audience.len() > 255 {
+        return Err(bad("audience is longer than 255 characters".into()));
+    }
+    let username = m.get("username").and_then(Value::as_str).unwrap_or("admin");
+    if username != "admin" && s.collections.get_raw(USERS.name, username).is_none() {
+        return Err(bad(format!("User '{username}' does not exist")));
+    }
+    let expires_in = m
+        .get("expires_in")
+        .and_then(Value::as_i64)
+        .unwrap_or(31_536_000);
+    let refreshable = bool_of(&m, "refreshable");
+    let id = uuid::Uuid::new_v4().to_string();
+    let issued = chrono::Utc::now().timestamp();
+    let mut stored = json!({"subject": format!("jfac@sim/users/{username}"), "issued_at": issued,
+        "issuer": "jfac@sim", "description": description, "refreshable": refreshable});
+    if expires_in > 0 {
+        stored["expiry"] = json!(issued + expires_in);
+    }
+    s.collections.put_raw(TOKENS.name, &id, stored);
+    let mut answer = json!({"token_id": id, "access_token": secret_token("eyJ2ZXIiOiIyIn0."),
+        "expires_in": expires_in, "scope": scope, "token_type": "Bearer"});
+    if refreshable {
+        answer["refresh_token"] = json!(secret_token("rft-"));
+    }
+    if bool_of(&m, "include_reference_token") {
+        answer["reference_token"] = json!(secret_token("cmVmdGtu"));
+    }
+    Ok(axum::Json(answer).into_response())
+}
+
+async fn token_read(State(s): State<Arc<Shared>>, _a: Admin, Path(id): Path<String>) -> R {
+    let v = s
+        .collections
+        .get_raw(TOKENS.name, &id)
+        .ok_or_else(|| acc(StatusCode::NOT_FOUND, format!("Token '{id}' not found")))?;
+    Ok(axum::Json(v).into_response())
+}
+
+async fn token_revoke(State(s): State<Arc<Shared>>, _a: Admin, Path(id): Path<String>) -> R {
+    if s.collections.delete_raw(TOKENS.name, &id) {
+        Ok(StatusCode::OK.into_response())
+    } else {
+        Err(acc(
+            StatusCode::NOT_FOUND,
+            format!("Token '{id}' not found"),
+        ))
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// API keys (removed from Artifactory 7.98.0)
+
+const API_KEYS_REMOVED_IN: (u64, u64, u64) = (7, 98, 0);
+
+fn api_keys(s: &Shared) -> Result<(), ApiError> {
+    if version_at_least(s, API_KEYS_REMOVED_IN) {
+        Err(art(StatusCode::NOT_FOUND, "Not Found"))
+    } else {
+        Ok(())
+    }
+}
+
+async fn api_key_read(State(s): State<Arc<Shared>>, _a: Admin) -> R {
+    api_keys(&s)?;
+    let key = s
+        .collections
+        .get_raw(API_KEYS.name, "admin")
+        .and_then(|v| v["apiKey"].as_str().map(str::to_string))
+        .unwrap_or_default();
+    Ok(axum::Json(json!({"apiKey": key})).into_response())
+}
+
+async fn api_key_create(State(s): State<Arc<Shared>>, _a: Admin) -> R {
+    api_keys(&s)?;
+    if s.collections.get_raw(API_KEYS.name, "admin").is_some() {
+        return Err(ApiError::bad_request(
+            "Api key already exists for user: admin",
+        ));
+    }
+    let key = secret_token("AKCp8");
+    s.collections
+        .put_raw(API_KEYS.name, "admin", json!({"apiKey": key}));
+    Ok((StatusCode::CREATED, axum::Json(json!({"apiKey": key}))).into_response())
+}
+
+async fn api_key_delete(State(s): State<Arc<Shared>>, _a: Admin) -> R {
+    api_keys(&s)?;
+    s.collections.delete_raw(API_KEYS.name, "admin");
+    Ok(axum::Json(json!({"info": "Api key deleted"})).into_response())
+}
+
+// ---------------------------------------------------------------------------------------
+// Replications
+
+/// Quartz cron: 6 or 7 fields.
+fn valid_cron(c: &str) -> bool {
+    matches!(c.split_whitespace().count(), 6 | 7)
+}
+
+fn rclass(s: &Shared, key: &str) -> Result<String, ApiError> {
+    s.artifactory
+        .repository_raw(key)
+        .and_then(|r| r["rclass"].as_str().map(str::to_string))
+        .ok_or_else(|| {
+            art(
+                StatusCode::NOT_FOUND,
+                format!("Repository '{key}' not found"),
+            )
+        })
+}
+
+/// One target as stored: defaults filled, `proxy` kept as `proxyRef`, the password scrambled.
+fn target(key: &str, class: &str, mut t: Map<String, Value>, n: usize) -> Result<Value, ApiError> {
+    let cron = str_of(&t, "cronExp");
+    if !cron.is_empty() && !valid_cron(cron) {
+        return Err(ApiError::bad_request(format!(
+            "Invalid cron expression '{cron}'"
+        )));
+    }
+    if class == "local" {
+        if str_of(&t, "url").is_empty() || str_of(&t, "username").is_empty() {
+            return Err(ApiError::bad_request(
+                "A push replication needs url and username",
+            ));
+        }
+    } else if !str_of(&t, "url").is_empty() {
+        return Err(ApiError::bad_request(
+            "A pull replication of a remote repository takes no url (the repository's own is used)",
+        ));
+    }
+    if let Some(p) = t.remove("proxy") {
+        t.insert("proxyRef".into(), p);
+    }
+    if let Some(Value::String(p)) = t.get("password")
+        && !p.is_empty()
+    {
+        let scrambled = format!("AM.{}", &fingerprint(p)[..16]);
+        t.insert("password".into(), json!(scrambled));
+    }
+    let mut out = json!({"socketTimeoutMillis": 15000, "syncDeletes": class == "remote",
+        "syncProperties": true, "syncStatistics": false, "enabled": true,
+        "includePathPrefixPattern": "", "excludePathPrefixPattern": "", "proxyRef": "",
+        "disableProxy": false, "checkBinaryExistenceInFilestore": false,
+        "enableEventReplication": false});
+    for (k, v) in t {
+        if !v.is_null() {
+            out[k] = v;
+        }
+    }
+    out["repoKey"] = json!(key);
+    out["replicationKey"] = json!(format!("{key}_{n}"));
+    Ok(out)
+}
+
+fn targets_of(s: &Shared, key: &str) -> Option<Vec<Value>> {
+    s.collections
+        .get_raw(REPLICATIONS.name, key)
+        .and_then(|v| v["targets"].as_array().cloned())
+}
+
+fn store_targets(s: &Shared, key: &str, targets: Vec<Value>) {
+    s.collections
+        .put_raw(REPLICATIONS.name, key, json!({"targets": targets}));
+}
+
+async fn replication_read(State(s): State<Arc<Shared>>, _a: Admin, Path(key): Path<String>) -> R {
+    let class = rclass(&s, &key)?;
+    let targets = targets_of(&s, &key).ok_or_else(|| {
+        art(
+            StatusCode::NOT_FOUND,
+            format!("No replication configured for repository '{key}'"),
+        )
+    })?;
+    Ok(if class == "remote" {
+        axum::Json(targets.into_iter().next().unwrap_or(Value::Null)).into_response()
+    } else {
+        axum::Json(targets).into_response()
+    })
+}
+
+async fn replication_put(
+    State(s): State<Arc<Shared>>,
+    _a: Admin,
+    Path(key): Path<String>,
+    body: Bytes,
+) -> R {
+    let class = rclass(&s, &key)?;
+    if class != "local" && class != "remote" {
+        return Err(ApiError::bad_request(format!(
+            "Replication is only supported for local and remote repositories ('{key}' is {class})"
+        )));
+    }
+    let t = target(&key, &class, parse(&body, Flavor::Artifactory)?, 0)?;
+    store_targets(&s, &key, vec![t]);
+    Ok(StatusCode::CREATED.into_response())
+}
+
+async fn replication_post(
+    State(s): State<Arc<Shared>>,
+    _a: Admin,
+    Path(key): Path<String>,
+    body: Bytes,
+) -> R {
+    let class = rclass(&s, &key)?;
+    let old = targets_of(&s, &key).ok_or_else(|| {
+        art(
+            StatusCode::NOT_FOUND,
+            format!("No replication configured for repository '{key}'"),
+        )
+    })?;
+    let mut merged = old
+        .first()
+        .and_then(Value::as_object)
+        .cloned()
+        .unwrap_or_default();
+    if let Some(p) = merged.remove("proxyRef") {
+        merged.insert("proxy".into(), p);
+    }
+    for (k, v) in parse(&body, Flavor::Artifactory)? {
+        merged.insert(k, v);
+    }
+    let t = target(&key, &class, merged, 0)?;
+    store_targets(&s, &key, vec![t]);
+    Ok(StatusCode::OK.into_response())
+}
+
+fn multi(s: &Shared, key: &str, body: &Bytes) -> Result<Vec<Value>, ApiError> {
+    let class = rclass(s, key)?;
+    if class != "local" {
+        return Err(ApiError::bad_request(format!(
+            "Multi-push replication is only supported for local repositories ('{key}' is {class})"
+        )));
+    }
+    let m = parse(body, Flavor::Artifactory)?;
+    let cron = str_of(&m, "cronExp");
+    if !valid_cron(cron) {
+        return Err(ApiError::bad_request(format!(
+            "Invalid cron expression '{cron}'"
+        )));
+    }
+    let list = m
+        .get("replications")
+        .and_then(Value::as_array)
+        .filter(|l| !l.is_empty())
+        .ok_or_else(|| ApiError::bad_request("At least one replication target is required"))?;
+    let mut urls = std::collections::BTreeSet::new();
+    let mut out = Vec::new();
+    for (i, t) in list.iter().enumerate() {
+        let mut t = t.as_object().cloned().unwrap_or_default();
+        if !urls.insert(str_of(&t, "url").to_string()) {
+            return Err(ApiError::bad_request(format!(
+                "Duplicate replication url '{}'",
+                str_of(&t, "url")
+            )));
+        }
+        t.insert("cronExp".into(), json!(cron));
+        t.insert(
+            "enableEventReplication".into(),
+            m.get("enableEventReplication")
+                .cloned()
+                .unwrap_or(json!(false)),
+        );
+        out.push(target(key, &class, t, i)?);
+    }
+    Ok(out)
+}
+
+async fn replications_put(
+    State(s): State<Arc<Shared>>,
+    _a: Admin,
+    Path(key): Path<String>,
+    body: Bytes,
+) -> R {
+    let targets = multi(&s, &key, &body)?;
+    store_targets(&s, &key, targets);
+    Ok(StatusCode::CREATED.into_response())
+}
+
+async fn replications_post(
+    State(s): State<Arc<Shared>>,
+    _a: Admin,
+    Path(key): Path<String>,
+    body: Bytes,
+) -> R {
+    if targets_of(&s, &key).is_none() {
+        return Err(art(
+            StatusCode::NOT_FOUND,
+            format!("No replication configured for repository '{key}'"),
+        ));
+    }
+    let targets = multi(&s, &key, &body)?;
+    store_targets(&s, &key, targets);
+    Ok(StatusCode::OK.into_response())
+}
+
+async fn replication_delete(State(s): State<Arc<Shared>>, _a: Admin, Path(key): Path<String>) -> R {
+    if s.collections.delete_raw(REPLICATIONS.name, &key) {
+        Ok(StatusCode::OK.into_response())
+    } else {
+        Err(art(
+            StatusCode::NOT_FOUND,
+            format!("No replication configured for repository '{key}'"),
+        ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn jfrog_rules() {
+        assert!(valid_username("ci.bot-1@x"));
+        assert!(!valid_username("CI"));
+        assert!(strong("Passw0rdX"));
+        assert!(!strong("password"));
+        assert!(valid_environment("PROD-1"));
+        assert!(!valid_environment("1prod"));
+        assert!(valid_cron("0 0 2 * * ?"));
+        assert!(!valid_cron("0 2 * *"));
+        assert!(USER_LOCK.check.clone()(&json!({"enabled": true, "loginAttempts": 0})).is_err());
+        assert!(USER_LOCK.check.clone()(&json!({"enabled": false, "loginAttempts": 0})).is_ok());
+    }
+}
