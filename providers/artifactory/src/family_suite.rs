@@ -7,6 +7,7 @@ use std::sync::Arc;
 use jfrog_sim::Simulator;
 use provider_family::suite::{self, Suite};
 use provider_family::{ClientCache, FamilyKind};
+use provider_runtime::managed::ManagedKind;
 use serde_json::Value;
 
 pub(crate) use provider_family::suite::{Env, Mr, NS, WAIT, converge};

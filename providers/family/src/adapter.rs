@@ -661,7 +661,8 @@ impl FamilyClient {
         Ok((body, hashes))
     }
 
-    /// Create a server-assigned object and return its identifier. When an earlier attempt
+    /// Create a server-assigned object and return its identifier and the create's answer
+    /// (`Null` for an adopted object: its generated values are gone). When an earlier attempt
     /// failed (its outcome may be unknown) the object is looked for first; when this
     /// attempt fails (an answer lost after JFrog committed) it is looked for again: a found
     /// object is adopted, so a lost answer never makes a second one.
@@ -669,7 +670,7 @@ impl FamilyClient {
         &self,
         mr: &Managed<FamilyKind>,
         body: &Map<String, Value>,
-    ) -> Result<String, ExternalError> {
+    ) -> Result<(String, Value), ExternalError> {
         let hooks = self.kind.decl.hooks;
         let find = || async {
             hooks
@@ -681,16 +682,17 @@ impl FamilyClient {
             && let Some(id) = find().await?
         {
             tracing::info!(kind = self.kind.decl.kind, %id, "adopting the object an earlier create made");
-            return Ok(id);
+            return Ok((id, Value::Null));
         }
         match self.kind.decl.rest.create(&self.client, "", body).await {
             Ok(answer) => hooks
                 .created_id(&self.kind, &answer)
+                .map(|id| (id, answer))
                 .ok_or_else(|| ExternalError::msg("the create answer carries no identifier")),
             Err(e) => match find().await {
                 Ok(Some(id)) => {
                     tracing::info!(kind = self.kind.decl.kind, %id, error = %e, "create answer lost; adopting the object it made");
-                    Ok(id)
+                    Ok((id, Value::Null))
                 }
                 _ => Err(create_error(e)),
             },
@@ -892,16 +894,17 @@ impl ExternalClient<FamilyKind> for FamilyClient {
             &[],
             None,
         )?;
-        let key = match self.kind.decl.id {
+        let (key, answer) = match self.kind.decl.id {
             Id::ServerAssigned => self.create_server_assigned(mr, &body).await?,
             _ => {
-                self.kind
+                let answer = self
+                    .kind
                     .decl
                     .rest
                     .create(&self.client, &key, &body)
                     .await
                     .map_err(create_error)?;
-                key
+                (key, answer)
             }
         };
         if mr.external_name != key {
