@@ -254,3 +254,22 @@ async fn measure_export() {
     );
     assert_eq!(ex.objects.len(), seeded.len());
 }
+
+/// A family registered with the provider but missing from `family_kinds` would be silently
+/// left out of `export`.
+#[test]
+fn every_registered_kind_is_exportable() {
+    let registered: BTreeSet<String> = crate::kinds()
+        .iter()
+        .map(|r| r.info().kind.to_string())
+        .collect();
+    let exportable: BTreeSet<String> = crate::family_kinds()
+        .iter()
+        .map(|k| k.resolved().decl.kind.to_string())
+        .collect();
+    let missing: Vec<&String> = registered.difference(&exportable).collect();
+    assert!(
+        missing.is_empty(),
+        "add their family to family_kinds(): {missing:?}"
+    );
+}
