@@ -65,6 +65,7 @@ pub fn family_kinds() -> Vec<Arc<provider_family::FamilyKind>> {
     let mut kinds = Vec::new();
     kinds.extend_from_slice(repository::kinds());
     kinds.extend_from_slice(webhook::kinds());
+    kinds.extend_from_slice(access::kinds());
     kinds
 }
 
