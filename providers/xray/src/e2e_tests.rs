@@ -120,6 +120,8 @@ async fn a_security_policy_and_its_watch_stay_quiet_and_drift_is_reverted() {
         env.sim
             .put_object("xray_policies", "example-security-policy", edited)
     );
+    // The next poll: the list answer the last one read has expired.
+    tokio::time::sleep(POLL * 2).await;
     env.sim.reset_counts();
     let o = env.mrs[0].reconcile().await;
     assert!(matches!(o, Outcome::After(_)), "{o:?}");
@@ -134,6 +136,7 @@ async fn a_security_policy_and_its_watch_stay_quiet_and_drift_is_reverted() {
         .object("xray_policies", "example-security-policy")
         .expect("policy");
     assert_eq!(restored["rules"], stored["rules"]);
+    tokio::time::sleep(POLL * 2).await;
     env.sim.reset_counts();
     let o = env.mrs[0].reconcile().await;
     assert!(matches!(o, Outcome::After(_)), "{o:?}");
