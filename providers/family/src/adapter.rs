@@ -58,6 +58,36 @@ type Hashes = BTreeMap<String, String>;
 /// most 5 custom headers per repository; webhooks rarely have more handlers).
 const MAX_LIST_SECRETS: usize = 5;
 
+/// Which MR manages each singleton (by platform and Kind): one object of JFrog must not be
+/// managed by two MRs that would undo each other's changes. The first MR to reconcile claims
+/// it until it is deleted; another gets an error naming it. Claims live in the provider
+/// process (after a restart, the first MR to reconcile claims again).
+#[derive(Debug, Default)]
+pub struct Singletons(Mutex<HashMap<String, (String, String)>>);
+
+impl Singletons {
+    /// Claim `key` for the MR `uid` (`name` for messages); the name of the MR that holds
+    /// it when that is another one.
+    pub fn claim(&self, key: &str, uid: &str, name: &str) -> Result<(), String> {
+        let mut m = lock(&self.0);
+        match m.get(key) {
+            Some((owner, owner_name)) if owner != uid => Err(owner_name.clone()),
+            _ => {
+                m.insert(key.to_string(), (uid.to_string(), name.to_string()));
+                Ok(())
+            }
+        }
+    }
+
+    /// Release `key` if `uid` holds it.
+    pub fn release(&self, key: &str, uid: &str) {
+        let mut m = lock(&self.0);
+        if m.get(key).is_some_and(|(owner, _)| owner == uid) {
+            m.remove(key);
+        }
+    }
+}
+
 /// A declared Kind as the runtime sees it.
 #[derive(Debug)]
 pub struct FamilyKind {
@@ -168,6 +198,7 @@ pub struct ClientCache {
     clients: Mutex<HashMap<String, Cached>>,
     marks: Mutex<HashMap<&'static str, Arc<WriteMarks>>>,
     settings: Arc<SnapshotSettings>,
+    singletons: Arc<Singletons>,
 }
 
 impl std::fmt::Debug for ClientCache {
@@ -194,6 +225,7 @@ impl ClientCache {
             clients: Mutex::default(),
             marks: Mutex::default(),
             settings: Arc::default(),
+            singletons: Arc::default(),
         }
     }
 
@@ -362,6 +394,12 @@ impl Connector<FamilyKind> for FamilyConnector {
             .map_err(ExternalError::new)?;
         let mut c = FamilyClient::new(client, self.kind.clone());
         c.snapshot = snapshot;
+        if matches!(self.kind.decl.id, Id::Singleton(_)) {
+            c.singleton = Some((
+                self.cache.singletons.clone(),
+                format!("{}\0{}", config.url, self.kind.decl.kind),
+            ));
+        }
         Ok(Box::new(c))
     }
 }
@@ -372,6 +410,8 @@ pub struct FamilyClient {
     client: JfrogClient,
     kind: Arc<ResolvedKind>,
     snapshot: Option<Arc<Snapshot>>,
+    /// The provider's singleton claims and this MR's claim key (singleton Kinds only).
+    singleton: Option<(Arc<Singletons>, String)>,
 }
 
 /// Hashes recorded for an MR: those in `atProvider` (written by Update, carried over by
@@ -442,6 +482,7 @@ impl FamilyClient {
             client,
             kind,
             snapshot: None,
+            singleton: None,
         }
     }
 
@@ -775,6 +816,22 @@ impl ExternalClient<FamilyKind> for FamilyClient {
         if mr.external_name.is_empty() && matches!(self.kind.decl.id, Id::Name | Id::ServerAssigned)
         {
             return Ok(ExternalObservation::default());
+        }
+        if let Some((claims, key)) = &self.singleton {
+            if mr.deleting {
+                claims.release(key, &mr.uid);
+            } else {
+                let name = match &mr.namespace {
+                    Some(ns) => format!("{ns}/{}", mr.name),
+                    None => mr.name.clone(),
+                };
+                claims.claim(key, &mr.uid, &name).map_err(|owner| {
+                    ExternalError::msg(format!(
+                        "{} is a singleton of the platform and is already managed by {owner}: delete one of the two",
+                        self.kind.decl.kind
+                    ))
+                })?;
+            }
         }
         // What JFrog cannot delete is forgotten: nothing is left to wait for.
         if mr.deleting && self.kind.decl.rest.forgets_on_delete() {
@@ -1185,6 +1242,24 @@ mod tests {
         Field::new("active", "active", Some("actions.active"), Ty::Bool),
     ];
     const RULES: &[Field] = &[Field::new("rule", "rule", Some("rules"), Ty::ObjSet(RULE))];
+
+    /// The first MR of a singleton claims it; a second one is refused with the first's
+    /// name until the first is deleted.
+    #[test]
+    fn a_singleton_has_one_mr() {
+        let s = Singletons::default();
+        assert!(s.claim("url\0Settings", "uid-a", "default/a").is_ok());
+        assert!(s.claim("url\0Settings", "uid-a", "default/a").is_ok());
+        assert_eq!(
+            s.claim("url\0Settings", "uid-b", "default/b"),
+            Err("default/a".to_string())
+        );
+        assert!(s.claim("other\0Settings", "uid-b", "default/b").is_ok());
+        s.release("url\0Settings", "uid-b");
+        assert!(s.claim("url\0Settings", "uid-b", "default/b").is_err());
+        s.release("url\0Settings", "uid-a");
+        assert!(s.claim("url\0Settings", "uid-b", "default/b").is_ok());
+    }
 
     /// Objects nest on the wire (a rule's criteria's CVSS range, numbers kept as numbers,
     /// dotted members inside elements); read back in any order, with severities in another

@@ -120,6 +120,8 @@ async fn a_security_policy_and_its_watch_stay_quiet_and_drift_is_reverted() {
         env.sim
             .put_object("xray_policies", "example-security-policy", edited)
     );
+    // The next poll: the list answer the last one read has expired.
+    tokio::time::sleep(POLL * 2).await;
     env.sim.reset_counts();
     let o = env.mrs[0].reconcile().await;
     assert!(matches!(o, Outcome::After(_)), "{o:?}");
@@ -134,6 +136,7 @@ async fn a_security_policy_and_its_watch_stay_quiet_and_drift_is_reverted() {
         .object("xray_policies", "example-security-policy")
         .expect("policy");
     assert_eq!(restored["rules"], stored["rules"]);
+    tokio::time::sleep(POLL * 2).await;
     env.sim.reset_counts();
     let o = env.mrs[0].reconcile().await;
     assert!(matches!(o, Outcome::After(_)), "{o:?}");
@@ -290,4 +293,43 @@ async fn a_report_is_ready_when_generated() {
         seen.iter().any(|(s, _)| s == "running") && seen.iter().any(|(s, _)| s == "completed"),
         "{seen:?}"
     );
+}
+
+/// A second MR of a singleton (the Xray settings) is refused, naming the first; once the
+/// first is deleted, the second manages it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_second_mr_of_a_singleton_is_refused() {
+    let kinds: Vec<Arc<FamilyKind>> = crate::configuration::kinds().to_vec();
+    let mut env = env(&kinds).await;
+    let d = decl("Settings");
+    env.add(&kind(&kinds, "Settings"), example(d, false)).await;
+    let mut second = example(d, false);
+    second["metadata"]["name"] = json!("second-settings");
+    second["spec"]["forProvider"]["allowBlocked"] = json!(true);
+    env.add(&kind(&kinds, "Settings"), second).await;
+    converge(std::slice::from_ref(&env.mrs[0])).await;
+    env.sim.reset_counts();
+    let o = env.mrs[1].reconcile().await;
+    assert!(!matches!(o, Outcome::After(_)), "{o:?}");
+    let synced = testkit::condition(&env.mrs[1].get().await, "Synced").expect("Synced");
+    assert_eq!(synced.0, "False");
+    assert!(
+        synced
+            .2
+            .contains("already managed by default/example-settings"),
+        "{synced:?}"
+    );
+    assert!(env.sim.request_counts().is_empty(), "no request");
+
+    // The first one deleted, the second one takes over.
+    let first = &env.mrs[0];
+    first
+        .api
+        .delete(&first.name, &Default::default())
+        .await
+        .expect("delete");
+    while first.api.get_opt(&first.name).await.expect("get").is_some() {
+        first.reconcile().await;
+    }
+    converge(std::slice::from_ref(&env.mrs[1])).await;
 }

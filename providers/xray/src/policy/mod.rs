@@ -154,7 +154,27 @@ impl Hooks for PolicyHooks {
         find_created(ctx.client, ctx.kind.decl.kind, body).await
     }
 
-    fn check_params(&self, _kind: &ResolvedKind, params: &Value) -> Result<(), String> {
+    fn check_params(&self, kind: &ResolvedKind, params: &Value) -> Result<(), String> {
+        // Terraform accepts any of the three types on each policy resource; Xray would make
+        // a SecurityPolicy MR a license policy. The type must match the Kind.
+        let want = match kind.decl.kind {
+            "SecurityPolicy" => Some("security"),
+            "LicensePolicy" => Some("license"),
+            "OperationalRiskPolicy" => Some("operational_risk"),
+            _ => None,
+        };
+        if let Some(want) = want {
+            let got = params
+                .get("type")
+                .and_then(Value::as_str)
+                .unwrap_or_default();
+            if got != want {
+                return Err(format!(
+                    "type {got:?}: a {} has type {want:?}",
+                    kind.decl.kind
+                ));
+            }
+        }
         common::refuse_project_key(params)
     }
 
@@ -175,6 +195,31 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+
+    #[test]
+    fn a_policy_type_matches_its_kind() {
+        let security = tables::KINDS[0].resolve().expect("composes");
+        assert_eq!(security.decl.kind, "SecurityPolicy");
+        assert!(
+            HOOKS
+                .check_params(&security, &json!({"type": "security"}))
+                .is_ok()
+        );
+        let err = HOOKS
+            .check_params(&security, &json!({"type": "license"}))
+            .unwrap_err();
+        assert!(
+            err.contains("type \"license\"") && err.contains("\"security\""),
+            "{err}"
+        );
+        let err = HOOKS
+            .check_params(
+                &security,
+                &json!({"type": "security", "projectKey": "team"}),
+            )
+            .unwrap_err();
+        assert!(err.contains("projectKey"), "{err}");
+    }
 
     #[test]
     fn created_ids() {
