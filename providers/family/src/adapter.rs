@@ -58,32 +58,53 @@ type Hashes = BTreeMap<String, String>;
 /// most 5 custom headers per repository; webhooks rarely have more handlers).
 const MAX_LIST_SECRETS: usize = 5;
 
-/// Which MR manages each singleton (by platform and Kind): one object of JFrog must not be
-/// managed by two MRs that would undo each other's changes. The first MR to reconcile claims
-/// it until it is deleted; another gets an error naming it. Claims live in the provider
-/// process (after a restart, the first MR to reconcile claims again).
+/// Which MR manages each platform singleton (by platform, Kind and identifier): one object
+/// of JFrog must not be managed by two MRs that would undo each other's changes. The first
+/// MR to observe it claims it until its delete resets it; another gets an error naming it.
+/// Claims live in the provider process (after a restart, the first MR to observe claims
+/// again).
 #[derive(Debug, Default)]
-pub struct Singletons(Mutex<HashMap<String, (String, String)>>);
+pub struct Singletons(Mutex<HashMap<String, Claim>>);
+
+/// Who manages a platform singleton.
+#[derive(Debug)]
+struct Claim {
+    uid: String,
+    /// `namespace/name` of the MR.
+    holder: String,
+    /// The MR deleted (reset) it.
+    released: bool,
+}
 
 impl Singletons {
-    /// Claim `key` for the MR `uid` (`name` for messages); the name of the MR that holds
-    /// it when that is another one.
-    pub fn claim(&self, key: &str, uid: &str, name: &str) -> Result<(), String> {
+    /// Claim `key` for the MR `uid` (`holder` names it in messages): `Ok(true)` it holds
+    /// it; `Ok(false)` its own delete reset it (gone as far as it is concerned); `Err` the
+    /// name of the MR that holds it.
+    pub fn claim(&self, key: &str, uid: &str, holder: &str) -> Result<bool, String> {
         let mut m = lock(&self.0);
         match m.get(key) {
-            Some((owner, owner_name)) if owner != uid => Err(owner_name.clone()),
+            Some(c) if c.uid == uid => Ok(!c.released),
+            Some(c) if !c.released => Err(c.holder.clone()),
             _ => {
-                m.insert(key.to_string(), (uid.to_string(), name.to_string()));
-                Ok(())
+                m.insert(
+                    key.to_string(),
+                    Claim {
+                        uid: uid.to_string(),
+                        holder: holder.to_string(),
+                        released: false,
+                    },
+                );
+                Ok(true)
             }
         }
     }
 
-    /// Release `key` if `uid` holds it.
+    /// Release `key` after `uid`'s delete reset it: the next MR may claim it.
     pub fn release(&self, key: &str, uid: &str) {
-        let mut m = lock(&self.0);
-        if m.get(key).is_some_and(|(owner, _)| owner == uid) {
-            m.remove(key);
+        if let Some(c) = lock(&self.0).get_mut(key)
+            && c.uid == uid
+        {
+            c.released = true;
         }
     }
 }
@@ -394,12 +415,7 @@ impl Connector<FamilyKind> for FamilyConnector {
             .map_err(ExternalError::new)?;
         let mut c = FamilyClient::new(client, self.kind.clone());
         c.snapshot = snapshot;
-        if matches!(self.kind.decl.id, Id::Singleton(_)) {
-            c.singleton = Some((
-                self.cache.singletons.clone(),
-                format!("{}\0{}", config.url, self.kind.decl.kind),
-            ));
-        }
+        c.singletons = self.cache.singletons.clone();
         Ok(Box::new(c))
     }
 }
@@ -410,8 +426,8 @@ pub struct FamilyClient {
     client: JfrogClient,
     kind: Arc<ResolvedKind>,
     snapshot: Option<Arc<Snapshot>>,
-    /// The provider's singleton claims and this MR's claim key (singleton Kinds only).
-    singleton: Option<(Arc<Singletons>, String)>,
+    /// The provider's singleton claims.
+    singletons: Arc<Singletons>,
 }
 
 /// Hashes recorded for an MR: those in `atProvider` (written by Update, carried over by
@@ -445,24 +461,6 @@ pub fn connection_details(kind: &ResolvedKind, answer: &Value) -> ConnectionDeta
     out
 }
 
-/// Who manages a platform singleton.
-#[derive(Debug)]
-struct Claim {
-    uid: String,
-    /// `namespace/name` of the MR.
-    holder: String,
-    /// The MR deleted (reset) it.
-    released: bool,
-}
-
-/// The MR managing each platform singleton, by platform, Kind and identifier: process-wide,
-/// since every MR of a Kind shares the process. A provider restart forgets the claims; the
-/// first MR to observe a singleton after it claims it again.
-fn singleton_claims() -> &'static Mutex<HashMap<String, Claim>> {
-    static CLAIMS: std::sync::OnceLock<Mutex<HashMap<String, Claim>>> = std::sync::OnceLock::new();
-    CLAIMS.get_or_init(Mutex::default)
-}
-
 fn display_name(mr: &Managed<FamilyKind>) -> String {
     match &mr.namespace {
         Some(ns) => format!("{ns}/{}", mr.name),
@@ -482,7 +480,7 @@ impl FamilyClient {
             client,
             kind,
             snapshot: None,
-            singleton: None,
+            singletons: Arc::default(),
         }
     }
 
@@ -584,31 +582,17 @@ impl FamilyClient {
         if !matches!(self.kind.decl.id, Id::Singleton(_)) {
             return Ok(true);
         }
-        let mut claims = lock(singleton_claims());
-        let k = self.claim_key(key);
-        match claims.get(&k) {
-            // Reset by this MR's delete: gone as far as this MR is concerned.
-            Some(c) if c.uid == mr.uid => Ok(!c.released),
-            Some(c) if !c.released => {
-                if mr.deleting {
-                    return Ok(false);
-                }
-                Err(ExternalError::msg(format!(
-                    "{} {key} is a platform singleton already managed by {} {}: one managed resource per singleton (delete one of them)",
-                    self.kind.decl.kind, self.kind.decl.kind, c.holder
-                )))
-            }
-            _ => {
-                claims.insert(
-                    k,
-                    Claim {
-                        uid: mr.uid.clone(),
-                        holder: display_name(mr),
-                        released: false,
-                    },
-                );
-                Ok(true)
-            }
+        match self
+            .singletons
+            .claim(&self.claim_key(key), &mr.uid, &display_name(mr))
+        {
+            Ok(held) => Ok(held),
+            // Deleting an MR that never managed the singleton must not reset it.
+            Err(_) if mr.deleting => Ok(false),
+            Err(holder) => Err(ExternalError::msg(format!(
+                "{} {key} is a platform singleton already managed by {holder}: one managed resource per singleton (delete one of them)",
+                self.kind.decl.kind
+            ))),
         }
     }
 
@@ -616,12 +600,7 @@ impl FamilyClient {
     /// claim it, and `mr` observes it as gone.
     fn release_singleton(&self, key: &str, mr: &Managed<FamilyKind>) {
         if matches!(self.kind.decl.id, Id::Singleton(_)) {
-            let mut claims = lock(singleton_claims());
-            if let Some(c) = claims.get_mut(&self.claim_key(key))
-                && c.uid == mr.uid
-            {
-                c.released = true;
-            }
+            self.singletons.release(&self.claim_key(key), &mr.uid);
         }
     }
 
@@ -817,24 +796,11 @@ impl ExternalClient<FamilyKind> for FamilyClient {
         {
             return Ok(ExternalObservation::default());
         }
-        if let Some((claims, key)) = &self.singleton {
-            if mr.deleting {
-                claims.release(key, &mr.uid);
-            } else {
-                let name = match &mr.namespace {
-                    Some(ns) => format!("{ns}/{}", mr.name),
-                    None => mr.name.clone(),
-                };
-                claims.claim(key, &mr.uid, &name).map_err(|owner| {
-                    ExternalError::msg(format!(
-                        "{} is a singleton of the platform and is already managed by {owner}: delete one of the two",
-                        self.kind.decl.kind
-                    ))
-                })?;
-            }
-        }
         // What JFrog cannot delete is forgotten: nothing is left to wait for.
         if mr.deleting && self.kind.decl.rest.forgets_on_delete() {
+            // A singleton forgotten by its MR may be claimed by the next one.
+            let key = self.key(mr, &mr.for_provider.clone());
+            self.release_singleton(&key, mr);
             return Ok(ExternalObservation::default());
         }
         let key = self.key(mr, &mr.for_provider.clone());
@@ -1248,17 +1214,19 @@ mod tests {
     #[test]
     fn a_singleton_has_one_mr() {
         let s = Singletons::default();
-        assert!(s.claim("url\0Settings", "uid-a", "default/a").is_ok());
-        assert!(s.claim("url\0Settings", "uid-a", "default/a").is_ok());
+        assert_eq!(s.claim("url|Settings", "uid-a", "default/a"), Ok(true));
+        assert_eq!(s.claim("url|Settings", "uid-a", "default/a"), Ok(true));
         assert_eq!(
-            s.claim("url\0Settings", "uid-b", "default/b"),
+            s.claim("url|Settings", "uid-b", "default/b"),
             Err("default/a".to_string())
         );
-        assert!(s.claim("other\0Settings", "uid-b", "default/b").is_ok());
-        s.release("url\0Settings", "uid-b");
-        assert!(s.claim("url\0Settings", "uid-b", "default/b").is_err());
-        s.release("url\0Settings", "uid-a");
-        assert!(s.claim("url\0Settings", "uid-b", "default/b").is_ok());
+        assert_eq!(s.claim("other|Settings", "uid-b", "default/b"), Ok(true));
+        s.release("url|Settings", "uid-b");
+        assert!(s.claim("url|Settings", "uid-b", "default/b").is_err());
+        s.release("url|Settings", "uid-a");
+        // Reset by its own delete: gone for the first MR; the next one may claim it.
+        assert_eq!(s.claim("url|Settings", "uid-a", "default/a"), Ok(false));
+        assert_eq!(s.claim("url|Settings", "uid-b", "default/b"), Ok(true));
     }
 
     /// Objects nest on the wire (a rule's criteria's CVSS range, numbers kept as numbers,

@@ -88,7 +88,7 @@ async fn a_second_mr_for_a_singleton_is_refused_and_only_the_first_resets_it() {
     let (status, message) = synced(&env.mrs[1].get().await);
     assert_eq!(status, "False", "{message}");
     assert!(
-        message.contains("already managed by UserLockPolicy default/example-user-lock-policy"),
+        message.contains("already managed by default/example-user-lock-policy"),
         "{message}"
     );
     assert_eq!(writes(&env), 0, "the second MR wrote");
