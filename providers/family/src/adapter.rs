@@ -475,6 +475,11 @@ impl FamilyClient {
         }
     }
 
+    /// Where the object of `key` is for the REST binding (the family's `address` hook).
+    fn address(&self, key: &str, params: &Value) -> String {
+        self.kind.decl.hooks.address(&self.kind, key, params)
+    }
+
     fn context(&self, key: &str) -> DiffContext {
         self.kind.decl.hooks.diff_context(&self.client, key)
     }
@@ -633,7 +638,11 @@ impl ExternalClient<FamilyKind> for FamilyClient {
         if key.is_empty() {
             return Ok(ExternalObservation::default());
         }
-        let Some(body) = self.read(&key, mr).await? else {
+        let address = self.address(&key, &mr.for_provider);
+        if address.is_empty() {
+            return Ok(ExternalObservation::default());
+        }
+        let Some(body) = self.read(&address, mr).await? else {
             return Ok(ExternalObservation::default());
         };
         self.check_identity(&key, &body)?;
@@ -708,7 +717,14 @@ impl ExternalClient<FamilyKind> for FamilyClient {
             self.check_key(&key)?;
         }
         self.check_params(&mr.create_parameters)?;
-        let _write = self.begin_write(&key);
+        let address = self.address(&key, &mr.create_parameters);
+        if address.is_empty() {
+            return Err(ExternalError::msg(format!(
+                "cannot create: the {} belongs to an object not named in spec.forProvider",
+                self.kind.decl.kind
+            )));
+        }
+        let _write = self.begin_write(&address);
         let body = self.body(
             &key,
             &mr.create_parameters,
@@ -721,7 +737,7 @@ impl ExternalClient<FamilyKind> for FamilyClient {
             .kind
             .decl
             .rest
-            .create(&self.client, &key, &body)
+            .create(&self.client, &address, &body)
             .await
             .map_err(ExternalError::new)?;
         let key = match self.kind.decl.id {
@@ -757,7 +773,8 @@ impl ExternalClient<FamilyKind> for FamilyClient {
     async fn update(&self, mr: &mut Managed<FamilyKind>) -> Result<ExternalUpdate, ExternalError> {
         let key = self.key(mr, &mr.for_provider.clone());
         self.check_params(&mr.for_provider)?;
-        let _write = self.begin_write(&key);
+        let address = self.address(&key, &mr.for_provider);
+        let _write = self.begin_write(&address);
         // Immutable fields are guarded at admission; a value that differs here was set
         // outside Kubernetes or before the rule existed.
         for f in self.kind.params().filter(|f| f.immutable) {
@@ -777,7 +794,7 @@ impl ExternalClient<FamilyKind> for FamilyClient {
         self.kind
             .decl
             .rest
-            .update(&self.client, &key, &body)
+            .update(&self.client, &address, &body)
             .await
             .map_err(ExternalError::new)?;
         self.kind
@@ -807,13 +824,14 @@ impl ExternalClient<FamilyKind> for FamilyClient {
         if key.is_empty() {
             return Ok(ExternalDelete::default());
         }
-        let _write = self.begin_write(&key);
+        let address = self.address(&key, &mr.for_provider);
+        let _write = self.begin_write(&address);
         self.kind
             .decl
             .hooks
             .before_delete(self.hook_ctx(&key), mr)
             .await;
-        match self.kind.decl.rest.delete(&self.client, &key).await {
+        match self.kind.decl.rest.delete(&self.client, &address).await {
             Ok(()) => Ok(ExternalDelete::default()),
             Err(e) if e.is_not_found() => Ok(ExternalDelete::default()),
             Err(e) => Err(ExternalError::new(e)),

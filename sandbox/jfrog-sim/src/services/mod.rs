@@ -17,6 +17,7 @@ use crate::server::Shared;
 mod access;
 pub mod artifactory;
 mod event;
+mod projects;
 mod xray;
 
 use crate::collections::Declaration;
@@ -24,7 +25,16 @@ use crate::collections::Declaration;
 /// Every collection of the generic collection service (see `crate::collections`); a family adds
 /// its declaration here and its `Binding`'s routes in [`routes`].
 pub(crate) fn collections() -> Vec<&'static Declaration> {
-    vec![&artifactory::PROXIES, &event::SUBSCRIPTIONS]
+    vec![
+        &artifactory::PROXIES,
+        &event::SUBSCRIPTIONS,
+        &projects::PROJECTS,
+        &projects::ENVIRONMENTS,
+        &projects::ROLES,
+        &projects::USERS,
+        &projects::GROUPS,
+        &projects::SHARES,
+    ]
 }
 
 /// All service routes.
@@ -34,4 +44,5 @@ pub(crate) fn routes() -> Router<Arc<Shared>> {
         .merge(access::routes())
         .merge(xray::routes())
         .merge(event::routes())
+        .merge(projects::routes())
 }
