@@ -13,6 +13,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result, bail};
 use serde_json::Value;
 
+mod access;
 mod overrides;
 mod repository;
 mod webhook;
@@ -23,6 +24,9 @@ use overrides::Overrides;
 pub const REPOSITORY_TABLES: &str = "providers/artifactory/src/repository/tables.rs";
 /// Where the webhook declaration table lives, relative to the repository root.
 pub const WEBHOOK_TABLES: &str = "providers/artifactory/src/webhook/tables.rs";
+
+/// Where provider-project's declaration table lives, relative to the repository root.
+pub const PROJECT_TABLES: &str = "providers/project/src/projects/tables.rs";
 
 /// The catalog directory of a repository root.
 pub fn catalog_dir(repo_root: &Path) -> PathBuf {
@@ -41,10 +45,19 @@ pub fn generate(catalog_dir: &Path) -> Result<Vec<(PathBuf, String)>> {
         &read_json(&catalog_dir.join(webhook::CATALOG_FILE))?,
         &overrides,
     )?;
+    let project = access::generate(
+        &access::PROJECT,
+        &read_json(&catalog_dir.join(access::PROJECT.catalog))?,
+        &access::Section {
+            fields: &overrides.project_fields,
+            kinds: &overrides.project_kinds,
+        },
+    )?;
     overrides.check_all_used()?;
     Ok(vec![
         (PathBuf::from(REPOSITORY_TABLES), repository),
         (PathBuf::from(WEBHOOK_TABLES), webhook),
+        (PathBuf::from(PROJECT_TABLES), project),
     ])
 }
 

@@ -45,6 +45,9 @@ pub struct FieldOverride {
     pub min: Option<i64>,
     /// The boolean field that must be true for this one to be set.
     pub requires: Option<String>,
+    /// The wire member (Access families: a value the REST binding moves to a query
+    /// parameter or reads from another member).
+    pub wire: Option<String>,
     used: Cell<usize>,
     reason: String,
 }
@@ -76,6 +79,9 @@ pub struct Overrides {
     pub repository_kinds: Vec<KindOverride>,
     pub webhook_fields: Vec<FieldOverride>,
     pub criteria_rules: Vec<CriteriaRules>,
+    /// provider-project's Access family (optional section `project`).
+    pub project_fields: Vec<FieldOverride>,
+    pub project_kinds: Vec<KindOverride>,
 }
 
 impl FieldOverride {
@@ -148,6 +154,11 @@ impl Overrides {
         };
         let repository = section("repository")?;
         let webhook = section("webhook")?;
+        let empty = Map::new();
+        let project = v
+            .get("project")
+            .and_then(Value::as_object)
+            .unwrap_or(&empty);
         Ok(Self {
             repository_fields: list(repository, "fields")?
                 .iter()
@@ -169,13 +180,28 @@ impl Overrides {
                 .map(criteria_rules)
                 .collect::<Result<_>>()
                 .context("webhook.criteria_rules")?,
+            project_fields: list(project, "fields")?
+                .iter()
+                .map(field_override)
+                .collect::<Result<_>>()
+                .context("project.fields")?,
+            project_kinds: list(project, "kinds")?
+                .iter()
+                .map(kind_override)
+                .collect::<Result<_>>()
+                .context("project.kinds")?,
         })
     }
 
     /// Fail on an entry that matched nothing: a stale correction.
     pub fn check_all_used(&self) -> Result<()> {
         let mut unused = Vec::new();
-        for f in self.repository_fields.iter().chain(&self.webhook_fields) {
+        for f in self
+            .repository_fields
+            .iter()
+            .chain(&self.webhook_fields)
+            .chain(&self.project_fields)
+        {
             if f.used.get() == 0 {
                 unused.push(format!(
                     "field {} in {:?} ({})",
@@ -183,7 +209,7 @@ impl Overrides {
                 ));
             }
         }
-        for k in &self.repository_kinds {
+        for k in self.repository_kinds.iter().chain(&self.project_kinds) {
             if k.used.get() == 0 {
                 unused.push(format!("kind {}", k.kind));
             }
@@ -256,6 +282,7 @@ fn field_override(v: &Value) -> Result<FieldOverride> {
             "enums",
             "min",
             "requires",
+            "wire",
         ],
     )?;
     let field = m
@@ -309,6 +336,7 @@ fn field_override(v: &Value) -> Result<FieldOverride> {
                     .to_string(),
             ),
         },
+        wire: m.get("wire").and_then(Value::as_str).map(str::to_string),
         used: Cell::new(0),
         reason: m["reason"].as_str().unwrap_or_default().to_string(),
     })
