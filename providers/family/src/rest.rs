@@ -192,3 +192,116 @@ impl Rest for Paths {
         self.case_insensitive
     }
 }
+
+/// A request to `service` with the path parameters given in order (for a family's own
+/// [`Rest`] whose calls take more than the identifier).
+pub fn request<'a>(
+    client: &'a JfrogClient,
+    service: Service,
+    verb: Verb,
+    path: &'static str,
+    idem: Idempotency,
+    params: &[&str],
+) -> jfrog_client::Request<'a> {
+    params.iter().fold(
+        client.request(service, verb.method(), path, idem),
+        |r, p| r.param(p),
+    )
+}
+
+/// The [`Error::NotFound`] of an object that an answer shows missing (a list without it, a
+/// status saying it belongs elsewhere): the only error that means "does not exist".
+pub fn not_found(service: Service, verb: Verb, path: &str, message: String) -> Error {
+    Error::NotFound {
+        ctx: jfrog_client::RequestContext {
+            service,
+            method: verb.method(),
+            route: format!("{}{path}", service.base_path()),
+        },
+        message,
+    }
+}
+
+/// The `n` parts of an address built by a family's `address` hook (`<parent>/<name>`);
+/// missing parts are empty, the last part keeps any further separators.
+pub fn address_parts(address: &str, n: usize) -> Vec<&str> {
+    let mut p: Vec<&str> = address.splitn(n, '/').collect();
+    p.resize(n, "");
+    p
+}
+
+/// A platform setting that always exists and cannot be deleted (the Crowd or HTTP SSO
+/// settings, the licence, the reverse proxy): read by GET, created and updated by the same
+/// write call, and only forgotten on delete (JFrog has no delete call).
+#[derive(Debug, Clone, Copy)]
+pub struct Settings {
+    /// The service.
+    pub service: Service,
+    /// The read path.
+    pub read: &'static str,
+    /// The write call (create and update).
+    pub write: Call,
+}
+
+#[async_trait]
+impl Rest for Settings {
+    async fn read(&self, client: &JfrogClient, _key: &str) -> Result<Value, Error> {
+        request(
+            client,
+            self.service,
+            Verb::Get,
+            self.read,
+            Idempotency::Idempotent,
+            &[],
+        )
+        .send_value()
+        .await
+    }
+    async fn create(
+        &self,
+        client: &JfrogClient,
+        key: &str,
+        body: &Map<String, Value>,
+    ) -> Result<Value, Error> {
+        self.update(client, key, body).await?;
+        Ok(Value::Null)
+    }
+    async fn update(
+        &self,
+        client: &JfrogClient,
+        _key: &str,
+        body: &Map<String, Value>,
+    ) -> Result<(), Error> {
+        request(
+            client,
+            self.service,
+            self.write.verb,
+            self.write.path,
+            Idempotency::Idempotent,
+            &[],
+        )
+        .json(body)
+        .send_empty()
+        .await
+    }
+    async fn delete(&self, _client: &JfrogClient, _key: &str) -> Result<(), Error> {
+        // No delete call: deleting the MR forgets the setting.
+        Ok(())
+    }
+    fn list(&self) -> Option<&ListCall> {
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn address_parts_pad_and_keep_the_tail() {
+        assert_eq!(address_parts("team/dev", 2), ["team", "dev"]);
+        assert_eq!(address_parts("libs//true", 3), ["libs", "", "true"]);
+        assert_eq!(address_parts("alone", 2), ["alone", ""]);
+        assert_eq!(address_parts("a/b/c", 2), ["a", "b/c"]);
+    }
+}

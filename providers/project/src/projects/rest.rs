@@ -7,43 +7,23 @@
 //! not found, as upstream treats it.
 
 use async_trait::async_trait;
-use jfrog_client::{Error, Idempotency, JfrogClient, Method, RequestContext, Service};
-use provider_family::{ListCall, Rest};
+use jfrog_client::{Error, Idempotency, JfrogClient, Service};
+use provider_family::rest::{address_parts as parts, not_found, request};
+use provider_family::{ListCall, Rest, Verb};
 use serde_json::{Map, Value, json};
 
 /// One GiB: the project quota is given in GiB and sent in bytes.
 const GIB: i64 = 1024 * 1024 * 1024;
 
-fn not_found(method: Method, route: &str, message: String) -> Error {
-    Error::NotFound {
-        ctx: RequestContext {
-            service: Service::Access,
-            method,
-            route: format!("/access{route}"),
-        },
-        message,
-    }
-}
-
-/// `a/b` (or more parts): the parts, at least `n` of them.
-fn parts(address: &str, n: usize) -> Vec<&str> {
-    let mut p: Vec<&str> = address.splitn(n, '/').collect();
-    p.resize(n, "");
-    p
-}
-
-/// A request with path parameters in order.
+/// An Access request with path parameters in order.
 fn call<'a>(
     client: &'a JfrogClient,
-    method: Method,
+    verb: Verb,
     path: &'static str,
     idem: Idempotency,
     params: &[&str],
 ) -> jfrog_client::Request<'a> {
-    params.iter().fold(
-        client.request(Service::Access, method, path, idem),
-        |r, p| r.param(p),
-    )
+    request(client, Service::Access, verb, path, idem, params)
 }
 
 /// Projects: plain CRUD on `/api/v1/projects`, with the quota in GiB on our side and in
@@ -83,7 +63,7 @@ impl Rest for ProjectRest {
     async fn read(&self, client: &JfrogClient, key: &str) -> Result<Value, Error> {
         let v = call(
             client,
-            Method::GET,
+            Verb::Get,
             "/api/v1/projects/{key}",
             Idempotency::Idempotent,
             &[key],
@@ -100,7 +80,7 @@ impl Rest for ProjectRest {
     ) -> Result<Value, Error> {
         call(
             client,
-            Method::POST,
+            Verb::Post,
             "/api/v1/projects",
             Idempotency::NonIdempotent,
             &[],
@@ -118,7 +98,7 @@ impl Rest for ProjectRest {
     ) -> Result<(), Error> {
         call(
             client,
-            Method::PUT,
+            Verb::Put,
             "/api/v1/projects/{key}",
             Idempotency::Idempotent,
             &[key],
@@ -130,7 +110,7 @@ impl Rest for ProjectRest {
     async fn delete(&self, client: &JfrogClient, key: &str) -> Result<(), Error> {
         call(
             client,
-            Method::DELETE,
+            Verb::Delete,
             "/api/v1/projects/{key}",
             Idempotency::Idempotent,
             &[key],
@@ -163,7 +143,7 @@ impl Rest for EnvironmentRest {
         };
         let list = call(
             client,
-            Method::GET,
+            Verb::Get,
             ENVIRONMENTS,
             Idempotency::Idempotent,
             &[p],
@@ -178,7 +158,8 @@ impl Rest for EnvironmentRest {
             .map(|_| json!({"name": name}))
             .ok_or_else(|| {
                 not_found(
-                    Method::GET,
+                    Service::Access,
+                    Verb::Get,
                     ENVIRONMENTS,
                     format!("environment {full} is not in project {p}"),
                 )
@@ -195,7 +176,7 @@ impl Rest for EnvironmentRest {
         };
         call(
             client,
-            Method::POST,
+            Verb::Post,
             ENVIRONMENTS,
             Idempotency::NonIdempotent,
             &[p],
@@ -220,7 +201,7 @@ impl Rest for EnvironmentRest {
         };
         call(
             client,
-            Method::DELETE,
+            Verb::Delete,
             "/api/v1/projects/{project}/environments/{name}",
             Idempotency::Idempotent,
             &[p, &format!("{p}-{name}")],
@@ -280,7 +261,7 @@ impl Rest for Nested {
     async fn read(&self, client: &JfrogClient, key: &str) -> Result<Value, Error> {
         call(
             client,
-            Method::GET,
+            Verb::Get,
             self.item,
             Idempotency::Idempotent,
             &parts(key, 2),
@@ -298,14 +279,14 @@ impl Rest for Nested {
         let body = Self::body(p[1], body);
         if self.put_creates {
             // An upsert: resending it is harmless.
-            call(client, Method::PUT, self.item, Idempotency::Idempotent, &p)
+            call(client, Verb::Put, self.item, Idempotency::Idempotent, &p)
                 .json(&body)
                 .send_empty()
                 .await?;
         } else {
             call(
                 client,
-                Method::POST,
+                Verb::Post,
                 self.collection,
                 Idempotency::NonIdempotent,
                 &p[..1],
@@ -323,7 +304,7 @@ impl Rest for Nested {
         body: &Map<String, Value>,
     ) -> Result<(), Error> {
         let p = parts(key, 2);
-        call(client, Method::PUT, self.item, Idempotency::Idempotent, &p)
+        call(client, Verb::Put, self.item, Idempotency::Idempotent, &p)
             .json(&Self::body(p[1], body))
             .send_empty()
             .await
@@ -331,7 +312,7 @@ impl Rest for Nested {
     async fn delete(&self, client: &JfrogClient, key: &str) -> Result<(), Error> {
         call(
             client,
-            Method::DELETE,
+            Verb::Delete,
             self.item,
             Idempotency::Idempotent,
             &parts(key, 2),
@@ -348,15 +329,9 @@ impl Rest for Nested {
 const STATUS: &str = "/api/v1/projects/_/repositories/{key}";
 
 async fn status(client: &JfrogClient, repo: &str) -> Result<Value, Error> {
-    call(
-        client,
-        Method::GET,
-        STATUS,
-        Idempotency::Idempotent,
-        &[repo],
-    )
-    .send_value()
-    .await
+    call(client, Verb::Get, STATUS, Idempotency::Idempotent, &[repo])
+        .send_value()
+        .await
 }
 
 /// A repository assigned to a project (`<project>/<repoKey>`): attached by PUT (no body,
@@ -379,7 +354,8 @@ impl Rest for RepositoryRest {
             Ok(json!({}))
         } else {
             Err(not_found(
-                Method::GET,
+                Service::Access,
+                Verb::Get,
                 STATUS,
                 format!("repository {repo} is not assigned to project {p}"),
             ))
@@ -396,7 +372,7 @@ impl Rest for RepositoryRest {
         };
         call(
             client,
-            Method::PUT,
+            Verb::Put,
             "/api/v1/projects/_/attach/repositories/{key}/{project}",
             Idempotency::Idempotent,
             &[repo, p],
@@ -421,7 +397,7 @@ impl Rest for RepositoryRest {
         };
         call(
             client,
-            Method::DELETE,
+            Verb::Delete,
             "/api/v1/projects/_/attach/repositories/{key}",
             Idempotency::Idempotent,
             &[repo],
@@ -452,7 +428,7 @@ impl ShareRest {
     fn request<'a>(
         &self,
         client: &'a JfrogClient,
-        method: Method,
+        verb: Verb,
         key: &str,
     ) -> jfrog_client::Request<'a> {
         let [repo, target, ro] = parts(key, 3)[..] else {
@@ -461,7 +437,7 @@ impl ShareRest {
         let r = if self.all {
             call(
                 client,
-                method,
+                verb,
                 "/api/v1/projects/_/share/repositories/{key}",
                 Idempotency::Idempotent,
                 &[repo],
@@ -469,7 +445,7 @@ impl ShareRest {
         } else {
             call(
                 client,
-                method,
+                verb,
                 "/api/v1/projects/_/share/repositories/{key}/{target}",
                 Idempotency::Idempotent,
                 &[repo, target],
@@ -495,7 +471,8 @@ impl Rest for ShareRest {
         };
         if !shared {
             return Err(not_found(
-                Method::GET,
+                Service::Access,
+                Verb::Get,
                 STATUS,
                 format!("repository {repo} is not shared as declared"),
             ));
@@ -508,7 +485,7 @@ impl Rest for ShareRest {
         key: &str,
         _body: &Map<String, Value>,
     ) -> Result<Value, Error> {
-        self.request(client, Method::PUT, key).send_empty().await?;
+        self.request(client, Verb::Put, key).send_empty().await?;
         Ok(Value::Null)
     }
     async fn update(
@@ -517,10 +494,10 @@ impl Rest for ShareRest {
         key: &str,
         _body: &Map<String, Value>,
     ) -> Result<(), Error> {
-        self.request(client, Method::PUT, key).send_empty().await
+        self.request(client, Verb::Put, key).send_empty().await
     }
     async fn delete(&self, client: &JfrogClient, key: &str) -> Result<(), Error> {
-        self.request(client, Method::DELETE, key).send_empty().await
+        self.request(client, Verb::Delete, key).send_empty().await
     }
     fn list(&self) -> Option<&ListCall> {
         None
@@ -548,12 +525,5 @@ mod tests {
             ProjectRest::to_jfrog(&unlimited)["storage_quota_bytes"],
             json!(-1)
         );
-    }
-
-    #[test]
-    fn addresses_split_into_their_parts() {
-        assert_eq!(parts("team/dev", 2), vec!["team", "dev"]);
-        assert_eq!(parts("libs//true", 3), vec!["libs", "", "true"]);
-        assert_eq!(parts("alone", 2), vec!["alone", ""]);
     }
 }
