@@ -635,7 +635,7 @@ impl ExternalClient<FamilyKind> for FamilyClient {
             return Ok(ExternalObservation::default());
         }
         let key = self.key(mr, &mr.for_provider.clone());
-        if key.is_empty() {
+        if key.is_empty() || (mr.deleting && self.kind.decl.rest.forgets_on_delete()) {
             return Ok(ExternalObservation::default());
         }
         let address = self.address(&key, &mr.for_provider);

@@ -108,6 +108,8 @@ pub enum Norm {
     WhenInProject,
     /// A URL whose trailing slash JFrog removes.
     TrimSlash,
+    /// JSON text (an identity mapping's claims) compared as the JSON it holds, not as text.
+    JsonText,
 }
 
 /// One parameter of a Kind.

@@ -105,6 +105,11 @@ pub trait Rest: Send + Sync + std::fmt::Debug {
     fn case_insensitive(&self) -> bool {
         false
     }
+    /// Whether JFrog cannot delete the object (a platform setting): deleting the MR only
+    /// forgets it, so an MR being deleted observes it as gone.
+    fn forgets_on_delete(&self) -> bool {
+        false
+    }
 }
 
 /// A REST binding as plain data.
@@ -290,6 +295,9 @@ impl Rest for Settings {
     }
     fn list(&self) -> Option<&ListCall> {
         None
+    }
+    fn forgets_on_delete(&self) -> bool {
+        true
     }
 }
 

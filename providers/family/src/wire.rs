@@ -125,6 +125,8 @@ fn object_to_wire(
             secret_value(c, &cpath, secrets)?
         } else {
             match user_value(elem, c.crd) {
+                // Nested objects (a block inside a block) map like top-level ones.
+                Some(v) if c.ty.children().is_some() => field_to_wire(c, v, secrets)?,
                 Some(v) => scalar(c, v, &cpath)?,
                 None => match c.default.to_json() {
                     Some(d) => d,
@@ -380,4 +382,48 @@ pub fn from_wire(kind: &ResolvedKind, body: &Value) -> Map<String, Value> {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::decl::Field;
+
+    const INNER: &[Field] = &[Field::new(
+        "repoKeys",
+        "repo_keys",
+        Some("repoKeys"),
+        Ty::Set,
+    )];
+    const OUTER: &[Field] = &[
+        Field::new(
+            "artifactFilterCriteria",
+            "artifact_filter_criteria",
+            Some("artifactFilterCriteria"),
+            Ty::Block(INNER),
+        ),
+        Field::new("name", "name", Some("name"), Ty::Str),
+    ];
+
+    /// A block inside a block is one object inside one object on the wire, and reads back
+    /// in CRD shape (arrays of one object).
+    #[test]
+    fn nested_blocks_map_both_ways() {
+        let f = Field::new(
+            "filterCriteria",
+            "filter_criteria",
+            Some("fc"),
+            Ty::Block(OUTER),
+        );
+        let crd = json!([{"artifactFilterCriteria": [{"repoKeys": ["libs"]}], "name": "n"}]);
+        let wire = field_to_wire(&f, &crd, &Secrets::new()).expect("maps");
+        assert_eq!(
+            wire,
+            json!({"artifactFilterCriteria": {"repoKeys": ["libs"]}, "name": "n"})
+        );
+        let back = field_from_wire(&f, &json!({"fc": wire})).expect("reads");
+        assert_eq!(back, crd);
+    }
 }

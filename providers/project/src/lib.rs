@@ -17,6 +17,8 @@ pub mod projects;
 
 #[cfg(test)]
 mod family_suite;
+#[cfg(test)]
+pub(crate) mod suite;
 
 /// This provider's identity.
 pub const PROVIDER: Provider = Provider {

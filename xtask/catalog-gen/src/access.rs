@@ -37,6 +37,13 @@ pub const PROJECT: Target = Target {
     doc: "The Kinds of provider-project (projects, environments, project roles and members, repository assignment and sharing)",
 };
 
+/// provider-platform.
+pub const PLATFORM: Target = Target {
+    provider: "platform",
+    catalog: "platform.json",
+    doc: "The Kinds of provider-platform (global roles, groups and members, permissions, SCIM, SSO and OIDC, licence, reverse proxy, workers, lifecycle)",
+};
+
 /// The corrections of one provider's section.
 pub struct Section<'a> {
     pub fields: &'a [FieldOverride],
@@ -168,10 +175,11 @@ impl Gen<'_> {
             None => "&[]".into(),
         };
         let mut rules = Vec::new();
+        let mut fixed = Vec::new();
         for ko in self.o.kinds {
             if ko.applies(kind) {
-                if !ko.fixed_body.is_empty() {
-                    bail!("{kind}: fixed_body overrides are not supported here");
+                for (member, v) in &ko.fixed_body {
+                    fixed.push(format!("({}, {})", rs(member), dv(v)?));
                 }
                 rules.extend(ko.rules.iter().cloned());
             }
@@ -182,11 +190,12 @@ impl Gen<'_> {
             .collect();
         let tf = str_of(k, "tf_resource")?;
         Ok(format!(
-            "    KindDecl {{\n        provider: {},\n        group: {},\n        kind: {},\n        description: {},\n        id: {id},\n        id_wire: {id_wire},\n        extends: {extends},\n        mixins: &[],\n        fields: {c},\n        default_overrides: &[],\n        enum_overrides: &[],\n        identity: &[],\n        fixed_body: &[],\n        rules: &[{}],\n        rest: &rest::{},\n        hooks: &HOOKS,\n    }},\n",
+            "    KindDecl {{\n        provider: {},\n        group: {},\n        kind: {},\n        description: {},\n        id: {id},\n        id_wire: {id_wire},\n        extends: {extends},\n        mixins: &[],\n        fields: {c},\n        default_overrides: &[],\n        enum_overrides: &[],\n        identity: &[],\n        fixed_body: &[{}],\n        rules: &[{}],\n        rest: &rest::{},\n        hooks: &HOOKS,\n    }},\n",
             rs(t.provider),
             rs(group),
             rs(kind),
             rs(&format!("A JFrog {} (Terraform {tf}).", words(kind))),
+            fixed.join(", "),
             rules.join(", "),
             const_name(kind),
         ))

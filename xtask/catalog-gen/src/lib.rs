@@ -27,6 +27,8 @@ pub const WEBHOOK_TABLES: &str = "providers/artifactory/src/webhook/tables.rs";
 
 /// Where provider-project's declaration table lives, relative to the repository root.
 pub const PROJECT_TABLES: &str = "providers/project/src/projects/tables.rs";
+/// Where provider-platform's declaration table lives, relative to the repository root.
+pub const PLATFORM_TABLES: &str = "providers/platform/src/platform/tables.rs";
 
 /// The catalog directory of a repository root.
 pub fn catalog_dir(repo_root: &Path) -> PathBuf {
@@ -53,11 +55,20 @@ pub fn generate(catalog_dir: &Path) -> Result<Vec<(PathBuf, String)>> {
             kinds: &overrides.project_kinds,
         },
     )?;
+    let platform = access::generate(
+        &access::PLATFORM,
+        &read_json(&catalog_dir.join(access::PLATFORM.catalog))?,
+        &access::Section {
+            fields: &overrides.platform_fields,
+            kinds: &overrides.platform_kinds,
+        },
+    )?;
     overrides.check_all_used()?;
     Ok(vec![
         (PathBuf::from(REPOSITORY_TABLES), repository),
         (PathBuf::from(WEBHOOK_TABLES), webhook),
         (PathBuf::from(PROJECT_TABLES), project),
+        (PathBuf::from(PLATFORM_TABLES), platform),
     ])
 }
 

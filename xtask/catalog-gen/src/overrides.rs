@@ -82,6 +82,9 @@ pub struct Overrides {
     /// provider-project's Access family (optional section `project`).
     pub project_fields: Vec<FieldOverride>,
     pub project_kinds: Vec<KindOverride>,
+    /// provider-platform's Access family (optional section `platform`).
+    pub platform_fields: Vec<FieldOverride>,
+    pub platform_kinds: Vec<KindOverride>,
 }
 
 impl FieldOverride {
@@ -159,6 +162,10 @@ impl Overrides {
             .get("project")
             .and_then(Value::as_object)
             .unwrap_or(&empty);
+        let platform = v
+            .get("platform")
+            .and_then(Value::as_object)
+            .unwrap_or(&empty);
         Ok(Self {
             repository_fields: list(repository, "fields")?
                 .iter()
@@ -190,6 +197,16 @@ impl Overrides {
                 .map(kind_override)
                 .collect::<Result<_>>()
                 .context("project.kinds")?,
+            platform_fields: list(platform, "fields")?
+                .iter()
+                .map(field_override)
+                .collect::<Result<_>>()
+                .context("platform.fields")?,
+            platform_kinds: list(platform, "kinds")?
+                .iter()
+                .map(kind_override)
+                .collect::<Result<_>>()
+                .context("platform.kinds")?,
         })
     }
 
@@ -201,6 +218,7 @@ impl Overrides {
             .iter()
             .chain(&self.webhook_fields)
             .chain(&self.project_fields)
+            .chain(&self.platform_fields)
         {
             if f.used.get() == 0 {
                 unused.push(format!(
@@ -209,7 +227,12 @@ impl Overrides {
                 ));
             }
         }
-        for k in self.repository_kinds.iter().chain(&self.project_kinds) {
+        for k in self
+            .repository_kinds
+            .iter()
+            .chain(&self.project_kinds)
+            .chain(&self.platform_kinds)
+        {
             if k.used.get() == 0 {
                 unused.push(format!("kind {}", k.kind));
             }

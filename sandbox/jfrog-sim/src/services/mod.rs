@@ -17,6 +17,7 @@ use crate::server::Shared;
 mod access;
 pub mod artifactory;
 mod event;
+mod platform;
 mod projects;
 mod xray;
 
@@ -35,6 +36,9 @@ pub(crate) fn collections() -> Vec<&'static Declaration> {
         &projects::GROUPS,
         &projects::SHARES,
     ]
+    .into_iter()
+    .chain(platform::collections())
+    .collect()
 }
 
 /// All service routes.
@@ -45,4 +49,5 @@ pub(crate) fn routes() -> Router<Arc<Shared>> {
         .merge(xray::routes())
         .merge(event::routes())
         .merge(projects::routes())
+        .merge(platform::routes())
 }
