@@ -111,6 +111,8 @@ pub struct SandboxOptions {
     pub poll: Duration,
     /// Manifests for `sandbox up --apply` (none: `--no-apply`, the test applies with kubectl).
     pub apply: Vec<PathBuf>,
+    /// The providers to start (`--providers`), comma-separated.
+    pub providers: String,
 }
 
 impl SandboxOptions {
@@ -119,7 +121,14 @@ impl SandboxOptions {
             tag: tag.to_string(),
             poll: Duration::from_secs(5),
             apply: Vec::new(),
+            providers: "artifactory".to_string(),
         }
+    }
+
+    /// Start these providers (comma-separated, e.g. `artifactory,project`).
+    pub fn providers(mut self, providers: &str) -> SandboxOptions {
+        self.providers = providers.to_string();
+        self
     }
 
     pub fn apply(mut self, path: impl Into<PathBuf>) -> SandboxOptions {
@@ -136,7 +145,7 @@ struct Process {
     dir: PathBuf,
 }
 
-/// A running `sandbox up` with the artifactory provider; stopped when dropped.
+/// A running `sandbox up` with its providers (artifactory unless told); stopped when dropped.
 pub struct Sandbox {
     process: Process,
     pub tag: String,
@@ -149,7 +158,7 @@ pub struct Sandbox {
 }
 
 impl Sandbox {
-    /// Starts `sandbox up --state-dir DIR --poll P --providers artifactory [--apply ...]` and
+    /// Starts `sandbox up --state-dir DIR --poll P --providers <providers> [--apply ...]` and
     /// waits (up to 4 minutes: a loaded machine) for `DIR/ready`.
     pub async fn start(opts: SandboxOptions) -> Sandbox {
         let _ = rustls::crypto::ring::default_provider().install_default();
@@ -163,7 +172,7 @@ impl Sandbox {
         cmd.arg("up")
             .arg("--state-dir")
             .arg(&dir)
-            .args(["--poll", &poll, "--providers", "artifactory"])
+            .args(["--poll", &poll, "--providers", &opts.providers])
             .stdin(Stdio::null())
             .stdout(Stdio::from(out))
             .stderr(Stdio::from(err))

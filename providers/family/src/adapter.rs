@@ -157,6 +157,64 @@ pub struct ClientCache {
     clients: Mutex<HashMap<String, Cached>>,
     marks: Mutex<HashMap<&'static str, Arc<WriteMarks>>>,
     settings: Arc<SnapshotSettings>,
+    claims: Arc<SingletonClaims>,
+}
+
+/// Which MR manages each platform singleton (by platform, Kind and address), so that a
+/// second MR for the same setting is refused instead of the two overwriting each other. A
+/// claim lapses when its MR is deleted, or when it has not observed for [`CLAIM_LAPSE`]
+/// polls (an MR deleted without a delete call, e.g. orphaned).
+#[derive(Debug, Default)]
+pub struct SingletonClaims {
+    owners: Mutex<HashMap<String, Claim>>,
+}
+
+#[derive(Debug, Clone)]
+struct Claim {
+    uid: String,
+    display: String,
+    seen: Instant,
+}
+
+/// How many poll intervals an unrefreshed singleton claim lasts.
+const CLAIM_LAPSE: u32 = 3;
+
+impl SingletonClaims {
+    /// Claim `key` for the MR `uid` (shown as `display`); the display of the other MR when
+    /// it holds a live claim.
+    pub fn claim(
+        &self,
+        key: &str,
+        uid: &str,
+        display: &str,
+        lapse: Duration,
+    ) -> Result<(), String> {
+        let mut owners = lock(&self.owners);
+        let now = Instant::now();
+        if let Some(c) = owners.get(key)
+            && c.uid != uid
+            && now.duration_since(c.seen) < lapse
+        {
+            return Err(c.display.clone());
+        }
+        owners.insert(
+            key.to_string(),
+            Claim {
+                uid: uid.to_string(),
+                display: display.to_string(),
+                seen: now,
+            },
+        );
+        Ok(())
+    }
+
+    /// Release `key` if `uid` holds it.
+    pub fn release(&self, key: &str, uid: &str) {
+        let mut owners = lock(&self.owners);
+        if owners.get(key).is_some_and(|c| c.uid == uid) {
+            owners.remove(key);
+        }
+    }
 }
 
 impl std::fmt::Debug for ClientCache {
@@ -183,6 +241,7 @@ impl ClientCache {
             clients: Mutex::default(),
             marks: Mutex::default(),
             settings: Arc::default(),
+            claims: Arc::default(),
         }
     }
 
@@ -351,6 +410,10 @@ impl Connector<FamilyKind> for FamilyConnector {
             .map_err(ExternalError::new)?;
         let mut c = FamilyClient::new(client, self.kind.clone());
         c.snapshot = snapshot;
+        if matches!(self.kind.decl.id, Id::Singleton(_)) {
+            let lapse = self.cache.settings.ttl().unwrap_or(Duration::from_secs(60)) * CLAIM_LAPSE;
+            c.claims = Some((self.cache.claims.clone(), lapse));
+        }
         Ok(Box::new(c))
     }
 }
@@ -361,6 +424,8 @@ pub struct FamilyClient {
     client: JfrogClient,
     kind: Arc<ResolvedKind>,
     snapshot: Option<Arc<Snapshot>>,
+    /// The singleton claims and how long an unrefreshed one lasts (singletons only).
+    claims: Option<(Arc<SingletonClaims>, Duration)>,
 }
 
 /// Hashes recorded for an MR: those in `atProvider` (written by Update, carried over by
@@ -391,6 +456,7 @@ impl FamilyClient {
             client,
             kind,
             snapshot: None,
+            claims: None,
         }
     }
 
@@ -472,6 +538,45 @@ impl FamilyClient {
             }
             Id::ServerAssigned => mr.external_name.clone(),
             Id::Singleton(s) => s.to_string(),
+        }
+    }
+
+    fn claim_key(&self, address: &str) -> String {
+        format!(
+            "{}|{}.{}|{address}",
+            self.client.base_url(),
+            self.kind.decl.group,
+            self.kind.decl.kind
+        )
+    }
+
+    /// A singleton is managed by one MR: a second one is refused, naming the first.
+    fn claim(&self, mr: &Managed<FamilyKind>, address: &str) -> Result<(), ExternalError> {
+        let Some((claims, lapse)) = &self.claims else {
+            return Ok(());
+        };
+        if mr.deleting {
+            return Ok(());
+        }
+        let display = match &mr.namespace {
+            Some(ns) => format!("{ns}/{}", mr.name),
+            None => mr.name.clone(),
+        };
+        claims
+            .claim(&self.claim_key(address), &mr.uid, &display, *lapse)
+            .map_err(|other| {
+                ExternalError::msg(format!(
+                    "this {} is already managed by the {} MR {other}: one MR per setting (delete one of the two)",
+                    self.kind.decl.kind, self.kind.decl.kind
+                ))
+            })
+    }
+
+    /// Release a singleton claim of an MR being deleted.
+    fn release(&self, mr: &Managed<FamilyKind>, key: &str) {
+        if let Some((claims, _)) = &self.claims {
+            let address = self.address(key, &mr.for_provider);
+            claims.release(&self.claim_key(&address), &mr.uid);
         }
     }
 
@@ -635,6 +740,9 @@ impl ExternalClient<FamilyKind> for FamilyClient {
             return Ok(ExternalObservation::default());
         }
         let key = self.key(mr, &mr.for_provider.clone());
+        if mr.deleting {
+            self.release(mr, &key);
+        }
         if key.is_empty() || (mr.deleting && self.kind.decl.rest.forgets_on_delete()) {
             return Ok(ExternalObservation::default());
         }
@@ -642,6 +750,7 @@ impl ExternalClient<FamilyKind> for FamilyClient {
         if address.is_empty() {
             return Ok(ExternalObservation::default());
         }
+        self.claim(mr, &address)?;
         let Some(body) = self.read(&address, mr).await? else {
             return Ok(ExternalObservation::default());
         };
@@ -951,6 +1060,29 @@ mod tests {
             assert_eq!(k.info().provider, "platform");
             assert_eq!(k.info().group, "access");
         }
+    }
+
+    /// One MR per singleton: a second MR is refused naming the first until the first is
+    /// released or its claim lapses.
+    #[test]
+    fn a_singleton_is_claimed_by_one_mr() {
+        let c = SingletonClaims::default();
+        let lapse = Duration::from_secs(60);
+        assert!(c.claim("k", "uid-a", "default/a", lapse).is_ok());
+        assert!(c.claim("k", "uid-a", "default/a", lapse).is_ok());
+        assert_eq!(
+            c.claim("k", "uid-b", "default/b", lapse),
+            Err("default/a".into())
+        );
+        assert!(c.claim("other", "uid-b", "default/b", lapse).is_ok());
+        c.release("k", "uid-b");
+        assert!(c.claim("k", "uid-b", "default/b", lapse).is_err());
+        c.release("k", "uid-a");
+        assert!(c.claim("k", "uid-b", "default/b", lapse).is_ok());
+        assert!(
+            c.claim("k", "uid-a", "default/a", Duration::ZERO).is_ok(),
+            "lapsed"
+        );
     }
 
     /// The body carries the identifier, the identity and the defaults; a server-assigned

@@ -60,3 +60,50 @@ async fn every_platform_kind_passes_the_suite() {
     )
     .await;
 }
+
+/// A second MR for a singleton is refused (Synced=False naming the first) without a write,
+/// and takes over once the first is deleted.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_second_mr_for_a_singleton_is_refused_naming_the_first() {
+    let (i, d) = KINDS
+        .iter()
+        .enumerate()
+        .find(|(_, d)| d.kind == "CrowdSettings")
+        .expect("declared");
+    let kind = &kinds()[i];
+    let mut env = suite::start(crate::PROVIDER, kinds(), &[examples::secret()]).await;
+    env.add(kind, examples::example(d, false)).await;
+    let mut second = examples::example(d, false);
+    second["metadata"]["name"] = json!("second-crowd");
+    second["spec"]["forProvider"]["applicationName"] = json!("other");
+    env.add(kind, second).await;
+    let (first, second) = (&env.mrs[0], &env.mrs[1]);
+    while !first.ready_and_synced().await {
+        first.reconcile().await;
+    }
+    env.sim.reset_counts();
+    second.reconcile().await;
+    let synced = testkit::condition(&second.get().await, "Synced").expect("Synced");
+    assert_eq!(synced.0, "False");
+    assert!(
+        synced.2.contains("default/example-crowd-settings"),
+        "{synced:?}"
+    );
+    assert_eq!(env.writes(), 0, "{:?}", env.sim.request_counts());
+
+    first
+        .api
+        .delete(&first.name, &Default::default())
+        .await
+        .expect("delete");
+    while first.api.get_opt(&first.name).await.expect("get").is_some() {
+        first.reconcile().await;
+    }
+    for _ in 0..5 {
+        if second.ready_and_synced().await {
+            break;
+        }
+        second.reconcile().await;
+    }
+    assert!(second.ready_and_synced().await, "the second MR took over");
+}
