@@ -100,7 +100,9 @@ pub trait Rest: Send + Sync + std::fmt::Debug {
     /// Delete one object ([`Error::NotFound`] when already gone).
     async fn delete(&self, client: &JfrogClient, key: &str) -> Result<(), Error>;
     /// The list call that observes all objects at once, if the API has one.
-    fn list(&self) -> Option<&ListCall>;
+    fn list(&self) -> Option<&ListCall> {
+        None
+    }
     /// Whether identifiers are case-insensitive (`Repo` and `repo` are one object).
     fn case_insensitive(&self) -> bool {
         false
@@ -227,12 +229,65 @@ pub fn not_found(service: Service, verb: Verb, path: &str, message: String) -> E
     }
 }
 
-/// The `n` parts of an address built by a family's `address` hook (`<parent>/<name>`);
-/// missing parts are empty, the last part keeps any further separators.
-pub fn address_parts(address: &str, n: usize) -> Vec<&str> {
-    let mut p: Vec<&str> = address.splitn(n, '/').collect();
-    p.resize(n, "");
-    p
+/// A [`Paths`] binding whose bodies JFrog spells differently from the Kind (units, enum
+/// spellings, inverted flags): `to_jfrog` adjusts every body sent, `from_jfrog` every object
+/// read. It has no list call (a list answer would need converting too).
+#[derive(Debug, Clone, Copy)]
+pub struct Converted {
+    /// The calls.
+    pub paths: Paths,
+    /// Adjusts a body before it is sent.
+    pub to_jfrog: fn(&mut Map<String, Value>),
+    /// Adjusts an object after it is read.
+    pub from_jfrog: fn(&mut Value),
+}
+
+#[async_trait]
+impl Rest for Converted {
+    async fn read(&self, client: &JfrogClient, key: &str) -> Result<Value, Error> {
+        let mut v = self.paths.read(client, key).await?;
+        (self.from_jfrog)(&mut v);
+        Ok(v)
+    }
+    async fn create(
+        &self,
+        client: &JfrogClient,
+        key: &str,
+        body: &Map<String, Value>,
+    ) -> Result<Value, Error> {
+        let mut b = body.clone();
+        (self.to_jfrog)(&mut b);
+        self.paths.create(client, key, &b).await
+    }
+    async fn update(
+        &self,
+        client: &JfrogClient,
+        key: &str,
+        body: &Map<String, Value>,
+    ) -> Result<(), Error> {
+        let mut b = body.clone();
+        (self.to_jfrog)(&mut b);
+        self.paths.update(client, key, &b).await
+    }
+    async fn delete(&self, client: &JfrogClient, key: &str) -> Result<(), Error> {
+        self.paths.delete(client, key).await
+    }
+    fn case_insensitive(&self) -> bool {
+        self.paths.case_insensitive
+    }
+}
+
+/// The two parts of a `<parent>/<name>` address built by a family's `address` hook (the
+/// name keeps any further separators; a missing part is empty).
+pub fn address_pair(address: &str) -> (&str, &str) {
+    address.split_once('/').unwrap_or((address, ""))
+}
+
+/// The three parts of an `<a>/<b>/<c>` address (missing parts empty).
+pub fn address_triple(address: &str) -> (&str, &str, &str) {
+    let (a, rest) = address_pair(address);
+    let (b, c) = address_pair(rest);
+    (a, b, c)
 }
 
 /// A platform setting that always exists and cannot be deleted (the Crowd or HTTP SSO
@@ -293,9 +348,6 @@ impl Rest for Settings {
         // No delete call: deleting the MR forgets the setting.
         Ok(())
     }
-    fn list(&self) -> Option<&ListCall> {
-        None
-    }
     fn forgets_on_delete(&self) -> bool {
         true
     }
@@ -306,10 +358,10 @@ mod tests {
     use super::*;
 
     #[test]
-    fn address_parts_pad_and_keep_the_tail() {
-        assert_eq!(address_parts("team/dev", 2), ["team", "dev"]);
-        assert_eq!(address_parts("libs//true", 3), ["libs", "", "true"]);
-        assert_eq!(address_parts("alone", 2), ["alone", ""]);
-        assert_eq!(address_parts("a/b/c", 2), ["a", "b/c"]);
+    fn addresses_split_into_their_parts() {
+        assert_eq!(address_pair("team/dev"), ("team", "dev"));
+        assert_eq!(address_pair("alone"), ("alone", ""));
+        assert_eq!(address_pair("a/b/c"), ("a", "b/c"));
+        assert_eq!(address_triple("libs//true"), ("libs", "", "true"));
     }
 }

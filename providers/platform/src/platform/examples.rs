@@ -146,21 +146,7 @@ pub fn secret() -> Value {
 
 /// Every example file: (path relative to `examples/platform/`, content).
 pub fn example_files() -> Vec<(String, String)> {
-    let mut out: Vec<(String, String)> = KINDS
-        .iter()
-        .map(|d| {
-            (
-                format!("{}/{}.yaml", d.group, kebab(d.kind, "")),
-                to_yaml(&example(d, false)),
-            )
-        })
-        .collect();
-    for d in KINDS.iter().filter(|d| LEGACY_KINDS.contains(&d.kind)) {
-        out.push((
-            format!("{}/legacy/{}.yaml", d.group, kebab(d.kind, "")),
-            to_yaml(&example(d, true)),
-        ));
-    }
+    let mut out = provider_family::examples::files_by_group(KINDS, LEGACY_KINDS, example);
     out.push((
         "authentication/example-secrets.yaml".into(),
         to_yaml(&secret()),

@@ -10,8 +10,8 @@
 
 use async_trait::async_trait;
 use jfrog_client::{Error, Idempotency, JfrogClient, Service};
-use provider_family::rest::{address_parts, not_found, request};
-use provider_family::{Call, ListCall, ListShape, Paths, Rest, Settings, Verb};
+use provider_family::rest::{address_pair, address_triple, not_found, request};
+use provider_family::{Call, Converted, ListCall, ListShape, Paths, Rest, Settings, Verb};
 use serde_json::{Map, Value, json};
 
 const A: Service = Service::Access;
@@ -117,11 +117,15 @@ pub static REVERSEPROXY: Settings = Settings {
 
 /// OIDC configurations: plain CRUD, with two provider types spelled differently on the
 /// wire.
-#[derive(Debug)]
-pub struct OidcRest(Paths);
-
-/// The OIDC configuration binding.
-pub static OIDCCONFIGURATION: OidcRest = OidcRest(crud("/api/v1/oidc", "/api/v1/oidc/{key}", None));
+pub static OIDCCONFIGURATION: Converted = Converted {
+    paths: crud("/api/v1/oidc", "/api/v1/oidc/{key}", None),
+    to_jfrog: |b| map_member(b, "provider_type", PROVIDER_TYPES, true),
+    from_jfrog: |v| {
+        if let Value::Object(m) = v {
+            map_member(m, "provider_type", PROVIDER_TYPES, false);
+        }
+    },
+};
 
 /// (Kind value, wire value) of the provider types that differ.
 const PROVIDER_TYPES: &[(&str, &str)] = &[
@@ -145,43 +149,6 @@ fn map_member(v: &mut Map<String, Value>, member: &str, pairs: &[(&str, &str)], 
     }
 }
 
-#[async_trait]
-impl Rest for OidcRest {
-    async fn read(&self, client: &JfrogClient, key: &str) -> Result<Value, Error> {
-        let mut v = self.0.read(client, key).await?;
-        if let Value::Object(m) = &mut v {
-            map_member(m, "provider_type", PROVIDER_TYPES, false);
-        }
-        Ok(v)
-    }
-    async fn create(
-        &self,
-        client: &JfrogClient,
-        key: &str,
-        body: &Map<String, Value>,
-    ) -> Result<Value, Error> {
-        let mut b = body.clone();
-        map_member(&mut b, "provider_type", PROVIDER_TYPES, true);
-        self.0.create(client, key, &b).await
-    }
-    async fn update(
-        &self,
-        client: &JfrogClient,
-        key: &str,
-        body: &Map<String, Value>,
-    ) -> Result<(), Error> {
-        let mut b = body.clone();
-        map_member(&mut b, "provider_type", PROVIDER_TYPES, true);
-        self.0.update(client, key, &b).await
-    }
-    async fn delete(&self, client: &JfrogClient, key: &str) -> Result<(), Error> {
-        self.0.delete(client, key).await
-    }
-    fn list(&self) -> Option<&ListCall> {
-        None
-    }
-}
-
 /// A group's members as one MR declares them (`<group>/<m1>\n<m2>...`): read as the declared
 /// members the group has (members others added are not this MR's; none of them = the MR's
 /// object does not exist), added by PATCH, and removed (only the declared ones) on delete.
@@ -195,9 +162,7 @@ const GROUP_ITEM: &str = "/api/v2/groups/{key}";
 const GROUP_MEMBERS: &str = "/api/v2/groups/{key}/members";
 
 fn group_and_members(address: &str) -> (&str, Vec<&str>) {
-    let [group, members] = address_parts(address, 2)[..] else {
-        unreachable!("two parts")
-    };
+    let (group, members) = address_pair(address);
     (
         group,
         members.split('\n').filter(|m| !m.is_empty()).collect(),
@@ -280,9 +245,6 @@ impl Rest for GroupMembersRest {
     async fn delete(&self, client: &JfrogClient, key: &str) -> Result<(), Error> {
         let (group, declared) = group_and_members(key);
         self.patch(client, group, &[], &declared).await
-    }
-    fn list(&self) -> Option<&ListCall> {
-        None
     }
 }
 
@@ -478,9 +440,6 @@ impl Rest for PermissionRest {
         .send_empty()
         .await
     }
-    fn list(&self) -> Option<&ListCall> {
-        None
-    }
 }
 
 /// OIDC identity mappings (`<provider>/<name>/<project>`): the project as a query parameter
@@ -527,9 +486,7 @@ fn claims_to_wire(body: &Map<String, Value>) -> Result<Map<String, Value>, Error
 #[async_trait]
 impl Rest for IdentityMappingRest {
     async fn read(&self, client: &JfrogClient, key: &str) -> Result<Value, Error> {
-        let [provider, name, project] = address_parts(key, 3)[..] else {
-            unreachable!("three parts")
-        };
+        let (provider, name, project) = address_triple(key);
         let r = request(
             client,
             A,
@@ -550,9 +507,7 @@ impl Rest for IdentityMappingRest {
         key: &str,
         body: &Map<String, Value>,
     ) -> Result<Value, Error> {
-        let [provider, _, project] = address_parts(key, 3)[..] else {
-            unreachable!("three parts")
-        };
+        let (provider, _, project) = address_triple(key);
         let r = request(
             client,
             A,
@@ -573,9 +528,7 @@ impl Rest for IdentityMappingRest {
         key: &str,
         body: &Map<String, Value>,
     ) -> Result<(), Error> {
-        let [provider, name, project] = address_parts(key, 3)[..] else {
-            unreachable!("three parts")
-        };
+        let (provider, name, project) = address_triple(key);
         let r = request(
             client,
             A,
@@ -590,9 +543,7 @@ impl Rest for IdentityMappingRest {
             .await
     }
     async fn delete(&self, client: &JfrogClient, key: &str) -> Result<(), Error> {
-        let [provider, name, project] = address_parts(key, 3)[..] else {
-            unreachable!("three parts")
-        };
+        let (provider, name, project) = address_triple(key);
         let r = request(
             client,
             A,
@@ -602,9 +553,6 @@ impl Rest for IdentityMappingRest {
             &[provider, name],
         );
         with_project(r, project).send_empty().await
-    }
-    fn list(&self) -> Option<&ListCall> {
-        None
     }
 }
 
@@ -681,9 +629,6 @@ impl Rest for LifecycleRest {
     async fn delete(&self, _client: &JfrogClient, _key: &str) -> Result<(), Error> {
         Ok(())
     }
-    fn list(&self) -> Option<&ListCall> {
-        None
-    }
     fn forgets_on_delete(&self) -> bool {
         true
     }
@@ -704,9 +649,7 @@ const STAGE: &str = "/api/v2/stages/{name}";
 #[async_trait]
 impl Rest for StageRest {
     async fn read(&self, client: &JfrogClient, key: &str) -> Result<Value, Error> {
-        let [name, project, _] = address_parts(key, 3)[..] else {
-            unreachable!("three parts")
-        };
+        let (name, project, _) = address_triple(key);
         let r = request(
             client,
             A,
@@ -746,9 +689,7 @@ impl Rest for StageRest {
         key: &str,
         body: &Map<String, Value>,
     ) -> Result<(), Error> {
-        let [name, project, _] = address_parts(key, 3)[..] else {
-            unreachable!("three parts")
-        };
+        let (name, project, _) = address_triple(key);
         let mut b = body.clone();
         // Only the category can change (name and project are immutable).
         b.retain(|k, _| k == "category");
@@ -763,9 +704,7 @@ impl Rest for StageRest {
         with_project(r, project).json(&b).send_empty().await
     }
     async fn delete(&self, client: &JfrogClient, key: &str) -> Result<(), Error> {
-        let [name, project, detach] = address_parts(key, 3)[..] else {
-            unreachable!("three parts")
-        };
+        let (name, project, detach) = address_triple(key);
         if detach == "true" {
             return Ok(());
         }
@@ -778,9 +717,6 @@ impl Rest for StageRest {
             &[name],
         );
         with_project(r, project).send_empty().await
-    }
-    fn list(&self) -> Option<&ListCall> {
-        None
     }
 }
 

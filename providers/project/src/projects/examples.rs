@@ -6,7 +6,7 @@
 //! one shared with every project. Legacy (cluster-scoped) examples sit in `legacy/`.
 
 use provider_family::KindDecl;
-use provider_family::examples::{kebab, manifest, to_yaml};
+use provider_family::examples::{kebab, manifest};
 use serde_json::{Value, json};
 
 use super::tables::KINDS;
@@ -76,22 +76,7 @@ pub fn example(d: &KindDecl, legacy: bool) -> Value {
 
 /// Every example file: (path relative to `examples/project/`, content).
 pub fn example_files() -> Vec<(String, String)> {
-    let mut out: Vec<(String, String)> = KINDS
-        .iter()
-        .map(|d| {
-            (
-                format!("{}/{}.yaml", d.group, kebab(d.kind, "")),
-                to_yaml(&example(d, false)),
-            )
-        })
-        .collect();
-    for d in KINDS.iter().filter(|d| LEGACY_KINDS.contains(&d.kind)) {
-        out.push((
-            format!("{}/legacy/{}.yaml", d.group, kebab(d.kind, "")),
-            to_yaml(&example(d, true)),
-        ));
-    }
-    out
+    provider_family::examples::files_by_group(KINDS, LEGACY_KINDS, example)
 }
 
 #[cfg(test)]

@@ -8,8 +8,8 @@
 
 use async_trait::async_trait;
 use jfrog_client::{Error, Idempotency, JfrogClient, Service};
-use provider_family::rest::{address_parts as parts, not_found, request};
-use provider_family::{ListCall, Rest, Verb};
+use provider_family::rest::{address_pair, address_triple, not_found, request};
+use provider_family::{Call, Converted, Paths, Rest, Verb};
 use serde_json::{Map, Value, json};
 
 /// One GiB: the project quota is given in GiB and sent in bytes.
@@ -28,99 +28,37 @@ fn call<'a>(
 
 /// Projects: plain CRUD on `/api/v1/projects`, with the quota in GiB on our side and in
 /// bytes on the wire, and `blockDeploymentsOnLimit` the inverse of JFrog's `soft_limit`.
-#[derive(Debug)]
-pub struct ProjectRest;
+/// No list call: the list answers bytes (and projects are few).
+pub static PROJECT: Converted = Converted {
+    paths: Paths {
+        service: Service::Access,
+        create: Call::new(Verb::Post, "/api/v1/projects"),
+        read: Call::new(Verb::Get, "/api/v1/projects/{key}"),
+        update: Call::new(Verb::Put, "/api/v1/projects/{key}"),
+        delete: Call::new(Verb::Delete, "/api/v1/projects/{key}"),
+        list: None,
+        case_insensitive: false,
+    },
+    to_jfrog: project_to_jfrog,
+    from_jfrog: project_from_jfrog,
+};
 
-/// The project binding.
-pub static PROJECT: ProjectRest = ProjectRest;
-
-impl ProjectRest {
-    fn to_jfrog(body: &Map<String, Value>) -> Map<String, Value> {
-        let mut b = body.clone();
-        if let Some(g) = b.get("storage_quota_bytes").and_then(Value::as_i64) {
-            let bytes = if g <= 0 { -1 } else { g.saturating_mul(GIB) };
-            b.insert("storage_quota_bytes".into(), json!(bytes));
-        }
-        if let Some(block) = b.get("soft_limit").and_then(Value::as_bool) {
-            b.insert("soft_limit".into(), json!(!block));
-        }
-        b
+fn project_to_jfrog(b: &mut Map<String, Value>) {
+    if let Some(g) = b.get("storage_quota_bytes").and_then(Value::as_i64) {
+        let bytes = if g <= 0 { -1 } else { g.saturating_mul(GIB) };
+        b.insert("storage_quota_bytes".into(), json!(bytes));
     }
-
-    fn from_jfrog(mut v: Value) -> Value {
-        if let Some(bytes) = v.get("storage_quota_bytes").and_then(Value::as_i64) {
-            v["storage_quota_bytes"] = json!(if bytes <= 0 { -1 } else { bytes / GIB });
-        }
-        if let Some(soft) = v.get("soft_limit").and_then(Value::as_bool) {
-            v["soft_limit"] = json!(!soft);
-        }
-        v
+    if let Some(block) = b.get("soft_limit").and_then(Value::as_bool) {
+        b.insert("soft_limit".into(), json!(!block));
     }
 }
 
-#[async_trait]
-impl Rest for ProjectRest {
-    async fn read(&self, client: &JfrogClient, key: &str) -> Result<Value, Error> {
-        let v = call(
-            client,
-            Verb::Get,
-            "/api/v1/projects/{key}",
-            Idempotency::Idempotent,
-            &[key],
-        )
-        .send_value()
-        .await?;
-        Ok(Self::from_jfrog(v))
+fn project_from_jfrog(v: &mut Value) {
+    if let Some(bytes) = v.get("storage_quota_bytes").and_then(Value::as_i64) {
+        v["storage_quota_bytes"] = json!(if bytes <= 0 { -1 } else { bytes / GIB });
     }
-    async fn create(
-        &self,
-        client: &JfrogClient,
-        _key: &str,
-        body: &Map<String, Value>,
-    ) -> Result<Value, Error> {
-        call(
-            client,
-            Verb::Post,
-            "/api/v1/projects",
-            Idempotency::NonIdempotent,
-            &[],
-        )
-        .json(&Self::to_jfrog(body))
-        .send_empty()
-        .await?;
-        Ok(Value::Null)
-    }
-    async fn update(
-        &self,
-        client: &JfrogClient,
-        key: &str,
-        body: &Map<String, Value>,
-    ) -> Result<(), Error> {
-        call(
-            client,
-            Verb::Put,
-            "/api/v1/projects/{key}",
-            Idempotency::Idempotent,
-            &[key],
-        )
-        .json(&Self::to_jfrog(body))
-        .send_empty()
-        .await
-    }
-    async fn delete(&self, client: &JfrogClient, key: &str) -> Result<(), Error> {
-        call(
-            client,
-            Verb::Delete,
-            "/api/v1/projects/{key}",
-            Idempotency::Idempotent,
-            &[key],
-        )
-        .send_empty()
-        .await
-    }
-    fn list(&self) -> Option<&ListCall> {
-        // The list answers bytes; observation reads each project (projects are few).
-        None
+    if let Some(soft) = v.get("soft_limit").and_then(Value::as_bool) {
+        v["soft_limit"] = json!(!soft);
     }
 }
 
@@ -138,9 +76,7 @@ const ENVIRONMENTS: &str = "/api/v1/projects/{project}/environments";
 #[async_trait]
 impl Rest for EnvironmentRest {
     async fn read(&self, client: &JfrogClient, key: &str) -> Result<Value, Error> {
-        let [p, name] = parts(key, 2)[..] else {
-            unreachable!("parts gives two")
-        };
+        let (p, name) = address_pair(key);
         let list = call(
             client,
             Verb::Get,
@@ -171,9 +107,7 @@ impl Rest for EnvironmentRest {
         key: &str,
         _body: &Map<String, Value>,
     ) -> Result<Value, Error> {
-        let [p, name] = parts(key, 2)[..] else {
-            unreachable!("parts gives two")
-        };
+        let (p, name) = address_pair(key);
         call(
             client,
             Verb::Post,
@@ -196,9 +130,7 @@ impl Rest for EnvironmentRest {
         Ok(())
     }
     async fn delete(&self, client: &JfrogClient, key: &str) -> Result<(), Error> {
-        let [p, name] = parts(key, 2)[..] else {
-            unreachable!("parts gives two")
-        };
+        let (p, name) = address_pair(key);
         call(
             client,
             Verb::Delete,
@@ -208,9 +140,6 @@ impl Rest for EnvironmentRest {
         )
         .send_empty()
         .await
-    }
-    fn list(&self) -> Option<&ListCall> {
-        None
     }
 }
 
@@ -249,6 +178,12 @@ pub static GROUP: Nested = Nested {
 };
 
 impl Nested {
+    /// The project and the name.
+    fn params(key: &str) -> [&str; 2] {
+        let (p, name) = address_pair(key);
+        [p, name]
+    }
+
     fn body(name: &str, body: &Map<String, Value>) -> Map<String, Value> {
         let mut b = body.clone();
         b.insert("name".into(), json!(name));
@@ -264,7 +199,7 @@ impl Rest for Nested {
             Verb::Get,
             self.item,
             Idempotency::Idempotent,
-            &parts(key, 2),
+            &Self::params(key),
         )
         .send_value()
         .await
@@ -275,7 +210,7 @@ impl Rest for Nested {
         key: &str,
         body: &Map<String, Value>,
     ) -> Result<Value, Error> {
-        let p = parts(key, 2);
+        let p = Self::params(key);
         let body = Self::body(p[1], body);
         if self.put_creates {
             // An upsert: resending it is harmless.
@@ -303,7 +238,7 @@ impl Rest for Nested {
         key: &str,
         body: &Map<String, Value>,
     ) -> Result<(), Error> {
-        let p = parts(key, 2);
+        let p = Self::params(key);
         call(client, Verb::Put, self.item, Idempotency::Idempotent, &p)
             .json(&Self::body(p[1], body))
             .send_empty()
@@ -315,13 +250,10 @@ impl Rest for Nested {
             Verb::Delete,
             self.item,
             Idempotency::Idempotent,
-            &parts(key, 2),
+            &Self::params(key),
         )
         .send_empty()
         .await
-    }
-    fn list(&self) -> Option<&ListCall> {
-        None
     }
 }
 
@@ -346,9 +278,7 @@ pub static REPOSITORY: RepositoryRest = RepositoryRest;
 #[async_trait]
 impl Rest for RepositoryRest {
     async fn read(&self, client: &JfrogClient, key: &str) -> Result<Value, Error> {
-        let [p, repo] = parts(key, 2)[..] else {
-            unreachable!("parts gives two")
-        };
+        let (p, repo) = address_pair(key);
         let s = status(client, repo).await?;
         if s["assigned_to"].as_str() == Some(p) {
             Ok(json!({}))
@@ -367,9 +297,7 @@ impl Rest for RepositoryRest {
         key: &str,
         _body: &Map<String, Value>,
     ) -> Result<Value, Error> {
-        let [p, repo] = parts(key, 2)[..] else {
-            unreachable!("parts gives two")
-        };
+        let (p, repo) = address_pair(key);
         call(
             client,
             Verb::Put,
@@ -392,9 +320,7 @@ impl Rest for RepositoryRest {
         Ok(())
     }
     async fn delete(&self, client: &JfrogClient, key: &str) -> Result<(), Error> {
-        let [_, repo] = parts(key, 2)[..] else {
-            unreachable!("parts gives two")
-        };
+        let (_, repo) = address_pair(key);
         call(
             client,
             Verb::Delete,
@@ -404,9 +330,6 @@ impl Rest for RepositoryRest {
         )
         .send_empty()
         .await
-    }
-    fn list(&self) -> Option<&ListCall> {
-        None
     }
 }
 
@@ -431,9 +354,7 @@ impl ShareRest {
         verb: Verb,
         key: &str,
     ) -> jfrog_client::Request<'a> {
-        let [repo, target, ro] = parts(key, 3)[..] else {
-            unreachable!("parts gives three")
-        };
+        let (repo, target, ro) = address_triple(key);
         let r = if self.all {
             call(
                 client,
@@ -458,9 +379,7 @@ impl ShareRest {
 #[async_trait]
 impl Rest for ShareRest {
     async fn read(&self, client: &JfrogClient, key: &str) -> Result<Value, Error> {
-        let [repo, target, _] = parts(key, 3)[..] else {
-            unreachable!("parts gives three")
-        };
+        let (repo, target, _) = address_triple(key);
         let s = status(client, repo).await?;
         let shared = if self.all {
             s["shared_with_all_projects"].as_bool() == Some(true)
@@ -499,9 +418,6 @@ impl Rest for ShareRest {
     async fn delete(&self, client: &JfrogClient, key: &str) -> Result<(), Error> {
         self.request(client, Verb::Delete, key).send_empty().await
     }
-    fn list(&self) -> Option<&ListCall> {
-        None
-    }
 }
 
 #[cfg(test)]
@@ -510,20 +426,19 @@ mod tests {
 
     #[test]
     fn project_quota_and_soft_limit_convert_both_ways() {
-        let body: Map<String, Value> =
+        let mut body: Map<String, Value> =
             serde_json::from_value(json!({"storage_quota_bytes": 2, "soft_limit": true}))
                 .expect("map");
-        let wire = ProjectRest::to_jfrog(&body);
-        assert_eq!(wire["storage_quota_bytes"], json!(2 * GIB));
-        assert_eq!(wire["soft_limit"], json!(false));
-        let back = ProjectRest::from_jfrog(Value::Object(wire));
+        project_to_jfrog(&mut body);
+        assert_eq!(body["storage_quota_bytes"], json!(2 * GIB));
+        assert_eq!(body["soft_limit"], json!(false));
+        let mut back = Value::Object(body);
+        project_from_jfrog(&mut back);
         assert_eq!(back["storage_quota_bytes"], json!(2));
         assert_eq!(back["soft_limit"], json!(true));
-        let unlimited: Map<String, Value> =
+        let mut unlimited: Map<String, Value> =
             serde_json::from_value(json!({"storage_quota_bytes": -1})).expect("map");
-        assert_eq!(
-            ProjectRest::to_jfrog(&unlimited)["storage_quota_bytes"],
-            json!(-1)
-        );
+        project_to_jfrog(&mut unlimited);
+        assert_eq!(unlimited["storage_quota_bytes"], json!(-1));
     }
 }

@@ -130,16 +130,18 @@ pub(crate) fn routes() -> Router<Arc<Shared>> {
             "/access/api/v1/projects/{p}/roles/{name}",
             get(read_role).put(update_role).delete(delete_role),
         )
-        .route("/access/api/v1/projects/{p}/users", get(list_users))
-        .route(
+        .merge(member_routes(
+            USERS.name,
+            "User",
+            "/access/api/v1/projects/{p}/users",
             "/access/api/v1/projects/{p}/users/{name}",
-            get(read_user).put(put_user).delete(delete_user),
-        )
-        .route("/access/api/v1/projects/{p}/groups", get(list_groups))
-        .route(
+        ))
+        .merge(member_routes(
+            GROUPS.name,
+            "Group",
+            "/access/api/v1/projects/{p}/groups",
             "/access/api/v1/projects/{p}/groups/{name}",
-            get(read_group).put(put_group).delete(delete_group),
-        )
+        ))
         .route(
             "/access/api/v1/projects/_/repositories/{key}",
             get(repository_status),
@@ -627,70 +629,47 @@ fn list_members(s: &Shared, coll: &str, p: &str) -> Result<Response, ApiError> {
     Ok(Json(json!({"members": nested(s, coll, p)})).into_response())
 }
 
-async fn list_users(
-    State(s): State<Arc<Shared>>,
-    _a: Admin,
-    Path(p): Path<String>,
-) -> Result<Response, ApiError> {
-    list_members(&s, USERS.name, &p)
-}
+/// The state extractor of the handlers below.
+type SharedState = State<Arc<Shared>>;
 
-async fn read_user(
-    State(s): State<Arc<Shared>>,
-    _a: Admin,
-    Path((p, name)): Path<(String, String)>,
-) -> Result<Response, ApiError> {
-    Ok(Json(nested_get(&s, USERS.name, &p, &name, "User")?).into_response())
-}
-
-async fn put_user(
-    State(s): State<Arc<Shared>>,
-    _a: Admin,
-    Path((p, name)): Path<(String, String)>,
-    body: axum::body::Bytes,
-) -> Result<Response, ApiError> {
-    put_member(&s, USERS.name, &p, &name, &body)
-}
-
-async fn delete_user(
-    State(s): State<Arc<Shared>>,
-    _a: Admin,
-    Path((p, name)): Path<(String, String)>,
-) -> Result<Response, ApiError> {
-    nested_delete(&s, USERS.name, &p, &name, "User")
-}
-
-async fn list_groups(
-    State(s): State<Arc<Shared>>,
-    _a: Admin,
-    Path(p): Path<String>,
-) -> Result<Response, ApiError> {
-    list_members(&s, GROUPS.name, &p)
-}
-
-async fn read_group(
-    State(s): State<Arc<Shared>>,
-    _a: Admin,
-    Path((p, name)): Path<(String, String)>,
-) -> Result<Response, ApiError> {
-    Ok(Json(nested_get(&s, GROUPS.name, &p, &name, "Group")?).into_response())
-}
-
-async fn put_group(
-    State(s): State<Arc<Shared>>,
-    _a: Admin,
-    Path((p, name)): Path<(String, String)>,
-    body: axum::body::Bytes,
-) -> Result<Response, ApiError> {
-    put_member(&s, GROUPS.name, &p, &name, &body)
-}
-
-async fn delete_group(
-    State(s): State<Arc<Shared>>,
-    _a: Admin,
-    Path((p, name)): Path<(String, String)>,
-) -> Result<Response, ApiError> {
-    nested_delete(&s, GROUPS.name, &p, &name, "Group")
+/// The list, read, upsert and delete routes of one kind of project member (users, groups),
+/// stored in `coll`.
+fn member_routes(
+    coll: &'static str,
+    what: &'static str,
+    list: &'static str,
+    item: &'static str,
+) -> Router<Arc<Shared>> {
+    Router::new()
+        .route(
+            list,
+            get(
+                move |State(s): SharedState, _a: Admin, Path(p): Path<String>| async move {
+                    list_members(&s, coll, &p)
+                },
+            ),
+        )
+        .route(
+            item,
+            get(
+                move |State(s): SharedState, _a: Admin, Path((p, n)): Path<(String, String)>| async move {
+                    nested_get(&s, coll, &p, &n, what).map(|v| Json(v).into_response())
+                },
+            )
+            .put(
+                move |State(s): SharedState,
+                      _a: Admin,
+                      Path((p, n)): Path<(String, String)>,
+                      body: axum::body::Bytes| async move {
+                    put_member(&s, coll, &p, &n, &body)
+                },
+            )
+            .delete(
+                move |State(s): SharedState, _a: Admin, Path((p, n)): Path<(String, String)>| async move {
+                    nested_delete(&s, coll, &p, &n, what)
+                },
+            ),
+        )
 }
 
 // ---- repository status and sharing ----
