@@ -44,7 +44,7 @@ pub mod tables;
 use std::sync::{Arc, OnceLock};
 
 use provider_family::wire::{Mode, user_value};
-use provider_family::{ClientCache, FamilyKind, Hooks, KindDecl, ResolvedKind};
+use provider_family::{ClientCache, FamilyKind, Hooks, ResolvedKind};
 use provider_runtime::managed::registration::KindRegistration;
 use serde_json::{Map, Value, json};
 
@@ -175,11 +175,6 @@ impl Hooks for PlatformHooks {
             body.insert("key".into(), json!(key));
         }
     }
-}
-
-/// Every declared Kind of provider-platform.
-pub fn declarations() -> &'static [KindDecl] {
-    tables::KINDS
 }
 
 /// Every Kind, composed once per process.

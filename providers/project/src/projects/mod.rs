@@ -51,7 +51,7 @@ pub mod tables;
 use std::sync::{Arc, OnceLock};
 
 use provider_family::wire::user_value;
-use provider_family::{ClientCache, FamilyKind, Hooks, KindDecl, ResolvedKind};
+use provider_family::{ClientCache, FamilyKind, Hooks, ResolvedKind};
 use provider_runtime::managed::registration::KindRegistration;
 use serde_json::Value;
 
@@ -141,11 +141,6 @@ impl Hooks for ProjectHooks {
         }
         Ok(())
     }
-}
-
-/// Every declared Kind of provider-project.
-pub fn declarations() -> &'static [KindDecl] {
-    tables::KINDS
 }
 
 /// Every Kind, composed once per process.

@@ -37,6 +37,7 @@ use crate::collections::{
 };
 use crate::errors::{ApiError, Flavor};
 use crate::server::Shared;
+use crate::services::projects::delete_or_404;
 
 fn bad(msg: impl Into<String>) -> ApiError {
     ApiError::new(Flavor::Access, StatusCode::BAD_REQUEST, msg)
@@ -608,13 +609,12 @@ async fn delete_mapping(
     Path((provider, name)): Path<(String, String)>,
     Query(q): Query<ProjectQuery>,
 ) -> Result<Response, ApiError> {
-    if s.collections
-        .delete_raw(MAPPINGS.name, &mapping_key(&provider, &q, &name))
-    {
-        Ok(StatusCode::NO_CONTENT.into_response())
-    } else {
-        Err(missing(format!("Identity mapping '{name}' was not found")))
-    }
+    delete_or_404(
+        &s,
+        MAPPINGS.name,
+        &mapping_key(&provider, &q, &name),
+        || format!("Identity mapping '{name}' was not found"),
+    )
 }
 
 async fn list_mappings(
@@ -858,11 +858,9 @@ async fn delete_iam_role(
     _a: Admin,
     Path(user): Path<String>,
 ) -> Result<Response, ApiError> {
-    if s.collections.delete_raw(IAM_ROLES.name, &user) {
-        Ok(StatusCode::NO_CONTENT.into_response())
-    } else {
-        Err(missing(format!("No IAM role is bound to user '{user}'")))
-    }
+    delete_or_404(&s, IAM_ROLES.name, &user, || {
+        format!("No IAM role is bound to user '{user}'")
+    })
 }
 
 // ---- lifecycle stages and lifecycles ----

@@ -202,6 +202,20 @@ fn parse(body: &[u8]) -> Result<Value, ApiError> {
     }
 }
 
+/// Deletes `key` from `coll`: 204, or 404 with `missing`'s message.
+pub(crate) fn delete_or_404(
+    s: &Shared,
+    coll: &str,
+    key: &str,
+    missing: impl FnOnce() -> String,
+) -> Result<Response, ApiError> {
+    if s.collections.delete_raw(coll, key) {
+        Ok(StatusCode::NO_CONTENT.into_response())
+    } else {
+        Err(err(StatusCode::NOT_FOUND, missing()))
+    }
+}
+
 fn strip_id(mut v: Value) -> Value {
     if let Value::Object(m) = &mut v {
         m.remove("id");
@@ -411,16 +425,9 @@ async fn delete_environment(
     Path((p, env)): Path<(String, String)>,
 ) -> Result<Response, ApiError> {
     need_project(&s, &p)?;
-    if s.collections
-        .delete_raw(ENVIRONMENTS.name, &format!("{p}/{env}"))
-    {
-        Ok(StatusCode::NO_CONTENT.into_response())
-    } else {
-        Err(err(
-            StatusCode::NOT_FOUND,
-            format!("Environment '{env}' was not found"),
-        ))
-    }
+    delete_or_404(&s, ENVIRONMENTS.name, &format!("{p}/{env}"), || {
+        format!("Environment '{env}' was not found")
+    })
 }
 
 async fn rename_environment(
@@ -548,14 +555,9 @@ fn nested_delete(
     what: &str,
 ) -> Result<Response, ApiError> {
     need_project(s, p)?;
-    if s.collections.delete_raw(coll, &format!("{p}/{name}")) {
-        Ok(StatusCode::NO_CONTENT.into_response())
-    } else {
-        Err(err(
-            StatusCode::NOT_FOUND,
-            format!("{what} '{name}' was not found in project '{p}'"),
-        ))
-    }
+    delete_or_404(s, coll, &format!("{p}/{name}"), || {
+        format!("{what} '{name}' was not found in project '{p}'")
+    })
 }
 
 async fn read_role(
