@@ -372,3 +372,50 @@ pub(crate) async fn run(
         }
     }
 }
+
+/// The CRDs of `regs` pass the API server's CRD rules, every example of `decls` (both scopes)
+/// validates without pruning, and changing `field` of `kind`'s example to `value` is refused
+/// at admission (the identity a spec field holds is immutable).
+pub(crate) fn crds_accept_examples_and_refuse(
+    provider: &str,
+    regs: &[Arc<dyn provider_runtime::managed::KindRegistration>],
+    decls: &[provider_family::KindDecl],
+    example: fn(&provider_family::KindDecl, bool) -> Value,
+    (kind, field, value): (&str, &str, Value),
+) {
+    let crds = provider_runtime::crd::provider_crds_for(provider, regs);
+    let schema_of = |d: &provider_family::KindDecl, legacy: bool| {
+        let scope = if legacy { "" } else { ".m" };
+        let name = format!(
+            "{}.{}.{provider}{scope}.crossplane.io",
+            provider_runtime::managed::kind::pluralize(d.kind),
+            d.group
+        );
+        let crd = crds
+            .iter()
+            .find(|c| c.name == name)
+            .unwrap_or_else(|| panic!("no CRD {name}"));
+        let mut doc = crd.document.clone();
+        crd_schema::default_crd(&mut doc);
+        let errs = crd_schema::validate_crd(&doc, None);
+        assert!(errs.is_empty(), "{name}: {errs:?}");
+        crd_schema::Schema::compile(&doc["spec"]["versions"][0]["schema"]["openAPIV3Schema"])
+            .unwrap_or_else(|e| panic!("{name}: {e:?}"))
+    };
+    for d in decls {
+        for legacy in [false, true] {
+            let schema = schema_of(d, legacy);
+            let mut ex = example(d, legacy);
+            let pruned = schema.prune(&mut ex);
+            assert!(pruned.is_empty(), "{}: pruned {pruned:?}", d.kind);
+            let errs = schema.validate(&ex, None);
+            assert!(errs.is_empty(), "{}: {errs:?}", d.kind);
+        }
+    }
+    let d = decls.iter().find(|d| d.kind == kind).expect("declared");
+    let old = example(d, false);
+    let mut new = old.clone();
+    new["spec"]["forProvider"][field] = value;
+    let errs = format!("{:?}", schema_of(d, false).validate(&new, Some(&old)));
+    assert!(errs.contains(field), "{errs}");
+}

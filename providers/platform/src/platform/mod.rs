@@ -281,4 +281,18 @@ mod tests {
         HOOKS.finish_body(&k, Mode::Create, &mut body);
         assert_eq!(body["key"], "nginx");
     }
+
+    /// The generated CRDs pass the API server's CRD rules, every example (both scopes)
+    /// validates, and changing the spec field that identifies a WorkersService is refused at
+    /// admission.
+    #[test]
+    fn crds_accept_the_examples_and_refuse_a_changed_identity() {
+        crate::suite::crds_accept_examples_and_refuse(
+            "platform",
+            &registrations(Arc::new(ClientCache::new(crate::PROVIDER))),
+            tables::KINDS,
+            examples::example,
+            ("WorkersService", "key", serde_json::json!("other-worker")),
+        );
+    }
 }

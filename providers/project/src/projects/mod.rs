@@ -223,4 +223,22 @@ mod tests {
         assert!(check_project_key("a").is_err());
         assert!(check_project_key("team-1").is_ok());
     }
+
+    /// The generated CRDs pass the API server's CRD rules, every example (both scopes)
+    /// validates, and changing the spec field that identifies a ShareRepositoryWithAll is refused at
+    /// admission.
+    #[test]
+    fn crds_accept_the_examples_and_refuse_a_changed_identity() {
+        crate::suite::crds_accept_examples_and_refuse(
+            "project",
+            &registrations(Arc::new(ClientCache::new(crate::PROVIDER))),
+            tables::KINDS,
+            examples::example,
+            (
+                "ShareRepositoryWithAll",
+                "repoKey",
+                serde_json::json!("other-repo"),
+            ),
+        );
+    }
 }
