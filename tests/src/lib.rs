@@ -116,6 +116,8 @@ pub struct SandboxOptions {
     pub jfrog: Option<(String, PathBuf)>,
     /// Extra provider flags (`sandbox up --provider-arg=...`).
     pub provider_args: Vec<String>,
+    /// The providers to start (`--providers`), comma-separated.
+    pub providers: String,
 }
 
 impl SandboxOptions {
@@ -126,11 +128,18 @@ impl SandboxOptions {
             apply: Vec::new(),
             jfrog: None,
             provider_args: Vec::new(),
+            providers: "artifactory".to_string(),
         }
     }
 
     pub fn provider_arg(mut self, flag: &str) -> SandboxOptions {
         self.provider_args.push(flag.to_string());
+        self
+    }
+
+    /// Start these providers (comma-separated, e.g. `artifactory,project`).
+    pub fn providers(mut self, providers: &str) -> SandboxOptions {
+        self.providers = providers.to_string();
         self
     }
 
@@ -153,7 +162,7 @@ struct Process {
     dir: PathBuf,
 }
 
-/// A running `sandbox up` with the artifactory provider; stopped when dropped.
+/// A running `sandbox up` with its providers (artifactory unless told); stopped when dropped.
 pub struct Sandbox {
     process: Process,
     pub tag: String,
@@ -166,7 +175,7 @@ pub struct Sandbox {
 }
 
 impl Sandbox {
-    /// Starts `sandbox up --state-dir DIR --poll P --providers artifactory [--apply ...]` and
+    /// Starts `sandbox up --state-dir DIR --poll P --providers <providers> [--apply ...]` and
     /// waits (up to 4 minutes: a loaded machine) for `DIR/ready`.
     pub async fn start(opts: SandboxOptions) -> Sandbox {
         let _ = rustls::crypto::ring::default_provider().install_default();
@@ -180,7 +189,7 @@ impl Sandbox {
         cmd.arg("up")
             .arg("--state-dir")
             .arg(&dir)
-            .args(["--poll", &poll, "--providers", "artifactory"])
+            .args(["--poll", &poll, "--providers", &opts.providers])
             .stdin(Stdio::null())
             .stdout(Stdio::from(out))
             .stderr(Stdio::from(err))

@@ -60,9 +60,10 @@ const MAX_LIST_SECRETS: usize = 5;
 
 /// Which MR manages each platform singleton (by platform, Kind and identifier): one object
 /// of JFrog must not be managed by two MRs that would undo each other's changes. The first
-/// MR to observe it claims it until its delete resets it; another gets an error naming it.
-/// Claims live in the provider process (after a restart, the first MR to observe claims
-/// again).
+/// MR to observe it claims it until its delete resets it (or forgets it), or until it has
+/// not observed for [`CLAIM_LAPSE`] polls (an MR deleted without a delete call, e.g.
+/// orphaned); another gets an error naming it. Claims live in the provider process (after a
+/// restart, the first MR to observe claims again).
 #[derive(Debug, Default)]
 pub struct Singletons(Mutex<HashMap<String, Claim>>);
 
@@ -74,17 +75,34 @@ struct Claim {
     holder: String,
     /// The MR deleted (reset) it.
     released: bool,
+    /// When its MR last observed it.
+    seen: Instant,
 }
+
+/// How many poll intervals an unrefreshed singleton claim lasts.
+const CLAIM_LAPSE: u32 = 3;
 
 impl Singletons {
     /// Claim `key` for the MR `uid` (`holder` names it in messages): `Ok(true)` it holds
     /// it; `Ok(false)` its own delete reset it (gone as far as it is concerned); `Err` the
-    /// name of the MR that holds it.
-    pub fn claim(&self, key: &str, uid: &str, holder: &str) -> Result<bool, String> {
+    /// name of the MR that holds it (a claim not refreshed for `lapse` is void).
+    pub fn claim(
+        &self,
+        key: &str,
+        uid: &str,
+        holder: &str,
+        lapse: Duration,
+    ) -> Result<bool, String> {
         let mut m = lock(&self.0);
-        match m.get(key) {
-            Some(c) if c.uid == uid => Ok(!c.released),
-            Some(c) if !c.released => Err(c.holder.clone()),
+        let now = Instant::now();
+        match m.get_mut(key) {
+            Some(c) if c.uid == uid => {
+                c.seen = now;
+                Ok(!c.released)
+            }
+            Some(c) if !c.released && now.duration_since(c.seen) < lapse => {
+                Err(c.holder.clone())
+            }
             _ => {
                 m.insert(
                     key.to_string(),
@@ -92,6 +110,7 @@ impl Singletons {
                         uid: uid.to_string(),
                         holder: holder.to_string(),
                         released: false,
+                        seen: now,
                     },
                 );
                 Ok(true)
@@ -416,6 +435,7 @@ impl Connector<FamilyKind> for FamilyConnector {
         let mut c = FamilyClient::new(client, self.kind.clone());
         c.snapshot = snapshot;
         c.singletons = self.cache.singletons.clone();
+        c.claim_lapse = self.cache.settings.ttl().unwrap_or(Duration::from_secs(60)) * CLAIM_LAPSE;
         Ok(Box::new(c))
     }
 }
@@ -428,6 +448,9 @@ pub struct FamilyClient {
     snapshot: Option<Arc<Snapshot>>,
     /// The provider's singleton claims.
     singletons: Arc<Singletons>,
+    /// How long a claim lasts when its MR stops observing (an MR deleted without a delete
+    /// call, e.g. orphaned).
+    claim_lapse: Duration,
 }
 
 /// Hashes recorded for an MR: those in `atProvider` (written by Update, carried over by
@@ -481,6 +504,7 @@ impl FamilyClient {
             kind,
             snapshot: None,
             singletons: Arc::default(),
+            claim_lapse: Duration::from_secs(60) * CLAIM_LAPSE,
         }
     }
 
@@ -566,9 +590,9 @@ impl FamilyClient {
     }
 
     /// The claim key of a singleton on this client's platform.
-    fn claim_key(&self, key: &str) -> String {
+    fn claim_key(&self, address: &str) -> String {
         format!(
-            "{}|{}.{}|{key}",
+            "{}|{}.{}|{address}",
             self.client.base_url(),
             self.kind.decl.group,
             self.kind.decl.kind
@@ -584,7 +608,12 @@ impl FamilyClient {
         }
         match self
             .singletons
-            .claim(&self.claim_key(key), &mr.uid, &display_name(mr))
+            .claim(
+                &self.claim_key(key),
+                &mr.uid,
+                &display_name(mr),
+                self.claim_lapse,
+            )
         {
             Ok(held) => Ok(held),
             // Deleting an MR that never managed the singleton must not reset it.
@@ -602,6 +631,11 @@ impl FamilyClient {
         if matches!(self.kind.decl.id, Id::Singleton(_)) {
             self.singletons.release(&self.claim_key(key), &mr.uid);
         }
+    }
+
+    /// Where the object of `key` is for the REST binding (the family's `address` hook).
+    fn address(&self, key: &str, params: &Value) -> String {
+        self.kind.decl.hooks.address(&self.kind, key, params)
     }
 
     fn context(&self, key: &str) -> DiffContext {
@@ -689,6 +723,7 @@ impl FamilyClient {
     async fn create_server_assigned(
         &self,
         mr: &Managed<FamilyKind>,
+        address: &str,
         body: &Map<String, Value>,
     ) -> Result<(String, Value), ExternalError> {
         let hooks = self.kind.decl.hooks;
@@ -704,7 +739,7 @@ impl FamilyClient {
             tracing::info!(kind = self.kind.decl.kind, %id, "adopting the object an earlier create made");
             return Ok((id, Value::Null));
         }
-        match self.kind.decl.rest.create(&self.client, "", body).await {
+        match self.kind.decl.rest.create(&self.client, address, body).await {
             Ok(answer) => hooks
                 .created_id(&self.kind, &answer)
                 .map(|id| (id, answer))
@@ -796,22 +831,25 @@ impl ExternalClient<FamilyKind> for FamilyClient {
         {
             return Ok(ExternalObservation::default());
         }
-        // What JFrog cannot delete is forgotten: nothing is left to wait for.
-        if mr.deleting && self.kind.decl.rest.forgets_on_delete() {
-            // A singleton forgotten by its MR may be claimed by the next one.
-            let key = self.key(mr, &mr.for_provider.clone());
-            self.release_singleton(&key, mr);
-            return Ok(ExternalObservation::default());
-        }
         let key = self.key(mr, &mr.for_provider.clone());
         if key.is_empty() {
             return Ok(ExternalObservation::default());
         }
-        if !self.claim_singleton(&key, mr)? {
+        let address = self.address(&key, &mr.for_provider);
+        // What JFrog cannot delete is forgotten: nothing is left to wait for.
+        if mr.deleting && self.kind.decl.rest.forgets_on_delete() {
+            // A singleton forgotten by its MR may be claimed by the next one.
+            self.release_singleton(&address, mr);
+            return Ok(ExternalObservation::default());
+        }
+        if address.is_empty() {
+            return Ok(ExternalObservation::default());
+        }
+        if !self.claim_singleton(&address, mr)? {
             // Another MR manages this singleton: deleting this one must not reset it.
             return Ok(ExternalObservation::default());
         }
-        let Some(mut body) = self.read(&key, mr).await? else {
+        let Some(mut body) = self.read(&address, mr).await? else {
             return Ok(ExternalObservation::default());
         };
         if let Some(decoded) = self.kind.decl.hooks.decode(&self.kind, &body) {
@@ -908,7 +946,14 @@ impl ExternalClient<FamilyKind> for FamilyClient {
             self.check_key(&key)?;
         }
         self.check_params(&mr.create_parameters)?;
-        let _write = self.begin_write(&key);
+        let address = self.address(&key, &mr.create_parameters);
+        if address.is_empty() && self.kind.decl.id != Id::ServerAssigned {
+            return Err(ExternalError::msg(format!(
+                "cannot create: the {} belongs to an object not named in spec.forProvider",
+                self.kind.decl.kind
+            )));
+        }
+        let _write = self.begin_write(&address);
         let body = self.body(
             &key,
             &mr.create_parameters,
@@ -918,13 +963,13 @@ impl ExternalClient<FamilyKind> for FamilyClient {
             None,
         )?;
         let (key, answer) = match self.kind.decl.id {
-            Id::ServerAssigned => self.create_server_assigned(mr, &body).await?,
+            Id::ServerAssigned => self.create_server_assigned(mr, &address, &body).await?,
             _ => {
                 let answer = self
                     .kind
                     .decl
                     .rest
-                    .create(&self.client, &key, &body)
+                    .create(&self.client, &address, &body)
                     .await
                     .map_err(create_error)?;
                 (key, answer)
@@ -958,7 +1003,8 @@ impl ExternalClient<FamilyKind> for FamilyClient {
     async fn update(&self, mr: &mut Managed<FamilyKind>) -> Result<ExternalUpdate, ExternalError> {
         let key = self.key(mr, &mr.for_provider.clone());
         self.check_params(&mr.for_provider)?;
-        let _write = self.begin_write(&key);
+        let address = self.address(&key, &mr.for_provider);
+        let _write = self.begin_write(&address);
         // Immutable fields are guarded at admission; a value that differs here was set
         // outside Kubernetes or before the rule existed.
         for f in self.kind.params().filter(|f| f.immutable) {
@@ -978,7 +1024,7 @@ impl ExternalClient<FamilyKind> for FamilyClient {
         self.kind
             .decl
             .rest
-            .update(&self.client, &key, &body)
+            .update(&self.client, &address, &body)
             .await
             .map_err(ExternalError::new)?;
         self.kind
@@ -1008,18 +1054,19 @@ impl ExternalClient<FamilyKind> for FamilyClient {
         if key.is_empty() {
             return Ok(ExternalDelete::default());
         }
-        let _write = self.begin_write(&key);
+        let address = self.address(&key, &mr.for_provider);
+        let _write = self.begin_write(&address);
         self.kind
             .decl
             .hooks
             .before_delete(self.hook_ctx(&key), mr)
             .await;
-        match self.kind.decl.rest.delete(&self.client, &key).await {
+        match self.kind.decl.rest.delete(&self.client, &address).await {
             Ok(()) => {}
             Err(e) if e.is_not_found() => {}
             Err(e) => return Err(ExternalError::new(e)),
         }
-        self.release_singleton(&key, mr);
+        self.release_singleton(&address, mr);
         Ok(ExternalDelete::default())
     }
 }
@@ -1213,20 +1260,26 @@ mod tests {
     /// name until the first is deleted.
     #[test]
     fn a_singleton_has_one_mr() {
+        const L: Duration = Duration::from_secs(3600);
         let s = Singletons::default();
-        assert_eq!(s.claim("url|Settings", "uid-a", "default/a"), Ok(true));
-        assert_eq!(s.claim("url|Settings", "uid-a", "default/a"), Ok(true));
+        assert_eq!(s.claim("url|Settings", "uid-a", "default/a", L), Ok(true));
+        assert_eq!(s.claim("url|Settings", "uid-a", "default/a", L), Ok(true));
         assert_eq!(
-            s.claim("url|Settings", "uid-b", "default/b"),
+            s.claim("url|Settings", "uid-b", "default/b", L),
             Err("default/a".to_string())
         );
-        assert_eq!(s.claim("other|Settings", "uid-b", "default/b"), Ok(true));
+        assert_eq!(s.claim("other|Settings", "uid-b", "default/b", L), Ok(true));
         s.release("url|Settings", "uid-b");
-        assert!(s.claim("url|Settings", "uid-b", "default/b").is_err());
+        assert!(s.claim("url|Settings", "uid-b", "default/b", L).is_err());
         s.release("url|Settings", "uid-a");
         // Reset by its own delete: gone for the first MR; the next one may claim it.
-        assert_eq!(s.claim("url|Settings", "uid-a", "default/a"), Ok(false));
-        assert_eq!(s.claim("url|Settings", "uid-b", "default/b"), Ok(true));
+        assert_eq!(s.claim("url|Settings", "uid-a", "default/a", L), Ok(false));
+        assert_eq!(s.claim("url|Settings", "uid-b", "default/b", L), Ok(true));
+        // A claim its MR stopped refreshing lapses.
+        assert_eq!(
+            s.claim("url|Settings", "uid-c", "default/c", Duration::ZERO),
+            Ok(true)
+        );
     }
 
     /// Objects nest on the wire (a rule's criteria's CVSS range, numbers kept as numbers,

@@ -112,6 +112,8 @@ pub enum Norm {
     TrimSlash,
     /// A string JFrog answers in its own casing (`All Severities`): compared ignoring case.
     IgnoreCase,
+    /// JSON text (an identity mapping's claims) compared as the JSON it holds, not as text.
+    JsonText,
 }
 
 /// One parameter of a Kind.

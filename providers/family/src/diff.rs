@@ -105,6 +105,12 @@ pub fn equal(
                     return d.trim_end_matches('/') == o.trim_end_matches('/');
                 }
                 Norm::IgnoreCase => return d.eq_ignore_ascii_case(&o),
+                Norm::JsonText => {
+                    let parse = |s: &str| serde_json::from_str::<Value>(s).ok();
+                    if let (Some(a), Some(b)) = (parse(&d), parse(&o)) {
+                        return a == b;
+                    }
+                }
                 _ => {}
             }
             d == o

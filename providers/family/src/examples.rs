@@ -57,6 +57,32 @@ pub fn manifest(d: &KindDecl, name: &str, for_provider: Value, legacy: bool) -> 
     })
 }
 
+/// Every example file of a family whose examples sit in one folder per group:
+/// `<group>/<kebab-kind>.yaml` per Kind (namespaced) and `<group>/legacy/<kebab-kind>.yaml`
+/// for the `legacy` Kinds (cluster-scoped), as (path, YAML).
+pub fn files_by_group(
+    decls: &[KindDecl],
+    legacy: &[&str],
+    example: impl Fn(&KindDecl, bool) -> Value,
+) -> Vec<(String, String)> {
+    let mut out: Vec<(String, String)> = decls
+        .iter()
+        .map(|d| {
+            (
+                format!("{}/{}.yaml", d.group, kebab(d.kind, "")),
+                to_yaml(&example(d, false)),
+            )
+        })
+        .collect();
+    for d in decls.iter().filter(|d| legacy.contains(&d.kind)) {
+        out.push((
+            format!("{}/legacy/{}.yaml", d.group, kebab(d.kind, "")),
+            to_yaml(&example(d, true)),
+        ));
+    }
+    out
+}
+
 fn yaml_scalar(v: &Value) -> String {
     match v {
         // A JSON string literal is a valid YAML double-quoted scalar.

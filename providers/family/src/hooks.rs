@@ -49,6 +49,14 @@ pub trait Hooks: Send + Sync + std::fmt::Debug {
         "The JFrog identifier."
     }
 
+    /// Where an object is, for the REST binding: the identifier by default; a Kind that lives
+    /// inside another object (a project's role, a project member) adds the parent's key from
+    /// its parameters (e.g. `team/developer`), which its own [`crate::rest::Rest`] reads.
+    /// An empty address means "not known yet" (a parent key unset).
+    fn address(&self, _kind: &ResolvedKind, key: &str, _params: &Value) -> String {
+        key.to_string()
+    }
+
     /// Check an identifier before any request; the error names the rule broken.
     fn check_key(&self, _key: &str) -> Result<(), String> {
         Ok(())

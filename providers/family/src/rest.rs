@@ -100,7 +100,9 @@ pub trait Rest: Send + Sync + std::fmt::Debug {
     /// Delete one object ([`Error::NotFound`] when already gone).
     async fn delete(&self, client: &JfrogClient, key: &str) -> Result<(), Error>;
     /// The list call that observes all objects at once, if the API has one.
-    fn list(&self) -> Option<&ListCall>;
+    fn list(&self) -> Option<&ListCall> {
+        None
+    }
     /// Whether identifiers are case-insensitive (`Repo` and `repo` are one object).
     fn case_insensitive(&self) -> bool {
         false
@@ -195,5 +197,171 @@ impl Rest for Paths {
 
     fn case_insensitive(&self) -> bool {
         self.case_insensitive
+    }
+}
+
+/// A request to `service` with the path parameters given in order (for a family's own
+/// [`Rest`] whose calls take more than the identifier).
+pub fn request<'a>(
+    client: &'a JfrogClient,
+    service: Service,
+    verb: Verb,
+    path: &'static str,
+    idem: Idempotency,
+    params: &[&str],
+) -> jfrog_client::Request<'a> {
+    params.iter().fold(
+        client.request(service, verb.method(), path, idem),
+        |r, p| r.param(p),
+    )
+}
+
+/// The [`Error::NotFound`] of an object that an answer shows missing (a list without it, a
+/// status saying it belongs elsewhere): the only error that means "does not exist".
+pub fn not_found(service: Service, verb: Verb, path: &str, message: String) -> Error {
+    Error::NotFound {
+        ctx: jfrog_client::RequestContext {
+            service,
+            method: verb.method(),
+            route: format!("{}{path}", service.base_path()),
+        },
+        message,
+    }
+}
+
+/// A [`Paths`] binding whose bodies JFrog spells differently from the Kind (units, enum
+/// spellings, inverted flags): `to_jfrog` adjusts every body sent, `from_jfrog` every object
+/// read. It has no list call (a list answer would need converting too).
+#[derive(Debug, Clone, Copy)]
+pub struct Converted {
+    /// The calls.
+    pub paths: Paths,
+    /// Adjusts a body before it is sent.
+    pub to_jfrog: fn(&mut Map<String, Value>),
+    /// Adjusts an object after it is read.
+    pub from_jfrog: fn(&mut Value),
+}
+
+#[async_trait]
+impl Rest for Converted {
+    async fn read(&self, client: &JfrogClient, key: &str) -> Result<Value, Error> {
+        let mut v = self.paths.read(client, key).await?;
+        (self.from_jfrog)(&mut v);
+        Ok(v)
+    }
+    async fn create(
+        &self,
+        client: &JfrogClient,
+        key: &str,
+        body: &Map<String, Value>,
+    ) -> Result<Value, Error> {
+        let mut b = body.clone();
+        (self.to_jfrog)(&mut b);
+        self.paths.create(client, key, &b).await
+    }
+    async fn update(
+        &self,
+        client: &JfrogClient,
+        key: &str,
+        body: &Map<String, Value>,
+    ) -> Result<(), Error> {
+        let mut b = body.clone();
+        (self.to_jfrog)(&mut b);
+        self.paths.update(client, key, &b).await
+    }
+    async fn delete(&self, client: &JfrogClient, key: &str) -> Result<(), Error> {
+        self.paths.delete(client, key).await
+    }
+    fn case_insensitive(&self) -> bool {
+        self.paths.case_insensitive
+    }
+}
+
+/// The two parts of a `<parent>/<name>` address built by a family's `address` hook (the
+/// name keeps any further separators; a missing part is empty).
+pub fn address_pair(address: &str) -> (&str, &str) {
+    address.split_once('/').unwrap_or((address, ""))
+}
+
+/// The three parts of an `<a>/<b>/<c>` address (missing parts empty).
+pub fn address_triple(address: &str) -> (&str, &str, &str) {
+    let (a, rest) = address_pair(address);
+    let (b, c) = address_pair(rest);
+    (a, b, c)
+}
+
+/// A platform setting that always exists and cannot be deleted (the Crowd or HTTP SSO
+/// settings, the licence, the reverse proxy): read by GET, created and updated by the same
+/// write call, and only forgotten on delete (JFrog has no delete call).
+#[derive(Debug, Clone, Copy)]
+pub struct Settings {
+    /// The service.
+    pub service: Service,
+    /// The read path.
+    pub read: &'static str,
+    /// The write call (create and update).
+    pub write: Call,
+}
+
+#[async_trait]
+impl Rest for Settings {
+    async fn read(&self, client: &JfrogClient, _key: &str) -> Result<Value, Error> {
+        request(
+            client,
+            self.service,
+            Verb::Get,
+            self.read,
+            Idempotency::Idempotent,
+            &[],
+        )
+        .send_value()
+        .await
+    }
+    async fn create(
+        &self,
+        client: &JfrogClient,
+        key: &str,
+        body: &Map<String, Value>,
+    ) -> Result<Value, Error> {
+        self.update(client, key, body).await?;
+        Ok(Value::Null)
+    }
+    async fn update(
+        &self,
+        client: &JfrogClient,
+        _key: &str,
+        body: &Map<String, Value>,
+    ) -> Result<(), Error> {
+        request(
+            client,
+            self.service,
+            self.write.verb,
+            self.write.path,
+            Idempotency::Idempotent,
+            &[],
+        )
+        .json(body)
+        .send_empty()
+        .await
+    }
+    async fn delete(&self, _client: &JfrogClient, _key: &str) -> Result<(), Error> {
+        // No delete call: deleting the MR forgets the setting.
+        Ok(())
+    }
+    fn forgets_on_delete(&self) -> bool {
+        true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn addresses_split_into_their_parts() {
+        assert_eq!(address_pair("team/dev"), ("team", "dev"));
+        assert_eq!(address_pair("alone"), ("alone", ""));
+        assert_eq!(address_pair("a/b/c"), ("a", "b/c"));
+        assert_eq!(address_triple("libs//true"), ("libs", "", "true"));
     }
 }

@@ -388,3 +388,47 @@ pub fn from_wire(kind: &ResolvedKind, body: &Value) -> Map<String, Value> {
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::decl::Field;
+
+    const INNER: &[Field] = &[Field::new(
+        "repoKeys",
+        "repo_keys",
+        Some("repoKeys"),
+        Ty::Set,
+    )];
+    const OUTER: &[Field] = &[
+        Field::new(
+            "artifactFilterCriteria",
+            "artifact_filter_criteria",
+            Some("artifactFilterCriteria"),
+            Ty::Block(INNER),
+        ),
+        Field::new("name", "name", Some("name"), Ty::Str),
+    ];
+
+    /// A block inside a block is one object inside one object on the wire, and reads back
+    /// in CRD shape (arrays of one object).
+    #[test]
+    fn nested_blocks_map_both_ways() {
+        let f = Field::new(
+            "filterCriteria",
+            "filter_criteria",
+            Some("fc"),
+            Ty::Block(OUTER),
+        );
+        let crd = json!([{"artifactFilterCriteria": [{"repoKeys": ["libs"]}], "name": "n"}]);
+        let wire = field_to_wire(&f, &crd, &Secrets::new()).expect("maps");
+        assert_eq!(
+            wire,
+            json!({"artifactFilterCriteria": {"repoKeys": ["libs"]}, "name": "n"})
+        );
+        let back = field_from_wire(&f, &json!({"fc": wire})).expect("reads");
+        assert_eq!(back, crd);
+    }
+}

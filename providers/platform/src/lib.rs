@@ -4,13 +4,22 @@
 //! - [`PROVIDER`]: its identity; the JFrog connection and the process entry point are
 //!   shared by the four providers (`provider-common`).
 //!
-//! Status: the managed Kinds are not declared yet; the binary serves the config Kinds.
+//! Status: the 17 Kinds of the platform catalog ([`platform`]) are declared on the family
+//! layer (`provider-family`), each in both scopes.
 
 use std::sync::Arc;
 
 use jfrog_client::ClientMetrics;
 use provider_common::{Ping, Provider};
 use provider_runtime::managed::KindRegistration;
+
+pub mod platform;
+
+#[cfg(test)]
+mod family_suite;
+#[cfg(test)]
+#[path = "../../project/src/suite.rs"]
+pub(crate) mod suite;
 
 /// This provider's identity.
 pub const PROVIDER: Provider = Provider {
@@ -25,8 +34,12 @@ pub const PROVIDER_NAME: &str = PROVIDER.name;
 pub const SHORT_NAME: &str = PROVIDER.short;
 
 /// The managed Kinds of this provider; their JFrog clients report into `metrics`.
-pub fn kinds_with(_metrics: &ClientMetrics) -> Vec<Arc<dyn KindRegistration>> {
-    Vec::new()
+pub fn kinds_with(metrics: &ClientMetrics) -> Vec<Arc<dyn KindRegistration>> {
+    let cache = Arc::new(provider_family::ClientCache::with_metrics(
+        PROVIDER,
+        metrics.clone(),
+    ));
+    platform::registrations(cache)
 }
 
 /// The managed Kinds of this provider (for CRD generation and `--help`).

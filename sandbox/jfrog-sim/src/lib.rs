@@ -51,8 +51,8 @@
 //! - Permissions are binary: an admin token may do everything, a non-admin token may read.
 //! - A missing repository answers 404 by default; [`SimConfig::missing_repository_status`]
 //!   = 400 reproduces the Artifactory versions that answer 400.
-//! - Access project attach/detach does not check that the project exists (projects come with
-//!   the project Kinds) and is not a descriptor write.
+//! - Access project attach/detach is not a descriptor write; project members are not
+//!   checked against the platform's users and groups.
 
 pub mod admin;
 mod auth;

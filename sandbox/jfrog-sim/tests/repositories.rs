@@ -609,6 +609,21 @@ async fn project_assignment() {
             .get("projectKey")
             .is_none()
     );
+    // Attaching needs the project.
+    let r = api
+        .put(
+            "/access/api/v1/projects/_/attach/repositories/plain-local/proj",
+            json!({}),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::NOT_FOUND, "{}", r.text);
+    let r = api
+        .post(
+            "/access/api/v1/projects",
+            json!({"project_key": "proj", "display_name": "Proj", "admin_privileges": {}}),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
     let r = api
         .put(
             "/access/api/v1/projects/_/attach/repositories/plain-local/proj",

@@ -14,6 +14,7 @@ use anyhow::{Context, Result, bail};
 use serde_json::Value;
 
 mod access;
+mod access_api;
 mod overrides;
 mod repository;
 mod webhook;
@@ -27,6 +28,11 @@ pub const REPOSITORY_TABLES: &str = "providers/artifactory/src/repository/tables
 pub const WEBHOOK_TABLES: &str = "providers/artifactory/src/webhook/tables.rs";
 /// Where the user, security and replication declaration table lives.
 pub const ACCESS_TABLES: &str = "providers/artifactory/src/access/tables.rs";
+
+/// Where provider-project's declaration table lives, relative to the repository root.
+pub const PROJECT_TABLES: &str = "providers/project/src/projects/tables.rs";
+/// Where provider-platform's declaration table lives, relative to the repository root.
+pub const PLATFORM_TABLES: &str = "providers/platform/src/platform/tables.rs";
 
 /// The catalog directory of a repository root.
 pub fn catalog_dir(repo_root: &Path) -> PathBuf {
@@ -49,6 +55,22 @@ pub fn generate(catalog_dir: &Path) -> Result<Vec<(PathBuf, String)>> {
         &read_json(&catalog_dir.join(xray::CATALOG_FILE))?,
         &overrides,
     )?;
+    let project = access_api::generate(
+        &access_api::PROJECT,
+        &read_json(&catalog_dir.join(access_api::PROJECT.catalog))?,
+        &access_api::Section {
+            fields: &overrides.project_fields,
+            kinds: &overrides.project_kinds,
+        },
+    )?;
+    let platform = access_api::generate(
+        &access_api::PLATFORM,
+        &read_json(&catalog_dir.join(access_api::PLATFORM.catalog))?,
+        &access_api::Section {
+            fields: &overrides.platform_fields,
+            kinds: &overrides.platform_kinds,
+        },
+    )?;
     overrides.check_all_used()?;
     let access = access::generate(
         &read_json(&catalog_dir.join(access::CATALOG_FILE))?,
@@ -58,6 +80,8 @@ pub fn generate(catalog_dir: &Path) -> Result<Vec<(PathBuf, String)>> {
         (PathBuf::from(REPOSITORY_TABLES), repository),
         (PathBuf::from(WEBHOOK_TABLES), webhook),
         (PathBuf::from(ACCESS_TABLES), access),
+        (PathBuf::from(PROJECT_TABLES), project),
+        (PathBuf::from(PLATFORM_TABLES), platform),
     ];
     out.extend(
         xray.into_iter()

@@ -45,6 +45,9 @@ pub struct FieldOverride {
     pub min: Option<i64>,
     /// The boolean field that must be true for this one to be set.
     pub requires: Option<String>,
+    /// The wire member (Access families: a value the REST binding moves to a query
+    /// parameter or reads from another member).
+    pub wire: Option<String>,
     used: Cell<usize>,
     reason: String,
 }
@@ -76,6 +79,12 @@ pub struct Overrides {
     pub repository_kinds: Vec<KindOverride>,
     pub webhook_fields: Vec<FieldOverride>,
     pub criteria_rules: Vec<CriteriaRules>,
+    /// provider-project's Access family (optional section `project`).
+    pub project_fields: Vec<FieldOverride>,
+    pub project_kinds: Vec<KindOverride>,
+    /// provider-platform's Access family (optional section `platform`).
+    pub platform_fields: Vec<FieldOverride>,
+    pub platform_kinds: Vec<KindOverride>,
     /// provider-xray's field corrections (contexts: `<Kind or template>[.<block path>]`).
     pub xray_fields: Vec<FieldOverride>,
     /// provider-xray's added fields.
@@ -175,6 +184,14 @@ impl Overrides {
         let webhook = section("webhook")?;
         let empty = Map::new();
         let xray = v.get("xray").and_then(Value::as_object).unwrap_or(&empty);
+        let project = v
+            .get("project")
+            .and_then(Value::as_object)
+            .unwrap_or(&empty);
+        let platform = v
+            .get("platform")
+            .and_then(Value::as_object)
+            .unwrap_or(&empty);
         Ok(Self {
             repository_fields: list(repository, "fields")?
                 .iter()
@@ -213,6 +230,26 @@ impl Overrides {
                 })
                 .collect::<Result<_>>()
                 .context("xray.added_fields")?,
+            project_fields: list(project, "fields")?
+                .iter()
+                .map(field_override)
+                .collect::<Result<_>>()
+                .context("project.fields")?,
+            project_kinds: list(project, "kinds")?
+                .iter()
+                .map(kind_override)
+                .collect::<Result<_>>()
+                .context("project.kinds")?,
+            platform_fields: list(platform, "fields")?
+                .iter()
+                .map(field_override)
+                .collect::<Result<_>>()
+                .context("platform.fields")?,
+            platform_kinds: list(platform, "kinds")?
+                .iter()
+                .map(kind_override)
+                .collect::<Result<_>>()
+                .context("platform.kinds")?,
         })
     }
 
@@ -229,6 +266,8 @@ impl Overrides {
             .iter()
             .chain(&self.webhook_fields)
             .chain(&self.xray_fields)
+            .chain(&self.project_fields)
+            .chain(&self.platform_fields)
         {
             if f.used.get() == 0 {
                 unused.push(format!(
@@ -237,7 +276,12 @@ impl Overrides {
                 ));
             }
         }
-        for k in &self.repository_kinds {
+        for k in self
+            .repository_kinds
+            .iter()
+            .chain(&self.project_kinds)
+            .chain(&self.platform_kinds)
+        {
             if k.used.get() == 0 {
                 unused.push(format!("kind {}", k.kind));
             }
@@ -310,6 +354,7 @@ fn field_override(v: &Value) -> Result<FieldOverride> {
             "enums",
             "min",
             "requires",
+            "wire",
         ],
     )?;
     let field = m
@@ -363,6 +408,7 @@ fn field_override(v: &Value) -> Result<FieldOverride> {
                     .to_string(),
             ),
         },
+        wire: m.get("wire").and_then(Value::as_str).map(str::to_string),
         used: Cell::new(0),
         reason: m["reason"].as_str().unwrap_or_default().to_string(),
     })

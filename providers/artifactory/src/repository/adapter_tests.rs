@@ -327,6 +327,12 @@ async fn project_assignment_attaches_and_detaches() {
     let k = kind("LocalGenericRepository");
     let c = client(&sim, &cache, &k);
     let mut m = mr("proj-generic", json!({}));
+    // Attaching needs the project (the Access simulator answers 404 otherwise).
+    assert!(sim.put_object(
+        "access_projects",
+        "proj",
+        json!({"project_key": "proj", "display_name": "proj"})
+    ));
     c.create(&mut m).await.expect("create");
     c.observe(&mut m).await.expect("observe");
     m.for_provider = json!({"projectKey": "proj"});

@@ -1,7 +1,6 @@
 //! The Access service (`/access`): system ping and the project attachment of repositories.
 //!
-//! Projects themselves arrive with the project Kinds; until then any well-formed project key
-//! is accepted. Attaching and detaching change the repository's `projectKey` directly (JFrog
+//! The project must exist (`projects`: 404 otherwise). Attaching and detaching change the repository's `projectKey` directly (JFrog
 //! does it through Access, outside the repository update), and they are not subject to the
 //! descriptor-merge emulation.
 
@@ -47,6 +46,13 @@ async fn attach(
             format!(
                 "Invalid project key '{project_key}': must be 2 - 32 lowercase alphanumeric and hyphen characters, starting with a letter"
             ),
+        ));
+    }
+    if !super::projects::project_exists(&s, &project_key) {
+        return Err(ApiError::new(
+            Flavor::Access,
+            StatusCode::NOT_FOUND,
+            format!("Project '{project_key}' was not found"),
         ));
     }
     if s.artifactory.set_project(&key, Some(&project_key)) {

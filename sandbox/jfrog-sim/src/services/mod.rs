@@ -18,6 +18,8 @@ mod access;
 pub mod artifactory;
 mod event;
 mod security;
+mod platform;
+mod projects;
 mod xray;
 
 use crate::collections::Declaration;
@@ -25,7 +27,17 @@ use crate::collections::Declaration;
 /// Every collection of the generic collection service (see `crate::collections`); a family adds
 /// its declaration here and its `Binding`'s routes in [`routes`].
 pub(crate) fn collections() -> Vec<&'static Declaration> {
-    let mut all = vec![&artifactory::PROXIES, &event::SUBSCRIPTIONS];
+    let mut all = vec![
+        &artifactory::PROXIES,
+        &event::SUBSCRIPTIONS,
+        &projects::PROJECTS,
+        &projects::ENVIRONMENTS,
+        &projects::ROLES,
+        &projects::USERS,
+        &projects::GROUPS,
+        &projects::SHARES,
+    ];
+    all.extend(platform::collections());
     all.extend(xray::collections());
     all.extend(security::collections());
     all
@@ -38,6 +50,8 @@ pub(crate) fn routes() -> Router<Arc<Shared>> {
         .merge(access::routes())
         .merge(xray::routes())
         .merge(event::routes())
+        .merge(projects::routes())
+        .merge(platform::routes())
         .merge(security::routes())
 }
 

@@ -1,0 +1,298 @@
+//! Every Kind of provider-platform, declared as data on the family layer: groups `access`
+//! (GlobalRole, Group, GroupMembers, Permission, SCIMGroup, SCIMUser), `authentication`
+//! (AWSIAMRole, CrowdSettings, HTTPSSOSettings, OIDCConfiguration, OIDCIdentityMapping,
+//! SAMLSettings), `configuration` (License, ReverseProxy, WorkersService) and `lifecycle`
+//! (Lifecycle, LifecycleStage), on the Access, Worker and Artifactory APIs.
+//!
+//! What the family owns: the REST bindings ([`rest`]), the addresses of objects that need
+//! more than their identifier ([`PlatformHooks::address`]), the rules checked before any
+//! write, the reverse proxy's `key` member, and the examples.
+//!
+//! # Identifiers
+//!
+//! - Name (the external name): GlobalRole, Group, Permission, SCIMGroup, OIDCConfiguration,
+//!   OIDCIdentityMapping (with its provider and project from the spec), SAMLSettings,
+//!   LifecycleStage (with its project from the spec).
+//! - Spec field (`metadata.name` free, the field immutable at admission): GroupMembers
+//!   (`name`), SCIMUser (`username`), AWSIAMRole (`username`), WorkersService (`key`).
+//! - Singletons: CrowdSettings, HTTPSSOSettings, License, ReverseProxy, and Lifecycle (the
+//!   platform's, or one per project when `projectKey` is set). JFrog cannot delete them:
+//!   deleting the MR forgets the setting.
+//!
+//! # Membership
+//!
+//! GroupMembers manages exactly the members it declares: it adds them, reports only them
+//! (members that others added are neither drift nor removed) and removes only them when the
+//! MR is deleted. (The catalog's upstream reads every member as drift; we do not own the
+//! full list.) A member dropped from the spec stays in the group until removed by hand or
+//! by deleting the MR. Group's own `members` list (deprecated upstream, honoured only with
+//! `useGroupMembersResource: false`) is not managed; a manifest turning the switch off is
+//! refused before any write.
+//!
+//! # Secrets
+//!
+//! The SAML certificate and the Crowd password come from Secret references, are sent on
+//! every write and compared by a salted hash of what was sent. The licence key and worker
+//! secrets are plain strings upstream (kept for compatibility) and are likewise write-only,
+//! compared by hash, never in status.
+
+pub mod examples;
+pub mod rest;
+#[rustfmt::skip]
+pub mod tables;
+
+use std::sync::{Arc, OnceLock};
+
+use provider_family::wire::{Mode, user_value};
+use provider_family::{ClientCache, FamilyKind, Hooks, ResolvedKind};
+use provider_runtime::managed::registration::KindRegistration;
+use serde_json::{Map, Value, json};
+
+/// The family's hooks.
+pub static HOOKS: PlatformHooks = PlatformHooks;
+
+/// provider-platform's behaviour beyond the generic adapter.
+#[derive(Debug, Clone, Copy)]
+pub struct PlatformHooks;
+
+fn str_param<'a>(params: &'a Value, crd: &str) -> &'a str {
+    user_value(params, crd)
+        .and_then(Value::as_str)
+        .unwrap_or("")
+}
+
+fn bool_param(params: &Value, crd: &str) -> Option<bool> {
+    user_value(params, crd).and_then(Value::as_bool)
+}
+
+/// `^arn:aws:iam::\d{12}:role/[\w+=,.@:-]+$`
+fn valid_iam_role(arn: &str) -> bool {
+    let Some(rest) = arn.strip_prefix("arn:aws:iam::") else {
+        return false;
+    };
+    let Some((account, role)) = rest.split_once(":role/") else {
+        return false;
+    };
+    account.len() == 12
+        && account.bytes().all(|b| b.is_ascii_digit())
+        && !role.is_empty()
+        && role
+            .chars()
+            .all(|c| c.is_alphanumeric() || "_+=,.@:-".contains(c))
+}
+
+impl Hooks for PlatformHooks {
+    fn address(&self, kind: &ResolvedKind, key: &str, params: &Value) -> String {
+        match kind.decl.kind {
+            "GroupMembers" => {
+                let members: Vec<&str> = user_value(params, "members")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                    .filter_map(Value::as_str)
+                    .collect();
+                format!("{key}/{}", members.join("\n"))
+            }
+            "OIDCIdentityMapping" => match str_param(params, "providerName") {
+                "" => String::new(),
+                p => format!("{p}/{key}/{}", str_param(params, "projectKey")),
+            },
+            "Lifecycle" => match str_param(params, "projectKey") {
+                "" => rest::GLOBAL.to_string(),
+                p => p.to_string(),
+            },
+            "LifecycleStage" => format!(
+                "{key}/{}/{}",
+                str_param(params, "projectKey"),
+                bool_param(params, "detachOnDestroy") == Some(true)
+            ),
+            _ => key.to_string(),
+        }
+    }
+
+    fn check_key(&self, key: &str) -> Result<(), String> {
+        if key.contains('/') {
+            return Err("an identifier cannot contain '/'".into());
+        }
+        Ok(())
+    }
+
+    fn check_params(&self, kind: &ResolvedKind, params: &Value) -> Result<(), String> {
+        match kind.decl.kind {
+            "Group" => {
+                if bool_param(params, "useGroupMembersResource") == Some(false) {
+                    return Err("useGroupMembersResource=false (members inside the Group) is not supported: leave it true and declare the members with a GroupMembers MR".into());
+                }
+                if bool_param(params, "autoJoin") == Some(true)
+                    && bool_param(params, "adminPrivileges") == Some(true)
+                {
+                    return Err("autoJoin cannot be true together with adminPrivileges".into());
+                }
+                if bool_param(params, "policyManager") == Some(true)
+                    && bool_param(params, "policyViewer") == Some(false)
+                {
+                    return Err("policyViewer cannot be false while policyManager is true".into());
+                }
+            }
+            "AWSIAMRole" => {
+                let arn = str_param(params, "iamRole");
+                if !arn.is_empty() && !valid_iam_role(arn) {
+                    return Err(format!(
+                        "iamRole {arn:?} must look like arn:aws:iam::<12 digits>:role/<name>"
+                    ));
+                }
+            }
+            "OIDCIdentityMapping" => {
+                let text = str_param(params, "claimsJson");
+                if !text.is_empty()
+                    && !serde_json::from_str::<Value>(text).is_ok_and(|v| v.is_object())
+                {
+                    return Err("claimsJson must be a JSON object".into());
+                }
+            }
+            "Lifecycle" => {
+                let stages = user_value(params, "promoteStages")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                    .filter_map(Value::as_str);
+                for s in stages {
+                    if ["PR", "COMMIT", "PROD"].contains(&s) {
+                        return Err(format!("promoteStages cannot contain the system stage {s}"));
+                    }
+                }
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    fn finish_body(&self, kind: &ResolvedKind, _mode: Mode, body: &mut Map<String, Value>) {
+        if kind.decl.kind == "ReverseProxy"
+            && let Some(t) = body.get("webServerType").and_then(Value::as_str)
+        {
+            let key = t.to_lowercase();
+            body.insert("key".into(), json!(key));
+        }
+    }
+}
+
+/// Every Kind, composed once per process.
+pub fn kinds() -> &'static [Arc<FamilyKind>] {
+    static KINDS: OnceLock<Vec<Arc<FamilyKind>>> = OnceLock::new();
+    KINDS.get_or_init(|| provider_family::compose(tables::KINDS))
+}
+
+/// The runtime registrations of every Kind, sharing the provider's client cache.
+pub fn registrations(cache: Arc<ClientCache>) -> Vec<Arc<dyn KindRegistration>> {
+    provider_family::registrations(kinds(), cache)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn kind(name: &str) -> ResolvedKind {
+        tables::KINDS
+            .iter()
+            .find(|d| d.kind == name)
+            .expect("declared")
+            .resolve()
+            .expect("composes")
+    }
+
+    #[test]
+    fn seventeen_kinds_in_four_groups_compose() {
+        assert_eq!(tables::KINDS.len(), 17);
+        let groups: std::collections::BTreeSet<&str> =
+            tables::KINDS.iter().map(|d| d.group).collect();
+        assert_eq!(
+            groups.into_iter().collect::<Vec<_>>(),
+            ["access", "authentication", "configuration", "lifecycle"]
+        );
+    }
+
+    #[test]
+    fn addresses_carry_what_the_calls_need() {
+        let m = json!({"name": "devs", "members": ["alice", "bob"]});
+        assert_eq!(
+            HOOKS.address(&kind("GroupMembers"), "devs", &m),
+            "devs/alice\nbob"
+        );
+        assert_eq!(HOOKS.address(&kind("Lifecycle"), "global", &json!({})), "_");
+        assert_eq!(
+            HOOKS.address(&kind("Lifecycle"), "global", &json!({"projectKey": "team"})),
+            "team"
+        );
+        assert_eq!(
+            HOOKS.address(
+                &kind("OIDCIdentityMapping"),
+                "ci",
+                &json!({"providerName": "github", "projectKey": "team"})
+            ),
+            "github/ci/team"
+        );
+        assert_eq!(
+            HOOKS.address(&kind("LifecycleStage"), "qa", &json!({})),
+            "qa//false"
+        );
+    }
+
+    #[test]
+    fn rules_refuse_bad_manifests_naming_the_field() {
+        let g = kind("Group");
+        let e = HOOKS
+            .check_params(&g, &json!({"autoJoin": true, "adminPrivileges": true}))
+            .expect_err("refused");
+        assert!(e.contains("autoJoin"), "{e}");
+        assert!(
+            HOOKS
+                .check_params(&g, &json!({"useGroupMembersResource": false}))
+                .is_err()
+        );
+        let a = kind("AWSIAMRole");
+        assert!(
+            HOOKS
+                .check_params(&a, &json!({"iamRole": "arn:aws:iam::123456789012:role/ci"}))
+                .is_ok()
+        );
+        let e = HOOKS
+            .check_params(&a, &json!({"iamRole": "role/ci"}))
+            .expect_err("refused");
+        assert!(e.starts_with("iamRole"), "{e}");
+        let e = HOOKS
+            .check_params(
+                &kind("Lifecycle"),
+                &json!({"promoteStages": ["QA", "PROD"]}),
+            )
+            .expect_err("refused");
+        assert!(e.contains("PROD"), "{e}");
+        let e = HOOKS
+            .check_params(&kind("OIDCIdentityMapping"), &json!({"claimsJson": "[1]"}))
+            .expect_err("refused");
+        assert!(e.starts_with("claimsJson"), "{e}");
+    }
+
+    #[test]
+    fn the_reverse_proxy_body_carries_its_key() {
+        let k = kind("ReverseProxy");
+        let mut body: Map<String, Value> =
+            serde_json::from_value(json!({"webServerType": "NGINX"})).expect("map");
+        HOOKS.finish_body(&k, Mode::Create, &mut body);
+        assert_eq!(body["key"], "nginx");
+    }
+
+    /// The generated CRDs pass the API server's CRD rules, every example (both scopes)
+    /// validates, and changing the spec field that identifies a WorkersService is refused at
+    /// admission.
+    #[test]
+    fn crds_accept_the_examples_and_refuse_a_changed_identity() {
+        crate::suite::crds_accept_examples_and_refuse(
+            "platform",
+            &registrations(Arc::new(ClientCache::new(crate::PROVIDER))),
+            tables::KINDS,
+            examples::example,
+            ("WorkersService", "key", serde_json::json!("other-worker")),
+        );
+    }
+}

@@ -1,0 +1,758 @@
+//! The REST bindings of provider-platform's Kinds: plain data ([`Paths`], [`Settings`])
+//! where the API is plain CRUD or a setting, and small bindings where the wire differs from
+//! the Kind: permissions (named elements ⇄ maps), group members (add/remove lists), OIDC
+//! provider types, identity mappings (claims as JSON text, the project as a query
+//! parameter), lifecycles and stages (global or per project).
+//!
+//! Addresses (built by the family's `address` hook): a group's members
+//! `<group>/<member>\n<member>...`, an identity mapping `<provider>/<name>/<project>`, a
+//! lifecycle `_` (global) or its project key, a stage `<name>/<project>/<detach>`.
+
+use async_trait::async_trait;
+use jfrog_client::{Error, Idempotency, JfrogClient, Service};
+use provider_family::rest::{address_pair, address_triple, not_found, request};
+use provider_family::{Call, Converted, ListCall, ListShape, Paths, Rest, Settings, Verb};
+use serde_json::{Map, Value, json};
+
+const A: Service = Service::Access;
+
+/// Plain CRUD under `base` (`POST base`, `GET/PUT/DELETE base/{key}`).
+const fn crud(base: &'static str, item: &'static str, list: Option<ListCall>) -> Paths {
+    Paths {
+        service: A,
+        create: Call::new(Verb::Post, base),
+        read: Call::new(Verb::Get, item),
+        update: Call::new(Verb::Put, item),
+        delete: Call::new(Verb::Delete, item),
+        list,
+        case_insensitive: false,
+    }
+}
+
+/// Custom global roles.
+pub static GLOBALROLE: Paths = crud(
+    "/api/v1/roles",
+    "/api/v1/roles/{key}",
+    Some(ListCall {
+        service: A,
+        path: "/api/v1/roles",
+        shape: ListShape::Array,
+        key_member: "name",
+    }),
+);
+
+/// Groups (v2): updated by PATCH.
+pub static GROUP: Paths = Paths {
+    update: Call::new(Verb::Patch, "/api/v2/groups/{key}"),
+    ..crud("/api/v2/groups", "/api/v2/groups/{key}", None)
+};
+
+/// SCIM groups.
+pub static SCIMGROUP: Paths = crud(
+    "/api/v1/scim/v2/Groups",
+    "/api/v1/scim/v2/Groups/{key}",
+    None,
+);
+
+/// SCIM users.
+pub static SCIMUSER: Paths = crud("/api/v1/scim/v2/Users", "/api/v1/scim/v2/Users/{key}", None);
+
+/// AWS IAM role bindings: an upsert by PUT without the user in the path.
+pub static AWSIAMROLE: Paths = Paths {
+    create: Call::new(Verb::Put, "/api/v1/aws/iam_role"),
+    update: Call::new(Verb::Put, "/api/v1/aws/iam_role"),
+    ..crud("/api/v1/aws/iam_role", "/api/v1/aws/iam_role/{key}", None)
+};
+
+/// SAML configurations.
+pub static SAMLSETTINGS: Paths = crud(
+    "/api/v1/saml",
+    "/api/v1/saml/{key}",
+    Some(ListCall {
+        service: A,
+        path: "/api/v1/saml",
+        shape: ListShape::Array,
+        key_member: "name",
+    }),
+);
+
+/// Workers: replaced by PUT on the collection (the key in the body).
+pub static WORKERSSERVICE: Paths = Paths {
+    service: Service::Worker,
+    create: Call::new(Verb::Post, "/api/v1/workers"),
+    read: Call::new(Verb::Get, "/api/v1/workers/{key}"),
+    update: Call::new(Verb::Put, "/api/v1/workers"),
+    delete: Call::new(Verb::Delete, "/api/v1/workers/{key}"),
+    list: None,
+    case_insensitive: false,
+};
+
+/// The Crowd settings.
+pub static CROWDSETTINGS: Settings = Settings {
+    service: A,
+    read: "/api/v1/crowd",
+    write: Call::new(Verb::Put, "/api/v1/crowd"),
+};
+
+/// The HTTP SSO settings.
+pub static HTTPSSOSETTINGS: Settings = Settings {
+    service: A,
+    read: "/api/v1/httpsso",
+    write: Call::new(Verb::Put, "/api/v1/httpsso"),
+};
+
+/// The licence (self-hosted).
+pub static LICENSE: Settings = Settings {
+    service: Service::Artifactory,
+    read: "/api/system/license",
+    write: Call::new(Verb::Post, "/api/system/licenses"),
+};
+
+/// The reverse proxy configuration (self-hosted).
+pub static REVERSEPROXY: Settings = Settings {
+    service: Service::Artifactory,
+    read: "/api/system/configuration/webServer",
+    write: Call::new(Verb::Post, "/api/system/configuration/webServer"),
+};
+
+/// OIDC configurations: plain CRUD, with two provider types spelled differently on the
+/// wire.
+pub static OIDCCONFIGURATION: Converted = Converted {
+    paths: crud("/api/v1/oidc", "/api/v1/oidc/{key}", None),
+    to_jfrog: |b| map_member(b, "provider_type", PROVIDER_TYPES, true),
+    from_jfrog: |v| {
+        if let Value::Object(m) = v {
+            map_member(m, "provider_type", PROVIDER_TYPES, false);
+        }
+    },
+};
+
+/// (Kind value, wire value) of the provider types that differ.
+const PROVIDER_TYPES: &[(&str, &str)] = &[
+    ("generic", "Generic OpenID Connect"),
+    ("GitHubEnterprise", "GitHub Enterprise"),
+];
+
+fn map_member(v: &mut Map<String, Value>, member: &str, pairs: &[(&str, &str)], to_wire: bool) {
+    if let Some(Value::String(s)) = v.get_mut(member) {
+        for (ours, theirs) in pairs {
+            let (from, to) = if to_wire {
+                (ours, theirs)
+            } else {
+                (theirs, ours)
+            };
+            if s == from {
+                *s = (*to).to_string();
+                return;
+            }
+        }
+    }
+}
+
+/// A group's members as one MR declares them (`<group>/<m1>\n<m2>...`): read as the declared
+/// members the group has (members others added are not this MR's; none of them = the MR's
+/// object does not exist), added by PATCH, and removed (only the declared ones) on delete.
+#[derive(Debug)]
+pub struct GroupMembersRest;
+
+/// The group members binding.
+pub static GROUPMEMBERS: GroupMembersRest = GroupMembersRest;
+
+const GROUP_ITEM: &str = "/api/v2/groups/{key}";
+const GROUP_MEMBERS: &str = "/api/v2/groups/{key}/members";
+
+fn group_and_members(address: &str) -> (&str, Vec<&str>) {
+    let (group, members) = address_pair(address);
+    (
+        group,
+        members.split('\n').filter(|m| !m.is_empty()).collect(),
+    )
+}
+
+impl GroupMembersRest {
+    async fn patch(
+        &self,
+        client: &JfrogClient,
+        group: &str,
+        add: &[&str],
+        remove: &[&str],
+    ) -> Result<(), Error> {
+        request(
+            client,
+            A,
+            Verb::Patch,
+            GROUP_MEMBERS,
+            Idempotency::Idempotent,
+            &[group],
+        )
+        .json(&json!({"add": add, "remove": remove}))
+        .send_empty()
+        .await
+    }
+}
+
+#[async_trait]
+impl Rest for GroupMembersRest {
+    async fn read(&self, client: &JfrogClient, key: &str) -> Result<Value, Error> {
+        let (group, declared) = group_and_members(key);
+        let g = request(
+            client,
+            A,
+            Verb::Get,
+            GROUP_ITEM,
+            Idempotency::Idempotent,
+            &[group],
+        )
+        .send_value()
+        .await?;
+        let have: Vec<&str> = g["members"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+            .collect();
+        let members: Vec<&str> = declared.into_iter().filter(|m| have.contains(m)).collect();
+        if members.is_empty() {
+            // None of this MR's members is in the group: its object does not exist.
+            return Err(not_found(
+                A,
+                Verb::Get,
+                GROUP_ITEM,
+                format!("none of the declared members is in group {group}"),
+            ));
+        }
+        Ok(json!({"members": members}))
+    }
+    async fn create(
+        &self,
+        client: &JfrogClient,
+        key: &str,
+        _body: &Map<String, Value>,
+    ) -> Result<Value, Error> {
+        let (group, declared) = group_and_members(key);
+        self.patch(client, group, &declared, &[]).await?;
+        Ok(Value::Null)
+    }
+    async fn update(
+        &self,
+        client: &JfrogClient,
+        key: &str,
+        _body: &Map<String, Value>,
+    ) -> Result<(), Error> {
+        let (group, declared) = group_and_members(key);
+        self.patch(client, group, &declared, &[]).await
+    }
+    async fn delete(&self, client: &JfrogClient, key: &str) -> Result<(), Error> {
+        let (group, declared) = group_and_members(key);
+        self.patch(client, group, &[], &declared).await
+    }
+}
+
+/// Permissions (v2): the Kind's named elements (`users`, `groups`, `targets`: lists of
+/// objects with a `name`) are maps keyed by that name on the wire. An update replaces each
+/// resource type present and deletes the types the spec no longer has.
+#[derive(Debug)]
+pub struct PermissionRest;
+
+/// The permission binding.
+pub static PERMISSION: PermissionRest = PermissionRest;
+
+const RESOURCE_TYPES: &[&str] = &[
+    "artifact",
+    "build",
+    "release_bundle",
+    "destination",
+    "pipeline_source",
+];
+
+/// `[{"name": n, rest...}]` -> `{n: rest}` (`value_of` picks what the map holds).
+fn to_map(list: &Value, value_of: fn(Map<String, Value>) -> Value) -> Value {
+    let mut out = Map::new();
+    for e in list.as_array().into_iter().flatten() {
+        if let Value::Object(mut m) = e.clone()
+            && let Some(Value::String(name)) = m.remove("name")
+        {
+            out.insert(name, value_of(m));
+        }
+    }
+    Value::Object(out)
+}
+
+/// `{n: v}` -> `[{"name": n, ...}]` (`entry_of` builds the rest of the element).
+fn from_map(map: &Value, entry_of: fn(&Value) -> Map<String, Value>) -> Value {
+    let mut out = Vec::new();
+    for (name, v) in map.as_object().into_iter().flatten() {
+        let mut e = entry_of(v);
+        e.insert("name".into(), json!(name));
+        out.push(Value::Object(e));
+    }
+    Value::Array(out)
+}
+
+fn resource_to_wire(r: &Value) -> Value {
+    let perms = |m: Map<String, Value>| m.get("permissions").cloned().unwrap_or(json!([]));
+    let patterns = |mut m: Map<String, Value>| {
+        m.entry("exclude_patterns").or_insert(json!([]));
+        Value::Object(m)
+    };
+    let actions = &r["actions"];
+    json!({
+        "actions": {
+            "users": to_map(&actions["users"], perms),
+            "groups": to_map(&actions["groups"], perms),
+        },
+        "targets": to_map(&r["targets"], patterns),
+    })
+}
+
+fn resource_from_wire(r: &Value) -> Value {
+    let perms = |v: &Value| {
+        let mut m = Map::new();
+        m.insert("permissions".into(), v.clone());
+        m
+    };
+    let patterns = |v: &Value| {
+        let mut m = v.as_object().cloned().unwrap_or_default();
+        if m.get("exclude_patterns").is_some_and(Value::is_null) {
+            m.insert("exclude_patterns".into(), json!([]));
+        }
+        m
+    };
+    json!({
+        "actions": {
+            "users": from_map(&r["actions"]["users"], perms),
+            "groups": from_map(&r["actions"]["groups"], perms),
+        },
+        "targets": from_map(&r["targets"], patterns),
+    })
+}
+
+const PERMISSIONS: &str = "/api/v2/permissions";
+const PERMISSION_ITEM: &str = "/api/v2/permissions/{key}";
+const PERMISSION_RESOURCE: &str = "/api/v2/permissions/{key}/{type}";
+
+impl PermissionRest {
+    fn resources_to_wire(body: &Map<String, Value>) -> Map<String, Value> {
+        let mut out = Map::new();
+        if let Some(Value::Object(res)) = body.get("resources") {
+            for (t, r) in res {
+                if !r.is_null() {
+                    out.insert(t.clone(), resource_to_wire(r));
+                }
+            }
+        }
+        out
+    }
+}
+
+#[async_trait]
+impl Rest for PermissionRest {
+    async fn read(&self, client: &JfrogClient, key: &str) -> Result<Value, Error> {
+        let mut v = request(
+            client,
+            A,
+            Verb::Get,
+            PERMISSION_ITEM,
+            Idempotency::Idempotent,
+            &[key],
+        )
+        .send_value()
+        .await?;
+        if let Some(Value::Object(res)) = v.get_mut("resources") {
+            for r in res.values_mut() {
+                *r = resource_from_wire(r);
+            }
+        }
+        Ok(v)
+    }
+    async fn create(
+        &self,
+        client: &JfrogClient,
+        key: &str,
+        body: &Map<String, Value>,
+    ) -> Result<Value, Error> {
+        let b = json!({"name": key, "resources": Self::resources_to_wire(body)});
+        request(
+            client,
+            A,
+            Verb::Post,
+            PERMISSIONS,
+            Idempotency::NonIdempotent,
+            &[],
+        )
+        .json(&b)
+        .send_empty()
+        .await?;
+        Ok(Value::Null)
+    }
+    async fn update(
+        &self,
+        client: &JfrogClient,
+        key: &str,
+        body: &Map<String, Value>,
+    ) -> Result<(), Error> {
+        let wanted = Self::resources_to_wire(body);
+        for t in RESOURCE_TYPES {
+            let r = match wanted.get(*t) {
+                Some(r) => {
+                    request(
+                        client,
+                        A,
+                        Verb::Put,
+                        PERMISSION_RESOURCE,
+                        Idempotency::Idempotent,
+                        &[key, t],
+                    )
+                    .json(r)
+                    .send_empty()
+                    .await
+                }
+                None => {
+                    request(
+                        client,
+                        A,
+                        Verb::Delete,
+                        PERMISSION_RESOURCE,
+                        Idempotency::Idempotent,
+                        &[key, t],
+                    )
+                    .send_empty()
+                    .await
+                }
+            };
+            match r {
+                Ok(()) => {}
+                Err(e) if e.is_not_found() && !wanted.contains_key(*t) => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(())
+    }
+    async fn delete(&self, client: &JfrogClient, key: &str) -> Result<(), Error> {
+        request(
+            client,
+            A,
+            Verb::Delete,
+            PERMISSION_ITEM,
+            Idempotency::Idempotent,
+            &[key],
+        )
+        .send_empty()
+        .await
+    }
+}
+
+/// OIDC identity mappings (`<provider>/<name>/<project>`): the project as a query parameter
+/// on every call, the claims as JSON text on our side and an object on the wire.
+#[derive(Debug)]
+pub struct IdentityMappingRest;
+
+/// The identity mapping binding.
+pub static OIDCIDENTITYMAPPING: IdentityMappingRest = IdentityMappingRest;
+
+const MAPPINGS: &str = "/api/v1/oidc/{provider}/identity_mappings";
+const MAPPING: &str = "/api/v1/oidc/{provider}/identity_mappings/{name}";
+
+/// Claims as compact JSON text with sorted keys, so equal claims compare equal.
+pub fn claims_text(v: &Value) -> String {
+    v.to_string()
+}
+
+fn with_project<'a>(r: jfrog_client::Request<'a>, project: &str) -> jfrog_client::Request<'a> {
+    if project.is_empty() {
+        r
+    } else {
+        r.query("project_key", project)
+    }
+}
+
+fn claims_to_wire(body: &Map<String, Value>) -> Result<Map<String, Value>, Error> {
+    let mut b = body.clone();
+    if let Some(Value::String(text)) = b.get("claims") {
+        let parsed: Value = serde_json::from_str(text).map_err(|e| Error::BadRequest {
+            ctx: jfrog_client::RequestContext {
+                service: A,
+                method: jfrog_client::Method::POST,
+                route: format!("/access{MAPPINGS}"),
+            },
+            status: 400,
+            message: format!("claimsJson is not a JSON object: {e}"),
+        })?;
+        b.insert("claims".into(), parsed);
+    }
+    Ok(b)
+}
+
+#[async_trait]
+impl Rest for IdentityMappingRest {
+    async fn read(&self, client: &JfrogClient, key: &str) -> Result<Value, Error> {
+        let (provider, name, project) = address_triple(key);
+        let r = request(
+            client,
+            A,
+            Verb::Get,
+            MAPPING,
+            Idempotency::Idempotent,
+            &[provider, name],
+        );
+        let mut v = with_project(r, project).send_value().await?;
+        if let Some(c) = v.get("claims").filter(|c| c.is_object()).cloned() {
+            v["claims"] = json!(claims_text(&c));
+        }
+        Ok(v)
+    }
+    async fn create(
+        &self,
+        client: &JfrogClient,
+        key: &str,
+        body: &Map<String, Value>,
+    ) -> Result<Value, Error> {
+        let (provider, _, project) = address_triple(key);
+        let r = request(
+            client,
+            A,
+            Verb::Post,
+            MAPPINGS,
+            Idempotency::NonIdempotent,
+            &[provider],
+        );
+        with_project(r, project)
+            .json(&claims_to_wire(body)?)
+            .send_empty()
+            .await?;
+        Ok(Value::Null)
+    }
+    async fn update(
+        &self,
+        client: &JfrogClient,
+        key: &str,
+        body: &Map<String, Value>,
+    ) -> Result<(), Error> {
+        let (provider, name, project) = address_triple(key);
+        let r = request(
+            client,
+            A,
+            Verb::Put,
+            MAPPING,
+            Idempotency::Idempotent,
+            &[provider, name],
+        );
+        with_project(r, project)
+            .json(&claims_to_wire(body)?)
+            .send_empty()
+            .await
+    }
+    async fn delete(&self, client: &JfrogClient, key: &str) -> Result<(), Error> {
+        let (provider, name, project) = address_triple(key);
+        let r = request(
+            client,
+            A,
+            Verb::Delete,
+            MAPPING,
+            Idempotency::Idempotent,
+            &[provider, name],
+        );
+        with_project(r, project).send_empty().await
+    }
+}
+
+/// The lifecycle of the platform (`_`) or of a project (its key): read by GET, written by
+/// PATCH, only forgotten on delete (the Access API cannot delete one).
+#[derive(Debug)]
+pub struct LifecycleRest;
+
+/// The lifecycle binding.
+pub static LIFECYCLE: LifecycleRest = LifecycleRest;
+
+/// The address of the global lifecycle (no project key starts with `_`).
+pub const GLOBAL: &str = "_";
+
+const LIFECYCLE_PATH: &str = "/api/v2/lifecycle";
+
+fn project_of(address: &str) -> &str {
+    if address == GLOBAL { "" } else { address }
+}
+
+#[async_trait]
+impl Rest for LifecycleRest {
+    async fn read(&self, client: &JfrogClient, key: &str) -> Result<Value, Error> {
+        let r = request(
+            client,
+            A,
+            Verb::Get,
+            LIFECYCLE_PATH,
+            Idempotency::Idempotent,
+            &[],
+        );
+        let mut v = with_project(r, project_of(key)).send_value().await?;
+        if v.get("promote_stages").is_none_or(Value::is_null) {
+            let stages: Vec<Value> = v["categories"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter(|c| c["category"] == "promote")
+                .flat_map(|c| c["stages"].as_array().cloned().unwrap_or_default())
+                .map(|s| s["name"].clone())
+                .collect();
+            v["promote_stages"] = Value::Array(stages);
+        }
+        Ok(v)
+    }
+    async fn create(
+        &self,
+        client: &JfrogClient,
+        key: &str,
+        body: &Map<String, Value>,
+    ) -> Result<Value, Error> {
+        self.update(client, key, body).await?;
+        Ok(Value::Null)
+    }
+    async fn update(
+        &self,
+        client: &JfrogClient,
+        key: &str,
+        body: &Map<String, Value>,
+    ) -> Result<(), Error> {
+        let r = request(
+            client,
+            A,
+            Verb::Patch,
+            LIFECYCLE_PATH,
+            Idempotency::Idempotent,
+            &[],
+        );
+        with_project(r, project_of(key))
+            .json(body)
+            .send_empty()
+            .await
+    }
+    async fn delete(&self, _client: &JfrogClient, _key: &str) -> Result<(), Error> {
+        Ok(())
+    }
+    fn forgets_on_delete(&self) -> bool {
+        true
+    }
+}
+
+/// Lifecycle stages (`<name>/<project>/<detach>`): created by POST (the project in the
+/// body), read, patched and deleted with the project as a query parameter; with
+/// `detachOnDestroy` the delete leaves the stage in JFrog.
+#[derive(Debug)]
+pub struct StageRest;
+
+/// The stage binding.
+pub static LIFECYCLESTAGE: StageRest = StageRest;
+
+const STAGES: &str = "/api/v2/stages";
+const STAGE: &str = "/api/v2/stages/{name}";
+
+#[async_trait]
+impl Rest for StageRest {
+    async fn read(&self, client: &JfrogClient, key: &str) -> Result<Value, Error> {
+        let (name, project, _) = address_triple(key);
+        let r = request(
+            client,
+            A,
+            Verb::Get,
+            STAGE,
+            Idempotency::Idempotent,
+            &[name],
+        );
+        let mut v = with_project(r, project).send_value().await?;
+        if let Some(Value::String(s)) = v.get_mut("scope") {
+            *s = s.to_uppercase();
+        }
+        Ok(v)
+    }
+    async fn create(
+        &self,
+        client: &JfrogClient,
+        _key: &str,
+        body: &Map<String, Value>,
+    ) -> Result<Value, Error> {
+        request(
+            client,
+            A,
+            Verb::Post,
+            STAGES,
+            Idempotency::NonIdempotent,
+            &[],
+        )
+        .json(body)
+        .send_empty()
+        .await?;
+        Ok(Value::Null)
+    }
+    async fn update(
+        &self,
+        client: &JfrogClient,
+        key: &str,
+        body: &Map<String, Value>,
+    ) -> Result<(), Error> {
+        let (name, project, _) = address_triple(key);
+        let mut b = body.clone();
+        // Only the category can change (name and project are immutable).
+        b.retain(|k, _| k == "category");
+        let r = request(
+            client,
+            A,
+            Verb::Patch,
+            STAGE,
+            Idempotency::Idempotent,
+            &[name],
+        );
+        with_project(r, project).json(&b).send_empty().await
+    }
+    async fn delete(&self, client: &JfrogClient, key: &str) -> Result<(), Error> {
+        let (name, project, detach) = address_triple(key);
+        if detach == "true" {
+            return Ok(());
+        }
+        let r = request(
+            client,
+            A,
+            Verb::Delete,
+            STAGE,
+            Idempotency::Idempotent,
+            &[name],
+        );
+        with_project(r, project).send_empty().await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn permission_elements_become_maps_and_back() {
+        let ours = json!({
+            "actions": {"users": [{"name": "alice", "permissions": ["READ"]}], "groups": []},
+            "targets": [{"name": "libs-local", "include_patterns": ["**"], "exclude_patterns": []}],
+        });
+        let wire = resource_to_wire(&ours);
+        assert_eq!(wire["actions"]["users"], json!({"alice": ["READ"]}));
+        assert_eq!(
+            wire["targets"],
+            json!({"libs-local": {"include_patterns": ["**"], "exclude_patterns": []}})
+        );
+        assert_eq!(resource_from_wire(&wire), ours);
+    }
+
+    #[test]
+    fn provider_types_are_spelled_as_jfrog_spells_them() {
+        let mut m: Map<String, Value> =
+            serde_json::from_value(json!({"provider_type": "generic"})).expect("map");
+        map_member(&mut m, "provider_type", PROVIDER_TYPES, true);
+        assert_eq!(m["provider_type"], "Generic OpenID Connect");
+        map_member(&mut m, "provider_type", PROVIDER_TYPES, false);
+        assert_eq!(m["provider_type"], "generic");
+    }
+
+    #[test]
+    fn group_members_address_carries_the_declared_members() {
+        let (g, m) = group_and_members("devs/alice\nbob");
+        assert_eq!(g, "devs");
+        assert_eq!(m, ["alice", "bob"]);
+    }
+}

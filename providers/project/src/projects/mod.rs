@@ -1,0 +1,244 @@
+//! Every Kind of provider-project, declared as data on the family layer: `Project` and
+//! `Environment` (group `project`), `Role`, `User` and `Group` (group `access`), and
+//! `Repository`, `ShareRepository` and `ShareRepositoryWithAll` (group `repository`), on the
+//! Access API (`/access/api/v1/projects`).
+//!
+//! What the family owns: the REST bindings ([`rest`]: a project's quota in GiB against
+//! JFrog's bytes, environments read from their project's list, nested paths under a
+//! project, repository assignment and sharing read from the repository's Access status),
+//! the address of an object inside a project ([`ProjectHooks::address`]), the key rules and
+//! the parameter rules checked before any write, and the example manifests.
+//!
+//! # Identifiers
+//!
+//! - `Project`, `Environment`, `Role`, `User`, `Group`, `Repository`: the external name
+//!   (`metadata.name` by default) is the project key, environment name, role name, member
+//!   name or repository key; the project comes from `spec.forProvider.projectKey`
+//!   (immutable).
+//! - `ShareRepository`: composite `<repoKey>:<targetProjectKey>`; `ShareRepositoryWithAll`:
+//!   the spec field `repoKey` (`metadata.name` is free). Both fields are immutable at
+//!   admission.
+//!
+//! # Membership
+//!
+//! A `User` or `Group` MR manages exactly one membership (one member's roles in one
+//! project): it never reads, sets or removes other members, whoever added them. The
+//! project's embedded member, group, role and repository lists (deprecated upstream and
+//! ignored while the `useProject*Resource` switches are true, their default) are not
+//! managed: a manifest that turns a switch off is refused before any write, naming the
+//! Kind to use instead.
+//!
+//! # Order
+//!
+//! Nothing needs sequencing: a member, role, environment or assignment applied before its
+//! project fails its create with JFrog's 404 ("Project '...' was not found", Synced=False)
+//! and is retried; a repository attached before it exists likewise ("Repository '...' was
+//! not found"). Each create is keyed by the identifier, so a retry never duplicates.
+//! `ignoreMissingUser` is accepted for compatibility: a missing user keeps the MR retrying
+//! (with the error in its Synced condition) until the user exists, which is what the
+//! switch achieves upstream.
+//!
+//! # Repository assignment
+//!
+//! A repository MR of provider-artifactory leaves `projectKey` unmanaged when unset, so a
+//! `Repository` MR here can assign it without either fighting the other.
+
+pub mod examples;
+pub mod rest;
+#[rustfmt::skip]
+pub mod tables;
+
+use std::sync::{Arc, OnceLock};
+
+use provider_family::wire::user_value;
+use provider_family::{ClientCache, FamilyKind, Hooks, ResolvedKind};
+use provider_runtime::managed::registration::KindRegistration;
+use serde_json::Value;
+
+/// The family's hooks.
+pub static HOOKS: ProjectHooks = ProjectHooks;
+
+/// provider-project's behaviour beyond the generic adapter.
+#[derive(Debug, Clone, Copy)]
+pub struct ProjectHooks;
+
+/// Kinds that live inside a project (`spec.forProvider.projectKey`).
+const IN_PROJECT: &[&str] = &["Environment", "Role", "User", "Group", "Repository"];
+
+fn str_param<'a>(params: &'a Value, crd: &str) -> &'a str {
+    user_value(params, crd)
+        .and_then(Value::as_str)
+        .unwrap_or("")
+}
+
+/// JFrog's project key rule.
+pub fn check_project_key(key: &str) -> Result<(), String> {
+    let b = key.as_bytes();
+    let ok = (2..=32).contains(&b.len())
+        && b[0].is_ascii_lowercase()
+        && b.iter()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == b'-');
+    if ok {
+        Ok(())
+    } else {
+        Err(format!(
+            "project key {key:?} must be 2-32 lowercase letters, digits or '-', starting with a letter"
+        ))
+    }
+}
+
+impl Hooks for ProjectHooks {
+    fn id_description(&self) -> &'static str {
+        "The JFrog identifier (project key, name, or repository key and project)."
+    }
+
+    fn address(&self, kind: &ResolvedKind, key: &str, params: &Value) -> String {
+        let read_only = user_value(params, "readOnly").and_then(Value::as_bool) == Some(true);
+        match kind.decl.kind {
+            k if IN_PROJECT.contains(&k) => match str_param(params, "projectKey") {
+                "" => String::new(),
+                p => format!("{p}/{key}"),
+            },
+            "ShareRepository" => format!(
+                "{}/{}/{read_only}",
+                str_param(params, "repoKey"),
+                str_param(params, "targetProjectKey")
+            ),
+            "ShareRepositoryWithAll" => format!("{key}//{read_only}"),
+            _ => key.to_string(),
+        }
+    }
+
+    fn check_key(&self, key: &str) -> Result<(), String> {
+        // The rules that differ per Kind are in check_params; every identifier is one path
+        // segment.
+        if key.contains('/') {
+            return Err("an identifier cannot contain '/'".into());
+        }
+        Ok(())
+    }
+
+    fn check_params(&self, kind: &ResolvedKind, params: &Value) -> Result<(), String> {
+        for f in ["projectKey", "targetProjectKey"] {
+            let v = str_param(params, f);
+            if kind.field(f).is_some() && !v.is_empty() {
+                check_project_key(v).map_err(|e| format!("{f}: {e}"))?;
+            }
+        }
+        if kind.decl.kind == "Project" {
+            for (switch, list, instead) in [
+                ("useProjectUserResource", "member", "User"),
+                ("useProjectGroupResource", "group", "Group"),
+                ("useProjectRoleResource", "role", "Role"),
+                ("useProjectRepositoryResource", "repos", "Repository"),
+            ] {
+                if user_value(params, switch).and_then(Value::as_bool) == Some(false) {
+                    return Err(format!(
+                        "{switch}=false (managing {list} inside the Project) is not supported: leave it true and declare each entry as a {instead} MR"
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Every Kind, composed once per process.
+pub fn kinds() -> &'static [Arc<FamilyKind>] {
+    static KINDS: OnceLock<Vec<Arc<FamilyKind>>> = OnceLock::new();
+    KINDS.get_or_init(|| provider_family::compose(tables::KINDS))
+}
+
+/// The runtime registrations of every Kind, sharing the provider's client cache.
+pub fn registrations(cache: Arc<ClientCache>) -> Vec<Arc<dyn KindRegistration>> {
+    provider_family::registrations(kinds(), cache)
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn kind(name: &str) -> ResolvedKind {
+        tables::KINDS
+            .iter()
+            .find(|d| d.kind == name)
+            .expect("declared")
+            .resolve()
+            .expect("composes")
+    }
+
+    #[test]
+    fn eight_kinds_in_three_groups_compose() {
+        assert_eq!(tables::KINDS.len(), 8);
+        let groups: std::collections::BTreeSet<&str> =
+            tables::KINDS.iter().map(|d| d.group).collect();
+        assert_eq!(
+            groups.into_iter().collect::<Vec<_>>(),
+            ["access", "project", "repository"]
+        );
+        for d in tables::KINDS {
+            d.resolve().expect("composes");
+        }
+    }
+
+    #[test]
+    fn objects_inside_a_project_are_addressed_through_it() {
+        let p = json!({"projectKey": "team"});
+        assert_eq!(HOOKS.address(&kind("Role"), "dev", &p), "team/dev");
+        assert_eq!(HOOKS.address(&kind("User"), "alice", &p), "team/alice");
+        assert_eq!(HOOKS.address(&kind("Role"), "dev", &json!({})), "");
+        assert_eq!(HOOKS.address(&kind("Project"), "team", &json!({})), "team");
+        let share = json!({"repoKey": "libs", "targetProjectKey": "other", "readOnly": true});
+        assert_eq!(
+            HOOKS.address(&kind("ShareRepository"), "libs:other", &share),
+            "libs/other/true"
+        );
+        assert_eq!(
+            HOOKS.address(
+                &kind("ShareRepositoryWithAll"),
+                "libs",
+                &json!({"repoKey": "libs"})
+            ),
+            "libs//false"
+        );
+    }
+
+    #[test]
+    fn bad_keys_and_switches_are_refused_naming_the_field() {
+        let e = HOOKS
+            .check_params(&kind("User"), &json!({"projectKey": "Team_1"}))
+            .expect_err("refused");
+        assert!(e.starts_with("projectKey:"), "{e}");
+        let e = HOOKS
+            .check_params(&kind("Project"), &json!({"useProjectUserResource": false}))
+            .expect_err("refused");
+        assert!(e.contains("User MR"), "{e}");
+        assert!(
+            HOOKS
+                .check_params(&kind("Project"), &json!({"displayName": "x"}))
+                .is_ok()
+        );
+        assert!(check_project_key("a").is_err());
+        assert!(check_project_key("team-1").is_ok());
+    }
+
+    /// The generated CRDs pass the API server's CRD rules, every example (both scopes)
+    /// validates, and changing the spec field that identifies a ShareRepositoryWithAll is refused at
+    /// admission.
+    #[test]
+    fn crds_accept_the_examples_and_refuse_a_changed_identity() {
+        crate::suite::crds_accept_examples_and_refuse(
+            "project",
+            &registrations(Arc::new(ClientCache::new(crate::PROVIDER))),
+            tables::KINDS,
+            examples::example,
+            (
+                "ShareRepositoryWithAll",
+                "repoKey",
+                serde_json::json!("other-repo"),
+            ),
+        );
+    }
+}

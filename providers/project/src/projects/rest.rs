@@ -1,0 +1,444 @@
+//! The REST bindings of provider-project's Kinds, on the Access API.
+//!
+//! A Kind inside a project is addressed as `<projectKey>/<name>` (the family's `address`
+//! hook builds it from the identifier and `spec.forProvider.projectKey`); a share as
+//! `<repoKey>/<targetProjectKey>/<readOnly>`. Only [`Error::NotFound`] means "does not exist":
+//! a repository assigned to another project, or no longer shared with the target, reads as
+//! not found, as upstream treats it.
+
+use async_trait::async_trait;
+use jfrog_client::{Error, Idempotency, JfrogClient, Service};
+use provider_family::rest::{address_pair, address_triple, not_found, request};
+use provider_family::{Call, Converted, Paths, Rest, Verb};
+use serde_json::{Map, Value, json};
+
+/// One GiB: the project quota is given in GiB and sent in bytes.
+const GIB: i64 = 1024 * 1024 * 1024;
+
+/// An Access request with path parameters in order.
+fn call<'a>(
+    client: &'a JfrogClient,
+    verb: Verb,
+    path: &'static str,
+    idem: Idempotency,
+    params: &[&str],
+) -> jfrog_client::Request<'a> {
+    request(client, Service::Access, verb, path, idem, params)
+}
+
+/// Projects: plain CRUD on `/api/v1/projects`, with the quota in GiB on our side and in
+/// bytes on the wire, and `blockDeploymentsOnLimit` the inverse of JFrog's `soft_limit`.
+/// No list call: the list answers bytes (and projects are few).
+pub static PROJECT: Converted = Converted {
+    paths: Paths {
+        service: Service::Access,
+        create: Call::new(Verb::Post, "/api/v1/projects"),
+        read: Call::new(Verb::Get, "/api/v1/projects/{key}"),
+        update: Call::new(Verb::Put, "/api/v1/projects/{key}"),
+        delete: Call::new(Verb::Delete, "/api/v1/projects/{key}"),
+        list: None,
+        case_insensitive: false,
+    },
+    to_jfrog: project_to_jfrog,
+    from_jfrog: project_from_jfrog,
+};
+
+fn project_to_jfrog(b: &mut Map<String, Value>) {
+    if let Some(g) = b.get("storage_quota_bytes").and_then(Value::as_i64) {
+        let bytes = if g <= 0 { -1 } else { g.saturating_mul(GIB) };
+        b.insert("storage_quota_bytes".into(), json!(bytes));
+    }
+    if let Some(block) = b.get("soft_limit").and_then(Value::as_bool) {
+        b.insert("soft_limit".into(), json!(!block));
+    }
+}
+
+fn project_from_jfrog(v: &mut Value) {
+    if let Some(bytes) = v.get("storage_quota_bytes").and_then(Value::as_i64) {
+        v["storage_quota_bytes"] = json!(if bytes <= 0 { -1 } else { bytes / GIB });
+    }
+    if let Some(soft) = v.get("soft_limit").and_then(Value::as_bool) {
+        v["soft_limit"] = json!(!soft);
+    }
+}
+
+/// Environments: stored by JFrog as `<project>-<name>`, created by POST, read from the
+/// project's list (there is no single read), nothing to update (the name is the
+/// identifier), deleted by full name.
+#[derive(Debug)]
+pub struct EnvironmentRest;
+
+/// The environment binding.
+pub static ENVIRONMENT: EnvironmentRest = EnvironmentRest;
+
+const ENVIRONMENTS: &str = "/api/v1/projects/{project}/environments";
+
+#[async_trait]
+impl Rest for EnvironmentRest {
+    async fn read(&self, client: &JfrogClient, key: &str) -> Result<Value, Error> {
+        let (p, name) = address_pair(key);
+        let list = call(
+            client,
+            Verb::Get,
+            ENVIRONMENTS,
+            Idempotency::Idempotent,
+            &[p],
+        )
+        .send_value()
+        .await?;
+        let full = format!("{p}-{name}");
+        list.as_array()
+            .into_iter()
+            .flatten()
+            .find(|e| e["name"].as_str() == Some(full.as_str()))
+            .map(|_| json!({"name": name}))
+            .ok_or_else(|| {
+                not_found(
+                    Service::Access,
+                    Verb::Get,
+                    ENVIRONMENTS,
+                    format!("environment {full} is not in project {p}"),
+                )
+            })
+    }
+    async fn create(
+        &self,
+        client: &JfrogClient,
+        key: &str,
+        _body: &Map<String, Value>,
+    ) -> Result<Value, Error> {
+        let (p, name) = address_pair(key);
+        call(
+            client,
+            Verb::Post,
+            ENVIRONMENTS,
+            Idempotency::NonIdempotent,
+            &[p],
+        )
+        .json(&json!({"name": format!("{p}-{name}")}))
+        .send_empty()
+        .await?;
+        Ok(Value::Null)
+    }
+    async fn update(
+        &self,
+        _client: &JfrogClient,
+        _key: &str,
+        _body: &Map<String, Value>,
+    ) -> Result<(), Error> {
+        // The name is the identifier and the project is immutable: nothing can differ.
+        Ok(())
+    }
+    async fn delete(&self, client: &JfrogClient, key: &str) -> Result<(), Error> {
+        let (p, name) = address_pair(key);
+        call(
+            client,
+            Verb::Delete,
+            "/api/v1/projects/{project}/environments/{name}",
+            Idempotency::Idempotent,
+            &[p, &format!("{p}-{name}")],
+        )
+        .send_empty()
+        .await
+    }
+}
+
+/// Objects inside a project addressed `<project>/<name>`: custom roles (created by POST on
+/// the collection) and members (users, groups: created and updated by PUT, the name in the
+/// body).
+#[derive(Debug)]
+pub struct Nested {
+    /// The collection path (`{project}`).
+    pub collection: &'static str,
+    /// The item path (`{project}`, `{name}`).
+    pub item: &'static str,
+    /// Created by PUT on the item (members) rather than POST on the collection (roles).
+    pub put_creates: bool,
+}
+
+/// Custom project roles.
+pub static ROLE: Nested = Nested {
+    collection: "/api/v1/projects/{project}/roles",
+    item: "/api/v1/projects/{project}/roles/{name}",
+    put_creates: false,
+};
+
+/// Project users.
+pub static USER: Nested = Nested {
+    collection: "/api/v1/projects/{project}/users",
+    item: "/api/v1/projects/{project}/users/{name}",
+    put_creates: true,
+};
+
+/// Project groups.
+pub static GROUP: Nested = Nested {
+    collection: "/api/v1/projects/{project}/groups",
+    item: "/api/v1/projects/{project}/groups/{name}",
+    put_creates: true,
+};
+
+impl Nested {
+    /// The project and the name.
+    fn params(key: &str) -> [&str; 2] {
+        let (p, name) = address_pair(key);
+        [p, name]
+    }
+
+    fn body(name: &str, body: &Map<String, Value>) -> Map<String, Value> {
+        let mut b = body.clone();
+        b.insert("name".into(), json!(name));
+        b
+    }
+}
+
+#[async_trait]
+impl Rest for Nested {
+    async fn read(&self, client: &JfrogClient, key: &str) -> Result<Value, Error> {
+        call(
+            client,
+            Verb::Get,
+            self.item,
+            Idempotency::Idempotent,
+            &Self::params(key),
+        )
+        .send_value()
+        .await
+    }
+    async fn create(
+        &self,
+        client: &JfrogClient,
+        key: &str,
+        body: &Map<String, Value>,
+    ) -> Result<Value, Error> {
+        let p = Self::params(key);
+        let body = Self::body(p[1], body);
+        if self.put_creates {
+            // An upsert: resending it is harmless.
+            call(client, Verb::Put, self.item, Idempotency::Idempotent, &p)
+                .json(&body)
+                .send_empty()
+                .await?;
+        } else {
+            call(
+                client,
+                Verb::Post,
+                self.collection,
+                Idempotency::NonIdempotent,
+                &p[..1],
+            )
+            .json(&body)
+            .send_empty()
+            .await?;
+        }
+        Ok(Value::Null)
+    }
+    async fn update(
+        &self,
+        client: &JfrogClient,
+        key: &str,
+        body: &Map<String, Value>,
+    ) -> Result<(), Error> {
+        let p = Self::params(key);
+        call(client, Verb::Put, self.item, Idempotency::Idempotent, &p)
+            .json(&Self::body(p[1], body))
+            .send_empty()
+            .await
+    }
+    async fn delete(&self, client: &JfrogClient, key: &str) -> Result<(), Error> {
+        call(
+            client,
+            Verb::Delete,
+            self.item,
+            Idempotency::Idempotent,
+            &Self::params(key),
+        )
+        .send_empty()
+        .await
+    }
+}
+
+/// The status of a repository on the Access side.
+const STATUS: &str = "/api/v1/projects/_/repositories/{key}";
+
+async fn status(client: &JfrogClient, repo: &str) -> Result<Value, Error> {
+    call(client, Verb::Get, STATUS, Idempotency::Idempotent, &[repo])
+        .send_value()
+        .await
+}
+
+/// A repository assigned to a project (`<project>/<repoKey>`): attached by PUT (no body,
+/// `force=true` as upstream), read from the repository's Access status (assigned to
+/// another project = not found), nothing to update, detached by DELETE.
+#[derive(Debug)]
+pub struct RepositoryRest;
+
+/// The repository assignment binding.
+pub static REPOSITORY: RepositoryRest = RepositoryRest;
+
+#[async_trait]
+impl Rest for RepositoryRest {
+    async fn read(&self, client: &JfrogClient, key: &str) -> Result<Value, Error> {
+        let (p, repo) = address_pair(key);
+        let s = status(client, repo).await?;
+        if s["assigned_to"].as_str() == Some(p) {
+            Ok(json!({}))
+        } else {
+            Err(not_found(
+                Service::Access,
+                Verb::Get,
+                STATUS,
+                format!("repository {repo} is not assigned to project {p}"),
+            ))
+        }
+    }
+    async fn create(
+        &self,
+        client: &JfrogClient,
+        key: &str,
+        _body: &Map<String, Value>,
+    ) -> Result<Value, Error> {
+        let (p, repo) = address_pair(key);
+        call(
+            client,
+            Verb::Put,
+            "/api/v1/projects/_/attach/repositories/{key}/{project}",
+            Idempotency::Idempotent,
+            &[repo, p],
+        )
+        .query("force", "true")
+        .send_empty()
+        .await?;
+        Ok(Value::Null)
+    }
+    async fn update(
+        &self,
+        _client: &JfrogClient,
+        _key: &str,
+        _body: &Map<String, Value>,
+    ) -> Result<(), Error> {
+        // Every field is immutable (upstream replaces): nothing can differ.
+        Ok(())
+    }
+    async fn delete(&self, client: &JfrogClient, key: &str) -> Result<(), Error> {
+        let (_, repo) = address_pair(key);
+        call(
+            client,
+            Verb::Delete,
+            "/api/v1/projects/_/attach/repositories/{key}",
+            Idempotency::Idempotent,
+            &[repo],
+        )
+        .send_empty()
+        .await
+    }
+}
+
+/// Sharing a repository with one project (`<repo>/<target>/<readOnly>`) or with all
+/// (`<repo>//<readOnly>`): PUT and DELETE with the `readOnly` query parameter, read from
+/// the repository's Access status; an update shares again with the new mode.
+#[derive(Debug)]
+pub struct ShareRest {
+    /// With every project rather than one.
+    pub all: bool,
+}
+
+/// Sharing with one project.
+pub static SHAREREPOSITORY: ShareRest = ShareRest { all: false };
+/// Sharing with every project.
+pub static SHAREREPOSITORYWITHALL: ShareRest = ShareRest { all: true };
+
+impl ShareRest {
+    fn request<'a>(
+        &self,
+        client: &'a JfrogClient,
+        verb: Verb,
+        key: &str,
+    ) -> jfrog_client::Request<'a> {
+        let (repo, target, ro) = address_triple(key);
+        let r = if self.all {
+            call(
+                client,
+                verb,
+                "/api/v1/projects/_/share/repositories/{key}",
+                Idempotency::Idempotent,
+                &[repo],
+            )
+        } else {
+            call(
+                client,
+                verb,
+                "/api/v1/projects/_/share/repositories/{key}/{target}",
+                Idempotency::Idempotent,
+                &[repo, target],
+            )
+        };
+        r.query("readOnly", if ro == "true" { "true" } else { "false" })
+    }
+}
+
+#[async_trait]
+impl Rest for ShareRest {
+    async fn read(&self, client: &JfrogClient, key: &str) -> Result<Value, Error> {
+        let (repo, target, _) = address_triple(key);
+        let s = status(client, repo).await?;
+        let shared = if self.all {
+            s["shared_with_all_projects"].as_bool() == Some(true)
+        } else {
+            s["shared_with_projects"]
+                .as_array()
+                .is_some_and(|a| a.iter().any(|t| t.as_str() == Some(target)))
+        };
+        if !shared {
+            return Err(not_found(
+                Service::Access,
+                Verb::Get,
+                STATUS,
+                format!("repository {repo} is not shared as declared"),
+            ));
+        }
+        Ok(json!({"read_only": s["shared_read_only"].as_bool().unwrap_or(false)}))
+    }
+    async fn create(
+        &self,
+        client: &JfrogClient,
+        key: &str,
+        _body: &Map<String, Value>,
+    ) -> Result<Value, Error> {
+        self.request(client, Verb::Put, key).send_empty().await?;
+        Ok(Value::Null)
+    }
+    async fn update(
+        &self,
+        client: &JfrogClient,
+        key: &str,
+        _body: &Map<String, Value>,
+    ) -> Result<(), Error> {
+        self.request(client, Verb::Put, key).send_empty().await
+    }
+    async fn delete(&self, client: &JfrogClient, key: &str) -> Result<(), Error> {
+        self.request(client, Verb::Delete, key).send_empty().await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn project_quota_and_soft_limit_convert_both_ways() {
+        let mut body: Map<String, Value> =
+            serde_json::from_value(json!({"storage_quota_bytes": 2, "soft_limit": true}))
+                .expect("map");
+        project_to_jfrog(&mut body);
+        assert_eq!(body["storage_quota_bytes"], json!(2 * GIB));
+        assert_eq!(body["soft_limit"], json!(false));
+        let mut back = Value::Object(body);
+        project_from_jfrog(&mut back);
+        assert_eq!(back["storage_quota_bytes"], json!(2));
+        assert_eq!(back["soft_limit"], json!(true));
+        let mut unlimited: Map<String, Value> =
+            serde_json::from_value(json!({"storage_quota_bytes": -1})).expect("map");
+        project_to_jfrog(&mut unlimited);
+        assert_eq!(unlimited["storage_quota_bytes"], json!(-1));
+    }
+}

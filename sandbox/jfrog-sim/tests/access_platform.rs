@@ -1,0 +1,196 @@
+//! The Access project and platform services: JFrog's rules for projects, their environments,
+//! roles and members, and for groups and their members, lifecycle stages and lifecycles.
+
+mod common;
+
+use common::{Api, start};
+use reqwest::{Method, StatusCode};
+use serde_json::json;
+
+const PROJECTS: &str = "/access/api/v1/projects";
+
+async fn project(api: &Api, key: &str) {
+    let r = api
+        .post(
+            PROJECTS,
+            json!({"project_key": key, "display_name": key, "admin_privileges": {"manage_members": true}}),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
+}
+
+#[tokio::test]
+async fn projects_environments_roles_and_members() {
+    let sim = start().await;
+    let api = Api::admin(&sim);
+    let r = api
+        .post(
+            PROJECTS,
+            json!({"project_key": "Bad_Key", "display_name": "x", "admin_privileges": {}}),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::BAD_REQUEST);
+    project(&api, "team").await;
+    let r = api
+        .post(
+            PROJECTS,
+            json!({"project_key": "team", "display_name": "again", "admin_privileges": {}}),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::CONFLICT);
+
+    // Environments carry the project prefix.
+    let envs = format!("{PROJECTS}/team/environments");
+    let r = api.post(&envs, json!({"name": "qa"})).await;
+    assert_eq!(r.status, StatusCode::BAD_REQUEST, "{}", r.text);
+    let r = api.post(&envs, json!({"name": "team-qa"})).await;
+    assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
+    assert_eq!(api.get(&envs).await.json(), json!([{"name": "team-qa"}]));
+
+    // Members need an existing role and an existing project.
+    let r = api
+        .put(
+            &format!("{PROJECTS}/team/users/alice"),
+            json!({"name": "alice", "roles": ["reader"]}),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::NOT_FOUND, "{}", r.text);
+    let r = api
+        .post(
+            &format!("{PROJECTS}/team/roles"),
+            json!({"name": "reader", "type": "CUSTOM", "environments": ["DEV"], "actions": ["READ_REPOSITORY"]}),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
+    let r = api
+        .put(
+            &format!("{PROJECTS}/team/users/alice"),
+            json!({"name": "alice", "roles": ["reader"]}),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+    let r = api
+        .put(
+            &format!("{PROJECTS}/nope/users/alice"),
+            json!({"name": "alice", "roles": ["Viewer"]}),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::NOT_FOUND);
+    assert_eq!(
+        api.get(&format!("{PROJECTS}/team/users")).await.json(),
+        json!({"members": [{"name": "alice", "roles": ["reader"]}]})
+    );
+
+    // A project with a repository cannot be deleted; without, its content goes with it.
+    api.create(
+        "libs",
+        json!({"key": "libs", "rclass": "local", "packageType": "generic"}),
+    )
+    .await;
+    let attach = format!("{PROJECTS}/_/attach/repositories/libs/team");
+    assert_eq!(
+        api.put(&attach, json!({})).await.status,
+        StatusCode::NO_CONTENT
+    );
+    let r = api.delete(&format!("{PROJECTS}/team")).await;
+    assert_eq!(r.status, StatusCode::BAD_REQUEST);
+    assert!(r.text.contains("can't be removed"), "{}", r.text);
+    let r = api
+        .delete(&format!("{PROJECTS}/_/attach/repositories/libs"))
+        .await;
+    assert_eq!(r.status, StatusCode::NO_CONTENT);
+    assert_eq!(
+        api.delete(&format!("{PROJECTS}/team")).await.status,
+        StatusCode::NO_CONTENT
+    );
+    for coll in [
+        "access_project_environments",
+        "access_project_roles",
+        "access_project_users",
+    ] {
+        assert_eq!(sim.object_count(coll), 0, "{coll}");
+    }
+    assert!(sim.repository("libs").is_some(), "the repository stays");
+}
+
+#[tokio::test]
+async fn groups_members_stages_and_lifecycles() {
+    let sim = start().await;
+    let api = Api::admin(&sim);
+    let groups = "/access/api/v2/groups";
+    let r = api
+        .post(
+            groups,
+            json!({"name": "devs", "auto_join": true, "admin_privileges": true}),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::BAD_REQUEST, "{}", r.text);
+    let r = api.post(groups, json!({"name": "devs"})).await;
+    assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
+    let members = format!("{groups}/devs/members");
+    let r = api
+        .call(
+            Method::PATCH,
+            &members,
+            Some(json!({"add": ["bob", "alice"], "remove": []})),
+        )
+        .await;
+    assert_eq!(r.json(), json!({"members": ["alice", "bob"]}));
+    let r = api
+        .call(
+            Method::PATCH,
+            &members,
+            Some(json!({"add": [], "remove": ["bob"]})),
+        )
+        .await;
+    assert_eq!(r.json(), json!({"members": ["alice"]}));
+    let r = api
+        .call(
+            Method::PATCH,
+            &format!("{groups}/nope/members"),
+            Some(json!({"add": ["x"]})),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::NOT_FOUND);
+
+    // A lifecycle promotes through existing stages, never the system ones; a stage in use
+    // cannot be deleted.
+    let lifecycle = "/access/api/v2/lifecycle";
+    let r = api
+        .call(
+            Method::PATCH,
+            lifecycle,
+            Some(json!({"promote_stages": ["qa"]})),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::NOT_FOUND, "{}", r.text);
+    let r = api
+        .post(
+            "/access/api/v2/stages",
+            json!({"name": "qa", "category": "promote"}),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
+    let r = api
+        .call(
+            Method::PATCH,
+            lifecycle,
+            Some(json!({"promote_stages": ["qa", "PROD"]})),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::BAD_REQUEST, "{}", r.text);
+    let r = api
+        .call(
+            Method::PATCH,
+            lifecycle,
+            Some(json!({"promote_stages": ["qa"]})),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+    assert_eq!(
+        api.get(lifecycle).await.json()["promote_stages"],
+        json!(["qa"])
+    );
+    let r = api.delete("/access/api/v2/stages/qa").await;
+    assert_eq!(r.status, StatusCode::BAD_REQUEST, "{}", r.text);
+}
