@@ -230,11 +230,7 @@ pub async fn export(
             if n > 0 && n % 100 == 0 {
                 progress(&format!("{}: {n}/{} objects", list.path, objects.len()));
             }
-            let key = obj
-                .get(list.key_member)
-                .and_then(Value::as_str)
-                .unwrap_or_default()
-                .to_string();
+            let key = list.key_of(obj);
             let skip = |reason: String| Skipped {
                 what: list.path.to_string(),
                 key: key.clone(),
