@@ -33,6 +33,8 @@ async fn seeded_sim(copies: usize) -> (Simulator, JfrogClient, Vec<Seeded>) {
         "artifactory-build-info",
         json!({"rclass": "local", "packageType": "buildinfo"})
     ));
+    // A global environment every platform has.
+    assert!(sim.put_object("environments", "DEV", json!({"name": "DEV"})));
     (sim, client, seeded)
 }
 
@@ -67,8 +69,13 @@ async fn every_object_is_exported_once_and_adopted_without_a_change() {
     assert_eq!(sim.request_counts().values().sum::<u64>(), 5);
     assert!(ex.warnings.is_empty(), "{:#?}", ex.warnings);
     assert!(ex.skipped.is_empty(), "{:#?}", ex.skipped);
-    assert_eq!(ex.platform_owned.len(), 1, "{:?}", ex.platform_owned);
-    assert_eq!(ex.platform_owned[0].key, "artifactory-build-info");
+    let owned: Vec<&str> = ex.platform_owned.iter().map(|s| s.key.as_str()).collect();
+    assert_eq!(
+        owned,
+        ["artifactory-build-info", "DEV"],
+        "{:?}",
+        ex.platform_owned
+    );
     // Each object under its Kind (or a Kind declared alike: FederatedDockerRepository is
     // FederatedDockerV2Repository's alias, and the first declared is used).
     let decl = |kind: &str| {

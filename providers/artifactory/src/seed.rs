@@ -9,20 +9,9 @@ use jfrog_client::JfrogClient;
 use provider_family::seed::{create, create_copy, variant};
 use serde_json::{Value, json};
 
-pub use provider_family::seed::SeedError;
+pub use provider_family::seed::{SeedError, Seeded};
 
 use crate::{access, repository, webhook};
-
-/// One seeded object.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
-pub struct Seeded {
-    /// The Kind.
-    pub kind: &'static str,
-    /// The JFrog identifier.
-    pub key: String,
-    /// Whether it was given a secret.
-    pub with_secret: bool,
-}
 
 /// Create `copies` objects of every repository and webhook Kind and of every access Kind
 /// `export` can list (copy 0 under the example's key, which the virtual repositories'

@@ -11,6 +11,17 @@ use serde_json::Value;
 
 use crate::{FamilyClient, FamilyKind};
 
+/// One seeded object.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Seeded {
+    /// The Kind.
+    pub kind: &'static str,
+    /// The JFrog identifier.
+    pub key: String,
+    /// Whether it was given a secret.
+    pub with_secret: bool,
+}
+
 /// A failed seed (which object, and JFrog's answer; never a secret).
 #[derive(Debug, thiserror::Error)]
 #[error("cannot create {kind} {key}: {message}")]

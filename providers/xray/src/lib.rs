@@ -20,11 +20,14 @@ pub mod configuration;
 pub mod examples;
 pub mod policy;
 pub mod report;
+pub mod seed;
 pub mod watch;
 pub mod webhook;
 
 #[cfg(test)]
 mod e2e_tests;
+#[cfg(test)]
+mod export_tests;
 #[cfg(test)]
 mod family_suite;
 
