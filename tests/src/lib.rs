@@ -116,6 +116,8 @@ pub struct SandboxOptions {
     pub jfrog: Option<(String, PathBuf)>,
     /// Extra provider flags (`sandbox up --provider-arg=...`).
     pub provider_args: Vec<String>,
+    /// `sandbox up --providers` (default: `artifactory`).
+    pub providers: String,
 }
 
 impl SandboxOptions {
@@ -126,7 +128,14 @@ impl SandboxOptions {
             apply: Vec::new(),
             jfrog: None,
             provider_args: Vec::new(),
+            providers: "artifactory".to_string(),
         }
+    }
+
+    /// The providers the sandbox runs (`artifactory,xray`).
+    pub fn providers(mut self, providers: &str) -> SandboxOptions {
+        self.providers = providers.to_string();
+        self
     }
 
     pub fn provider_arg(mut self, flag: &str) -> SandboxOptions {
@@ -166,7 +175,7 @@ pub struct Sandbox {
 }
 
 impl Sandbox {
-    /// Starts `sandbox up --state-dir DIR --poll P --providers artifactory [--apply ...]` and
+    /// Starts `sandbox up --state-dir DIR --poll P --providers P [--apply ...]` and
     /// waits (up to 4 minutes: a loaded machine) for `DIR/ready`.
     pub async fn start(opts: SandboxOptions) -> Sandbox {
         let _ = rustls::crypto::ring::default_provider().install_default();
@@ -180,7 +189,7 @@ impl Sandbox {
         cmd.arg("up")
             .arg("--state-dir")
             .arg(&dir)
-            .args(["--poll", &poll, "--providers", "artifactory"])
+            .args(["--poll", &poll, "--providers", &opts.providers])
             .stdin(Stdio::null())
             .stdout(Stdio::from(out))
             .stderr(Stdio::from(err))
