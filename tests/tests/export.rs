@@ -110,22 +110,26 @@ async fn adopt(tag: &str, url: &str, token_file: &Path, out: &Path) -> usize {
     let sb = Sandbox::start(opts).await;
     sb.sim.reset_requests().await;
     let started = Instant::now();
-    // What `kubectl apply -k` would apply: each provider's kustomization renders its
+    // What `kubectl apply -k` would apply: the top kustomization renders every provider's
     // manifests.
-    let mut docs: Vec<Value> = Vec::new();
-    for p in PROVIDERS {
-        let rendered = sb.kubectl_ok(&["kustomize", &out.join(p).display().to_string()]);
-        let mine: Vec<Value> = serde_yaml::Deserializer::from_str(&rendered)
-            .map(|de| serde::Deserialize::deserialize(de).expect("rendered YAML"))
-            .collect();
-        assert!(
-            mine.iter().all(|d: &Value| d["apiVersion"]
-                .as_str()
-                .is_some_and(|a| a.contains(&format!(".{p}.")))),
-            "the {p} kustomization renders only its managed resources"
-        );
-        docs.extend(mine);
-    }
+    let rendered = sb.kubectl_ok(&["kustomize", &out.display().to_string()]);
+    let docs: Vec<Value> = serde_yaml::Deserializer::from_str(&rendered)
+        .map(|de| serde::Deserialize::deserialize(de).expect("rendered YAML"))
+        .collect();
+    let of = |p: &str| {
+        docs.iter()
+            .filter(|d| {
+                d["apiVersion"]
+                    .as_str()
+                    .is_some_and(|a| a.contains(&format!(".{p}.")))
+            })
+            .count()
+    };
+    assert_eq!(
+        (of("artifactory"), of("xray")),
+        (ARTIFACTORY_OBJECTS, XRAY_OBJECTS),
+        "the kustomization renders only managed resources, every one"
+    );
     // Applied (server-side, as `kubectl apply --server-side` does) 16 at a time: kubectl
     // sends one object after another, which takes minutes for hundreds on a loaded machine.
     let mrs: Vec<_> = docs.iter().map(|d| sb.mr_of(d)).collect();
