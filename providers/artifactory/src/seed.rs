@@ -150,8 +150,10 @@ mod tests {
             "passwordSecretRef": {"name": "s", "key": "p"},
             "config": [{"auth": [{"type": "AppRole", "roleIdSecretRef": {"name": "s"}}]}],
         });
+        let mut refs = super::secret_refs(&params, "");
+        refs.sort();
         assert_eq!(
-            super::secret_refs(&params, ""),
+            refs,
             vec![
                 ("config.0.auth.0.roleIdSecretRef".to_string(), String::new()),
                 ("passwordSecretRef".to_string(), "p".to_string())
