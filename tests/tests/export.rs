@@ -1,10 +1,14 @@
-//! End-to-end test of `export` (issue 18): a simulator seeded with every repository and
-//! webhook Kind twice (348 objects, some with secrets, some with keys that are not
-//! Kubernetes names, and a system repository), exported with `sandbox export`, then the
-//! export applied (`kubectl apply -k`) to a fresh sandbox against the same simulator: every
-//! MR becomes Ready and Synced and the simulator sees no write during adoption and two more
-//! polls. The same with `--legacy`. Exporting twice gives identical files, and no secret
-//! value of the simulator is in any of them.
+//! End-to-end test of `export` (issue 18): a simulator seeded twice with every Kind `export`
+//! can list (368 objects: provider-artifactory's 150 repository, 24 webhook and 3 listable
+//! access Kinds (certificates, environments, Vault configurations), provider-xray's 7
+//! listable Kinds (policies, curation policies and conditions, watches, webhooks); some with
+//! secrets, some with keys that are not Kubernetes names; and objects the platform makes
+//! itself: a system repository, the DEV environment, a built-in curation condition),
+//! exported with `sandbox export --providers artifactory,xray`, then the export applied
+//! (`kubectl apply -k` per provider) to a fresh sandbox running both providers against the
+//! same simulator: every MR becomes Ready and Synced and the simulator sees no write during
+//! adoption and two more polls. The same with `--legacy`. Exporting twice gives identical
+//! files, and no secret value of the simulator is in any of them.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -16,6 +20,12 @@ use serde_json::{Value, json};
 
 const REPOS: &str = "/artifactory/api/repositories/configurations";
 const HOOKS: &str = "/event/api/v1/subscriptions";
+const WATCHES: &str = "/xray/api/v2/watches";
+/// The providers exported and adopted.
+const PROVIDERS: [&str; 2] = ["artifactory", "xray"];
+/// provider-artifactory's seeded objects (2 x (150 + 24 + 3)), provider-xray's (2 x 7).
+const ARTIFACTORY_OBJECTS: usize = 354;
+const XRAY_OBJECTS: usize = 14;
 
 fn secret(key: &str) -> String {
     format!("e2e-export-secret-{}-41d9", key.to_ascii_lowercase())
@@ -42,11 +52,11 @@ fn tree(dir: &Path) -> BTreeMap<PathBuf, String> {
     out
 }
 
-/// `sandbox export --providers artifactory --url URL --token-file F --out OUT [extra]`;
+/// `sandbox export --providers artifactory,xray --url URL --token-file F --out OUT [extra]`;
 /// returns its standard output.
 fn export(url: &str, token_file: &Path, out: &Path, extra: &[&str]) -> String {
     let o = Command::new(sandbox_binary())
-        .args(["export", "--providers", "artifactory", "--url", url])
+        .args(["export", "--providers", &PROVIDERS.join(","), "--url", url])
         .arg("--token-file")
         .arg(token_file)
         .arg("--out")
@@ -63,28 +73,30 @@ fn export(url: &str, token_file: &Path, out: &Path, extra: &[&str]) -> String {
     stdout
 }
 
-/// Every secret value the simulator stores (in clear): repository passwords and webhook
-/// handler secrets.
+/// Every seeded secret value the simulator stores (in clear) in any collection: repository
+/// passwords, webhook handler secrets, certificates' private keys, Vault role and secret
+/// IDs, Xray webhook passwords.
 fn stored_secrets(sim: &jfrog_sim::Simulator) -> Vec<String> {
+    fn walk(v: &Value, out: &mut Vec<String>) {
+        match v {
+            Value::String(s) if s.contains("e2e-export-secret-") => out.push(s.clone()),
+            Value::Array(a) => a.iter().for_each(|v| walk(v, out)),
+            Value::Object(m) => m.values().for_each(|v| walk(v, out)),
+            _ => {}
+        }
+    }
     let mut out = Vec::new();
-    for r in sim.objects("repositories").unwrap_or_default() {
-        if let Some(p) = r.get("password").and_then(Value::as_str) {
-            out.push(p.to_string());
+    for c in [
+        "repositories",
+        "event_subscriptions",
+        "certificates",
+        "vault_configs",
+        "xray_webhooks",
+    ] {
+        for o in sim.objects(c).unwrap_or_default() {
+            walk(&o, &mut out);
         }
     }
-    for w in sim.objects("event_subscriptions").unwrap_or_default() {
-        for h in w["handlers"].as_array().into_iter().flatten() {
-            if let Some(s) = h.get("secret").and_then(Value::as_str) {
-                out.push(s.to_string());
-            }
-            for s in h["secrets"].as_array().into_iter().flatten() {
-                if let Some(v) = s.get("value").and_then(Value::as_str) {
-                    out.push(v.to_string());
-                }
-            }
-        }
-    }
-    out.retain(|s| !s.is_empty());
     out
 }
 
@@ -92,21 +104,31 @@ fn stored_secrets(sim: &jfrog_sim::Simulator) -> Vec<String> {
 /// no write from the apply until two more list polls after that. Returns the MR count.
 async fn adopt(tag: &str, url: &str, token_file: &Path, out: &Path) -> usize {
     let opts = SandboxOptions::new(tag)
+        .providers(&PROVIDERS.join(","))
         .jfrog(url, token_file)
         .provider_arg("--max-reconcile-rate=50");
     let sb = Sandbox::start(opts).await;
     sb.sim.reset_requests().await;
     let started = Instant::now();
-    // What `kubectl apply -k` would apply: the kustomization renders every manifest.
+    // What `kubectl apply -k` would apply: the top kustomization renders every provider's
+    // manifests.
     let rendered = sb.kubectl_ok(&["kustomize", &out.display().to_string()]);
     let docs: Vec<Value> = serde_yaml::Deserializer::from_str(&rendered)
         .map(|de| serde::Deserialize::deserialize(de).expect("rendered YAML"))
         .collect();
-    assert!(
-        docs.iter().all(|d: &Value| d["apiVersion"]
-            .as_str()
-            .is_some_and(|a| a.contains(".artifactory."))),
-        "the kustomization renders only managed resources"
+    let of = |p: &str| {
+        docs.iter()
+            .filter(|d| {
+                d["apiVersion"]
+                    .as_str()
+                    .is_some_and(|a| a.contains(&format!(".{p}.")))
+            })
+            .count()
+    };
+    assert_eq!(
+        (of("artifactory"), of("xray")),
+        (ARTIFACTORY_OBJECTS, XRAY_OBJECTS),
+        "the kustomization renders only managed resources, every one"
     );
     // Applied (server-side, as `kubectl apply --server-side` does) 16 at a time: kubectl
     // sends one object after another, which takes minutes for hundreds on a loaded machine.
@@ -130,8 +152,12 @@ async fn adopt(tag: &str, url: &str, token_file: &Path, out: &Path) -> usize {
     let applied_after = started.elapsed();
     sb.wait_all_ready(&mrs, Duration::from_secs(240)).await;
     let ready_after = started.elapsed();
-    // Two more polls: the provider lists repositories and webhooks twice more.
-    let lists = |c: &BTreeMap<String, u64>| count(c, "GET", REPOS).min(count(c, "GET", HOOKS));
+    // Two more polls: the providers list repositories, webhooks and watches twice more.
+    let lists = |c: &BTreeMap<String, u64>| {
+        count(c, "GET", REPOS)
+            .min(count(c, "GET", HOOKS))
+            .min(count(c, "GET", WATCHES))
+    };
     let at_ready = lists(&sb.sim.requests().await);
     let polled = Instant::now();
     let counts = wait_for(
@@ -169,17 +195,30 @@ async fn an_exported_platform_is_adopted_without_a_write_in_both_scopes() {
     let seeded = provider_artifactory::seed::seed(&client, 2, &secret)
         .await
         .expect("seed");
-    assert_eq!(seeded.len(), 348);
+    assert_eq!(seeded.len(), ARTIFACTORY_OBJECTS);
+    // The watches watch a seeded repository (provider-artifactory's example).
+    let xray = provider_xray::seed::seed(&client, 2, &secret)
+        .await
+        .expect("seed Xray");
+    assert_eq!(xray.len(), XRAY_OBJECTS);
+    let total = seeded.len() + xray.len();
+    // Objects the platform makes itself.
     assert!(sim.put_repository_raw(
         "artifactory-build-info",
         json!({"rclass": "local", "packageType": "buildinfo"})
+    ));
+    assert!(sim.put_object("environments", "DEV", json!({"name": "DEV"})));
+    assert!(sim.put_object(
+        "xray_curation_conditions",
+        "9001",
+        json!({"id": 9001, "name": "Malicious package", "condition_template_id": "Malicious", "is_custom": false})
     ));
     let dir = TempDir::new("export");
     let token_file = dir.path().join("token");
     std::fs::write(&token_file, sim.admin_token()).expect("write token");
     let url = sim.url();
 
-    // Export: two list requests for 348 objects.
+    // Export: one list request per list call (5 per provider) for 368 objects.
     sim.reset_counts();
     let ns = dir.path().join("namespaced");
     let started = Instant::now();
@@ -187,16 +226,22 @@ async fn an_exported_platform_is_adopted_without_a_write_in_both_scopes() {
     let took = started.elapsed();
     let requests: u64 = sim.request_counts().values().sum();
     eprintln!(
-        "export of {} objects: {requests} JFrog requests, {:.2}s\n{summary}",
-        seeded.len(),
+        "export of {total} objects: {requests} JFrog requests, {:.2}s\n{summary}",
         took.as_secs_f64()
     );
-    assert_eq!(requests, 2);
-    assert!(summary.contains("exported 348 objects"), "{summary}");
+    assert_eq!(requests, 10);
     assert!(
-        summary.contains("artifactory-build-info: a system repository"),
+        summary.contains(&format!("exported {ARTIFACTORY_OBJECTS} objects"))
+            && summary.contains(&format!("exported {XRAY_OBJECTS} objects")),
         "{summary}"
     );
+    for owned in [
+        "artifactory-build-info: a system repository",
+        "DEV: a global environment",
+        "9001: a built-in curation condition",
+    ] {
+        assert!(summary.contains(owned), "{owned}: {summary}");
+    }
     assert!(!summary.contains("warning"), "{summary}");
 
     // Twice: identical files; no secret anywhere.
@@ -207,7 +252,7 @@ async fn an_exported_platform_is_adopted_without_a_write_in_both_scopes() {
     let legacy = dir.path().join("legacy");
     export(&url, &token_file, &legacy, &["--legacy"]);
     let mut secrets = stored_secrets(&sim);
-    assert!(secrets.len() >= 40, "seeded secrets: {}", secrets.len());
+    assert!(secrets.len() >= 60, "seeded secrets: {}", secrets.len());
     secrets.push(sim.admin_token());
     for (path, text) in files.iter().chain(tree(&legacy).iter()) {
         for s in &secrets {
@@ -217,12 +262,17 @@ async fn an_exported_platform_is_adopted_without_a_write_in_both_scopes() {
                 path.display()
             );
         }
+        assert!(
+            !text.contains("PRIVATE KEY"),
+            "{} holds a private key",
+            path.display()
+        );
     }
 
     // Adoption, namespaced then legacy, each by a fresh sandbox against the same platform.
-    assert_eq!(adopt("export-ns", &url, &token_file, &ns).await, 348);
+    assert_eq!(adopt("export-ns", &url, &token_file, &ns).await, total);
     assert_eq!(
         adopt("export-legacy", &url, &token_file, &legacy).await,
-        348
+        total
     );
 }

@@ -8,10 +8,8 @@ use std::collections::BTreeSet;
 
 use jfrog_client::JfrogClient;
 use jfrog_sim::{SimConfig, Simulator};
-use provider_family::FamilyClient;
 use provider_family::export::{self, Options, Scope};
-use provider_runtime::managed::external::ExternalClient;
-use serde_json::{Value, json};
+use serde_json::json;
 
 use crate::seed::{Seeded, seed};
 
@@ -35,6 +33,8 @@ async fn seeded_sim(copies: usize) -> (Simulator, JfrogClient, Vec<Seeded>) {
         "artifactory-build-info",
         json!({"rclass": "local", "packageType": "buildinfo"})
     ));
+    // A global environment every platform has.
+    assert!(sim.put_object("environments", "DEV", json!({"name": "DEV"})));
     (sim, client, seeded)
 }
 
@@ -57,17 +57,25 @@ async fn run(client: &JfrogClient, opts: &Options) -> export::Export {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_object_is_exported_once_and_adopted_without_a_change() {
     let (sim, client, seeded) = seeded_sim(2).await;
-    assert_eq!(seeded.len(), 2 * (150 + 24));
+    // Every repository and webhook Kind, and the access Kinds with a list call
+    // (certificates, environments, Vault configurations).
+    assert_eq!(seeded.len(), 2 * (150 + 24 + 3));
     sim.reset_counts();
     let opts = Options::default();
     let ex = run(&client, &opts).await;
-    // One list request per list call (repositories, webhooks).
-    assert_eq!(ex.requests, 2);
-    assert_eq!(sim.request_counts().values().sum::<u64>(), 2);
+    // One list request per list call (repositories, webhooks, certificates, environments,
+    // Vault configurations).
+    assert_eq!(ex.requests, 5);
+    assert_eq!(sim.request_counts().values().sum::<u64>(), 5);
     assert!(ex.warnings.is_empty(), "{:#?}", ex.warnings);
     assert!(ex.skipped.is_empty(), "{:#?}", ex.skipped);
-    assert_eq!(ex.platform_owned.len(), 1, "{:?}", ex.platform_owned);
-    assert_eq!(ex.platform_owned[0].key, "artifactory-build-info");
+    let owned: Vec<&str> = ex.platform_owned.iter().map(|s| s.key.as_str()).collect();
+    assert_eq!(
+        owned,
+        ["artifactory-build-info", "DEV"],
+        "{:?}",
+        ex.platform_owned
+    );
     // Each object under its Kind (or a Kind declared alike: FederatedDockerRepository is
     // FederatedDockerV2Repository's alias, and the first declared is used).
     let decl = |kind: &str| {
@@ -136,32 +144,9 @@ async fn every_object_is_exported_once_and_adopted_without_a_change() {
 
     // Adoption: each manifest as the reconciler hands it to the adapter is up to date at
     // once, without late initialisation, and nothing is written.
-    let kinds = crate::family_kinds();
-    for o in &ex.objects {
-        let k = kinds
-            .iter()
-            .find(|k| k.resolved().decl.kind == o.kind)
-            .expect("kind");
-        let spec = &o.manifest["spec"];
-        let external = o.manifest["metadata"]["annotations"][export::EXTERNAL_NAME]
-            .as_str()
-            .unwrap_or(&o.name);
-        let mut mr =
-            provider_family::adapter::managed(&o.name, external, spec["forProvider"].clone());
-        if let Some(Value::Object(init)) = spec.get("initProvider") {
-            mr.init_only_fields = init.keys().cloned().collect();
-            mr.init_provider = spec["initProvider"].clone();
-        }
-        let fc = FamilyClient::new(client.clone(), k.resolved().clone());
-        let obs = fc.observe(&mut mr).await.expect("observe");
-        assert!(obs.resource_exists, "{} {}", o.kind, o.key);
-        assert!(
-            obs.resource_up_to_date,
-            "{} {}: {}",
-            o.kind, o.key, obs.diff
-        );
-        assert!(!obs.resource_late_initialized, "{} {}", o.kind, o.key);
-    }
+    let problems =
+        provider_family::seed::observe_exported(&crate::family_kinds(), &client, &ex.objects).await;
+    assert!(problems.is_empty(), "{problems:#?}");
     assert_eq!(writes(&sim), 0);
 
     // Files: no secret value anywhere; a second export is byte-identical.
@@ -171,13 +156,19 @@ async fn every_object_is_exported_once_and_adopted_without_a_change() {
             assert!(!content.contains(&secret(&s.key)), "{path} holds a secret");
         }
         assert!(!content.contains("seed-secret-"), "{path} holds a secret");
+        assert!(
+            !content.contains("PRIVATE KEY"),
+            "{path} holds a private key"
+        );
     }
     assert_eq!(run(&client, &opts).await.files("artifactory"), files);
     assert!(files.contains_key("artifactory/repository/kustomization.yaml"));
     assert!(files.contains_key("artifactory/webhook/kustomization.yaml"));
     assert_eq!(
         files.keys().filter(|p| p.ends_with(".yaml")).count(),
-        seeded.len() + 4
+        // A kustomization per group (repository, webhook, security) and the top one, and
+        // the list of Secrets to fill.
+        seeded.len() + 5
     );
 }
 

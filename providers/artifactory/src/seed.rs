@@ -1,41 +1,23 @@
 //! A platform with many existing objects, for `export`'s tests and measurements: every
-//! repository and webhook Kind's example, `copies` times, created through the adapter (so
-//! JFrog's server-side defaults apply as for any object made in JFrog), some with upper-case
-//! and underscore keys, some remote repositories with a password and some webhooks with
-//! handler secrets (the values given by `secret`, which never appear in an export).
+//! repository and webhook Kind's example and every listable access Kind's example,
+//! `copies` times, created through the adapter (so JFrog's server-side defaults apply as
+//! for any object made in JFrog), some with upper-case and underscore keys, some remote
+//! repositories with a password, some webhooks with handler secrets and every access
+//! object's secrets (the values given by `secret`, which never appear in an export).
 
 use jfrog_client::JfrogClient;
-use provider_family::FamilyClient;
-use provider_runtime::managed::external::ExternalClient;
-use secrecy::SecretString;
+use provider_family::seed::{create, create_copy, variant};
 use serde_json::{Value, json};
 
-use crate::{repository, webhook};
+pub use provider_family::seed::{SeedError, Seeded};
 
-/// One seeded object.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
-pub struct Seeded {
-    /// The Kind.
-    pub kind: &'static str,
-    /// The JFrog identifier.
-    pub key: String,
-    /// Whether it was given a secret.
-    pub with_secret: bool,
-}
+use crate::{access, repository, webhook};
 
-/// A failed seed (which object, and JFrog's answer).
-#[derive(Debug, thiserror::Error)]
-#[error("cannot create {kind} {key}: {message}")]
-pub struct SeedError {
-    kind: &'static str,
-    key: String,
-    message: String,
-}
-
-/// Create `copies` objects of every repository and webhook Kind (copy 0 under the
-/// example's key, which the virtual repositories' examples refer to). Odd copies have a key
-/// that is not a valid Kubernetes name; every third remote repository a password and
-/// every second webhook a handler secret, from `secret(key)`.
+/// Create `copies` objects of every repository and webhook Kind and of every access Kind
+/// `export` can list (copy 0 under the example's key, which the virtual repositories'
+/// examples refer to). Odd copies have a key that is not a valid Kubernetes name; every
+/// third remote repository a password, every second webhook a handler secret and every
+/// access object each secret of its example, from `secret(key)`.
 pub async fn seed(
     client: &JfrogClient,
     copies: usize,
@@ -46,23 +28,18 @@ pub async fn seed(
         for k in repository::kinds() {
             let d = &k.resolved().decl;
             let base = repository::examples::example_key(d.kind, false);
-            let mut key = variant(&base, copy);
             let mut params = repository::examples::example_params(d, false);
             let mut secrets = Vec::new();
             let with_secret = d.kind.starts_with("Remote") && copy % 3 == 0;
             if with_secret {
                 params["username"] = json!("seed-user");
                 params["passwordSecretRef"] = json!({"name": "s", "key": "password"});
-                secrets.push(("passwordSecretRef".to_string(), secret(&key)));
+                secrets.push((
+                    "passwordSecretRef".to_string(),
+                    secret(&variant(&base, copy)),
+                ));
             }
-            match create(client, k, &key, params.clone(), secrets.clone()).await {
-                Ok(()) => {}
-                Err(_) if copy % 2 == 1 => {
-                    key = format!("{base}-{copy}");
-                    create(client, k, &key, params, secrets).await?;
-                }
-                Err(e) => return Err(e),
-            }
+            let key = create_copy(client, k, &base, copy, params, secrets).await?;
             out.push(Seeded {
                 kind: d.kind,
                 key,
@@ -92,53 +69,95 @@ pub async fn seed(
                 with_secret,
             });
         }
+        for k in access::kinds() {
+            let d = &k.resolved().decl;
+            if d.rest.list().is_none() {
+                continue;
+            }
+            let base = access::examples::example_name(d.kind, false);
+            let key = variant(&base, copy);
+            let params = access::examples::example_params(d);
+            let secrets: Vec<(String, String)> = secret_refs(&params, "")
+                .into_iter()
+                .map(|(path, name)| {
+                    let value = secret_value(&name, &secret(&format!("{key}-{path}")));
+                    (path, value)
+                })
+                .collect();
+            let with_secret = !secrets.is_empty();
+            let key = create_copy(client, k, &base, copy, params, secrets).await?;
+            out.push(Seeded {
+                kind: d.kind,
+                key,
+                with_secret,
+            });
+        }
     }
     Ok(out)
 }
 
-/// The key of copy `n` of an example: the example's key, then `<key>-<n>`, odd copies in a
-/// form that is not a Kubernetes name (`example_local_go_1`) where JFrog allows one
-/// (Docker repository keys have neither `_` nor upper case: `<key>-<n>` then).
-fn variant(base: &str, n: usize) -> String {
-    match n {
-        0 => base.to_string(),
-        n if n % 2 == 1 => format!("{}_{n}", base.replace('-', "_")),
-        n => format!("{base}-{n}"),
+/// The paths of the `...SecretRef` members of `params` (`config.0.auth.0.roleIdSecretRef`),
+/// each with the key of the example Secret it names.
+fn secret_refs(params: &Value, at: &str) -> Vec<(String, String)> {
+    let join = |k: &str| {
+        if at.is_empty() {
+            k.to_string()
+        } else {
+            format!("{at}.{k}")
+        }
+    };
+    match params {
+        Value::Object(m) => m
+            .iter()
+            .flat_map(|(k, v)| {
+                if k.ends_with("SecretRef") {
+                    let name = v["key"].as_str().unwrap_or_default().to_string();
+                    vec![(join(k), name)]
+                } else {
+                    secret_refs(v, &join(k))
+                }
+            })
+            .collect(),
+        Value::Array(a) => a
+            .iter()
+            .enumerate()
+            .flat_map(|(i, v)| secret_refs(v, &join(&i.to_string())))
+            .collect(),
+        _ => Vec::new(),
     }
 }
 
-async fn create(
-    client: &JfrogClient,
-    kind: &std::sync::Arc<provider_family::FamilyKind>,
-    key: &str,
-    params: Value,
-    secrets: Vec<(String, String)>,
-) -> Result<(), SeedError> {
-    let fc = FamilyClient::new(client.clone(), kind.resolved().clone());
-    let mut mr = provider_family::adapter::managed(key, key, params);
-    mr.secrets = secrets
-        .into_iter()
-        .map(|(k, v)| (k, SecretString::from(v)))
-        .collect();
-    fc.create(&mut mr).await.map_err(|e| SeedError {
-        kind: kind.resolved().decl.kind,
-        key: key.to_string(),
-        message: e.to_string(),
-    })?;
-    Ok(())
+/// The value of a seeded secret: `unique`, or for a PEM (a certificate with its private
+/// key) the example's PEM with `unique` inside its private key.
+fn secret_value(example_key: &str, unique: &str) -> String {
+    match access::examples::secret_data()[example_key].as_str() {
+        Some(pem) if pem.contains("PRIVATE KEY-----\n") => pem.replacen(
+            "PRIVATE KEY-----\n",
+            &format!("PRIVATE KEY-----\n{unique}\n"),
+            1,
+        ),
+        _ => unique.to_string(),
+    }
 }
 
 #[cfg(test)]
 mod tests {
+    use serde_json::json;
+
     #[test]
-    fn variants_are_unique_and_some_are_not_names() {
-        let keys: Vec<String> = (0..11)
-            .map(|n| super::variant("example-local-go", n))
-            .collect();
-        assert_eq!(keys[0], "example-local-go");
-        assert_eq!(keys[1], "example_local_go_1");
-        assert_eq!(keys[2], "example-local-go-2");
-        let set: std::collections::BTreeSet<_> = keys.iter().collect();
-        assert_eq!(set.len(), keys.len());
+    fn secret_references_are_found_at_any_depth() {
+        let params = json!({
+            "passwordSecretRef": {"name": "s", "key": "p"},
+            "config": [{"auth": [{"type": "AppRole", "roleIdSecretRef": {"name": "s"}}]}],
+        });
+        let mut refs = super::secret_refs(&params, "");
+        refs.sort();
+        assert_eq!(
+            refs,
+            vec![
+                ("config.0.auth.0.roleIdSecretRef".to_string(), String::new()),
+                ("passwordSecretRef".to_string(), "p".to_string())
+            ]
+        );
     }
 }

@@ -230,11 +230,7 @@ pub async fn export(
             if n > 0 && n % 100 == 0 {
                 progress(&format!("{}: {n}/{} objects", list.path, objects.len()));
             }
-            let key = obj
-                .get(list.key_member)
-                .and_then(Value::as_str)
-                .unwrap_or_default()
-                .to_string();
+            let key = list.key_of(obj);
             let skip = |reason: String| Skipped {
                 what: list.path.to_string(),
                 key: key.clone(),
@@ -276,7 +272,9 @@ pub async fn export(
                 continue;
             }
             let ctx = kind.decl.hooks.diff_context(client, &key);
-            let mut one = object(kind, &key, obj, &ctx, opts);
+            // As the adapter reads it (a watch's filters unfolded into its declared fields).
+            let decoded = kind.decl.hooks.decode(kind, obj);
+            let mut one = object(kind, &key, decoded.as_ref().unwrap_or(obj), &ctx, opts);
             // Two identifiers with one name (case variants of a case-sensitive key).
             let slot = (kind.decl.kind, one.object.name.clone());
             let folded = if case_insensitive {
@@ -358,8 +356,9 @@ fn list_objects(list: &ListCall, body: &[u8]) -> Result<Vec<Value>, ExportError>
 }
 
 /// The Kinds `obj` can be an object of, most specific first: its identity members match
-/// (case-insensitively), no constant member (a handler's type) or fixed body member (a
-/// Docker API version) says otherwise; among those, the Kinds whose fixed members the
+/// (case-insensitively), no constant member (a handler's type), fixed body member (a
+/// Docker API version) or the family's [`Hooks::lists_as`](crate::hooks::Hooks::lists_as)
+/// says otherwise; among those, the Kinds whose fixed members the
 /// object carries the most of. Equally specific Kinds (aliases declared alike, such as
 /// `FederatedDockerRepository` and `FederatedDockerV2Repository`) stay in declaration
 /// order, and the first is used.
@@ -373,7 +372,7 @@ fn best_match<'k>(kinds: &[&'k ResolvedKind], obj: &Value) -> Vec<&'k ResolvedKi
                     .and_then(Value::as_str)
                     .is_some_and(|got| got.eq_ignore_ascii_case(want))
             });
-            if !identity || !constants_match(&k.fields, obj) {
+            if !identity || !constants_match(&k.fields, obj) || !k.decl.hooks.lists_as(k, obj) {
                 return None;
             }
             let mut score = 0;

@@ -111,6 +111,12 @@ pub trait Hooks: Send + Sync + std::fmt::Debug {
     fn platform_owned(&self, _key: &str, _object: &Value) -> Option<String> {
         None
     }
+    /// Whether an object of a list answer that several Kinds of the list could hold is one
+    /// of `kind` (Kinds alike but for a value JFrog shows, such as a policy's `type`):
+    /// `export` picks the Kinds that say yes.
+    fn lists_as(&self, _kind: &ResolvedKind, _object: &Value) -> bool {
+        true
+    }
     /// Why an existing object is not available yet (a job still running), from its
     /// `atProvider`; `None`: it is available.
     fn unavailable(&self, _kind: &ResolvedKind, _at_provider: &Value) -> Option<String> {

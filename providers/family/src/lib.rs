@@ -45,6 +45,7 @@ pub mod export;
 pub mod hooks;
 pub mod rest;
 pub mod schema;
+pub mod seed;
 pub mod snapshot;
 #[cfg(feature = "suite")]
 pub mod suite;

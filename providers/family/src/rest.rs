@@ -77,6 +77,24 @@ pub struct ListCall {
     pub key_member: &'static str,
 }
 
+impl ListCall {
+    /// The identifier of one listed object (see [`key_in`]).
+    pub fn key_of(&self, obj: &Value) -> String {
+        key_in(obj, self.key_member)
+    }
+}
+
+/// The identifier of one listed object in its `member`, nested by dots (a watch's
+/// `general_data.name`); a number (Xray's curation IDs) written in decimal, as the external
+/// name is; empty when it has none.
+pub fn key_in(obj: &Value, member: &str) -> String {
+    match crate::wire::get_path(obj, member) {
+        Some(Value::String(s)) => s.clone(),
+        Some(Value::Number(n)) => n.to_string(),
+        _ => String::new(),
+    }
+}
+
 /// How a family talks to JFrog. Errors keep `jfrog_client`'s typing: only
 /// [`Error::NotFound`] means "does not exist".
 #[async_trait]

@@ -201,13 +201,7 @@ impl<'de> serde::de::DeserializeSeed<'de> for CompactSeed {
     type Value = Compact;
     fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<Compact, D::Error> {
         let v = Value::deserialize(d)?;
-        // A dotted member names a nested one (a watch's `general_data.name`); a numeric
-        // identifier (Xray's curation IDs) is written in decimal, as the external name is.
-        let key = match crate::wire::get_path(&v, self.0) {
-            Some(Value::String(s)) => s.clone(),
-            Some(Value::Number(n)) => n.to_string(),
-            _ => String::new(),
-        };
+        let key = crate::rest::key_in(&v, self.0);
         let json = serde_json::to_string(&v).map_err(serde::de::Error::custom)?;
         Ok(Compact {
             key,

@@ -20,11 +20,14 @@ pub mod configuration;
 pub mod examples;
 pub mod policy;
 pub mod report;
+pub mod seed;
 pub mod watch;
 pub mod webhook;
 
 #[cfg(test)]
 mod e2e_tests;
+#[cfg(test)]
+mod export_tests;
 #[cfg(test)]
 mod family_suite;
 
@@ -68,9 +71,31 @@ pub fn crds() -> Vec<provider_runtime::crd::GeneratedCrd> {
     provider_runtime::crd::provider_crds_for(SHORT_NAME, &kinds())
 }
 
+/// Every Kind declared on the family layer (what `export` can export).
+pub fn family_kinds() -> Vec<Arc<provider_family::FamilyKind>> {
+    [
+        policy::kinds(),
+        configuration::kinds(),
+        report::kinds(),
+        watch::kinds(),
+        webhook::kinds(),
+    ]
+    .concat()
+}
+
 /// Runs the provider process with these command-line arguments (the first is the program
 /// name), exactly as the `provider-xray` binary does; the `sandbox` command calls it in the
-/// child processes it starts (`sandbox provider xray ...`).
+/// child processes it starts (`sandbox provider xray ...`). `export` writes manifests that
+/// adopt the platform's existing objects (see `provider_family::export`).
 pub async fn run_main(args: Vec<String>) -> anyhow::Result<()> {
-    PROVIDER.run_main(kinds_with, args).await
+    PROVIDER
+        .run_main_with_export(
+            kinds_with,
+            |a| async move {
+                provider_family::export::run(&PROVIDER, &family_kinds(), &a).await?;
+                Ok(())
+            },
+            args,
+        )
+        .await
 }

@@ -80,6 +80,13 @@ pub fn crc32(s: &str) -> u32 {
 }
 
 impl Hooks for AccessHooks {
+    /// The global environments every platform starts with (in the environments list, whose
+    /// objects are named by `name`).
+    fn platform_owned(&self, key: &str, object: &Value) -> Option<String> {
+        (matches!(key, "DEV" | "PROD") && object["name"] == key)
+            .then(|| "a global environment of every JFrog Platform".to_string())
+    }
+
     fn check_params(&self, kind: &ResolvedKind, params: &Value) -> Result<(), String> {
         if kind.decl.kind == "PermissionTarget"
             && let Some(repos) = params

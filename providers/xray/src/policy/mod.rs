@@ -178,6 +178,23 @@ impl Hooks for PolicyHooks {
         common::refuse_project_key(params)
     }
 
+    /// Xray's built-in curation conditions (listed with the custom ones).
+    fn platform_owned(&self, _key: &str, object: &Value) -> Option<String> {
+        (object["is_custom"] == false).then(|| "a built-in curation condition".to_string())
+    }
+
+    /// The security, license and operational-risk policies share one list: a policy's
+    /// `type` tells its Kind.
+    fn lists_as(&self, kind: &ResolvedKind, object: &Value) -> bool {
+        let want = match kind.decl.kind {
+            "SecurityPolicy" => "security",
+            "LicensePolicy" => "license",
+            "OperationalRiskPolicy" => "operational_risk",
+            _ => return true,
+        };
+        object["type"].as_str().is_none_or(|t| t == want)
+    }
+
     fn created_id(&self, kind: &ResolvedKind, answer: &Value) -> Option<String> {
         if kind.decl.kind == "IgnoreRule" {
             let info = answer.get("info")?.as_str()?;
@@ -219,6 +236,26 @@ mod tests {
             )
             .unwrap_err();
         assert!(err.contains("projectKey"), "{err}");
+    }
+
+    #[test]
+    fn a_listed_policy_is_of_the_kind_its_type_names() {
+        let kind = |k: &str| {
+            tables::KINDS
+                .iter()
+                .find(|d| d.kind == k)
+                .expect("declared")
+                .resolve()
+                .expect("composes")
+        };
+        let license = json!({"name": "p", "type": "license"});
+        assert!(HOOKS.lists_as(&kind("LicensePolicy"), &license));
+        assert!(!HOOKS.lists_as(&kind("SecurityPolicy"), &license));
+        assert!(!HOOKS.lists_as(&kind("OperationalRiskPolicy"), &license));
+        assert!(HOOKS.lists_as(
+            &kind("OperationalRiskPolicy"),
+            &json!({"type": "operational_risk"})
+        ));
     }
 
     #[test]
