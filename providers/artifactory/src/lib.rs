@@ -74,14 +74,5 @@ pub fn family_kinds() -> Vec<Arc<provider_family::FamilyKind>> {
 /// child processes it starts (`sandbox provider artifactory ...`). `export` writes manifests
 /// that adopt the platform's existing objects (see `provider_family::export`).
 pub async fn run_main(args: Vec<String>) -> anyhow::Result<()> {
-    PROVIDER
-        .run_main_with_export(
-            kinds_with,
-            |a| async move {
-                provider_family::export::run(&PROVIDER, &family_kinds(), &a).await?;
-                Ok(())
-            },
-            args,
-        )
-        .await
+    provider_family::export::run_main(PROVIDER, kinds_with, family_kinds, args).await
 }

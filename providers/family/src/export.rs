@@ -1071,6 +1071,28 @@ pub async fn run(
     Ok(report)
 }
 
+/// A provider's process entry point (`Provider::run_main_with_export`): the controllers of
+/// the Kinds `kinds_with` registers, or `export` over `family_kinds`.
+pub async fn run_main(
+    provider: provider_common::Provider,
+    kinds_with: fn(
+        &jfrog_client::ClientMetrics,
+    ) -> Vec<std::sync::Arc<dyn provider_runtime::managed::KindRegistration>>,
+    family_kinds: fn() -> Vec<std::sync::Arc<crate::FamilyKind>>,
+    args: Vec<String>,
+) -> anyhow::Result<()> {
+    provider
+        .run_main_with_export(
+            kinds_with,
+            |a| async move {
+                run(&provider, &family_kinds(), &a).await?;
+                Ok(())
+            },
+            args,
+        )
+        .await
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -41,6 +41,11 @@ pub fn kinds_with(metrics: &ClientMetrics) -> Vec<Arc<dyn KindRegistration>> {
     projects::registrations(cache)
 }
 
+/// The declared Kinds of this provider (what `export` lists).
+pub fn family_kinds() -> Vec<Arc<provider_family::FamilyKind>> {
+    projects::kinds().to_vec()
+}
+
 /// The managed Kinds of this provider (for CRD generation and `--help`).
 pub fn kinds() -> Vec<Arc<dyn KindRegistration>> {
     kinds_with(&ClientMetrics::new())
@@ -55,5 +60,5 @@ pub fn crds() -> Vec<provider_runtime::crd::GeneratedCrd> {
 /// name), exactly as the `provider-project` binary does; the `sandbox` command calls it in the
 /// child processes it starts (`sandbox provider project ...`).
 pub async fn run_main(args: Vec<String>) -> anyhow::Result<()> {
-    PROVIDER.run_main(kinds_with, args).await
+    provider_family::export::run_main(PROVIDER, kinds_with, family_kinds, args).await
 }
