@@ -200,6 +200,12 @@ impl JfrogClient {
         &self.inner.base
     }
 
+    /// Whether `other` is this client (a clone of it), not merely one with the same URL:
+    /// the same credentials, limiter and pool.
+    pub fn same(&self, other: &JfrogClient) -> bool {
+        Arc::ptr_eq(&self.inner, &other.inner)
+    }
+
     /// The metric families this client records into.
     pub fn metrics(&self) -> &ClientMetrics {
         &self.inner.metrics

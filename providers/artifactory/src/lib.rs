@@ -13,6 +13,7 @@ use jfrog_client::ClientMetrics;
 use provider_common::{Ping, Provider};
 use provider_runtime::managed::KindRegistration;
 
+pub mod configuration;
 pub mod repository;
 pub mod webhook;
 
@@ -39,7 +40,8 @@ pub fn kinds_with(metrics: &ClientMetrics) -> Vec<Arc<dyn KindRegistration>> {
         metrics.clone(),
     ));
     kinds.extend(repository::registrations(cache.clone()));
-    kinds.extend(webhook::registrations(cache));
+    kinds.extend(webhook::registrations(cache.clone()));
+    kinds.extend(configuration::registrations(cache));
     kinds
 }
 

@@ -44,6 +44,9 @@ pub enum MapWire {
     Object,
     /// As a list of `{"name": .., "value": ..}` objects (the Event service's headers).
     NameValue,
+    /// A map of string lists (property values by name), sent as a JSON object; the lists
+    /// compare as sets.
+    Lists,
 }
 
 impl Ty {

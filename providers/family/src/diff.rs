@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 
-use crate::decl::{Field, Norm, ResolvedKind, Ty};
+use crate::decl::{Field, MapWire, Norm, ResolvedKind, Ty};
 use crate::wire::{self, get_path, user_value};
 
 /// Context of one comparison.
@@ -103,6 +103,30 @@ pub fn equal(
                 _ => {}
             }
             d == o
+        }
+        Ty::Map(MapWire::Lists) => {
+            let m = |v: Option<&Value>| -> BTreeMap<String, Vec<String>> {
+                v.and_then(Value::as_object)
+                    .map(|o| {
+                        o.iter()
+                            .map(|(k, v)| {
+                                let mut l: Vec<String> = v
+                                    .as_array()
+                                    .map(|a| {
+                                        a.iter()
+                                            .filter_map(|x| x.as_str().map(str::to_string))
+                                            .collect()
+                                    })
+                                    .unwrap_or_default();
+                                l.sort();
+                                l.dedup();
+                                (k.clone(), l)
+                            })
+                            .collect()
+                    })
+                    .unwrap_or_default()
+            };
+            m(desired) == m(observed)
         }
         Ty::Map(_) => {
             let m = |v: Option<&Value>| -> BTreeMap<String, String> {

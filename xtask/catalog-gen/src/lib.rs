@@ -13,6 +13,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result, bail};
 use serde_json::Value;
 
+mod configuration;
 mod overrides;
 mod repository;
 mod webhook;
@@ -23,6 +24,8 @@ use overrides::Overrides;
 pub const REPOSITORY_TABLES: &str = "providers/artifactory/src/repository/tables.rs";
 /// Where the webhook declaration table lives, relative to the repository root.
 pub const WEBHOOK_TABLES: &str = "providers/artifactory/src/webhook/tables.rs";
+/// Where the configuration, lifecycle and artifact declaration table lives.
+pub const CONFIGURATION_TABLES: &str = "providers/artifactory/src/configuration/tables.rs";
 
 /// The catalog directory of a repository root.
 pub fn catalog_dir(repo_root: &Path) -> PathBuf {
@@ -41,10 +44,15 @@ pub fn generate(catalog_dir: &Path) -> Result<Vec<(PathBuf, String)>> {
         &read_json(&catalog_dir.join(webhook::CATALOG_FILE))?,
         &overrides,
     )?;
+    let configuration = configuration::generate(
+        &read_json(&catalog_dir.join(configuration::CATALOG_FILE))?,
+        &overrides,
+    )?;
     overrides.check_all_used()?;
     Ok(vec![
         (PathBuf::from(REPOSITORY_TABLES), repository),
         (PathBuf::from(WEBHOOK_TABLES), webhook),
+        (PathBuf::from(CONFIGURATION_TABLES), configuration),
     ])
 }
 

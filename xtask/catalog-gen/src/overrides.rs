@@ -21,6 +21,7 @@ const SETTABLE: &[&str] = &[
     "immutable",
     "computed",
     "type",
+    "wire",
 ];
 
 /// A correction of one field (by Terraform name), in some contexts or everywhere.
@@ -76,6 +77,11 @@ pub struct Overrides {
     pub repository_kinds: Vec<KindOverride>,
     pub webhook_fields: Vec<FieldOverride>,
     pub criteria_rules: Vec<CriteriaRules>,
+    /// Field corrections of the configuration, lifecycle and artifact Kinds (contexts are
+    /// Kind names); the section is optional.
+    pub configuration_fields: Vec<FieldOverride>,
+    /// Identifier corrections of those Kinds: (Kind, strategy, constant).
+    pub configuration_ids: Vec<(String, String, String)>,
 }
 
 impl FieldOverride {
@@ -169,13 +175,34 @@ impl Overrides {
                 .map(criteria_rules)
                 .collect::<Result<_>>()
                 .context("webhook.criteria_rules")?,
+            configuration_fields: match v.get("configuration").and_then(Value::as_object) {
+                None => Vec::new(),
+                Some(c) => list(c, "fields")?
+                    .iter()
+                    .map(field_override)
+                    .collect::<Result<_>>()
+                    .context("configuration.fields")?,
+            },
+            configuration_ids: match v.get("configuration").and_then(Value::as_object) {
+                None => Vec::new(),
+                Some(c) => list(c, "identifiers")?
+                    .iter()
+                    .map(id_override)
+                    .collect::<Result<_>>()
+                    .context("configuration.identifiers")?,
+            },
         })
     }
 
     /// Fail on an entry that matched nothing: a stale correction.
     pub fn check_all_used(&self) -> Result<()> {
         let mut unused = Vec::new();
-        for f in self.repository_fields.iter().chain(&self.webhook_fields) {
+        for f in self
+            .repository_fields
+            .iter()
+            .chain(&self.webhook_fields)
+            .chain(&self.configuration_fields)
+        {
             if f.used.get() == 0 {
                 unused.push(format!(
                     "field {} in {:?} ({})",
@@ -312,6 +339,18 @@ fn field_override(v: &Value) -> Result<FieldOverride> {
         used: Cell::new(0),
         reason: m["reason"].as_str().unwrap_or_default().to_string(),
     })
+}
+
+/// `{kind, strategy, constant}`: a Kind's identifier strategy replaced.
+fn id_override(v: &Value) -> Result<(String, String, String)> {
+    let m = entry(v, &["kind", "strategy", "constant"])?;
+    let s = |k: &str| -> Result<String> {
+        Ok(m.get(k)
+            .and_then(Value::as_str)
+            .with_context(|| format!("missing `{k}` in {v}"))?
+            .to_string())
+    };
+    Ok((s("kind")?, s("strategy")?, s("constant")?))
 }
 
 fn kind_override(v: &Value) -> Result<KindOverride> {
