@@ -94,7 +94,9 @@ fn field_schema(f: &Field, for_params: bool) -> Value {
         Ty::Set => {
             json!({"type": "array", "items": {"type": "string"}, "x-kubernetes-list-type": "set"})
         }
-        Ty::Map(MapWire::Lists) => json!({"type": "object", "additionalProperties": {"type": "array", "items": {"type": "string"}}}),
+        Ty::Map(MapWire::Lists) => {
+            json!({"type": "object", "additionalProperties": {"type": "array", "items": {"type": "string"}}})
+        }
         Ty::Map(_) => json!({"type": "object", "additionalProperties": {"type": "string"}}),
         Ty::Block(children) => {
             json!({"type": "array", "maxItems": 1, "items": object_schema(children, for_params)})

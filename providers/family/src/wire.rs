@@ -125,6 +125,8 @@ fn object_to_wire(
             secret_value(c, &cpath, secrets)?
         } else {
             match user_value(elem, c.crd) {
+                // A block or object list inside an element (a property set's values).
+                Some(v) if c.ty.children().is_some() => field_to_wire_at(c, v, &cpath, secrets)?,
                 Some(v) => scalar(c, v, &cpath)?,
                 None => match c.default.to_json() {
                     Some(d) => d,
@@ -219,6 +221,16 @@ fn scalar(f: &Field, v: &Value, path: &str) -> Result<Value, MapError> {
 
 /// The wire value of one set field.
 fn field_to_wire(f: &Field, v: &Value, secrets: &Secrets) -> Result<Value, MapError> {
+    field_to_wire_at(f, v, f.crd, secrets)
+}
+
+/// The wire value of one set field at `path` (its CRD path, for secrets and errors).
+fn field_to_wire_at(
+    f: &Field,
+    v: &Value,
+    path: &str,
+    secrets: &Secrets,
+) -> Result<Value, MapError> {
     match f.ty {
         Ty::Block(children) => {
             let first = v
@@ -226,24 +238,24 @@ fn field_to_wire(f: &Field, v: &Value, secrets: &Secrets) -> Result<Value, MapEr
                 .and_then(|a| a.first())
                 .cloned()
                 .unwrap_or_else(|| v.clone());
-            let path = format!("{}.0", f.crd);
+            let path = format!("{path}.0");
             Ok(Value::Object(object_to_wire(
                 children, &first, &path, secrets,
             )?))
         }
         Ty::ObjList(children) | Ty::ObjSet(children) => {
             let arr = v.as_array().ok_or_else(|| MapError::Invalid {
-                field: f.crd.to_string(),
+                field: path.to_string(),
                 message: "expected a list".into(),
             })?;
             let mut out = Vec::with_capacity(arr.len());
             for (i, e) in arr.iter().enumerate() {
-                let path = format!("{}.{i}", f.crd);
+                let path = format!("{path}.{i}");
                 out.push(Value::Object(object_to_wire(children, e, &path, secrets)?));
             }
             Ok(Value::Array(out))
         }
-        _ => scalar(f, v, f.crd),
+        _ => scalar(f, v, path),
     }
 }
 

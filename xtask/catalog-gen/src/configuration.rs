@@ -24,7 +24,11 @@ pub fn generate(catalog: &Value, overrides: &Overrides) -> Result<String> {
         .iter()
         .filter(|k| opt_str(k, "group").is_some_and(|g| GROUPS.contains(&g)))
         .collect();
-    ensure!(kinds.len() == 16, "expected 16 Kinds, found {}", kinds.len());
+    ensure!(
+        kinds.len() == 16,
+        "expected 16 Kinds, found {}",
+        kinds.len()
+    );
     let mut out = vec![HEADER.to_string()];
     let mut lines = Vec::new();
     for k in &kinds {
@@ -90,17 +94,20 @@ pub fn generate(catalog: &Value, overrides: &Overrides) -> Result<String> {
         ));
         let doc = opt_str(k, "description")
             .map(str::to_string)
-            .unwrap_or_else(|| format!("Artifactory {} ({}).", words(kind), str_of(k, "tf_resource").unwrap_or("")));
+            .unwrap_or_else(|| {
+                format!(
+                    "Artifactory {} ({}).",
+                    words(kind),
+                    str_of(k, "tf_resource").unwrap_or("")
+                )
+            });
         lines.push(format!(
             "    k!({kind}, {}, {id}, {id_wire}, {name}, &rest::{name}, {}),",
             rs(group),
             rs(&doc)
         ));
     }
-    out.push(
-        "/// Every configuration Kind.\npub const KINDS: &[KindDecl] = &["
-            .to_string(),
-    );
+    out.push("/// Every configuration Kind.\npub const KINDS: &[KindDecl] = &[".to_string());
     out.extend(lines);
     out.push("];".to_string());
     Ok(out.join("\n") + "\n")

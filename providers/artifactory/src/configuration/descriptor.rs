@@ -206,7 +206,10 @@ pub fn parse_xml(text: &[u8]) -> Result<Node, String> {
         buf.clear();
     }
     let doc = stack.pop().ok_or("empty XML")?;
-    doc.children.into_iter().next().ok_or_else(|| "empty XML".into())
+    doc.children
+        .into_iter()
+        .next()
+        .ok_or_else(|| "empty XML".into())
 }
 
 /// The wire JSON of `node` through `fields` (only declared members, typed as declared).
@@ -469,11 +472,13 @@ impl Platform {
             .header("Accept", "application/xml")
             .send()
             .await?;
-        let tree = Arc::new(parse_xml(r.body()).map_err(|message| Error::UnexpectedStatus {
-            ctx: ctx(Method::GET),
-            status: r.status(),
-            message,
-        })?);
+        let tree = Arc::new(
+            parse_xml(r.body()).map_err(|message| Error::UnexpectedStatus {
+                ctx: ctx(Method::GET),
+                status: r.status(),
+                message,
+            })?,
+        );
         *lock(&self.cached) = Some(Cached {
             tree: tree.clone(),
             sent,
@@ -611,9 +616,10 @@ impl Section {
         match self.place {
             Place::Keyed { path, key_member } => {
                 let section = tree.at(path)?;
-                let entry = section.children.iter().find(|c| {
-                    c.child(key_member).is_some_and(|k| k.text == key)
-                })?;
+                let entry = section
+                    .children
+                    .iter()
+                    .find(|c| c.child(key_member).is_some_and(|k| k.text == key))?;
                 let mut m = typed(self.fields, entry);
                 m.insert(key_member.to_string(), Value::String(key.to_string()));
                 Some(m)
@@ -632,7 +638,12 @@ impl Section {
     }
 
     /// The patch that makes `key` hold `body` (from `current`).
-    fn patch(&self, key: &str, current: Option<&Map<String, Value>>, body: &Map<String, Value>) -> Value {
+    fn patch(
+        &self,
+        key: &str,
+        current: Option<&Map<String, Value>>,
+        body: &Map<String, Value>,
+    ) -> Value {
         let mut want = body.clone();
         let mut cur = current.cloned().unwrap_or_default();
         let (path, nested_key) = match self.place {
@@ -659,7 +670,13 @@ impl Section {
         nest(path, inner)
     }
 
-    async fn put(&self, client: &JfrogClient, key: &str, body: &Map<String, Value>, create: bool) -> Result<(), Error> {
+    async fn put(
+        &self,
+        client: &JfrogClient,
+        key: &str,
+        body: &Map<String, Value>,
+        create: bool,
+    ) -> Result<(), Error> {
         let p = platform(client);
         let current = if create {
             None
@@ -742,8 +759,18 @@ mod tests {
         const FIELDS: &[Field] = &[
             Field::new("enabled", "enabled", Some("enabled"), Ty::Bool),
             Field::new("cronExp", "cron_exp", Some("cronExp"), Ty::Str),
-            Field::new("retentionPeriodHours", "r", Some("retentionPeriodHours"), Ty::Int),
-            Field::new("excludedRepositories", "e", Some("excludedRepositories"), Ty::List),
+            Field::new(
+                "retentionPeriodHours",
+                "r",
+                Some("retentionPeriodHours"),
+                Ty::Int,
+            ),
+            Field::new(
+                "excludedRepositories",
+                "e",
+                Some("excludedRepositories"),
+                Ty::List,
+            ),
         ];
         let s = Section {
             place: Place::Keyed {
@@ -767,11 +794,23 @@ mod tests {
         let cur = json!({"visible": true, "properties": [{"name": "a", "multipleChoice": false}, {"name": "b"}]});
         let want = json!({"visible": true, "properties": [{"name": "a", "multipleChoice": true}]});
         let d = merge_diff(&to_patch_shape(&cur), &to_patch_shape(&want));
-        assert_eq!(d, json!({"properties": {"a": {"multipleChoice": true}, "b": null}}));
-        assert_eq!(nest("security.ldapSettings", json!({"k": null})), json!({"security": {"ldapSettings": {"k": null}}}));
+        assert_eq!(
+            d,
+            json!({"properties": {"a": {"multipleChoice": true}, "b": null}})
+        );
+        assert_eq!(
+            nest("security.ldapSettings", json!({"k": null})),
+            json!({"security": {"ldapSettings": {"k": null}}})
+        );
         let mut doc = json!({});
         merge_into(&mut doc, json!({"backups": {"a": {"enabled": true}}}));
-        merge_into(&mut doc, json!({"backups": {"b": {"enabled": false}}, "proxies": {"p": null}}));
-        assert_eq!(doc, json!({"backups": {"a": {"enabled": true}, "b": {"enabled": false}}, "proxies": {"p": null}}));
+        merge_into(
+            &mut doc,
+            json!({"backups": {"b": {"enabled": false}}, "proxies": {"p": null}}),
+        );
+        assert_eq!(
+            doc,
+            json!({"backups": {"a": {"enabled": true}, "b": {"enabled": false}}, "proxies": {"p": null}})
+        );
     }
 }

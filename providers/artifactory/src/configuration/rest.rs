@@ -59,7 +59,11 @@ pub static LDAPGROUPSETTINGV2: Paths = item(
     Call::new(Verb::Put, "/api/v1/ldap/groups/"),
 );
 
-const fn keyed(path: &'static str, key_member: &'static str, fields: &'static [provider_family::Field]) -> Section {
+const fn keyed(
+    path: &'static str,
+    key_member: &'static str,
+    fields: &'static [provider_family::Field],
+) -> Section {
     Section {
         place: Place::Keyed { path, key_member },
         fields,
@@ -78,8 +82,11 @@ pub static REPOSITORYLAYOUT: Section = keyed("repoLayouts", "name", tables::REPO
 /// `security.ldapSettings`.
 pub static LDAPSETTING: Section = keyed("security.ldapSettings", "key", tables::LDAPSETTING);
 /// `security.ldapGroupSettings`.
-pub static LDAPGROUPSETTING: Section =
-    keyed("security.ldapGroupSettings", "name", tables::LDAPGROUPSETTING);
+pub static LDAPGROUPSETTING: Section = keyed(
+    "security.ldapGroupSettings",
+    "name",
+    tables::LDAPGROUPSETTING,
+);
 
 /// `mailServer` (a delete removes the block).
 pub static MAILSERVER: Section = Section {

@@ -24,7 +24,9 @@ use crate::collections::Declaration;
 /// Every collection of the generic collection service (see `crate::collections`); a family adds
 /// its declaration here and its `Binding`'s routes in [`routes`].
 pub(crate) fn collections() -> Vec<&'static Declaration> {
-    vec![&artifactory::PROXIES, &event::SUBSCRIPTIONS]
+    let mut all = vec![&artifactory::PROXIES, &event::SUBSCRIPTIONS];
+    all.extend(artifactory::configuration::collections());
+    all
 }
 
 /// All service routes.

@@ -12,6 +12,7 @@ use crate::errors::Flavor;
 
 use crate::server::Shared;
 
+pub(crate) mod configuration;
 pub mod repositories;
 mod system;
 
@@ -21,6 +22,7 @@ pub(crate) fn routes() -> Router<Arc<Shared>> {
     Router::new()
         .merge(system::routes())
         .merge(repositories::routes())
+        .merge(configuration::routes())
 }
 
 /// Artifactory's proxies (`proxy` references of remote repositories and webhook handlers).
