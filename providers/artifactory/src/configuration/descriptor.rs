@@ -388,28 +388,36 @@ impl std::fmt::Debug for Platform {
     }
 }
 
-/// Every platform this process talks to, and the TTL source.
+/// Every platform this process talks to, and the TTL sources (the snapshot settings of
+/// every live client cache that registered these Kinds; a provider process has one).
 struct Registry {
     platforms: Mutex<Vec<Arc<Platform>>>,
-    settings: Mutex<Option<Arc<SnapshotSettings>>>,
+    settings: Mutex<Vec<std::sync::Weak<SnapshotSettings>>>,
 }
 
 fn registry() -> &'static Registry {
     static R: OnceLock<Registry> = OnceLock::new();
     R.get_or_init(|| Registry {
         platforms: Mutex::new(Vec::new()),
-        settings: Mutex::new(None),
+        settings: Mutex::new(Vec::new()),
     })
 }
 
 /// Use the TTL of `cache`'s snapshot settings (the provider's `--poll`) for descriptor
 /// reads.
 pub fn use_settings_of(cache: &ClientCache) {
-    *lock(&registry().settings) = Some(cache.snapshot_settings().clone());
+    let mut all = lock(&registry().settings);
+    all.retain(|w| w.strong_count() > 0);
+    all.push(Arc::downgrade(cache.snapshot_settings()));
 }
 
+/// The shortest TTL of the live caches (`None`: no cache observes by snapshot); a provider
+/// process has one cache, tests several.
 fn ttl() -> Option<Duration> {
-    lock(&registry().settings).as_ref().and_then(|s| s.ttl())
+    lock(&registry().settings)
+        .iter()
+        .filter_map(|w| w.upgrade()?.ttl())
+        .min()
 }
 
 /// The platform of `client`.

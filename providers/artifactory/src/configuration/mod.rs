@@ -66,4 +66,6 @@ pub fn registrations(cache: Arc<ClientCache>) -> Vec<Arc<dyn KindRegistration>> 
 }
 
 #[cfg(test)]
+mod descriptor_tests;
+#[cfg(test)]
 mod tests;
