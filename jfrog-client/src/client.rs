@@ -309,6 +309,12 @@ impl<'a> Request<'a> {
         self
     }
 
+    /// A binary body with its content type (an artifact's bytes).
+    pub fn bytes(mut self, body: impl Into<Bytes>, content_type: &'static str) -> Self {
+        self.body = Some((body.into(), content_type));
+        self
+    }
+
     /// Overrides the client's per-attempt timeout for this call (e.g. a bulk list of
     /// thousands of repositories).
     pub fn timeout(mut self, timeout: Duration) -> Self {

@@ -98,7 +98,8 @@ pub enum Norm {
     /// JFrog ignores an empty value; clearing sends a key that does not exist, which JFrog
     /// drops (`defaultDeploymentRepo`).
     ClearWithSentinel,
-    /// JFrog may not return the value: an empty observed value equals any desired value.
+    /// JFrog may not return the value: an empty observed value equals any desired value
+    /// (of any type).
     KeepWhenServerEmpty,
     /// JFrog may append " (local file cache)" to a remote repository's description.
     CacheSuffix,
@@ -111,6 +112,9 @@ pub enum Norm {
     WhenInProject,
     /// A URL whose trailing slash JFrog removes.
     TrimSlash,
+    /// A map compared on the keys the user declares: keys others set on the same object are
+    /// not drift (an item's properties).
+    DeclaredKeys,
 }
 
 /// One parameter of a Kind.

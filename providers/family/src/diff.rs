@@ -69,6 +69,23 @@ pub fn equal(
     observed: Option<&Value>,
     ctx: &DiffContext,
 ) -> bool {
+    if f.norm == Norm::KeepWhenServerEmpty && is_empty(observed) {
+        return true;
+    }
+    if let (Norm::DeclaredKeys, Some(Value::Object(d)), Some(Value::Object(o))) =
+        (f.norm, desired, observed)
+    {
+        let only: Map<String, Value> = o
+            .iter()
+            .filter(|(k, _)| d.contains_key(*k))
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        let plain = Field {
+            norm: Norm::Plain,
+            ..*f
+        };
+        return equal(&plain, desired, Some(&Value::Object(only)), ctx);
+    }
     match f.ty {
         Ty::Str => {
             let d = str_of(desired);

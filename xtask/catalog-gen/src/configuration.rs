@@ -1,5 +1,5 @@
-//! `providers/artifactory/src/configuration/tables.rs`: the Kinds of the group
-//! `configuration` of `artifactory-other.json`.
+//! `providers/artifactory/src/configuration/tables.rs`: the Kinds of the groups
+//! `configuration`, `lifecycle` and `artifact` of `artifactory-other.json`.
 //!
 //! Each Kind becomes a field-list const (nested blocks get their own consts) and one `k!`
 //! line; its REST binding is named after the Kind (`rest::BACKUP`) and written by hand in
@@ -15,7 +15,7 @@ use crate::{arr, const_name, dv, opt_str, rs, str_of, truthy};
 /// The catalog file holding these Kinds.
 pub const CATALOG_FILE: &str = "artifactory-other.json";
 /// The groups generated here.
-pub const GROUPS: &[&str] = &["configuration"];
+pub const GROUPS: &[&str] = &["configuration", "lifecycle", "artifact"];
 
 const HEADER: &str = include_str!("configuration_header.txt");
 
@@ -25,8 +25,8 @@ pub fn generate(catalog: &Value, overrides: &Overrides) -> Result<String> {
         .filter(|k| opt_str(k, "group").is_some_and(|g| GROUPS.contains(&g)))
         .collect();
     ensure!(
-        kinds.len() == 16,
-        "expected 16 Kinds, found {}",
+        kinds.len() == 20,
+        "expected 20 Kinds, found {}",
         kinds.len()
     );
     let mut out = vec![HEADER.to_string()];
@@ -107,7 +107,10 @@ pub fn generate(catalog: &Value, overrides: &Overrides) -> Result<String> {
             rs(&doc)
         ));
     }
-    out.push("/// Every configuration Kind.\npub const KINDS: &[KindDecl] = &[".to_string());
+    out.push(
+        "/// Every configuration, lifecycle and artifact Kind.\npub const KINDS: &[KindDecl] = &["
+            .to_string(),
+    );
     out.extend(lines);
     out.push("];".to_string());
     Ok(out.join("\n") + "\n")

@@ -1,7 +1,9 @@
-//! Example manifests for every configuration Kind, generated from the declarations and
-//! checked in under `examples/artifactory/configuration/` (a test fails when they are stale;
-//! run the tests with `UPDATE_EXAMPLES=1` to rewrite them). Each is valid as is; the
-//! OauthSettings example carries the Secret its client secret comes from.
+//! Example manifests for every configuration, lifecycle and artifact Kind, generated from the
+//! declarations and checked in under `examples/artifactory/<group>/` (a test fails when they
+//! are stale; run the tests with `UPDATE_EXAMPLES=1` to rewrite them). Each is valid as is;
+//! the OauthSettings example carries the Secret its client secret comes from; the artifact
+//! examples use the repository of the `LocalGenericRepository` example
+//! ([`EXAMPLE_REPOSITORY`]), the promotion the release bundle example.
 
 use provider_family::KindDecl;
 use provider_family::examples::{NAMESPACE, kebab, manifest, to_yaml};
@@ -11,6 +13,11 @@ use super::tables::KINDS;
 
 /// The Secret the OauthSettings example reads its client secret from.
 pub const OAUTH_SECRET: &str = "example-oauth-client";
+
+/// The repository the artifact examples deploy into (the `LocalGenericRepository` example).
+pub const EXAMPLE_REPOSITORY: &str = "example-local-generic";
+/// The path of the example artifact (and of the example item properties).
+pub const EXAMPLE_PATH: &str = "/example/hello.txt";
 
 /// The MR name (and JFrog key) of a Kind's example.
 pub fn example_key(kind: &str) -> String {
@@ -131,6 +138,30 @@ pub fn example_params(d: &KindDecl) -> Value {
             "groupAttribute": "groups",
         }),
         "TrashcanConfig" => json!({"enabled": true, "retentionPeriodDays": 7}),
+        "ReleaseBundleV2" => json!({
+            "name": "example-bundle",
+            "version": "1.0.0",
+            "keypairName": "example-keypair",
+            "sourceType": "artifacts",
+            "source": [{"artifacts": [{"path": format!("{EXAMPLE_REPOSITORY}{EXAMPLE_PATH}")}]}],
+        }),
+        "ReleaseBundleV2Promotion" => json!({
+            "name": "example-bundle",
+            "version": "1.0.0",
+            "keypairName": "example-keypair",
+            "environment": "PROD",
+        }),
+        "Artifact" => json!({
+            "repository": EXAMPLE_REPOSITORY,
+            "path": EXAMPLE_PATH,
+            // "hello from Crossplane\n"
+            "contentBase64": "aGVsbG8gZnJvbSBDcm9zc3BsYW5lCg==",
+        }),
+        "ItemProperties" => json!({
+            "repoKey": EXAMPLE_REPOSITORY,
+            "itemPath": EXAMPLE_PATH.trim_start_matches('/'),
+            "properties": {"stage": ["dev"], "owner": ["platform-team"]},
+        }),
         other => panic!("no example for {other}"),
     }
 }
@@ -152,7 +183,7 @@ pub fn example_secret(d: &KindDecl) -> Option<Value> {
     })
 }
 
-/// Every example file: (path relative to `examples/artifactory/configuration/`, content).
+/// Every example file: (path relative to `examples/artifactory/`, content).
 pub fn example_files() -> Vec<(String, String)> {
     KINDS
         .iter()
@@ -163,7 +194,7 @@ pub fn example_files() -> Vec<(String, String)> {
                 text.push_str("---\n");
             }
             text.push_str(&to_yaml(&example(d)));
-            (format!("{}.yaml", kebab(d.kind, "")), text)
+            (format!("{}/{}.yaml", d.group, kebab(d.kind, "")), text)
         })
         .collect()
 }
@@ -176,8 +207,7 @@ mod tests {
 
     #[test]
     fn examples_are_current() {
-        let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-            .join("../../examples/artifactory/configuration");
+        let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../examples/artifactory");
         let files = example_files();
         assert_eq!(files.len(), KINDS.len());
         let stale = provider_family::examples::check_files(&dir, &files);

@@ -141,3 +141,12 @@ pub static SAMLSETTINGS: Section = Section {
     fields: tables::SAMLSETTINGS,
     delete: Delete::Reset("{security: {samlSettings: {enableIntegration: false}}}"),
 };
+
+/// Release bundles v2.
+pub static RELEASEBUNDLEV2: super::objects::ReleaseBundles = super::objects::ReleaseBundles;
+/// Release bundle v2 promotions.
+pub static RELEASEBUNDLEV2PROMOTION: super::objects::Promotions = super::objects::Promotions;
+/// Artifacts.
+pub static ARTIFACT: super::objects::Artifacts = super::objects::Artifacts;
+/// Item properties.
+pub static ITEMPROPERTIES: super::objects::ItemProperties = super::objects::ItemProperties;

@@ -1,4 +1,4 @@
-//! The configuration Kind declarations as data: one field list per
+//! The configuration, lifecycle and artifact Kind declarations as data: one field list per
 //! Kind (and per nested block), and one line per Kind naming its group, identifier strategy
 //! and REST binding (a descriptor section or a REST path set, see the family's `rest`).
 //!
@@ -8,7 +8,7 @@
 //! `configuration`); regenerate rather than edit by hand. The provider never reads the
 //! catalog.
 
-use provider_family::{Dv, Field, Id, KindDecl, MapWire, Ty};
+use provider_family::{Dv, Field, Id, KindDecl, MapWire, Norm, Ty};
 
 use super::{HOOKS, rest};
 
@@ -297,7 +297,90 @@ pub const TRASHCANCONFIG: &[Field] = &[
     Field::new("retentionPeriodDays", "retention_period_days", Some("retentionPeriodDays"), Ty::Int).default(Dv::Int(14)).doc("Days deleted items stay in the trash can."),
 ];
 
-/// Every configuration Kind.
+/// `ReleaseBundleV2`: the elements of `artifacts`.
+pub const RELEASEBUNDLEV2_SOURCE_ARTIFACTS: &[Field] = &[
+    Field::new("path", "path", Some("path"), Ty::Str).required().doc("Artifact path (repo/path/file)."),
+    Field::new("sha256", "sha256", Some("sha256"), Ty::Str).doc("Artifact SHA-256."),
+];
+
+/// `ReleaseBundleV2`: the elements of `builds`.
+pub const RELEASEBUNDLEV2_SOURCE_BUILDS: &[Field] = &[
+    Field::new("name", "name", Some("build_name"), Ty::Str).required().doc("Build name."),
+    Field::new("number", "number", Some("build_number"), Ty::Str).required().doc("Build number."),
+    Field::new("started", "started", Some("build_started"), Ty::Str).doc("Build start timestamp (ISO 8601); latest run if omitted."),
+    Field::new("repository", "repository", Some("build_repository"), Ty::Str).doc("Build-info repository (default artifactory-build-info)."),
+    Field::new("includeDependencies", "include_dependencies", Some("include_dependencies"), Ty::Bool).default(Dv::Bool(false)).doc("Also include build dependencies (local/federated only)."),
+];
+
+/// `ReleaseBundleV2`: the elements of `release_bundles`.
+pub const RELEASEBUNDLEV2_SOURCE_RELEASE_BUNDLES: &[Field] = &[
+    Field::new("projectKey", "project_key", Some("project_key"), Ty::Str).norm(Norm::KeepWhenServerEmpty).doc("Project of the source bundle."),
+    Field::new("repositoryKey", "repository_key", Some("repository_key"), Ty::Str).doc("Release bundle repository key."),
+    Field::new("name", "name", Some("release_bundle_name"), Ty::Str).required().doc("Source bundle name."),
+    Field::new("version", "version", Some("release_bundle_version"), Ty::Str).required().doc("Source bundle version."),
+];
+
+/// `ReleaseBundleV2`: the elements of `source`.
+pub const RELEASEBUNDLEV2_SOURCE: &[Field] = &[
+    Field::new("aql", "aql", Some("aql"), Ty::Str).doc("AQL query selecting artifacts."),
+    Field::new("artifacts", "artifacts", Some("artifacts"), Ty::ObjSet(RELEASEBUNDLEV2_SOURCE_ARTIFACTS)).doc("Explicit artifacts."),
+    Field::new("builds", "builds", Some("builds"), Ty::ObjSet(RELEASEBUNDLEV2_SOURCE_BUILDS)).doc("Builds whose artifacts are included."),
+    Field::new("releaseBundles", "release_bundles", Some("release_bundles"), Ty::ObjSet(RELEASEBUNDLEV2_SOURCE_RELEASE_BUNDLES)).doc("Existing release bundle versions to aggregate."),
+];
+
+/// The fields of `ReleaseBundleV2`.
+pub const RELEASEBUNDLEV2: &[Field] = &[
+    Field::new("name", "name", Some("release_bundle_name"), Ty::Str).required().immutable().doc("Release bundle name (1-128 chars)."),
+    Field::new("version", "version", Some("release_bundle_version"), Ty::Str).required().immutable().doc("Release bundle version (1-32 chars)."),
+    Field::new("keypairName", "keypair_name", Some("keypair_name"), Ty::Str).required().immutable().norm(Norm::KeepWhenServerEmpty).doc("Signing key pair name; sent as the X-JFrog-Signing-Key-Name header, not in the body."),
+    Field::new("projectKey", "project_key", Some("project_key"), Ty::Str).immutable().norm(Norm::KeepWhenServerEmpty).doc("Project of the bundle; sent as the 'project' query parameter."),
+    Field::new("skipDockerManifestResolution", "skip_docker_manifest_resolution", Some("skip_docker_manifest_resolution"), Ty::Bool).immutable().default(Dv::Bool(false)).norm(Norm::KeepWhenServerEmpty).doc("Do not expand Docker manifests into image layers."),
+    Field::new("sourceType", "source_type", Some("source_type"), Ty::Str).required().immutable().norm(Norm::KeepWhenServerEmpty).doc("aql, artifacts, builds or release_bundles; the matching source.* attribute must be set."),
+    Field::new("source", "source", Some("source"), Ty::Block(RELEASEBUNDLEV2_SOURCE)).required().immutable().norm(Norm::KeepWhenServerEmpty).doc("Content of the bundle; exactly one member matching source_type."),
+    Field::new("created", "created", Some("created"), Ty::Str).status_only().doc("Creation timestamp (ISO 8601)."),
+    Field::new("createdBy", "created_by", Some("created_by"), Ty::Str).status_only().doc("User who created the bundle (from GET)."),
+    Field::new("serviceId", "service_id", Some("service_id"), Ty::Str).status_only().doc("Artifactory service id where it was created (from GET)."),
+];
+
+/// The fields of `ReleaseBundleV2Promotion`.
+pub const RELEASEBUNDLEV2PROMOTION: &[Field] = &[
+    Field::new("name", "name", None, Ty::Str).required().immutable().doc("Release bundle name."),
+    Field::new("version", "version", None, Ty::Str).required().immutable().doc("Release bundle version to promote."),
+    Field::new("keypairName", "keypair_name", Some("keypair_name"), Ty::Str).required().immutable().norm(Norm::KeepWhenServerEmpty).doc("Signing key pair; sent as header X-JFrog-Signing-Key-Name."),
+    Field::new("projectKey", "project_key", Some("project_key"), Ty::Str).immutable().norm(Norm::KeepWhenServerEmpty).doc("Project of the bundle; 'project' query parameter."),
+    Field::new("environment", "environment", Some("environment"), Ty::Str).required().immutable().doc("Target environment."),
+    Field::new("includedRepositoryKeys", "included_repository_keys", Some("included_repository_keys"), Ty::Set).immutable().doc("Only promote into these repositories (others excluded)."),
+    Field::new("excludedRepositoryKeys", "excluded_repository_keys", Some("excluded_repository_keys"), Ty::Set).immutable().doc("Repositories to leave out of the promotion."),
+    Field::new("created", "created", Some("created"), Ty::Str).status_only().doc("Promotion timestamp (ISO 8601)."),
+    Field::new("createdMillis", "created_millis", Some("created_millis"), Ty::Int).status_only().doc("Promotion timestamp in ms; server-assigned and needed as the last path segment for read and delete."),
+];
+
+/// The fields of `Artifact`.
+pub const ARTIFACT: &[Field] = &[
+    Field::new("repository", "repository", Some("repo"), Ty::Str).required().immutable().doc("Target repository key."),
+    Field::new("path", "path", Some("path"), Ty::Str).required().immutable().doc("Path inside the repository, starting with '/'; may carry ;key=value matrix parameters as properties."),
+    Field::new("filePath", "file_path", None, Ty::Str).doc("Local file read by the provider (exactly one of file_path/content_base64); not meaningful for a Kubernetes controller."),
+    Field::new("contentBase64", "content_base64", Some("content_base64"), Ty::Str).write_only().doc("Base64 of the file content; decoded and uploaded as the raw body (exactly one of file_path/content_base64)."),
+    Field::new("checksumMd5", "checksum_md5", Some("checksums.md5"), Ty::Str).status_only().doc("MD5 of the stored file."),
+    Field::new("checksumSha1", "checksum_sha1", Some("checksums.sha1"), Ty::Str).status_only().doc("SHA-1 of the stored file."),
+    Field::new("checksumSha256", "checksum_sha256", Some("checksums.sha256"), Ty::Str).status_only().doc("SHA-256 of the stored file."),
+    Field::new("created", "created", Some("created"), Ty::Str).status_only().doc("Deployment timestamp."),
+    Field::new("createdBy", "created_by", Some("createdBy"), Ty::Str).status_only().doc("User who deployed it."),
+    Field::new("downloadUri", "download_uri", Some("downloadUri"), Ty::Str).status_only().doc("Download URL."),
+    Field::new("mimeType", "mime_type", Some("mimeType"), Ty::Str).status_only().doc("MIME type."),
+    Field::new("size", "size", Some("size"), Ty::Int).status_only().doc("Size in bytes (a string in the JSON response, parsed to int)."),
+    Field::new("uri", "uri", Some("uri"), Ty::Str).status_only().doc("Storage API URI of the item."),
+];
+
+/// The fields of `ItemProperties`.
+pub const ITEMPROPERTIES: &[Field] = &[
+    Field::new("repoKey", "repo_key", None, Ty::Str).required().immutable().doc("Repository key."),
+    Field::new("itemPath", "item_path", None, Ty::Str).required().immutable().doc("Path of the file/folder inside the repository; unset for the repository itself."),
+    Field::new("properties", "properties", Some("properties"), Ty::Map(MapWire::Lists)).required().norm(Norm::DeclaredKeys).doc("Property name -> values (keys start with a letter, <=255 chars, no special chars; values <=2400 chars)."),
+    Field::new("isRecursive", "is_recursive", Some("recursive"), Ty::Bool).default(Dv::Bool(false)).norm(Norm::KeepWhenServerEmpty).doc("Apply to the folder and everything below it."),
+];
+
+/// Every configuration, lifecycle and artifact Kind.
 pub const KINDS: &[KindDecl] = &[
     k!(ArchivePolicy, "configuration", Id::Name, Some("key"), ARCHIVEPOLICY, &rest::ARCHIVEPOLICY, "Artifactory archive policy (artifactory_archive_policy)."),
     k!(PackageCleanupPolicy, "configuration", Id::Name, Some("key"), PACKAGECLEANUPPOLICY, &rest::PACKAGECLEANUPPOLICY, "Artifactory package cleanup policy (artifactory_package_cleanup_policy)."),
@@ -315,4 +398,8 @@ pub const KINDS: &[KindDecl] = &[
     k!(RepositoryLayout, "configuration", Id::Name, Some("name"), REPOSITORYLAYOUT, &rest::REPOSITORYLAYOUT, "Artifactory repository layout (artifactory_repository_layout)."),
     k!(SamlSettings, "configuration", Id::Singleton("saml_settings"), None, SAMLSETTINGS, &rest::SAMLSETTINGS, "Artifactory saml settings (artifactory_saml_settings)."),
     k!(TrashcanConfig, "configuration", Id::Singleton("trashcanConfig"), None, TRASHCANCONFIG, &rest::TRASHCANCONFIG, "Artifactory trashcan config (artifactory_trashcan_config)."),
+    k!(ReleaseBundleV2, "lifecycle", Id::Composite(&["name", "version"], ":"), None, RELEASEBUNDLEV2, &rest::RELEASEBUNDLEV2, "Artifactory release bundle v2 (artifactory_release_bundle_v2)."),
+    k!(ReleaseBundleV2Promotion, "lifecycle", Id::Composite(&["name", "version", "environment"], ":"), None, RELEASEBUNDLEV2PROMOTION, &rest::RELEASEBUNDLEV2PROMOTION, "Artifactory release bundle v2 promotion (artifactory_release_bundle_v2_promotion)."),
+    k!(Artifact, "artifact", Id::ServerAssigned, None, ARTIFACT, &rest::ARTIFACT, "Artifactory artifact (artifactory_artifact)."),
+    k!(ItemProperties, "artifact", Id::Composite(&["repoKey", "itemPath"], ":"), None, ITEMPROPERTIES, &rest::ITEMPROPERTIES, "Artifactory item properties (artifactory_item_properties)."),
 ];

@@ -8,12 +8,12 @@ use provider_family::ClientCache;
 use super::*;
 
 #[test]
-fn all_16_configuration_kinds_compose() {
-    assert_eq!(tables::KINDS.len(), 16);
+fn all_20_kinds_compose() {
+    assert_eq!(tables::KINDS.len(), 20);
     for d in tables::KINDS {
         d.resolve().expect("composes");
     }
-    assert_eq!(kinds().len(), 16);
+    assert_eq!(kinds().len(), 20);
 }
 
 #[test]
@@ -23,9 +23,9 @@ fn crds_accept_the_examples() {
     for d in tables::KINDS {
         for legacy in [false, true] {
             let group = if legacy {
-                "configuration.artifactory.crossplane.io"
+                format!("{}.artifactory.crossplane.io", d.group)
             } else {
-                "configuration.artifactory.m.crossplane.io"
+                format!("{}.artifactory.m.crossplane.io", d.group)
             };
             let plural = provider_runtime::managed::kind::pluralize(d.kind);
             let crd = crds

@@ -26,6 +26,11 @@ use crate::collections::Declaration;
 pub(crate) fn collections() -> Vec<&'static Declaration> {
     let mut all = vec![&artifactory::PROXIES, &event::SUBSCRIPTIONS];
     all.extend(artifactory::configuration::collections());
+    all.extend([
+        &artifactory::storage::ITEMS,
+        &artifactory::storage::BUNDLES,
+        &artifactory::storage::PROMOTIONS,
+    ]);
     all
 }
 

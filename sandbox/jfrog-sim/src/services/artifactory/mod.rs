@@ -14,6 +14,7 @@ use crate::server::Shared;
 
 pub(crate) mod configuration;
 pub mod repositories;
+pub(crate) mod storage;
 mod system;
 
 pub(crate) use repositories::State;
@@ -23,6 +24,8 @@ pub(crate) fn routes() -> Router<Arc<Shared>> {
         .merge(system::routes())
         .merge(repositories::routes())
         .merge(configuration::routes())
+        .merge(storage::routes())
+        .merge(storage::item_routes())
 }
 
 /// Artifactory's proxies (`proxy` references of remote repositories and webhook handlers).
