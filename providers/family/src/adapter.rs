@@ -643,9 +643,13 @@ impl ExternalClient<FamilyKind> for FamilyClient {
         {
             return Ok(ExternalObservation::default());
         }
-        if mr.deleting && matches!(self.kind.decl.id, Id::Singleton(_)) && delete_requested(mr) {
-            // A platform singleton is reset (or kept), never removed: once its delete
-            // succeeded it is gone as far as this MR is concerned.
+        if mr.deleting
+            && (matches!(self.kind.decl.id, Id::Singleton(_))
+                || self.kind.decl.hooks.gone_after_delete(&self.kind))
+            && delete_requested(mr)
+        {
+            // A platform singleton is reset (or kept), never removed (and some objects stay
+            // with what others own): once the delete succeeded it is gone for this MR.
             return Ok(ExternalObservation::default());
         }
         let key = self.key(mr, &mr.for_provider.clone());

@@ -77,6 +77,11 @@ impl Hooks for ConfigurationHooks {
         Ok(())
     }
 
+    /// An item keeps the properties others set after an ItemProperties MR's keys went.
+    fn gone_after_delete(&self, kind: &ResolvedKind) -> bool {
+        kind.decl.kind == "ItemProperties"
+    }
+
     fn created_id(&self, _kind: &ResolvedKind, answer: &Value) -> Option<String> {
         objects::artifact_id(answer)
     }
@@ -118,5 +123,7 @@ pub fn registrations(cache: Arc<ClientCache>) -> Vec<Arc<dyn KindRegistration>> 
 
 #[cfg(test)]
 mod descriptor_tests;
+#[cfg(test)]
+mod item_properties_tests;
 #[cfg(test)]
 mod tests;
