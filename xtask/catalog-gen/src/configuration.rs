@@ -214,10 +214,11 @@ fn field(
         }
         match f.get("default").filter(|d| !d.is_null()) {
             Some(d) => s.push_str(&format!(".default({})", dv(d)?)),
-            None if truthy(f.get("computed")) && !truthy(f.get("required")) => {
-                if !flags.iter().any(|x| x == "ignore_unset") {
-                    s.push_str(".late_init()");
-                }
+            None if truthy(f.get("computed"))
+                && !truthy(f.get("required"))
+                && !flags.iter().any(|x| x == "ignore_unset") =>
+            {
+                s.push_str(".late_init()");
             }
             None => {}
         }

@@ -128,7 +128,7 @@ async fn fifty_mixed_descriptor_objects_share_one_writer_and_one_read() {
         env.sim.request_count("GET", PATCH)
     );
     assert!(
-        patches >= 1 && patches <= 10,
+        (1..=10).contains(&patches),
         "{patches} descriptor patches for 50 MRs"
     );
     for m in &all {
