@@ -28,7 +28,12 @@ async fn seed_drift_count_and_delete_over_http() {
     let r = admin.get("/__sim/collections").await.json();
     assert_eq!(
         r,
-        json!({"event_subscriptions": 0, "proxies": 0, "repositories": 0})
+        json!({
+            "archive_policies": 0, "artifacts": 0, "bundle_cleanup_policies": 0,
+            "event_subscriptions": 0, "ldap_groups": 0, "ldap_settings": 0,
+            "package_cleanup_policies": 0, "promotions": 0, "proxies": 0,
+            "release_bundles": 0, "repositories": 0
+        })
     );
 
     // Seed: stored as is (no validation), the key field set from the path; 201 then 204.
@@ -211,7 +216,19 @@ async fn library_api() {
     let sim = start().await;
     assert_eq!(
         sim.collection_names(),
-        ["event_subscriptions", "proxies", "repositories"]
+        [
+            "archive_policies",
+            "artifacts",
+            "bundle_cleanup_policies",
+            "event_subscriptions",
+            "ldap_groups",
+            "ldap_settings",
+            "package_cleanup_policies",
+            "promotions",
+            "proxies",
+            "release_bundles",
+            "repositories"
+        ]
     );
     assert!(sim.put_object("proxies", "corp-proxy", json!({"host": "p", "port": 3128})));
     assert_eq!(
