@@ -200,6 +200,12 @@ impl JfrogClient {
         &self.inner.base
     }
 
+    /// Whether `other` is this client (a clone of it), not merely one with the same URL:
+    /// the same credentials, limiter and pool.
+    pub fn same(&self, other: &JfrogClient) -> bool {
+        Arc::ptr_eq(&self.inner, &other.inner)
+    }
+
     /// The metric families this client records into.
     pub fn metrics(&self) -> &ClientMetrics {
         &self.inner.metrics
@@ -300,6 +306,12 @@ impl<'a> Request<'a> {
     /// A text body with its content type.
     pub fn text(mut self, body: impl Into<String>, content_type: &'static str) -> Self {
         self.body = Some((Bytes::from(body.into()), content_type));
+        self
+    }
+
+    /// A binary body with its content type (an artifact's bytes).
+    pub fn bytes(mut self, body: impl Into<Bytes>, content_type: &'static str) -> Self {
+        self.body = Some((body.into(), content_type));
         self
     }
 

@@ -154,3 +154,60 @@ async fn the_access_family_passes_the_suite() {
     )
     .await;
 }
+
+/// The change a person makes in JFrog to an object of `kind` (a configuration, lifecycle or
+/// artifact Kind): its description where it has one, else its first mutable boolean
+/// flipped (`null`); values JFrog does not return cannot drift.
+fn configuration_drift(kind: &str) -> Option<(&'static str, Value)> {
+    let k = crate::configuration::kinds()
+        .iter()
+        .find(|k| k.info().kind == kind)?;
+    let params: Vec<_> = k
+        .resolved()
+        .params()
+        .filter(|f| !f.immutable && !f.sensitive && !f.write_only)
+        .filter(|f| f.norm != provider_family::Norm::KeepWhenServerEmpty)
+        .filter(|f| f.wire.is_some())
+        .collect();
+    let (wire, edited) = match params.iter().find(|f| f.wire == Some("description")) {
+        Some(f) => (f.wire?, serde_json::json!("edited in the UI")),
+        None => (
+            params
+                .iter()
+                .find(|f| matches!(f.ty, provider_family::Ty::Bool))?
+                .wire?,
+            Value::Null,
+        ),
+    };
+    let pointer = format!("/{}", wire.replace('.', "/"));
+    Some((Box::leak(pointer.into_boxed_str()), edited))
+}
+
+/// The configuration, lifecycle and artifact Kinds (the descriptor sections share one read
+/// and one writer per platform).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_configuration_family_passes_the_suite() {
+    use crate::configuration::examples;
+    let mut objects = Vec::new();
+    let mut all = Vec::new();
+    for d in crate::configuration::tables::KINDS {
+        objects.extend(examples::example_secret(d));
+        all.push((d.kind.to_string(), examples::example(d)));
+    }
+    let repo = examples::EXAMPLE_REPOSITORY;
+    family_suite_with(
+        crate::configuration::kinds(),
+        all,
+        FamilyNeeds {
+            sim: jfrog_sim::SimConfig::default(),
+            objects,
+            // The artifact examples deploy into the generic local repository example.
+            repositories: vec![(
+                repo.to_string(),
+                serde_json::json!({"key": repo, "rclass": "local", "packageType": "generic"}),
+            )],
+            drift: configuration_drift,
+        },
+    )
+    .await;
+}

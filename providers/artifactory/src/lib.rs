@@ -15,6 +15,7 @@ use provider_common::{Ping, Provider};
 use provider_runtime::managed::KindRegistration;
 
 pub mod access;
+pub mod configuration;
 pub mod repository;
 pub mod seed;
 pub mod webhook;
@@ -46,7 +47,8 @@ pub fn kinds_with(metrics: &ClientMetrics) -> Vec<Arc<dyn KindRegistration>> {
     ));
     kinds.extend(repository::registrations(cache.clone()));
     kinds.extend(webhook::registrations(cache.clone()));
-    kinds.extend(access::registrations(cache));
+    kinds.extend(access::registrations(cache.clone()));
+    kinds.extend(configuration::registrations(cache));
     kinds
 }
 

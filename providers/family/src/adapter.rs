@@ -489,6 +489,20 @@ fn display_name(mr: &Managed<FamilyKind>) -> String {
     }
 }
 
+/// Whether the reconciler recorded a successful delete of this MR (Ready=False Deleting and
+/// Synced=True, as it marks them after the delete call).
+fn delete_requested(mr: &Managed<FamilyKind>) -> bool {
+    use provider_runtime::managed::conditions::Condition;
+    let deleting = Condition::deleting();
+    let success = Condition::reconcile_success();
+    let has = |c: &Condition| {
+        mr.conditions
+            .iter()
+            .any(|x| x.type_ == c.type_ && x.status == c.status && x.reason == c.reason)
+    };
+    has(&deleting) && has(&success)
+}
+
 /// Whether the hashes come from `atProvider` (so they must be carried over even if empty).
 fn hashes_in_status(mr: &Managed<FamilyKind>) -> bool {
     matches!(mr.at_provider.get(HASHES_FIELD), Some(Value::Object(_)))
@@ -830,6 +844,15 @@ impl ExternalClient<FamilyKind> for FamilyClient {
     ) -> Result<ExternalObservation, ExternalError> {
         if mr.external_name.is_empty() && matches!(self.kind.decl.id, Id::Name | Id::ServerAssigned)
         {
+            return Ok(ExternalObservation::default());
+        }
+        if mr.deleting
+            && (matches!(self.kind.decl.id, Id::Singleton(_))
+                || self.kind.decl.hooks.gone_after_delete(&self.kind))
+            && delete_requested(mr)
+        {
+            // A platform singleton is reset (or kept), never removed (and some objects stay
+            // with what others own): once the delete succeeded it is gone for this MR.
             return Ok(ExternalObservation::default());
         }
         let key = self.key(mr, &mr.for_provider.clone());

@@ -46,6 +46,9 @@ pub enum MapWire {
     Object,
     /// As a list of `{"name": .., "value": ..}` objects (the Event service's headers).
     NameValue,
+    /// A map of string lists (property values by name), sent as a JSON object; the lists
+    /// compare as sets.
+    Lists,
 }
 
 impl Ty {
@@ -97,7 +100,8 @@ pub enum Norm {
     /// JFrog ignores an empty value; clearing sends a key that does not exist, which JFrog
     /// drops (`defaultDeploymentRepo`).
     ClearWithSentinel,
-    /// JFrog may not return the value: an empty observed value equals any desired value.
+    /// JFrog may not return the value: an empty observed value equals any desired value
+    /// (of any type).
     KeepWhenServerEmpty,
     /// JFrog may append " (local file cache)" to a remote repository's description.
     CacheSuffix,
@@ -114,6 +118,9 @@ pub enum Norm {
     IgnoreCase,
     /// JSON text (an identity mapping's claims) compared as the JSON it holds, not as text.
     JsonText,
+    /// A map compared on the keys the user declares: keys others set on the same object are
+    /// not drift (an item's properties).
+    DeclaredKeys,
 }
 
 /// One parameter of a Kind.

@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 
-use crate::decl::{Field, Norm, ResolvedKind, Ty};
+use crate::decl::{Field, MapWire, Norm, ResolvedKind, Ty};
 use crate::wire::{self, get_path, user_value};
 
 /// Context of one comparison.
@@ -69,9 +69,22 @@ pub fn equal(
     observed: Option<&Value>,
     ctx: &DiffContext,
 ) -> bool {
-    // JFrog does not report the value (a token's scopes): nothing to compare.
     if f.norm == Norm::KeepWhenServerEmpty && is_empty(observed) {
         return true;
+    }
+    if let (Norm::DeclaredKeys, Some(Value::Object(d)), Some(Value::Object(o))) =
+        (f.norm, desired, observed)
+    {
+        let only: Map<String, Value> = o
+            .iter()
+            .filter(|(k, _)| d.contains_key(*k))
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        let plain = Field {
+            norm: Norm::Plain,
+            ..*f
+        };
+        return equal(&plain, desired, Some(&Value::Object(only)), ctx);
     }
     match f.ty {
         Ty::Str => {
@@ -114,6 +127,30 @@ pub fn equal(
                 _ => {}
             }
             d == o
+        }
+        Ty::Map(MapWire::Lists) => {
+            let m = |v: Option<&Value>| -> BTreeMap<String, Vec<String>> {
+                v.and_then(Value::as_object)
+                    .map(|o| {
+                        o.iter()
+                            .map(|(k, v)| {
+                                let mut l: Vec<String> = v
+                                    .as_array()
+                                    .map(|a| {
+                                        a.iter()
+                                            .filter_map(|x| x.as_str().map(str::to_string))
+                                            .collect()
+                                    })
+                                    .unwrap_or_default();
+                                l.sort();
+                                l.dedup();
+                                (k.clone(), l)
+                            })
+                            .collect()
+                    })
+                    .unwrap_or_default()
+            };
+            m(desired) == m(observed)
         }
         Ty::Map(_) => {
             let m = |v: Option<&Value>| -> BTreeMap<String, String> {

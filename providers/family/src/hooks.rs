@@ -101,6 +101,12 @@ pub trait Hooks: Send + Sync + std::fmt::Debug {
     /// Before the delete call (side effects such as deleting federation members).
     async fn before_delete(&self, _ctx: HookCtx<'_>, _mr: &Managed<FamilyKind>) {}
 
+    /// Whether a successful delete leaves an object a read still finds, which then counts as
+    /// gone for the MR (singletons are always treated so: reset or kept, never removed).
+    fn gone_after_delete(&self, _kind: &ResolvedKind) -> bool {
+        false
+    }
+
     /// The identifier JFrog assigned, from a create's answer (server-assigned Kinds).
     fn created_id(&self, _kind: &ResolvedKind, _answer: &Value) -> Option<String> {
         None

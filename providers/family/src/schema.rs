@@ -15,7 +15,7 @@
 
 use serde_json::{Map, Value, json};
 
-use crate::decl::{Dv, Field, ResolvedKind, Ty};
+use crate::decl::{Dv, Field, MapWire, ResolvedKind, Ty};
 
 /// The `atProvider` member holding the hashes of the write-only values last sent.
 pub const HASHES_FIELD: &str = "appliedWriteOnlyHashes";
@@ -94,6 +94,9 @@ fn field_schema(f: &Field, for_params: bool) -> Value {
         Ty::List => json!({"type": "array", "items": {"type": "string"}}),
         Ty::Set => {
             json!({"type": "array", "items": {"type": "string"}, "x-kubernetes-list-type": "set"})
+        }
+        Ty::Map(MapWire::Lists) => {
+            json!({"type": "object", "additionalProperties": {"type": "array", "items": {"type": "string"}}})
         }
         Ty::Map(_) => json!({"type": "object", "additionalProperties": {"type": "string"}}),
         Ty::Block(children) => {

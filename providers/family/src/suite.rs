@@ -35,8 +35,8 @@ pub struct Suite {
     /// The provider (its name, short name and JFrog client identity).
     pub provider: Provider,
     /// The change a person makes in JFrog to an object of a Kind: a JSON pointer into the
-    /// object as read and the value put there; `None`: the Kind cannot be changed (no
-    /// update API), so the drift step skips it.
+    /// object as read and the value put there (`null`: the boolean there flipped); `None`:
+    /// the Kind cannot be changed (no update API), so the drift step skips it.
     pub drift: fn(kind: &str) -> Option<(&'static str, Value)>,
     /// Whether deleting an MR of a Kind deletes the object in JFrog (false for
     /// configuration JFrog cannot delete: the MR only forgets it).
@@ -341,6 +341,16 @@ pub async fn run(
             m.get().await.metadata.annotations.unwrap_or_default()["crossplane.io/external-name"]
                 .clone();
         let mut body = rest.read(&client, &key).await.expect("read");
+        // `null`: the boolean there is flipped.
+        let edited = match edited {
+            Value::Null => json!(
+                !body
+                    .pointer(pointer)
+                    .and_then(Value::as_bool)
+                    .unwrap_or(false)
+            ),
+            v => v,
+        };
         set_pointer(&mut body, pointer, edited.clone());
         let map = body.as_object().cloned().expect("object");
         rest.update(&client, &key, &map).await.expect("drift");

@@ -65,7 +65,7 @@ pub fn empty_of(ty: &Ty) -> Option<Value> {
         Ty::Str => Some(Value::String(String::new())),
         Ty::List | Ty::Set | Ty::ObjList(_) | Ty::ObjSet(_) => Some(Value::Array(Vec::new())),
         Ty::Map(MapWire::NameValue) => Some(Value::Array(Vec::new())),
-        Ty::Map(MapWire::Object) => Some(Value::Object(Map::new())),
+        Ty::Map(MapWire::Object | MapWire::Lists) => Some(Value::Object(Map::new())),
         Ty::Bool | Ty::Int | Ty::Num | Ty::Block(_) => None,
     }
 }
@@ -165,7 +165,7 @@ fn secret_value(f: &Field, path: &str, secrets: &Secrets) -> Result<Value, MapEr
 /// A map of strings as the API takes it.
 fn map_to_wire(enc: MapWire, map: &Map<String, Value>) -> Value {
     match enc {
-        MapWire::Object => Value::Object(map.clone()),
+        MapWire::Object | MapWire::Lists => Value::Object(map.clone()),
         MapWire::NameValue => Value::Array(
             map.iter()
                 .map(|(k, v)| serde_json::json!({"name": k, "value": v}))
@@ -178,7 +178,7 @@ fn map_to_wire(enc: MapWire, map: &Map<String, Value>) -> Value {
 /// shape.
 pub fn map_from_wire(enc: MapWire, v: &Value) -> Option<Value> {
     match enc {
-        MapWire::Object => v.as_object().map(|_| v.clone()),
+        MapWire::Object | MapWire::Lists => v.as_object().map(|_| v.clone()),
         MapWire::NameValue => {
             let mut out = Map::new();
             for e in v.as_array()? {

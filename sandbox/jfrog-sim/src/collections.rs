@@ -392,6 +392,60 @@ impl Binding {
         Router::new().route(self.base, base).route(self.item, item)
     }
 
+    /// The routes of a family whose create is a `POST` on the item path (Artifactory's
+    /// cleanup and archive policies): the key comes from the path into the key field; `GET`
+    /// on `base` lists.
+    pub(crate) fn routes_create_on_item(&'static self) -> Router<Arc<Shared>> {
+        let item: MethodRouter<Arc<Shared>> = get(
+            move |s: State<Arc<Shared>>, a: Caller, Path(key): Path<String>| async move {
+                self.read(&s, a, &key).await
+            },
+        )
+        .post(
+            move |s: State<Arc<Shared>>, a: Caller, Path(key): Path<String>, body: Bytes| async move {
+                let mut v = self.parse(&body)?;
+                if let Value::Object(m) = &mut v {
+                    m.insert(self.decl.key_field.to_owned(), Value::String(key));
+                }
+                self.create(&s, a, &Bytes::from(v.to_string())).await
+            },
+        )
+        .put(
+            move |s: State<Arc<Shared>>, a: Caller, Path(key): Path<String>, body: Bytes| async move {
+                self.update(&s, a, &key, &body).await
+            },
+        )
+        .delete(
+            move |s: State<Arc<Shared>>, a: Caller, Path(key): Path<String>| async move {
+                self.delete(&s, a, &key).await
+            },
+        );
+        let base: MethodRouter<Arc<Shared>> =
+            get(move |s: State<Arc<Shared>>, a: Caller| async move { self.list(&s, a).await });
+        Router::new().route(self.base, base).route(self.item, item)
+    }
+
+    /// A `PUT` on `path` that replaces the object named by the body's key field (the Access
+    /// service's LDAP settings and groups are updated on the collection path).
+    pub(crate) fn update_by_body(&'static self, path: &'static str) -> Router<Arc<Shared>> {
+        let put: MethodRouter<Arc<Shared>> = axum::routing::put(
+            move |s: State<Arc<Shared>>, a: Caller, body: Bytes| async move {
+                let v = self.parse(&body)?;
+                let key = match v.get(self.decl.key_field) {
+                    Some(Value::String(k)) => k.clone(),
+                    _ => {
+                        return Err(self.err(
+                            StatusCode::BAD_REQUEST,
+                            format!("{} is required", self.decl.key_field),
+                        ));
+                    }
+                };
+                self.update(&s, a, &key, &body).await
+            },
+        );
+        Router::new().route(path, put)
+    }
+
     fn err(&self, status: StatusCode, msg: impl Into<String>) -> ApiError {
         ApiError::new(self.decl.flavor, status, msg)
     }

@@ -25,6 +25,9 @@ pub(crate) const MERGE_FAILURE: &str = "Could not merge and save new descriptor 
 #[derive(Debug)]
 pub(crate) struct Descriptor {
     version: Mutex<u64>,
+    /// The configuration sections the descriptor serves (backups, proxies, security, ...), in
+    /// the shape of the YAML patch (see `services::artifactory::configuration`).
+    pub(crate) content: Mutex<serde_json::Value>,
     emulation: AtomicBool,
     write_latency_nanos: AtomicU64,
 }
@@ -37,6 +40,7 @@ impl Descriptor {
     pub(crate) fn new(emulation: bool, write_latency: Duration) -> Descriptor {
         Descriptor {
             version: Mutex::new(0),
+            content: Mutex::new(crate::services::artifactory::configuration::initial()),
             emulation: AtomicBool::new(emulation),
             write_latency_nanos: AtomicU64::new(nanos(write_latency)),
         }

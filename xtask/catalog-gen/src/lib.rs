@@ -15,6 +15,7 @@ use serde_json::Value;
 
 mod access;
 mod access_api;
+mod configuration;
 mod overrides;
 mod repository;
 mod webhook;
@@ -33,6 +34,8 @@ pub const ACCESS_TABLES: &str = "providers/artifactory/src/access/tables.rs";
 pub const PROJECT_TABLES: &str = "providers/project/src/projects/tables.rs";
 /// Where provider-platform's declaration table lives, relative to the repository root.
 pub const PLATFORM_TABLES: &str = "providers/platform/src/platform/tables.rs";
+/// Where the configuration, lifecycle and artifact declaration table lives.
+pub const CONFIGURATION_TABLES: &str = "providers/artifactory/src/configuration/tables.rs";
 
 /// The catalog directory of a repository root.
 pub fn catalog_dir(repo_root: &Path) -> PathBuf {
@@ -71,6 +74,10 @@ pub fn generate(catalog_dir: &Path) -> Result<Vec<(PathBuf, String)>> {
             kinds: &overrides.platform_kinds,
         },
     )?;
+    let configuration = configuration::generate(
+        &read_json(&catalog_dir.join(configuration::CATALOG_FILE))?,
+        &overrides,
+    )?;
     overrides.check_all_used()?;
     let access = access::generate(
         &read_json(&catalog_dir.join(access::CATALOG_FILE))?,
@@ -82,6 +89,7 @@ pub fn generate(catalog_dir: &Path) -> Result<Vec<(PathBuf, String)>> {
         (PathBuf::from(ACCESS_TABLES), access),
         (PathBuf::from(PROJECT_TABLES), project),
         (PathBuf::from(PLATFORM_TABLES), platform),
+        (PathBuf::from(CONFIGURATION_TABLES), configuration),
     ];
     out.extend(
         xray.into_iter()

@@ -21,6 +21,7 @@ const SETTABLE: &[&str] = &[
     "immutable",
     "computed",
     "type",
+    "wire",
 ];
 
 /// A correction of one field (by Terraform name), in some contexts or everywhere.
@@ -89,6 +90,11 @@ pub struct Overrides {
     pub xray_fields: Vec<FieldOverride>,
     /// provider-xray's added fields.
     pub xray_added: Vec<AddedFields>,
+    /// Field corrections of the configuration, lifecycle and artifact Kinds (contexts are
+    /// Kind names); the section is optional.
+    pub configuration_fields: Vec<FieldOverride>,
+    /// Identifier corrections of those Kinds: (Kind, strategy, constant).
+    pub configuration_ids: Vec<(String, String, String)>,
 }
 
 /// Fields the catalog lacks, added to some Kinds or templates (catalog field objects).
@@ -250,6 +256,22 @@ impl Overrides {
                 .map(kind_override)
                 .collect::<Result<_>>()
                 .context("platform.kinds")?,
+            configuration_fields: match v.get("configuration").and_then(Value::as_object) {
+                None => Vec::new(),
+                Some(c) => list(c, "fields")?
+                    .iter()
+                    .map(field_override)
+                    .collect::<Result<_>>()
+                    .context("configuration.fields")?,
+            },
+            configuration_ids: match v.get("configuration").and_then(Value::as_object) {
+                None => Vec::new(),
+                Some(c) => list(c, "identifiers")?
+                    .iter()
+                    .map(id_override)
+                    .collect::<Result<_>>()
+                    .context("configuration.identifiers")?,
+            },
         })
     }
 
@@ -268,6 +290,7 @@ impl Overrides {
             .chain(&self.xray_fields)
             .chain(&self.project_fields)
             .chain(&self.platform_fields)
+            .chain(&self.configuration_fields)
         {
             if f.used.get() == 0 {
                 unused.push(format!(
@@ -412,6 +435,18 @@ fn field_override(v: &Value) -> Result<FieldOverride> {
         used: Cell::new(0),
         reason: m["reason"].as_str().unwrap_or_default().to_string(),
     })
+}
+
+/// `{kind, strategy, constant}`: a Kind's identifier strategy replaced.
+fn id_override(v: &Value) -> Result<(String, String, String)> {
+    let m = entry(v, &["kind", "strategy", "constant"])?;
+    let s = |k: &str| -> Result<String> {
+        Ok(m.get(k)
+            .and_then(Value::as_str)
+            .with_context(|| format!("missing `{k}` in {v}"))?
+            .to_string())
+    };
+    Ok((s("kind")?, s("strategy")?, s("constant")?))
 }
 
 fn kind_override(v: &Value) -> Result<KindOverride> {

@@ -40,6 +40,12 @@ pub(crate) fn collections() -> Vec<&'static Declaration> {
     all.extend(platform::collections());
     all.extend(xray::collections());
     all.extend(security::collections());
+    all.extend(artifactory::configuration::collections());
+    all.extend([
+        &artifactory::storage::ITEMS,
+        &artifactory::storage::BUNDLES,
+        &artifactory::storage::PROMOTIONS,
+    ]);
     all
 }
 

@@ -12,7 +12,9 @@ use crate::errors::Flavor;
 
 use crate::server::Shared;
 
+pub(crate) mod configuration;
 pub mod repositories;
+pub(crate) mod storage;
 mod system;
 
 pub(crate) use repositories::State;
@@ -21,6 +23,9 @@ pub(crate) fn routes() -> Router<Arc<Shared>> {
     Router::new()
         .merge(system::routes())
         .merge(repositories::routes())
+        .merge(configuration::routes())
+        .merge(storage::routes())
+        .merge(storage::item_routes())
 }
 
 /// Artifactory's proxies (`proxy` references of remote repositories and webhook handlers).

@@ -1,0 +1,129 @@
+//! The configuration, lifecycle and artifact Kinds of provider-artifactory (groups
+//! `configuration`, `lifecycle`, `artifact`), declared as data on the family layer.
+//!
+//! Two kinds of REST binding ([`rest`]):
+//!
+//! - the system configuration descriptor Kinds (Backup, Proxy, PropertySet,
+//!   RepositoryLayout, LdapSetting, LdapGroupSetting, MailServer, TrashcanConfig,
+//!   GeneralSecurity, OauthSettings, SamlSettings): each a [`descriptor::Section`] of the
+//!   one descriptor per platform, observed by one shared `GET` per poll and written through
+//!   one coalescing writer (see [`descriptor`]);
+//! - plain REST objects (archive and cleanup policies, LDAP v2 settings and groups) as
+//!   [`provider_family::Paths`];
+//! - the lifecycle and artifact Kinds (groups `lifecycle`, `artifact`: ReleaseBundleV2
+//!   `<name>:<version>`, ReleaseBundleV2Promotion `<name>:<version>:<environment>`, Artifact
+//!   with the server-assigned `<repository>/<path>`, ItemProperties `<repo>:<path>`) with
+//!   their own bindings ([`objects`]). ItemProperties manages only the keys it declares.
+//!
+//! Singletons (MailServer, TrashcanConfig, GeneralSecurity, OauthSettings, SamlSettings)
+//! have a constant identifier; deleting one resets it to JFrog's defaults (TrashcanConfig,
+//! OauthSettings, SamlSettings), removes it (MailServer) or leaves it (GeneralSecurity), as
+//! upstream does. Secrets (LDAP manager passwords, proxy passwords, OAuth client secrets)
+//! come from Secret references, are never read back and are compared by a salted hash.
+//!
+//! # Catalog corrections (data, in `catalog/overrides.json`, section `configuration`)
+//!
+//! - GeneralSecurity, OauthSettings and SamlSettings are singletons with upstream's constant
+//!   identifiers, not server-assigned.
+//! - LDAP manager passwords are write-only secrets, not server-defaulted.
+
+pub mod descriptor;
+pub mod examples;
+pub mod objects;
+pub mod rest;
+#[rustfmt::skip]
+pub mod tables;
+
+use std::sync::{Arc, OnceLock};
+
+use async_trait::async_trait;
+use provider_family::{ClientCache, FamilyKind, HookCtx, Hooks, KindDecl, ResolvedKind};
+use provider_runtime::managed::external::Managed;
+use provider_runtime::managed::registration::KindRegistration;
+use serde_json::Value;
+
+/// The family's hooks.
+pub static HOOKS: ConfigurationHooks = ConfigurationHooks;
+
+/// The family's behaviour beyond the generic adapter: an artifact's identifier from its
+/// deploy answer, the artifact content rule, and the removal of an ItemProperties MR's
+/// declared keys on delete.
+#[derive(Debug, Clone, Copy)]
+pub struct ConfigurationHooks;
+
+#[async_trait]
+impl Hooks for ConfigurationHooks {
+    fn id_description(&self) -> &'static str {
+        "The JFrog identifier (key or name; the constant of a singleton; <repository>/<path> of an artifact)."
+    }
+
+    fn check_params(&self, kind: &ResolvedKind, params: &Value) -> Result<(), String> {
+        if kind.decl.kind == "Artifact" {
+            let set = |f: &str| {
+                params
+                    .get(f)
+                    .and_then(Value::as_str)
+                    .is_some_and(|s| !s.is_empty())
+            };
+            if set("filePath") {
+                return Err("filePath is not supported: the provider cannot read files on your machine; give the content in contentBase64".into());
+            }
+            if !set("contentBase64") {
+                return Err(
+                    "contentBase64 is required (the artifact's content, base64-encoded)".into(),
+                );
+            }
+        }
+        Ok(())
+    }
+
+    /// An item keeps the properties others set after an ItemProperties MR's keys went.
+    fn gone_after_delete(&self, kind: &ResolvedKind) -> bool {
+        kind.decl.kind == "ItemProperties"
+    }
+
+    fn created_id(&self, _kind: &ResolvedKind, answer: &Value) -> Option<String> {
+        objects::artifact_id(answer)
+    }
+
+    async fn before_delete(&self, ctx: HookCtx<'_>, mr: &Managed<FamilyKind>) {
+        if ctx.kind.decl.kind != "ItemProperties" {
+            return;
+        }
+        // Only the keys this MR declares; properties others set stay.
+        let names: Vec<String> = mr
+            .for_provider
+            .get("properties")
+            .and_then(Value::as_object)
+            .map(|m| m.keys().cloned().collect())
+            .unwrap_or_default();
+        if let Err(e) = objects::remove_properties(ctx.client, ctx.key, &names).await {
+            tracing::warn!(key = ctx.key, error = %e, "could not remove the declared properties");
+        }
+    }
+}
+
+/// Every declared configuration Kind.
+pub fn declarations() -> &'static [KindDecl] {
+    tables::KINDS
+}
+
+/// Every configuration Kind, composed once per process.
+pub fn kinds() -> &'static [Arc<FamilyKind>] {
+    static KINDS: OnceLock<Vec<Arc<FamilyKind>>> = OnceLock::new();
+    KINDS.get_or_init(|| provider_family::compose(tables::KINDS))
+}
+
+/// The runtime registrations of every configuration Kind, sharing the provider's client cache
+/// (whose `--poll` is the TTL of the shared descriptor read).
+pub fn registrations(cache: Arc<ClientCache>) -> Vec<Arc<dyn KindRegistration>> {
+    descriptor::use_settings_of(&cache);
+    provider_family::registrations(kinds(), cache)
+}
+
+#[cfg(test)]
+mod descriptor_tests;
+#[cfg(test)]
+mod item_properties_tests;
+#[cfg(test)]
+mod tests;

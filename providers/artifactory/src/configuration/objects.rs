@@ -1,0 +1,526 @@
+//! The REST bindings of the lifecycle and artifact Kinds, whose calls carry more than a
+//! key and a JSON body: release bundles v2 and their promotions (composite identifiers,
+//! the signing key as a header, the project as a query parameter), artifacts (raw bytes,
+//! addressed by `<repository><path>`) and item properties (query-string writes; only the
+//! declared keys are managed).
+
+use async_trait::async_trait;
+use base64::Engine;
+use http::Method;
+use jfrog_client::{Error, Idempotency, JfrogClient, RequestContext, Service};
+use provider_family::{ListCall, Rest};
+use serde_json::{Map, Value};
+
+fn invalid(service: Service, route: &str, message: impl Into<String>) -> Error {
+    Error::InvalidRequest {
+        ctx: RequestContext {
+            service,
+            method: Method::GET,
+            route: route.to_string(),
+        },
+        message: message.into(),
+    }
+}
+
+/// The `n` parts of a composite key (`a:b:c`); the last part may hold no colon.
+fn parts<'a>(key: &'a str, n: usize, route: &str) -> Result<Vec<&'a str>, Error> {
+    let p: Vec<&str> = key.splitn(n, ':').collect();
+    if p.len() != n || p.iter().any(|s| s.is_empty()) {
+        return Err(invalid(
+            Service::Lifecycle,
+            route,
+            format!("identifier {key:?} does not have {n} parts separated by ':'"),
+        ));
+    }
+    Ok(p)
+}
+
+fn str_of<'a>(body: &'a Map<String, Value>, k: &str) -> Option<&'a str> {
+    body.get(k)
+        .and_then(Value::as_str)
+        .filter(|s| !s.is_empty())
+}
+
+/// Release bundles v2 (`<name>:<version>`): created once, never updated.
+#[derive(Debug)]
+pub struct ReleaseBundles;
+
+const RB_RECORD: &str = "/api/v2/release_bundle/records/{name}/{version}";
+
+#[async_trait]
+impl Rest for ReleaseBundles {
+    async fn read(&self, client: &JfrogClient, key: &str) -> Result<Value, Error> {
+        let p = parts(key, 2, RB_RECORD)?;
+        client
+            .request(
+                Service::Lifecycle,
+                Method::GET,
+                RB_RECORD,
+                Idempotency::Idempotent,
+            )
+            .param(p[0])
+            .param(p[1])
+            .send_value()
+            .await
+    }
+
+    async fn create(
+        &self,
+        client: &JfrogClient,
+        _key: &str,
+        body: &Map<String, Value>,
+    ) -> Result<Value, Error> {
+        let mut body = body.clone();
+        let keypair = body.remove("keypair_name");
+        let project = body.remove("project_key");
+        let mut r = client
+            .request(
+                Service::Lifecycle,
+                Method::POST,
+                "/api/v2/release_bundle",
+                Idempotency::NonIdempotent,
+            )
+            .query("async", "false")
+            .query_opt(
+                "project",
+                project
+                    .as_ref()
+                    .and_then(Value::as_str)
+                    .filter(|s| !s.is_empty()),
+            );
+        if let Some(k) = keypair.as_ref().and_then(Value::as_str) {
+            r = r.header("X-JFrog-Signing-Key-Name", k);
+        }
+        r.json(&body).send_empty().await?;
+        Ok(Value::Null)
+    }
+
+    async fn update(
+        &self,
+        _client: &JfrogClient,
+        key: &str,
+        _body: &Map<String, Value>,
+    ) -> Result<(), Error> {
+        Err(invalid(
+            Service::Lifecycle,
+            RB_RECORD,
+            format!("release bundle {key} cannot be changed: delete and create it again"),
+        ))
+    }
+
+    async fn delete(&self, client: &JfrogClient, key: &str) -> Result<(), Error> {
+        let p = parts(key, 2, RB_RECORD)?;
+        client
+            .request(
+                Service::Lifecycle,
+                Method::DELETE,
+                RB_RECORD,
+                Idempotency::Idempotent,
+            )
+            .param(p[0])
+            .param(p[1])
+            .query("async", "false")
+            .send_empty()
+            .await
+    }
+
+    fn list(&self) -> Option<&ListCall> {
+        None
+    }
+}
+
+/// Promotions of a release bundle version (`<name>:<version>:<environment>`), found among
+/// the version's promotion records by environment (JFrog addresses one by the creation
+/// time, which the identifier does not carry).
+#[derive(Debug)]
+pub struct Promotions;
+
+const PROMOTIONS: &str = "/api/v2/promotion/records/{name}/{version}";
+const PROMOTION: &str = "/api/v2/promotion/records/{name}/{version}/{created_millis}";
+
+impl Promotions {
+    async fn find(&self, client: &JfrogClient, key: &str) -> Result<Value, Error> {
+        let p = parts(key, 3, PROMOTIONS)?;
+        let all = client
+            .request(
+                Service::Lifecycle,
+                Method::GET,
+                PROMOTIONS,
+                Idempotency::Idempotent,
+            )
+            .param(p[0])
+            .param(p[1])
+            .send_value()
+            .await?;
+        all.get("promotions")
+            .and_then(Value::as_array)
+            .and_then(|l| {
+                l.iter()
+                    .find(|r| r.get("environment").and_then(Value::as_str) == Some(p[2]))
+            })
+            .cloned()
+            .ok_or_else(|| Error::NotFound {
+                ctx: RequestContext {
+                    service: Service::Lifecycle,
+                    method: Method::GET,
+                    route: format!("/lifecycle{PROMOTIONS}"),
+                },
+                message: format!("no promotion of {}:{} to {}", p[0], p[1], p[2]),
+            })
+    }
+}
+
+#[async_trait]
+impl Rest for Promotions {
+    async fn read(&self, client: &JfrogClient, key: &str) -> Result<Value, Error> {
+        self.find(client, key).await
+    }
+
+    async fn create(
+        &self,
+        client: &JfrogClient,
+        key: &str,
+        body: &Map<String, Value>,
+    ) -> Result<Value, Error> {
+        let p = parts(key, 3, PROMOTIONS)?;
+        let mut body = body.clone();
+        let keypair = body.remove("keypair_name");
+        let project = body.remove("project_key");
+        let mut r = client
+            .request(
+                Service::Lifecycle,
+                Method::POST,
+                PROMOTIONS,
+                Idempotency::NonIdempotent,
+            )
+            .param(p[0])
+            .param(p[1])
+            .query("async", "false")
+            .query_opt(
+                "project",
+                project
+                    .as_ref()
+                    .and_then(Value::as_str)
+                    .filter(|s| !s.is_empty()),
+            );
+        if let Some(k) = keypair.as_ref().and_then(Value::as_str) {
+            r = r.header("X-JFrog-Signing-Key-Name", k);
+        }
+        r.json(&body).send_empty().await?;
+        Ok(Value::Null)
+    }
+
+    async fn update(
+        &self,
+        _client: &JfrogClient,
+        key: &str,
+        _body: &Map<String, Value>,
+    ) -> Result<(), Error> {
+        Err(invalid(
+            Service::Lifecycle,
+            PROMOTIONS,
+            format!("promotion {key} cannot be changed: delete and create it again"),
+        ))
+    }
+
+    async fn delete(&self, client: &JfrogClient, key: &str) -> Result<(), Error> {
+        let p = parts(key, 3, PROMOTIONS)?;
+        let record = self.find(client, key).await?;
+        let millis = record
+            .get("created_millis")
+            .and_then(|v| {
+                v.as_i64()
+                    .map(|i| i.to_string())
+                    .or(v.as_str().map(str::to_string))
+            })
+            .ok_or_else(|| {
+                invalid(
+                    Service::Lifecycle,
+                    PROMOTION,
+                    "record without created_millis",
+                )
+            })?;
+        client
+            .request(
+                Service::Lifecycle,
+                Method::DELETE,
+                PROMOTION,
+                Idempotency::Idempotent,
+            )
+            .param(p[0])
+            .param(p[1])
+            .param(millis)
+            .query("async", "false")
+            .send_empty()
+            .await
+    }
+
+    fn list(&self) -> Option<&ListCall> {
+        None
+    }
+}
+
+/// Artifacts, addressed by `<repository><path>` (the identifier the deploy answer gives).
+#[derive(Debug)]
+pub struct Artifacts;
+
+const STORAGE: &str = "/api/storage/{*item}";
+const ITEM: &str = "/{*item}";
+
+/// `<repository><path>` of a body.
+fn item_of(body: &Map<String, Value>) -> Option<String> {
+    let repo = str_of(body, "repo")?;
+    let path = str_of(body, "path")?;
+    Some(format!("{repo}/{}", path.trim_start_matches('/')))
+}
+
+impl Artifacts {
+    async fn deploy(
+        &self,
+        client: &JfrogClient,
+        item: &str,
+        body: &Map<String, Value>,
+    ) -> Result<Value, Error> {
+        let content = str_of(body, "content_base64").unwrap_or_default();
+        let bytes = base64::engine::general_purpose::STANDARD
+            .decode(content)
+            .map_err(|e| {
+                invalid(
+                    Service::Artifactory,
+                    ITEM,
+                    format!("contentBase64 is not base64: {e}"),
+                )
+            })?;
+        let r = client
+            .request(
+                Service::Artifactory,
+                Method::PUT,
+                ITEM,
+                Idempotency::Idempotent,
+            )
+            .param(item)
+            .bytes(bytes, "application/octet-stream")
+            .send()
+            .await?;
+        Ok(serde_json::from_slice(r.body()).unwrap_or(Value::Null))
+    }
+}
+
+#[async_trait]
+impl Rest for Artifacts {
+    async fn read(&self, client: &JfrogClient, key: &str) -> Result<Value, Error> {
+        let mut v = client
+            .request(
+                Service::Artifactory,
+                Method::GET,
+                STORAGE,
+                Idempotency::Idempotent,
+            )
+            .param(key)
+            .send_value()
+            .await?;
+        // JFrog answers the size as a string.
+        if let Some(s) = v
+            .get("size")
+            .and_then(Value::as_str)
+            .and_then(|s| s.parse::<i64>().ok())
+        {
+            v["size"] = Value::from(s);
+        }
+        Ok(v)
+    }
+
+    async fn create(
+        &self,
+        client: &JfrogClient,
+        _key: &str,
+        body: &Map<String, Value>,
+    ) -> Result<Value, Error> {
+        let item = item_of(body).ok_or_else(|| {
+            invalid(
+                Service::Artifactory,
+                ITEM,
+                "repository and path are required",
+            )
+        })?;
+        self.deploy(client, &item, body).await
+    }
+
+    async fn update(
+        &self,
+        client: &JfrogClient,
+        key: &str,
+        body: &Map<String, Value>,
+    ) -> Result<(), Error> {
+        self.deploy(client, key, body).await.map(|_| ())
+    }
+
+    async fn delete(&self, client: &JfrogClient, key: &str) -> Result<(), Error> {
+        client
+            .request(
+                Service::Artifactory,
+                Method::DELETE,
+                ITEM,
+                Idempotency::Idempotent,
+            )
+            .param(key)
+            .send_empty()
+            .await
+    }
+
+    fn list(&self) -> Option<&ListCall> {
+        None
+    }
+}
+
+/// The identifier of a deployed artifact from the deploy answer (`repo` and `path`).
+pub fn artifact_id(answer: &Value) -> Option<String> {
+    answer.as_object().and_then(item_of)
+}
+
+/// Properties of an item (`<repo>:<path>`): writes set the declared keys only; the delete
+/// of an MR removes its declared keys (see the family's hooks), never the item's others.
+#[derive(Debug)]
+pub struct ItemProperties;
+
+const PROPS: &str = "/api/storage/{*item}";
+
+/// `<repo>/<path>` of a `<repo>:<path>` identifier.
+pub fn item_path(key: &str) -> Result<String, Error> {
+    let p = parts(key, 2, PROPS)?;
+    Ok(format!("{}/{}", p[0], p[1].trim_start_matches('/')))
+}
+
+/// `k1=v1,v2;k2=v3` as the properties query parameter takes it.
+fn props_param(props: &Map<String, Value>) -> String {
+    props
+        .iter()
+        .map(|(k, v)| {
+            let values: Vec<&str> = v
+                .as_array()
+                .map(|a| a.iter().filter_map(Value::as_str).collect())
+                .unwrap_or_default();
+            format!("{k}={}", values.join(","))
+        })
+        .collect::<Vec<_>>()
+        .join(";")
+}
+
+fn recursive(body: &Map<String, Value>) -> &'static str {
+    if body.get("recursive").and_then(Value::as_bool) == Some(true) {
+        "1"
+    } else {
+        "0"
+    }
+}
+
+#[async_trait]
+impl Rest for ItemProperties {
+    async fn read(&self, client: &JfrogClient, key: &str) -> Result<Value, Error> {
+        client
+            .request(
+                Service::Artifactory,
+                Method::GET,
+                PROPS,
+                Idempotency::Idempotent,
+            )
+            .param(item_path(key)?)
+            .query("properties", "")
+            .send_value()
+            .await
+    }
+
+    async fn create(
+        &self,
+        client: &JfrogClient,
+        key: &str,
+        body: &Map<String, Value>,
+    ) -> Result<Value, Error> {
+        self.update(client, key, body).await?;
+        Ok(Value::Null)
+    }
+
+    async fn update(
+        &self,
+        client: &JfrogClient,
+        key: &str,
+        body: &Map<String, Value>,
+    ) -> Result<(), Error> {
+        let props = body
+            .get("properties")
+            .and_then(Value::as_object)
+            .cloned()
+            .unwrap_or_default();
+        client
+            .request(
+                Service::Artifactory,
+                Method::PUT,
+                PROPS,
+                Idempotency::Idempotent,
+            )
+            .param(item_path(key)?)
+            .query("properties", props_param(&props))
+            .query("recursive", recursive(body))
+            .send_empty()
+            .await
+    }
+
+    /// Removes nothing by itself: the MR's declared keys are removed by the family's
+    /// `before_delete` (this call knows only the item).
+    async fn delete(&self, _client: &JfrogClient, _key: &str) -> Result<(), Error> {
+        Ok(())
+    }
+
+    fn list(&self) -> Option<&ListCall> {
+        None
+    }
+}
+
+/// Remove the keys `names` from an item's properties.
+pub async fn remove_properties(
+    client: &JfrogClient,
+    key: &str,
+    names: &[String],
+) -> Result<(), Error> {
+    if names.is_empty() {
+        return Ok(());
+    }
+    client
+        .request(
+            Service::Artifactory,
+            Method::DELETE,
+            PROPS,
+            Idempotency::Idempotent,
+        )
+        .param(item_path(key)?)
+        .query("properties", names.join(","))
+        .query("recursive", "0")
+        .send_empty()
+        .await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn identifiers_and_query_strings() {
+        assert_eq!(parts("rb:1.0", 2, "").unwrap(), vec!["rb", "1.0"]);
+        assert_eq!(
+            parts("rb:1.0:PROD", 3, "").unwrap(),
+            vec!["rb", "1.0", "PROD"]
+        );
+        assert!(parts("rb", 2, "").is_err());
+        assert_eq!(item_path("libs:/a/b.txt").unwrap(), "libs/a/b.txt");
+        let props = json!({"stage": ["dev", "qa"], "team": ["x"]});
+        assert_eq!(
+            props_param(props.as_object().unwrap()),
+            "stage=dev,qa;team=x"
+        );
+        assert_eq!(
+            artifact_id(&json!({"repo": "libs", "path": "/a/b.txt"})).as_deref(),
+            Some("libs/a/b.txt")
+        );
+    }
+}

@@ -1,0 +1,152 @@
+//! The REST binding of every configuration Kind: a descriptor section or plain paths.
+
+use jfrog_client::Service;
+use provider_family::{Call, Paths, Verb};
+
+use super::descriptor::{Delete, Place, Section};
+use super::tables;
+
+/// Plain paths with one `{key}` item path.
+const fn item(service: Service, create: Call, item: &'static str, update: Call) -> Paths {
+    Paths {
+        service,
+        create,
+        read: Call::new(Verb::Get, item),
+        update,
+        delete: Call::new(Verb::Delete, item),
+        list: None,
+        case_insensitive: false,
+    }
+}
+
+/// Archive policies (`/artifactory/api/archive/v2/packages/policies/{key}`).
+pub static ARCHIVEPOLICY: Paths = item(
+    Service::Artifactory,
+    Call::new(Verb::Post, "/api/archive/v2/packages/policies/{key}"),
+    "/api/archive/v2/packages/policies/{key}",
+    Call::new(Verb::Put, "/api/archive/v2/packages/policies/{key}"),
+);
+
+/// Package cleanup policies.
+pub static PACKAGECLEANUPPOLICY: Paths = item(
+    Service::Artifactory,
+    Call::new(Verb::Post, "/api/cleanup/packages/policies/{key}"),
+    "/api/cleanup/packages/policies/{key}",
+    Call::new(Verb::Put, "/api/cleanup/packages/policies/{key}"),
+);
+
+/// Release bundle v2 cleanup policies.
+pub static RELEASEBUNDLEV2CLEANUPPOLICY: Paths = item(
+    Service::Artifactory,
+    Call::new(Verb::Post, "/api/cleanup/bundles/policies/{key}"),
+    "/api/cleanup/bundles/policies/{key}",
+    Call::new(Verb::Put, "/api/cleanup/bundles/policies/{key}"),
+);
+
+/// LDAP settings of the Access service (the key travels in the body on create and update).
+pub static LDAPSETTINGV2: Paths = item(
+    Service::Access,
+    Call::new(Verb::Post, "/api/v1/ldap/settings"),
+    "/api/v1/ldap/settings/{key}",
+    Call::new(Verb::Put, "/api/v1/ldap/settings/"),
+);
+
+/// LDAP group settings of the Access service.
+pub static LDAPGROUPSETTINGV2: Paths = item(
+    Service::Access,
+    Call::new(Verb::Post, "/api/v1/ldap/groups"),
+    "/api/v1/ldap/groups/{key}",
+    Call::new(Verb::Put, "/api/v1/ldap/groups/"),
+);
+
+const fn keyed(
+    path: &'static str,
+    key_member: &'static str,
+    fields: &'static [provider_family::Field],
+) -> Section {
+    Section {
+        place: Place::Keyed { path, key_member },
+        fields,
+        delete: Delete::Remove,
+    }
+}
+
+/// `backups`.
+pub static BACKUP: Section = keyed("backups", "key", tables::BACKUP);
+/// `proxies`.
+pub static PROXY: Section = keyed("proxies", "key", tables::PROXY);
+/// `propertySets`.
+pub static PROPERTYSET: Section = keyed("propertySets", "name", tables::PROPERTYSET);
+/// `repoLayouts`.
+pub static REPOSITORYLAYOUT: Section = keyed("repoLayouts", "name", tables::REPOSITORYLAYOUT);
+/// `security.ldapSettings`.
+pub static LDAPSETTING: Section = keyed("security.ldapSettings", "key", tables::LDAPSETTING);
+/// `security.ldapGroupSettings`.
+pub static LDAPGROUPSETTING: Section = keyed(
+    "security.ldapGroupSettings",
+    "name",
+    tables::LDAPGROUPSETTING,
+);
+
+/// `mailServer` (a delete removes the block).
+pub static MAILSERVER: Section = Section {
+    place: Place::Block {
+        at: "mailServer",
+        exists: Some("host"),
+    },
+    fields: tables::MAILSERVER,
+    delete: Delete::Remove,
+};
+
+/// `trashcanConfig` (a delete resets JFrog's defaults).
+pub static TRASHCANCONFIG: Section = Section {
+    place: Place::Block {
+        at: "trashcanConfig",
+        exists: None,
+    },
+    fields: tables::TRASHCANCONFIG,
+    delete: Delete::Reset("{enabled: true, retentionPeriodDays: 14}"),
+};
+
+/// `security.anonAccessEnabled` and `security.passwordSettings` (a delete leaves them, as
+/// upstream does).
+pub static GENERALSECURITY: Section = Section {
+    place: Place::Block {
+        at: "",
+        exists: None,
+    },
+    fields: tables::GENERALSECURITY,
+    delete: Delete::Keep,
+};
+
+/// `security.oauthSettings` (exists while it has providers; a delete turns it off and
+/// removes them).
+pub static OAUTHSETTINGS: Section = Section {
+    place: Place::Block {
+        at: "",
+        exists: Some("security.oauthSettings.oauthProvidersSettings"),
+    },
+    fields: tables::OAUTHSETTINGS,
+    delete: Delete::Reset(
+        "{security: {oauthSettings: {enableIntegration: false, persistUsers: false, allowUserToAccessProfile: false, oauthProvidersSettings: ~}}}",
+    ),
+};
+
+/// `security.samlSettings` (a delete turns the integration off).
+pub static SAMLSETTINGS: Section = Section {
+    place: Place::Block {
+        at: "",
+        exists: Some("security.samlSettings.loginUrl"),
+    },
+    fields: tables::SAMLSETTINGS,
+    delete: Delete::Reset("{security: {samlSettings: {enableIntegration: false}}}"),
+};
+
+/// Release bundles v2.
+pub static RELEASEBUNDLEV2: super::objects::ReleaseBundles = super::objects::ReleaseBundles;
+/// Release bundle v2 promotions.
+pub static RELEASEBUNDLEV2PROMOTION: super::objects::Promotions = super::objects::Promotions;
+/// Artifacts.
+pub static ARTIFACT: super::objects::Artifacts = super::objects::Artifacts;
+/// Item properties.
+pub static ITEMPROPERTIES: super::objects::ItemProperties = super::objects::ItemProperties;

@@ -1,0 +1,640 @@
+//! The system configuration descriptor's configuration sections and the REST configuration
+//! objects beside them.
+//!
+//! - `GET /artifactory/api/system/configuration` answers the descriptor as XML (root
+//!   `<config>`): keyed sections (`backups`, `proxies`, `propertySets`, `repoLayouts`,
+//!   `security.ldapSettings`, `security.ldapGroupSettings`, and inside them property lists,
+//!   predefined values and OAuth providers) as repeated elements carrying their key, other
+//!   objects as nested elements, string lists as repeated child elements. Passwords and
+//!   secrets are not rendered.
+//! - `PATCH /artifactory/api/system/configuration` takes a YAML merge patch (a `~` removes a
+//!   member or entry), as Artifactory does for self-hosted platforms. It goes through the
+//!   descriptor's optimistic concurrency (an overlapping write answers "Could not merge and
+//!   save new descriptor"). The patched descriptor is validated as a whole before it is
+//!   saved: one invalid entry fails the whole patch with a 400 naming the entry and the
+//!   rule, and nothing is saved.
+//! - Archive and cleanup policies and the Access service's LDAP v2 settings and groups are
+//!   keyed collections of the generic collection service.
+
+use std::sync::Arc;
+
+use axum::Router;
+use axum::body::Bytes;
+use axum::extract::State;
+use axum::http::{StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use serde_json::{Map, Value, json};
+
+use crate::auth::Admin;
+use crate::collections::{
+    Access, Binding, CreateAnswer, Ctx, Declaration, Ids, KeyCase, Op, as_stored,
+};
+use crate::errors::{ApiError, Flavor};
+use crate::server::Shared;
+
+const PATH: &str = "/artifactory/api/system/configuration";
+
+/// Keyed sections and lists: (member, XML element of one entry, key member).
+const KEYED: &[(&str, &str, &str)] = &[
+    ("backups", "backup", "key"),
+    ("proxies", "proxy", "key"),
+    ("propertySets", "propertySet", "name"),
+    ("properties", "property", "name"),
+    ("predefinedValues", "predefinedValue", "value"),
+    ("repoLayouts", "repoLayout", "name"),
+    ("ldapSettings", "ldapSetting", "key"),
+    ("ldapGroupSettings", "ldapGroupSetting", "name"),
+    ("oauthProvidersSettings", "oauthProvider", "name"),
+];
+
+/// Members never rendered (secrets; Artifactory returns them encrypted at best).
+const SECRET: &[&str] = &["password", "managerPassword", "secret"];
+
+/// The descriptor of a fresh platform.
+pub(crate) fn initial() -> Value {
+    json!({
+        "trashcanConfig": {"enabled": true, "retentionPeriodDays": 14},
+        "security": {
+            "anonAccessEnabled": false,
+            "passwordSettings": {"encryptionPolicy": "SUPPORTED"}
+        }
+    })
+}
+
+pub(crate) fn routes() -> Router<Arc<Shared>> {
+    Router::new()
+        .route(PATH, get(read).patch(patch))
+        .merge(ARCHIVE.routes_create_on_item())
+        .merge(PACKAGE_CLEANUP.routes_create_on_item())
+        .merge(BUNDLE_CLEANUP.routes_create_on_item())
+        .merge(LDAP_SETTINGS.routes())
+        .merge(LDAP_SETTINGS.update_by_body("/access/api/v1/ldap/settings/"))
+        .merge(LDAP_GROUPS.routes())
+        .merge(LDAP_GROUPS.update_by_body("/access/api/v1/ldap/groups/"))
+}
+
+fn content(s: &Shared) -> std::sync::MutexGuard<'_, Value> {
+    s.descriptor
+        .content
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+async fn read(State(s): State<Arc<Shared>>, _admin: Admin) -> Response {
+    let mut xml = String::from(
+        "<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"yes\"?>\n<config xmlns=\"http://artifactory.jfrog.org/xsd/3.1.0\">",
+    );
+    if let Value::Object(m) = &*content(&s) {
+        for (k, v) in m {
+            render(k, v, &mut xml);
+        }
+    }
+    xml.push_str("</config>\n");
+    ([(header::CONTENT_TYPE, "application/xml")], xml).into_response()
+}
+
+fn escape(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}
+
+fn scalar(v: &Value) -> String {
+    match v {
+        Value::String(s) => escape(s),
+        other => other.to_string(),
+    }
+}
+
+fn render(name: &str, v: &Value, out: &mut String) {
+    if SECRET.contains(&name) || v.is_null() {
+        return;
+    }
+    out.push_str(&format!("<{name}>"));
+    match v {
+        Value::Object(m) => {
+            let keyed = KEYED.iter().find(|(n, _, _)| *n == name);
+            for (k, e) in m {
+                match keyed {
+                    Some((_, item, key)) => {
+                        out.push_str(&format!("<{item}><{key}>{}</{key}>", escape(k)));
+                        if let Value::Object(inner) = e {
+                            for (ik, iv) in inner {
+                                render(ik, iv, out);
+                            }
+                        }
+                        out.push_str(&format!("</{item}>"));
+                    }
+                    None => render(k, e, out),
+                }
+            }
+        }
+        Value::Array(items) => {
+            let item = if name == "excludedRepositories" {
+                "repositoryRef"
+            } else {
+                "value"
+            };
+            for i in items {
+                out.push_str(&format!("<{item}>{}</{item}>", scalar(i)));
+            }
+        }
+        other => out.push_str(&scalar(other)),
+    }
+    out.push_str(&format!("</{name}>"));
+}
+
+/// RFC 7396 merge patch.
+fn merge(target: &mut Value, patch: Value) {
+    match patch {
+        Value::Object(p) => {
+            if !target.is_object() {
+                *target = Value::Object(Map::new());
+            }
+            if let Value::Object(t) = target {
+                for (k, v) in p {
+                    if v.is_null() {
+                        t.remove(&k);
+                    } else {
+                        merge(t.entry(k).or_insert(Value::Null), v);
+                    }
+                }
+            }
+        }
+        other => *target = other,
+    }
+}
+
+async fn patch(
+    State(s): State<Arc<Shared>>,
+    _admin: Admin,
+    body: Bytes,
+) -> Result<Response, ApiError> {
+    let patch: Value = serde_yaml::from_slice(&body).map_err(|e| {
+        ApiError::bad_request(format!(
+            "Could not parse the configuration patch as YAML: {e}"
+        ))
+    })?;
+    if !patch.is_object() {
+        return Err(ApiError::bad_request(
+            "The configuration patch must be a YAML map",
+        ));
+    }
+    // Validation answers at once; only a valid patch spends the descriptor-save time (and
+    // is validated again on commit, against the descriptor it merges into).
+    {
+        let mut next = content(&s).clone();
+        merge(&mut next, patch.clone());
+        validate(&next)?;
+    }
+    let ticket = s.descriptor.begin().await;
+    s.descriptor.commit(ticket, || {
+        let mut c = content(&s);
+        let mut next = c.clone();
+        merge(&mut next, patch);
+        validate(&next)?;
+        *c = next;
+        Ok(())
+    })?;
+    Ok((StatusCode::OK, "Configuration patched successfully\n").into_response())
+}
+
+fn str_at<'a>(v: &'a Value, k: &str) -> &'a str {
+    v.get(k).and_then(Value::as_str).unwrap_or_default()
+}
+
+fn entries<'a>(v: &'a Value, path: &[&str]) -> Vec<(&'a String, &'a Value)> {
+    let mut cur = v;
+    for p in path {
+        match cur.get(p) {
+            Some(n) => cur = n,
+            None => return Vec::new(),
+        }
+    }
+    cur.as_object()
+        .map(|m| m.iter().collect())
+        .unwrap_or_default()
+}
+
+fn valid_key(k: &str) -> bool {
+    !k.is_empty()
+        && k.len() <= 64
+        && k.chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+}
+
+/// A cron expression as Artifactory's Quartz takes it: 6 or 7 fields.
+fn valid_cron(c: &str) -> bool {
+    let n = c.split_whitespace().count();
+    n == 6 || n == 7
+}
+
+fn port(v: &Value) -> Option<i64> {
+    v.get("port")
+        .and_then(|p| p.as_i64().or_else(|| p.as_str()?.parse().ok()))
+}
+
+/// The whole descriptor's rules; the first broken one, naming its entry.
+fn validate(d: &Value) -> Result<(), ApiError> {
+    let bad = |what: &str, key: &str, msg: &str| {
+        Err(ApiError::bad_request(format!("{what} '{key}': {msg}")))
+    };
+    for (k, b) in entries(d, &["backups"]) {
+        if !valid_key(k) {
+            return bad(
+                "Backup",
+                k,
+                "the key may contain only letters, digits, '-', '_' and '.'",
+            );
+        }
+        if !valid_cron(str_at(b, "cronExp")) {
+            return bad("Backup", k, "cronExp is not a valid cron expression");
+        }
+    }
+    for (k, p) in entries(d, &["proxies"]) {
+        if !valid_key(k) {
+            return bad(
+                "Proxy",
+                k,
+                "the key may contain only letters, digits, '-', '_' and '.'",
+            );
+        }
+        if str_at(p, "host").is_empty() {
+            return bad("Proxy", k, "host is required");
+        }
+        if !port(p).is_some_and(|n| (1..=65535).contains(&n)) {
+            return bad("Proxy", k, "port must be between 1 and 65535");
+        }
+    }
+    for (k, l) in entries(d, &["repoLayouts"]) {
+        let pattern = str_at(l, "artifactPathPattern");
+        if pattern.is_empty() || !pattern.contains("[module]") {
+            return bad(
+                "Repository layout",
+                k,
+                "artifactPathPattern must contain [module]",
+            );
+        }
+    }
+    for (k, p) in entries(d, &["propertySets"]) {
+        if !valid_key(k) {
+            return bad(
+                "Property set",
+                k,
+                "the name may contain only letters, digits, '-', '_' and '.'",
+            );
+        }
+        for (name, prop) in entries(p, &["properties"]) {
+            let defaults = entries(prop, &["predefinedValues"])
+                .iter()
+                .filter(|(_, v)| v.get("defaultValue").and_then(Value::as_bool) == Some(true))
+                .count();
+            if defaults > 1 && prop.get("multipleChoice").and_then(Value::as_bool) != Some(true) {
+                return bad(
+                    "Property set",
+                    k,
+                    &format!("property '{name}' has several default values but is single choice"),
+                );
+            }
+        }
+    }
+    let ldaps = entries(d, &["security", "ldapSettings"]);
+    for (k, l) in &ldaps {
+        let url = str_at(l, "ldapUrl");
+        if !(url.starts_with("ldap://") || url.starts_with("ldaps://")) {
+            return bad(
+                "LDAP setting",
+                k,
+                "ldapUrl must be an ldap:// or ldaps:// URL",
+            );
+        }
+    }
+    for (k, g) in entries(d, &["security", "ldapGroupSettings"]) {
+        if !matches!(
+            str_at(g, "strategy").to_ascii_uppercase().as_str(),
+            "STATIC" | "DYNAMIC" | "HIERARCHICAL"
+        ) {
+            return bad(
+                "LDAP group setting",
+                k,
+                "strategy must be STATIC, DYNAMIC or HIERARCHICAL",
+            );
+        }
+    }
+    if let Some(m) = d.get("mailServer") {
+        if str_at(m, "host").is_empty() {
+            return bad("Mail server", "mailServer", "host is required");
+        }
+        if !port(m).is_some_and(|n| (1..=65535).contains(&n)) {
+            return bad(
+                "Mail server",
+                "mailServer",
+                "port must be between 1 and 65535",
+            );
+        }
+    }
+    if let Some(t) = d.get("trashcanConfig")
+        && t.get("retentionPeriodDays")
+            .and_then(Value::as_i64)
+            .is_some_and(|n| n < 0)
+    {
+        return bad(
+            "Trash can",
+            "trashcanConfig",
+            "retentionPeriodDays cannot be negative",
+        );
+    }
+    for (k, p) in entries(d, &["security", "oauthSettings", "oauthProvidersSettings"]) {
+        let t = str_at(p, "providerType");
+        if !matches!(t, "github" | "google" | "openId" | "cloudfoundry") {
+            return bad(
+                "OAuth provider",
+                k,
+                "providerType must be github, google, openId or cloudfoundry",
+            );
+        }
+    }
+    if let Some(saml) = d.get("security").and_then(|s| s.get("samlSettings"))
+        && saml.get("enableIntegration").and_then(Value::as_bool) == Some(true)
+        && str_at(saml, "loginUrl").is_empty()
+    {
+        return bad(
+            "SAML settings",
+            "samlSettings",
+            "loginUrl is required when SAML is enabled",
+        );
+    }
+    if let Some(p) = d
+        .get("security")
+        .and_then(|s| s.get("passwordSettings"))
+        .and_then(|p| p.get("encryptionPolicy"))
+        .and_then(Value::as_str)
+        && !matches!(p, "REQUIRED" | "SUPPORTED" | "UNSUPPORTED")
+    {
+        return bad(
+            "Security",
+            "passwordSettings",
+            "encryptionPolicy must be REQUIRED, SUPPORTED or UNSUPPORTED",
+        );
+    }
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------------------
+// REST configuration objects.
+
+fn art_bad(msg: impl Into<String>) -> ApiError {
+    ApiError::new(Flavor::Artifactory, StatusCode::BAD_REQUEST, msg)
+}
+
+/// A cleanup or archive policy: a key, a cron expression and search criteria naming at
+/// least one package type.
+fn validate_policy(_: &Ctx<'_>, body: Value, op: Op<'_>) -> Result<Value, ApiError> {
+    let Value::Object(mut m) = body else {
+        return Err(art_bad("The request body must be a JSON object"));
+    };
+    if let Op::Update { key, .. } = op {
+        m.insert("key".into(), Value::String(key.to_string()));
+    }
+    let key = m.get("key").and_then(Value::as_str).unwrap_or_default();
+    if !valid_key(key) {
+        return Err(art_bad(format!("Invalid policy key '{key}'")));
+    }
+    if let Some(c) = m.get("cronExp").and_then(Value::as_str)
+        && !valid_cron(c)
+    {
+        return Err(art_bad(format!(
+            "Policy '{key}': invalid cron expression '{c}'"
+        )));
+    }
+    if !m.get("searchCriteria").is_some_and(Value::is_object) {
+        return Err(art_bad(format!(
+            "Policy '{key}': searchCriteria is required"
+        )));
+    }
+    m.entry("enabled").or_insert(Value::Bool(true));
+    m.entry("skipTrashcan").or_insert(Value::Bool(false));
+    Ok(Value::Object(m))
+}
+
+/// A policy path's key comes from the path on create (`POST .../policies/{key}`): the
+/// generic create takes it from the body, which the provider sends too.
+macro_rules! policies {
+    ($decl:ident, $binding:ident, $name:expr, $base:expr, $item:expr) => {
+        static $decl: Declaration = Declaration {
+            name: $name,
+            key_field: "key",
+            key_case: KeyCase::Sensitive,
+            ids: Ids::Body,
+            flavor: Flavor::Artifactory,
+            not_found: |k| (StatusCode::NOT_FOUND, format!("Policy '{k}' was not found")),
+            exists: |k| (StatusCode::CONFLICT, format!("Policy '{k}' already exists")),
+            validate: validate_policy,
+            view: as_stored,
+        };
+        static $binding: Binding = Binding {
+            decl: &$decl,
+            base: $base,
+            item: $item,
+            create_status: StatusCode::CREATED,
+            create_answer: CreateAnswer::Empty,
+            update_status: StatusCode::OK,
+            delete_status: StatusCode::NO_CONTENT,
+            read_access: Access::Admin,
+            write_access: Access::Admin,
+        };
+    };
+}
+
+policies!(
+    ARCHIVE_POLICIES,
+    ARCHIVE,
+    "archive_policies",
+    "/artifactory/api/archive/v2/packages/policies",
+    "/artifactory/api/archive/v2/packages/policies/{key}"
+);
+policies!(
+    PACKAGE_CLEANUP_POLICIES,
+    PACKAGE_CLEANUP,
+    "package_cleanup_policies",
+    "/artifactory/api/cleanup/packages/policies",
+    "/artifactory/api/cleanup/packages/policies/{key}"
+);
+policies!(
+    BUNDLE_CLEANUP_POLICIES,
+    BUNDLE_CLEANUP,
+    "bundle_cleanup_policies",
+    "/artifactory/api/cleanup/bundles/policies",
+    "/artifactory/api/cleanup/bundles/policies/{key}"
+);
+
+fn access_bad(msg: impl Into<String>) -> ApiError {
+    ApiError::new(Flavor::Access, StatusCode::BAD_REQUEST, msg)
+}
+
+fn validate_ldap_setting(_: &Ctx<'_>, body: Value, _: Op<'_>) -> Result<Value, ApiError> {
+    let Value::Object(m) = body else {
+        return Err(access_bad("The request body must be a JSON object"));
+    };
+    let key = m.get("key").and_then(Value::as_str).unwrap_or_default();
+    if !valid_key(key) {
+        return Err(access_bad(format!("Invalid LDAP setting key '{key}'")));
+    }
+    let url = m
+        .get("ldap_url")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    if !(url.starts_with("ldap://") || url.starts_with("ldaps://")) {
+        return Err(access_bad(format!(
+            "LDAP setting '{key}': ldap_url must be an ldap:// or ldaps:// URL"
+        )));
+    }
+    Ok(Value::Object(m))
+}
+
+fn validate_ldap_group(_: &Ctx<'_>, body: Value, _: Op<'_>) -> Result<Value, ApiError> {
+    let Value::Object(m) = body else {
+        return Err(access_bad("The request body must be a JSON object"));
+    };
+    let name = m.get("name").and_then(Value::as_str).unwrap_or_default();
+    if !valid_key(name) {
+        return Err(access_bad(format!(
+            "Invalid LDAP group setting name '{name}'"
+        )));
+    }
+    let strategy = m
+        .get("strategy")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    if !matches!(
+        strategy.to_ascii_uppercase().as_str(),
+        "STATIC" | "DYNAMIC" | "HIERARCHICAL"
+    ) {
+        return Err(access_bad(format!(
+            "LDAP group setting '{name}': strategy must be STATIC, DYNAMIC or HIERARCHICAL"
+        )));
+    }
+    Ok(Value::Object(m))
+}
+
+/// The manager password is write-only.
+fn ldap_view(v: &Value) -> Value {
+    let mut v = v.clone();
+    if let Some(Value::Object(s)) = v.get_mut("search") {
+        s.remove("manager_password");
+    }
+    v
+}
+
+static LDAP_SETTINGS_DECL: Declaration = Declaration {
+    name: "ldap_settings",
+    key_field: "key",
+    key_case: KeyCase::Sensitive,
+    ids: Ids::Body,
+    flavor: Flavor::Access,
+    not_found: |k| {
+        (
+            StatusCode::NOT_FOUND,
+            format!("LDAP setting '{k}' not found"),
+        )
+    },
+    exists: |k| {
+        (
+            StatusCode::CONFLICT,
+            format!("LDAP setting '{k}' already exists"),
+        )
+    },
+    validate: validate_ldap_setting,
+    view: ldap_view,
+};
+
+static LDAP_SETTINGS: Binding = Binding {
+    decl: &LDAP_SETTINGS_DECL,
+    base: "/access/api/v1/ldap/settings",
+    item: "/access/api/v1/ldap/settings/{key}",
+    create_status: StatusCode::CREATED,
+    create_answer: CreateAnswer::Empty,
+    update_status: StatusCode::OK,
+    delete_status: StatusCode::NO_CONTENT,
+    read_access: Access::Admin,
+    write_access: Access::Admin,
+};
+
+static LDAP_GROUPS_DECL: Declaration = Declaration {
+    name: "ldap_groups",
+    key_field: "name",
+    key_case: KeyCase::Sensitive,
+    ids: Ids::Body,
+    flavor: Flavor::Access,
+    not_found: |k| {
+        (
+            StatusCode::NOT_FOUND,
+            format!("LDAP group setting '{k}' not found"),
+        )
+    },
+    exists: |k| {
+        (
+            StatusCode::CONFLICT,
+            format!("LDAP group setting '{k}' already exists"),
+        )
+    },
+    validate: validate_ldap_group,
+    view: as_stored,
+};
+
+static LDAP_GROUPS: Binding = Binding {
+    decl: &LDAP_GROUPS_DECL,
+    base: "/access/api/v1/ldap/groups",
+    item: "/access/api/v1/ldap/groups/{key}",
+    create_status: StatusCode::CREATED,
+    create_answer: CreateAnswer::Empty,
+    update_status: StatusCode::OK,
+    delete_status: StatusCode::NO_CONTENT,
+    read_access: Access::Admin,
+    write_access: Access::Admin,
+};
+
+/// This module's collections.
+pub(crate) fn collections() -> [&'static Declaration; 5] {
+    [
+        &ARCHIVE_POLICIES,
+        &PACKAGE_CLEANUP_POLICIES,
+        &BUNDLE_CLEANUP_POLICIES,
+        &LDAP_SETTINGS_DECL,
+        &LDAP_GROUPS_DECL,
+    ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn merge_patch_and_xml() {
+        let mut d = initial();
+        merge(
+            &mut d,
+            serde_yaml::from_str("backups: {b1: {cronExp: '0 0 2 ? * *', excludedRepositories: [a]}}\nmailServer: {host: h, port: 25, password: s}").unwrap(),
+        );
+        validate(&d).expect("valid");
+        let mut xml = String::new();
+        render("backups", &d["backups"], &mut xml);
+        assert_eq!(
+            xml,
+            "<backups><backup><key>b1</key><cronExp>0 0 2 ? * *</cronExp><excludedRepositories><repositoryRef>a</repositoryRef></excludedRepositories></backup></backups>"
+        );
+        let mut xml = String::new();
+        render("mailServer", &d["mailServer"], &mut xml);
+        assert!(!xml.contains("password"), "{xml}");
+        merge(&mut d, serde_yaml::from_str("backups: {b1: ~}").unwrap());
+        assert_eq!(d["backups"], json!({}));
+        merge(
+            &mut d,
+            serde_yaml::from_str("proxies: {p: {host: h, port: 0}}").unwrap(),
+        );
+        let e = validate(&d).expect_err("invalid");
+        assert!(e.message.contains("Proxy 'p'"), "{}", e.message);
+    }
+}

@@ -1,0 +1,479 @@
+//! Artifacts and their properties, and the Lifecycle service's release bundles v2 and
+//! promotions, as JFrog documents them:
+//!
+//! - `PUT /artifactory/{repo}/{path}` deploys the raw body (the repository must exist) and
+//!   answers 201 with the item's storage info; `DELETE /artifactory/{repo}/{path}` removes it;
+//!   `GET /artifactory/api/storage/{repo}/{path}` answers the storage info (size as a
+//!   string, checksums, URIs).
+//! - `GET /artifactory/api/storage/{item}?properties` answers `{"properties": {k: [v]}}` or
+//!   404 "No properties could be found."; `PUT ...?properties=k1=v1,v2;k2=v3` sets keys (others
+//!   stay); `DELETE ...?properties=k1,k2` removes keys.
+//! - `POST /lifecycle/api/v2/release_bundle` creates a bundle version (the signing key in
+//!   `X-JFrog-Signing-Key-Name`, a source of the declared type); its record is read and
+//!   deleted under `/records/{name}/{version}`; promotions are created and listed under
+//!   `/lifecycle/api/v2/promotion/records/{name}/{version}` and deleted by creation time.
+//!
+//! Items, bundles and promotions are collections of the generic collection service without
+//! generic routes (visible through the admin API).
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use axum::Router;
+use axum::body::Bytes;
+use axum::extract::{Path, Query, State};
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post, put};
+use serde_json::{Map, Value, json};
+use sha2::{Digest, Sha256};
+
+use crate::auth::Admin;
+use crate::collections::{Declaration, Ids, KeyCase, accept_object, as_stored};
+use crate::errors::{ApiError, Flavor};
+use crate::server::Shared;
+
+macro_rules! store {
+    ($name:ident, $coll:expr, $what:expr) => {
+        pub(crate) static $name: Declaration = Declaration {
+            name: $coll,
+            key_field: "__key",
+            key_case: KeyCase::Sensitive,
+            ids: Ids::Body,
+            flavor: Flavor::Artifactory,
+            not_found: |k| (StatusCode::NOT_FOUND, format!("{} '{k}' not found", $what)),
+            exists: |k| {
+                (
+                    StatusCode::CONFLICT,
+                    format!("{} '{k}' already exists", $what),
+                )
+            },
+            validate: accept_object,
+            view: as_stored,
+        };
+    };
+}
+
+store!(ITEMS, "artifacts", "Item");
+store!(BUNDLES, "release_bundles", "Release bundle");
+store!(PROMOTIONS, "promotions", "Promotion");
+
+pub(crate) fn routes() -> Router<Arc<Shared>> {
+    Router::new()
+        .route(
+            "/artifactory/api/storage/{*item}",
+            get(storage_get).put(props_put).delete(props_delete),
+        )
+        .route("/lifecycle/api/v2/release_bundle", post(bundle_create))
+        .route(
+            "/lifecycle/api/v2/release_bundle/records/{name}/{version}",
+            get(bundle_read).delete(bundle_delete),
+        )
+        .route(
+            "/lifecycle/api/v2/promotion/records/{name}/{version}",
+            get(promotion_list).post(promotion_create),
+        )
+        .route(
+            "/lifecycle/api/v2/promotion/records/{name}/{version}/{millis}",
+            axum::routing::delete(promotion_delete),
+        )
+}
+
+/// The deploy and delete routes (`/artifactory/{repo}/{path}`): a catch-all, merged last.
+pub(crate) fn item_routes() -> Router<Arc<Shared>> {
+    Router::new().route("/artifactory/{*item}", put(deploy).delete(undeploy))
+}
+
+fn not_found(msg: impl Into<String>) -> ApiError {
+    ApiError::art(StatusCode::NOT_FOUND, msg)
+}
+
+fn now() -> String {
+    chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
+}
+
+/// `repo/path` split; the path keeps its leading `/`.
+fn split(item: &str) -> Result<(String, String), ApiError> {
+    let item = item.trim_start_matches('/');
+    match item.split_once('/') {
+        Some((r, p)) if !r.is_empty() && !p.is_empty() => {
+            Ok((r.to_string(), format!("/{}", p.trim_end_matches('/'))))
+        }
+        _ => Err(ApiError::bad_request(format!(
+            "'{item}' is not a repository path"
+        ))),
+    }
+}
+
+fn key_of(repo: &str, path: &str) -> String {
+    format!("{repo}{path}")
+}
+
+fn info(s: &Shared, item: &Value) -> Value {
+    let mut v = item.clone();
+    if let Value::Object(m) = &mut v {
+        m.remove("__key");
+        m.remove("properties");
+        m.remove("content");
+        let repo = m
+            .get("repo")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string();
+        let path = m
+            .get("path")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string();
+        m.insert(
+            "downloadUri".into(),
+            json!(format!("{}/artifactory/{repo}{path}", s.base_url)),
+        );
+        m.insert(
+            "uri".into(),
+            json!(format!(
+                "{}/artifactory/api/storage/{repo}{path}",
+                s.base_url
+            )),
+        );
+    }
+    v
+}
+
+async fn deploy(
+    State(s): State<Arc<Shared>>,
+    _admin: Admin,
+    Path(item): Path<String>,
+    body: Bytes,
+) -> Result<Response, ApiError> {
+    let (repo, path) = split(&item)?;
+    if s.artifactory.repository_raw(&repo).is_none() {
+        return Err(not_found(format!("Repository '{repo}' not found")));
+    }
+    let key = key_of(&repo, &path);
+    let sha = Sha256::digest(&body)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect::<String>();
+    let properties = s
+        .collections
+        .get_raw(ITEMS.name, &key)
+        .and_then(|v| v.get("properties").cloned())
+        .unwrap_or_else(|| json!({}));
+    let stored = json!({
+        "repo": repo,
+        "path": path,
+        "created": now(),
+        "createdBy": "admin",
+        "mimeType": "application/octet-stream",
+        "size": body.len().to_string(),
+        "checksums": {"sha256": sha},
+        "properties": properties,
+    });
+    s.collections.put_raw(ITEMS.name, &key, stored.clone());
+    Ok((StatusCode::CREATED, axum::Json(info(&s, &stored))).into_response())
+}
+
+async fn undeploy(
+    State(s): State<Arc<Shared>>,
+    _admin: Admin,
+    Path(item): Path<String>,
+) -> Result<Response, ApiError> {
+    let (repo, path) = split(&item)?;
+    if !s.collections.delete_raw(ITEMS.name, &key_of(&repo, &path)) {
+        return Err(not_found(format!(
+            "Could not locate artifact '{repo}:{path}'"
+        )));
+    }
+    Ok(StatusCode::NO_CONTENT.into_response())
+}
+
+fn item(s: &Shared, raw: &str) -> Result<(String, Value), ApiError> {
+    let (repo, path) = split(raw)?;
+    let key = key_of(&repo, &path);
+    let v = s
+        .collections
+        .get_raw(ITEMS.name, &key)
+        .ok_or_else(|| not_found(format!("Unable to find item '{repo}:{path}'")))?;
+    Ok((key, v))
+}
+
+async fn storage_get(
+    State(s): State<Arc<Shared>>,
+    _admin: Admin,
+    Path(raw): Path<String>,
+    Query(q): Query<HashMap<String, String>>,
+) -> Result<Response, ApiError> {
+    let (_, v) = item(&s, &raw)?;
+    if q.contains_key("properties") {
+        let props = v.get("properties").cloned().unwrap_or_else(|| json!({}));
+        if props.as_object().is_none_or(Map::is_empty) {
+            return Err(not_found("No properties could be found."));
+        }
+        let uri = info(&s, &v)["uri"].clone();
+        return Ok(axum::Json(json!({"properties": props, "uri": uri})).into_response());
+    }
+    Ok(axum::Json(info(&s, &v)).into_response())
+}
+
+/// A property name: starts with a letter; letters, digits, `.`, `-`, `_`, `:`.
+fn valid_property(k: &str) -> bool {
+    k.chars().next().is_some_and(|c| c.is_ascii_alphabetic())
+        && k.len() <= 255
+        && k.chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_' | ':'))
+}
+
+async fn props_put(
+    State(s): State<Arc<Shared>>,
+    _admin: Admin,
+    Path(raw): Path<String>,
+    Query(q): Query<HashMap<String, String>>,
+) -> Result<Response, ApiError> {
+    let (key, mut v) = item(&s, &raw)?;
+    let spec = q
+        .get("properties")
+        .ok_or_else(|| ApiError::bad_request("the properties parameter is required"))?;
+    let mut set = Map::new();
+    for pair in spec.split(';').filter(|p| !p.is_empty()) {
+        let (k, vals) = pair.split_once('=').unwrap_or((pair, ""));
+        if !valid_property(k) {
+            return Err(ApiError::bad_request(format!(
+                "Invalid property name '{k}'"
+            )));
+        }
+        let vals: Vec<Value> = vals
+            .split(',')
+            .filter(|x| !x.is_empty())
+            .map(|x| Value::String(x.to_string()))
+            .collect();
+        set.insert(k.to_string(), Value::Array(vals));
+    }
+    if let Some(Value::Object(p)) = v.get_mut("properties") {
+        p.extend(set);
+    }
+    s.collections.put_raw(ITEMS.name, &key, v);
+    Ok(StatusCode::NO_CONTENT.into_response())
+}
+
+async fn props_delete(
+    State(s): State<Arc<Shared>>,
+    _admin: Admin,
+    Path(raw): Path<String>,
+    Query(q): Query<HashMap<String, String>>,
+) -> Result<Response, ApiError> {
+    let (key, mut v) = item(&s, &raw)?;
+    let names = q
+        .get("properties")
+        .ok_or_else(|| ApiError::bad_request("the properties parameter is required"))?;
+    if let Some(Value::Object(p)) = v.get_mut("properties") {
+        for n in names.split(',') {
+            p.remove(n);
+        }
+    }
+    s.collections.put_raw(ITEMS.name, &key, v);
+    Ok(StatusCode::NO_CONTENT.into_response())
+}
+
+fn signing_key(h: &HeaderMap) -> Result<String, ApiError> {
+    h.get("X-JFrog-Signing-Key-Name")
+        .and_then(|v| v.to_str().ok())
+        .filter(|v| !v.is_empty())
+        .map(str::to_string)
+        .ok_or_else(|| ApiError::bad_request("X-JFrog-Signing-Key-Name header is required"))
+}
+
+fn bundle_key(name: &str, version: &str) -> String {
+    format!("{name}/{version}")
+}
+
+async fn bundle_create(
+    State(s): State<Arc<Shared>>,
+    _admin: Admin,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Result<Response, ApiError> {
+    signing_key(&headers)?;
+    let b: Value = serde_json::from_slice(&body)
+        .map_err(|e| ApiError::bad_request(format!("Invalid JSON: {e}")))?;
+    let str_at = |k: &str| {
+        b.get(k)
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string()
+    };
+    let (name, version, source_type) = (
+        str_at("release_bundle_name"),
+        str_at("release_bundle_version"),
+        str_at("source_type"),
+    );
+    if name.is_empty() || version.is_empty() {
+        return Err(ApiError::bad_request(
+            "release_bundle_name and release_bundle_version are required",
+        ));
+    }
+    if !matches!(
+        source_type.as_str(),
+        "aql" | "artifacts" | "builds" | "release_bundles"
+    ) {
+        return Err(ApiError::bad_request(format!(
+            "Invalid source_type '{source_type}': expected aql, artifacts, builds or release_bundles"
+        )));
+    }
+    let has_source = b
+        .get("source")
+        .and_then(|s| s.get(&source_type))
+        .is_some_and(|v| !(v.is_null() || v.as_array().is_some_and(Vec::is_empty) || v == ""));
+    if !has_source {
+        return Err(ApiError::bad_request(format!(
+            "source.{source_type} is required for source_type {source_type}"
+        )));
+    }
+    let key = bundle_key(&name, &version);
+    if s.collections.get_raw(BUNDLES.name, &key).is_some() {
+        return Err(ApiError::art(
+            StatusCode::CONFLICT,
+            format!("Release bundle {name}:{version} already exists"),
+        ));
+    }
+    s.collections.put_raw(
+        BUNDLES.name,
+        &key,
+        json!({
+            "release_bundle_name": name,
+            "release_bundle_version": version,
+            "status": "COMPLETED",
+            "repository_key": "release-bundles-v2",
+            "service_id": "jfrt@sim",
+            "created_by": "admin",
+            "created": now(),
+        }),
+    );
+    Ok(StatusCode::CREATED.into_response())
+}
+
+fn bundle(s: &Shared, name: &str, version: &str) -> Result<Value, ApiError> {
+    s.collections
+        .get_raw(BUNDLES.name, &bundle_key(name, version))
+        .map(|mut v| {
+            if let Value::Object(m) = &mut v {
+                m.remove("__key");
+            }
+            v
+        })
+        .ok_or_else(|| not_found(format!("Release bundle {name}:{version} not found")))
+}
+
+async fn bundle_read(
+    State(s): State<Arc<Shared>>,
+    _admin: Admin,
+    Path((name, version)): Path<(String, String)>,
+) -> Result<Response, ApiError> {
+    Ok(axum::Json(bundle(&s, &name, &version)?).into_response())
+}
+
+async fn bundle_delete(
+    State(s): State<Arc<Shared>>,
+    _admin: Admin,
+    Path((name, version)): Path<(String, String)>,
+) -> Result<Response, ApiError> {
+    bundle(&s, &name, &version)?;
+    s.collections
+        .delete_raw(BUNDLES.name, &bundle_key(&name, &version));
+    for p in promotions(&s, &name, &version) {
+        if let Some(k) = p.get("__key").and_then(Value::as_str) {
+            s.collections.delete_raw(PROMOTIONS.name, k);
+        }
+    }
+    Ok(StatusCode::NO_CONTENT.into_response())
+}
+
+fn promotions(s: &Shared, name: &str, version: &str) -> Vec<Value> {
+    let prefix = format!("{}/", bundle_key(name, version));
+    s.collections
+        .list_raw(PROMOTIONS.name)
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|p| {
+            p.get("__key")
+                .and_then(Value::as_str)
+                .is_some_and(|k| k.starts_with(&prefix))
+        })
+        .collect()
+}
+
+async fn promotion_create(
+    State(s): State<Arc<Shared>>,
+    _admin: Admin,
+    headers: HeaderMap,
+    Path((name, version)): Path<(String, String)>,
+    body: Bytes,
+) -> Result<Response, ApiError> {
+    signing_key(&headers)?;
+    bundle(&s, &name, &version)?;
+    let b: Value = serde_json::from_slice(&body)
+        .map_err(|e| ApiError::bad_request(format!("Invalid JSON: {e}")))?;
+    let env = b
+        .get("environment")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    if env.is_empty() {
+        return Err(ApiError::bad_request("environment is required"));
+    }
+    let mut millis = chrono::Utc::now().timestamp_millis();
+    let existing = promotions(&s, &name, &version);
+    while existing
+        .iter()
+        .any(|p| p.get("created_millis").and_then(Value::as_i64) == Some(millis))
+    {
+        millis += 1;
+    }
+    let record = json!({
+        "release_bundle_name": name,
+        "release_bundle_version": version,
+        "environment": env,
+        "included_repository_keys": b.get("included_repository_keys").cloned().unwrap_or(json!([])),
+        "excluded_repository_keys": b.get("excluded_repository_keys").cloned().unwrap_or(json!([])),
+        "status": "COMPLETED",
+        "created": now(),
+        "created_millis": millis,
+    });
+    s.collections.put_raw(
+        PROMOTIONS.name,
+        &format!("{}/{millis}", bundle_key(&name, &version)),
+        record.clone(),
+    );
+    Ok((StatusCode::OK, axum::Json(record)).into_response())
+}
+
+async fn promotion_list(
+    State(s): State<Arc<Shared>>,
+    _admin: Admin,
+    Path((name, version)): Path<(String, String)>,
+) -> Result<Response, ApiError> {
+    bundle(&s, &name, &version)?;
+    let list: Vec<Value> = promotions(&s, &name, &version)
+        .into_iter()
+        .map(|mut p| {
+            if let Value::Object(m) = &mut p {
+                m.remove("__key");
+            }
+            p
+        })
+        .collect();
+    Ok(axum::Json(json!({"promotions": list, "total": list.len()})).into_response())
+}
+
+async fn promotion_delete(
+    State(s): State<Arc<Shared>>,
+    _admin: Admin,
+    Path((name, version, millis)): Path<(String, String, String)>,
+) -> Result<Response, ApiError> {
+    let key = format!("{}/{millis}", bundle_key(&name, &version));
+    if !s.collections.delete_raw(PROMOTIONS.name, &key) {
+        return Err(not_found(format!(
+            "Promotion {millis} of {name}:{version} not found"
+        )));
+    }
+    Ok(StatusCode::NO_CONTENT.into_response())
+}
