@@ -26,9 +26,13 @@ async fn seed_drift_count_and_delete_over_http() {
     let api = Api::admin(&sim);
 
     let r = admin.get("/__sim/collections").await.json();
+    // A fresh platform: the anonymous user and the readers group, nothing else.
     assert_eq!(
         r,
-        json!({"event_subscriptions": 0, "proxies": 0, "repositories": 0})
+        json!({"api_keys": 0, "certificates": 0, "environments": 0, "event_subscriptions": 0,
+               "groups": 1, "keypairs": 0, "permission_targets": 0, "proxies": 0,
+               "replications": 0, "repositories": 0, "security_policies": 0, "tokens": 0,
+               "trusted_keys": 0, "users": 1, "vault_configs": 0})
     );
 
     // Seed: stored as is (no validation), the key field set from the path; 201 then 204.
@@ -211,7 +215,23 @@ async fn library_api() {
     let sim = start().await;
     assert_eq!(
         sim.collection_names(),
-        ["event_subscriptions", "proxies", "repositories"]
+        [
+            "api_keys",
+            "certificates",
+            "environments",
+            "event_subscriptions",
+            "groups",
+            "keypairs",
+            "permission_targets",
+            "proxies",
+            "replications",
+            "repositories",
+            "security_policies",
+            "tokens",
+            "trusted_keys",
+            "users",
+            "vault_configs"
+        ]
     );
     assert!(sim.put_object("proxies", "corp-proxy", json!({"host": "p", "port": 3128})));
     assert_eq!(
