@@ -151,6 +151,22 @@ pub struct Paths {
     pub case_insensitive: bool,
 }
 
+/// The request of `call` to `service` for the object `key` (the path's `{key}`, if any).
+pub fn request<'a>(
+    client: &'a JfrogClient,
+    service: Service,
+    call: &Call,
+    idem: Idempotency,
+    key: &str,
+) -> jfrog_client::Request<'a> {
+    let r = client.request(service, call.verb.method(), call.path, idem);
+    if call.path.contains('{') {
+        r.param(key)
+    } else {
+        r
+    }
+}
+
 impl Paths {
     fn at<'a>(
         &self,
@@ -159,12 +175,7 @@ impl Paths {
         idem: Idempotency,
         key: &str,
     ) -> jfrog_client::Request<'a> {
-        let r = client.request(self.service, call.verb.method(), call.path, idem);
-        if call.path.contains('{') {
-            r.param(key)
-        } else {
-            r
-        }
+        request(client, self.service, call, idem, key)
     }
 }
 

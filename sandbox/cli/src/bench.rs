@@ -511,7 +511,11 @@ fn generate(
         else {
             continue;
         };
-        if is_legacy_group(&k.resource.group) || k.provider != Provider::Artifactory {
+        // Repository Kinds only (LocalRepositorySingleReplication is no local repository).
+        if is_legacy_group(&k.resource.group)
+            || k.provider != Provider::Artifactory
+            || !k.resource.group.starts_with("repository.")
+        {
             continue;
         }
         let text = serde_json::to_string(&m.object.data).unwrap_or_default();

@@ -222,6 +222,8 @@ struct Gen<'a> {
     fixes: &'a Fixes,
     /// Nested block consts, in order of first use.
     blocks: Vec<String>,
+    /// (body, const name) of every nested block declared so far.
+    seen: Vec<(String, String)>,
 }
 
 impl Gen<'_> {
@@ -327,10 +329,18 @@ impl Gen<'_> {
                         body.push(format!("    {e},"));
                     }
                 }
-                self.blocks.push(format!(
-                    "/// Nested block fields.\npub const {name}: &[Field] = &[\n{}\n];\n",
-                    body.join("\n")
-                ));
+                let body = body.join("\n");
+                // Identical blocks (a permission target's three sections) share one const.
+                let name = match self.seen.iter().find(|(b, _)| *b == body) {
+                    Some((_, n)) => n.clone(),
+                    None => {
+                        self.blocks.push(format!(
+                            "/// Nested block fields.\npub const {name}: &[Field] = &[\n{body}\n];\n"
+                        ));
+                        self.seen.push((body, name.clone()));
+                        name
+                    }
+                };
                 match t {
                     "object" | "block" => format!("Ty::Block({name})"),
                     "set<object>" => format!("Ty::ObjSet({name})"),
@@ -360,6 +370,7 @@ pub fn generate(catalog: &Value, overrides: &Value) -> Result<String> {
     let mut g = Gen {
         fixes: &fixes,
         blocks: Vec::new(),
+        seen: Vec::new(),
     };
     let mut out = vec![HEADER.to_string()];
 

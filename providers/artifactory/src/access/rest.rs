@@ -16,6 +16,7 @@ use async_trait::async_trait;
 use http::Method;
 use jfrog_client::error::RequestContext;
 use jfrog_client::{Error, Idempotency, JfrogClient, Service};
+use provider_family::rest::request;
 use provider_family::{Call, Dv, ListCall, ListShape, Rest, Verb};
 use serde_json::{Map, Value, json};
 
@@ -152,8 +153,8 @@ fn not_found(service: Service, route: &str, key: &str) -> Error {
     }
 }
 
-/// A version: major, minor, patch.
-type Version = (u64, u64, u64);
+/// An Artifactory version: (major, minor, patch).
+pub type Version = (u64, u64, u64);
 
 /// The Artifactory version of a platform (`GET /artifactory/api/system/version`), asked
 /// once per platform and process.
@@ -188,21 +189,6 @@ pub fn parse_version(s: &str) -> (u64, u64, u64) {
         parts.next().unwrap_or(0),
         parts.next().unwrap_or(0),
     )
-}
-
-fn request<'a>(
-    client: &'a JfrogClient,
-    service: Service,
-    call: &Call,
-    idem: Idempotency,
-    key: &str,
-) -> jfrog_client::Request<'a> {
-    let r = client.request(service, call.verb.method(), call.path, idem);
-    if call.path.contains('{') {
-        r.param(key)
-    } else {
-        r
-    }
 }
 
 /// `[{name, permissions}]` -> `{name: permissions}` under `actions.users`/`actions.groups`

@@ -148,47 +148,11 @@ pub const PERMISSION_TARGET_REPO_FIELDS: &[Field] = &[
 ];
 
 /// Nested block fields.
-pub const PERMISSION_TARGET_BUILD_ACTIONS_USERS_FIELDS: &[Field] = &[
-    Field::new("name", "name", Some("name"), Ty::Str).required().doc("User name; on the wire it is the map key under actions.users."),
-    Field::new("permissions", "permissions", Some("permissions"), Ty::Set).required().enums(&["read", "write", "annotate", "delete", "manage", "managedXrayMeta", "distribute"]).doc("Permissions (read, write, annotate, delete, manage, managedXrayMeta, distribute); on the wire the map value array."),
-];
-
-/// Nested block fields.
-pub const PERMISSION_TARGET_BUILD_ACTIONS_GROUPS_FIELDS: &[Field] = &[
-    Field::new("name", "name", Some("name"), Ty::Str).required().doc("Group name; on the wire it is the map key under actions.groups."),
-    Field::new("permissions", "permissions", Some("permissions"), Ty::Set).required().enums(&["read", "write", "annotate", "delete", "manage", "managedXrayMeta", "distribute"]).doc("Permissions (read, write, annotate, delete, manage, managedXrayMeta, distribute); on the wire the map value array."),
-];
-
-/// Nested block fields.
-pub const PERMISSION_TARGET_BUILD_ACTIONS_FIELDS: &[Field] = &[
-    Field::new("users", "users", Some("users"), Ty::ObjSet(PERMISSION_TARGET_BUILD_ACTIONS_USERS_FIELDS)).doc("Per-user permissions; on the wire a map user -> [permissions]."),
-    Field::new("groups", "groups", Some("groups"), Ty::ObjSet(PERMISSION_TARGET_BUILD_ACTIONS_GROUPS_FIELDS)).doc("Per-group permissions; on the wire a map group -> [permissions]."),
-];
-
-/// Nested block fields.
 pub const PERMISSION_TARGET_BUILD_FIELDS: &[Field] = &[
     Field::new("includesPattern", "includes_pattern", Some("include-patterns"), Ty::Set).default(Dv::List(&["**"])).doc("Include patterns; the old code sent [\"\"] when empty (server otherwise defaults to **)."),
     Field::new("excludesPattern", "excludes_pattern", Some("exclude-patterns"), Ty::Set).doc("Exclude patterns."),
     Field::new("repositories", "repositories", Some("repositories"), Ty::Set).required().doc("Must be exactly [\"artifactory-build-info\"]."),
-    Field::new("actions", "actions", Some("actions"), Ty::Block(PERMISSION_TARGET_BUILD_ACTIONS_FIELDS)).doc("Who gets which permissions (max 1 element)."),
-];
-
-/// Nested block fields.
-pub const PERMISSION_TARGET_RELEASE_BUNDLE_ACTIONS_USERS_FIELDS: &[Field] = &[
-    Field::new("name", "name", Some("name"), Ty::Str).required().doc("User name; on the wire it is the map key under actions.users."),
-    Field::new("permissions", "permissions", Some("permissions"), Ty::Set).required().enums(&["read", "write", "annotate", "delete", "manage", "managedXrayMeta", "distribute"]).doc("Permissions (read, write, annotate, delete, manage, managedXrayMeta, distribute); on the wire the map value array."),
-];
-
-/// Nested block fields.
-pub const PERMISSION_TARGET_RELEASE_BUNDLE_ACTIONS_GROUPS_FIELDS: &[Field] = &[
-    Field::new("name", "name", Some("name"), Ty::Str).required().doc("Group name; on the wire it is the map key under actions.groups."),
-    Field::new("permissions", "permissions", Some("permissions"), Ty::Set).required().enums(&["read", "write", "annotate", "delete", "manage", "managedXrayMeta", "distribute"]).doc("Permissions (read, write, annotate, delete, manage, managedXrayMeta, distribute); on the wire the map value array."),
-];
-
-/// Nested block fields.
-pub const PERMISSION_TARGET_RELEASE_BUNDLE_ACTIONS_FIELDS: &[Field] = &[
-    Field::new("users", "users", Some("users"), Ty::ObjSet(PERMISSION_TARGET_RELEASE_BUNDLE_ACTIONS_USERS_FIELDS)).doc("Per-user permissions; on the wire a map user -> [permissions]."),
-    Field::new("groups", "groups", Some("groups"), Ty::ObjSet(PERMISSION_TARGET_RELEASE_BUNDLE_ACTIONS_GROUPS_FIELDS)).doc("Per-group permissions; on the wire a map group -> [permissions]."),
+    Field::new("actions", "actions", Some("actions"), Ty::Block(PERMISSION_TARGET_REPO_ACTIONS_FIELDS)).doc("Who gets which permissions (max 1 element)."),
 ];
 
 /// Nested block fields.
@@ -196,7 +160,7 @@ pub const PERMISSION_TARGET_RELEASE_BUNDLE_FIELDS: &[Field] = &[
     Field::new("includesPattern", "includes_pattern", Some("include-patterns"), Ty::Set).default(Dv::List(&["**"])).doc("Include patterns; the old code sent [\"\"] when empty (server otherwise defaults to **)."),
     Field::new("excludesPattern", "excludes_pattern", Some("exclude-patterns"), Ty::Set).doc("Exclude patterns."),
     Field::new("repositories", "repositories", Some("repositories"), Ty::Set).required().doc("Release bundle repository keys."),
-    Field::new("actions", "actions", Some("actions"), Ty::Block(PERMISSION_TARGET_RELEASE_BUNDLE_ACTIONS_FIELDS)).doc("Who gets which permissions (max 1 element)."),
+    Field::new("actions", "actions", Some("actions"), Ty::Block(PERMISSION_TARGET_REPO_ACTIONS_FIELDS)).doc("Who gets which permissions (max 1 element)."),
 ];
 
 /// The own fields of `PermissionTarget`.

@@ -224,6 +224,35 @@ fn parse(body: &Bytes, flavor: Flavor) -> Result<Map<String, Value>, ApiError> {
         )),
     }
 }
+/// `DELETE` of one object: `ok` when it existed, 404 with `missing` otherwise.
+fn remove(
+    s: &Shared,
+    coll: &Declaration,
+    key: &str,
+    ok: StatusCode,
+    flavor: Flavor,
+    missing: String,
+) -> R {
+    if s.collections.delete_raw(coll.name, key) {
+        Ok(ok.into_response())
+    } else {
+        Err(ApiError::new(flavor, StatusCode::NOT_FOUND, missing))
+    }
+}
+
+/// One stored object, or 404 with `missing`.
+fn fetch(
+    s: &Shared,
+    coll: &Declaration,
+    key: &str,
+    flavor: Flavor,
+    missing: String,
+) -> Result<Value, ApiError> {
+    s.collections
+        .get_raw(coll.name, key)
+        .ok_or_else(|| ApiError::new(flavor, StatusCode::NOT_FOUND, missing))
+}
+
 fn version_at_least(s: &Shared, want: (u64, u64, u64)) -> bool {
     let mut p = s
         .config
@@ -483,14 +512,14 @@ async fn legacy_user_delete(
     _a: Admin,
     Path(name): Path<String>,
 ) -> R {
-    if s.collections.delete_raw(USERS.name, &name) {
-        Ok(StatusCode::OK.into_response())
-    } else {
-        Err(art(
-            StatusCode::NOT_FOUND,
-            format!("User '{name}' not found"),
-        ))
-    }
+    remove(
+        &s,
+        &USERS,
+        &name,
+        StatusCode::OK,
+        Flavor::Artifactory,
+        format!("User '{name}' not found"),
+    )
 }
 
 // ---------------------------------------------------------------------------------------
@@ -555,10 +584,13 @@ async fn group_read(
     Path(name): Path<String>,
     Query(q): Query<IncludeUsers>,
 ) -> R {
-    let mut g = s
-        .collections
-        .get_raw(GROUPS.name, &name)
-        .ok_or_else(|| art(StatusCode::NOT_FOUND, format!("Group '{name}' not found")))?;
+    let mut g = fetch(
+        &s,
+        &GROUPS,
+        &name,
+        Flavor::Artifactory,
+        format!("Group '{name}' not found"),
+    )?;
     if !q.include_users.unwrap_or(false)
         && let Some(m) = g.as_object_mut()
     {
@@ -585,10 +617,13 @@ async fn group_post(
     Path(name): Path<String>,
     body: Bytes,
 ) -> R {
-    let mut g = s
-        .collections
-        .get_raw(GROUPS.name, &name)
-        .ok_or_else(|| art(StatusCode::NOT_FOUND, format!("Group '{name}' not found")))?;
+    let mut g = fetch(
+        &s,
+        &GROUPS,
+        &name,
+        Flavor::Artifactory,
+        format!("Group '{name}' not found"),
+    )?;
     for (k, v) in parse(&body, Flavor::Artifactory)? {
         if !v.is_null() && k != "name" {
             g[k] = v;
@@ -600,14 +635,14 @@ async fn group_post(
 }
 
 async fn group_delete(State(s): State<Arc<Shared>>, _a: Admin, Path(name): Path<String>) -> R {
-    if s.collections.delete_raw(GROUPS.name, &name) {
-        Ok(StatusCode::OK.into_response())
-    } else {
-        Err(art(
-            StatusCode::NOT_FOUND,
-            format!("Group '{name}' not found"),
-        ))
-    }
+    remove(
+        &s,
+        &GROUPS,
+        &name,
+        StatusCode::OK,
+        Flavor::Artifactory,
+        format!("Group '{name}' not found"),
+    )
 }
 
 // ---------------------------------------------------------------------------------------
@@ -692,15 +727,13 @@ fn check_permission(s: &Shared, p: &mut Map<String, Value>) -> Result<(), ApiErr
 }
 
 async fn permission_read(State(s): State<Arc<Shared>>, _a: Admin, Path(name): Path<String>) -> R {
-    let p = s
-        .collections
-        .get_raw(PERMISSIONS.name, &name)
-        .ok_or_else(|| {
-            art(
-                StatusCode::NOT_FOUND,
-                format!("Permission target '{name}' not found"),
-            )
-        })?;
+    let p = fetch(
+        &s,
+        &PERMISSIONS,
+        &name,
+        Flavor::Artifactory,
+        format!("Permission target '{name}' not found"),
+    )?;
     Ok(axum::Json(p).into_response())
 }
 
@@ -710,18 +743,7 @@ async fn permission_create(
     Path(name): Path<String>,
     body: Bytes,
 ) -> R {
-    if s.collections.get_raw(PERMISSIONS.name, &name).is_some() {
-        return Err(art(
-            StatusCode::CONFLICT,
-            format!("Permission target '{name}' already exists"),
-        ));
-    }
-    let mut p = parse(&body, Flavor::Artifactory)?;
-    check_permission(&s, &mut p)?;
-    p.insert("name".into(), json!(name));
-    s.collections
-        .put_raw(PERMISSIONS.name, &name, Value::Object(p));
-    Ok(StatusCode::CREATED.into_response())
+    permission_write(&s, &name, &body, true)
 }
 
 async fn permission_replace(
@@ -730,29 +752,48 @@ async fn permission_replace(
     Path(name): Path<String>,
     body: Bytes,
 ) -> R {
-    if s.collections.get_raw(PERMISSIONS.name, &name).is_none() {
-        return Err(art(
-            StatusCode::NOT_FOUND,
-            format!("Permission target '{name}' not found"),
-        ));
+    permission_write(&s, &name, &body, false)
+}
+
+/// Create (409 when it exists) or replace (404 when it does not) a permission target.
+fn permission_write(s: &Shared, name: &str, body: &Bytes, create: bool) -> R {
+    match (s.collections.get_raw(PERMISSIONS.name, name), create) {
+        (Some(_), true) => {
+            return Err(art(
+                StatusCode::CONFLICT,
+                format!("Permission target '{name}' already exists"),
+            ));
+        }
+        (None, false) => {
+            return Err(art(
+                StatusCode::NOT_FOUND,
+                format!("Permission target '{name}' not found"),
+            ));
+        }
+        _ => {}
     }
-    let mut p = parse(&body, Flavor::Artifactory)?;
-    check_permission(&s, &mut p)?;
+    let mut p = parse(body, Flavor::Artifactory)?;
+    check_permission(s, &mut p)?;
     p.insert("name".into(), json!(name));
     s.collections
-        .put_raw(PERMISSIONS.name, &name, Value::Object(p));
-    Ok(StatusCode::OK.into_response())
+        .put_raw(PERMISSIONS.name, name, Value::Object(p));
+    Ok(if create {
+        StatusCode::CREATED
+    } else {
+        StatusCode::OK
+    }
+    .into_response())
 }
 
 async fn permission_delete(State(s): State<Arc<Shared>>, _a: Admin, Path(name): Path<String>) -> R {
-    if s.collections.delete_raw(PERMISSIONS.name, &name) {
-        Ok(StatusCode::OK.into_response())
-    } else {
-        Err(art(
-            StatusCode::NOT_FOUND,
-            format!("Permission target '{name}' not found"),
-        ))
-    }
+    remove(
+        &s,
+        &PERMISSIONS,
+        &name,
+        StatusCode::OK,
+        Flavor::Artifactory,
+        format!("Permission target '{name}' not found"),
+    )
 }
 
 // ---------------------------------------------------------------------------------------
@@ -790,14 +831,14 @@ async fn certificate_delete(
     _a: Admin,
     Path(alias): Path<String>,
 ) -> R {
-    if s.collections.delete_raw(CERTIFICATES.name, &alias) {
-        Ok(StatusCode::OK.into_response())
-    } else {
-        Err(art(
-            StatusCode::NOT_FOUND,
-            format!("Certificate '{alias}' not found"),
-        ))
-    }
+    remove(
+        &s,
+        &CERTIFICATES,
+        &alias,
+        StatusCode::OK,
+        Flavor::Artifactory,
+        format!("Certificate '{alias}' not found"),
+    )
 }
 
 async fn trusted_list(State(s): State<Arc<Shared>>, _a: Admin) -> R {
@@ -843,11 +884,14 @@ async fn trusted_create(State(s): State<Arc<Shared>>, _a: Admin, body: Bytes) ->
 }
 
 async fn trusted_delete(State(s): State<Arc<Shared>>, _a: Admin, Path(kid): Path<String>) -> R {
-    if s.collections.delete_raw(TRUSTED_KEYS.name, &kid) {
-        Ok(StatusCode::NO_CONTENT.into_response())
-    } else {
-        Err(art(StatusCode::NOT_FOUND, format!("Key '{kid}' not found")))
-    }
+    remove(
+        &s,
+        &TRUSTED_KEYS,
+        &kid,
+        StatusCode::NO_CONTENT,
+        Flavor::Artifactory,
+        format!("Key '{kid}' not found"),
+    )
 }
 
 // ---------------------------------------------------------------------------------------
@@ -895,14 +939,14 @@ async fn environment_delete(
     _a: Admin,
     Path(name): Path<String>,
 ) -> R {
-    if s.collections.delete_raw(ENVIRONMENTS.name, &name) {
-        Ok(StatusCode::NO_CONTENT.into_response())
-    } else {
-        Err(acc(
-            StatusCode::NOT_FOUND,
-            format!("Environment '{name}' not found"),
-        ))
-    }
+    remove(
+        &s,
+        &ENVIRONMENTS,
+        &name,
+        StatusCode::NO_CONTENT,
+        Flavor::Access,
+        format!("Environment '{name}' not found"),
+    )
 }
 
 // ---------------------------------------------------------------------------------------
@@ -943,12 +987,13 @@ async fn keypair_create(State(s): State<Arc<Shared>>, _a: Admin, body: Bytes) ->
 }
 
 async fn keypair_read(State(s): State<Arc<Shared>>, _a: Admin, Path(name): Path<String>) -> R {
-    let mut v = s.collections.get_raw(KEYPAIRS.name, &name).ok_or_else(|| {
-        art(
-            StatusCode::NOT_FOUND,
-            format!("Key pair '{name}' not found"),
-        )
-    })?;
+    let mut v = fetch(
+        &s,
+        &KEYPAIRS,
+        &name,
+        Flavor::Artifactory,
+        format!("Key pair '{name}' not found"),
+    )?;
     if let Some(m) = v.as_object_mut() {
         m.remove("privateKeyDigest");
     }
@@ -956,14 +1001,14 @@ async fn keypair_read(State(s): State<Arc<Shared>>, _a: Admin, Path(name): Path<
 }
 
 async fn keypair_delete(State(s): State<Arc<Shared>>, _a: Admin, Path(name): Path<String>) -> R {
-    if s.collections.delete_raw(KEYPAIRS.name, &name) {
-        Ok(StatusCode::OK.into_response())
-    } else {
-        Err(art(
-            StatusCode::NOT_FOUND,
-            format!("Key pair '{name}' not found"),
-        ))
-    }
+    remove(
+        &s,
+        &KEYPAIRS,
+        &name,
+        StatusCode::OK,
+        Flavor::Artifactory,
+        format!("Key pair '{name}' not found"),
+    )
 }
 
 // ---------------------------------------------------------------------------------------
@@ -1119,12 +1164,13 @@ async fn vault_list(State(s): State<Arc<Shared>>, _a: Admin) -> R {
 }
 
 async fn vault_read(State(s): State<Arc<Shared>>, _a: Admin, Path(name): Path<String>) -> R {
-    let v = s.collections.get_raw(VAULT.name, &name).ok_or_else(|| {
-        acc(
-            StatusCode::NOT_FOUND,
-            format!("Vault configuration '{name}' not found"),
-        )
-    })?;
+    let v = fetch(
+        &s,
+        &VAULT,
+        &name,
+        Flavor::Access,
+        format!("Vault configuration '{name}' not found"),
+    )?;
     Ok(axum::Json(vault_view(&v)).into_response())
 }
 
@@ -1148,14 +1194,14 @@ async fn vault_put(
 }
 
 async fn vault_delete(State(s): State<Arc<Shared>>, _a: Admin, Path(name): Path<String>) -> R {
-    if s.collections.delete_raw(VAULT.name, &name) {
-        Ok(StatusCode::NO_CONTENT.into_response())
-    } else {
-        Err(acc(
-            StatusCode::NOT_FOUND,
-            format!("Vault configuration '{name}' not found"),
-        ))
-    }
+    remove(
+        &s,
+        &VAULT,
+        &name,
+        StatusCode::NO_CONTENT,
+        Flavor::Access,
+        format!("Vault configuration '{name}' not found"),
+    )
 }
 
 // ---------------------------------------------------------------------------------------
@@ -1229,22 +1275,25 @@ async fn token_create(State(s): State<Arc<Shared>>, _a: Admin, body: Bytes) -> R
 }
 
 async fn token_read(State(s): State<Arc<Shared>>, _a: Admin, Path(id): Path<String>) -> R {
-    let v = s
-        .collections
-        .get_raw(TOKENS.name, &id)
-        .ok_or_else(|| acc(StatusCode::NOT_FOUND, format!("Token '{id}' not found")))?;
+    let v = fetch(
+        &s,
+        &TOKENS,
+        &id,
+        Flavor::Access,
+        format!("Token '{id}' not found"),
+    )?;
     Ok(axum::Json(v).into_response())
 }
 
 async fn token_revoke(State(s): State<Arc<Shared>>, _a: Admin, Path(id): Path<String>) -> R {
-    if s.collections.delete_raw(TOKENS.name, &id) {
-        Ok(StatusCode::OK.into_response())
-    } else {
-        Err(acc(
-            StatusCode::NOT_FOUND,
-            format!("Token '{id}' not found"),
-        ))
-    }
+    remove(
+        &s,
+        &TOKENS,
+        &id,
+        StatusCode::OK,
+        Flavor::Access,
+        format!("Token '{id}' not found"),
+    )
 }
 
 // ---------------------------------------------------------------------------------------
@@ -1494,14 +1543,14 @@ async fn replications_post(
 }
 
 async fn replication_delete(State(s): State<Arc<Shared>>, _a: Admin, Path(key): Path<String>) -> R {
-    if s.collections.delete_raw(REPLICATIONS.name, &key) {
-        Ok(StatusCode::OK.into_response())
-    } else {
-        Err(art(
-            StatusCode::NOT_FOUND,
-            format!("No replication configured for repository '{key}'"),
-        ))
-    }
+    remove(
+        &s,
+        &REPLICATIONS,
+        &key,
+        StatusCode::OK,
+        Flavor::Artifactory,
+        format!("No replication configured for repository '{key}'"),
+    )
 }
 
 #[cfg(test)]
