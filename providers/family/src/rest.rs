@@ -152,7 +152,7 @@ pub struct Paths {
 }
 
 /// The request of `call` to `service` for the object `key` (the path's `{key}`, if any).
-pub fn request<'a>(
+pub fn call_request<'a>(
     client: &'a JfrogClient,
     service: Service,
     call: &Call,
@@ -175,7 +175,7 @@ impl Paths {
         idem: Idempotency,
         key: &str,
     ) -> jfrog_client::Request<'a> {
-        request(client, self.service, call, idem, key)
+        call_request(client, self.service, call, idem, key)
     }
 }
 

@@ -16,7 +16,7 @@ use async_trait::async_trait;
 use http::Method;
 use jfrog_client::error::RequestContext;
 use jfrog_client::{Error, Idempotency, JfrogClient, Service};
-use provider_family::rest::request;
+use provider_family::rest::call_request;
 use provider_family::{Call, Dv, ListCall, ListShape, Rest, Verb};
 use serde_json::{Map, Value, json};
 
@@ -297,7 +297,7 @@ impl Api {
         body: &Map<String, Value>,
     ) -> Result<Value, Error> {
         self.check_retired(client, call).await?;
-        let r = request(client, self.service, call, idem, key);
+        let r = call_request(client, self.service, call, idem, key);
         let r = match self.shape {
             Shape::Text(member) => r.text(
                 body.get(member)
@@ -340,12 +340,12 @@ impl Rest for Api {
         let mut v = match self.read {
             Read::Get(call) => {
                 self.check_retired(client, &call).await?;
-                request(client, self.service, &call, Idempotency::Idempotent, key)
+                call_request(client, self.service, &call, Idempotency::Idempotent, key)
                     .send_value()
                     .await?
             }
             Read::GetWith(call, q, val) => {
-                request(client, self.service, &call, Idempotency::Idempotent, key)
+                call_request(client, self.service, &call, Idempotency::Idempotent, key)
                     .query(q, val)
                     .send_value()
                     .await?
@@ -361,7 +361,7 @@ impl Rest for Api {
                 .find(|o| o.get(key_member).and_then(Value::as_str) == Some(key))
                 .ok_or_else(|| not_found(self.service, path, key))?,
             Read::First(call) => {
-                match request(client, self.service, &call, Idempotency::Idempotent, key)
+                match call_request(client, self.service, &call, Idempotency::Idempotent, key)
                     .send_value()
                     .await?
                 {
@@ -374,7 +374,7 @@ impl Rest for Api {
             }
             Read::Targets(call) => {
                 let targets =
-                    match request(client, self.service, &call, Idempotency::Idempotent, key)
+                    match call_request(client, self.service, &call, Idempotency::Idempotent, key)
                         .send_value()
                         .await?
                     {
@@ -395,7 +395,7 @@ impl Rest for Api {
             }
             Read::ApiKey(call) => {
                 self.check_retired(client, &call).await?;
-                let v = request(client, self.service, &call, Idempotency::Idempotent, key)
+                let v = call_request(client, self.service, &call, Idempotency::Idempotent, key)
                     .send_value()
                     .await?;
                 if v.get("apiKey")
@@ -457,7 +457,7 @@ impl Rest for Api {
     async fn delete(&self, client: &JfrogClient, key: &str) -> Result<(), Error> {
         match self.delete {
             Delete::Call(call) => {
-                request(client, self.service, &call, Idempotency::Idempotent, key)
+                call_request(client, self.service, &call, Idempotency::Idempotent, key)
                     .send_empty()
                     .await
             }
@@ -467,7 +467,7 @@ impl Rest for Api {
                 for (k, v) in values {
                     body.insert((*k).to_string(), v.to_json().unwrap_or(Value::Null));
                 }
-                request(client, self.service, &call, Idempotency::Idempotent, key)
+                call_request(client, self.service, &call, Idempotency::Idempotent, key)
                     .json(&body)
                     .send_empty()
                     .await
@@ -479,7 +479,7 @@ impl Rest for Api {
                     .and_then(Value::as_str)
                     .ok_or_else(|| not_found(self.service, call.path, key))?
                     .to_string();
-                request(client, self.service, &call, Idempotency::Idempotent, &id)
+                call_request(client, self.service, &call, Idempotency::Idempotent, &id)
                     .send_empty()
                     .await
             }
