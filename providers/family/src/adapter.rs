@@ -100,9 +100,7 @@ impl Singletons {
                 c.seen = now;
                 Ok(!c.released)
             }
-            Some(c) if !c.released && now.duration_since(c.seen) < lapse => {
-                Err(c.holder.clone())
-            }
+            Some(c) if !c.released && now.duration_since(c.seen) < lapse => Err(c.holder.clone()),
             _ => {
                 m.insert(
                     key.to_string(),
@@ -606,15 +604,12 @@ impl FamilyClient {
         if !matches!(self.kind.decl.id, Id::Singleton(_)) {
             return Ok(true);
         }
-        match self
-            .singletons
-            .claim(
-                &self.claim_key(key),
-                &mr.uid,
-                &display_name(mr),
-                self.claim_lapse,
-            )
-        {
+        match self.singletons.claim(
+            &self.claim_key(key),
+            &mr.uid,
+            &display_name(mr),
+            self.claim_lapse,
+        ) {
             Ok(held) => Ok(held),
             // Deleting an MR that never managed the singleton must not reset it.
             Err(_) if mr.deleting => Ok(false),
@@ -739,7 +734,13 @@ impl FamilyClient {
             tracing::info!(kind = self.kind.decl.kind, %id, "adopting the object an earlier create made");
             return Ok((id, Value::Null));
         }
-        match self.kind.decl.rest.create(&self.client, address, body).await {
+        match self
+            .kind
+            .decl
+            .rest
+            .create(&self.client, address, body)
+            .await
+        {
             Ok(answer) => hooks
                 .created_id(&self.kind, &answer)
                 .map(|id| (id, answer))
@@ -1326,4 +1327,3 @@ mod tests {
         );
     }
 }
-

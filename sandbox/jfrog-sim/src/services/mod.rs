@@ -17,9 +17,9 @@ use crate::server::Shared;
 mod access;
 pub mod artifactory;
 mod event;
-mod security;
 mod platform;
 mod projects;
+mod security;
 mod xray;
 
 use crate::collections::Declaration;
