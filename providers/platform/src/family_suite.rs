@@ -3,7 +3,6 @@
 //! the Secret the examples read.
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use jfrog_client::Service;
 use provider_family::suite::{self, Env, Suite};
@@ -48,15 +47,12 @@ fn seed(sim: &jfrog_sim::Simulator) {
 /// Both servers with provider-platform's CRDs, the Secret the examples read and the
 /// repository they refer to.
 async fn start() -> Env {
-    let mut env = suite::start(
+    let env = suite::start(
         crate::PROVIDER,
         kinds(),
         Arc::new(ClientCache::new(crate::PROVIDER)),
     )
     .await;
-    // The drift removes objects created a moment ago: no grace for their create to show
-    // (the grace period would take the removal for JFrog's read-after-write lag).
-    env.ctx.creation_grace_period = Duration::ZERO;
     env.create_objects(&[examples::secret()]).await;
     seed(&env.sim);
     env

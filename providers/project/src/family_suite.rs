@@ -3,10 +3,6 @@
 //! afterwards the repositories that were assigned and shared are still there (they are
 //! provider-artifactory's).
 
-use std::sync::Arc;
-use std::time::Duration;
-
-use provider_family::ClientCache;
 use provider_family::suite::{self, Suite};
 use serde_json::{Value, json};
 
@@ -50,16 +46,6 @@ async fn every_project_kind_passes_the_suite() {
         delete_last: &["Project"],
         resets: &[],
     };
-    let mut env = suite::start(
-        crate::PROVIDER,
-        kinds(),
-        Arc::new(ClientCache::new(crate::PROVIDER)),
-    )
-    .await;
-    // The drift removes objects created a moment ago: no grace for their create to show
-    // (the grace period would take the removal for JFrog's read-after-write lag).
-    env.ctx.creation_grace_period = Duration::ZERO;
-    (s.seed)(&env.sim);
     let mut examples: Vec<(String, Value)> = KINDS
         .iter()
         .rev()
@@ -71,7 +57,7 @@ async fn every_project_kind_passes_the_suite() {
     {
         examples.push((d.kind.to_string(), examples::example(d, true)));
     }
-    let env = suite::run(&s, env, kinds(), examples).await;
+    let env = suite::family_suite(&s, kinds(), examples, true).await;
     for r in examples::REPOSITORIES {
         assert!(env.sim.repository_raw(r).is_some(), "{r} removed");
     }
