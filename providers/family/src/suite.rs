@@ -505,6 +505,67 @@ fn set_pointer(v: &mut Value, pointer: &str, value: Value) {
     }
 }
 
+/// A provider's generated CRDs, checked against the API server's CRD rules as they are
+/// compiled into schemas (admission as the API server does it).
+pub struct CrdSchemas {
+    provider: String,
+    crds: Vec<provider_runtime::crd::GeneratedCrd>,
+}
+
+impl CrdSchemas {
+    /// The CRDs `provider` (its short name) generates for `regs`.
+    pub fn new(
+        provider: &str,
+        regs: &[Arc<dyn provider_runtime::managed::KindRegistration>],
+    ) -> Self {
+        CrdSchemas {
+            provider: provider.to_string(),
+            crds: provider_runtime::crd::provider_crds_for(provider, regs),
+        }
+    }
+
+    /// The schema of `d`'s CRD in one scope (`legacy`: cluster scope), after checking the CRD
+    /// passes the API server's CRD rules.
+    pub fn schema(&self, d: &crate::KindDecl, legacy: bool) -> crd_schema::Schema {
+        let scope = if legacy { "" } else { ".m" };
+        let name = format!(
+            "{}.{}.{}{scope}.crossplane.io",
+            provider_runtime::managed::kind::pluralize(d.kind),
+            d.group,
+            self.provider
+        );
+        let crd = self
+            .crds
+            .iter()
+            .find(|c| c.name == name)
+            .unwrap_or_else(|| panic!("no CRD {name}"));
+        let mut doc = crd.document.clone();
+        crd_schema::default_crd(&mut doc);
+        let errs = crd_schema::validate_crd(&doc, None);
+        assert!(errs.is_empty(), "{name}: {errs:?}");
+        crd_schema::Schema::compile(&doc["spec"]["versions"][0]["schema"]["openAPIV3Schema"])
+            .unwrap_or_else(|e| panic!("{name}: {e:?}"))
+    }
+
+    /// Every example of `decls` (both scopes) validates without pruning.
+    pub fn accept_examples<'a>(
+        &self,
+        decls: impl IntoIterator<Item = &'a crate::KindDecl>,
+        example: fn(&crate::KindDecl, bool) -> Value,
+    ) {
+        for d in decls {
+            for legacy in [false, true] {
+                let schema = self.schema(d, legacy);
+                let mut ex = example(d, legacy);
+                let pruned = schema.prune(&mut ex);
+                assert!(pruned.is_empty(), "{}: pruned {pruned:?}", d.kind);
+                let errs = schema.validate(&ex, None);
+                assert!(errs.is_empty(), "{}: {errs:?}", d.kind);
+            }
+        }
+    }
+}
+
 /// The CRDs of `regs` pass the API server's CRD rules, every example of `decls` (both scopes)
 /// validates without pruning, and changing `field` of `kind`'s example to `value` is refused
 /// at admission (the identity a spec field holds is immutable).
@@ -515,39 +576,12 @@ pub fn crds_accept_examples_and_refuse(
     example: fn(&crate::KindDecl, bool) -> Value,
     (kind, field, value): (&str, &str, Value),
 ) {
-    let crds = provider_runtime::crd::provider_crds_for(provider, regs);
-    let schema_of = |d: &crate::KindDecl, legacy: bool| {
-        let scope = if legacy { "" } else { ".m" };
-        let name = format!(
-            "{}.{}.{provider}{scope}.crossplane.io",
-            provider_runtime::managed::kind::pluralize(d.kind),
-            d.group
-        );
-        let crd = crds
-            .iter()
-            .find(|c| c.name == name)
-            .unwrap_or_else(|| panic!("no CRD {name}"));
-        let mut doc = crd.document.clone();
-        crd_schema::default_crd(&mut doc);
-        let errs = crd_schema::validate_crd(&doc, None);
-        assert!(errs.is_empty(), "{name}: {errs:?}");
-        crd_schema::Schema::compile(&doc["spec"]["versions"][0]["schema"]["openAPIV3Schema"])
-            .unwrap_or_else(|e| panic!("{name}: {e:?}"))
-    };
-    for d in decls {
-        for legacy in [false, true] {
-            let schema = schema_of(d, legacy);
-            let mut ex = example(d, legacy);
-            let pruned = schema.prune(&mut ex);
-            assert!(pruned.is_empty(), "{}: pruned {pruned:?}", d.kind);
-            let errs = schema.validate(&ex, None);
-            assert!(errs.is_empty(), "{}: {errs:?}", d.kind);
-        }
-    }
+    let crds = CrdSchemas::new(provider, regs);
+    crds.accept_examples(decls, example);
     let d = decls.iter().find(|d| d.kind == kind).expect("declared");
     let old = example(d, false);
     let mut new = old.clone();
     new["spec"]["forProvider"][field] = value;
-    let errs = format!("{:?}", schema_of(d, false).validate(&new, Some(&old)));
+    let errs = format!("{:?}", crds.schema(d, false).validate(&new, Some(&old)));
     assert!(errs.contains(field), "{errs}");
 }
