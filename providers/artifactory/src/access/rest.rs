@@ -152,10 +152,13 @@ fn not_found(service: Service, route: &str, key: &str) -> Error {
     }
 }
 
+/// Artifactory versions by platform URL.
+type Versions = HashMap<String, (u64, u64, u64)>;
+
 /// The Artifactory version of a platform (`GET /artifactory/api/system/version`), asked
 /// once per platform and process.
 pub async fn version(client: &JfrogClient) -> Result<(u64, u64, u64), Error> {
-    static VERSIONS: Mutex<Option<HashMap<String, (u64, u64, u64)>>> = Mutex::new(None);
+    static VERSIONS: Mutex<Option<Versions>> = Mutex::new(None);
     let url = client.base_url().to_string();
     let cached = VERSIONS
         .lock()

@@ -1518,7 +1518,7 @@ mod tests {
         assert!(!valid_environment("1prod"));
         assert!(valid_cron("0 0 2 * * ?"));
         assert!(!valid_cron("0 2 * *"));
-        assert!(USER_LOCK.check.clone()(&json!({"enabled": true, "loginAttempts": 0})).is_err());
-        assert!(USER_LOCK.check.clone()(&json!({"enabled": false, "loginAttempts": 0})).is_ok());
+        assert!((USER_LOCK.check)(&json!({"enabled": true, "loginAttempts": 0})).is_err());
+        assert!((USER_LOCK.check)(&json!({"enabled": false, "loginAttempts": 0})).is_ok());
     }
 }
