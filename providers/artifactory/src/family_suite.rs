@@ -30,6 +30,9 @@ async fn family_suite(kinds: &[Arc<FamilyKind>], examples: Vec<(String, Value)>,
         deletes: suite::always_deletes,
         seed: suite::no_seed,
         read_calls: &[],
+        removes: suite::never_removes,
+        delete_last: &[],
+        resets: &[],
     };
     suite::family_suite(&s, kinds, examples, every_kind).await;
 }
@@ -129,6 +132,9 @@ async fn family_suite_with(
         deletes: suite::always_deletes,
         seed: suite::no_seed,
         read_calls: &[],
+        removes: suite::never_removes,
+        delete_last: &[],
+        resets: &[],
     };
     let env = start_with(
         kinds,

@@ -7,18 +7,22 @@
 //! by one reconcile; deleting the MR deletes the object. It runs over every declared Kind of
 //! every family; a provider's test calls [`family_suite`] once per family, with its
 //! [`Suite`] (the provider, how each Kind's object is changed in JFrog, which Kinds JFrog
-//! can delete).
+//! can delete, which Kinds go last). Objects are read and changed where the family's REST
+//! binding addresses them ([`crate::Hooks::address`]: an object inside a project is
+//! `<projectKey>/<name>`). [`crds_accept_examples_and_refuse`] checks a family's CRDs
+//! against its examples at admission.
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
+use jfrog_client::{Idempotency, JfrogClient, Service};
 use jfrog_sim::Simulator;
 use kube::Api;
 use kube::api::{DeleteParams, DynamicObject, PostParams};
 use provider_common::Provider;
 
-use crate::{ClientCache, FamilyConnector, FamilyKind};
+use crate::{ClientCache, FamilyClient, FamilyConnector, FamilyKind, Verb};
 use provider_runtime::managed::{
     ConfigError, ControllerContext, Credentials, ManagedKind, ManagedRef, Outcome,
     ProviderConfigResolver, Reconciler, ResolvedConfig, Scope,
@@ -46,6 +50,15 @@ pub struct Suite {
     /// Requests (`METHOD path` as the simulator counts them) that only read although
     /// their method is not GET (a GraphQL query).
     pub read_calls: &'static [&'static str],
+    /// Kinds whose drift (where [`Suite::drift`] gives none) is the object removed in JFrog,
+    /// restored by a create (or, for an object that only loses its content, an update).
+    pub removes: fn(kind: &str) -> bool,
+    /// Kinds whose MRs are deleted last, in this order (parents after their members; the
+    /// others go in reverse order of creation).
+    pub delete_last: &'static [&'static str],
+    /// Requests a person sends before the first [`Suite::delete_last`] Kind goes (freeing
+    /// what a setting that is only forgotten still uses): service, verb, path, JSON body.
+    pub resets: &'static [(Service, Verb, &'static str, &'static str)],
 }
 
 /// Nothing to seed.
@@ -59,6 +72,11 @@ pub fn description_drift(_kind: &str) -> Option<(&'static str, Value)> {
 /// Every Kind's objects can be deleted.
 pub fn always_deletes(_kind: &str) -> bool {
     true
+}
+
+/// No Kind's object is removed in JFrog by the drift step.
+pub fn never_removes(_kind: &str) -> bool {
+    false
 }
 
 pub struct SimResolver {
@@ -105,6 +123,23 @@ impl Mr {
         let o = self.get().await;
         testkit::condition(&o, "Ready").is_some_and(|c| c.0 == "True")
             && testkit::condition(&o, "Synced").is_some_and(|c| c.0 == "True")
+    }
+    /// Where the MR's object is, as the family's REST binding addresses it (the identifier
+    /// as the adapter derives it, through the family's [`crate::Hooks::address`]).
+    pub async fn address(&self) -> String {
+        let o = self.get().await;
+        let external =
+            o.metadata.annotations.unwrap_or_default()["crossplane.io/external-name"].clone();
+        let params = o.data["spec"]["forProvider"].clone();
+        let k = self.kind.resolved();
+        let offline = JfrogClient::builder("http://127.0.0.1:1")
+            .build()
+            .expect("client");
+        let key = FamilyClient::new(offline, k.clone()).key(
+            &crate::adapter::managed(&self.name, &external, params.clone()),
+            &params,
+        );
+        k.decl.hooks.address(k, &key, &params)
     }
 }
 
@@ -277,7 +312,7 @@ pub async fn assert_no_writes(sim: &Simulator, mrs: &[Mr], rounds: usize, read_c
 }
 
 /// The JFrog client the suite uses to act as a person editing JFrog.
-fn jfrog(sim: &Simulator) -> jfrog_client::JfrogClient {
+fn jfrog(sim: &Simulator) -> JfrogClient {
     jfrog_client::JfrogClient::builder(sim.url())
         .credentials(jfrog_client::Credentials::access_token(sim.admin_token()))
         .build()
@@ -286,12 +321,13 @@ fn jfrog(sim: &Simulator) -> jfrog_client::JfrogClient {
 
 /// The suite over one family: `kinds` are the family's Kinds (their CRDs are installed),
 /// `examples` (Kind name, manifest) pairs; `every_kind` asks for an example of each Kind.
+/// Gives the environment back (see [`run`]).
 pub async fn family_suite(
     suite: &Suite,
     kinds: &[Arc<FamilyKind>],
     examples: Vec<(String, Value)>,
     every_kind: bool,
-) {
+) -> Env {
     if every_kind {
         for k in kinds {
             assert!(
@@ -308,18 +344,24 @@ pub async fn family_suite(
     )
     .await;
     (suite.seed)(&env.sim);
-    run(suite, env, kinds, examples).await;
+    run(suite, env, kinds, examples).await
 }
 
 /// The suite's steps in an environment already started and seeded (see [`start_with`],
 /// [`Env::create_objects`]): converge, two quiet rounds, drift reverted, delete.
-/// Singletons are reset, not deleted; observe-only MRs leave the object alone.
+/// Singletons are reset, not deleted; observe-only MRs leave the object alone. Gives the
+/// environment back (to look at the simulator afterwards).
 pub async fn run(
     suite: &Suite,
     mut env: Env,
     kinds: &[Arc<FamilyKind>],
     examples: Vec<(String, Value)>,
-) {
+) -> Env {
+    if kinds.iter().any(|k| (suite.removes)(k.info().kind)) {
+        // The drift removes objects created a moment ago: no grace for their create to
+        // show (the grace period would take the removal for JFrog's read-after-write lag).
+        env.ctx.creation_grace_period = Duration::ZERO;
+    }
     for (kind, manifest) in examples {
         let k = kinds
             .iter()
@@ -330,17 +372,82 @@ pub async fn run(
     converge(&env.mrs).await;
     assert_no_writes(&env.sim, &env.mrs, 2, suite.read_calls).await;
 
-    // A change made in JFrog is reverted by one reconcile, then nothing more is written.
+    // A change made in JFrog is reverted by reconciling, then nothing more is written.
     let client = jfrog(&env.sim);
     for m in &env.mrs {
-        let Some((pointer, edited)) = (suite.drift)(m.kind.info().kind) else {
-            continue;
-        };
+        drift_reverted(suite, &env.sim, &client, m).await;
+    }
+    assert_no_writes(&env.sim, &env.mrs, 1, suite.read_calls).await;
+
+    // Deleting the MR deletes the object and releases the MR (in reverse order of creation:
+    // aggregates before their members; the `delete_last` Kinds after all others).
+    let rank = |m: &Mr| {
+        suite
+            .delete_last
+            .iter()
+            .position(|p| *p == m.kind.info().kind)
+            .map_or(0, |i| i + 1)
+    };
+    let mut order: Vec<&Mr> = env.mrs.iter().rev().collect();
+    order.sort_by_key(|m| rank(m));
+    let mut reset = false;
+    for m in order {
+        if !reset && rank(m) > 0 {
+            for (service, verb, path, body) in suite.resets {
+                let body: Value = serde_json::from_str(body).expect("a JSON reset");
+                crate::rest::request(&client, *service, *verb, path, Idempotency::Idempotent, &[])
+                    .json(&body)
+                    .send_empty()
+                    .await
+                    .expect("reset");
+            }
+            reset = true;
+        }
         let rest = m.kind.resolved().decl.rest;
-        let key =
-            m.get().await.metadata.annotations.unwrap_or_default()["crossplane.io/external-name"]
-                .clone();
-        let mut body = rest.read(&client, &key).await.expect("read");
+        let obj = m.get().await;
+        let observe_only = obj.data["spec"]["managementPolicies"] == json!(["Observe"]);
+        let address = m.address().await;
+        m.api
+            .delete(&m.name, &DeleteParams::default())
+            .await
+            .expect("delete MR");
+        let deadline = tokio::time::Instant::now() + WAIT;
+        while m.api.get_opt(&m.name).await.expect("get").is_some() {
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "{} not released: {:?}",
+                m.name,
+                testkit::condition(&m.get().await, "Synced")
+            );
+            m.reconcile().await;
+        }
+        if !(suite.deletes)(m.kind.info().kind) {
+            continue;
+        }
+        let gone = rest.read(&client, &address).await;
+        if observe_only || matches!(m.kind.resolved().decl.id, crate::Id::Singleton(_)) {
+            // An observed object stays; a singleton stays, reset (a setting is only
+            // forgotten).
+            assert!(gone.is_ok(), "{}: {gone:?}", m.name);
+            continue;
+        }
+        assert!(
+            matches!(&gone, Err(e) if e.is_not_found()),
+            "{}: still in JFrog: {gone:?}",
+            m.name
+        );
+    }
+    env
+}
+
+/// The suite's drift step for one MR: the [`Suite::drift`] change (or, for the
+/// [`Suite::removes`] Kinds, the object removed) made in JFrog is reverted by reconciling.
+async fn drift_reverted(suite: &Suite, sim: &Simulator, client: &JfrogClient, m: &Mr) {
+    let kind = m.kind.info().kind;
+    let rest = m.kind.resolved().decl.rest;
+    let address = m.address().await;
+    if let Some((pointer, edited)) = (suite.drift)(kind) {
+        let mut body = rest.read(client, &address).await.expect("read");
         // `null`: the boolean there is flipped.
         let edited = match edited {
             Value::Null => json!(
@@ -353,55 +460,41 @@ pub async fn run(
         };
         set_pointer(&mut body, pointer, edited.clone());
         let map = body.as_object().cloned().expect("object");
-        rest.update(&client, &key, &map).await.expect("drift");
-        env.sim.reset_counts();
+        rest.update(client, &address, &map).await.expect("drift");
+        sim.reset_counts();
         let o = m.reconcile().await;
         assert!(matches!(o, Outcome::After(_)), "{}: {o:?}", m.name);
         assert!(
-            writes(&env.sim, suite.read_calls) >= 1,
+            writes(sim, suite.read_calls) >= 1,
             "{}: drift not reverted",
             m.name
         );
-        let after = rest.read(&client, &key).await.expect("read");
+        let after = rest.read(client, &address).await.expect("read");
         assert_ne!(after.pointer(pointer), Some(&edited), "{}", m.name);
-    }
-    assert_no_writes(&env.sim, &env.mrs, 1, suite.read_calls).await;
-
-    // Deleting the MR deletes the object and releases the MR (in reverse order of creation:
-    // aggregates before their members).
-    for m in env.mrs.iter().rev() {
-        let rest = m.kind.resolved().decl.rest;
-        let obj = m.get().await;
-        let observe_only = obj.data["spec"]["managementPolicies"] == json!(["Observe"]);
-        let key =
-            obj.metadata.annotations.unwrap_or_default()["crossplane.io/external-name"].clone();
-        m.api
-            .delete(&m.name, &DeleteParams::default())
+    } else if (suite.removes)(kind) {
+        let before = rest.read(client, &address).await.expect("read");
+        rest.delete(client, &address)
             .await
-            .expect("delete MR");
-        let deadline = tokio::time::Instant::now() + WAIT;
-        while m.api.get_opt(&m.name).await.expect("get").is_some() {
-            assert!(
-                tokio::time::Instant::now() < deadline,
-                "{} not released",
-                m.name
-            );
-            m.reconcile().await;
-        }
-        if !(suite.deletes)(m.kind.info().kind) {
-            continue;
-        }
-        let gone = rest.read(&client, &key).await;
-        if observe_only || matches!(m.kind.resolved().decl.id, crate::Id::Singleton(_)) {
-            // An observed object stays; a singleton stays, reset.
-            assert!(gone.is_ok(), "{}: {gone:?}", m.name);
-            continue;
+            .expect("removed in JFrog");
+        sim.reset_counts();
+        // A create ends with an immediate requeue, the next observe confirms it; an object
+        // that only loses its content (a group's members) is updated.
+        let mut rounds = 0;
+        loop {
+            let o = m.reconcile().await;
+            rounds += 1;
+            if matches!(o, Outcome::After(_)) {
+                break;
+            }
+            assert!(rounds < 3, "{}: {o:?}", m.name);
         }
         assert!(
-            matches!(&gone, Err(e) if e.is_not_found()),
-            "{}: still in JFrog: {gone:?}",
+            writes(sim, suite.read_calls) >= 1,
+            "{}: drift not reverted",
             m.name
         );
+        let after = rest.read(client, &address).await.expect("restored");
+        assert_eq!(after, before, "{}: not restored", m.name);
     }
 }
 
@@ -420,4 +513,85 @@ fn set_pointer(v: &mut Value, pointer: &str, value: Value) {
         }
         cur = m.entry((*p).to_string()).or_insert_with(|| json!({}));
     }
+}
+
+/// A provider's generated CRDs, checked against the API server's CRD rules as they are
+/// compiled into schemas (admission as the API server does it).
+pub struct CrdSchemas {
+    provider: String,
+    crds: Vec<provider_runtime::crd::GeneratedCrd>,
+}
+
+impl CrdSchemas {
+    /// The CRDs `provider` (its short name) generates for `regs`.
+    pub fn new(
+        provider: &str,
+        regs: &[Arc<dyn provider_runtime::managed::KindRegistration>],
+    ) -> Self {
+        CrdSchemas {
+            provider: provider.to_string(),
+            crds: provider_runtime::crd::provider_crds_for(provider, regs),
+        }
+    }
+
+    /// The schema of `d`'s CRD in one scope (`legacy`: cluster scope), after checking the CRD
+    /// passes the API server's CRD rules.
+    pub fn schema(&self, d: &crate::KindDecl, legacy: bool) -> crd_schema::Schema {
+        let scope = if legacy { "" } else { ".m" };
+        let name = format!(
+            "{}.{}.{}{scope}.crossplane.io",
+            provider_runtime::managed::kind::pluralize(d.kind),
+            d.group,
+            self.provider
+        );
+        let crd = self
+            .crds
+            .iter()
+            .find(|c| c.name == name)
+            .unwrap_or_else(|| panic!("no CRD {name}"));
+        let mut doc = crd.document.clone();
+        crd_schema::default_crd(&mut doc);
+        let errs = crd_schema::validate_crd(&doc, None);
+        assert!(errs.is_empty(), "{name}: {errs:?}");
+        crd_schema::Schema::compile(&doc["spec"]["versions"][0]["schema"]["openAPIV3Schema"])
+            .unwrap_or_else(|e| panic!("{name}: {e:?}"))
+    }
+
+    /// Every example of `decls` (both scopes) validates without pruning.
+    pub fn accept_examples<'a>(
+        &self,
+        decls: impl IntoIterator<Item = &'a crate::KindDecl>,
+        example: fn(&crate::KindDecl, bool) -> Value,
+    ) {
+        for d in decls {
+            for legacy in [false, true] {
+                let schema = self.schema(d, legacy);
+                let mut ex = example(d, legacy);
+                let pruned = schema.prune(&mut ex);
+                assert!(pruned.is_empty(), "{}: pruned {pruned:?}", d.kind);
+                let errs = schema.validate(&ex, None);
+                assert!(errs.is_empty(), "{}: {errs:?}", d.kind);
+            }
+        }
+    }
+}
+
+/// The CRDs of `regs` pass the API server's CRD rules, every example of `decls` (both scopes)
+/// validates without pruning, and changing `field` of `kind`'s example to `value` is refused
+/// at admission (the identity a spec field holds is immutable).
+pub fn crds_accept_examples_and_refuse(
+    provider: &str,
+    regs: &[Arc<dyn provider_runtime::managed::KindRegistration>],
+    decls: &[crate::KindDecl],
+    example: fn(&crate::KindDecl, bool) -> Value,
+    (kind, field, value): (&str, &str, Value),
+) {
+    let crds = CrdSchemas::new(provider, regs);
+    crds.accept_examples(decls, example);
+    let d = decls.iter().find(|d| d.kind == kind).expect("declared");
+    let old = example(d, false);
+    let mut new = old.clone();
+    new["spec"]["forProvider"][field] = value;
+    let errs = format!("{:?}", crds.schema(d, false).validate(&new, Some(&old)));
+    assert!(errs.contains(field), "{errs}");
 }

@@ -17,9 +17,6 @@ pub mod platform;
 
 #[cfg(test)]
 mod family_suite;
-#[cfg(test)]
-#[path = "../../project/src/suite.rs"]
-pub(crate) mod suite;
 
 /// This provider's identity.
 pub const PROVIDER: Provider = Provider {

@@ -17,8 +17,6 @@ pub mod projects;
 
 #[cfg(test)]
 mod family_suite;
-#[cfg(test)]
-pub(crate) mod suite;
 
 /// This provider's identity.
 pub const PROVIDER: Provider = Provider {

@@ -227,33 +227,8 @@ mod tests {
             })
             .count();
         assert_eq!(managed, 42, "21 Kinds x 2 scopes");
-        for d in declarations() {
-            for legacy in [false, true] {
-                let group = if legacy {
-                    format!("{}.xray.crossplane.io", d.group)
-                } else {
-                    format!("{}.xray.m.crossplane.io", d.group)
-                };
-                let plural = provider_runtime::managed::kind::pluralize(d.kind);
-                let crd = crds
-                    .iter()
-                    .find(|c| c.name == format!("{plural}.{group}"))
-                    .unwrap_or_else(|| panic!("no CRD for {} in {group}", d.kind));
-                let mut doc = crd.document.clone();
-                crd_schema::default_crd(&mut doc);
-                let errs = crd_schema::validate_crd(&doc, None);
-                assert!(errs.is_empty(), "{}: {errs:?}", crd.name);
-                let schema = crd_schema::Schema::compile(
-                    &doc["spec"]["versions"][0]["schema"]["openAPIV3Schema"],
-                )
-                .unwrap_or_else(|e| panic!("{}: {e:?}", crd.name));
-                let mut ex = example(d, legacy);
-                let pruned = schema.prune(&mut ex);
-                assert!(pruned.is_empty(), "{}: pruned {pruned:?}", d.kind);
-                let errs = schema.validate(&ex, None);
-                assert!(errs.is_empty(), "{}: {errs:?}", d.kind);
-            }
-        }
+        provider_family::suite::CrdSchemas::new("xray", &crate::kinds())
+            .accept_examples(declarations(), example);
     }
 
     #[test]

@@ -57,6 +57,9 @@ async fn every_family_passes_the_suite() {
         deletes,
         seed,
         read_calls: &["POST /catalog/api/v1/custom/graphql"],
+        removes: suite::never_removes,
+        delete_last: &[],
+        resets: &[],
     };
     let mut kinds = Vec::new();
     for group in [

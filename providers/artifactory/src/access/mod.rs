@@ -161,35 +161,8 @@ mod tests {
     fn crds_accept_the_examples_and_refuse_invalid_objects() {
         use serde_json::json;
         let regs = registrations(Arc::new(ClientCache::new(crate::PROVIDER)));
-        let crds = provider_runtime::crd::provider_crds_for("artifactory", &regs);
-        let schema_of = |d: &KindDecl, legacy: bool| {
-            let group = if legacy {
-                format!("{}.artifactory.crossplane.io", d.group)
-            } else {
-                format!("{}.artifactory.m.crossplane.io", d.group)
-            };
-            let plural = provider_runtime::managed::kind::pluralize(d.kind);
-            let crd = crds
-                .iter()
-                .find(|c| c.name == format!("{plural}.{group}"))
-                .unwrap_or_else(|| panic!("no CRD for {} in {group}", d.kind));
-            let mut doc = crd.document.clone();
-            crd_schema::default_crd(&mut doc);
-            let errs = crd_schema::validate_crd(&doc, None);
-            assert!(errs.is_empty(), "{}: {errs:?}", crd.name);
-            crd_schema::Schema::compile(&doc["spec"]["versions"][0]["schema"]["openAPIV3Schema"])
-                .unwrap_or_else(|e| panic!("{}: {e:?}", crd.name))
-        };
-        for d in tables::KINDS {
-            for legacy in [false, true] {
-                let schema = schema_of(d, legacy);
-                let mut ex = examples::example(d, legacy);
-                let pruned = schema.prune(&mut ex);
-                assert!(pruned.is_empty(), "{}: pruned {pruned:?}", d.kind);
-                let errs = schema.validate(&ex, None);
-                assert!(errs.is_empty(), "{}: {errs:?}", d.kind);
-            }
-        }
+        let crds = provider_family::suite::CrdSchemas::new("artifactory", &regs);
+        crds.accept_examples(tables::KINDS, examples::example);
         let group = tables::KINDS
             .iter()
             .find(|d| d.kind == "Group")
@@ -197,7 +170,7 @@ mod tests {
         let mut bad = examples::example(group, false);
         bad["spec"]["forProvider"]["autoJoin"] = json!(true);
         bad["spec"]["forProvider"]["adminPrivileges"] = json!(true);
-        let errs = format!("{:?}", schema_of(group, false).validate(&bad, None));
+        let errs = format!("{:?}", crds.schema(group, false).validate(&bad, None));
         assert!(errs.contains("autoJoin cannot be true"), "{errs}");
         let keypair = tables::KINDS
             .iter()
@@ -205,7 +178,7 @@ mod tests {
             .expect("declared");
         let mut bad = examples::example(keypair, false);
         bad["spec"]["forProvider"]["pairType"] = json!("DSA");
-        let errs = format!("{:?}", schema_of(keypair, false).validate(&bad, None));
+        let errs = format!("{:?}", crds.schema(keypair, false).validate(&bad, None));
         assert!(errs.contains("pairType"), "{errs}");
     }
 

@@ -127,40 +127,13 @@ mod tests {
     fn crds_accept_the_examples_and_refuse_invalid_webhooks() {
         use serde_json::json;
         let regs = registrations(Arc::new(ClientCache::new(crate::PROVIDER)));
-        let crds = provider_runtime::crd::provider_crds_for("artifactory", &regs);
-        let schema_of = |kind: &str, legacy: bool| {
-            let group = if legacy {
-                "webhook.artifactory.crossplane.io"
-            } else {
-                "webhook.artifactory.m.crossplane.io"
-            };
-            let plural = provider_runtime::managed::kind::pluralize(kind);
-            let crd = crds
-                .iter()
-                .find(|c| c.name == format!("{plural}.{group}"))
-                .unwrap_or_else(|| panic!("no CRD for {kind} in {group}"));
-            let mut doc = crd.document.clone();
-            crd_schema::default_crd(&mut doc);
-            let errs = crd_schema::validate_crd(&doc, None);
-            assert!(errs.is_empty(), "{}: {errs:?}", crd.name);
-            crd_schema::Schema::compile(&doc["spec"]["versions"][0]["schema"]["openAPIV3Schema"])
-                .unwrap_or_else(|e| panic!("{}: {e:?}", crd.name))
-        };
-        for d in tables::KINDS {
-            for legacy in [false, true] {
-                let schema = schema_of(d.kind, legacy);
-                let mut ex = examples::example(d, legacy);
-                let pruned = schema.prune(&mut ex);
-                assert!(pruned.is_empty(), "{}: pruned {pruned:?}", d.kind);
-                let errs = schema.validate(&ex, None);
-                assert!(errs.is_empty(), "{}: {errs:?}", d.kind);
-            }
-        }
+        let crds = provider_family::suite::CrdSchemas::new("artifactory", &regs);
+        crds.accept_examples(tables::KINDS, examples::example);
         let d = tables::KINDS
             .iter()
             .find(|d| d.kind == "ArtifactWebhook")
             .expect("declared");
-        let schema = schema_of(d.kind, false);
+        let schema = crds.schema(d, false);
         let mut bad = examples::example(d, false);
         bad["spec"]["forProvider"]["eventTypes"] = json!(["pushed"]);
         let errs = format!("{:?}", schema.validate(&bad, None));
@@ -174,7 +147,7 @@ mod tests {
             .iter()
             .find(|d| d.kind == "BuildWebhook")
             .expect("declared");
-        let schema = schema_of(b.kind, false);
+        let schema = crds.schema(b, false);
         let mut bad = examples::example(b, false);
         bad["spec"]["forProvider"]["criteria"] =
             json!([{"anyBuild": true, "includePatterns": ["x/**"]}]);
