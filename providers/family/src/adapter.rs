@@ -548,9 +548,12 @@ impl FamilyClient {
         key: &str,
         mr: &Managed<FamilyKind>,
     ) -> Result<Option<Arc<Value>>, ExternalError> {
+        // A scoped object (an address with a query) is not in the global list.
+        let scoped = key.contains('?');
         let snapshot = self
             .snapshot
             .as_ref()
+            .filter(|_| !scoped)
             .and_then(|s| s.max_age(&mr.annotations).map(|age| (s, age)));
         if let Some((s, max_age)) = snapshot {
             match s.lookup(&self.client, key, max_age).await {
@@ -643,8 +646,23 @@ impl FamilyClient {
     }
 
     /// Where the object of `key` is for the REST binding (the family's `address` hook).
+    /// A field sent as a query parameter (see [`crate::Field::query`]) scopes the object: its
+    /// value is carried in the address.
     fn address(&self, key: &str, params: &Value) -> String {
-        self.kind.decl.hooks.address(&self.kind, key, params)
+        let address = self.kind.decl.hooks.address(&self.kind, key, params);
+        if address.is_empty() {
+            return address;
+        }
+        let query: Vec<(&str, &str)> = self
+            .kind
+            .params()
+            .filter(|f| f.query)
+            .filter_map(|f| match user_value(params, f.crd) {
+                Some(Value::String(v)) if !v.is_empty() => Some((f.crd, v.as_str())),
+                _ => None,
+            })
+            .collect();
+        crate::rest::with_query(address, &query)
     }
 
     fn context(&self, key: &str) -> DiffContext {

@@ -170,6 +170,10 @@ pub struct Field {
     /// A value JFrog generates and answers only to the create (a token): published in the
     /// connection Secret as `attribute.<tf>`, never in status.
     pub connection: bool,
+    /// Sent as a query parameter of that name (its CRD name) on every call of an object
+    /// that sets it (Xray's `?projectKey=`): the object lives in that scope, apart from the
+    /// global one, so it is observed by its own read rather than from the list snapshot.
+    pub query: bool,
 }
 
 /// A validation rule checked at admission: a CEL expression and the message naming the
@@ -211,6 +215,14 @@ impl Field {
             rules: &[],
             requires: None,
             connection: false,
+            query: false,
+        }
+    }
+    /// Sent as a query parameter named after the field on every call (see [`Field::query`]).
+    pub const fn query(self) -> Self {
+        Field {
+            query: true,
+            ..self
         }
     }
     /// Set the provider default.

@@ -175,7 +175,9 @@ impl Paths {
         idem: Idempotency,
         key: &str,
     ) -> jfrog_client::Request<'a> {
-        call_request(client, self.service, call, idem, key)
+        let (key, query) = split_query(key);
+        let r = call_request(client, self.service, call, idem, key);
+        query.into_iter().fold(r, |r, (n, v)| r.query(n, v))
     }
 }
 
@@ -312,6 +314,31 @@ pub fn address_pair(address: &str) -> (&str, &str) {
     address.split_once('/').unwrap_or((address, ""))
 }
 
+/// An address with the query parameters of a scoped object appended
+/// (`policy?projectKey=team`); the address itself when there are none.
+pub fn with_query(address: String, query: &[(&str, &str)]) -> String {
+    query.iter().fold(address, |mut a, (n, v)| {
+        a.push(if a.contains('?') { '&' } else { '?' });
+        a.push_str(n);
+        a.push('=');
+        a.push_str(v);
+        a
+    })
+}
+
+/// An address and the query parameters it carries (see [`with_query`]).
+pub fn split_query(address: &str) -> (&str, Vec<(&str, &str)>) {
+    match address.split_once('?') {
+        None => (address, Vec::new()),
+        Some((a, q)) => (
+            a,
+            q.split('&')
+                .map(|p| p.split_once('=').unwrap_or((p, "")))
+                .collect(),
+        ),
+    }
+}
+
 /// The three parts of an `<a>/<b>/<c>` address (missing parts empty).
 pub fn address_triple(address: &str) -> (&str, &str, &str) {
     let (a, rest) = address_pair(address);
@@ -392,5 +419,19 @@ mod tests {
         assert_eq!(address_pair("alone"), ("alone", ""));
         assert_eq!(address_pair("a/b/c"), ("a", "b/c"));
         assert_eq!(address_triple("libs//true"), ("libs", "", "true"));
+    }
+
+    #[test]
+    fn scoped_addresses_carry_their_query() {
+        let a = with_query("p".into(), &[("projectKey", "team")]);
+        assert_eq!(a, "p?projectKey=team");
+        assert_eq!(split_query(&a), ("p", vec![("projectKey", "team")]));
+        let two = with_query(a, &[("x", "1")]);
+        assert_eq!(
+            split_query(&two),
+            ("p", vec![("projectKey", "team"), ("x", "1")])
+        );
+        assert_eq!(with_query("p".into(), &[]), "p");
+        assert_eq!(split_query("p"), ("p", vec![]));
     }
 }

@@ -4,7 +4,7 @@
 
 use async_trait::async_trait;
 use jfrog_client::{Error, JfrogClient};
-use provider_family::{ListCall, Paths, Rest};
+use provider_family::{ListCall, Paths, ResolvedKind, Rest};
 use serde_json::{Map, Value};
 
 /// A binding whose objects cannot be deleted in JFrog (indexing configuration, worker
@@ -54,12 +54,17 @@ pub fn answer_id(answer: &Value, member: &str) -> Option<String> {
     }
 }
 
-/// Project-scoped objects (`?projectKey=`) are not supported yet: refuse the manifest
-/// before any request rather than create the object outside the project.
-pub fn refuse_project_key(params: &Value) -> Result<(), String> {
+/// A Kind whose calls are bound to the project scope declares `projectKey` as a query field
+/// (see `catalog/overrides.json`); the other Kinds with a `projectKey` refuse it before any
+/// request rather than create the object outside the project.
+pub fn refuse_project_key(kind: &ResolvedKind, params: &Value) -> Result<(), String> {
+    if kind.field("projectKey").is_some_and(|f| f.query) {
+        return Ok(());
+    }
     match params.get("projectKey") {
         Some(Value::String(s)) if !s.is_empty() => Err(format!(
-            "projectKey {s:?}: project-scoped Xray objects are not supported by this provider yet; remove projectKey"
+            "projectKey {s:?}: project-scoped {} objects are not supported by this provider yet; remove projectKey",
+            kind.decl.kind
         )),
         _ => Ok(()),
     }
@@ -108,11 +113,23 @@ mod tests {
             Some("a-1")
         );
         assert_eq!(answer_id(&json!({"id": ""}), "id"), None);
+        let kind = |group: &[provider_family::KindDecl], k: &str| {
+            group
+                .iter()
+                .find(|d| d.kind == k)
+                .expect("declared")
+                .resolve()
+                .expect("composes")
+        };
+        let report = kind(crate::report::declarations(), "VulnerabilitiesReport");
+        let team = json!({"projectKey": "team"});
         assert!(
-            refuse_project_key(&json!({"projectKey": "team"}))
+            refuse_project_key(&report, &team)
                 .unwrap_err()
                 .contains("projectKey")
         );
-        assert!(refuse_project_key(&json!({})).is_ok());
+        assert!(refuse_project_key(&report, &json!({})).is_ok());
+        let watch = kind(crate::watch::declarations(), "Watch");
+        assert!(refuse_project_key(&watch, &team).is_ok());
     }
 }

@@ -333,3 +333,128 @@ async fn a_second_mr_of_a_singleton_is_refused() {
     }
     converge(std::slice::from_ref(&env.mrs[1])).await;
 }
+
+/// A security policy and a watch in project `team` (`?projectKey=team` on every call) live
+/// apart from the global policy and watch of the same names: they converge, stay quiet (each
+/// observed by its own read: the global list does not hold them), have a change made in
+/// Xray reverted, and deleting their MRs deletes only the project's objects.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn project_scoped_policy_and_watch_live_apart_from_the_global_ones() {
+    const SCOPED: &str = "xray_project_objects";
+    let policy_key = "policy|team|example-security-policy";
+    let watch_key = "watch|team|example-watch";
+    let kinds = all_kinds();
+    let mut env = env(&kinds).await;
+    env.sim.put_object(
+        "access_projects",
+        "team",
+        json!({"project_key": "team", "display_name": "Team"}),
+    );
+    // A deleted object is confirmed gone at once (not only after the creation grace).
+    env.ctx.creation_grace_period = std::time::Duration::ZERO;
+    let mut policy = example(decl("SecurityPolicy"), false);
+    policy["spec"]["forProvider"]["projectKey"] = json!("team");
+    let mut watch = example(decl("Watch"), false);
+    watch["spec"]["forProvider"]["projectKey"] = json!("team");
+    env.add(&kind(&kinds, "SecurityPolicy"), policy).await;
+    env.add(&kind(&kinds, "Watch"), watch).await;
+    converge(&env.mrs).await;
+    let stored = env.sim.object(SCOPED, policy_key).expect("project policy")["object"].clone();
+    let stored_watch = env.sim.object(SCOPED, watch_key).expect("project watch")["object"].clone();
+    assert_eq!(env.sim.object_count("xray_policies"), 0, "no global policy");
+    assert_eq!(env.sim.object_count("xray_watches"), 0, "no global watch");
+
+    // A global policy and watch of the same names (made in Xray, not by these MRs).
+    let mut global = stored.clone();
+    global["description"] = json!("the global one");
+    assert!(
+        env.sim
+            .put_object("xray_policies", "example-security-policy", global.clone())
+    );
+    assert!(
+        env.sim
+            .put_object("xray_watches", "example-watch", stored_watch)
+    );
+    let global = env
+        .sim
+        .object("xray_policies", "example-security-policy")
+        .expect("global policy");
+    let global_watch = env
+        .sim
+        .object("xray_watches", "example-watch")
+        .expect("global watch");
+
+    // Two polls: no write; each MR read by its own GET with the project's query.
+    env.sim.reset_counts();
+    for _ in 0..2 {
+        tokio::time::sleep(POLL * 2).await;
+        for m in &env.mrs {
+            let o = m.reconcile().await;
+            assert!(matches!(o, Outcome::After(_)), "{}: {o:?}", m.name);
+        }
+    }
+    let counts = env.sim.request_counts();
+    assert_eq!(writes(&env.sim, &[]), 0, "{counts:?}");
+    assert_eq!(
+        counts.get("GET /xray/api/v2/policies/{key}"),
+        Some(&2),
+        "{counts:?}"
+    );
+    assert_eq!(
+        counts.get("GET /xray/api/v2/watches/{name}"),
+        Some(&2),
+        "{counts:?}"
+    );
+    let requests: u64 = counts.values().sum();
+    assert_eq!(requests, 4, "no list call: {counts:?}");
+
+    // A change made in the project's policy is reverted by one reconcile; the global policy
+    // is untouched.
+    let mut edited = json!({"scope": "policy|team", "object": stored.clone()});
+    edited["object"]["rules"][0]["criteria"]["min_severity"] = json!("Low");
+    assert!(env.sim.put_object(SCOPED, policy_key, edited));
+    env.sim.reset_counts();
+    let o = env.mrs[0].reconcile().await;
+    assert!(matches!(o, Outcome::After(_)), "{o:?}");
+    assert_eq!(
+        env.sim
+            .request_counts()
+            .get("PUT /xray/api/v2/policies/{key}"),
+        Some(&1)
+    );
+    let restored = env.sim.object(SCOPED, policy_key).expect("policy")["object"].clone();
+    assert_eq!(restored["rules"], stored["rules"]);
+    assert_eq!(
+        env.sim.object("xray_policies", "example-security-policy"),
+        Some(global.clone())
+    );
+
+    // Deleting the MRs (watch first: it assigns the policy) deletes the project's objects
+    // only.
+    env.sim.reset_counts();
+    for m in env.mrs.iter().rev() {
+        m.api
+            .delete(&m.name, &Default::default())
+            .await
+            .expect("delete");
+        let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(10);
+        while m.api.get_opt(&m.name).await.expect("get").is_some() {
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "{} not released",
+                m.name
+            );
+            m.reconcile().await;
+        }
+    }
+    assert_eq!(env.sim.object(SCOPED, policy_key), None);
+    assert_eq!(env.sim.object(SCOPED, watch_key), None);
+    assert_eq!(
+        env.sim.object("xray_policies", "example-security-policy"),
+        Some(global)
+    );
+    assert_eq!(
+        env.sim.object("xray_watches", "example-watch"),
+        Some(global_watch)
+    );
+}

@@ -480,7 +480,7 @@ impl Binding {
             .unwrap_or_else(|| unreachable!("collection {} is declared", self.decl.name))
     }
 
-    async fn list(&self, s: &Shared, caller: Caller) -> Result<Response, ApiError> {
+    pub(crate) async fn list(&self, s: &Shared, caller: Caller) -> Result<Response, ApiError> {
         self.check(&caller, self.read_access)?;
         let items: Vec<Value> = self
             .store(s)
@@ -492,7 +492,12 @@ impl Binding {
         Ok(axum::Json(Value::Array(items)).into_response())
     }
 
-    async fn read(&self, s: &Shared, caller: Caller, key: &str) -> Result<Response, ApiError> {
+    pub(crate) async fn read(
+        &self,
+        s: &Shared,
+        caller: Caller,
+        key: &str,
+    ) -> Result<Response, ApiError> {
         self.check(&caller, self.read_access)?;
         let store = self.store(s);
         let store = store.lock();
@@ -500,7 +505,12 @@ impl Binding {
         Ok(axum::Json((self.decl.view)(v)).into_response())
     }
 
-    async fn create(&self, s: &Shared, caller: Caller, body: &Bytes) -> Result<Response, ApiError> {
+    pub(crate) async fn create(
+        &self,
+        s: &Shared,
+        caller: Caller,
+        body: &Bytes,
+    ) -> Result<Response, ApiError> {
         self.check(&caller, self.write_access)?;
         let body = self.parse(body)?;
         let ctx = Ctx {
@@ -549,7 +559,7 @@ impl Binding {
         Ok(resp)
     }
 
-    async fn update(
+    pub(crate) async fn update(
         &self,
         s: &Shared,
         caller: Caller,
@@ -587,7 +597,12 @@ impl Binding {
         Ok(self.update_status.into_response())
     }
 
-    async fn delete(&self, s: &Shared, caller: Caller, key: &str) -> Result<Response, ApiError> {
+    pub(crate) async fn delete(
+        &self,
+        s: &Shared,
+        caller: Caller,
+        key: &str,
+    ) -> Result<Response, ApiError> {
         self.check(&caller, self.write_access)?;
         self.store(s)
             .lock()

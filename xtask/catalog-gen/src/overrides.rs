@@ -10,7 +10,7 @@ use serde_json::{Map, Value};
 use crate::{read_json, rs};
 
 /// Flags an override may add to or drop from a field.
-const FLAGS: &[&str] = &["ignore_unset", "late_init"];
+const FLAGS: &[&str] = &["ignore_unset", "late_init", "query"];
 /// Catalog attributes of a field an override may replace.
 const SETTABLE: &[&str] = &[
     "default",

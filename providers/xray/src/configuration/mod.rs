@@ -340,7 +340,7 @@ impl Hooks for ConfigurationHooks {
                 }
             }
         }
-        common::refuse_project_key(params)
+        common::refuse_project_key(kind, params)
     }
 }
 

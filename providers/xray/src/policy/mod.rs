@@ -175,7 +175,7 @@ impl Hooks for PolicyHooks {
                 ));
             }
         }
-        common::refuse_project_key(params)
+        common::refuse_project_key(kind, params)
     }
 
     /// Xray's built-in curation conditions (listed with the custom ones).
@@ -229,11 +229,23 @@ mod tests {
             err.contains("type \"license\"") && err.contains("\"security\""),
             "{err}"
         );
+        // A policy may live in a project (sent as `?projectKey=`); an ignore rule not yet.
+        assert!(
+            HOOKS
+                .check_params(
+                    &security,
+                    &json!({"type": "security", "projectKey": "team"}),
+                )
+                .is_ok()
+        );
+        let ignore = tables::KINDS
+            .iter()
+            .find(|d| d.kind == "IgnoreRule")
+            .expect("declared")
+            .resolve()
+            .expect("composes");
         let err = HOOKS
-            .check_params(
-                &security,
-                &json!({"type": "security", "projectKey": "team"}),
-            )
+            .check_params(&ignore, &json!({"projectKey": "team"}))
             .unwrap_err();
         assert!(err.contains("projectKey"), "{err}");
     }

@@ -17,7 +17,7 @@ const NONE: &[Field] = &[];
 pub const XRAY_POLICY: &[Field] = &[
     Field::new("description", "description", Some("description"), Ty::Str).doc("Policy description; always sent (empty string when unset)."),
     Field::new("type", "type", Some("type"), Ty::Str).required().doc("Policy type: security, license or operational_risk. TF accepts any of the three on every policy resource; use the one matching the Kind."),
-    Field::new("projectKey", "project_key", None, Ty::Str).doc("Project scope; sent as query parameter projectKey on every call (2-32 chars, ^[a-z][a-z0-9-]{1,31}$; the TF description's '2 - 10' is stale)."),
+    Field::new("projectKey", "project_key", None, Ty::Str).query().doc("Project scope; sent as query parameter projectKey on every call (2-32 chars, ^[a-z][a-z0-9-]{1,31}$; the TF description's '2 - 10' is stale)."),
     Field::new("author", "author", Some("author"), Ty::Str).status_only().doc("Read-only. User that created the policy."),
     Field::new("created", "created", Some("created"), Ty::Str).status_only().doc("Read-only. Creation timestamp."),
     Field::new("modified", "modified", Some("modified"), Ty::Str).status_only().doc("Read-only. Last modification timestamp."),

@@ -137,8 +137,8 @@ impl Hooks for ReportHooks {
         "The report ID Xray assigned."
     }
 
-    fn check_params(&self, _kind: &ResolvedKind, params: &Value) -> Result<(), String> {
-        common::refuse_project_key(params)
+    fn check_params(&self, kind: &ResolvedKind, params: &Value) -> Result<(), String> {
+        common::refuse_project_key(kind, params)
     }
 
     fn created_id(&self, _kind: &ResolvedKind, answer: &Value) -> Option<String> {

@@ -128,10 +128,6 @@ impl Hooks for WatchHooks {
         "The watch name."
     }
 
-    fn check_params(&self, _kind: &ResolvedKind, params: &Value) -> Result<(), String> {
-        common::refuse_project_key(params)
-    }
-
     fn finish_body(&self, _kind: &ResolvedKind, _mode: Mode, body: &mut Map<String, Value>) {
         each_resource(body, fold);
     }

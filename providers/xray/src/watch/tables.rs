@@ -52,7 +52,7 @@ pub const WATCH_ASSIGNED_POLICY: &[Field] = &[
 
 /// The fields of Watch.
 pub const WATCH_FIELDS: &[Field] = &[
-    Field::new("projectKey", "project_key", None, Ty::Str).immutable().doc("Project scope; sent as query parameter projectKey on every call (2-32 chars, ^[a-z][a-z0-9-]{1,31}$; the TF description's '2 - 10' is stale). When set, build resources get build_repo=\"<project_key>-build-info\" (undocumented but required by the API)."),
+    Field::new("projectKey", "project_key", None, Ty::Str).immutable().query().doc("Project scope; sent as query parameter projectKey on every call (2-32 chars, ^[a-z][a-z0-9-]{1,31}$; the TF description's '2 - 10' is stale). When set, build resources get build_repo=\"<project_key>-build-info\" (undocumented but required by the API)."),
     Field::new("description", "description", Some("general_data.description"), Ty::Str).doc("Watch description."),
     Field::new("active", "active", Some("general_data.active"), Ty::Bool).doc("Whether the watch is active (sent as false when unset)."),
     Field::new("watchResource", "watch_resource", Some("project_resources.resources"), Ty::ObjSet(WATCH_WATCH_RESOURCE)).doc("Resources the watch monitors."),

@@ -9,6 +9,10 @@
 //!   (`All Severities`) and the rules in Xray's order (not the request's);
 //! - watches: every watched repository must exist in Artifactory and every assigned policy
 //!   in Xray (else 400 with Xray's message; nothing is stored);
+//! - project-scoped policies and watches (`?projectKey=<project>` on every call): kept apart
+//!   from the global ones and from other projects' (a policy `p` of project `team` is not
+//!   the global `p`), absent from the global list; the project must exist (404 otherwise),
+//!   and a project's watch assigns the project's policies;
 //! - ignore rules: server-assigned IDs answered in an `info` sentence; no update;
 //! - reports: `POST /api/v1/reports/<type>` starts a job (`report_id`), each read advances
 //!   it (pending, running, completed), `DELETE` removes it;
@@ -20,8 +24,8 @@
 
 use std::sync::Arc;
 
-use axum::extract::{Path, State};
-use axum::http::StatusCode;
+use axum::extract::{Path, Query, State};
+use axum::http::{Method, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post, put};
 use axum::{Json, Router};
@@ -29,7 +33,7 @@ use serde_json::{Value, json};
 
 use crate::auth::User;
 use crate::collections::{
-    Access, Binding, CreateAnswer, Ctx, Declaration, Ids, KeyCase, Op, as_stored,
+    Access, Binding, Caller, CreateAnswer, Ctx, Declaration, Ids, KeyCase, Op, as_stored,
 };
 use crate::errors::{ApiError, Flavor};
 use crate::server::Shared;
@@ -282,6 +286,16 @@ collection!(
     as_stored
 );
 
+collection!(
+    PROJECT_OBJECTS,
+    "xray_project_objects",
+    "key",
+    Ids::Body,
+    "Project object",
+    object_body,
+    as_stored
+);
+
 /// Every collection of this service.
 pub(crate) fn collections() -> Vec<&'static Declaration> {
     vec![
@@ -295,6 +309,7 @@ pub(crate) fn collections() -> Vec<&'static Declaration> {
         &REPORTS,
         &CONFIG,
         &CATALOG_LABELS,
+        &PROJECT_OBJECTS,
     ]
 }
 
@@ -361,16 +376,20 @@ pub(crate) fn routes() -> Router<Arc<Shared>> {
     Router::new()
         .route("/xray/api/v1/system/ping", get(ping))
         .route("/xray/api/v1/system/version", get(version))
-        .merge(POLICY_ROUTES.routes())
+        .route("/xray/api/v2/policies", get(policies).post(policies))
+        .route(
+            "/xray/api/v2/policies/{key}",
+            get(policy).put(policy).delete(policy),
+        )
         .merge(WEBHOOK_ROUTES.routes())
         .merge(CURATION_POLICY_ROUTES.routes())
         .merge(CURATION_CONDITION_ROUTES.routes())
         .merge(EVENT_ROUTES.routes())
         .merge(EVENT_V2_ROUTES.routes())
-        .route("/xray/api/v2/watches", get(list_watches).post(create_watch))
+        .route("/xray/api/v2/watches", get(watches).post(watches))
         .route(
             "/xray/api/v2/watches/{name}",
-            get(read_watch).put(update_watch).delete(delete_watch),
+            get(watch).put(watch).delete(watch),
         )
         .route(
             "/xray/api/v1/ignore_rules",
@@ -419,7 +438,7 @@ async fn version(_user: User) -> Json<Value> {
     Json(json!({"xray_version": XRAY_VERSION, "xray_revision": "a1b2c3d"}))
 }
 
-fn json_of(body: &axum::body::Bytes) -> Result<Value, ApiError> {
+fn json_of(body: &[u8]) -> Result<Value, ApiError> {
     serde_json::from_slice(body)
         .map_err(|e| bad(format!("Could not parse the request body as JSON: {e}")))
 }
@@ -427,7 +446,7 @@ fn json_of(body: &axum::body::Bytes) -> Result<Value, ApiError> {
 // --- watches ---
 
 /// Xray's checks of a watch: its resources exist in Artifactory, its policies in Xray.
-fn check_watch(s: &Shared, body: &Value) -> Result<String, ApiError> {
+fn check_watch(s: &Shared, project: Option<&str>, body: &Value) -> Result<String, ApiError> {
     let name = str_at(body, "/general_data/name").to_string();
     if name.is_empty() {
         return Err(bad("Watch name is required"));
@@ -455,7 +474,11 @@ fn check_watch(s: &Shared, body: &Value) -> Result<String, ApiError> {
         .unwrap_or_default();
     for p in &policies {
         let pname = str_at(p, "/name");
-        if s.collections.get_raw(POLICIES.name, pname).is_none() {
+        let found = match project {
+            None => s.collections.get_raw(POLICIES.name, pname),
+            Some(p) => scoped_get(s, Scoped::Policy, p, pname),
+        };
+        if found.is_none() {
             return Err(bad(format!(
                 "Failed to create watch: policy '{pname}' does not exist"
             )));
@@ -476,7 +499,7 @@ async fn create_watch(
     body: axum::body::Bytes,
 ) -> Result<Response, ApiError> {
     let body = json_of(&body)?;
-    let name = check_watch(&s, &body)?;
+    let name = check_watch(&s, None, &body)?;
     if s.collections.get_raw(WATCHES.name, &name).is_some() {
         return Err(ApiError::new(
             Flavor::Xray,
@@ -515,7 +538,7 @@ async fn update_watch(
             "Failed to find watch: watch {name} does not exist"
         )));
     }
-    let new_name = check_watch(&s, &body)?;
+    let new_name = check_watch(&s, None, &body)?;
     if new_name != name {
         return Err(bad("Watch name cannot be changed"));
     }
@@ -534,6 +557,222 @@ async fn delete_watch(
         Err(not_found(format!(
             "Failed to find watch: watch {name} does not exist"
         )))
+    }
+}
+
+// --- project-scoped policies and watches ---
+
+/// The `?projectKey=` of a call (empty: the global scope).
+#[derive(Debug, serde::Deserialize)]
+struct ProjectQuery {
+    #[serde(rename = "projectKey", default)]
+    project_key: String,
+}
+
+impl ProjectQuery {
+    fn project(&self) -> Option<&str> {
+        Some(self.project_key.as_str()).filter(|p| !p.is_empty())
+    }
+}
+
+/// What a project-scoped call addresses.
+#[derive(Debug, Clone, Copy)]
+enum Scoped {
+    Policy,
+    Watch,
+}
+
+impl Scoped {
+    fn scope(self, project: &str) -> String {
+        match self {
+            Scoped::Policy => format!("policy|{project}"),
+            Scoped::Watch => format!("watch|{project}"),
+        }
+    }
+}
+
+fn scoped_get(s: &Shared, what: Scoped, project: &str, name: &str) -> Option<Value> {
+    s.collections
+        .get_raw(
+            PROJECT_OBJECTS.name,
+            &format!("{}|{name}", what.scope(project)),
+        )
+        .map(|v| v["object"].clone())
+}
+
+/// One call on a project's policies or watches (`name` empty: the collection).
+fn scoped_call(
+    s: &Shared,
+    what: Scoped,
+    project: &str,
+    name: &str,
+    method: &Method,
+    caller: &Caller,
+    body: &[u8],
+) -> Result<Response, ApiError> {
+    if *method != Method::GET && !matches!(caller, Caller::Admin) {
+        return Err(ApiError::new(
+            Flavor::Xray,
+            StatusCode::FORBIDDEN,
+            "Forbidden",
+        ));
+    }
+    if !super::projects::project_exists(s, project) {
+        return Err(not_found(format!("Project '{project}' does not exist")));
+    }
+    let scope = what.scope(project);
+    let missing = || {
+        not_found(format!(
+            "{what:?} {name} does not exist in project {project}"
+        ))
+    };
+    // Xray's own checks of the body; the name it addresses.
+    let check = |body: Value, key: Option<&str>| -> Result<(String, Value), ApiError> {
+        match what {
+            Scoped::Policy => {
+                let ctx = Ctx {
+                    collections: &s.collections,
+                };
+                let existing = Value::Null;
+                let op = match key {
+                    Some(key) => Op::Update {
+                        key,
+                        existing: &existing,
+                    },
+                    None => Op::Create,
+                };
+                let v = validate_policy(&ctx, body, op)?;
+                Ok((str_at(&v, "/name").to_string(), v))
+            }
+            Scoped::Watch => {
+                let n = check_watch(s, Some(project), &body)?;
+                if key.is_some_and(|k| k != n) {
+                    return Err(bad("Watch name cannot be changed"));
+                }
+                Ok((n, body))
+            }
+        }
+    };
+    let put = |n: &str, v: Value| {
+        s.collections.put_raw(
+            PROJECT_OBJECTS.name,
+            &format!("{scope}|{n}"),
+            json!({"scope": scope, "object": v}),
+        )
+    };
+    match (method.clone(), name.is_empty()) {
+        (Method::GET, true) => {
+            let all = s
+                .collections
+                .list_raw(PROJECT_OBJECTS.name)
+                .unwrap_or_default();
+            let mine: Vec<Value> = all
+                .into_iter()
+                .filter(|v| v["scope"] == scope.as_str())
+                .map(|v| v["object"].clone())
+                .collect();
+            Ok(Json(Value::Array(mine)).into_response())
+        }
+        (Method::GET, false) => scoped_get(s, what, project, name)
+            .map(|v| Json(v).into_response())
+            .ok_or_else(missing),
+        (Method::POST, true) => {
+            let (n, v) = check(json_of(body)?, None)?;
+            if scoped_get(s, what, project, &n).is_some() {
+                return Err(ApiError::new(
+                    Flavor::Xray,
+                    StatusCode::CONFLICT,
+                    format!("{what:?} {n} already exists in project {project}"),
+                ));
+            }
+            put(&n, v);
+            Ok(StatusCode::CREATED.into_response())
+        }
+        (Method::PUT, false) => {
+            if scoped_get(s, what, project, name).is_none() {
+                return Err(missing());
+            }
+            let (n, v) = check(json_of(body)?, Some(name))?;
+            put(&n, v);
+            Ok(StatusCode::OK.into_response())
+        }
+        (Method::DELETE, false) => {
+            if s.collections
+                .delete_raw(PROJECT_OBJECTS.name, &format!("{scope}|{name}"))
+            {
+                Ok(StatusCode::OK.into_response())
+            } else {
+                Err(missing())
+            }
+        }
+        _ => Err(ApiError::new(
+            Flavor::Xray,
+            StatusCode::METHOD_NOT_ALLOWED,
+            "Method not allowed",
+        )),
+    }
+}
+
+async fn policies(
+    State(s): State<Arc<Shared>>,
+    Query(q): Query<ProjectQuery>,
+    caller: Caller,
+    method: Method,
+    body: axum::body::Bytes,
+) -> Result<Response, ApiError> {
+    match (q.project(), method) {
+        (Some(p), m) => scoped_call(&s, Scoped::Policy, p, "", &m, &caller, &body),
+        (None, Method::POST) => POLICY_ROUTES.create(&s, caller, &body).await,
+        (None, _) => POLICY_ROUTES.list(&s, caller).await,
+    }
+}
+
+async fn policy(
+    State(s): State<Arc<Shared>>,
+    Path(name): Path<String>,
+    Query(q): Query<ProjectQuery>,
+    caller: Caller,
+    method: Method,
+    body: axum::body::Bytes,
+) -> Result<Response, ApiError> {
+    match (q.project(), method) {
+        (Some(p), m) => scoped_call(&s, Scoped::Policy, p, &name, &m, &caller, &body),
+        (None, Method::PUT) => POLICY_ROUTES.update(&s, caller, &name, &body).await,
+        (None, Method::DELETE) => POLICY_ROUTES.delete(&s, caller, &name).await,
+        (None, _) => POLICY_ROUTES.read(&s, caller, &name).await,
+    }
+}
+
+async fn watches(
+    State(s): State<Arc<Shared>>,
+    Query(q): Query<ProjectQuery>,
+    caller: Caller,
+    u: User,
+    method: Method,
+    body: axum::body::Bytes,
+) -> Result<Response, ApiError> {
+    match (q.project(), method) {
+        (Some(p), m) => scoped_call(&s, Scoped::Watch, p, "", &m, &caller, &body),
+        (None, Method::POST) => create_watch(State(s), u, body).await,
+        (None, _) => Ok(list_watches(State(s), u).await.into_response()),
+    }
+}
+
+async fn watch(
+    State(s): State<Arc<Shared>>,
+    Path(name): Path<String>,
+    Query(q): Query<ProjectQuery>,
+    caller: Caller,
+    u: User,
+    method: Method,
+    body: axum::body::Bytes,
+) -> Result<Response, ApiError> {
+    let path = Path(name.clone());
+    match (q.project(), method) {
+        (Some(p), m) => scoped_call(&s, Scoped::Watch, p, &name, &m, &caller, &body),
+        (None, Method::PUT) => Ok(update_watch(State(s), u, path, body).await?.into_response()),
+        (None, Method::DELETE) => Ok(delete_watch(State(s), u, path).await?.into_response()),
+        (None, _) => Ok(read_watch(State(s), u, path).await?.into_response()),
     }
 }
 
