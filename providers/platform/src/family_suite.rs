@@ -141,3 +141,72 @@ async fn a_second_mr_for_a_singleton_is_refused_naming_the_first() {
     }
     assert!(second.ready_and_synced().await, "the second MR took over");
 }
+
+/// GroupMembers owns its group's member list, as upstream does: a member added by hand is
+/// drift and removed, a member dropped from the spec is removed, the declared ones are
+/// added; deleting the MR removes the members it declares and nothing else.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn group_members_own_the_member_list() {
+    let (i, d) = KINDS
+        .iter()
+        .enumerate()
+        .find(|(_, d)| d.kind == "GroupMembers")
+        .expect("declared");
+    let kind = &kinds()[i];
+    let mut env = start().await;
+    let group = "example-group";
+    let members = |sim: &jfrog_sim::Simulator| {
+        let g = sim.object("access_groups", group).expect("the group");
+        let mut m: Vec<String> = g["members"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|v| v.as_str().map(str::to_string))
+            .collect();
+        m.sort();
+        m
+    };
+    // The group exists with a member added by hand.
+    assert!(env.sim.put_object(
+        "access_groups",
+        group,
+        json!({"name": group, "description": "", "members": ["bob"]})
+    ));
+    let mut manifest = examples::example(d, false);
+    manifest["spec"]["forProvider"]["members"] = json!(["alice", "carol"]);
+    env.add(kind, manifest).await;
+    let m = &env.mrs[0];
+    suite::converge(std::slice::from_ref(m)).await;
+    assert_eq!(members(&env.sim), ["alice", "carol"]);
+    suite::assert_no_writes(&env.sim, std::slice::from_ref(m), 2, &[]).await;
+
+    // A member added by hand again is drift: removed by the next reconcile.
+    let mut g = env.sim.object("access_groups", group).expect("the group");
+    g["members"] = json!(["alice", "carol", "dave"]);
+    assert!(env.sim.put_object("access_groups", group, g));
+    m.reconcile().await;
+    assert_eq!(members(&env.sim), ["alice", "carol"]);
+
+    // A member dropped from the spec is removed.
+    let mut o = m.get().await;
+    o.data["spec"]["forProvider"]["members"] = json!(["alice"]);
+    m.api
+        .replace(&m.name, &Default::default(), &o)
+        .await
+        .expect("update MR");
+    suite::converge(std::slice::from_ref(m)).await;
+    for _ in 0..3 {
+        m.reconcile().await;
+    }
+    assert_eq!(members(&env.sim), ["alice"]);
+
+    // Deleting the MR removes its members; the group stays.
+    m.api
+        .delete(&m.name, &Default::default())
+        .await
+        .expect("delete MR");
+    while m.api.get_opt(&m.name).await.expect("get").is_some() {
+        m.reconcile().await;
+    }
+    assert!(members(&env.sim).is_empty());
+}
