@@ -563,6 +563,12 @@ async fn project_attachment_and_project_filters() {
     let repos = c.artifactory().repositories();
     repos.create("p-local", &local("generic")).await.unwrap();
     repos.create("q-local", &local("generic")).await.unwrap();
+    // Attaching needs the project (made in JFrog).
+    assert!(sim.put_object(
+        "access_projects",
+        "team1",
+        json!({"project_key": "team1", "display_name": "Team 1"})
+    ));
 
     repos.attach_project("p-local", "team1").await.unwrap();
     assert_eq!(repos.get("p-local").await.unwrap()["projectKey"], "team1");
