@@ -68,6 +68,7 @@ pub fn family_kinds() -> Vec<Arc<provider_family::FamilyKind>> {
     kinds.extend_from_slice(repository::kinds());
     kinds.extend_from_slice(webhook::kinds());
     kinds.extend_from_slice(access::kinds());
+    kinds.extend_from_slice(configuration::kinds());
     kinds
 }
 

@@ -1050,8 +1050,12 @@ impl<K: ManagedKind> Reconciler<K> {
     ) -> Outcome {
         let deleting = run.obj.metadata.deletion_timestamp.is_some();
 
-        // Step 11: observe. The adapter sees no Ready condition, so one it sets is its own.
-        view.conditions.retain(|c| c.type_ != TYPE_READY);
+        // Step 11: observe. Outside a delete the adapter sees no Ready condition, so one it
+        // sets is its own; during a delete it sees the Deleting condition (which tells it
+        // whether the delete call already succeeded).
+        if !deleting {
+            view.conditions.retain(|c| c.type_ != TYPE_READY);
+        }
         let before_observe = view.conditions.clone();
         let obs: ExternalObservation = match self.with_timeout(client.observe(&mut view)).await {
             Ok(o) => o,
@@ -1078,7 +1082,7 @@ impl<K: ManagedKind> Reconciler<K> {
         // An adapter that set Ready itself during Observe (an object that exists but is not
         // available yet, such as a report still generating) keeps it, as in Go, where the
         // adapter sets Available.
-        let adapter_ready = view.conditions.iter().any(|c| c.type_ == TYPE_READY);
+        let adapter_ready = !deleting && view.conditions.iter().any(|c| c.type_ == TYPE_READY);
         if obs.resource_exists {
             if !adapter_ready {
                 self.mark_external(run, Condition::available());
