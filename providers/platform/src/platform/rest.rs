@@ -10,7 +10,7 @@
 
 use async_trait::async_trait;
 use jfrog_client::{Error, Idempotency, JfrogClient, Service};
-use provider_family::rest::{address_pair, address_triple, request};
+use provider_family::rest::{address_pair, address_triple, not_found, request};
 use provider_family::{Call, Converted, ListCall, ListShape, Paths, Rest, Settings, Verb};
 use serde_json::{Map, Value, json};
 
@@ -149,12 +149,9 @@ fn map_member(v: &mut Map<String, Value>, member: &str, pairs: &[(&str, &str)], 
     }
 }
 
-/// A group's members as one MR declares them (`<group>/<m1>\n<m2>...`). The MR owns the
-/// group's member list, as upstream does (its read reports every member): read as all the
-/// group's members (the group gone: the object does not exist), updated by one PATCH that
-/// adds the declared members the group lacks and removes the members it has beyond them (a
-/// member dropped from the spec, or added by hand), and the declared members removed on
-/// delete.
+/// A group's members as one MR declares them (`<group>/<m1>\n<m2>...`): read as the declared
+/// members the group has (members others added are not this MR's; none of them = the MR's
+/// object does not exist), added by PATCH, and removed (only the declared ones) on delete.
 #[derive(Debug)]
 pub struct GroupMembersRest;
 
@@ -173,27 +170,6 @@ fn group_and_members(address: &str) -> (&str, Vec<&str>) {
 }
 
 impl GroupMembersRest {
-    /// The members `group` has.
-    async fn members(&self, client: &JfrogClient, group: &str) -> Result<Vec<String>, Error> {
-        let g = request(
-            client,
-            A,
-            Verb::Get,
-            GROUP_ITEM,
-            Idempotency::Idempotent,
-            &[group],
-        )
-        .send_value()
-        .await?;
-        Ok(g["members"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter_map(Value::as_str)
-            .map(str::to_string)
-            .collect())
-    }
-
     async fn patch(
         &self,
         client: &JfrogClient,
@@ -218,8 +194,34 @@ impl GroupMembersRest {
 #[async_trait]
 impl Rest for GroupMembersRest {
     async fn read(&self, client: &JfrogClient, key: &str) -> Result<Value, Error> {
-        let (group, _) = group_and_members(key);
-        Ok(json!({"members": self.members(client, group).await?}))
+        let (group, declared) = group_and_members(key);
+        let g = request(
+            client,
+            A,
+            Verb::Get,
+            GROUP_ITEM,
+            Idempotency::Idempotent,
+            &[group],
+        )
+        .send_value()
+        .await?;
+        let have: Vec<&str> = g["members"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+            .collect();
+        let members: Vec<&str> = declared.into_iter().filter(|m| have.contains(m)).collect();
+        if members.is_empty() {
+            // None of this MR's members is in the group: its object does not exist.
+            return Err(not_found(
+                A,
+                Verb::Get,
+                GROUP_ITEM,
+                format!("none of the declared members is in group {group}"),
+            ));
+        }
+        Ok(json!({"members": members}))
     }
     async fn create(
         &self,
@@ -238,18 +240,7 @@ impl Rest for GroupMembersRest {
         _body: &Map<String, Value>,
     ) -> Result<(), Error> {
         let (group, declared) = group_and_members(key);
-        let have = self.members(client, group).await?;
-        let add: Vec<&str> = declared
-            .iter()
-            .copied()
-            .filter(|m| !have.iter().any(|h| h == m))
-            .collect();
-        let remove: Vec<&str> = have
-            .iter()
-            .map(String::as_str)
-            .filter(|h| !declared.contains(h))
-            .collect();
-        self.patch(client, group, &add, &remove).await
+        self.patch(client, group, &declared, &[]).await
     }
     async fn delete(&self, client: &JfrogClient, key: &str) -> Result<(), Error> {
         let (group, declared) = group_and_members(key);
