@@ -61,65 +61,87 @@ pub async fn install_crds(
 ) -> anyhow::Result<()> {
     let api: Api<CustomResourceDefinition> = Api::all(client.clone());
     let pp = PatchParams::apply(FIELD_MANAGER).force();
-    let rejected: Vec<String> = futures::stream::iter(crds)
+    // The answer to each apply carries the CRD's status: most are Established at once, so
+    // only the others are read again (one GET each) until they are; listing all CRDs per
+    // round would move the whole schema set (megabytes) every 200 ms.
+    let answers: Vec<Result<String, String>> = futures::stream::iter(crds)
         .map(|c| {
             let (api, pp) = (&api, &pp);
             async move {
                 let name = c.crd.metadata.name.clone().unwrap_or_default();
                 let mut body = c.crd.clone();
                 body.metadata.resource_version = None;
-                api.patch(&name, pp, &Patch::Apply(&body))
-                    .await
-                    .err()
-                    .map(|e| format!("{} ({name}): {}", c.file.display(), kube_message(&e)))
+                match api.patch(&name, pp, &Patch::Apply(&body)).await {
+                    Ok(applied) if established(&applied) => Ok(String::new()),
+                    Ok(_) => Ok(name),
+                    Err(e) => Err(format!(
+                        "{} ({name}): {}",
+                        c.file.display(),
+                        kube_message(&e)
+                    )),
+                }
             }
         })
         .buffer_unordered(8)
-        .filter_map(|r| async move { r })
         .collect()
         .await;
+    let rejected: Vec<&String> = answers.iter().filter_map(|a| a.as_ref().err()).collect();
     if !rejected.is_empty() {
         anyhow::bail!(
             "{} CRD(s) rejected by the API server:\n  {}",
             rejected.len(),
-            rejected.join("\n  ")
+            rejected
+                .iter()
+                .map(|r| r.as_str())
+                .collect::<Vec<_>>()
+                .join("\n  ")
         );
     }
+    let mut pending: Vec<String> = answers
+        .into_iter()
+        .filter_map(|a| a.ok().filter(|n| !n.is_empty()))
+        .collect();
     let deadline = tokio::time::Instant::now() + timeout;
-    loop {
-        let established: BTreeSet<String> = api
-            .list(&Default::default())
-            .await
-            .context("listing CRDs")?
-            .into_iter()
-            .filter(|crd| {
-                crd.status
-                    .as_ref()
-                    .and_then(|s| s.conditions.as_ref())
-                    .is_some_and(|cs| {
-                        cs.iter()
-                            .any(|c| c.type_ == "Established" && c.status == "True")
-                    })
-            })
-            .filter_map(|crd| crd.metadata.name)
-            .collect();
-        let pending: Vec<&CrdFile> = crds
-            .iter()
-            .filter(|c| !established.contains(c.crd.metadata.name.as_deref().unwrap_or_default()))
-            .collect();
-        let Some(first) = pending.first() else {
-            return Ok(());
-        };
+    while let Some(first) = pending.first().cloned() {
+        let mut still = Vec::new();
+        for name in pending {
+            let crd = api
+                .get(&name)
+                .await
+                .with_context(|| format!("reading CRD {name}"))?;
+            if !established(&crd) {
+                still.push(name);
+            }
+        }
+        pending = still;
+        if pending.is_empty() {
+            break;
+        }
         if tokio::time::Instant::now() > deadline {
+            let file = crds
+                .iter()
+                .find(|c| c.crd.metadata.name.as_deref() == Some(first.as_str()))
+                .map(|c| c.file.display().to_string())
+                .unwrap_or_default();
             anyhow::bail!(
-                "{} CRD(s) not Established after {timeout:?}, e.g. {} ({})",
+                "{} CRD(s) not Established after {timeout:?}, e.g. {first} ({file})",
                 pending.len(),
-                first.crd.metadata.name.as_deref().unwrap_or_default(),
-                first.file.display()
             );
         }
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
+    Ok(())
+}
+
+/// Whether the CRD's Established condition is True.
+fn established(crd: &CustomResourceDefinition) -> bool {
+    crd.status
+        .as_ref()
+        .and_then(|s| s.conditions.as_ref())
+        .is_some_and(|cs| {
+            cs.iter()
+                .any(|c| c.type_ == "Established" && c.status == "True")
+        })
 }
 
 /// The plurals of each provider's CRDs, by API group.
