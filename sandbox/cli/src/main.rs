@@ -6,6 +6,8 @@
 //! - `sandbox bench`: `up`'s start-up, N repositories, and the figures (see [`bench`]);
 //! - `sandbox export`: the providers' `export` against a sandbox's simulator (see [`export`]);
 //! - `sandbox kube`, `sandbox jfrog`: one server alone;
+//! - `sandbox provider-kill <name> --state-dir DIR`: kill a provider of a running `sandbox up`
+//!   (which starts it again, see [`children`]);
 //! - `sandbox provider <name> [flags]`: one provider process (what `sandbox up` starts in its
 //!   child processes: the binary links the four provider crates, so the README's
 //!   `cargo run -p sandbox -- up` builds nothing but this package and its dependencies).
@@ -43,6 +45,9 @@ enum Command {
     /// Write manifests that adopt the existing objects of the sandbox's simulator
     /// (`--state-dir`) or of a platform (`--url`, `--token-file`), for every provider.
     Export(Box<export::Args>),
+    /// Kill one provider of a running `sandbox up --state-dir DIR` (SIGKILL by default), as a
+    /// crash would; `sandbox up` starts it again after its back-off.
+    ProviderKill(ProviderKillArgs),
     /// Serve the Kubernetes API test server alone.
     Kube(kube_testserver::cli::Args),
     /// Serve the JFrog platform simulator alone.
@@ -101,12 +106,38 @@ struct ProviderArgs {
     flags: Vec<String>,
 }
 
+#[derive(clap::Args)]
+struct ProviderKillArgs {
+    /// Which provider.
+    #[arg(value_enum)]
+    provider: Provider,
+    /// The `--state-dir` of the running `sandbox up`.
+    #[arg(long, value_name = "DIR")]
+    state_dir: std::path::PathBuf,
+    /// Send SIGTERM (a graceful stop) instead of SIGKILL.
+    #[arg(long)]
+    term: bool,
+}
+
 fn main() -> anyhow::Result<()> {
     let cli = Cli::parse();
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;
     match cli.command {
+        Command::ProviderKill(args) => {
+            let signal = if args.term {
+                libc::SIGTERM
+            } else {
+                libc::SIGKILL
+            };
+            let pid = children::kill_by_pid_file(&args.state_dir, args.provider, signal)?;
+            println!(
+                "sent signal {signal} to {} (pid {pid})",
+                args.provider.name()
+            );
+            Ok(())
+        }
         Command::Provider(args) => {
             children::watch_parent();
             let argv: Vec<String> = std::iter::once(args.provider.name())
@@ -140,7 +171,9 @@ fn main() -> anyhow::Result<()> {
                     Command::Export(args) => export::run(*args).await,
                     Command::Kube(args) => kube_testserver::cli::run(args).await,
                     Command::Jfrog(args) => jfrog_sim::cli::run(args).await,
-                    Command::Provider(_) => unreachable!("handled above"),
+                    Command::Provider(_) | Command::ProviderKill(_) => {
+                        unreachable!("handled above")
+                    }
                 }
             })
         }

@@ -429,6 +429,19 @@ impl Renderer {
         let _ = err.flush();
     }
 
+    /// Prints a line (a provider restart) above the live view, which is drawn again below it
+    /// at the next [`draw`](Self::draw).
+    pub fn message(&mut self, line: &str) {
+        let mut err = std::io::stderr().lock();
+        if self.tty && self.drawn_lines > 0 {
+            let _ = write!(err, "\x1b[{}A\x1b[J", self.drawn_lines);
+            self.drawn_lines = 0;
+            self.last_drawn.clear();
+        }
+        let _ = writeln!(err, "{line}");
+        let _ = err.flush();
+    }
+
     /// Ends the live view (the next output starts below it).
     pub fn finish(&mut self) {
         self.drawn_lines = 0;

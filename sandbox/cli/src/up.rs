@@ -409,16 +409,12 @@ pub(crate) async fn start(args: &Args, running: &mut Running) -> anyhow::Result<
         flags.extend(args.provider_args.iter().cloned());
         let child = children::spawn(Launch {
             provider: p,
-            kubeconfig: &kubeconfig,
+            kubeconfig: kubeconfig.clone(),
             log: providers_dir.join(format!("{}.log", p.name())),
             flags,
             binary: args.provider_bin.as_ref().map(|d| d.join(p.name())),
+            pid_file: Some(providers_dir.join(format!("{}.pid", p.name()))),
         })?;
-        std::fs::write(
-            providers_dir.join(format!("{}.pid", p.name())),
-            format!("{}\n", child.pid),
-        )
-        .context("writing the pid file")?;
         eprintln!(
             "started {} (pid {}, log {})",
             p.name(),
@@ -500,16 +496,7 @@ async fn watch(
         if *stop.borrow() {
             return Ok(());
         }
-        for c in running.children.iter_mut() {
-            if let Ok(Some(status)) = c.child.try_wait() {
-                anyhow::bail!(
-                    "{} exited unexpectedly ({status}); last lines of {}:\n{}",
-                    c.provider.name(),
-                    c.log.display(),
-                    children::log_tail(&c.log, 20)
-                );
-            }
-        }
+        supervise(&mut running.children, &mut renderer);
         let snap = watcher.snapshot(&outcome.applied);
         renderer.draw(&snap);
         let done = snap.all_done();
@@ -520,6 +507,18 @@ async fn watch(
                 "{}",
                 progress::summary(&snap, &outcome.failed, started.elapsed())
             );
+            for c in running
+                .children
+                .iter()
+                .filter(|c| c.supervision.restarts > 0)
+            {
+                println!(
+                    "  {} restarted {} time(s); last exit: {}",
+                    c.provider.name(),
+                    c.supervision.restarts,
+                    c.supervision.last_exit.as_deref().unwrap_or("-")
+                );
+            }
             summarised = true;
             if args.once {
                 if !done {
@@ -539,6 +538,30 @@ async fn watch(
             eprintln!("sandbox running; changes are shown below; press Ctrl-C to stop");
         }
         tokio::time::sleep(tick).await;
+    }
+}
+
+/// Restarts the providers that exited on their own (see [`children::Supervision`]), and
+/// says so above the live view, as `kubectl get pods` would show RESTARTS and the last state.
+fn supervise(children: &mut [ProviderChild], renderer: &mut Renderer) {
+    for c in children.iter_mut() {
+        let line = match c.supervise() {
+            Ok(children::Supervised::Unchanged) => continue,
+            Ok(children::Supervised::Exited { status, backoff }) => format!(
+                "{} exited unexpectedly ({status}); restarting in {}; last lines of {}:\n{}",
+                c.provider.name(),
+                humantime::format_duration(backoff),
+                c.log.display(),
+                children::log_tail(&c.log, 5)
+            ),
+            Ok(children::Supervised::Restarted { pid }) => format!(
+                "{} restarted (pid {pid}, restart {})",
+                c.provider.name(),
+                c.supervision.restarts
+            ),
+            Err(e) => format!("{} cannot be restarted: {e:#}", c.provider.name()),
+        };
+        renderer.message(&line);
     }
 }
 

@@ -235,7 +235,7 @@ spec:
 }
 
 #[test]
-fn kubectl_works_while_running_and_sigterm_stops_everything() {
+fn kubectl_works_while_running_a_killed_provider_restarts_and_sigterm_stops_everything() {
     let tmp = temp_dir("run");
     let state = tmp.join("state");
     let manifests = tmp.join("manifests");
@@ -355,6 +355,79 @@ fn kubectl_works_while_running_and_sigterm_stops_everything() {
             "{expected:?} missing from `kubectl describe`:\n{described}"
         );
     }
+
+    // A provider that exits on its own is started again, as a Deployment's pod would be, and
+    // goes on reconciling: a repository applied after the exit becomes Ready. (SIGTERM, so
+    // that it hands its leader Lease back; after a SIGKILL the new process waits out the
+    // Lease, 60 s as in Crossplane, which the fault suite measures.)
+    let pid_of = |name: &str| {
+        pids(&state)
+            .into_iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, p)| p)
+            .unwrap()
+    };
+    let crashed = pid_of("provider-artifactory");
+    let killed = sandbox()
+        .args(["provider-kill", "artifactory", "--term", "--state-dir"])
+        .arg(&state)
+        .output()
+        .unwrap();
+    assert!(
+        killed.status.success(),
+        "{}",
+        String::from_utf8_lossy(&killed.stderr)
+    );
+    wait_until("provider-artifactory to be restarted", || {
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "sandbox exited when a provider was killed:\n{}",
+            output()
+        );
+        output().contains("provider-artifactory restarted")
+    });
+    assert!(
+        output().contains("provider-artifactory exited unexpectedly (exit status: 0)"),
+        "{}",
+        output()
+    );
+    let restarted = pid_of("provider-artifactory");
+    assert_ne!(restarted, crashed);
+    assert!(alive(restarted) && !alive(crashed));
+    let after = tmp.join("after-restart.yaml");
+    std::fs::write(
+        &after,
+        r#"apiVersion: repository.artifactory.m.crossplane.io/v1alpha1
+kind: LocalGenericRepository
+metadata:
+  name: after-restart
+  namespace: team-a
+spec:
+  forProvider: {}
+  providerConfigRef:
+    kind: ClusterProviderConfig
+    name: default
+"#,
+    )
+    .unwrap();
+    kubectl_ok(&kc, &["apply", "-f", after.to_str().unwrap()]);
+    wait_until(
+        "the repository applied after the restart to be Ready",
+        || {
+            kubectl_ok(
+                &kc,
+                &[
+                    "get",
+                    "localgenericrepositories.repository.artifactory.m.crossplane.io",
+                    "-n",
+                    "team-a",
+                    "after-restart",
+                    "-o",
+                    "jsonpath={.status.conditions[?(@.type=='Ready')].status}",
+                ],
+            ) == "True"
+        },
+    );
 
     let provider_pids = pids(&state);
     assert_eq!(provider_pids.len(), 4, "{provider_pids:?}");
