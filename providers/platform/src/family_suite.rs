@@ -231,3 +231,94 @@ async fn group_members_own_the_member_list() {
     );
     assert_eq!(members(&env.sim), ["dave"]);
 }
+
+/// The licence key from a Secret (`keySecretRef`, beside upstream's plain `key`): sent as
+/// JFrog's `licenseKey`, quiet afterwards, the plain form with the same value is not drift,
+/// a changed Secret is sent again, a missing Secret is Synced=False naming the Secret and
+/// key (never a value) without a write, and both forms at once are refused at admission.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_licence_key_comes_from_a_secret_or_the_plain_field() {
+    let (i, d) = KINDS
+        .iter()
+        .enumerate()
+        .find(|(_, d)| d.kind == "License")
+        .expect("declared");
+    let kind = &kinds()[i];
+    let mut env = start().await;
+    let secret = |value: &str| {
+        json!({
+            "apiVersion": "v1", "kind": "Secret",
+            "metadata": {"name": "licence", "namespace": "default"},
+            "stringData": {"key": value},
+        })
+    };
+    env.create_objects(&[secret("LIC-FROM-SECRET")]).await;
+    let stored = |sim: &jfrog_sim::Simulator| {
+        sim.object("platform_settings", "license")
+            .and_then(|l| l["licenseKey"].as_str().map(str::to_string))
+    };
+    let mut manifest = examples::example(d, false);
+    manifest["spec"]["forProvider"] = json!({"keySecretRef": {"name": "licence", "key": "key"}});
+    env.add(kind, manifest).await;
+    let m = &env.mrs[0];
+    suite::converge(std::slice::from_ref(m)).await;
+    assert_eq!(stored(&env.sim).as_deref(), Some("LIC-FROM-SECRET"));
+    suite::assert_no_writes(&env.sim, std::slice::from_ref(m), 2, &[]).await;
+
+    let set_params = |params: Value| async move {
+        let mut o = m.get().await;
+        o.data["spec"]["forProvider"] = params;
+        m.api
+            .replace(&m.name, &Default::default(), &o)
+            .await
+            .expect("update MR");
+    };
+    // The same value given plainly: the same hash, nothing to send.
+    set_params(json!({"key": "LIC-FROM-SECRET"})).await;
+    suite::assert_no_writes(&env.sim, std::slice::from_ref(m), 2, &[]).await;
+    assert!(m.ready_and_synced().await);
+
+    // A new value in the Secret is sent.
+    set_params(json!({"keySecretRef": {"name": "licence", "key": "key"}})).await;
+    let secrets: kube::Api<k8s_openapi::api::core::v1::Secret> =
+        kube::Api::namespaced(env.admin.clone(), "default");
+    secrets
+        .delete("licence", &Default::default())
+        .await
+        .expect("delete Secret");
+    env.create_objects(&[secret("LIC-ROTATED")]).await;
+    for _ in 0..3 {
+        m.reconcile().await;
+    }
+    assert_eq!(stored(&env.sim).as_deref(), Some("LIC-ROTATED"));
+
+    // A missing Secret: Synced=False naming it and its key, no write, no value shown.
+    set_params(json!({"keySecretRef": {"name": "nope", "key": "licence-key"}})).await;
+    env.sim.reset_counts();
+    m.reconcile().await;
+    let synced = testkit::condition(&m.get().await, "Synced").expect("Synced");
+    assert_eq!(synced.0, "False", "{synced:?}");
+    assert!(synced.2.contains("default/nope"), "{synced:?}");
+    assert!(synced.2.contains("keySecretRef"), "{synced:?}");
+    assert!(!synced.2.contains("LIC-"), "{synced:?}");
+    assert_eq!(suite::writes(&env.sim, &[]), 0);
+
+    // Both forms, or neither, refused (admission; neither before any write).
+    let crds = suite::CrdSchemas::new(
+        "platform",
+        &crate::platform::registrations(Arc::new(ClientCache::new(crate::PROVIDER))),
+    );
+    let mut both = examples::example(d, false);
+    both["spec"]["forProvider"]["keySecretRef"] = json!({"name": "licence", "key": "key"});
+    let errs = format!("{:?}", crds.schema(d, false).validate(&both, None));
+    assert!(errs.contains("set key or keySecretRef, not both"), "{errs}");
+    set_params(json!({"name": "no key"})).await;
+    env.sim.reset_counts();
+    m.reconcile().await;
+    let synced = testkit::condition(&m.get().await, "Synced").expect("Synced");
+    assert!(
+        synced.2.contains("key or keySecretRef is required"),
+        "{synced:?}"
+    );
+    assert_eq!(suite::writes(&env.sim, &[]), 0);
+}

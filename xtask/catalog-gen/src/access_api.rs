@@ -309,6 +309,8 @@ impl Gen<'_> {
             let e: Vec<String> = enums.iter().map(|x| rs(x)).collect();
             s.push_str(&format!(".enums(&[{}])", e.join(", ")));
         }
+        let suffix = crate::secret_ref_suffix(&f, crd, &s);
+        s.push_str(&suffix);
         s.push_str(&format!(".doc({})", rs(desc)));
         Ok(s)
     }

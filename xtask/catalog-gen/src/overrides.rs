@@ -22,6 +22,7 @@ const SETTABLE: &[&str] = &[
     "computed",
     "type",
     "wire",
+    "secret_ref",
 ];
 
 /// A correction of one field (by Terraform name), in some contexts or everywhere.
