@@ -722,6 +722,20 @@ impl SimAdmin {
         );
     }
 
+    /// Stores an object of a simulator collection directly (`PUT /__sim/collections/...`):
+    /// an object that exists in JFrog already, such as a user made in the UI (not counted).
+    pub async fn put_object(&self, collection: &str, key: &str, object: &Value) {
+        let path = format!("/__sim/collections/{collection}/{key}");
+        let r = self
+            .http
+            .put(format!("{}{path}", self.url))
+            .json(object)
+            .send()
+            .await
+            .unwrap_or_else(|e| panic!("PUT {path}: {e}"));
+        assert!(r.status().is_success(), "PUT {path}: {}", r.status());
+    }
+
     /// Creates a repository through JFrog's REST API with the admin token, as a JFrog admin
     /// would (this request is counted).
     pub async fn create_repository_rest(&self, key: &str, config: &Value) {
