@@ -814,3 +814,52 @@ fn collect_yaml(path: &Path, out: &mut Vec<PathBuf>) {
         out.push(path.to_path_buf());
     }
 }
+
+/// Every file under `dir` (relative path -> content): an export's output, to compare two
+/// exports or search them.
+pub fn file_tree(dir: &Path) -> BTreeMap<PathBuf, String> {
+    fn walk(root: &Path, dir: &Path, out: &mut BTreeMap<PathBuf, String>) {
+        for e in std::fs::read_dir(dir).expect("read dir").flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                walk(root, &p, out);
+            } else {
+                let text = std::fs::read_to_string(&p).expect("read file");
+                out.insert(
+                    p.strip_prefix(root).expect("under root").to_path_buf(),
+                    text,
+                );
+            }
+        }
+    }
+    let mut out = BTreeMap::new();
+    walk(dir, dir, &mut out);
+    out
+}
+
+/// `sandbox export --providers PROVIDERS --url URL --token-file F --out OUT [extra]`; fails
+/// the test unless it succeeds; returns its standard output (the summary).
+pub fn sandbox_export(
+    providers: &[&str],
+    url: &str,
+    token_file: &Path,
+    out: &Path,
+    extra: &[&str],
+) -> String {
+    let o = Command::new(sandbox_binary())
+        .args(["export", "--providers", &providers.join(","), "--url", url])
+        .arg("--token-file")
+        .arg(token_file)
+        .arg("--out")
+        .arg(out)
+        .args(extra)
+        .output()
+        .expect("run sandbox export");
+    let stdout = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert!(
+        o.status.success(),
+        "sandbox export failed:\n{stdout}\n{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    stdout
+}

@@ -1396,8 +1396,13 @@ mod tests {
             .required()
             .write_only()
             .secret_ref("keySecretRef"),
-        Field::new("secrets", "secrets", Some("secrets"), Ty::ObjSet(PLAIN_SECRET_ELEM))
-            .write_only(),
+        Field::new(
+            "secrets",
+            "secrets",
+            Some("secrets"),
+            Ty::ObjSet(PLAIN_SECRET_ELEM),
+        )
+        .write_only(),
     ];
 
     fn plain_secret_kind(fields: &'static [Field]) -> FamilyKind {
@@ -1480,16 +1485,28 @@ mod tests {
         // The schema: both forms, at most one (top level and in elements), one of the two
         // in an element where the plain one is required.
         let s = schema::parameters_schema(kind.resolved());
-        assert_eq!(s["properties"]["keySecretRef"]["required"], json!(["key", "name"]));
+        assert_eq!(
+            s["properties"]["keySecretRef"]["required"],
+            json!(["key", "name"])
+        );
         assert_eq!(s["properties"]["key"]["type"], "string");
         let rules = s["x-kubernetes-validations"].to_string();
-        assert!(rules.contains("!(has(self.key) && has(self.keySecretRef))"), "{rules}");
+        assert!(
+            rules.contains("!(has(self.key) && has(self.keySecretRef))"),
+            "{rules}"
+        );
         let items = &s["properties"]["secrets"]["items"];
         assert!(items["properties"]["valueSecretRef"].is_object());
         assert_eq!(items["required"], json!(["key"]));
         let rules = items["x-kubernetes-validations"].to_string();
-        assert!(rules.contains("!(has(self.value) && has(self.valueSecretRef))"), "{rules}");
-        assert!(rules.contains("has(self.value) || has(self.valueSecretRef)"), "{rules}");
+        assert!(
+            rules.contains("!(has(self.value) && has(self.valueSecretRef))"),
+            "{rules}"
+        );
+        assert!(
+            rules.contains("has(self.value) || has(self.valueSecretRef)"),
+            "{rules}"
+        );
         // The reference never reaches the observation.
         let o = schema::observation_schema(kind.resolved());
         assert!(o["properties"].get("keySecretRef").is_none());
