@@ -682,7 +682,12 @@ impl FamilyClient {
     fn init_only_wires(&self, init_only: &[String]) -> Vec<&'static str> {
         self.kind
             .params()
-            .filter(|f| (f.write_only || f.sensitive) && init_only.iter().any(|s| s == f.crd))
+            .filter(|f| {
+                (f.write_only || f.sensitive)
+                    && init_only
+                        .iter()
+                        .any(|s| s == f.crd || f.secret_ref == Some(s.as_str()))
+            })
             .filter_map(|f| f.wire)
             .collect()
     }
@@ -1480,6 +1485,11 @@ mod tests {
             "{e}"
         );
         c.check_params(&by_ref).expect("the reference is enough");
+        // Either form given only in initProvider: its member is sent on create, never
+        // compared (nor cleared) afterwards.
+        for init in ["key", "keySecretRef"] {
+            assert_eq!(c.init_only_wires(&[init.to_string()]), ["licenseKey"]);
+        }
         c.check_params(&plain).expect("the plain value is enough");
 
         // The schema: both forms, at most one (top level and in elements), one of the two
