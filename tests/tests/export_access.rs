@@ -100,10 +100,12 @@ fn stored_secrets(sim: &jfrog_sim::Simulator) -> Vec<String> {
 /// Apply the export in `out` to a fresh sandbox against `url`: every MR Ready and Synced, no
 /// write from the apply until two more list polls after that. Returns the MR count.
 async fn adopt(tag: &str, url: &str, token_file: &Path, out: &Path, lists: &[String]) -> usize {
-    let opts = SandboxOptions::new(tag)
+    let mut opts = SandboxOptions::new(tag)
         .providers(&PROVIDERS.join(","))
         .jfrog(url, token_file)
         .provider_arg("--max-reconcile-rate=50");
+    // A short poll keeps the test quick (the two quiet polls are what is measured).
+    opts.poll = Duration::from_secs(2);
     let sb = Sandbox::start(opts).await;
     sb.sim.reset_requests().await;
     let started = Instant::now();
