@@ -722,6 +722,20 @@ impl SimAdmin {
         );
     }
 
+    /// Stores an object of a simulator collection directly (`PUT /__sim/collections/...`):
+    /// an object that exists in JFrog already, such as a user made in the UI (not counted).
+    pub async fn put_object(&self, collection: &str, key: &str, object: &Value) {
+        let path = format!("/__sim/collections/{collection}/{key}");
+        let r = self
+            .http
+            .put(format!("{}{path}", self.url))
+            .json(object)
+            .send()
+            .await
+            .unwrap_or_else(|e| panic!("PUT {path}: {e}"));
+        assert!(r.status().is_success(), "PUT {path}: {}", r.status());
+    }
+
     /// Creates a repository through JFrog's REST API with the admin token, as a JFrog admin
     /// would (this request is counted).
     pub async fn create_repository_rest(&self, key: &str, config: &Value) {
@@ -799,4 +813,53 @@ fn collect_yaml(path: &Path, out: &mut Vec<PathBuf>) {
     } else if path.extension().is_some_and(|e| e == "yaml" || e == "yml") {
         out.push(path.to_path_buf());
     }
+}
+
+/// Every file under `dir` (relative path -> content): an export's output, to compare two
+/// exports or search them.
+pub fn file_tree(dir: &Path) -> BTreeMap<PathBuf, String> {
+    fn walk(root: &Path, dir: &Path, out: &mut BTreeMap<PathBuf, String>) {
+        for e in std::fs::read_dir(dir).expect("read dir").flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                walk(root, &p, out);
+            } else {
+                let text = std::fs::read_to_string(&p).expect("read file");
+                out.insert(
+                    p.strip_prefix(root).expect("under root").to_path_buf(),
+                    text,
+                );
+            }
+        }
+    }
+    let mut out = BTreeMap::new();
+    walk(dir, dir, &mut out);
+    out
+}
+
+/// `sandbox export --providers PROVIDERS --url URL --token-file F --out OUT [extra]`; fails
+/// the test unless it succeeds; returns its standard output (the summary).
+pub fn sandbox_export(
+    providers: &[&str],
+    url: &str,
+    token_file: &Path,
+    out: &Path,
+    extra: &[&str],
+) -> String {
+    let o = Command::new(sandbox_binary())
+        .args(["export", "--providers", &providers.join(","), "--url", url])
+        .arg("--token-file")
+        .arg(token_file)
+        .arg("--out")
+        .arg(out)
+        .args(extra)
+        .output()
+        .expect("run sandbox export");
+    let stdout = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert!(
+        o.status.success(),
+        "sandbox export failed:\n{stdout}\n{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    stdout
 }

@@ -111,6 +111,13 @@ async fn a_project_applied_at_once_converges_stays_quiet_and_deletes_only_its_ow
             .apply(dir.path()),
     )
     .await;
+    // The user and group the members name exist on the platform (made in the UI).
+    sb.sim
+        .put_object("users", "alice", &json!({"email": "alice@example.com"}))
+        .await;
+    sb.sim
+        .put_object("groups", "devs", &json!({"description": ""}))
+        .await;
     // A repository made outside Kubernetes (as a JFrog admin would), assigned by an MR.
     sb.sim
         .create_repository_rest(

@@ -147,8 +147,13 @@ impl FamilyKind {
         // KindInfo holds `&'static str`; one short text per Kind, built once per process.
         info.description = Box::leak(decl.hooks.description(decl).into_boxed_str());
         for f in kind.params() {
-            if f.required {
+            // A field with a Secret-reference form is required as "one of the two", checked
+            // before any write (`check_params`).
+            if f.required && f.secret_ref.is_none() {
                 info.required_params.push(f.crd);
+            }
+            if let Some(r) = f.secret_ref {
+                declare_secret(&mut info, r, &f.ty);
             }
             if f.immutable {
                 info.immutable_fields.push(f.crd);
@@ -179,6 +184,10 @@ fn declare_nested_secrets(info: &mut KindInfo, path: &str, children: &'static [F
     for c in children.iter().filter(|c| c.wire.is_some()) {
         for i in 0..MAX_LIST_SECRETS {
             let cpath = format!("{path}.{i}.{}", c.crd);
+            if let Some(r) = c.secret_ref {
+                let rpath = format!("{path}.{i}.{r}");
+                declare_secret(info, Box::leak(rpath.into_boxed_str()), &c.ty);
+            }
             if c.sensitive {
                 declare_secret(info, Box::leak(cpath.into_boxed_str()), &c.ty);
             } else if let Some(grand) = c.ty.children() {
@@ -673,7 +682,12 @@ impl FamilyClient {
     fn init_only_wires(&self, init_only: &[String]) -> Vec<&'static str> {
         self.kind
             .params()
-            .filter(|f| (f.write_only || f.sensitive) && init_only.iter().any(|s| s == f.crd))
+            .filter(|f| {
+                (f.write_only || f.sensitive)
+                    && init_only
+                        .iter()
+                        .any(|s| s == f.crd || f.secret_ref == Some(s.as_str()))
+            })
             .filter_map(|f| f.wire)
             .collect()
     }
@@ -801,6 +815,13 @@ impl FamilyClient {
     fn check_params(&self, params: &Value) -> Result<(), ExternalError> {
         let bad = |rule: String| ExternalError::msg(format!("invalid spec.forProvider: {rule}"));
         for f in self.kind.params() {
+            if let Some(r) = f.secret_ref
+                && f.required
+                && user_value(params, f.crd).is_none()
+                && user_value(params, r).is_none()
+            {
+                return Err(bad(format!("{} or {r} is required", f.crd)));
+            }
             if let Some(gate) = f.requires
                 && user_value(params, f.crd).is_some_and(|v| !diff::is_empty(Some(v)))
                 && !wire::desired_bool(&self.kind, params, gate)
@@ -1366,5 +1387,163 @@ mod tests {
             diff::diff(&kind, &params, &[], &observed, &ctx),
             vec!["rule"]
         );
+    }
+
+    const PLAIN_SECRET_ELEM: &[Field] = &[
+        Field::new("key", "key", Some("key"), Ty::Str).required(),
+        Field::new("value", "value", Some("value"), Ty::Str)
+            .required()
+            .write_only()
+            .secret_ref("valueSecretRef"),
+    ];
+    const PLAIN_SECRET_FIELDS: &[Field] = &[
+        Field::new("key", "key", Some("licenseKey"), Ty::Str)
+            .required()
+            .write_only()
+            .secret_ref("keySecretRef"),
+        Field::new(
+            "secrets",
+            "secrets",
+            Some("secrets"),
+            Ty::ObjSet(PLAIN_SECRET_ELEM),
+        )
+        .write_only(),
+    ];
+
+    fn plain_secret_kind(fields: &'static [Field]) -> FamilyKind {
+        FamilyKind::new(&KindDecl {
+            id_wire: None,
+            extends: &[],
+            fields,
+            ..decl(Id::Singleton("thing"))
+        })
+        .expect("composes")
+    }
+
+    /// A secret upstream keeps as a plain string takes a Secret reference beside it: the
+    /// runtime fetches the reference (top level and inside list elements), both forms send
+    /// the same member and hash alike (switching form is not drift), at most one is allowed
+    /// at admission, a required one needs either before any write, and a reference whose
+    /// Secret is missing fails naming the field, never a value.
+    #[test]
+    fn a_plain_secret_takes_a_secret_reference_beside_it() {
+        let kind = plain_secret_kind(PLAIN_SECRET_FIELDS);
+        let info = kind.info();
+        let refs: Vec<&str> = info.secret_refs.iter().map(|r| r.field).collect();
+        assert!(refs.contains(&"keySecretRef"), "{refs:?}");
+        assert!(refs.contains(&"secrets.0.valueSecretRef"), "{refs:?}");
+        assert!(info.secret_refs.iter().all(|r| !r.required));
+        // Required as "one of the two": not by the runtime's rule on `key` alone.
+        assert!(!info.required_params.contains(&"key"));
+
+        let jfrog = JfrogClient::builder("http://127.0.0.1:1")
+            .build()
+            .expect("client");
+        let c = FamilyClient::new(jfrog, kind.resolved().clone());
+        let plain = json!({"key": "LIC-123", "secrets": [{"key": "token", "value": "s3cr3t"}]});
+        let by_ref = json!({
+            "keySecretRef": {"name": "licence", "key": "key"},
+            "secrets": [{"key": "token", "valueSecretRef": {"name": "w", "key": "token"}}],
+        });
+        let secrets: wire::Secrets = [
+            ("keySecretRef".to_string(), "LIC-123".to_string().into()),
+            (
+                "secrets.0.valueSecretRef".to_string(),
+                "s3cr3t".to_string().into(),
+            ),
+        ]
+        .into_iter()
+        .collect();
+        let body = |params: &Value, secrets: &wire::Secrets| {
+            c.body("thing", params, secrets, Mode::Update, &[], None)
+                .expect("body")
+        };
+        let a = body(&plain, &BTreeMap::new());
+        let b = body(&by_ref, &secrets);
+        assert_eq!(
+            Value::Object(a.clone()),
+            json!({"licenseKey": "LIC-123", "secrets": [{"key": "token", "value": "s3cr3t"}]})
+        );
+        assert_eq!(a, b);
+        let hashes = |body| diff::write_only_hashes(kind.resolved(), body, "uid", None);
+        assert_eq!(hashes(&a), hashes(&b));
+        assert!(hashes(&a).contains_key("licenseKey"));
+        let other = body(&json!({"key": "LIC-456"}), &BTreeMap::new());
+        assert_ne!(hashes(&other)["licenseKey"], hashes(&a)["licenseKey"]);
+
+        // The Secret not resolved: an error naming the field, not a value.
+        let e = c
+            .body("thing", &by_ref, &BTreeMap::new(), Mode::Update, &[], None)
+            .expect_err("missing secret");
+        assert!(e.to_string().contains("keySecretRef"), "{e}");
+        assert!(!e.to_string().contains("LIC-123"));
+
+        // Neither form of a required one: refused before any write, naming both.
+        let e = c.check_params(&json!({})).expect_err("required");
+        assert!(
+            e.to_string().contains("key or keySecretRef is required"),
+            "{e}"
+        );
+        c.check_params(&by_ref).expect("the reference is enough");
+        // Either form given only in initProvider: its member is sent on create, never
+        // compared (nor cleared) afterwards.
+        for init in ["key", "keySecretRef"] {
+            assert_eq!(c.init_only_wires(&[init.to_string()]), ["licenseKey"]);
+        }
+        c.check_params(&plain).expect("the plain value is enough");
+
+        // The schema: both forms, at most one (top level and in elements), one of the two
+        // in an element where the plain one is required.
+        let s = schema::parameters_schema(kind.resolved());
+        assert_eq!(
+            s["properties"]["keySecretRef"]["required"],
+            json!(["key", "name"])
+        );
+        assert_eq!(s["properties"]["key"]["type"], "string");
+        let rules = s["x-kubernetes-validations"].to_string();
+        assert!(
+            rules.contains("!(has(self.key) && has(self.keySecretRef))"),
+            "{rules}"
+        );
+        let items = &s["properties"]["secrets"]["items"];
+        assert!(items["properties"]["valueSecretRef"].is_object());
+        assert_eq!(items["required"], json!(["key"]));
+        let rules = items["x-kubernetes-validations"].to_string();
+        assert!(
+            rules.contains("!(has(self.value) && has(self.valueSecretRef))"),
+            "{rules}"
+        );
+        assert!(
+            rules.contains("has(self.value) || has(self.valueSecretRef)"),
+            "{rules}"
+        );
+        // The reference never reaches the observation.
+        let o = schema::observation_schema(kind.resolved());
+        assert!(o["properties"].get("keySecretRef").is_none());
+        assert!(o["properties"].get("key").is_none());
+    }
+
+    /// A Secret-reference form is refused on a field that is not a write-only plain string,
+    /// or under another name than `<name>SecretRef`.
+    #[test]
+    fn a_secret_reference_form_needs_a_write_only_plain_string() {
+        const NOT_WO: &[Field] =
+            &[Field::new("key", "key", Some("k"), Ty::Str).secret_ref("keySecretRef")];
+        const BAD_NAME: &[Field] = &[Field::new("key", "key", Some("k"), Ty::Str)
+            .write_only()
+            .secret_ref("licenceRef")];
+        const NESTED: &[Field] = &[Field::new("value", "value", Some("v"), Ty::Bool)
+            .write_only()
+            .secret_ref("valueSecretRef")];
+        const IN_BLOCK: &[Field] = &[Field::new("s", "s", Some("s"), Ty::ObjList(NESTED))];
+        for fields in [NOT_WO, BAD_NAME, IN_BLOCK] {
+            let d = KindDecl {
+                id_wire: None,
+                extends: &[],
+                fields,
+                ..decl(Id::Singleton("thing"))
+            };
+            assert!(FamilyKind::new(&d).is_err(), "{fields:?}");
+        }
     }
 }

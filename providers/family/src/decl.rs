@@ -174,6 +174,12 @@ pub struct Field {
     /// that sets it (Xray's `?projectKey=`): the object lives in that scope, apart from the
     /// global one, so it is observed by its own read rather than from the list snapshot.
     pub query: bool,
+    /// A secret upstream keeps as a plain string (a licence key, a mail server password):
+    /// the CRD name (`<crd>SecretRef`) of the Secret-key reference accepted beside the plain
+    /// field, for the same wire member. At most one of the two is set (CEL at admission); a
+    /// required field needs one of them. Such a field is write-only (compared by a hash of
+    /// what was sent, whichever form gave it).
+    pub secret_ref: Option<&'static str>,
 }
 
 /// A validation rule checked at admission: a CEL expression and the message naming the
@@ -216,6 +222,14 @@ impl Field {
             requires: None,
             connection: false,
             query: false,
+            secret_ref: None,
+        }
+    }
+    /// Accept the value from a Secret too, as `ref_crd` (see [`Field::secret_ref`]).
+    pub const fn secret_ref(self, ref_crd: &'static str) -> Self {
+        Field {
+            secret_ref: Some(ref_crd),
+            ..self
         }
     }
     /// Sent as a query parameter named after the field on every call (see [`Field::query`]).
@@ -466,6 +480,7 @@ impl KindDecl {
                 f.ignore_unset = false;
             }
         }
+        check_secret_refs(&fields).map_err(err)?;
         let mut seen = std::collections::BTreeSet::new();
         for f in &fields {
             if !seen.insert(f.crd) {
@@ -497,6 +512,35 @@ impl KindDecl {
             fields,
         })
     }
+}
+
+/// The rules of the Secret-reference forms of plain fields (see [`Field::secret_ref`]), in
+/// `fields` and the blocks below them: named `<crd>SecretRef`, on a write-only string that
+/// is not itself sensitive, and no sibling of that name.
+fn check_secret_refs(fields: &[Field]) -> Result<(), String> {
+    for f in fields {
+        if let Some(r) = f.secret_ref {
+            if r != format!("{}SecretRef", f.crd) {
+                return Err(format!(
+                    "the Secret reference of {} must be named {}SecretRef",
+                    f.crd, f.crd
+                ));
+            }
+            if f.sensitive || !f.write_only || !matches!(f.ty, Ty::Str) {
+                return Err(format!(
+                    "{} takes a Secret reference beside it: it must be a write-only, non-sensitive string",
+                    f.crd
+                ));
+            }
+            if fields.iter().any(|x| x.crd == r) {
+                return Err(format!("two fields named {r}"));
+            }
+        }
+        if let Some(children) = f.ty.children() {
+            check_secret_refs(children)?;
+        }
+    }
+    Ok(())
 }
 
 impl ResolvedKind {

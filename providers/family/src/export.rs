@@ -773,7 +773,7 @@ fn kustomization(resources: &[String]) -> String {
 impl Export {
     /// The files of this export under `<provider>/`: one manifest per object in
     /// `<provider>/<group>/<kind>_<name>.yaml`, a `kustomization.yaml` per group and one for
-    /// the provider, `secrets-to-fill.yaml` (Secrets with empty values; not in the
+    /// the provider (none without objects), `secrets-to-fill.yaml` (Secrets with empty values; not in the
     /// kustomization) and `export-summary.txt`. Paths are relative, sorted.
     pub fn files(&self, provider: &str) -> BTreeMap<String, String> {
         let mut files = BTreeMap::new();
@@ -794,10 +794,14 @@ impl Export {
             );
         }
         let group_dirs: Vec<String> = groups.keys().map(|g| g.to_string()).collect();
-        files.insert(
-            format!("{provider}/kustomization.yaml"),
-            kustomization(&group_dirs),
-        );
+        // A provider without objects has no kustomization (kustomize refuses one without
+        // resources), so the top one leaves it out.
+        if !group_dirs.is_empty() {
+            files.insert(
+                format!("{provider}/kustomization.yaml"),
+                kustomization(&group_dirs),
+            );
+        }
         let mut by_secret: BTreeMap<(&str, &str), Vec<&SecretToFill>> = BTreeMap::new();
         for s in &self.secrets {
             by_secret
@@ -1246,5 +1250,18 @@ mod tests {
             json!(["Observe"])
         );
         assert!(!one.secrets[0].referenced);
+    }
+
+    /// A provider with nothing to export writes no kustomization (kustomize refuses one
+    /// without resources), so the top kustomization, which lists the provider folders that
+    /// have one, stays valid.
+    #[test]
+    fn an_empty_export_has_no_kustomization() {
+        let files = Export::default().files("project");
+        assert!(
+            !files.contains_key("project/kustomization.yaml"),
+            "{files:?}"
+        );
+        assert!(files.keys().all(|f| f.starts_with("project/")));
     }
 }

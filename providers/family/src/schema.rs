@@ -10,6 +10,8 @@
 //! - Sensitive values are Secret references: `{name, key}` plus an optional `namespace`
 //!   (required by legacy cluster-scoped MRs, ignored for namespaced ones, whose Secret lives
 //!   in the MR's namespace).
+//! - A secret upstream keeps as a plain string also takes a Secret reference beside it
+//!   (`<name>SecretRef`, see `Field::secret_ref`); a CEL rule allows at most one of the two.
 //! - Immutable fields get a transition rule on the forProvider object: once set, a value
 //!   cannot change or be removed.
 
@@ -121,7 +123,10 @@ fn field_schema(f: &Field, for_params: bool) -> Value {
             } else {
                 &mut s
             };
-            target["x-kubernetes-validations"] = Value::Array(rules);
+            match target.get_mut("x-kubernetes-validations") {
+                Some(Value::Array(have)) => have.extend(rules),
+                _ => target["x-kubernetes-validations"] = Value::Array(rules),
+            }
         }
     }
     if !f.enums.is_empty() {
@@ -143,6 +148,7 @@ fn field_schema(f: &Field, for_params: bool) -> Value {
 fn object_schema(fields: &[Field], for_params: bool) -> Value {
     let mut props = Map::new();
     let mut required = Vec::new();
+    let mut rules = Vec::new();
     for f in fields {
         if for_params && !f.is_param() {
             continue;
@@ -151,6 +157,18 @@ fn object_schema(fields: &[Field], for_params: bool) -> Value {
             continue;
         }
         props.insert(f.crd.to_string(), field_schema(f, for_params));
+        if for_params && let Some(r) = f.secret_ref {
+            props.insert(r.to_string(), secret_ref_schema(&secret_ref_text(f)));
+            rules.push(one_of_rule(f, r));
+            if f.required {
+                let c = f.crd;
+                rules.push(json!({
+                    "rule": format!("has(self.{c}) || has(self.{r})"),
+                    "message": format!("{c} or {r} is required"),
+                }));
+            }
+            continue;
+        }
         // Inside a list element, required children are required by the schema itself (the
         // element exists only if the user wrote it).
         if for_params && f.required {
@@ -161,7 +179,27 @@ fn object_schema(fields: &[Field], for_params: bool) -> Value {
     if !required.is_empty() {
         o["required"] = json!(required);
     }
+    if !rules.is_empty() {
+        o["x-kubernetes-validations"] = Value::Array(rules);
+    }
     o
+}
+
+/// The description of a plain field's Secret-reference form.
+fn secret_ref_text(f: &Field) -> String {
+    format!(
+        "A reference to a key of a Secret holding {}: the same value as {} (kept for compatibility with the upstream providers), read from a Secret instead; set one of the two. Write-only: compared by a hash of what was sent.",
+        f.crd, f.crd
+    )
+}
+
+/// At most one of a plain field and its Secret-reference form.
+fn one_of_rule(f: &Field, r: &str) -> Value {
+    let c = f.crd;
+    json!({
+        "rule": format!("!(has(self.{c}) && has(self.{r}))"),
+        "message": format!("set {c} or {r}, not both"),
+    })
 }
 
 /// The schema of `forProvider` / `initProvider`.
@@ -170,6 +208,10 @@ pub fn parameters_schema(kind: &ResolvedKind) -> Value {
     let mut rules = Vec::new();
     for f in kind.params() {
         props.insert(f.crd.to_string(), field_schema(f, true));
+        if let Some(r) = f.secret_ref {
+            props.insert(r.to_string(), secret_ref_schema(&secret_ref_text(f)));
+            rules.push(one_of_rule(f, r));
+        }
         if f.immutable {
             let c = f.crd;
             rules.push(json!({

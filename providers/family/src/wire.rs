@@ -123,6 +123,10 @@ fn object_to_wire(
                 continue;
             }
             secret_value(c, &cpath, secrets)?
+        } else if let Some(r) = c.secret_ref
+            && user_value(elem, r).is_some()
+        {
+            secret_value(c, &format!("{path}.{r}"), secrets)?
         } else {
             match user_value(elem, c.crd) {
                 Some(v) => nested_to_wire(c, v, &cpath, secrets)?,
@@ -292,6 +296,13 @@ pub fn to_wire(
         if let Norm::OnlyWhen(gate) = f.norm
             && !desired_bool(kind, params, gate)
         {
+            continue;
+        }
+        if let Some(r) = f.secret_ref
+            && user_value(params, r).is_some()
+        {
+            // The plain field's Secret-reference form: the same member, from the Secret.
+            set_path(&mut body, wire, secret_value(f, r, secrets)?);
             continue;
         }
         if f.sensitive {

@@ -409,6 +409,17 @@ impl Simulator {
         self.shared.object(collection, key)
     }
 
+    /// The stored system configuration (the descriptor's sections, write-only secrets such
+    /// as the mail server password in clear), as the configuration PATCH calls leave it.
+    pub fn system_configuration(&self) -> Value {
+        self.shared
+            .descriptor
+            .content
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
+    }
+
     /// Stores an object directly, as "a change made directly in JFrog" (seed an existing
     /// object, or drift): no validation, no defaults, not counted, no faults. The key field is
     /// set from `key` (for server-assigned IDs, `key` is the ID). False when the collection is

@@ -62,10 +62,36 @@ async fn projects_environments_roles_and_members() {
         )
         .await;
     assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
+    // A member must be a user or group of the platform.
     let r = api
         .put(
             &format!("{PROJECTS}/team/users/alice"),
             json!({"name": "alice", "roles": ["reader"]}),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::NOT_FOUND, "{}", r.text);
+    assert!(r.text.contains("User 'alice' does not exist"), "{}", r.text);
+    let r = api
+        .put(
+            &format!("{PROJECTS}/team/groups/devs"),
+            json!({"name": "devs", "roles": ["reader"]}),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::NOT_FOUND, "{}", r.text);
+    assert!(r.text.contains("Group 'devs' does not exist"), "{}", r.text);
+    assert!(sim.put_object("users", "alice", json!({"email": "alice@example.com"})));
+    assert!(sim.put_object("groups", "devs", json!({"description": ""})));
+    let r = api
+        .put(
+            &format!("{PROJECTS}/team/users/alice"),
+            json!({"name": "alice", "roles": ["reader"]}),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+    let r = api
+        .put(
+            &format!("{PROJECTS}/team/groups/devs"),
+            json!({"name": "devs", "roles": ["reader"]}),
         )
         .await;
     assert_eq!(r.status, StatusCode::OK, "{}", r.text);
@@ -128,11 +154,24 @@ async fn groups_members_stages_and_lifecycles() {
     let r = api.post(groups, json!({"name": "devs"})).await;
     assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
     let members = format!("{groups}/devs/members");
+    // Only users of the platform can be added.
     let r = api
         .call(
             Method::PATCH,
             &members,
             Some(json!({"add": ["bob", "alice"], "remove": []})),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::NOT_FOUND, "{}", r.text);
+    assert!(r.text.contains("User 'bob' does not exist"), "{}", r.text);
+    for u in ["alice", "bob"] {
+        assert!(sim.put_object("users", u, json!({"email": format!("{u}@example.com")})));
+    }
+    let r = api
+        .call(
+            Method::PATCH,
+            &members,
+            Some(json!({"add": ["bob", "alice", "admin"], "remove": ["admin"]})),
         )
         .await;
     assert_eq!(r.json(), json!({"members": ["alice", "bob"]}));

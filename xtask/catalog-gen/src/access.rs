@@ -33,6 +33,7 @@ const SETTABLE: &[&str] = &[
     "computed",
     "type",
     "wire",
+    "secret_ref",
 ];
 
 /// A correction of one field (by Terraform name) in some Kinds or everywhere.
@@ -306,6 +307,8 @@ impl Gen<'_> {
                 .collect();
             s.push_str(&format!(".rules(&[{}])", r.join(", ")));
         }
+        let suffix = crate::secret_ref_suffix(&f, &crd, &s);
+        s.push_str(&suffix);
         s.push_str(&format!(
             ".doc({})",
             rs(opt_str(&f, "description").unwrap_or(""))

@@ -176,8 +176,13 @@ impl Gen<'_> {
         };
         let mut rules = Vec::new();
         let mut fixed = Vec::new();
+        let tf = str_of(k, "tf_resource")?;
+        let mut description = format!("A JFrog {} (Terraform {tf}).", words(kind));
         for ko in self.o.kinds {
             if ko.applies(kind) {
+                if let Some(d) = &ko.description {
+                    description.clone_from(d);
+                }
                 for (member, v) in &ko.fixed_body {
                     fixed.push(format!("({}, {})", rs(member), dv(v)?));
                 }
@@ -188,13 +193,12 @@ impl Gen<'_> {
             .iter()
             .map(|(cel, m)| format!("Rule {{ cel: {}, message: {} }}", rs(cel), rs(m)))
             .collect();
-        let tf = str_of(k, "tf_resource")?;
         Ok(format!(
             "    KindDecl {{\n        provider: {},\n        group: {},\n        kind: {},\n        description: {},\n        id: {id},\n        id_wire: {id_wire},\n        extends: {extends},\n        mixins: &[],\n        fields: {c},\n        default_overrides: &[],\n        enum_overrides: &[],\n        identity: &[],\n        fixed_body: &[{}],\n        rules: &[{}],\n        rest: &rest::{},\n        hooks: &HOOKS,\n    }},\n",
             rs(t.provider),
             rs(group),
             rs(kind),
-            rs(&format!("A JFrog {} (Terraform {tf}).", words(kind))),
+            rs(&description),
             fixed.join(", "),
             rules.join(", "),
             const_name(kind),
@@ -305,6 +309,8 @@ impl Gen<'_> {
             let e: Vec<String> = enums.iter().map(|x| rs(x)).collect();
             s.push_str(&format!(".enums(&[{}])", e.join(", ")));
         }
+        let suffix = crate::secret_ref_suffix(&f, crd, &s);
+        s.push_str(&suffix);
         s.push_str(&format!(".doc({})", rs(desc)));
         Ok(s)
     }

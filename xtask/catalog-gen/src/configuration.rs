@@ -233,6 +233,8 @@ fn field(
     if !norm.is_empty() {
         s.push_str(&format!(".norm({norm})"));
     }
+    let suffix = crate::secret_ref_suffix(&f, str_of(&f, "crd")?, &s);
+    s.push_str(&suffix);
     s.push_str(&format!(
         ".doc({})",
         rs(opt_str(&f, "description").unwrap_or(""))

@@ -261,6 +261,20 @@ fn short(v: &Value) -> String {
     }
 }
 
+/// `.write_only().secret_ref("<crd>SecretRef")` for a field the overrides give a
+/// Secret-reference form beside its plain value (`"secret_ref": true`), else nothing.
+pub fn secret_ref_suffix(f: &serde_json::Value, crd: &str, built: &str) -> String {
+    if !truthy(f.get("secret_ref")) {
+        return String::new();
+    }
+    let wo = if built.contains(".write_only()") {
+        ""
+    } else {
+        ".write_only()"
+    };
+    format!("{wo}.secret_ref({})", rs(&format!("{crd}SecretRef")))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -22,6 +22,7 @@ const SETTABLE: &[&str] = &[
     "computed",
     "type",
     "wire",
+    "secret_ref",
 ];
 
 /// A correction of one field (by Terraform name), in some contexts or everywhere.
@@ -61,6 +62,8 @@ pub struct KindOverride {
     pub fixed_body: Map<String, Value>,
     /// Admission rules on the Kind's `forProvider`: (CEL expression, message).
     pub rules: Vec<(String, String)>,
+    /// The Kind's description (its CRD's), replacing the generated one.
+    pub description: Option<String>,
     used: Cell<usize>,
 }
 
@@ -450,7 +453,7 @@ fn id_override(v: &Value) -> Result<(String, String, String)> {
 }
 
 fn kind_override(v: &Value) -> Result<KindOverride> {
-    let m = entry(v, &["kind", "fixed_body", "rules"])?;
+    let m = entry(v, &["kind", "fixed_body", "rules", "description"])?;
     Ok(KindOverride {
         kind: m
             .get("kind")
@@ -465,6 +468,14 @@ fn kind_override(v: &Value) -> Result<KindOverride> {
         rules: match m.get("rules") {
             None => Vec::new(),
             Some(r) => rules(r)?,
+        },
+        description: match m.get("description") {
+            None => None,
+            Some(d) => Some(
+                d.as_str()
+                    .context("`description` is not a string")?
+                    .to_string(),
+            ),
         },
         used: Cell::new(0),
     })

@@ -203,7 +203,7 @@ pub const USER_LOCK_POLICY_FIELDS: &[Field] = &[
 pub const VAULT_CONFIGURATION_CONFIG_AUTH_FIELDS: &[Field] = &[
     Field::new("type", "type", Some("type"), Ty::Str).required().doc("Certificate, AppRole or Agent."),
     Field::new("certificate", "certificate", Some("certificate"), Ty::Str).doc("Client certificate PEM (Certificate auth; sent only for that type)."),
-    Field::new("certificateKey", "certificate_key", Some("certificateKey"), Ty::Str).doc("Client private key PEM (Certificate auth). Not marked Sensitive in the TF schema; treat as secret."),
+    Field::new("certificateKey", "certificate_key", Some("certificateKey"), Ty::Str).write_only().secret_ref("certificateKeySecretRef").doc("Client private key PEM (Certificate auth). Not marked Sensitive in the TF schema; treat as secret."),
     Field::new("roleIdSecretRef", "role_id", Some("roleId"), Ty::Str).sensitive().write_only().doc("AppRole role id; server returns a hashed value, so it is kept from spec."),
     Field::new("secretIdSecretRef", "secret_id", Some("secretId"), Ty::Str).sensitive().write_only().doc("AppRole secret id; server returns a hashed value, so it is kept from spec."),
 ];

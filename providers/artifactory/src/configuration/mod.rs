@@ -126,4 +126,6 @@ mod descriptor_tests;
 #[cfg(test)]
 mod item_properties_tests;
 #[cfg(test)]
+mod secret_ref_tests;
+#[cfg(test)]
 mod tests;

@@ -205,7 +205,7 @@ pub const MAILSERVER: &[Field] = &[
     Field::new("from", "from", Some("from"), Ty::Str).doc("From address of outgoing mails."),
     Field::new("host", "host", Some("host"), Ty::Str).required().immutable().doc("Mail server host name or IP."),
     Field::new("username", "username", Some("username"), Ty::Str).doc("User for SMTP authentication."),
-    Field::new("password", "password", Some("password"), Ty::Str).write_only().doc("Password for SMTP authentication; never read back. Not marked Sensitive in the TF schema (so Upjet keeps it a plain string field); treat as secret."),
+    Field::new("password", "password", Some("password"), Ty::Str).write_only().secret_ref("passwordSecretRef").doc("Password for SMTP authentication; never read back. Not marked Sensitive in the TF schema (so Upjet keeps it a plain string field); treat as secret."),
     Field::new("port", "port", Some("port"), Ty::Int).required().doc("SMTP port (<= 65535)."),
     Field::new("subjectPrefix", "subject_prefix", Some("subjectPrefix"), Ty::Str).doc("Prefix added to mail subjects."),
     Field::new("useSsl", "use_ssl", Some("ssl"), Ty::Bool).default(Dv::Bool(false)).doc("Use SSL."),

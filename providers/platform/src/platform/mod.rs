@@ -21,11 +21,13 @@
 //!
 //! # Membership
 //!
-//! GroupMembers manages exactly the members it declares: it adds them, reports only them
-//! (members that others added are neither drift nor removed) and removes only them when the
-//! MR is deleted. (The catalog's upstream reads every member as drift; we do not own the
-//! full list.) A member dropped from the spec stays in the group until removed by hand or
-//! by deleting the MR. Group's own `members` list (deprecated upstream, honoured only with
+//! GroupMembers owns its group's member list, as the catalog gives it (upstream reads every
+//! member of the group): a member added by hand, or dropped from the spec, is drift and is
+//! removed by the next update (one PATCH adding what is missing and removing what is
+//! extra); deleting the MR removes the members it declares and leaves the group. The MR's
+//! object exists while the group has one of the declared members. Project members are the
+//! opposite: a project `User` or `Group` MR manages its one membership and never others'.
+//! Group's own `members` list (deprecated upstream, honoured only with
 //! `useGroupMembersResource: false`) is not managed; a manifest turning the switch off is
 //! refused before any write.
 //!
@@ -33,8 +35,9 @@
 //!
 //! The SAML certificate and the Crowd password come from Secret references, are sent on
 //! every write and compared by a salted hash of what was sent. The licence key and worker
-//! secrets are plain strings upstream (kept for compatibility) and are likewise write-only,
-//! compared by hash, never in status.
+//! secret values are plain strings upstream (kept for compatibility) and are likewise
+//! write-only, compared by hash, never in status; each also takes a Secret reference beside
+//! it (`keySecretRef`, `secrets[].valueSecretRef`; at most one of the two).
 
 pub mod examples;
 pub mod rest;

@@ -149,9 +149,16 @@ fn map_member(v: &mut Map<String, Value>, member: &str, pairs: &[(&str, &str)], 
     }
 }
 
-/// A group's members as one MR declares them (`<group>/<m1>\n<m2>...`): read as the declared
-/// members the group has (members others added are not this MR's; none of them = the MR's
-/// object does not exist), added by PATCH, and removed (only the declared ones) on delete.
+/// A group's members as one MR declares them (`<group>/<m1>\n<m2>...`). The MR owns the
+/// group's member list, as upstream does (its read reports every member of the group):
+///
+/// - read: every member of the group, while the group has at least one of the declared
+///   members; a group without any of them (or no group) is a missing object. (Without that
+///   rule a deleted MR would never be released: its group stays, with whatever members
+///   others add later.)
+/// - create and update: one PATCH adding the declared members the group lacks and removing
+///   the members it has beyond them (dropped from the spec, or added by hand).
+/// - delete: one PATCH removing the declared members; the group stays.
 #[derive(Debug)]
 pub struct GroupMembersRest;
 
@@ -169,7 +176,44 @@ fn group_and_members(address: &str) -> (&str, Vec<&str>) {
     )
 }
 
+/// (desired minus present, present minus desired): the one PATCH that makes the group's
+/// member list the declared one.
+fn member_changes<'a>(declared: &[&'a str], have: &'a [String]) -> (Vec<&'a str>, Vec<&'a str>) {
+    let add = declared
+        .iter()
+        .copied()
+        .filter(|m| !have.iter().any(|h| h == m))
+        .collect();
+    let remove = have
+        .iter()
+        .map(String::as_str)
+        .filter(|h| !declared.contains(h))
+        .collect();
+    (add, remove)
+}
+
 impl GroupMembersRest {
+    /// The members `group` has (JFrog's 404 when the group does not exist).
+    async fn members(&self, client: &JfrogClient, group: &str) -> Result<Vec<String>, Error> {
+        let g = request(
+            client,
+            A,
+            Verb::Get,
+            GROUP_ITEM,
+            Idempotency::Idempotent,
+            &[group],
+        )
+        .send_value()
+        .await?;
+        Ok(g["members"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+            .map(str::to_string)
+            .collect())
+    }
+
     async fn patch(
         &self,
         client: &JfrogClient,
@@ -189,30 +233,25 @@ impl GroupMembersRest {
         .send_empty()
         .await
     }
+
+    /// Make the group's member list the declared one (nothing sent when it already is).
+    async fn set(&self, client: &JfrogClient, key: &str) -> Result<(), Error> {
+        let (group, declared) = group_and_members(key);
+        let have = self.members(client, group).await?;
+        let (add, remove) = member_changes(&declared, &have);
+        if add.is_empty() && remove.is_empty() {
+            return Ok(());
+        }
+        self.patch(client, group, &add, &remove).await
+    }
 }
 
 #[async_trait]
 impl Rest for GroupMembersRest {
     async fn read(&self, client: &JfrogClient, key: &str) -> Result<Value, Error> {
         let (group, declared) = group_and_members(key);
-        let g = request(
-            client,
-            A,
-            Verb::Get,
-            GROUP_ITEM,
-            Idempotency::Idempotent,
-            &[group],
-        )
-        .send_value()
-        .await?;
-        let have: Vec<&str> = g["members"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter_map(Value::as_str)
-            .collect();
-        let members: Vec<&str> = declared.into_iter().filter(|m| have.contains(m)).collect();
-        if members.is_empty() {
+        let have = self.members(client, group).await?;
+        if !have.iter().any(|h| declared.contains(&h.as_str())) {
             // None of this MR's members is in the group: its object does not exist.
             return Err(not_found(
                 A,
@@ -221,7 +260,7 @@ impl Rest for GroupMembersRest {
                 format!("none of the declared members is in group {group}"),
             ));
         }
-        Ok(json!({"members": members}))
+        Ok(json!({"members": have}))
     }
     async fn create(
         &self,
@@ -229,8 +268,7 @@ impl Rest for GroupMembersRest {
         key: &str,
         _body: &Map<String, Value>,
     ) -> Result<Value, Error> {
-        let (group, declared) = group_and_members(key);
-        self.patch(client, group, &declared, &[]).await?;
+        self.set(client, key).await?;
         Ok(Value::Null)
     }
     async fn update(
@@ -239,8 +277,7 @@ impl Rest for GroupMembersRest {
         key: &str,
         _body: &Map<String, Value>,
     ) -> Result<(), Error> {
-        let (group, declared) = group_and_members(key);
-        self.patch(client, group, &declared, &[]).await
+        self.set(client, key).await
     }
     async fn delete(&self, client: &JfrogClient, key: &str) -> Result<(), Error> {
         let (group, declared) = group_and_members(key);
@@ -754,5 +791,15 @@ mod tests {
         let (g, m) = group_and_members("devs/alice\nbob");
         assert_eq!(g, "devs");
         assert_eq!(m, ["alice", "bob"]);
+    }
+
+    #[test]
+    fn one_patch_adds_the_missing_members_and_removes_the_others() {
+        let have = ["bob".to_string(), "alice".to_string()];
+        let (add, remove) = member_changes(&["alice", "carol"], &have);
+        assert_eq!(add, ["carol"]);
+        assert_eq!(remove, ["bob"]);
+        let (add, remove) = member_changes(&["alice", "bob"], &have);
+        assert!(add.is_empty() && remove.is_empty());
     }
 }

@@ -320,7 +320,7 @@ pub const SAMLSETTINGS_FIELDS: &[Field] = &[
 
 /// The fields of `License`.
 pub const LICENSE_FIELDS: &[Field] = &[
-    Field::new("key", "key", Some("licenseKey"), Ty::Str).required().write_only().doc("License key text (newlines as \\n). Write-only: GET does not return it. Not flagged Sensitive in TF, but it is a secret in practice."),
+    Field::new("key", "key", Some("licenseKey"), Ty::Str).required().write_only().secret_ref("keySecretRef").doc("License key text (newlines as \\n). Write-only: GET does not return it. Not flagged Sensitive in TF, but it is a secret in practice."),
     Field::new("name", "name", None, Ty::Str).doc("Free label for the license; stored only, never sent."),
     Field::new("type", "type", Some("type"), Ty::Str).status_only().doc("Read-only. License type reported by the server (e.g. Enterprise Plus)."),
     Field::new("validThrough", "valid_through", Some("validThrough"), Ty::Str).status_only().doc("Read-only. Expiry date reported by the server."),
@@ -362,7 +362,7 @@ pub const WORKERSSERVICE_FILTERCRITERIA_FIELDS: &[Field] = &[
 /// The `secrets` block.
 pub const WORKERSSERVICE_SECRETS_FIELDS: &[Field] = &[
     Field::new("key", "key", Some("key"), Ty::Str).required().doc("Secret name."),
-    Field::new("value", "value", Some("value"), Ty::Str).required().doc("Secret value."),
+    Field::new("value", "value", Some("value"), Ty::Str).required().write_only().secret_ref("valueSecretRef").doc("Secret value."),
 ];
 
 /// The fields of `WorkersService`.
@@ -451,7 +451,7 @@ pub const KINDS: &[KindDecl] = &[
         provider: "platform",
         group: "access",
         kind: "GroupMembers",
-        description: "A JFrog Group Members (Terraform platform_group_members).",
+        description: "The members of a JFrog group (Terraform platform_group_members). The MR owns the group's full member list, as upstream does: members added by others or dropped from the spec are removed by the next update (one PATCH adding the missing members and removing the others); deleting the MR removes the members it declares and leaves the group.",
         id: Id::SpecField("name"),
         id_wire: None,
         extends: &[],

@@ -34,9 +34,12 @@
 //! project fails its create with JFrog's 404 ("Project '...' was not found", Synced=False)
 //! and is retried; a repository attached before it exists likewise ("Repository '...' was
 //! not found"). Each create is keyed by the identifier, so a retry never duplicates.
-//! `ignoreMissingUser` is accepted for compatibility: a missing user keeps the MR retrying
-//! (with the error in its Synced condition) until the user exists, which is what the
-//! switch achieves upstream.
+//! A member that is not a user (group) of the platform fails likewise with JFrog's 404
+//! ("User '...' does not exist") and is retried. With `ignoreMissingUser: true` a `User`
+//! whose user does not exist is not an error, as upstream: the membership is skipped (a
+//! warning in the provider's log, Synced stays True), reported missing by the next
+//! observe and created once the user exists. The switch only covers a missing user: a
+//! missing project or role still fails.
 //!
 //! # Repository assignment
 //!
@@ -95,6 +98,15 @@ impl Hooks for ProjectHooks {
     fn address(&self, kind: &ResolvedKind, key: &str, params: &Value) -> String {
         let read_only = user_value(params, "readOnly").and_then(Value::as_bool) == Some(true);
         match kind.decl.kind {
+            "User"
+                if user_value(params, "ignoreMissingUser").and_then(Value::as_bool)
+                    == Some(true) =>
+            {
+                match str_param(params, "projectKey") {
+                    "" => String::new(),
+                    p => format!("{p}/{key}/{}", rest::IGNORE_MISSING_USER),
+                }
+            }
             k if IN_PROJECT.contains(&k) => match str_param(params, "projectKey") {
                 "" => String::new(),
                 p => format!("{p}/{key}"),
@@ -188,6 +200,11 @@ mod tests {
         let p = json!({"projectKey": "team"});
         assert_eq!(HOOKS.address(&kind("Role"), "dev", &p), "team/dev");
         assert_eq!(HOOKS.address(&kind("User"), "alice", &p), "team/alice");
+        let ignoring = json!({"projectKey": "team", "ignoreMissingUser": true});
+        assert_eq!(
+            HOOKS.address(&kind("User"), "alice", &ignoring),
+            "team/alice/ignore-missing-user"
+        );
         assert_eq!(HOOKS.address(&kind("Role"), "dev", &json!({})), "");
         assert_eq!(HOOKS.address(&kind("Project"), "team", &json!({})), "team");
         let share = json!({"repoKey": "libs", "targetProjectKey": "other", "readOnly": true});

@@ -177,11 +177,58 @@ pub static GROUP: Nested = Nested {
     put_creates: true,
 };
 
+/// The last part of a project user's address (`<project>/<name>/ignore-missing-user`) when
+/// its MR sets `ignoreMissingUser`.
+pub const IGNORE_MISSING_USER: &str = "ignore-missing-user";
+
+/// The Access v2 user (to tell a missing user from a missing project behind a 404).
+const USER_V2: &str = "/api/v2/users/{name}";
+
 impl Nested {
     /// The project and the name.
     fn params(key: &str) -> [&str; 2] {
-        let (p, name) = address_pair(key);
+        let (p, rest) = address_pair(key);
+        let (name, _) = address_pair(rest);
         [p, name]
+    }
+
+    /// The upsert of a member; with `ignoreMissingUser` (see [`IGNORE_MISSING_USER`]) a 404
+    /// because the user does not exist is not an error, as upstream: the membership is
+    /// skipped, so the next observe finds it missing and creates it once the user exists.
+    /// A 404 for another reason (a missing project or role) stays an error.
+    async fn upsert(
+        &self,
+        client: &JfrogClient,
+        key: &str,
+        body: &Map<String, Value>,
+    ) -> Result<(), Error> {
+        let p = Self::params(key);
+        let sent = call(client, Verb::Put, self.item, Idempotency::Idempotent, &p)
+            .json(&Self::body(p[1], body))
+            .send_empty()
+            .await;
+        match sent {
+            Err(e)
+                if e.is_not_found()
+                    && address_pair(address_pair(key).1).1 == IGNORE_MISSING_USER =>
+            {
+                let user = call(client, Verb::Get, USER_V2, Idempotency::Idempotent, &p[1..])
+                    .send_value()
+                    .await;
+                match user {
+                    Err(u) if u.is_not_found() => {
+                        tracing::warn!(
+                            project = p[0],
+                            user = p[1],
+                            "user not found, but ignoreMissingUser is set: project membership not created"
+                        );
+                        Ok(())
+                    }
+                    _ => Err(e),
+                }
+            }
+            other => other,
+        }
     }
 
     fn body(name: &str, body: &Map<String, Value>) -> Map<String, Value> {
@@ -211,14 +258,11 @@ impl Rest for Nested {
         body: &Map<String, Value>,
     ) -> Result<Value, Error> {
         let p = Self::params(key);
-        let body = Self::body(p[1], body);
         if self.put_creates {
             // An upsert: resending it is harmless.
-            call(client, Verb::Put, self.item, Idempotency::Idempotent, &p)
-                .json(&body)
-                .send_empty()
-                .await?;
+            self.upsert(client, key, body).await?;
         } else {
+            let body = Self::body(p[1], body);
             call(
                 client,
                 Verb::Post,
@@ -238,11 +282,7 @@ impl Rest for Nested {
         key: &str,
         body: &Map<String, Value>,
     ) -> Result<(), Error> {
-        let p = Self::params(key);
-        call(client, Verb::Put, self.item, Idempotency::Idempotent, &p)
-            .json(&Self::body(p[1], body))
-            .send_empty()
-            .await
+        self.upsert(client, key, body).await
     }
     async fn delete(&self, client: &JfrogClient, key: &str) -> Result<(), Error> {
         call(

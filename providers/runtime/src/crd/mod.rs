@@ -45,7 +45,8 @@ pub enum MrScope {
 pub struct RequiredParam {
     /// The camelCase field name in forProvider.
     pub name: String,
-    /// Whether initProvider may carry it (false for secret refs).
+    /// Whether initProvider may carry it (true for every managed Kind, Secret references
+    /// included: the reconciler reads a reference from initProvider too).
     pub in_init_provider: bool,
 }
 
@@ -473,20 +474,23 @@ impl ManagedCrdInput {
     pub fn from_registration(reg: &dyn crate::managed::KindRegistration) -> Self {
         let info = reg.info();
         let all_secret_refs = || info.secret_refs.iter().chain(&info.whole_secret_refs);
-        let secret = |f: &str| all_secret_refs().any(|s| s.field == f);
+        // A Secret reference may be given in initProvider too: the reconciler reads it from
+        // there (an init-only reference: sent on create, never compared, its Secret not
+        // needed to adopt an existing object, as `export` writes the reference of a
+        // write-only value JFrog already holds).
         let mut required: Vec<RequiredParam> = info
             .required_params
             .iter()
             .map(|p| RequiredParam {
                 name: (*p).to_string(),
-                in_init_provider: !secret(p),
+                in_init_provider: true,
             })
             .collect();
         for s in all_secret_refs().filter(|s| s.required) {
             if !required.iter().any(|r| r.name == s.field) {
                 required.push(RequiredParam {
                     name: s.field.to_string(),
-                    in_init_provider: false,
+                    in_init_provider: true,
                 });
             }
         }
@@ -610,8 +614,8 @@ mod tests {
             req,
             vec![
                 ("name", true),
-                ("passwordSecretRef", false),
-                ("headersSecretRef", false)
+                ("passwordSecretRef", true),
+                ("headersSecretRef", true)
             ]
         );
     }

@@ -13,7 +13,8 @@
 //! Rules kept (with JFrog's status codes; messages paraphrased where unverified): a global
 //! role is `CUSTOM_GLOBAL` with at least one environment and action; a group cannot
 //! auto-join with admin privileges, and `policy_manager` implies `policy_viewer`; group
-//! members are added and removed by name, and a missing group answers 404; a permission
+//! members are added and removed by name, an added member must be a user of the platform
+//! (404 "User 'x' does not exist"), and a missing group answers 404; a permission
 //! needs at least one resource with at least one target; SCIM bodies carry their schema
 //! URN; OIDC provider types are JFrog's spellings and issuers https URLs; identity mappings
 //! live under an existing OIDC configuration (per project when `project_key` is given);
@@ -38,6 +39,7 @@ use crate::collections::{
 use crate::errors::{ApiError, Flavor};
 use crate::server::Shared;
 use crate::services::projects::delete_or_404;
+use crate::services::security;
 
 fn bad(msg: impl Into<String>) -> ApiError {
     ApiError::new(Flavor::Access, StatusCode::BAD_REQUEST, msg)
@@ -266,7 +268,11 @@ async fn patch_members(
         .get_raw(GROUPS.name, &name)
         .ok_or_else(|| missing(format!("Group '{name}' was not found")))?;
     let mut members = strings(g.get("members"));
-    for a in strings(body.get("add")) {
+    let add = strings(body.get("add"));
+    if let Some(u) = add.iter().find(|u| !security::user_exists(&s, u)) {
+        return Err(security::missing_member(Flavor::Access, "User", u));
+    }
+    for a in add {
         if !members.contains(&a) {
             members.push(a);
         }

@@ -10,7 +10,8 @@
 //! JFrog's rules kept: project keys (2-32 lowercase letters, digits and `-`, starting with a
 //! letter), a display name of 1-128 characters, `admin_privileges` required; environments
 //! stored as `<project>-<name>` (at most 32 characters), custom roles of type `CUSTOM` only,
-//! members with at least one role; a call under a missing project answers 404. Deleting a
+//! members with at least one role, each a user or group the platform has (404 "User 'x'
+//! does not exist" otherwise); a call under a missing project answers 404. Deleting a
 //! project that still has repositories answers 400 ("project containing resources can't be
 //! removed"); otherwise its environments, roles and members go with it, and other
 //! repositories stop being shared with it.
@@ -29,6 +30,7 @@ use crate::collections::{Declaration, Ids, KeyCase, accept_object, as_stored};
 use crate::errors::{ApiError, Flavor};
 use crate::server::Shared;
 use crate::services::artifactory::repositories::validate::valid_project_key;
+use crate::services::security;
 
 fn not_found(key: &str) -> (StatusCode, String) {
     (StatusCode::NOT_FOUND, format!("Could not find '{key}'"))
@@ -598,12 +600,21 @@ fn role_exists(s: &Shared, p: &str, role: &str) -> bool {
 fn put_member(
     s: &Shared,
     coll: &str,
+    what: &str,
     p: &str,
     name: &str,
     body: &[u8],
 ) -> Result<Response, ApiError> {
     need_project(s, p)?;
     let body = parse(body)?;
+    let exists = if what == "User" {
+        security::user_exists(s, name)
+    } else {
+        security::group_exists(s, name)
+    };
+    if !exists {
+        return Err(security::missing_member(Flavor::Access, what, name));
+    }
     let roles: Vec<String> = body["roles"]
         .as_array()
         .map(|a| {
@@ -663,7 +674,7 @@ fn member_routes(
                       _a: Admin,
                       Path((p, n)): Path<(String, String)>,
                       body: axum::body::Bytes| async move {
-                    put_member(&s, coll, &p, &n, &body)
+                    put_member(&s, coll, what, &p, &n, &body)
                 },
             )
             .delete(

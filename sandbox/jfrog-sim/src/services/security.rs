@@ -86,6 +86,29 @@ pub(crate) fn collections() -> Vec<&'static Declaration> {
     ]
 }
 
+/// Whether the platform has user `name` (the admin the platform starts with included: it
+/// is the token's user, not a stored one).
+pub(crate) fn user_exists(s: &Shared, name: &str) -> bool {
+    name == "admin" || s.collections.get_raw(USERS.name, name).is_some()
+}
+
+/// Whether the platform has group `name` (made through the security API or Access v2).
+pub(crate) fn group_exists(s: &Shared, name: &str) -> bool {
+    s.collections.get_raw(GROUPS.name, name).is_some()
+        || s.collections
+            .get_raw(crate::services::platform::GROUPS.name, name)
+            .is_some()
+}
+
+/// JFrog's 404 for a member that is not a user or group of the platform.
+pub(crate) fn missing_member(flavor: Flavor, what: &str, name: &str) -> ApiError {
+    ApiError::new(
+        flavor,
+        StatusCode::NOT_FOUND,
+        format!("{what} '{name}' does not exist"),
+    )
+}
+
 /// What a fresh platform has: the anonymous user and the `readers` group.
 pub(crate) fn seed(s: &Shared) {
     s.collections.put_raw(

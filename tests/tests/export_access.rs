@@ -1,0 +1,256 @@
+//! End-to-end test of `export` (issue 18) for provider-project and provider-platform (the
+//! Access API, issue 15): a simulator seeded with copies of every Kind of the two providers
+//! that `export` can list (some with a secret, odd copies with keys that are not Kubernetes
+//! names), exported with `sandbox export --providers project,platform`, then applied to a
+//! fresh sandbox running both providers against the same simulator: every MR Ready and
+//! Synced, and no JFrog write during adoption and two more polls. The same with `--legacy`.
+//! Exporting twice gives identical files, and no secret value of the simulator is in any of
+//! them. (Kinds without a list call are named in the summary as not exportable.)
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use e2e::{Sandbox, SandboxOptions, TempDir, count, file_tree, sandbox_export, wait_for, writes};
+use provider_family::KindDecl;
+use provider_family::seed::{Seeded, create_copy};
+use serde_json::{Value, json};
+
+/// The providers exported and adopted.
+const PROVIDERS: [&str; 2] = ["project", "platform"];
+/// Copies of each listable Kind.
+const COPIES: usize = 3;
+
+fn secret(key: &str) -> String {
+    format!("e2e-export-access-secret-{}-7c2e", key.to_ascii_lowercase())
+}
+
+/// `COPIES` objects of every listable Kind of `decls`, from its example (Secret references
+/// given a value of [`secret`]).
+async fn seed(
+    client: &jfrog_client::JfrogClient,
+    decls: &[KindDecl],
+    kinds: &[std::sync::Arc<provider_family::FamilyKind>],
+    example_name: fn(&str, bool) -> String,
+    example_params: fn(&KindDecl, bool) -> Value,
+) -> Vec<Seeded> {
+    let mut out = Vec::new();
+    for copy in 0..COPIES {
+        for d in decls.iter().filter(|d| d.rest.list().is_some()) {
+            let k = kinds
+                .iter()
+                .find(|k| k.resolved().decl.kind == d.kind)
+                .expect("every declaration is a Kind");
+            let base = example_name(d.kind, false);
+            let mut params = example_params(d, false);
+            let mut secrets = Vec::new();
+            if let Value::Object(m) = &mut params {
+                for (field, r) in m.iter_mut() {
+                    if field.ends_with("SecretRef") {
+                        *r = json!({"name": "s", "key": field});
+                        secrets.push((field.clone(), secret(&format!("{base}-{copy}-{field}"))));
+                    }
+                }
+            }
+            let with_secret = !secrets.is_empty();
+            let key = create_copy(client, k, &base, copy, params, secrets)
+                .await
+                .unwrap_or_else(|e| panic!("seed: {e}"));
+            out.push(Seeded {
+                kind: d.kind,
+                key,
+                with_secret,
+            });
+        }
+    }
+    out
+}
+
+/// The list calls of the seeded Kinds (`GET <path>`), as the simulator counts them.
+fn list_routes(decls: &[&KindDecl]) -> Vec<String> {
+    let mut routes: Vec<String> = decls
+        .iter()
+        .filter_map(|d| d.rest.list())
+        .map(|l| format!("{}{}", l.service.base_path(), l.path))
+        .collect();
+    routes.sort();
+    routes.dedup();
+    routes
+}
+
+/// Every seeded secret value the simulator stores (in clear) in any collection.
+fn stored_secrets(sim: &jfrog_sim::Simulator) -> Vec<String> {
+    fn walk(v: &Value, out: &mut Vec<String>) {
+        match v {
+            Value::String(s) if s.contains("e2e-export-access-secret-") => out.push(s.clone()),
+            Value::Array(a) => a.iter().for_each(|v| walk(v, out)),
+            Value::Object(m) => m.values().for_each(|v| walk(v, out)),
+            _ => {}
+        }
+    }
+    let mut out = Vec::new();
+    for c in sim.collection_names() {
+        for o in sim.objects(&c).unwrap_or_default() {
+            walk(&o, &mut out);
+        }
+    }
+    out
+}
+
+/// Apply the export in `out` to a fresh sandbox against `url`: every MR Ready and Synced, no
+/// write from the apply until two more list polls after that. Returns the MR count.
+async fn adopt(tag: &str, url: &str, token_file: &Path, out: &Path, lists: &[String]) -> usize {
+    let mut opts = SandboxOptions::new(tag)
+        .providers(&PROVIDERS.join(","))
+        .jfrog(url, token_file)
+        .provider_arg("--max-reconcile-rate=50");
+    // A short poll keeps the test quick (the two quiet polls are what is measured).
+    opts.poll = Duration::from_secs(2);
+    let sb = Sandbox::start(opts).await;
+    sb.sim.reset_requests().await;
+    let started = Instant::now();
+    let rendered = sb.kubectl_ok(&["kustomize", &out.display().to_string()]);
+    let docs: Vec<Value> = serde_yaml::Deserializer::from_str(&rendered)
+        .map(|de| serde::Deserialize::deserialize(de).expect("rendered YAML"))
+        .filter(|d: &Value| !d.is_null())
+        .collect();
+    assert!(
+        docs.iter().all(|d| d["apiVersion"]
+            .as_str()
+            .is_some_and(|a| a.contains(".platform.") || a.contains(".project."))),
+        "the kustomization renders only managed resources"
+    );
+    let mrs: Vec<_> = docs.iter().map(|d| sb.mr_of(d)).collect();
+    for (mr, doc) in mrs.iter().zip(&docs) {
+        let pp = kube::api::PatchParams::apply("e2e-export-access").force();
+        mr.api
+            .patch(&mr.name, &pp, &kube::api::Patch::Apply(doc))
+            .await
+            .unwrap_or_else(|e| panic!("apply {}: {e}", mr.name));
+    }
+    sb.wait_all_ready(&mrs, Duration::from_secs(120)).await;
+    let ready_after = started.elapsed();
+    // Two more polls: every list call made twice more.
+    let polls =
+        |c: &BTreeMap<String, u64>| lists.iter().map(|r| count(c, "GET", r)).min().unwrap_or(0);
+    let at_ready = polls(&sb.sim.requests().await);
+    let polled = Instant::now();
+    let counts = wait_for(
+        "two more polls",
+        Duration::from_secs(60),
+        Duration::from_millis(300),
+        || async {
+            let c = sb.sim.requests().await;
+            (polls(&c) >= at_ready + 2 && polled.elapsed() >= sb.poll * 2).then_some(c)
+        },
+    )
+    .await;
+    assert!(
+        writes(&counts).is_empty(),
+        "{tag}: adoption wrote to JFrog: {:?}",
+        writes(&counts)
+    );
+    eprintln!(
+        "{tag}: {} MRs Ready and Synced {:.1}s after the apply began; JFrog requests until two more polls: {counts:?}",
+        mrs.len(),
+        ready_after.as_secs_f64(),
+    );
+    mrs.len()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn exported_access_objects_are_adopted_without_a_write_in_both_scopes() {
+    let sim = testkit::start_sim().await;
+    let client = jfrog_client::JfrogClient::builder(sim.url())
+        .credentials(jfrog_client::Credentials::access_token(sim.admin_token()))
+        .build()
+        .expect("client");
+    let platform_kinds = provider_platform::family_kinds();
+    let project_kinds = provider_project::family_kinds();
+    let platform_decls = provider_platform::platform::tables::KINDS;
+    let project_decls = provider_project::projects::tables::KINDS;
+    let mut seeded = seed(
+        &client,
+        project_decls,
+        &project_kinds,
+        provider_project::projects::examples::example_name,
+        provider_project::projects::examples::example_params,
+    )
+    .await;
+    seeded.extend(
+        seed(
+            &client,
+            platform_decls,
+            &platform_kinds,
+            provider_platform::platform::examples::example_name,
+            provider_platform::platform::examples::example_params,
+        )
+        .await,
+    );
+    let listable: Vec<&KindDecl> = project_decls
+        .iter()
+        .chain(platform_decls)
+        .filter(|d| d.rest.list().is_some())
+        .collect();
+    assert!(!listable.is_empty());
+    assert_eq!(seeded.len(), COPIES * listable.len());
+    assert!(
+        seeded.iter().any(|s| s.with_secret),
+        "a seeded object has a secret"
+    );
+    let lists = list_routes(&listable);
+
+    let dir = TempDir::new("export-access");
+    let token_file = dir.path().join("token");
+    std::fs::write(&token_file, sim.admin_token()).expect("write token");
+    let url = sim.url();
+
+    // Export: one request per list call for every object.
+    sim.reset_counts();
+    let ns = dir.path().join("namespaced");
+    let started = Instant::now();
+    let summary = sandbox_export(&PROVIDERS, &url, &token_file, &ns, &[]);
+    let took = started.elapsed();
+    let requests: u64 = sim.request_counts().values().sum();
+    eprintln!(
+        "export of {} objects: {requests} JFrog requests, {:.2}s\n{summary}",
+        seeded.len(),
+        took.as_secs_f64()
+    );
+    assert_eq!(requests, lists.len() as u64, "{:?}", sim.request_counts());
+    assert!(
+        summary.contains(&format!("exported {} objects", seeded.len())),
+        "{summary}"
+    );
+    assert!(!summary.contains("warning"), "{summary}");
+
+    // Twice: identical files; no secret anywhere.
+    let again = dir.path().join("again");
+    sandbox_export(&PROVIDERS, &url, &token_file, &again, &[]);
+    let files = file_tree(&ns);
+    assert_eq!(files, file_tree(&again));
+    let legacy = dir.path().join("legacy");
+    sandbox_export(&PROVIDERS, &url, &token_file, &legacy, &["--legacy"]);
+    let mut secrets = stored_secrets(&sim);
+    assert!(!secrets.is_empty(), "seeded secrets are stored");
+    secrets.push(sim.admin_token());
+    for (path, text) in files.iter().chain(file_tree(&legacy).iter()) {
+        for s in &secrets {
+            assert!(
+                !text.contains(s.as_str()),
+                "{} holds a secret value",
+                path.display()
+            );
+        }
+    }
+
+    // Adoption, namespaced then legacy, each by a fresh sandbox against the same platform.
+    assert_eq!(
+        adopt("export-access-ns", &url, &token_file, &ns, &lists).await,
+        seeded.len()
+    );
+    assert_eq!(
+        adopt("export-access-legacy", &url, &token_file, &legacy, &lists).await,
+        seeded.len()
+    );
+}
