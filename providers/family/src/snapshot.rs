@@ -67,7 +67,7 @@ use provider_runtime::managed::registration::{ControllerContext, KindRegistratio
 use serde::Deserialize;
 use serde_json::Value;
 
-use crate::rest::{ListCall, ListShape};
+use crate::rest::{ListCall, ListShape, Rest};
 /// The longest wait before a failed refresh is tried again.
 const FAILURE_RETRY: Duration = Duration::from_secs(30);
 /// How long a platform that lacks the endpoint (or refuses it) is not asked again.
@@ -184,6 +184,9 @@ struct Entry {
     group: Option<Arc<str>>,
     /// When the request that read it was sent.
     read_at: Instant,
+    /// Whether it comes from a list answer (rather than a read by key): for a list that
+    /// shows only which objects exist, such an entry says "present, read it".
+    listed: bool,
 }
 
 /// One configuration of the bulk answer, kept as compact JSON text: the answer is decoded
@@ -267,6 +270,38 @@ impl<'de> serde::de::DeserializeSeed<'de> for GroupsSeed {
     }
 }
 
+/// Decodes the array under one member of an object (`{"tokens": [...]}`); `None` when the
+/// object lacks it.
+struct WrappedSeed(&'static str, &'static str);
+
+impl<'de> serde::de::DeserializeSeed<'de> for WrappedSeed {
+    type Value = Option<Vec<Compact>>;
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        struct V(&'static str, &'static str);
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = Option<Vec<Compact>>;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("an object holding an array")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> Result<Self::Value, A::Error> {
+                let mut out = None;
+                while let Some(member) = map.next_key::<String>()? {
+                    if member == self.0 {
+                        out = Some(map.next_value_seed(ArraySeed(self.1))?);
+                    } else {
+                        map.next_value::<serde::de::IgnoredAny>()?;
+                    }
+                }
+                Ok(out)
+            }
+        }
+        d.deserialize_map(V(self.0, self.1))
+    }
+}
+
 #[derive(Debug, Default)]
 struct State {
     /// When the request of the current snapshot was sent.
@@ -297,6 +332,10 @@ pub struct Snapshot {
     marks: Arc<WriteMarks>,
     list: ListCall,
     case_insensitive: bool,
+    /// The binding that chooses the list call per platform ([`Rest::list_on`]).
+    rest: Option<&'static dyn Rest>,
+    /// The list shows only which objects exist ([`Rest::list_reads_each`]).
+    reads_each: bool,
     state: Mutex<State>,
     flight: tokio::sync::Mutex<()>,
 }
@@ -327,9 +366,21 @@ impl Snapshot {
             marks,
             list,
             case_insensitive,
+            rest: None,
+            reads_each: false,
             state: Mutex::default(),
             flight: tokio::sync::Mutex::new(()),
         }
+    }
+
+    /// Take the list call from `rest` on each refresh ([`Rest::list_on`]), and when its list
+    /// shows only which objects exist ([`Rest::list_reads_each`]), use the snapshot only to
+    /// know that an object is absent: a listed one is read by key (the read then serves the
+    /// MR's poll interval like any entry).
+    pub fn with_rest(mut self, rest: &'static dyn Rest) -> Self {
+        self.reads_each = rest.list_reads_each();
+        self.rest = Some(rest);
+        self
     }
 
     /// How old an answer may be for an MR with these annotations; `None` when disabled.
@@ -414,6 +465,7 @@ impl Snapshot {
                     json,
                     group: None,
                     read_at,
+                    listed: false,
                 },
             );
         }
@@ -430,6 +482,10 @@ impl Snapshot {
         let (json, group) = {
             let st = lock(&self.state);
             match st.entries.get(key) {
+                // Listed, but the list lacks its details: read it.
+                Some(e) if e.listed && self.reads_each && e.json.is_some() => {
+                    return Lookup::Unknown;
+                }
                 Some(e) if usable(e.read_at) => match &e.json {
                     Some(json) => (json.clone(), e.group.clone()),
                     // A `GET` answered not found after our last write.
@@ -483,11 +539,27 @@ impl Snapshot {
             return;
         }
         let started = Instant::now();
+        let list = match self.rest {
+            Some(rest) => rest.list_on(client).await,
+            None => Ok(Some(self.list)),
+        };
+        let list = match list {
+            Ok(Some(l)) => l,
+            Ok(None) => {
+                lock(&self.state).failed = Some((Instant::now(), true));
+                return;
+            }
+            Err(e) => {
+                tracing::warn!(list = self.list.path, error = %e, "cannot choose the list call, observing by key");
+                lock(&self.state).failed = Some((Instant::now(), false));
+                return;
+            }
+        };
         let answer = client
             .request(
-                self.list.service,
+                list.service,
                 http::Method::GET,
-                self.list.path,
+                list.path,
                 Idempotency::Idempotent,
             )
             .send()
@@ -501,14 +573,8 @@ impl Snapshot {
                     .iter()
                     .filter_map(|(k, e)| Some((k.clone(), e.json.clone()?)))
                     .collect();
-                index_reusing(
-                    &self.list,
-                    self.case_insensitive,
-                    r.body(),
-                    started,
-                    &previous,
-                )
-                .ok_or("expected an object grouped by class or an array")
+                index_reusing(&list, self.case_insensitive, r.body(), started, &previous)
+                    .ok_or("expected an array, an object of arrays or an object holding an array")
             }
             Err(e) if e.is_not_found() || matches!(e, jfrog_client::Error::Forbidden { .. }) => {
                 tracing::info!(list = self.list.path, error = %e, "list unavailable, observing by key for an hour");
@@ -587,6 +653,7 @@ fn index_reusing(
                     json,
                     group,
                     read_at,
+                    listed: true,
                 },
             );
         }
@@ -595,6 +662,17 @@ fn index_reusing(
         ListShape::Grouped(_) => GroupsSeed(list.key_member)
             .deserialize(&mut serde_json::Deserializer::from_slice(body))
             .ok(),
+        ListShape::Wrapped(member) => {
+            if let Some(objects) = WrappedSeed(member, list.key_member)
+                .deserialize(&mut serde_json::Deserializer::from_slice(body))
+                .ok()
+                .flatten()
+            {
+                objects.into_iter().for_each(|c| push(c, None));
+                return Some(out);
+            }
+            None
+        }
         ListShape::Array => None,
     };
     if let Some(groups) = grouped {

@@ -45,6 +45,8 @@
 mod behaviour_tests;
 pub mod examples;
 #[cfg(test)]
+mod list_tests;
+#[cfg(test)]
 mod lost_answer;
 pub mod rest;
 #[rustfmt::skip]
@@ -80,11 +82,57 @@ pub fn crc32(s: &str) -> u32 {
 }
 
 impl Hooks for AccessHooks {
-    /// The global environments every platform starts with (in the environments list, whose
-    /// objects are named by `name`).
+    /// What every platform starts with: the global environments (in the environments list,
+    /// objects named by `name` without a link), the admin and anonymous users, the `readers`
+    /// group and the default permission targets (in lists whose objects link to themselves).
     fn platform_owned(&self, key: &str, object: &Value) -> Option<String> {
-        (matches!(key, "DEV" | "PROD") && object["name"] == key)
+        let uri = object.get("uri").and_then(Value::as_str);
+        let listed_in = |segment: &str| uri.is_some_and(|u| u.contains(segment));
+        let user = object.get("username").is_some() || listed_in("/users/");
+        if user && matches!(key, "admin" | "anonymous" | "_internal" | "access-admin") {
+            return Some("a user JFrog creates itself".to_string());
+        }
+        if listed_in("/security/groups/") && key == "readers" {
+            return Some("the group JFrog creates itself".to_string());
+        }
+        if listed_in("/permissions/") && matches!(key, "Anything" | "Any Remote") {
+            return Some("a permission target JFrog creates itself".to_string());
+        }
+        (uri.is_none() && matches!(key, "DEV" | "PROD") && object["name"] == key)
             .then(|| "a global environment of every JFrog Platform".to_string())
+    }
+
+    /// A user with an internal password is exported as a ManagedUser (its password, which
+    /// JFrog never shows, becomes a Secret reference), one without as a User.
+    fn lists_as(&self, kind: &ResolvedKind, object: &Value) -> bool {
+        let internal = object
+            .get("internal_password_disabled")
+            .and_then(Value::as_bool)
+            != Some(true);
+        match kind.decl.kind {
+            "ManagedUser" => internal,
+            "User" => !internal,
+            "UnmanagedUser" | "AnonymousUser" => false,
+            _ => true,
+        }
+    }
+
+    /// Not from a list: a token (its values exist only in its create answer), the anonymous
+    /// user (JFrog's own) and the replications (a repository's replication could be any of
+    /// the five Kinds).
+    fn exportable(&self, kind: &ResolvedKind) -> bool {
+        !(matches!(kind.decl.kind, "ScopedToken" | "AnonymousUser")
+            || kind.decl.group == "replication")
+    }
+
+    /// A User or UnmanagedUser without a password (and with the internal password enabled)
+    /// gets a generated one, as the official provider does.
+    fn generated_secret(&self, kind: &ResolvedKind, params: &Value) -> Option<&'static str> {
+        let disabled = params
+            .get("internalPasswordDisabled")
+            .and_then(Value::as_bool)
+            == Some(true);
+        (matches!(kind.decl.kind, "User" | "UnmanagedUser") && !disabled).then_some("password")
     }
 
     fn check_params(&self, kind: &ResolvedKind, params: &Value) -> Result<(), String> {
