@@ -894,6 +894,95 @@ mod tests {
         assert!(found(&s, "k", HOUR).is_none());
     }
 
+    /// `{"tokens": [...]}` is indexed like an array; a plain array too.
+    #[test]
+    fn a_wrapped_answer_is_indexed_by_the_array_it_holds() {
+        let wrapped = ListCall {
+            shape: ListShape::Wrapped("tokens"),
+            key_member: "token_id",
+            ..LIST
+        };
+        let now = Instant::now();
+        let got = super::index(
+            &wrapped,
+            br#"{"cursor": "x", "tokens": [{"token_id": "a"}, {"token_id": "b"}], "more": [1]}"#,
+            now,
+        )
+        .expect("indexed");
+        let mut keys: Vec<_> = got.keys().cloned().collect();
+        keys.sort();
+        assert_eq!(keys, vec!["a", "b"]);
+        assert!(got["a"].listed);
+        let plain = super::index(&wrapped, br#"[{"token_id": "c"}]"#, now).expect("indexed");
+        assert!(plain.contains_key("c"));
+        assert!(super::index(&wrapped, br#"{"other": []}"#, now).is_none_or(|m| m.is_empty()));
+    }
+
+    /// A list that only shows which objects exist: a listed key is read by `GET` (and that
+    /// read is then used), a key it lacks is absent without one.
+    #[test]
+    fn a_partial_list_says_which_keys_exist_and_listed_ones_are_read() {
+        #[derive(Debug)]
+        struct Partial;
+        #[async_trait::async_trait]
+        impl Rest for Partial {
+            async fn read(&self, _: &JfrogClient, _: &str) -> Result<Value, jfrog_client::Error> {
+                Ok(Value::Null)
+            }
+            async fn create(
+                &self,
+                _: &JfrogClient,
+                _: &str,
+                _: &serde_json::Map<String, Value>,
+            ) -> Result<Value, jfrog_client::Error> {
+                Ok(Value::Null)
+            }
+            async fn update(
+                &self,
+                _: &JfrogClient,
+                _: &str,
+                _: &serde_json::Map<String, Value>,
+            ) -> Result<(), jfrog_client::Error> {
+                Ok(())
+            }
+            async fn delete(&self, _: &JfrogClient, _: &str) -> Result<(), jfrog_client::Error> {
+                Ok(())
+            }
+            fn list_reads_each(&self) -> bool {
+                true
+            }
+        }
+        static PARTIAL: Partial = Partial;
+        let s = snapshot().with_rest(&PARTIAL);
+        let now = Instant::now();
+        let listed = index(br#"[{"key": "g1", "uri": "http://x/g1"}]"#, now).expect("indexed");
+        {
+            let mut st = lock(&s.state);
+            st.entries = listed;
+            st.fetched_at = Some(now);
+        }
+        assert!(
+            matches!(s.known("g1", HOUR), Lookup::Unknown),
+            "listed: read it"
+        );
+        assert!(
+            matches!(s.known("g2", HOUR), Lookup::Absent),
+            "not listed: absent"
+        );
+        s.record_read(
+            "g1",
+            Some(&json!({"key": "g1", "description": "d"})),
+            Instant::now(),
+        );
+        let v = found(&s, "g1", HOUR).expect("the read is used");
+        assert_eq!(v["description"], "d");
+        // The same list without the "read each" mode answers from the list.
+        let complete = snapshot();
+        lock(&complete.state).entries =
+            index(br#"[{"key": "g1", "uri": "http://x/g1"}]"#, now).expect("indexed");
+        assert!(found(&complete, "g1", HOUR).is_some());
+    }
+
     #[test]
     fn debug_shows_no_configuration() {
         let s = snapshot();
