@@ -45,6 +45,12 @@
 //! this process wrote (kept for the life of the process: marks are shared by every client,
 //! so none can tell when a mark stopped mattering to all of them).
 //!
+//! Lists that show only which objects exist (a name and a link per user or group,
+//! [`crate::rest::Rest::list_reads_each`]): the snapshot then says only "absent" (the rules
+//! above) or "present, read it"; the read by key serves the MR's poll like any entry. A
+//! list call that depends on the platform ([`crate::rest::Rest::list_on`], e.g. the users
+//! API by Artifactory version) is chosen at each refresh.
+//!
 //! # Deviations
 //!
 //! - Platforms without `GET /api/repositories/configurations` are observed by one `GET`

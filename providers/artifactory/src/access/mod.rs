@@ -40,6 +40,26 @@
 //! The user API depends on the platform: the Access API (`/access/api/v2/users`) from
 //! Artifactory 7.84.3, the security API (`/artifactory/api/security/users`) before; the
 //! version is read once per platform and process.
+//!
+//! # Observation by list
+//!
+//! Every Kind whose objects JFrog lists is observed through the family layer's shared
+//! snapshot: one list request per family, ProviderConfig and poll, whatever the number of
+//! MRs. Certificates, environments, Vault configurations and tokens (`{"tokens": [...]}`)
+//! are complete in their list, so an observe costs no further request. The users list
+//! (the Access or the security API, by version), the groups and permission targets lists
+//! (a name and a link each) and the replications list (one element per target, so a
+//! multi-push repository's targets are read together) show which objects exist: an object
+//! they lack is missing without a read, a listed one is read by key ("list, then read
+//! each"). `export` lists the same way and skips what the platform creates itself (the
+//! admin and anonymous users, the `readers` group, the default permission targets); users
+//! are exported as User, their password (never shown) a Secret reference to fill.
+//!
+//! # Generated passwords
+//!
+//! A User or UnmanagedUser without a password (and with the internal password enabled)
+//! gets a random one on create, as the official provider generates one: sent once,
+//! published in the connection Secret only (`attribute.password`), compared by hash after.
 
 #[cfg(test)]
 mod behaviour_tests;
@@ -102,19 +122,14 @@ impl Hooks for AccessHooks {
             .then(|| "a global environment of every JFrog Platform".to_string())
     }
 
-    /// A user with an internal password is exported as a ManagedUser (its password, which
-    /// JFrog never shows, becomes a Secret reference), one without as a User.
-    fn lists_as(&self, kind: &ResolvedKind, object: &Value) -> bool {
-        let internal = object
-            .get("internal_password_disabled")
-            .and_then(Value::as_bool)
-            != Some(true);
-        match kind.decl.kind {
-            "ManagedUser" => internal,
-            "User" => !internal,
-            "UnmanagedUser" | "AnonymousUser" => false,
-            _ => true,
-        }
+    /// Users are exported as User (the password optional in the schema, so its reference
+    /// can wait in `initProvider` without blocking adoption; ManagedUser requires it in
+    /// `forProvider`, where it would be compared and sent).
+    fn lists_as(&self, kind: &ResolvedKind, _object: &Value) -> bool {
+        !matches!(
+            kind.decl.kind,
+            "ManagedUser" | "UnmanagedUser" | "AnonymousUser"
+        )
     }
 
     /// Not from a list: a token (its values exist only in its create answer), the anonymous
