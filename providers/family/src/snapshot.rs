@@ -47,7 +47,10 @@
 //!
 //! Lists that show only which objects exist (a name and a link per user or group,
 //! [`crate::rest::Rest::list_reads_each`]): the snapshot then says only "absent" (the rules
-//! above) or "present, read it"; the read by key serves the MR's poll like any entry. A
+//! above) or "present, read it"; the read by key serves the MR's poll like any entry. An
+//! object the last answer showed is read without refreshing the list (the list would add
+//! nothing), so the list is fetched (at most once per TTL) only for keys not known to exist:
+//! MRs whose object is not created yet or is gone. Steady state: one read per MR. A
 //! list call that depends on the platform ([`crate::rest::Rest::list_on`], e.g. the users
 //! API by Artifactory version) is chosen at each refresh.
 //!
@@ -438,11 +441,25 @@ impl Snapshot {
         if !matches!(known, Lookup::Unknown) {
             return known;
         }
+        // A list that shows only which objects exist can tell nothing a read of an object
+        // known to exist would not tell better: it is fetched for the others (new MRs,
+        // objects gone), so that steady state costs one read per MR and no list.
+        if self.reads_each && self.shown(&key) {
+            return Lookup::Unknown;
+        }
         if self.needs_refresh(Instant::now()) {
             self.refresh(client).await;
             return self.known(&key, max_age);
         }
         Lookup::Unknown
+    }
+
+    /// Whether the last answer about `key` (a list or a read) showed it.
+    fn shown(&self, key: &str) -> bool {
+        lock(&self.state)
+            .entries
+            .get(key)
+            .is_some_and(|e| e.json.is_some())
     }
 
     /// Keep the result of a direct `GET` of `key` sent at `read_at` (`None`: not found), so
@@ -982,6 +999,24 @@ mod tests {
         );
         let v = found(&s, "g1", HOUR).expect("the read is used");
         assert_eq!(v["description"], "d");
+        // An object known to exist is read without asking the list again (which could add
+        // nothing), even when the list is due: no request goes out (this client would fail).
+        lock(&s.state).fetched_at = Some(now - 2 * HOUR);
+        let client = JfrogClient::builder("http://127.0.0.1:9")
+            .credentials(jfrog_client::Credentials::access_token("t".to_string()))
+            .build()
+            .expect("client");
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("runtime");
+        let got = rt.block_on(s.lookup(&client, "g1", Duration::ZERO));
+        assert!(matches!(got, Lookup::Unknown));
+        assert!(lock(&s.state).failed.is_none(), "the list was not asked");
+        // A key not known to exist asks it (and here fails: read by key).
+        let got = rt.block_on(s.lookup(&client, "g2", Duration::ZERO));
+        assert!(matches!(got, Lookup::Unknown));
+        assert!(lock(&s.state).failed.is_some(), "the list was asked");
         // The same list without the "read each" mode answers from the list.
         let complete = snapshot();
         lock(&complete.state).entries =

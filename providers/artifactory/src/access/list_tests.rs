@@ -2,8 +2,11 @@
 //! N managed resources of a Kind cost one list request per poll (shared by every MR of the
 //! family), plus, where the list shows only which objects exist (users, groups,
 //! permission targets, replications), one read per existing object; a complete list
-//! (tokens) needs no read at all, and an object the list lacks is never read. Counted in the
-//! simulator's request log over one poll of every MR, after they converged.
+//! (tokens) needs no read at all, and an object the list lacks is never read (each family
+//! here has one MR whose object does not exist, which is what the partial lists are
+//! fetched for: with every object present they are not asked, and a poll costs one read
+//! per MR). Counted in the simulator's request log over one poll of every MR, after they
+//! converged.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
