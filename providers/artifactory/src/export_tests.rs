@@ -1,4 +1,5 @@
-//! `export` against the simulator holding every repository and webhook Kind (twice, with
+//! `export` against the simulator holding every repository and webhook Kind and every
+//! exportable access Kind (users, groups, permission targets read one by one) (twice, with
 //! secrets, with keys that are not Kubernetes names, and a system repository): every object
 //! is exported once under its Kind, its manifest is up to date for the adapter as soon as
 //! it is observed (adoption changes nothing), no secret value is in any file, and a second

@@ -163,13 +163,30 @@ pub type Version = (u64, u64, u64);
 /// once per platform and process.
 pub async fn version(client: &JfrogClient) -> Result<Version, Error> {
     static VERSIONS: Mutex<Option<HashMap<String, Version>>> = Mutex::new(None);
+    // One request per platform at a time, so that the many observes of a starting provider
+    // ask once (and a platform that does not answer delays no other).
+    type Asking = Mutex<Option<HashMap<String, std::sync::Arc<tokio::sync::Mutex<()>>>>>;
+    static ASKING: Asking = Mutex::new(None);
     let url = client.base_url().to_string();
-    let cached = VERSIONS
+    let cached = || {
+        VERSIONS
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .as_ref()
+            .and_then(|m| m.get(&url).copied())
+    };
+    if let Some(v) = cached() {
+        return Ok(v);
+    }
+    let asking = ASKING
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner)
-        .as_ref()
-        .and_then(|m| m.get(&url).copied());
-    if let Some(v) = cached {
+        .get_or_insert_with(HashMap::new)
+        .entry(url.clone())
+        .or_default()
+        .clone();
+    let _asking = asking.lock().await;
+    if let Some(v) = cached() {
         return Ok(v);
     }
     let info = client.artifactory().version().await?;
