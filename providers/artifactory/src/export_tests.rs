@@ -1,4 +1,5 @@
-//! `export` against the simulator holding every repository and webhook Kind (twice, with
+//! `export` against the simulator holding every repository and webhook Kind and every
+//! exportable access Kind (users, groups, permission targets read one by one) (twice, with
 //! secrets, with keys that are not Kubernetes names, and a system repository): every object
 //! is exported once under its Kind, its manifest is up to date for the adapter as soon as
 //! it is observed (adoption changes nothing), no secret value is in any file, and a second
@@ -57,22 +58,31 @@ async fn run(client: &JfrogClient, opts: &Options) -> export::Export {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_object_is_exported_once_and_adopted_without_a_change() {
     let (sim, client, seeded) = seeded_sim(2).await;
-    // Every repository and webhook Kind, and the access Kinds with a list call
-    // (certificates, environments, Vault configurations).
-    assert_eq!(seeded.len(), 2 * (150 + 24 + 3));
+    // Every repository and webhook Kind, and the exportable access Kinds (certificates,
+    // environments, Vault configurations; users of three Kinds, groups, permission
+    // targets).
+    assert_eq!(seeded.len(), 2 * (150 + 24 + 8));
     sim.reset_counts();
     let opts = Options::default();
     let ex = run(&client, &opts).await;
     // One list request per list call (repositories, webhooks, certificates, environments,
-    // Vault configurations).
-    assert_eq!(ex.requests, 5);
-    assert_eq!(sim.request_counts().values().sum::<u64>(), 5);
+    // Vault configurations, users, groups, permission targets), and one read of each user,
+    // group and permission target (their lists show names only).
+    assert_eq!(ex.requests, 8 + 2 * 5, "{:?}", sim.request_counts());
+    assert_eq!(sim.request_counts().values().sum::<u64>(), ex.requests);
+    for list in [
+        "GET /access/api/v2/users",
+        "GET /artifactory/api/security/groups",
+        "GET /artifactory/api/v2/security/permissions",
+    ] {
+        assert_eq!(sim.request_counts().get(list), Some(&1), "{list}");
+    }
     assert!(ex.warnings.is_empty(), "{:#?}", ex.warnings);
     assert!(ex.skipped.is_empty(), "{:#?}", ex.skipped);
     let owned: Vec<&str> = ex.platform_owned.iter().map(|s| s.key.as_str()).collect();
     assert_eq!(
         owned,
-        ["artifactory-build-info", "DEV"],
+        ["artifactory-build-info", "readers", "DEV", "anonymous"],
         "{:?}",
         ex.platform_owned
     );
@@ -142,6 +152,52 @@ async fn every_object_is_exported_once_and_adopted_without_a_change() {
         );
     }
 
+    // Users: exported as User; with an internal password, its password (never shown by
+    // JFrog) is a reference (initProvider) to a Secret of a predictable name, listed.
+    for o in ex.objects.iter().filter(|o| o.group == "user") {
+        let seeded_kind = seeded.iter().find(|s| s.key == o.key).expect("seeded").kind;
+        assert_eq!(o.kind, "User", "{}", o.key);
+        let init = &o.manifest["spec"]["initProvider"];
+        if seeded_kind == "UnmanagedUser" {
+            assert!(init.get("passwordSecretRef").is_none(), "{}", o.key);
+        } else {
+            assert_eq!(
+                init["passwordSecretRef"],
+                json!({"name": format!("user-{}", o.name), "key": "password"})
+            );
+            assert!(
+                ex.secrets
+                    .iter()
+                    .any(|x| x.object == format!("User/{}", o.name)
+                        && x.field == "passwordSecretRef"
+                        && x.referenced
+                        && !x.needed_for_adoption)
+            );
+        }
+    }
+
+    // The access manifests are what the API server accepts (the CRD schema and its
+    // rules: a required secret reference cannot wait in initProvider).
+    let regs = crate::access::registrations(std::sync::Arc::new(
+        provider_family::ClientCache::new(crate::PROVIDER),
+    ));
+    let crds = provider_family::suite::CrdSchemas::new("artifactory", &regs);
+    for o in ex
+        .objects
+        .iter()
+        .filter(|o| matches!(o.group, "user" | "security"))
+    {
+        let d = crate::access::declarations()
+            .iter()
+            .find(|d| d.kind == o.kind)
+            .expect("declared");
+        let schema = crds.schema(d, false);
+        let mut m = o.manifest.clone();
+        assert!(schema.prune(&mut m).is_empty(), "{}: pruned", o.name);
+        let errs = schema.validate(&m, None);
+        assert!(errs.is_empty(), "{} {}: {errs:?}", o.kind, o.name);
+    }
+
     // Adoption: each manifest as the reconciler hands it to the adapter is up to date at
     // once, without late initialisation, and nothing is written.
     let problems =
@@ -166,9 +222,9 @@ async fn every_object_is_exported_once_and_adopted_without_a_change() {
     assert!(files.contains_key("artifactory/webhook/kustomization.yaml"));
     assert_eq!(
         files.keys().filter(|p| p.ends_with(".yaml")).count(),
-        // A kustomization per group (repository, webhook, security) and the top one, and
-        // the list of Secrets to fill.
-        seeded.len() + 5
+        // A kustomization per group (repository, webhook, security, user) and the top one,
+        // and the list of Secrets to fill.
+        seeded.len() + 6
     );
 }
 

@@ -1,5 +1,6 @@
 //! A platform with many existing objects, for `export`'s tests and measurements: every
-//! repository and webhook Kind's example and every listable access Kind's example,
+//! repository and webhook Kind's example and every exportable access Kind's example
+//! (certificates, environments, Vault configurations, users, groups, permission targets),
 //! `copies` times, created through the adapter (so JFrog's server-side defaults apply as
 //! for any object made in JFrog), some with upper-case and underscore keys, some remote
 //! repositories with a password, some webhooks with handler secrets and every access
@@ -71,7 +72,7 @@ pub async fn seed(
         }
         for k in access::kinds() {
             let d = &k.resolved().decl;
-            if d.rest.list().is_none() {
+            if d.rest.list().is_none() || !d.hooks.exportable(k.resolved()) {
                 continue;
             }
             let base = access::examples::example_name(d.kind, false);
@@ -80,7 +81,11 @@ pub async fn seed(
             let secrets: Vec<(String, String)> = secret_refs(&params, "")
                 .into_iter()
                 .map(|(path, name)| {
-                    let value = secret_value(&name, &secret(&format!("{key}-{path}")));
+                    let mut value = secret_value(&name, &secret(&format!("{key}-{path}")));
+                    if name == "password" {
+                        // JFrog's password policy: upper- and lower-case letters and a digit.
+                        value.push_str("-Pw1");
+                    }
                     (path, value)
                 })
                 .collect();

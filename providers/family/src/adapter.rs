@@ -308,12 +308,10 @@ impl ClientCache {
         let snapshot = lock(&cached.snapshots)
             .entry(list.path)
             .or_insert_with(|| {
-                Arc::new(Snapshot::new(
-                    self.settings.clone(),
-                    marks,
-                    *list,
-                    rest.case_insensitive(),
-                ))
+                Arc::new(
+                    Snapshot::new(self.settings.clone(), marks, *list, rest.case_insensitive())
+                        .with_rest(rest),
+                )
             })
             .clone();
         Ok((cached.client, Some(snapshot)))
@@ -510,6 +508,30 @@ fn delete_requested(mr: &Managed<FamilyKind>) -> bool {
             .any(|x| x.type_ == c.type_ && x.status == c.status && x.reason == c.reason)
     };
     has(&deleting) && has(&success)
+}
+
+/// A random password for a generated secret: 16 characters with at least one upper-case
+/// letter, lower-case letter, digit and symbol (what JFrog's password policies ask; the
+/// official provider generates 12 of the same classes).
+pub fn generate_password() -> String {
+    use rand::Rng;
+    use rand::seq::{IndexedRandom, SliceRandom};
+    const UPPER: &[u8] = b"ABCDEFGHJKLMNPQRSTUVWXYZ";
+    const LOWER: &[u8] = b"abcdefghijkmnopqrstuvwxyz";
+    const DIGIT: &[u8] = b"23456789";
+    const SYMBOL: &[u8] = b"!#%+-.:=?@_";
+    let mut rng = rand::rng();
+    let classes = [UPPER, LOWER, DIGIT, SYMBOL];
+    let mut out: Vec<u8> = classes
+        .iter()
+        .filter_map(|c| c.choose(&mut rng).copied())
+        .collect();
+    while out.len() < 16 {
+        let class = classes[rng.random_range(0..classes.len())];
+        out.extend(class.choose(&mut rng));
+    }
+    out.shuffle(&mut rng);
+    out.into_iter().map(char::from).collect()
 }
 
 /// Whether the hashes come from `atProvider` (so they must be carried over even if empty).
@@ -718,6 +740,28 @@ impl FamilyClient {
         Ok(body)
     }
 
+    /// The wire member of the Kind's generated secret when `params` leave it unset.
+    fn generated_wire(&self, params: &Value) -> Option<&'static str> {
+        self.kind.decl.hooks.generated_secret(&self.kind, params)
+    }
+
+    /// Put a generated value into a create `body` whose generated secret is unset; returns
+    /// the field's Terraform name and the value (for the connection Secret only).
+    fn generate_secret(
+        &self,
+        params: &Value,
+        body: &mut Map<String, Value>,
+    ) -> Option<(&'static str, String)> {
+        let wire = self.generated_wire(params)?;
+        if body.get(wire).is_some_and(|v| !diff::is_empty(Some(v))) {
+            return None;
+        }
+        let field = self.kind.params().find(|f| f.wire == Some(wire))?;
+        let value = generate_password();
+        body.insert(wire.to_string(), Value::String(value.clone()));
+        Some((field.tf, value))
+    }
+
     /// The desired body for an update and its write-only hashes.
     fn update_body(
         &self,
@@ -742,10 +786,15 @@ impl FamilyClient {
             &mr.uid,
             Self::wo_version(&mr.for_provider).as_deref(),
         );
-        // Clear write-only values that were sent before and are no longer wanted.
+        // Clear write-only values that were sent before and are no longer wanted (a
+        // generated value stays while the parameters leave it unset).
         let skip = self.init_only_wires(&mr.init_only_fields);
+        let generated = self.generated_wire(&mr.for_provider);
         for w in recorded_hashes(mr).keys() {
-            if !hashes.contains_key(w) && !skip.contains(&w.as_str()) {
+            if !hashes.contains_key(w)
+                && !skip.contains(&w.as_str())
+                && generated != Some(w.as_str())
+            {
                 let Some(f) = self.kind.params().find(|f| f.wire == Some(w.as_str())) else {
                     // A nested write-only value (a handler's secret) goes with its element.
                     continue;
@@ -968,10 +1017,16 @@ impl ExternalClient<FamilyKind> for FamilyClient {
         .collect();
         let (_, desired_hashes) = self.update_body(mr, &key)?;
         let skip = self.init_only_wires(&mr.init_only_fields);
+        let generated = self.generated_wire(&mr.for_provider);
         let wires: std::collections::BTreeSet<&String> =
             desired_hashes.keys().chain(recorded.keys()).collect();
         for w in wires {
             if skip.contains(&w.as_str()) {
+                continue;
+            }
+            // A generated value (its hash recorded at create) stands while the parameters
+            // leave it unset.
+            if generated == Some(w.as_str()) && !desired_hashes.contains_key(w) {
                 continue;
             }
             // An immutable write-only value without a record (the create's answer was lost,
@@ -1017,7 +1072,7 @@ impl ExternalClient<FamilyKind> for FamilyClient {
             )));
         }
         let _write = self.begin_write(&address);
-        let body = self.body(
+        let mut body = self.body(
             &key,
             &mr.create_parameters,
             &mr.secrets,
@@ -1025,6 +1080,7 @@ impl ExternalClient<FamilyKind> for FamilyClient {
             &[],
             None,
         )?;
+        let generated = self.generate_secret(&mr.create_parameters, &mut body);
         let (key, answer) = match self.kind.decl.id {
             Id::ServerAssigned => self.create_server_assigned(mr, &address, &body).await?,
             _ => {
@@ -1041,7 +1097,12 @@ impl ExternalClient<FamilyKind> for FamilyClient {
         if mr.external_name != key {
             mr.external_name = key.clone();
         }
-        let connection_details = connection_details(&self.kind, &answer);
+        let mut connection_details = connection_details(&self.kind, &answer);
+        if let Some((tf, value)) = generated {
+            connection_details
+                .0
+                .insert(format!("attribute.{tf}"), value.into_bytes());
+        }
         self.kind.decl.hooks.after_create(self.hook_ctx(&key)).await;
         let hashes = diff::write_only_hashes(
             &self.kind,
@@ -1098,7 +1159,8 @@ impl ExternalClient<FamilyKind> for FamilyClient {
         // Keep the hashes of init-only write-only values recorded at create.
         let mut all = recorded_hashes(mr);
         let skip = self.init_only_wires(&mr.init_only_fields);
-        all.retain(|k, _| skip.contains(&k.as_str()));
+        let generated = self.generated_wire(&mr.for_provider);
+        all.retain(|k, _| skip.contains(&k.as_str()) || generated == Some(k.as_str()));
         all.extend(hashes);
         // An empty map is kept: it overrides the hashes Create recorded in the annotation.
         let hashes = serde_json::to_value(&all).unwrap_or_default();

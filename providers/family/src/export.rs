@@ -186,7 +186,8 @@ pub async fn export(
     // Kind is selected).
     let mut lists: Vec<(ListCall, Vec<&ResolvedKind>)> = Vec::new();
     for k in kinds.iter().copied() {
-        let Some(list) = k.decl.rest.list() else {
+        let list = k.decl.rest.list().filter(|_| k.decl.hooks.exportable(k));
+        let Some(list) = list else {
             if selected(k, &opts.only) {
                 out.unlisted_kinds.push(k.decl.kind);
             }
@@ -202,7 +203,18 @@ pub async fn export(
     }
     lists.retain(|(_, ks)| ks.iter().any(|k| selected(k, &opts.only)));
     let total = lists.len();
-    for (i, (list, ks)) in lists.iter().enumerate() {
+    for (i, (family_list, ks)) in lists.iter().enumerate() {
+        // The Kinds of one list share its binding.
+        let rest = ks[0].decl.rest;
+        let list = rest
+            .list_on(client)
+            .await
+            .map_err(|source| ExportError::List {
+                path: family_list.path,
+                source,
+            })?
+            .unwrap_or(*family_list);
+        let list = &list;
         out.requests += 1;
         let body = client
             .request(
@@ -248,6 +260,28 @@ pub async fn export(
                 out.platform_owned.push(skip(reason));
                 continue;
             }
+            // A list that shows only which objects exist: read each for its details.
+            let read;
+            let obj = if rest.list_reads_each() {
+                out.requests += 1;
+                read = match rest.read(client, &key).await {
+                    Ok(v) => v,
+                    Err(e) if e.is_not_found() => {
+                        out.skipped
+                            .push(skip("deleted while the export ran".to_string()));
+                        continue;
+                    }
+                    Err(source) => {
+                        return Err(ExportError::List {
+                            path: list.path,
+                            source,
+                        });
+                    }
+                };
+                &read
+            } else {
+                obj
+            };
             let kind = match best_match(ks, obj).as_slice() {
                 [k, ..] if !selected(k, &opts.only) => {
                     out.not_selected += 1;
@@ -349,6 +383,11 @@ fn list_objects(list: &ListCall, body: &[u8]) -> Result<Vec<Value>, ExportError>
                 }
             }
         }
+        (ListShape::Wrapped(member), Value::Object(mut o)) => match o.remove(member) {
+            Some(Value::Array(a)) => out = a,
+            _ => return Err(bad("an object holding an array")),
+        },
+        (ListShape::Wrapped(_), _) => return Err(bad("an object holding an array or an array")),
         (ListShape::Grouped(_), _) => return Err(bad("an object of arrays or an array")),
         (ListShape::Array, _) => return Err(bad("an array")),
     }
@@ -639,11 +678,17 @@ fn object(kind: &ResolvedKind, key: &str, body: &Value, ctx: &DiffContext, opts:
         }
         r
     };
-    // Top-level secrets JFrog shows as set: one reference per wire member.
+    // Top-level secrets JFrog shows as set, and the one the Kind always has unless its
+    // parameters say otherwise (a user's password, generated when not given, never shown):
+    // one reference per wire member.
+    let generated = d
+        .hooks
+        .generated_secret(kind, &Value::Object(params.clone()));
     let mut wires_done = BTreeSet::new();
     for f in kind.params().filter(|f| f.sensitive) {
         let Some(w) = f.wire else { continue };
-        if diff::is_empty(get_path(body, w)) || !wires_done.insert(w) {
+        let has_one = !diff::is_empty(get_path(body, w)) || generated == Some(w);
+        if !has_one || !wires_done.insert(w) {
             continue;
         }
         let k = f.crd.trim_end_matches("SecretRef");
@@ -882,7 +927,7 @@ impl Export {
         }
         if !self.unlisted_kinds.is_empty() {
             s.push_str(&format!(
-                "not exported (no list call): {}\n",
+                "not exported (no list call, or not adoptable from one): {}\n",
                 self.unlisted_kinds.join(", ")
             ));
         }

@@ -123,6 +123,19 @@ pub trait Hooks: Send + Sync + std::fmt::Debug {
     fn lists_as(&self, _kind: &ResolvedKind, _object: &Value) -> bool {
         true
     }
+    /// Whether `export` writes manifests for objects of `kind` found in its list (`false`
+    /// for Kinds whose objects cannot be adopted from a list, e.g. tokens whose values exist
+    /// only in their create answer): such Kinds are reported as not exported.
+    fn exportable(&self, _kind: &ResolvedKind) -> bool {
+        true
+    }
+    /// The wire member of a write-only secret that is generated when the parameters leave it
+    /// unset (a user's password, as the official provider generates one): the adapter sends
+    /// a random value on create, publishes it in the connection Secret only (under
+    /// `attribute.<terraform name>`), and compares it by hash afterwards.
+    fn generated_secret(&self, _kind: &ResolvedKind, _params: &Value) -> Option<&'static str> {
+        None
+    }
     /// Why an existing object is not available yet (a job still running), from its
     /// `atProvider`; `None`: it is available.
     fn unavailable(&self, _kind: &ResolvedKind, _at_provider: &Value) -> Option<String> {

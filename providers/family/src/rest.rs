@@ -62,6 +62,9 @@ pub enum ListShape {
     /// named member of each object that lacks it (the repositories' answer grouped by
     /// class, or a plain array).
     Grouped(&'static str),
+    /// The array under the named member of an object (`{"tokens": [...]}`), or a plain
+    /// array.
+    Wrapped(&'static str),
 }
 
 /// The list call that observes every object of a family at once.
@@ -120,6 +123,18 @@ pub trait Rest: Send + Sync + std::fmt::Debug {
     /// The list call that observes all objects at once, if the API has one.
     fn list(&self) -> Option<&ListCall> {
         None
+    }
+    /// The list call to use on `client`'s platform, for an API that depends on the
+    /// platform's version (the users list); [`Rest::list`] by default. `list()` stays the
+    /// call that names the family (the snapshot's and `export`'s grouping).
+    async fn list_on(&self, _client: &JfrogClient) -> Result<Option<ListCall>, Error> {
+        Ok(self.list().copied())
+    }
+    /// Whether the list answer shows only which objects exist (a name and a link, as the
+    /// users, groups and permission targets lists do): an object the list lacks needs no
+    /// read, a listed one is still read by key for its details ("list, then read each").
+    fn list_reads_each(&self) -> bool {
+        false
     }
     /// Whether identifiers are case-insensitive (`Repo` and `repo` are one object).
     fn case_insensitive(&self) -> bool {

@@ -45,6 +45,15 @@
 //! this process wrote (kept for the life of the process: marks are shared by every client,
 //! so none can tell when a mark stopped mattering to all of them).
 //!
+//! Lists that show only which objects exist (a name and a link per user or group,
+//! [`crate::rest::Rest::list_reads_each`]): the snapshot then says only "absent" (the rules
+//! above) or "present, read it"; the read by key serves the MR's poll like any entry. An
+//! object the last answer showed is read without refreshing the list (the list would add
+//! nothing), so the list is fetched (at most once per TTL) only for keys not known to exist:
+//! MRs whose object is not created yet or is gone. Steady state: one read per MR. A
+//! list call that depends on the platform ([`crate::rest::Rest::list_on`], e.g. the users
+//! API by Artifactory version) is chosen at each refresh.
+//!
 //! # Deviations
 //!
 //! - Platforms without `GET /api/repositories/configurations` are observed by one `GET`
@@ -67,7 +76,7 @@ use provider_runtime::managed::registration::{ControllerContext, KindRegistratio
 use serde::Deserialize;
 use serde_json::Value;
 
-use crate::rest::{ListCall, ListShape};
+use crate::rest::{ListCall, ListShape, Rest};
 /// The longest wait before a failed refresh is tried again.
 const FAILURE_RETRY: Duration = Duration::from_secs(30);
 /// How long a platform that lacks the endpoint (or refuses it) is not asked again.
@@ -184,6 +193,9 @@ struct Entry {
     group: Option<Arc<str>>,
     /// When the request that read it was sent.
     read_at: Instant,
+    /// Whether it comes from a list answer (rather than a read by key): for a list that
+    /// shows only which objects exist, such an entry says "present, read it".
+    listed: bool,
 }
 
 /// One configuration of the bulk answer, kept as compact JSON text: the answer is decoded
@@ -267,6 +279,38 @@ impl<'de> serde::de::DeserializeSeed<'de> for GroupsSeed {
     }
 }
 
+/// Decodes the array under one member of an object (`{"tokens": [...]}`); `None` when the
+/// object lacks it.
+struct WrappedSeed(&'static str, &'static str);
+
+impl<'de> serde::de::DeserializeSeed<'de> for WrappedSeed {
+    type Value = Option<Vec<Compact>>;
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        struct V(&'static str, &'static str);
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = Option<Vec<Compact>>;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("an object holding an array")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> Result<Self::Value, A::Error> {
+                let mut out = None;
+                while let Some(member) = map.next_key::<String>()? {
+                    if member == self.0 {
+                        out = Some(map.next_value_seed(ArraySeed(self.1))?);
+                    } else {
+                        map.next_value::<serde::de::IgnoredAny>()?;
+                    }
+                }
+                Ok(out)
+            }
+        }
+        d.deserialize_map(V(self.0, self.1))
+    }
+}
+
 #[derive(Debug, Default)]
 struct State {
     /// When the request of the current snapshot was sent.
@@ -297,6 +341,10 @@ pub struct Snapshot {
     marks: Arc<WriteMarks>,
     list: ListCall,
     case_insensitive: bool,
+    /// The binding that chooses the list call per platform ([`Rest::list_on`]).
+    rest: Option<&'static dyn Rest>,
+    /// The list shows only which objects exist ([`Rest::list_reads_each`]).
+    reads_each: bool,
     state: Mutex<State>,
     flight: tokio::sync::Mutex<()>,
 }
@@ -327,9 +375,21 @@ impl Snapshot {
             marks,
             list,
             case_insensitive,
+            rest: None,
+            reads_each: false,
             state: Mutex::default(),
             flight: tokio::sync::Mutex::new(()),
         }
+    }
+
+    /// Take the list call from `rest` on each refresh ([`Rest::list_on`]), and when its list
+    /// shows only which objects exist ([`Rest::list_reads_each`]), use the snapshot only to
+    /// know that an object is absent: a listed one is read by key (the read then serves the
+    /// MR's poll interval like any entry).
+    pub fn with_rest(mut self, rest: &'static dyn Rest) -> Self {
+        self.reads_each = rest.list_reads_each();
+        self.rest = Some(rest);
+        self
     }
 
     /// How old an answer may be for an MR with these annotations; `None` when disabled.
@@ -381,11 +441,25 @@ impl Snapshot {
         if !matches!(known, Lookup::Unknown) {
             return known;
         }
+        // A list that shows only which objects exist can tell nothing a read of an object
+        // known to exist would not tell better: it is fetched for the others (new MRs,
+        // objects gone), so that steady state costs one read per MR and no list.
+        if self.reads_each && self.shown(&key) {
+            return Lookup::Unknown;
+        }
         if self.needs_refresh(Instant::now()) {
             self.refresh(client).await;
             return self.known(&key, max_age);
         }
         Lookup::Unknown
+    }
+
+    /// Whether the last answer about `key` (a list or a read) showed it.
+    fn shown(&self, key: &str) -> bool {
+        lock(&self.state)
+            .entries
+            .get(key)
+            .is_some_and(|e| e.json.is_some())
     }
 
     /// Keep the result of a direct `GET` of `key` sent at `read_at` (`None`: not found), so
@@ -414,6 +488,7 @@ impl Snapshot {
                     json,
                     group: None,
                     read_at,
+                    listed: false,
                 },
             );
         }
@@ -430,6 +505,10 @@ impl Snapshot {
         let (json, group) = {
             let st = lock(&self.state);
             match st.entries.get(key) {
+                // Listed, but the list lacks its details: read it.
+                Some(e) if e.listed && self.reads_each && e.json.is_some() => {
+                    return Lookup::Unknown;
+                }
                 Some(e) if usable(e.read_at) => match &e.json {
                     Some(json) => (json.clone(), e.group.clone()),
                     // A `GET` answered not found after our last write.
@@ -483,11 +562,27 @@ impl Snapshot {
             return;
         }
         let started = Instant::now();
+        let list = match self.rest {
+            Some(rest) => rest.list_on(client).await,
+            None => Ok(Some(self.list)),
+        };
+        let list = match list {
+            Ok(Some(l)) => l,
+            Ok(None) => {
+                lock(&self.state).failed = Some((Instant::now(), true));
+                return;
+            }
+            Err(e) => {
+                tracing::warn!(list = self.list.path, error = %e, "cannot choose the list call, observing by key");
+                lock(&self.state).failed = Some((Instant::now(), false));
+                return;
+            }
+        };
         let answer = client
             .request(
-                self.list.service,
+                list.service,
                 http::Method::GET,
-                self.list.path,
+                list.path,
                 Idempotency::Idempotent,
             )
             .send()
@@ -501,14 +596,8 @@ impl Snapshot {
                     .iter()
                     .filter_map(|(k, e)| Some((k.clone(), e.json.clone()?)))
                     .collect();
-                index_reusing(
-                    &self.list,
-                    self.case_insensitive,
-                    r.body(),
-                    started,
-                    &previous,
-                )
-                .ok_or("expected an object grouped by class or an array")
+                index_reusing(&list, self.case_insensitive, r.body(), started, &previous)
+                    .ok_or("expected an array, an object of arrays or an object holding an array")
             }
             Err(e) if e.is_not_found() || matches!(e, jfrog_client::Error::Forbidden { .. }) => {
                 tracing::info!(list = self.list.path, error = %e, "list unavailable, observing by key for an hour");
@@ -587,6 +676,7 @@ fn index_reusing(
                     json,
                     group,
                     read_at,
+                    listed: true,
                 },
             );
         }
@@ -595,6 +685,17 @@ fn index_reusing(
         ListShape::Grouped(_) => GroupsSeed(list.key_member)
             .deserialize(&mut serde_json::Deserializer::from_slice(body))
             .ok(),
+        ListShape::Wrapped(member) => {
+            if let Some(objects) = WrappedSeed(member, list.key_member)
+                .deserialize(&mut serde_json::Deserializer::from_slice(body))
+                .ok()
+                .flatten()
+            {
+                objects.into_iter().for_each(|c| push(c, None));
+                return Some(out);
+            }
+            None
+        }
         ListShape::Array => None,
     };
     if let Some(groups) = grouped {
@@ -814,6 +915,113 @@ mod tests {
         s.record_read("k", None, gone);
         s.record_read("k", Some(&v), gone - Duration::from_millis(1));
         assert!(found(&s, "k", HOUR).is_none());
+    }
+
+    /// `{"tokens": [...]}` is indexed like an array; a plain array too.
+    #[test]
+    fn a_wrapped_answer_is_indexed_by_the_array_it_holds() {
+        let wrapped = ListCall {
+            shape: ListShape::Wrapped("tokens"),
+            key_member: "token_id",
+            ..LIST
+        };
+        let now = Instant::now();
+        let got = super::index(
+            &wrapped,
+            br#"{"cursor": "x", "tokens": [{"token_id": "a"}, {"token_id": "b"}], "more": [1]}"#,
+            now,
+        )
+        .expect("indexed");
+        let mut keys: Vec<_> = got.keys().cloned().collect();
+        keys.sort();
+        assert_eq!(keys, vec!["a", "b"]);
+        assert!(got["a"].listed);
+        let plain = super::index(&wrapped, br#"[{"token_id": "c"}]"#, now).expect("indexed");
+        assert!(plain.contains_key("c"));
+        assert!(super::index(&wrapped, br#"{"other": []}"#, now).is_none_or(|m| m.is_empty()));
+    }
+
+    /// A list that only shows which objects exist: a listed key is read by `GET` (and that
+    /// read is then used), a key it lacks is absent without one.
+    #[test]
+    fn a_partial_list_says_which_keys_exist_and_listed_ones_are_read() {
+        #[derive(Debug)]
+        struct Partial;
+        #[async_trait::async_trait]
+        impl Rest for Partial {
+            async fn read(&self, _: &JfrogClient, _: &str) -> Result<Value, jfrog_client::Error> {
+                Ok(Value::Null)
+            }
+            async fn create(
+                &self,
+                _: &JfrogClient,
+                _: &str,
+                _: &serde_json::Map<String, Value>,
+            ) -> Result<Value, jfrog_client::Error> {
+                Ok(Value::Null)
+            }
+            async fn update(
+                &self,
+                _: &JfrogClient,
+                _: &str,
+                _: &serde_json::Map<String, Value>,
+            ) -> Result<(), jfrog_client::Error> {
+                Ok(())
+            }
+            async fn delete(&self, _: &JfrogClient, _: &str) -> Result<(), jfrog_client::Error> {
+                Ok(())
+            }
+            fn list_reads_each(&self) -> bool {
+                true
+            }
+        }
+        static PARTIAL: Partial = Partial;
+        let s = snapshot().with_rest(&PARTIAL);
+        let now = Instant::now();
+        let listed = index(br#"[{"key": "g1", "uri": "http://x/g1"}]"#, now).expect("indexed");
+        {
+            let mut st = lock(&s.state);
+            st.entries = listed;
+            st.fetched_at = Some(now);
+        }
+        assert!(
+            matches!(s.known("g1", HOUR), Lookup::Unknown),
+            "listed: read it"
+        );
+        assert!(
+            matches!(s.known("g2", HOUR), Lookup::Absent),
+            "not listed: absent"
+        );
+        s.record_read(
+            "g1",
+            Some(&json!({"key": "g1", "description": "d"})),
+            Instant::now(),
+        );
+        let v = found(&s, "g1", HOUR).expect("the read is used");
+        assert_eq!(v["description"], "d");
+        // An object known to exist is read without asking the list again (which could add
+        // nothing), even when the list is due: no request goes out (this client would fail).
+        lock(&s.state).fetched_at = Some(now - 2 * HOUR);
+        let client = JfrogClient::builder("http://127.0.0.1:9")
+            .credentials(jfrog_client::Credentials::access_token("t".to_string()))
+            .build()
+            .expect("client");
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("runtime");
+        let got = rt.block_on(s.lookup(&client, "g1", Duration::ZERO));
+        assert!(matches!(got, Lookup::Unknown));
+        assert!(lock(&s.state).failed.is_none(), "the list was not asked");
+        // A key not known to exist asks it (and here fails: read by key).
+        let got = rt.block_on(s.lookup(&client, "g2", Duration::ZERO));
+        assert!(matches!(got, Lookup::Unknown));
+        assert!(lock(&s.state).failed.is_some(), "the list was asked");
+        // The same list without the "read each" mode answers from the list.
+        let complete = snapshot();
+        lock(&complete.state).entries =
+            index(br#"[{"key": "g1", "uri": "http://x/g1"}]"#, now).expect("indexed");
+        assert!(found(&complete, "g1", HOUR).is_some());
     }
 
     #[test]

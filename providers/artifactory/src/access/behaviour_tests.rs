@@ -215,3 +215,95 @@ async fn requests_per_mr_per_poll() {
         "{counts:?}"
     );
 }
+
+/// A User without a password gets one generated, as the official provider does: it is sent
+/// on create (JFrog refuses an internal user without one), published in the connection
+/// Secret under `attribute.password` only (not in the MR, its events, other Secrets or the
+/// simulator's objects), and compared by hash afterwards: later polls write nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_generated_password_reaches_the_connection_secret_only_and_does_not_churn() {
+    use k8s_openapi::api::core::v1::{Event, Secret};
+    use kube::Api;
+    use kube::api::ListParams;
+
+    let mut env = env(examples::TEST_VERSION).await;
+    let mut m = examples::example(decl("User"), false);
+    let params = m["spec"]["forProvider"]
+        .as_object_mut()
+        .expect("forProvider");
+    assert!(params.remove("passwordSecretRef").is_some());
+    m["spec"]["writeConnectionSecretToRef"] = json!({"name": "generated-user-connection"});
+    add(&mut env, "User", m).await;
+    converge(&env.mrs).await;
+    let user = env.sim.object("users", "example-user").expect("created");
+    assert_eq!(user["internal_password_disabled"], false);
+
+    let ns = crate::family_suite::NS;
+    let secrets: Api<Secret> = Api::namespaced(env.admin.clone(), ns);
+    let conn = secrets
+        .get("generated-user-connection")
+        .await
+        .expect("connection Secret");
+    let data = conn.data.clone().unwrap_or_default();
+    let password = String::from_utf8(data["attribute.password"].0.clone()).expect("utf-8");
+    assert_eq!(password.len(), 16, "generated");
+    for class in [
+        char::is_ascii_uppercase,
+        char::is_ascii_lowercase,
+        char::is_ascii_digit,
+        char::is_ascii_punctuation,
+    ] {
+        assert!(password.chars().any(|c| class(&c)), "every class");
+    }
+
+    // No churn: two more polls write nothing, the MR stays Ready and Synced.
+    env.sim.reset_counts();
+    for _ in 0..2 {
+        env.mrs[0].reconcile().await;
+    }
+    assert_eq!(writes(&env), 0, "{:?}", env.sim.request_counts());
+    assert!(env.mrs[0].ready_and_synced().await);
+
+    // Nowhere else.
+    let mut places: Vec<(String, String)> = vec![
+        (
+            "the MR".into(),
+            serde_json::to_string(&env.mrs[0].get().await).expect("json"),
+        ),
+        ("the simulator's user".into(), user.to_string()),
+    ];
+    let events: Api<Event> = Api::all(env.admin.clone());
+    for e in events.list(&ListParams::default()).await.expect("events") {
+        places.push(("an event".into(), serde_json::to_string(&e).expect("json")));
+    }
+    for s in secrets.list(&ListParams::default()).await.expect("secrets") {
+        if s.metadata.name.as_deref() != Some("generated-user-connection") {
+            places.push((
+                "another Secret".into(),
+                serde_json::to_string(&s).expect("json"),
+            ));
+        }
+    }
+    assert!(places.len() > 2, "events were recorded");
+    for (place, text) in &places {
+        assert!(
+            !text.contains(&password),
+            "the password leaked into {place}"
+        );
+    }
+
+    // A password given later replaces the generated one (its hash differs): one update.
+    let mut o = env.mrs[0].get().await;
+    o.data["spec"]["forProvider"]["passwordSecretRef"] =
+        json!({"name": examples::SECRET, "namespace": ns, "key": "password"});
+    env.mrs[0]
+        .api
+        .replace(&env.mrs[0].name, &Default::default(), &o)
+        .await
+        .expect("replace");
+    env.sim.reset_counts();
+    for _ in 0..3 {
+        env.mrs[0].reconcile().await;
+    }
+    assert_eq!(writes(&env), 1, "{:?}", env.sim.request_counts());
+}

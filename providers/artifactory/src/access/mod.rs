@@ -40,10 +40,32 @@
 //! The user API depends on the platform: the Access API (`/access/api/v2/users`) from
 //! Artifactory 7.84.3, the security API (`/artifactory/api/security/users`) before; the
 //! version is read once per platform and process.
+//!
+//! # Observation by list
+//!
+//! Every Kind whose objects JFrog lists is observed through the family layer's shared
+//! snapshot: one list request per family, ProviderConfig and poll, whatever the number of
+//! MRs. Certificates, environments, Vault configurations and tokens (`{"tokens": [...]}`)
+//! are complete in their list, so an observe costs no further request. The users list
+//! (the Access or the security API, by version), the groups and permission targets lists
+//! (a name and a link each) and the replications list (one element per target, so a
+//! multi-push repository's targets are read together) show which objects exist: an object
+//! they lack is missing without a read, a listed one is read by key ("list, then read
+//! each"). `export` lists the same way and skips what the platform creates itself (the
+//! admin and anonymous users, the `readers` group, the default permission targets); users
+//! are exported as User, their password (never shown) a Secret reference to fill.
+//!
+//! # Generated passwords
+//!
+//! A User or UnmanagedUser without a password (and with the internal password enabled)
+//! gets a random one on create, as the official provider generates one: sent once,
+//! published in the connection Secret only (`attribute.password`), compared by hash after.
 
 #[cfg(test)]
 mod behaviour_tests;
 pub mod examples;
+#[cfg(test)]
+mod list_tests;
 #[cfg(test)]
 mod lost_answer;
 pub mod rest;
@@ -80,11 +102,52 @@ pub fn crc32(s: &str) -> u32 {
 }
 
 impl Hooks for AccessHooks {
-    /// The global environments every platform starts with (in the environments list, whose
-    /// objects are named by `name`).
+    /// What every platform starts with: the global environments (in the environments list,
+    /// objects named by `name` without a link), the admin and anonymous users, the `readers`
+    /// group and the default permission targets (in lists whose objects link to themselves).
     fn platform_owned(&self, key: &str, object: &Value) -> Option<String> {
-        (matches!(key, "DEV" | "PROD") && object["name"] == key)
+        let uri = object.get("uri").and_then(Value::as_str);
+        let listed_in = |segment: &str| uri.is_some_and(|u| u.contains(segment));
+        let user = object.get("username").is_some() || listed_in("/users/");
+        if user && matches!(key, "admin" | "anonymous" | "_internal" | "access-admin") {
+            return Some("a user JFrog creates itself".to_string());
+        }
+        if listed_in("/security/groups/") && key == "readers" {
+            return Some("the group JFrog creates itself".to_string());
+        }
+        if listed_in("/permissions/") && matches!(key, "Anything" | "Any Remote") {
+            return Some("a permission target JFrog creates itself".to_string());
+        }
+        (uri.is_none() && matches!(key, "DEV" | "PROD") && object["name"] == key)
             .then(|| "a global environment of every JFrog Platform".to_string())
+    }
+
+    /// Users are exported as User (the password optional in the schema, so its reference
+    /// can wait in `initProvider` without blocking adoption; ManagedUser requires it in
+    /// `forProvider`, where it would be compared and sent).
+    fn lists_as(&self, kind: &ResolvedKind, _object: &Value) -> bool {
+        !matches!(
+            kind.decl.kind,
+            "ManagedUser" | "UnmanagedUser" | "AnonymousUser"
+        )
+    }
+
+    /// Not from a list: a token (its values exist only in its create answer), the anonymous
+    /// user (JFrog's own) and the replications (a repository's replication could be any of
+    /// the five Kinds).
+    fn exportable(&self, kind: &ResolvedKind) -> bool {
+        !(matches!(kind.decl.kind, "ScopedToken" | "AnonymousUser")
+            || kind.decl.group == "replication")
+    }
+
+    /// A User or UnmanagedUser without a password (and with the internal password enabled)
+    /// gets a generated one, as the official provider does.
+    fn generated_secret(&self, kind: &ResolvedKind, params: &Value) -> Option<&'static str> {
+        let disabled = params
+            .get("internalPasswordDisabled")
+            .and_then(Value::as_bool)
+            == Some(true);
+        (matches!(kind.decl.kind, "User" | "UnmanagedUser") && !disabled).then_some("password")
     }
 
     fn check_params(&self, kind: &ResolvedKind, params: &Value) -> Result<(), String> {

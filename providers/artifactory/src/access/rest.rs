@@ -101,6 +101,8 @@ pub struct Api {
     /// Members renamed on read (`proxyRef` is written as `proxy`).
     pub renames: &'static [(&'static str, &'static str)],
     pub list: Option<ListCall>,
+    /// The list shows only which objects exist: a listed one is read by key.
+    pub list_reads_each: bool,
     pub retired: Option<Retired>,
 }
 
@@ -123,6 +125,7 @@ impl Api {
             fixed: &[],
             renames: &[],
             list: None,
+            list_reads_each: false,
             retired: None,
         }
     }
@@ -160,13 +163,30 @@ pub type Version = (u64, u64, u64);
 /// once per platform and process.
 pub async fn version(client: &JfrogClient) -> Result<Version, Error> {
     static VERSIONS: Mutex<Option<HashMap<String, Version>>> = Mutex::new(None);
+    // One request per platform at a time, so that the many observes of a starting provider
+    // ask once (and a platform that does not answer delays no other).
+    type Asking = Mutex<Option<HashMap<String, std::sync::Arc<tokio::sync::Mutex<()>>>>>;
+    static ASKING: Asking = Mutex::new(None);
     let url = client.base_url().to_string();
-    let cached = VERSIONS
+    let cached = || {
+        VERSIONS
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .as_ref()
+            .and_then(|m| m.get(&url).copied())
+    };
+    if let Some(v) = cached() {
+        return Ok(v);
+    }
+    let asking = ASKING
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner)
-        .as_ref()
-        .and_then(|m| m.get(&url).copied());
-    if let Some(v) = cached {
+        .get_or_insert_with(HashMap::new)
+        .entry(url.clone())
+        .or_default()
+        .clone();
+    let _asking = asking.lock().await;
+    if let Some(v) = cached() {
         return Ok(v);
     }
     let info = client.artifactory().version().await?;
@@ -489,6 +509,10 @@ impl Rest for Api {
     fn list(&self) -> Option<&ListCall> {
         self.list.as_ref()
     }
+
+    fn list_reads_each(&self) -> bool {
+        self.list_reads_each
+    }
 }
 
 fn rename(v: &mut Value, renames: &[(&str, &str)]) {
@@ -628,9 +652,39 @@ impl Rest for UserApi {
     }
 
     fn list(&self) -> Option<&ListCall> {
-        None
+        Some(&ACCESS_USERS_LIST)
+    }
+
+    async fn list_on(&self, client: &JfrogClient) -> Result<Option<ListCall>, Error> {
+        let (_, _, access) = self.api(client).await?;
+        Ok(Some(if access {
+            ACCESS_USERS_LIST
+        } else {
+            LEGACY_USERS_LIST
+        }))
+    }
+
+    /// Both lists carry a name, a link and the realm, not the user's settings.
+    fn list_reads_each(&self) -> bool {
+        true
     }
 }
+
+/// `GET /access/api/v2/users`: `{"users": [{username, uri, realm, status}], "cursor"}`.
+pub const ACCESS_USERS_LIST: ListCall = ListCall {
+    service: Service::Access,
+    path: "/api/v2/users",
+    shape: ListShape::Wrapped("users"),
+    key_member: "username",
+};
+
+/// `GET /artifactory/api/security/users` (before 7.84.3): `[{name, uri, realm}]`.
+pub const LEGACY_USERS_LIST: ListCall = ListCall {
+    service: Service::Artifactory,
+    path: "/api/security/users",
+    shape: ListShape::Array,
+    key_member: "name",
+};
 
 // The bindings, one per Kind (named as the generated tables expect).
 
@@ -723,6 +777,14 @@ pub const GLOBAL_ENVIRONMENT: Api = Api {
 const GROUP_PATH: &str = "/api/security/groups/{key}";
 pub const GROUP: Api = Api {
     read: Read::GetWith(Call::new(Verb::Get, GROUP_PATH), "includeUsers", "true"),
+    // `[{name, uri}]`: which groups exist, not their settings.
+    list: Some(ListCall {
+        service: A,
+        path: "/api/security/groups",
+        shape: ListShape::Array,
+        key_member: "name",
+    }),
+    list_reads_each: true,
     ..Api::new(
         A,
         Call::new(Verb::Put, GROUP_PATH),
@@ -774,6 +836,14 @@ pub const USER_LOCK_POLICY: Api = Api {
 const PERMISSION_PATH: &str = "/api/v2/security/permissions/{key}";
 pub const PERMISSION_TARGET: Api = Api {
     shape: Shape::Permissions,
+    // `[{name, uri}]`: which permission targets exist, not their sections.
+    list: Some(ListCall {
+        service: A,
+        path: "/api/v2/security/permissions",
+        shape: ListShape::Array,
+        key_member: "name",
+    }),
+    list_reads_each: true,
     ..Api::new(
         A,
         Call::new(Verb::Post, PERMISSION_PATH),
@@ -785,6 +855,13 @@ pub const PERMISSION_TARGET: Api = Api {
 
 pub const SCOPED_TOKEN: Api = Api {
     shape: Shape::Token,
+    // `{"tokens": [...]}`, each as `GET /api/v1/tokens/{id}` answers it.
+    list: Some(ListCall {
+        service: X,
+        path: "/api/v1/tokens",
+        shape: ListShape::Wrapped("tokens"),
+        key_member: "token_id",
+    }),
     ..Api::new(
         X,
         Call::new(Verb::Post, "/api/v1/tokens"),
@@ -818,6 +895,15 @@ pub const VAULT_CONFIGURATION: Api = Api {
 };
 
 const REPLICATION: &str = "/api/replications/{key}";
+/// `GET /artifactory/api/replications`: one element per replication target of every
+/// repository (a multi-push repository appears once per target), so it tells which
+/// repositories replicate, and each is then read by key for its targets together.
+const REPLICATIONS_LIST: ListCall = ListCall {
+    service: A,
+    path: "/api/replications",
+    shape: ListShape::Array,
+    key_member: "repoKey",
+};
 const REPLICATIONS: &str = "/api/replications/multiple/{key}";
 
 /// One replication target (a local repository pushing to one URL, or a remote repository
@@ -825,6 +911,8 @@ const REPLICATIONS: &str = "/api/replications/multiple/{key}";
 pub const LOCAL_REPOSITORY_SINGLE_REPLICATION: Api = Api {
     read: Read::First(Call::new(Verb::Get, REPLICATION)),
     renames: &[("proxyRef", "proxy")],
+    list: Some(REPLICATIONS_LIST),
+    list_reads_each: true,
     ..Api::new(
         A,
         Call::new(Verb::Put, REPLICATION),
@@ -841,6 +929,8 @@ pub const PULL_REPLICATION: Api = LOCAL_REPOSITORY_SINGLE_REPLICATION;
 pub const LOCAL_REPOSITORY_MULTI_REPLICATION: Api = Api {
     read: Read::Targets(Call::new(Verb::Get, REPLICATION)),
     renames: &[("proxyRef", "proxy")],
+    list: Some(REPLICATIONS_LIST),
+    list_reads_each: true,
     shape: Shape::Targets,
     ..Api::new(
         A,

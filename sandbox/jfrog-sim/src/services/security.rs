@@ -129,6 +129,7 @@ pub(crate) fn routes() -> Router<Arc<Shared>> {
             "/access/api/v2/users/{name}",
             get(user_read).patch(user_patch).delete(user_delete),
         )
+        .route("/artifactory/api/security/users", get(legacy_users_list))
         .route(
             "/artifactory/api/security/users/{name}",
             get(legacy_user_read)
@@ -143,6 +144,10 @@ pub(crate) fn routes() -> Router<Arc<Shared>> {
                 .put(group_put)
                 .post(group_post)
                 .delete(group_delete),
+        )
+        .route(
+            "/artifactory/api/v2/security/permissions",
+            get(permissions_list),
         )
         .route(
             "/artifactory/api/v2/security/permissions/{name}",
@@ -211,6 +216,7 @@ pub(crate) fn routes() -> Router<Arc<Shared>> {
                 .post(api_key_create)
                 .delete(api_key_delete),
         )
+        .route("/artifactory/api/replications", get(replications_list))
         .route(
             "/artifactory/api/replications/{key}",
             get(replication_read)
@@ -432,16 +438,41 @@ fn access_api(s: &Shared) -> Result<(), ApiError> {
     }
 }
 
+/// `GET /access/api/v2/users`: `{"users": [{username, uri, realm, status}]}`, a name and a
+/// link per user (no settings), as JFrog answers it (every user on one page: the
+/// simulator has no cursor).
 async fn users_list(State(s): State<Arc<Shared>>, _a: Admin) -> R {
     access_api(&s)?;
+    let base = &s.base_url;
     let users: Vec<Value> = s
         .collections
         .list_raw(USERS.name)
         .unwrap_or_default()
         .into_iter()
-        .map(|u| json!({"username": u["username"], "email": u["email"], "realm": u["realm"], "status": u["status"]}))
+        .map(|u| {
+            let name = u["username"].as_str().unwrap_or_default();
+            json!({"username": name, "uri": format!("{base}/access/api/v2/users/{name}"),
+                   "realm": u["realm"], "status": u["status"]})
+        })
         .collect();
     Ok(axum::Json(json!({"users": users})).into_response())
+}
+
+/// `GET /artifactory/api/security/users`: `[{name, uri, realm}]` (every version).
+async fn legacy_users_list(State(s): State<Arc<Shared>>, _a: Admin) -> R {
+    let base = &s.base_url;
+    let users: Vec<Value> = s
+        .collections
+        .list_raw(USERS.name)
+        .unwrap_or_default()
+        .into_iter()
+        .map(|u| {
+            let name = u["username"].as_str().unwrap_or_default();
+            json!({"name": name, "uri": format!("{base}/artifactory/api/security/users/{name}"),
+                   "realm": u["realm"]})
+        })
+        .collect();
+    Ok(axum::Json(users).into_response())
 }
 
 async fn user_create(State(s): State<Arc<Shared>>, _a: Admin, body: Bytes) -> R {
@@ -747,6 +778,23 @@ fn check_permission(s: &Shared, p: &mut Map<String, Value>) -> Result<(), ApiErr
         ));
     }
     Ok(())
+}
+
+/// `GET /api/v2/security/permissions`: `[{name, uri}]`.
+async fn permissions_list(State(s): State<Arc<Shared>>, _a: Admin) -> R {
+    let base = &s.base_url;
+    let list: Vec<Value> = s
+        .collections
+        .list_raw(PERMISSIONS.name)
+        .unwrap_or_default()
+        .into_iter()
+        .map(|p| {
+            let name = p["name"].as_str().unwrap_or_default();
+            json!({"name": name,
+                   "uri": format!("{base}/artifactory/api/v2/security/permissions/{name}")})
+        })
+        .collect();
+    Ok(axum::Json(list).into_response())
 }
 
 async fn permission_read(State(s): State<Arc<Shared>>, _a: Admin, Path(name): Path<String>) -> R {
@@ -1433,6 +1481,25 @@ fn targets_of(s: &Shared, key: &str) -> Option<Vec<Value>> {
 fn store_targets(s: &Shared, key: &str, targets: Vec<Value>) {
     s.collections
         .put_raw(REPLICATIONS.name, key, json!({"targets": targets}));
+}
+
+/// `GET /api/replications`: every replication target of every repository (a multi-push
+/// repository once per target), passwords left out.
+async fn replications_list(State(s): State<Arc<Shared>>, _a: Admin) -> R {
+    let list: Vec<Value> = s
+        .collections
+        .list_raw(REPLICATIONS.name)
+        .unwrap_or_default()
+        .into_iter()
+        .flat_map(|r| r["targets"].as_array().cloned().unwrap_or_default())
+        .map(|mut t| {
+            if let Some(m) = t.as_object_mut() {
+                m.remove("password");
+            }
+            t
+        })
+        .collect();
+    Ok(axum::Json(list).into_response())
 }
 
 async fn replication_read(State(s): State<Arc<Shared>>, _a: Admin, Path(key): Path<String>) -> R {
