@@ -88,6 +88,13 @@ async fn converge_together(mrs: &[&Mr]) {
     }
 }
 
+/// The members together, then the virtual repository that aggregates them (last in
+/// [`MIX`]), so that no write is refused for a member that does not exist yet.
+async fn converge_in_order(mrs: &[&Mr]) {
+    converge_together(&mrs[..mrs.len() - 1]).await;
+    converge_together(mrs).await;
+}
+
 /// What differs between two simulators for the same repository: the instance URL in the
 /// federated members.
 fn comparable(mut v: Value) -> Value {
@@ -104,6 +111,10 @@ async fn bulk_writes_store_what_rest_stores() {
     rest.sim.reset_counts();
     bulk.sim.reset_counts();
     let (r, b): (Vec<&Mr>, Vec<&Mr>) = (rest.mrs.iter().collect(), bulk.mrs.iter().collect());
+    // The members first, then the virtual repository that aggregates them.
+    let members = MIX.len() - 1;
+    converge_together(&r[..members]).await;
+    converge_together(&b[..members]).await;
     converge_together(&r).await;
     converge_together(&b).await;
     assert_eq!(rest.sim.request_count("PATCH", PATCH), 0);
@@ -196,7 +207,7 @@ async fn auto_uses_rest_where_the_platform_does_not_take_repositories() {
     env.sim.set_yaml_repositories(false);
     env.sim.reset_counts();
     let all: Vec<&Mr> = env.mrs.iter().collect();
-    converge_together(&all).await;
+    converge_in_order(&all).await;
     assert_eq!(
         env.sim.request_count("PATCH", PATCH),
         1,
@@ -208,7 +219,7 @@ async fn auto_uses_rest_where_the_platform_does_not_take_repositories() {
     let env = env_with(BulkMode::Auto, MIX, Vec::new()).await;
     env.sim.reset_counts();
     let all: Vec<&Mr> = env.mrs.iter().collect();
-    converge_together(&all).await;
+    converge_in_order(&all).await;
     let patches = env.sim.request_count("PATCH", PATCH);
     let puts = env.sim.request_count("PUT", PUT);
     assert!(patches >= 2, "probe and a batch: {patches}");
