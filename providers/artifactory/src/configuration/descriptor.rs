@@ -24,6 +24,10 @@
 //!   no longer sets, and entries of keyed lists it dropped (a property set's properties),
 //!   are sent as `~`.
 //!
+//! - **Repositories** (`crate::repository::bulk`) queue their creations and updates here too,
+//!   as entries of the YAML configuration's repository sections, each with its REST call as
+//!   a fallback: a fragment alone in its window is made by that call instead of a patch.
+//!
 //! Fragments are only merged with fragments of the same JFrog client (ProviderConfig and
 //! credentials): a write is never sent with another configuration's credentials.
 //!
