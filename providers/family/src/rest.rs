@@ -323,6 +323,58 @@ impl Rest for Converted {
     }
 }
 
+/// Another binding with a list call: its calls as they are, its objects observed (and
+/// exported) through `list`. A list answer is used as JFrog gives it, so a Kind whose reads
+/// are converted ([`Converted`]) converts in its `decode` hook instead (which serves reads
+/// and list entries alike) and leaves `from_jfrog` empty.
+#[derive(Debug, Clone, Copy)]
+pub struct Listed {
+    /// The calls.
+    pub rest: &'static (dyn Rest + 'static),
+    /// The list call.
+    pub list: ListCall,
+    /// The list shows only which objects exist ([`Rest::list_reads_each`]).
+    pub reads_each: bool,
+}
+
+#[async_trait]
+impl Rest for Listed {
+    async fn read(&self, client: &JfrogClient, key: &str) -> Result<Value, Error> {
+        self.rest.read(client, key).await
+    }
+    async fn create(
+        &self,
+        client: &JfrogClient,
+        key: &str,
+        body: &Map<String, Value>,
+    ) -> Result<Value, Error> {
+        self.rest.create(client, key, body).await
+    }
+    async fn update(
+        &self,
+        client: &JfrogClient,
+        key: &str,
+        body: &Map<String, Value>,
+    ) -> Result<(), Error> {
+        self.rest.update(client, key, body).await
+    }
+    async fn delete(&self, client: &JfrogClient, key: &str) -> Result<(), Error> {
+        self.rest.delete(client, key).await
+    }
+    fn list(&self) -> Option<&ListCall> {
+        Some(&self.list)
+    }
+    fn list_reads_each(&self) -> bool {
+        self.reads_each
+    }
+    fn case_insensitive(&self) -> bool {
+        self.rest.case_insensitive()
+    }
+    fn forgets_on_delete(&self) -> bool {
+        self.rest.forgets_on_delete()
+    }
+}
+
 /// The two parts of a `<parent>/<name>` address built by a family's `address` hook (the
 /// name keeps any further separators; a missing part is empty).
 pub fn address_pair(address: &str) -> (&str, &str) {

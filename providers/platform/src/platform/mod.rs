@@ -170,6 +170,25 @@ impl Hooks for PlatformHooks {
         Ok(())
     }
 
+    fn decode(&self, kind: &ResolvedKind, body: &Value) -> Option<Value> {
+        match kind.decl.kind {
+            "OIDCConfiguration" => rest::oidc_from_jfrog(body),
+            _ => None,
+        }
+    }
+
+    fn platform_owned(&self, key: &str, object: &Value) -> Option<String> {
+        // The groups list names a group in `group_name`; the permissions list links each.
+        let uri = object.get("uri").and_then(Value::as_str).unwrap_or("");
+        if object.get("group_name").is_some() && key == "readers" {
+            return Some("the platform's default group (every new user joins it)".into());
+        }
+        if uri.contains("/api/v2/permissions/") && ["Anything", "Any Remote"].contains(&key) {
+            return Some("a permission the platform creates".into());
+        }
+        None
+    }
+
     fn finish_body(&self, kind: &ResolvedKind, _mode: Mode, body: &mut Map<String, Value>) {
         if kind.decl.kind == "ReverseProxy"
             && let Some(t) = body.get("webServerType").and_then(Value::as_str)

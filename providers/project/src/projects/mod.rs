@@ -121,6 +121,14 @@ impl Hooks for ProjectHooks {
         }
     }
 
+    fn decode(&self, kind: &ResolvedKind, body: &Value) -> Option<Value> {
+        (kind.decl.kind == "Project").then(|| {
+            let mut v = body.clone();
+            rest::project_from_jfrog(&mut v);
+            v
+        })
+    }
+
     fn check_key(&self, key: &str) -> Result<(), String> {
         // The rules that differ per Kind are in check_params; every identifier is one path
         // segment.
