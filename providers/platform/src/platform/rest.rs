@@ -847,6 +847,16 @@ mod tests {
     }
 
     #[test]
+    fn listed_and_read_oidc_configurations_decode_alike() {
+        let wire = json!({"name": "ci", "provider_type": "Generic OpenID Connect"});
+        assert_eq!(
+            oidc_from_jfrog(&wire).expect("converted")["provider_type"],
+            "generic"
+        );
+        assert_eq!(oidc_from_jfrog(&json!({"provider_type": "GitHub"})), None);
+    }
+
+    #[test]
     fn group_members_address_carries_the_declared_members() {
         let (g, m) = group_and_members("devs/alice\nbob");
         assert_eq!(g, "devs");
