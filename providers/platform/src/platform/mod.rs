@@ -296,6 +296,21 @@ mod tests {
     }
 
     #[test]
+    fn export_skips_the_default_group_and_built_in_permissions() {
+        let group = json!({"group_name": "readers", "uri": "/access/api/v2/groups/readers"});
+        assert!(HOOKS.platform_owned("readers", &group).is_some());
+        let other = json!({"group_name": "devs", "uri": "/access/api/v2/groups/devs"});
+        assert_eq!(HOOKS.platform_owned("devs", &other), None);
+        let anything = json!({"name": "Anything", "uri": "/access/api/v2/permissions/Anything"});
+        assert!(HOOKS.platform_owned("Anything", &anything).is_some());
+        // A SAML configuration or role of that name is the user's.
+        assert_eq!(
+            HOOKS.platform_owned("readers", &json!({"name": "readers"})),
+            None
+        );
+    }
+
+    #[test]
     fn the_reverse_proxy_body_carries_its_key() {
         let k = kind("ReverseProxy");
         let mut body: Map<String, Value> =
