@@ -277,7 +277,8 @@ pub fn not_found(service: Service, verb: Verb, path: &str, message: String) -> E
 
 /// A [`Paths`] binding whose bodies JFrog spells differently from the Kind (units, enum
 /// spellings, inverted flags): `to_jfrog` adjusts every body sent, `from_jfrog` every object
-/// read. It has no list call (a list answer would need converting too).
+/// read. It has no list call of its own (a list answer would need converting too): wrap it
+/// in [`Listed`] and convert in the family's `decode` hook instead of `from_jfrog`.
 #[derive(Debug, Clone, Copy)]
 pub struct Converted {
     /// The calls.
