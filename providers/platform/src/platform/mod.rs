@@ -19,6 +19,17 @@
 //!   platform's, or one per project when `projectKey` is set). JFrog cannot delete them:
 //!   deleting the MR forgets the setting.
 //!
+//! # Observation by list
+//!
+//! One list request per poll serves every MR of GlobalRole, SCIMUser, SCIMGroup,
+//! OIDCConfiguration, SAMLSettings and WorkersService (their lists carry whole objects).
+//! Group and Permission lists name the objects only: an object the list lacks is missing
+//! without a read, a listed one is read by key (steady state: one read per MR, no list).
+//! Not listed: the Kinds inside a parent (GroupMembers, OIDCIdentityMapping), the
+//! singletons, AWSIAMRole (no list call) and LifecycleStage (its address carries the
+//! project and the delete behaviour, which its list does not key by). `export` covers the
+//! listed Kinds, skipping the default `readers` group and the built-in permissions.
+//!
 //! # Membership
 //!
 //! GroupMembers owns its group's member list, as the catalog gives it (upstream reads every
