@@ -669,3 +669,79 @@ async fn project_scoped_ignore_rule_report_indexing_and_build_watch() {
         vec![global_rule]
     );
 }
+
+/// Every Kind's example plus `EXTRA` ignore rules and `EXTRA` security policies, observed for
+/// two polls with observation by list on: 0 writes; every family Xray lists (policies,
+/// curation policies and conditions, ignore rules, watches, webhooks) is read by one list
+/// call per poll and none of its objects by key; the rest (reports, custom issues, the
+/// configuration) is read by key. Prints the requests per MR per poll by call.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_examples_are_observed_by_list_where_xray_lists() {
+    const EXTRA: usize = 20;
+    /// Long enough for a round of reconciles of every MR to share one list answer.
+    const ROUND: std::time::Duration = std::time::Duration::from_secs(2);
+    let kinds = crate::family_kinds();
+    let cache = Arc::new(ClientCache::new(crate::PROVIDER));
+    cache.set_snapshot_ttl(Some(ROUND));
+    let mut env = suite::start(crate::PROVIDER, &kinds, cache).await;
+    env.sim.put_repository_raw(
+        REPOSITORY,
+        json!({"key": REPOSITORY, "rclass": "local", "packageType": "generic"}),
+    );
+    for d in crate::examples::declarations() {
+        env.add(&kind(&kinds, d.kind), example(d, false)).await;
+    }
+    for n in 0..EXTRA {
+        let mut rule = example(decl("IgnoreRule"), false);
+        rule["metadata"]["name"] = json!(format!("ignore-rule-{n}"));
+        rule["spec"]["forProvider"]["notes"] = json!(format!("rule {n}"));
+        env.add(&kind(&kinds, "IgnoreRule"), rule).await;
+        let mut policy = example(decl("SecurityPolicy"), false);
+        policy["metadata"]["name"] = json!(format!("security-policy-{n}"));
+        env.add(&kind(&kinds, "SecurityPolicy"), policy).await;
+    }
+    converge(&env.mrs).await;
+
+    env.sim.reset_counts();
+    for _ in 0..2 {
+        tokio::time::sleep(ROUND + ROUND / 4).await;
+        for m in &env.mrs {
+            let o = m.reconcile().await;
+            assert!(matches!(o, Outcome::After(_)), "{}: {o:?}", m.name);
+        }
+    }
+    let counts = env.sim.request_counts();
+    let graphql = "POST /catalog/api/v1/custom/graphql";
+    assert_eq!(writes(&env.sim, &[graphql]), 0, "{counts:?}");
+    for list in [
+        "GET /xray/api/v2/policies",
+        "GET /xray/api/v1/curation/policies",
+        "GET /xray/api/v1/curation/conditions",
+        "GET /xray/api/v1/ignore_rules",
+        "GET /xray/api/v2/watches",
+        "GET /xray/api/v1/webhooks",
+    ] {
+        assert_eq!(counts.get(list), Some(&2), "{list}: {counts:?}");
+    }
+    for by_key in [
+        "GET /xray/api/v2/policies/{key}",
+        "GET /xray/api/v1/curation/policies/{key}",
+        "GET /xray/api/v1/curation/conditions/{key}",
+        "GET /xray/api/v1/ignore_rules/{id}",
+        "GET /xray/api/v2/watches/{name}",
+        "GET /xray/api/v1/webhooks/{key}",
+    ] {
+        assert_eq!(counts.get(by_key), None, "{by_key}: {counts:?}");
+    }
+    let mrs = env.mrs.len() as f64;
+    let requests: u64 = counts.values().sum();
+    eprintln!(
+        "{} MRs ({} examples + {EXTRA} ignore rules + {EXTRA} security policies), 2 polls: {requests} requests = {:.2} per MR per poll, 0 writes",
+        env.mrs.len(),
+        env.mrs.len() - 2 * EXTRA,
+        requests as f64 / (2.0 * mrs)
+    );
+    for (call, n) in &counts {
+        eprintln!("  {call}: {:.1} per poll", *n as f64 / 2.0);
+    }
+}

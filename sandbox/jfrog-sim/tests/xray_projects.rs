@@ -245,3 +245,48 @@ async fn a_project_watch_of_a_build_names_its_build_info_repository() {
     let r = api.post("/xray/api/v2/watches", watch(None)).await;
     assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
 }
+
+/// The ignore rules' list is paged: `total_count` counts every rule, `data` holds the page.
+#[tokio::test]
+async fn ignore_rules_are_listed_in_pages() {
+    let sim = start().await;
+    let api = Api::admin(&sim);
+    for n in 0..3 {
+        let r = api
+            .post(
+                "/xray/api/v1/ignore_rules",
+                json!({"notes": format!("rule {n}"), "ignore_filters": {"cves": ["any"]}}),
+            )
+            .await;
+        assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
+    }
+    let page = |q: &'static str| {
+        let api = &api;
+        async move {
+            api.get(&format!("/xray/api/v1/ignore_rules{q}"))
+                .await
+                .json()
+        }
+    };
+    let all = page("").await;
+    assert_eq!(
+        (
+            all["total_count"].clone(),
+            all["data"].as_array().map(Vec::len)
+        ),
+        (json!(3), Some(3))
+    );
+    let first = page("?page_num=1&num_of_rows=2").await;
+    assert_eq!(
+        (
+            first["total_count"].clone(),
+            first["data"].as_array().map(Vec::len)
+        ),
+        (json!(3), Some(2))
+    );
+    let second = page("?page_num=2&num_of_rows=2").await;
+    assert_eq!(second["data"].as_array().map(Vec::len), Some(1));
+    assert_ne!(first["data"][0]["id"], second["data"][0]["id"]);
+    let r = api.get("/xray/api/v1/ignore_rules?num_of_rows=0").await;
+    assert_eq!(r.status, StatusCode::BAD_REQUEST, "{}", r.text);
+}

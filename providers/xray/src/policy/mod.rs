@@ -15,7 +15,9 @@ pub mod tables;
 
 use async_trait::async_trait;
 use jfrog_client::{Error, Idempotency, JfrogClient, Method, Service};
-use provider_family::{Call, HookCtx, Hooks, ListCall, ListShape, Paths, ResolvedKind, Rest, Verb};
+use provider_family::{
+    Call, HookCtx, Hooks, ListCall, ListShape, Page, Paths, ResolvedKind, Rest, Verb,
+};
 use serde_json::{Map, Value};
 
 use crate::common;
@@ -74,8 +76,9 @@ pub mod rest {
         }),
         case_insensitive: false,
     };
-    /// Ignore rules: no update API (every field is immutable); the list answer is paged
-    /// (`{data, total_count}`), so each MR is read by ID. In a project, each build filter
+    /// Ignore rules: no update API (every field is immutable). The list answer is paged
+    /// (`{data, total_count}`): it is asked for in one large page and used only when that
+    /// page holds every rule (else each MR is read by ID). In a project, each build filter
     /// names the project (see [`IgnoreRuleRest`]).
     pub static IGNORE_RULE: IgnoreRuleRest = IgnoreRuleRest(Paths {
         service: Service::Xray,
@@ -83,9 +86,21 @@ pub mod rest {
         read: Call::new(Verb::Get, "/api/v1/ignore_rules/{key}"),
         update: Call::new(Verb::Put, "/api/v1/ignore_rules/{key}"),
         delete: Call::new(Verb::Delete, "/api/v1/ignore_rules/{key}"),
-        list: None,
+        list: Some(ListCall {
+            service: Service::Xray,
+            path: "/api/v1/ignore_rules",
+            shape: ListShape::Paged(&IGNORE_RULES_PAGE),
+            key_member: "id",
+        }),
         case_insensitive: false,
     });
+
+    /// One page of ignore rules, as large as the list is read.
+    static IGNORE_RULES_PAGE: Page = Page {
+        query: &[("page_num", "1"), ("num_of_rows", "10000")],
+        member: "data",
+        total: "total_count",
+    };
     /// Custom issues (Xray events): read through v2, written through v1; no list.
     pub static CUSTOM_ISSUE: Paths = Paths {
         service: Service::Xray,

@@ -902,15 +902,31 @@ async fn create_ignore_rule(
         .into_response())
 }
 
-/// Ignore rules (of the project, if any), paged as `{data, total_count}` (one page holds
-/// them all here).
+/// The paging of a list call (`page_num` from 1, `num_of_rows`); without them, one page
+/// holds every object.
+#[derive(Debug, serde::Deserialize)]
+struct Paging {
+    page_num: Option<usize>,
+    num_of_rows: Option<usize>,
+}
+
+/// Ignore rules (of the project, if any), paged as
+/// `{data, total_count}` (`total_count` counts every rule, not the page).
 async fn list_ignore_rules(
     State(s): State<Arc<Shared>>,
     _u: User,
     Query(q): Query<ProjectQuery>,
+    Query(paging): Query<Paging>,
 ) -> Result<Json<Value>, ApiError> {
-    let data = Store::of(&s, IGNORE_RULES.name, "ignore_rule", &q)?.list();
-    Ok(Json(json!({"total_count": data.len(), "data": data})))
+    let all = Store::of(&s, IGNORE_RULES.name, "ignore_rule", &q)?.list();
+    let total = all.len();
+    let rows = paging.num_of_rows.unwrap_or(total.max(1));
+    if rows == 0 || paging.page_num == Some(0) {
+        return Err(bad("page_num and num_of_rows must be 1 or more"));
+    }
+    let page = paging.page_num.unwrap_or(1);
+    let data: Vec<Value> = all.into_iter().skip((page - 1) * rows).take(rows).collect();
+    Ok(Json(json!({"total_count": total, "data": data})))
 }
 
 async fn read_ignore_rule(
