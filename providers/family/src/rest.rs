@@ -65,6 +65,31 @@ pub enum ListShape {
     /// The array under the named member of an object (`{"tokens": [...]}`), or a plain
     /// array.
     Wrapped(&'static str),
+    /// One page of a paged list: an object whose member holds the array and another the
+    /// count of every object (Xray's ignore rules: `{data, total_count}`), asked for with
+    /// the page's query parameters. An answer whose page does not hold every object is not
+    /// used (the objects are then read by key): an object missing from it is not gone.
+    Paged(&'static Page),
+}
+
+/// The page of a [`ListShape::Paged`] list.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Page {
+    /// The query parameters asking for one page as large as JFrog allows.
+    pub query: &'static [(&'static str, &'static str)],
+    /// The member holding the objects.
+    pub member: &'static str,
+    /// The member holding the count of every object.
+    pub total: &'static str,
+}
+
+impl Page {
+    /// The objects of a page's answer, if the page holds every object.
+    pub fn objects(&self, answer: &serde_json::Value) -> Option<Vec<serde_json::Value>> {
+        let items = answer.get(self.member)?.as_array()?;
+        let total = answer.get(self.total)?.as_u64()?;
+        (total == items.len() as u64).then(|| items.clone())
+    }
 }
 
 /// The list call that observes every object of a family at once.
@@ -81,6 +106,20 @@ pub struct ListCall {
 }
 
 impl ListCall {
+    /// The list request (with a paged list's query parameters).
+    pub fn request<'a>(&self, client: &'a JfrogClient) -> jfrog_client::Request<'a> {
+        let r = client.request(
+            self.service,
+            http::Method::GET,
+            self.path,
+            Idempotency::Idempotent,
+        );
+        match self.shape {
+            ListShape::Paged(page) => page.query.iter().fold(r, |r, &(n, v)| r.query(n, v)),
+            _ => r,
+        }
+    }
+
     /// The identifier of one listed object (see [`key_in`]).
     pub fn key_of(&self, obj: &Value) -> String {
         key_in(obj, self.key_member)

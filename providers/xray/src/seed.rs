@@ -1,5 +1,6 @@
 //! An Xray with many existing objects, for `export`'s tests and measurements: every Xray
-//! Kind `export` can list (policies, curation policies and conditions, watches, webhooks),
+//! Kind `export` can list (policies, curation policies and conditions, ignore rules,
+//! watches, webhooks),
 //! `copies` times, from its example, created through the adapter (so Xray's server-side
 //! defaults apply as for any object made in Xray), odd copies with keys that are not
 //! Kubernetes names and every webhook with a password (from `secret`, never in an export).

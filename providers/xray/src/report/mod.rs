@@ -4,7 +4,8 @@
 //! progress and counts in `atProvider`; deleting the MR deletes the report. The read
 //! answers the status only, so the (immutable) parameters are not compared with it, and
 //! the public API cannot change a report: a changed report is deleted and created anew
-//! by the user (the parameters are immutable at admission).
+//! by the user (the parameters are immutable at admission). A report with a `projectKey`
+//! is made, read and deleted in that project (`?projectKey=` on every call).
 
 #[rustfmt::skip]
 pub mod tables;
@@ -77,7 +78,8 @@ fn report_type(kind: &str) -> &'static str {
 /// The report group's hooks.
 pub static HOOKS: ReportHooks = ReportHooks;
 
-/// The report group's behaviour: the report ID of a create, the project-scope rule.
+/// The report group's behaviour: the report ID of a create, a lost create's lookup (in the
+/// create's project, if any), the generation status.
 #[derive(Debug, Clone, Copy)]
 pub struct ReportHooks;
 
@@ -106,14 +108,17 @@ impl Hooks for ReportHooks {
             return Ok(None);
         };
         let report_type = report_type(ctx.kind.decl.kind);
-        let answer = ctx
-            .client
-            .request(
-                Service::Xray,
-                Method::POST,
-                "/api/v1/reports",
-                Idempotency::Idempotent,
-            )
+        // The create's scope: a project's reports are listed with its query only.
+        let mut request = ctx.client.request(
+            Service::Xray,
+            Method::POST,
+            "/api/v1/reports",
+            Idempotency::Idempotent,
+        );
+        if let Some(project) = common::project_of(ctx.key) {
+            request = request.query("projectKey", project);
+        }
+        let answer = request
             .query("direction", "asc")
             .query("page_num", 1)
             .query("num_of_rows", 100)
@@ -135,10 +140,6 @@ impl Hooks for ReportHooks {
 
     fn id_description(&self) -> &'static str {
         "The report ID Xray assigned."
-    }
-
-    fn check_params(&self, kind: &ResolvedKind, params: &Value) -> Result<(), String> {
-        common::refuse_project_key(kind, params)
     }
 
     fn created_id(&self, _kind: &ResolvedKind, answer: &Value) -> Option<String> {
