@@ -165,17 +165,23 @@ async fn project_ignore_rules_reports_and_indexing_live_apart() {
     let filter = json!({"filters": {"name": "r"}});
     assert_eq!(
         listed(
-            api.post("/xray/api/v1/reports", filter.clone())
-                .await
-                .json()
+            api.post(
+                "/xray/api/v1/reports?page_num=1&num_of_rows=10",
+                filter.clone()
+            )
+            .await
+            .json()
         ),
         vec![g.clone()]
     );
     assert_eq!(
         listed(
-            api.post("/xray/api/v1/reports?projectKey=team", filter.clone())
-                .await
-                .json()
+            api.post(
+                "/xray/api/v1/reports?projectKey=team&page_num=1&num_of_rows=10",
+                filter.clone()
+            )
+            .await
+            .json()
         ),
         vec![t.clone()]
     );
@@ -184,7 +190,8 @@ async fn project_ignore_rules_reports_and_indexing_live_apart() {
     let r = api
         .get(&format!("/xray/api/v1/reports/{t}?projectKey=team"))
         .await;
-    assert_eq!(r.json()["status"], "pending", "{}", r.text);
+    // Listed once: its generation went on from pending.
+    assert_eq!(r.json()["status"], "running", "{}", r.text);
     let r = api
         .delete(&format!("/xray/api/v1/reports/{t}?projectKey=team"))
         .await;
@@ -289,4 +296,106 @@ async fn ignore_rules_are_listed_in_pages() {
     assert_ne!(first["data"][0]["id"], second["data"][0]["id"]);
     let r = api.get("/xray/api/v1/ignore_rules?num_of_rows=0").await;
     assert_eq!(r.status, StatusCode::BAD_REQUEST, "{}", r.text);
+}
+
+/// The reports list (`POST /api/v1/reports`, a request that only reads): its paging is
+/// mandatory, a page holds `num_of_rows` reports in name order and `total_reports` counts
+/// every matching one; the entries carry what a read by ID answers, and listing a report
+/// advances its generation as reading it does.
+#[tokio::test]
+async fn the_reports_list_is_paged_in_xrays_shape() {
+    let sim = start().await;
+    let api = Api::admin(&sim);
+    let mut ids = Vec::new();
+    for (name, kind) in [
+        ("c", "licenses"),
+        ("a", "vulnerabilities"),
+        ("b", "violations"),
+    ] {
+        let r = api
+            .post(
+                &format!("/xray/api/v1/reports/{kind}"),
+                json!({"name": name, "resources": {"repositories": [{"name": "libs"}]}}),
+            )
+            .await;
+        assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+        ids.push(r.json()["report_id"].clone());
+    }
+    let all = json!({"filters": {}});
+    let r = api.post("/xray/api/v1/reports", all.clone()).await;
+    assert_eq!(
+        r.status,
+        StatusCode::BAD_REQUEST,
+        "paging is mandatory: {}",
+        r.text
+    );
+
+    let list = |page: usize, rows: usize, order: &'static str| {
+        let api = &api;
+        let all = all.clone();
+        async move {
+            api.post(
+                &format!(
+                    "/xray/api/v1/reports?direction={order}&page_num={page}&num_of_rows={rows}&order_by=name"
+                ),
+                all,
+            )
+            .await
+            .json()
+        }
+    };
+    let names = |answer: &Value| {
+        answer["reports"]
+            .as_array()
+            .map(|a| a.iter().map(|r| r["name"].clone()).collect::<Vec<_>>())
+            .unwrap_or_default()
+    };
+    let first = list(1, 2, "asc").await;
+    assert_eq!(first["total_reports"], 3, "{first}");
+    assert_eq!(names(&first), vec![json!("a"), json!("b")], "{first}");
+    let second = list(2, 2, "asc").await;
+    assert_eq!(second["total_reports"], 3, "{second}");
+    assert_eq!(names(&second), vec![json!("c")], "{second}");
+    let desc = list(1, 10, "desc").await;
+    assert_eq!(names(&desc), vec![json!("c"), json!("b"), json!("a")]);
+
+    // An entry carries what the read by ID answers; "a" and "c" were listed twice each
+    // (pending, running, completed).
+    let one = &desc["reports"][2];
+    assert_eq!(one["id"], ids[1]);
+    assert_eq!(one["report_type"], "vulnerabilities");
+    let read = api
+        .get(&format!("/xray/api/v1/reports/{}", ids[1]))
+        .await
+        .json();
+    assert_eq!(read["status"], "completed", "{read}");
+    for member in [
+        "id",
+        "name",
+        "report_type",
+        "status",
+        "progress",
+        "total_artifacts",
+        "num_of_processed_artifacts",
+        "author",
+    ] {
+        assert!(one.get(member).is_some(), "{member} listed: {one}");
+        assert!(read.get(member).is_some(), "{member} read: {read}");
+    }
+    let c = api
+        .get(&format!("/xray/api/v1/reports/{}", ids[0]))
+        .await
+        .json();
+    assert_eq!(c["status"], "completed", "pending, listed twice: {c}");
+
+    // Filters: a name substring, a type.
+    let by_type = api
+        .post(
+            "/xray/api/v1/reports?page_num=1&num_of_rows=10",
+            json!({"filters": {"report_type": ["licenses"]}}),
+        )
+        .await
+        .json();
+    assert_eq!(names(&by_type), vec![json!("c")], "{by_type}");
+    assert_eq!(by_type["total_reports"], 1);
 }

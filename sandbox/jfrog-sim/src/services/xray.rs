@@ -1005,14 +1005,35 @@ async fn create_report(
         .into_response())
 }
 
-/// `POST /api/v1/reports?...` with `{filters: {name}}`: the reports (of the project, if
-/// any), filtered by name.
+/// The query of the reports list: its paging is mandatory (`page_num` from 1,
+/// `num_of_rows`), the order by name, type, author, start time or status.
+#[derive(Debug, serde::Deserialize)]
+struct ReportsPaging {
+    page_num: Option<usize>,
+    num_of_rows: Option<usize>,
+    #[serde(default)]
+    direction: String,
+    #[serde(default)]
+    order_by: String,
+}
+
+/// `POST /api/v1/reports?direction=&page_num=&num_of_rows=&order_by=` with
+/// `{filters: {name, report_type, status}}` (the name a substring): one page of the reports
+/// (of the project, if any) as `{total_reports, reports}`, `total_reports` counting every
+/// matching report. Listing a report, like reading it, advances its generation.
 async fn list_reports(
     State(s): State<Arc<Shared>>,
     _u: User,
     Query(q): Query<ProjectQuery>,
+    Query(paging): Query<ReportsPaging>,
     body: axum::body::Bytes,
 ) -> Result<Json<Value>, ApiError> {
+    let (Some(page), Some(rows)) = (paging.page_num, paging.num_of_rows) else {
+        return Err(bad("page_num and num_of_rows are mandatory"));
+    };
+    if page == 0 || rows == 0 {
+        return Err(bad("page_num and num_of_rows must be 1 or more"));
+    }
     let store = Store::of(&s, REPORTS.name, "report", &q)?;
     let body = if body.is_empty() {
         json!({})
@@ -1020,28 +1041,44 @@ async fn list_reports(
         json_of(&body)?
     };
     let name = str_at(&body, "/filters/name").to_string();
-    let reports: Vec<Value> = store
+    let among = |pointer: &str, value: &str| match body.pointer(pointer).and_then(Value::as_array) {
+        Some(allowed) => allowed.iter().any(|a| a.as_str() == Some(value)),
+        None => true,
+    };
+    let mut reports: Vec<Value> = store
         .list()
         .into_iter()
-        .filter(|r| name.is_empty() || str_at(r, "/name") == name)
+        .filter(|r| str_at(r, "/name").contains(&name))
+        .filter(|r| among("/filters/report_type", str_at(r, "/report_type")))
+        .filter(|r| among("/filters/status", str_at(r, "/status")))
         .collect();
-    Ok(Json(
-        json!({"total_reports": reports.len(), "reports": reports}),
-    ))
+    let order = match paging.order_by.as_str() {
+        "type" => "/report_type",
+        "author" => "/author",
+        "status" => "/status",
+        "start_time" => "/start_time",
+        _ => "/name",
+    };
+    reports.sort_by(|a, b| str_at(a, order).cmp(str_at(b, order)));
+    if paging.direction == "desc" {
+        reports.reverse();
+    }
+    let total = reports.len();
+    let page: Vec<Value> = reports
+        .into_iter()
+        .skip((page - 1).saturating_mul(rows))
+        .take(rows)
+        .collect();
+    for r in &page {
+        if let Some(id) = r.get("id").map(|id| id.to_string()) {
+            advance_report(&store, &id, r.clone());
+        }
+    }
+    Ok(Json(json!({"total_reports": total, "reports": page})))
 }
 
-/// Each read advances a report's generation: pending, running, completed.
-async fn read_report(
-    State(s): State<Arc<Shared>>,
-    _u: User,
-    Path(id): Path<String>,
-    Query(q): Query<ProjectQuery>,
-) -> Result<Json<Value>, ApiError> {
-    let store = Store::of(&s, REPORTS.name, "report", &q)?;
-    let mut r = store
-        .get(&id)
-        .ok_or_else(|| not_found("failed to get report details"))?;
-    let answer = r.clone();
+/// The next step of a report's generation (pending, running, completed), stored.
+fn advance_report(store: &Store<'_>, id: &str, mut r: Value) {
     let next = match str_at(&r, "/status") {
         "pending" => {
             json!({"status": "running", "progress": 50, "total_artifacts": 2, "num_of_processed_artifacts": 1})
@@ -1053,8 +1090,23 @@ async fn read_report(
     };
     if let (Value::Object(m), Value::Object(n)) = (&mut r, next) {
         m.extend(n);
-        store.put(&id, r);
+        store.put(id, r);
     }
+}
+
+/// Each read advances a report's generation: pending, running, completed.
+async fn read_report(
+    State(s): State<Arc<Shared>>,
+    _u: User,
+    Path(id): Path<String>,
+    Query(q): Query<ProjectQuery>,
+) -> Result<Json<Value>, ApiError> {
+    let store = Store::of(&s, REPORTS.name, "report", &q)?;
+    let r = store
+        .get(&id)
+        .ok_or_else(|| not_found("failed to get report details"))?;
+    let answer = r.clone();
+    advance_report(&store, &id, r);
     Ok(Json(answer))
 }
 
