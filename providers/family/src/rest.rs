@@ -67,7 +67,8 @@ pub enum ListShape {
     Wrapped(&'static str),
     /// One page of a paged list: an object whose member holds the array and another the
     /// count of every object (Xray's ignore rules: `{data, total_count}`), asked for with
-    /// the page's query parameters. An answer whose page does not hold every object is not
+    /// the page's query parameters (and, for a list asked for by a `POST` that only reads,
+    /// Xray's reports, the page's fixed body). An answer whose page does not hold every object is not
     /// used (the objects are then read by key): an object missing from it is not gone.
     Paged(&'static Page),
 }
@@ -81,6 +82,9 @@ pub struct Page {
     pub member: &'static str,
     /// The member holding the count of every object.
     pub total: &'static str,
+    /// The fixed JSON body of a list asked for by `POST` (a request that only reads, e.g.
+    /// Xray's reports list with its filters); `None` for a `GET`.
+    pub post: Option<&'static str>,
 }
 
 impl Page {
@@ -106,17 +110,53 @@ pub struct ListCall {
 }
 
 impl ListCall {
-    /// The list request (with a paged list's query parameters).
+    /// The method of the list request: `GET`, or `POST` for a page with a fixed body (a
+    /// `POST` that only reads, resent after a lost answer like any read).
+    pub fn verb(&self) -> Verb {
+        match self.body() {
+            Some(_) => Verb::Post,
+            None => Verb::Get,
+        }
+    }
+
+    /// The fixed JSON body of the list request, if it is a `POST`.
+    pub fn body(&self) -> Option<&'static str> {
+        match self.shape {
+            ListShape::Paged(page) => page.post,
+            _ => None,
+        }
+    }
+
+    /// The request as the simulator counts it (`METHOD /service-base/path`), e.g. to tell a
+    /// `POST` that only reads from the writes.
+    pub fn counted_as(&self) -> String {
+        format!(
+            "{} {}{}",
+            self.verb().method(),
+            self.service.base_path(),
+            self.path
+        )
+    }
+
+    /// The list request (with a paged list's query parameters and fixed body).
     pub fn request<'a>(&self, client: &'a JfrogClient) -> jfrog_client::Request<'a> {
         let r = client.request(
             self.service,
-            http::Method::GET,
+            self.verb().method(),
             self.path,
             Idempotency::Idempotent,
         );
-        match self.shape {
+        let r = match self.shape {
             ListShape::Paged(page) => page.query.iter().fold(r, |r, &(n, v)| r.query(n, v)),
             _ => r,
+        };
+        match self.body() {
+            Some(body) => match serde_json::from_str::<Value>(body) {
+                Ok(v) => r.json(&v),
+                // A declaration error: sent as it is, JFrog then says what is wrong.
+                Err(_) => r.json(body),
+            },
+            None => r,
         }
     }
 

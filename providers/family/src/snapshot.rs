@@ -797,6 +797,7 @@ mod tests {
             query: &[("page_num", "1")],
             member: "data",
             total: "total_count",
+            post: None,
         };
         let paged = ListCall {
             shape: ListShape::Paged(&PAGE),

@@ -270,6 +270,8 @@ async fn a_report_is_ready_when_generated() {
     let m = &env.mrs[0];
     let mut seen = Vec::new();
     for _ in 0..6 {
+        // One poll each: the reports list answer lives one poll.
+        tokio::time::sleep(POLL * 2).await;
         m.reconcile().await;
         let o = m.get().await;
         let ready = testkit::condition(&o, "Ready")
@@ -711,8 +713,17 @@ async fn the_examples_are_observed_by_list_where_xray_lists() {
         }
     }
     let counts = env.sim.request_counts();
-    let graphql = "POST /catalog/api/v1/custom/graphql";
-    assert_eq!(writes(&env.sim, &[graphql]), 0, "{counts:?}");
+    // The GraphQL queries and the reports list are POSTs that only read.
+    let reads = suite::read_calls(&["POST /catalog/api/v1/custom/graphql"], &kinds);
+    let reads: Vec<&str> = reads.iter().map(String::as_str).collect();
+    assert!(reads.contains(&"POST /xray/api/v1/reports"), "{reads:?}");
+    assert_eq!(writes(&env.sim, &reads), 0, "{counts:?}");
+    let reports = env
+        .mrs
+        .iter()
+        .filter(|m| m.kind.resolved().decl.kind.ends_with("Report"))
+        .count();
+    assert_eq!(reports, 5, "one example of each report Kind");
     for list in [
         "GET /xray/api/v2/policies",
         "GET /xray/api/v1/curation/policies",
@@ -720,6 +731,8 @@ async fn the_examples_are_observed_by_list_where_xray_lists() {
         "GET /xray/api/v1/ignore_rules",
         "GET /xray/api/v2/watches",
         "GET /xray/api/v1/webhooks",
+        // One list for the five report Kinds.
+        "POST /xray/api/v1/reports",
     ] {
         assert_eq!(counts.get(list), Some(&2), "{list}: {counts:?}");
     }
@@ -730,6 +743,7 @@ async fn the_examples_are_observed_by_list_where_xray_lists() {
         "GET /xray/api/v1/ignore_rules/{id}",
         "GET /xray/api/v2/watches/{name}",
         "GET /xray/api/v1/webhooks/{key}",
+        "GET /xray/api/v1/reports/{id}",
     ] {
         assert_eq!(counts.get(by_key), None, "{by_key}: {counts:?}");
     }

@@ -16,7 +16,7 @@ pub use provider_family::seed::{SeedError, Seeded};
 
 use crate::examples;
 
-/// Create `copies` objects of every listable Kind, in the examples' order (policies before
+/// Create `copies` objects of every listable, exportable Kind, in the examples' order (policies before
 /// the watches that apply them). Server-assigned objects get a name of their own per copy.
 pub async fn seed(
     client: &JfrogClient,
@@ -34,6 +34,10 @@ pub async fn seed(
                 .iter()
                 .find(|k| k.resolved().decl.kind == d.kind)
                 .expect("every declaration is a Kind");
+            // Listed but not exported (reports): nothing to adopt.
+            if !d.hooks.exportable(k.resolved()) {
+                continue;
+            }
             let base = examples::example_name(d.kind, false);
             let mut params = examples::example_params(d.kind);
             if d.id == Id::ServerAssigned

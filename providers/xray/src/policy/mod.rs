@@ -100,6 +100,7 @@ pub mod rest {
         query: &[("page_num", "1"), ("num_of_rows", "10000")],
         member: "data",
         total: "total_count",
+        post: None,
     };
     /// Custom issues (Xray events): read through v2, written through v1; no list.
     pub static CUSTOM_ISSUE: Paths = Paths {

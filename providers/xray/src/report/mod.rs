@@ -1,7 +1,13 @@
 //! The report group: the five Xray report Kinds. A report is a generation job: creating it
 //! (`POST /api/v1/reports/<type>`) starts the generation and answers the server-assigned
-//! `report_id`; Observe reads `GET /api/v1/reports/{id}` and reports the job's status,
-//! progress and counts in `atProvider`; deleting the MR deletes the report. The read
+//! `report_id`; Observe reports the job's status, progress and counts in `atProvider`;
+//! deleting the MR deletes the report. The five Kinds are observed by one list ("Get
+//! Reports List": `POST /api/v1/reports?page_num=1&num_of_rows=N` with an empty filter, a
+//! `POST` that only reads, answering `{total_reports, reports: [...]}`), whose entries carry
+//! what `GET /api/v1/reports/{id}` answers (id, name, type, status, progress and counts), so
+//! no report is read by ID while one page holds every report; a larger platform, or a
+//! report in a project (listed only with `?projectKey=`), is read by ID. Reports are not
+//! exported: their parameters (resources, filters) are in neither answer. The read
 //! answers the status only, so the (immutable) parameters are not compared with it, and
 //! the public API cannot change a report: a changed report is deleted and created anew
 //! by the user (the parameters are immutable at admission). A report with a `projectKey`
@@ -12,7 +18,7 @@ pub mod tables;
 
 use async_trait::async_trait;
 use jfrog_client::{Idempotency, Method, Service};
-use provider_family::{Call, HookCtx, Hooks, Paths, ResolvedKind, Verb};
+use provider_family::{Call, HookCtx, Hooks, ListCall, ListShape, Page, Paths, ResolvedKind, Verb};
 use serde_json::{Map, Value, json};
 
 use crate::common;
@@ -20,6 +26,28 @@ use crate::common;
 /// The REST bindings, one per Kind.
 pub mod rest {
     use super::*;
+
+    /// Every report of the platform (all five types: the Kinds share one list), one page
+    /// as large as the list is read; the entries are as complete as a read by ID.
+    pub const REPORTS_LIST: ListCall = ListCall {
+        service: Service::Xray,
+        path: "/api/v1/reports",
+        shape: ListShape::Paged(&REPORTS_PAGE),
+        key_member: "id",
+    };
+
+    /// One page of reports: the paging parameters are mandatory, the filter is empty.
+    static REPORTS_PAGE: Page = Page {
+        query: &[
+            ("direction", "asc"),
+            ("page_num", "1"),
+            ("num_of_rows", "10000"),
+            ("order_by", "name"),
+        ],
+        member: "reports",
+        total: "total_reports",
+        post: Some(r#"{"filters": {}}"#),
+    };
 
     macro_rules! report {
         ($name:ident, $create:expr, $doc:expr) => {
@@ -31,8 +59,7 @@ pub mod rest {
                 // No update API: every parameter is immutable, so no update is sent.
                 update: Call::new(Verb::Put, "/api/v1/reports/{key}"),
                 delete: Call::new(Verb::Delete, "/api/v1/reports/{key}"),
-                // The list is a POST with filters and paging: each MR is read by ID.
-                list: None,
+                list: Some(REPORTS_LIST),
                 case_insensitive: false,
             };
         };
@@ -136,6 +163,12 @@ impl Hooks for ReportHooks {
                     && r.get("report_type").and_then(Value::as_str) == Some(report_type)
             })
             .and_then(|r| common::answer_id(r, "id")))
+    }
+
+    /// A report's parameters (resources, filters) are in no answer: an exported manifest
+    /// could not say what the report covers.
+    fn exportable(&self, _kind: &ResolvedKind) -> bool {
+        false
     }
 
     fn id_description(&self) -> &'static str {
