@@ -507,6 +507,56 @@ impl Rest for Settings {
 mod tests {
     use super::*;
 
+    /// A page with a fixed body is asked for by `POST` (counted as such), any other list by
+    /// `GET`; the body is the page's.
+    #[test]
+    fn a_page_with_a_body_is_a_post_list() {
+        static GET_PAGE: Page = Page {
+            query: &[("page_num", "1")],
+            member: "data",
+            total: "total_count",
+            post: None,
+        };
+        static POST_PAGE: Page = Page {
+            query: &[("page_num", "1")],
+            member: "reports",
+            total: "total_reports",
+            post: Some(r#"{"filters": {}}"#),
+        };
+        let list = |shape| ListCall {
+            service: Service::Xray,
+            path: "/api/v1/things",
+            shape,
+            key_member: "id",
+        };
+        for (shape, verb, body, counted) in [
+            (ListShape::Array, Verb::Get, None, "GET /xray/api/v1/things"),
+            (
+                ListShape::Wrapped("items"),
+                Verb::Get,
+                None,
+                "GET /xray/api/v1/things",
+            ),
+            (
+                ListShape::Paged(&GET_PAGE),
+                Verb::Get,
+                None,
+                "GET /xray/api/v1/things",
+            ),
+            (
+                ListShape::Paged(&POST_PAGE),
+                Verb::Post,
+                Some(r#"{"filters": {}}"#),
+                "POST /xray/api/v1/things",
+            ),
+        ] {
+            let l = list(shape);
+            assert_eq!(l.verb(), verb, "{shape:?}");
+            assert_eq!(l.body(), body, "{shape:?}");
+            assert_eq!(l.counted_as(), counted, "{shape:?}");
+        }
+    }
+
     #[test]
     fn addresses_split_into_their_parts() {
         assert_eq!(address_pair("team/dev"), ("team", "dev"));

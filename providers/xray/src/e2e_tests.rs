@@ -758,4 +758,53 @@ async fn the_examples_are_observed_by_list_where_xray_lists() {
     for (call, n) in &counts {
         eprintln!("  {call}: {:.1} per poll", *n as f64 / 2.0);
     }
+    eprintln!(
+        "  report family: {reports} MRs, {:.1} list call per poll, {:.2} requests per report MR per poll",
+        counts
+            .get("POST /xray/api/v1/reports")
+            .copied()
+            .unwrap_or(0) as f64
+            / 2.0,
+        counts
+            .get("POST /xray/api/v1/reports")
+            .copied()
+            .unwrap_or(0) as f64
+            / (2.0 * reports as f64)
+    );
+
+    // A report deleted in JFrog: the list shows it gone, no read by ID asks again.
+    let m = env
+        .mrs
+        .iter()
+        .find(|m| m.kind.resolved().decl.kind == "VulnerabilitiesReport")
+        .expect("a report MR");
+    let client = jfrog_client::JfrogClient::builder(env.sim.url())
+        .credentials(jfrog_client::Credentials::access_token(
+            env.sim.admin_token(),
+        ))
+        .build()
+        .expect("client");
+    let address = m.address().await;
+    m.kind
+        .resolved()
+        .decl
+        .rest
+        .delete(&client, &address)
+        .await
+        .expect("deleted in JFrog");
+    tokio::time::sleep(ROUND + ROUND / 4).await;
+    env.sim.reset_counts();
+    m.reconcile().await;
+    let counts = env.sim.request_counts();
+    eprintln!("a report deleted in JFrog, one reconcile: {counts:?}");
+    assert_eq!(
+        counts.get("POST /xray/api/v1/reports"),
+        Some(&1),
+        "{counts:?}"
+    );
+    assert_eq!(
+        counts.get("GET /xray/api/v1/reports/{id}"),
+        None,
+        "{counts:?}"
+    );
 }
