@@ -16,8 +16,9 @@
 //!   a project's watch names the project's build-info repository (`build_repo`) in each
 //!   `build` resource (400 otherwise);
 //! - ignore rules: server-assigned IDs answered in an `info` sentence; no update;
-//! - reports: `POST /api/v1/reports/<type>` starts a job (`report_id`), each read advances
-//!   it (pending, running, completed), `DELETE` removes it;
+//! - reports: `POST /api/v1/reports/<type>` starts a job (`report_id`), each read or listing
+//!   advances it (pending, running, completed), `DELETE` removes it; the list
+//!   (`POST /api/v1/reports`, a request that only reads) is paged and filtered;
 //! - ignore rules, reports and the binary manager's indexing configuration in a project
 //!   (`?projectKey=` on every call, the list included): apart from the global ones (an ID
 //!   or configuration of the project is not found globally, nor a global one in the
