@@ -5,7 +5,9 @@
 //! fresh sandbox running both providers against the same simulator: every MR Ready and
 //! Synced, and no JFrog write during adoption and two more polls. The same with `--legacy`.
 //! Exporting twice gives identical files, and no secret value of the simulator is in any of
-//! them. (Kinds without a list call are named in the summary as not exportable.)
+//! them. (Kinds without a list call are named in the summary as not exportable.) Groups and
+//! permissions are listed by name and read each (one read per object in the export; in the
+//! steady state their lists are not asked, one read per MR instead).
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -44,6 +46,16 @@ async fn seed(
             let base = example_name(d.kind, false);
             let mut params = example_params(d, false);
             let mut secrets = Vec::new();
+            // Kinds identified by a spec field: each copy its own.
+            match d.kind {
+                "SCIMUser" => {
+                    let user = format!("scim-{copy}@example.com");
+                    params["username"] = json!(user);
+                    params["emails"] = json!([{"value": user, "primary": true}]);
+                }
+                "WorkersService" => params["key"] = json!(format!("example-worker-{copy}")),
+                _ => {}
+            }
             if let Value::Object(m) = &mut params {
                 for (field, r) in m.iter_mut() {
                     if field.ends_with("SecretRef") {
@@ -98,7 +110,8 @@ fn stored_secrets(sim: &jfrog_sim::Simulator) -> Vec<String> {
 }
 
 /// Apply the export in `out` to a fresh sandbox against `url`: every MR Ready and Synced, no
-/// write from the apply until two more list polls after that. Returns the MR count.
+/// write from the apply until two more polls of the `lists` after that. Returns the MR
+/// count.
 async fn adopt(tag: &str, url: &str, token_file: &Path, out: &Path, lists: &[String]) -> usize {
     let mut opts = SandboxOptions::new(tag)
         .providers(&PROVIDERS.join(","))
@@ -177,6 +190,7 @@ async fn exported_access_objects_are_adopted_without_a_write_in_both_scopes() {
         provider_project::projects::examples::example_params,
     )
     .await;
+    let from_project = seeded.len();
     seeded.extend(
         seed(
             &client,
@@ -199,13 +213,31 @@ async fn exported_access_objects_are_adopted_without_a_write_in_both_scopes() {
         "a seeded object has a secret"
     );
     let lists = list_routes(&listable);
+    // The lists asked every poll in the steady state: a list that shows only names is not
+    // asked while every MR's object exists (each is read by key instead).
+    let full: Vec<&KindDecl> = listable
+        .iter()
+        .copied()
+        .filter(|d| !d.rest.list_reads_each())
+        .collect();
+    let polled = list_routes(&full);
 
     let dir = TempDir::new("export-access");
     let token_file = dir.path().join("token");
     std::fs::write(&token_file, sim.admin_token()).expect("write token");
     let url = sim.url();
 
-    // Export: one request per list call for every object.
+    // Export: one request per list call for every object, plus one read per object of the
+    // lists that show only names (groups, permissions).
+    let reads: u64 = seeded
+        .iter()
+        .filter(|s| {
+            listable
+                .iter()
+                .any(|d| d.kind == s.kind && d.rest.list_reads_each())
+        })
+        .count() as u64;
+    assert!(reads > 0, "a seeded Kind is listed by name only");
     sim.reset_counts();
     let ns = dir.path().join("namespaced");
     let started = Instant::now();
@@ -217,11 +249,18 @@ async fn exported_access_objects_are_adopted_without_a_write_in_both_scopes() {
         seeded.len(),
         took.as_secs_f64()
     );
-    assert_eq!(requests, lists.len() as u64, "{:?}", sim.request_counts());
-    assert!(
-        summary.contains(&format!("exported {} objects", seeded.len())),
-        "{summary}"
+    assert_eq!(
+        requests,
+        lists.len() as u64 + reads,
+        "{:?}",
+        sim.request_counts()
     );
+    for n in [from_project, seeded.len() - from_project] {
+        assert!(
+            summary.contains(&format!("exported {n} objects")),
+            "{summary}"
+        );
+    }
     assert!(!summary.contains("warning"), "{summary}");
 
     // Twice: identical files; no secret anywhere.
@@ -246,11 +285,11 @@ async fn exported_access_objects_are_adopted_without_a_write_in_both_scopes() {
 
     // Adoption, namespaced then legacy, each by a fresh sandbox against the same platform.
     assert_eq!(
-        adopt("export-access-ns", &url, &token_file, &ns, &lists).await,
+        adopt("export-access-ns", &url, &token_file, &ns, &polled).await,
         seeded.len()
     );
     assert_eq!(
-        adopt("export-access-legacy", &url, &token_file, &legacy, &lists).await,
+        adopt("export-access-legacy", &url, &token_file, &legacy, &polled).await,
         seeded.len()
     );
 }

@@ -439,10 +439,14 @@ async fn rejected_spec_reports_jfrogs_message_and_backs_off() {
 }
 
 /// 100 repositories applied at once all become Ready with the simulator's descriptor-merge
-/// emulation on (overlapping configuration writes fail with HTTP 500) and a write latency.
+/// emulation on (overlapping configuration writes fail with HTTP 500) and a write latency,
+/// each written by its own REST call (bulk repository writes off: they are what this
+/// measures; the bulk path has its tests in provider-artifactory's `repository::bulk_tests`).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn hundred_repositories_at_once_become_ready_with_descriptor_merge_emulation() {
-    let sb = Sandbox::start(SandboxOptions::new("hundred")).await;
+    let sb =
+        Sandbox::start(SandboxOptions::new("hundred").provider_arg("--bulk-repository-writes=off"))
+            .await;
     sb.sim
         .put_config(json!({"descriptorMergeEmulation": true, "writeLatencyMs": 50}))
         .await;

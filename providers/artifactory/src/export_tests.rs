@@ -59,16 +59,16 @@ async fn run(client: &JfrogClient, opts: &Options) -> export::Export {
 async fn every_object_is_exported_once_and_adopted_without_a_change() {
     let (sim, client, seeded) = seeded_sim(2).await;
     // Every repository and webhook Kind, and the exportable access Kinds (certificates,
-    // environments, Vault configurations; users of three Kinds, groups, permission
-    // targets).
-    assert_eq!(seeded.len(), 2 * (150 + 24 + 8));
+    // environments, Vault configurations, key pairs; users of three Kinds, groups,
+    // permission targets).
+    assert_eq!(seeded.len(), 2 * (150 + 24 + 9));
     sim.reset_counts();
     let opts = Options::default();
     let ex = run(&client, &opts).await;
     // One list request per list call (repositories, webhooks, certificates, environments,
-    // Vault configurations, users, groups, permission targets), and one read of each user,
-    // group and permission target (their lists show names only).
-    assert_eq!(ex.requests, 8 + 2 * 5, "{:?}", sim.request_counts());
+    // Vault configurations, key pairs, users, groups, permission targets), and one read of
+    // each user, group and permission target (their lists show names only).
+    assert_eq!(ex.requests, 9 + 2 * 5, "{:?}", sim.request_counts());
     assert_eq!(sim.request_counts().values().sum::<u64>(), ex.requests);
     for list in [
         "GET /access/api/v2/users",

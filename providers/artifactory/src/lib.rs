@@ -76,6 +76,12 @@ pub fn family_kinds() -> Vec<Arc<provider_family::FamilyKind>> {
 /// name), exactly as the `provider-artifactory` binary does; the `sandbox` command calls it in the
 /// child processes it starts (`sandbox provider artifactory ...`). `export` writes manifests
 /// that adopt the platform's existing objects (see `provider_family::export`).
-pub async fn run_main(args: Vec<String>) -> anyhow::Result<()> {
+///
+/// Beyond the shared flags: `--bulk-repository-writes=auto|on|off` (default `auto`), whether
+/// repository creations and updates may go through the descriptor writer as YAML
+/// configuration patches (see [`repository::bulk`]).
+pub async fn run_main(mut args: Vec<String>) -> anyhow::Result<()> {
+    let mode = repository::bulk::take_flag(&mut args).map_err(anyhow::Error::msg)?;
+    repository::bulk::set_mode(mode);
     provider_family::export::run_main(PROVIDER, kinds_with, family_kinds, args).await
 }

@@ -678,16 +678,17 @@ fn object(kind: &ResolvedKind, key: &str, body: &Value, ctx: &DiffContext, opts:
         }
         r
     };
-    // Top-level secrets JFrog shows as set, and the one the Kind always has unless its
-    // parameters say otherwise (a user's password, generated when not given, never shown):
-    // one reference per wire member.
+    // Top-level secrets JFrog shows as set, the required ones (a key pair's private key,
+    // which JFrog never shows but the object cannot be without), and the one the Kind always
+    // has unless its parameters say otherwise (a user's password, generated when not given,
+    // never shown): one reference per wire member.
     let generated = d
         .hooks
         .generated_secret(kind, &Value::Object(params.clone()));
     let mut wires_done = BTreeSet::new();
     for f in kind.params().filter(|f| f.sensitive) {
         let Some(w) = f.wire else { continue };
-        let has_one = !diff::is_empty(get_path(body, w)) || generated == Some(w);
+        let has_one = !diff::is_empty(get_path(body, w)) || f.required || generated == Some(w);
         if !has_one || !wires_done.insert(w) {
             continue;
         }

@@ -356,7 +356,8 @@ pub fn not_found(service: Service, verb: Verb, path: &str, message: String) -> E
 
 /// A [`Paths`] binding whose bodies JFrog spells differently from the Kind (units, enum
 /// spellings, inverted flags): `to_jfrog` adjusts every body sent, `from_jfrog` every object
-/// read. It has no list call (a list answer would need converting too).
+/// read. It has no list call of its own (a list answer would need converting too): wrap it
+/// in [`Listed`] and convert in the family's `decode` hook instead of `from_jfrog`.
 #[derive(Debug, Clone, Copy)]
 pub struct Converted {
     /// The calls.
@@ -399,6 +400,58 @@ impl Rest for Converted {
     }
     fn case_insensitive(&self) -> bool {
         self.paths.case_insensitive
+    }
+}
+
+/// Another binding with a list call: its calls as they are, its objects observed (and
+/// exported) through `list`. A list answer is used as JFrog gives it, so a Kind whose reads
+/// are converted ([`Converted`]) converts in its `decode` hook instead (which serves reads
+/// and list entries alike) and leaves `from_jfrog` empty.
+#[derive(Debug, Clone, Copy)]
+pub struct Listed {
+    /// The calls.
+    pub rest: &'static (dyn Rest + 'static),
+    /// The list call.
+    pub list: ListCall,
+    /// The list shows only which objects exist ([`Rest::list_reads_each`]).
+    pub reads_each: bool,
+}
+
+#[async_trait]
+impl Rest for Listed {
+    async fn read(&self, client: &JfrogClient, key: &str) -> Result<Value, Error> {
+        self.rest.read(client, key).await
+    }
+    async fn create(
+        &self,
+        client: &JfrogClient,
+        key: &str,
+        body: &Map<String, Value>,
+    ) -> Result<Value, Error> {
+        self.rest.create(client, key, body).await
+    }
+    async fn update(
+        &self,
+        client: &JfrogClient,
+        key: &str,
+        body: &Map<String, Value>,
+    ) -> Result<(), Error> {
+        self.rest.update(client, key, body).await
+    }
+    async fn delete(&self, client: &JfrogClient, key: &str) -> Result<(), Error> {
+        self.rest.delete(client, key).await
+    }
+    fn list(&self) -> Option<&ListCall> {
+        Some(&self.list)
+    }
+    fn list_reads_each(&self) -> bool {
+        self.reads_each
+    }
+    fn case_insensitive(&self) -> bool {
+        self.rest.case_insensitive()
+    }
+    fn forgets_on_delete(&self) -> bool {
+        self.rest.forgets_on_delete()
     }
 }
 

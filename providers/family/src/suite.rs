@@ -307,6 +307,56 @@ pub fn read_calls(suite_calls: &[&str], kinds: &[Arc<FamilyKind>]) -> Vec<String
     calls
 }
 
+/// One Kind observed by list, as the simulator names its routes: the list route, the route
+/// that reads one object, and whether the list shows only which objects exist (each listed
+/// object is then read by key).
+#[derive(Debug, Clone, Copy)]
+pub struct ListCase {
+    /// The Kind.
+    pub kind: &'static str,
+    /// The list route (`/access/api/v2/groups`).
+    pub list: &'static str,
+    /// The read route (`/access/api/v2/groups/{key}`).
+    pub item: &'static str,
+    /// [`crate::Rest::list_reads_each`].
+    pub reads_each: bool,
+}
+
+/// The requests of one poll of every MR of `env` (each reconciled once), taken after the
+/// snapshot TTL `poll` has passed since the previous one, checked against `cases`: each
+/// case's list asked exactly once, its read route asked `present` times when the list shows
+/// only which objects exist and never otherwise (an object the list lacks is not read), and
+/// nothing else requested. Returns the counts.
+pub async fn list_poll(
+    env: &Env,
+    poll: Duration,
+    cases: &[ListCase],
+    present: u64,
+) -> std::collections::BTreeMap<String, u64> {
+    tokio::time::sleep(poll + Duration::from_millis(200)).await;
+    env.sim.reset_counts();
+    for m in &env.mrs {
+        m.reconcile().await;
+    }
+    let counts = env.sim.request_counts();
+    let get = |route: &str| counts.get(&format!("GET {route}")).copied().unwrap_or(0);
+    for c in cases {
+        assert_eq!(get(c.list), 1, "{}: one list per poll: {counts:?}", c.kind);
+        let reads = if c.reads_each { present } else { 0 };
+        assert_eq!(get(c.item), reads, "{}: reads by key: {counts:?}", c.kind);
+    }
+    let other: Vec<_> = counts
+        .keys()
+        .filter(|k| {
+            !cases
+                .iter()
+                .any(|c| **k == format!("GET {}", c.list) || **k == format!("GET {}", c.item))
+        })
+        .collect();
+    assert!(other.is_empty(), "unexpected requests: {counts:?}");
+    counts
+}
+
 /// JFrog writes (every request but a GET and the `read_calls`) since the last reset of the
 /// counts.
 pub fn writes(sim: &Simulator, read_calls: &[&str]) -> u64 {

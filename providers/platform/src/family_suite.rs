@@ -47,12 +47,14 @@ fn seed(sim: &jfrog_sim::Simulator) {
 /// Both servers with provider-platform's CRDs, the Secret the examples read and the
 /// repository they refer to.
 async fn start() -> Env {
-    let env = suite::start(
-        crate::PROVIDER,
-        kinds(),
-        Arc::new(ClientCache::new(crate::PROVIDER)),
-    )
-    .await;
+    start_listing(None).await
+}
+
+/// [`start`] with observation by list at snapshot TTL `ttl` (`None`: by key only).
+async fn start_listing(ttl: Option<std::time::Duration>) -> Env {
+    let cache = Arc::new(ClientCache::new(crate::PROVIDER));
+    cache.set_snapshot_ttl(ttl);
+    let env = suite::start(crate::PROVIDER, kinds(), cache).await;
     env.create_objects(&[examples::secret()]).await;
     seed(&env.sim);
     env
@@ -60,6 +62,17 @@ async fn start() -> Env {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_platform_kind_passes_the_suite() {
+    platform_suite(None).await;
+}
+
+/// The same with observation by list (a 1 ms TTL: every observe lists afresh, so a drift
+/// is found in the list entries, or by the read a name-only list leads to).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_platform_kind_passes_the_suite_observed_by_list() {
+    platform_suite(Some(std::time::Duration::from_millis(1))).await;
+}
+
+async fn platform_suite(ttl: Option<std::time::Duration>) {
     let s = Suite {
         provider: crate::PROVIDER,
         drift,
@@ -87,7 +100,7 @@ async fn every_platform_kind_passes_the_suite() {
     {
         examples.push((d.kind.to_string(), examples::example(d, true)));
     }
-    suite::run(&s, start().await, kinds(), examples).await;
+    suite::run(&s, start_listing(ttl).await, kinds(), examples).await;
 }
 
 /// A second MR for a singleton is refused (Synced=False naming the first) without a write,

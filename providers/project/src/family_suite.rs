@@ -4,6 +4,7 @@
 //! provider-artifactory's).
 
 use provider_family::suite::{self, Suite};
+use provider_runtime::managed::ManagedKind;
 use serde_json::{Value, json};
 
 use crate::projects::{examples, kinds, tables::KINDS};
@@ -42,6 +43,17 @@ fn seed(sim: &jfrog_sim::Simulator) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_project_kind_passes_the_suite() {
+    project_suite(None).await;
+}
+
+/// The same with observation by list (a 1 ms TTL: every observe lists afresh, so a drift
+/// of a project is found in the list entries).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_project_kind_passes_the_suite_observed_by_list() {
+    project_suite(Some(std::time::Duration::from_millis(1))).await;
+}
+
+async fn project_suite(ttl: Option<std::time::Duration>) {
     let s = Suite {
         provider: crate::PROVIDER,
         drift,
@@ -63,7 +75,18 @@ async fn every_project_kind_passes_the_suite() {
     {
         examples.push((d.kind.to_string(), examples::example(d, true)));
     }
-    let env = suite::family_suite(&s, kinds(), examples, true).await;
+    for k in kinds() {
+        assert!(
+            examples.iter().any(|(n, _)| n == k.info().kind),
+            "{} has no example in the suite",
+            k.info().kind
+        );
+    }
+    let cache = std::sync::Arc::new(provider_family::ClientCache::new(crate::PROVIDER));
+    cache.set_snapshot_ttl(ttl);
+    let env = suite::start(crate::PROVIDER, kinds(), cache).await;
+    seed(&env.sim);
+    let env = suite::run(&s, env, kinds(), examples).await;
     for r in examples::REPOSITORIES {
         assert!(env.sim.repository_raw(r).is_some(), "{r} removed");
     }

@@ -17,6 +17,8 @@ pub mod projects;
 
 #[cfg(test)]
 mod family_suite;
+#[cfg(test)]
+mod list_tests;
 
 /// This provider's identity.
 pub const PROVIDER: Provider = Provider {

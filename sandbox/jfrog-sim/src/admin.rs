@@ -254,6 +254,7 @@ async fn config(State(s): State<Arc<Shared>>) -> Json<Value> {
         "seed": s.config.seed,
         "missingRepositoryStatus": s.artifactory.missing_status(),
         "readAfterWriteLagMs": u64::try_from(s.artifactory.lag.get().as_millis()).unwrap_or(u64::MAX),
+        "yamlRepositories": s.artifactory.yaml_repositories(),
         "url": s.base_url,
     }))
 }
@@ -265,6 +266,7 @@ struct ConfigPatch {
     write_latency_ms: Option<u64>,
     missing_repository_status: Option<u16>,
     read_after_write_lag_ms: Option<u64>,
+    yaml_repositories: Option<bool>,
 }
 
 async fn set_config(State(s): State<Arc<Shared>>, Json(p): Json<ConfigPatch>) -> Json<Value> {
@@ -276,6 +278,9 @@ async fn set_config(State(s): State<Arc<Shared>>, Json(p): Json<ConfigPatch>) ->
     }
     if let Some(status) = p.missing_repository_status {
         s.artifactory.set_missing_status(status);
+    }
+    if let Some(on) = p.yaml_repositories {
+        s.artifactory.set_yaml_repositories(on);
     }
     if let Some(ms) = p.write_latency_ms {
         s.descriptor.set_write_latency(Duration::from_millis(ms));

@@ -367,13 +367,24 @@ pub(crate) struct Binding {
 impl Binding {
     /// The axum routes of this binding: `GET`/`POST` on `base`, `GET`/`PUT`/`DELETE` on `item`.
     pub(crate) fn routes(&'static self) -> Router<Arc<Shared>> {
+        self.routes_listed(Value::Array)
+    }
+
+    /// [`Binding::routes`] whose list answer is `shape` of the listed views (JFrog's
+    /// `{"groups": [...]}`, a SCIM `ListResponse`).
+    pub(crate) fn routes_listed(
+        &'static self,
+        shape: fn(Vec<Value>) -> Value,
+    ) -> Router<Arc<Shared>> {
         let base: MethodRouter<Arc<Shared>> =
-            get(move |s: State<Arc<Shared>>, a: Caller| async move { self.list(&s, a).await })
-                .post(
-                    move |s: State<Arc<Shared>>, a: Caller, body: Bytes| async move {
-                        self.create(&s, a, &body).await
-                    },
-                );
+            get(move |s: State<Arc<Shared>>, a: Caller| async move {
+                self.list_shaped(&s, a, shape).await
+            })
+            .post(
+                move |s: State<Arc<Shared>>, a: Caller, body: Bytes| async move {
+                    self.create(&s, a, &body).await
+                },
+            );
         let item: MethodRouter<Arc<Shared>> = get(
             move |s: State<Arc<Shared>>, a: Caller, Path(key): Path<String>| async move {
                 self.read(&s, a, &key).await
@@ -481,6 +492,15 @@ impl Binding {
     }
 
     pub(crate) async fn list(&self, s: &Shared, caller: Caller) -> Result<Response, ApiError> {
+        self.list_shaped(s, caller, Value::Array).await
+    }
+
+    async fn list_shaped(
+        &self,
+        s: &Shared,
+        caller: Caller,
+        shape: fn(Vec<Value>) -> Value,
+    ) -> Result<Response, ApiError> {
         self.check(&caller, self.read_access)?;
         let items: Vec<Value> = self
             .store(s)
@@ -489,7 +509,7 @@ impl Binding {
             .values()
             .map(|e| (self.decl.view)(&e.value))
             .collect();
-        Ok(axum::Json(Value::Array(items)).into_response())
+        Ok(axum::Json(shape(items)).into_response())
     }
 
     pub(crate) async fn read(

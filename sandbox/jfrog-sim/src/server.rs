@@ -335,6 +335,13 @@ impl Simulator {
         self.shared.artifactory.set_missing_status(status);
     }
 
+    /// Whether the YAML configuration patch takes the repository sections (default: yes, as
+    /// a self-hosted platform; no: as a platform that configures repositories only through
+    /// their REST API).
+    pub fn set_yaml_repositories(&self, on: bool) {
+        self.shared.artifactory.set_yaml_repositories(on);
+    }
+
     /// Sets the read-after-write lag of the read APIs (zero turns it off).
     pub fn set_read_after_write_lag(&self, lag: Duration) {
         self.shared.artifactory.lag.set(lag);

@@ -233,3 +233,70 @@ async fn groups_members_stages_and_lifecycles() {
     let r = api.delete("/access/api/v2/stages/qa").await;
     assert_eq!(r.status, StatusCode::BAD_REQUEST, "{}", r.text);
 }
+
+/// The platform lists answer in JFrog's shapes: groups and permissions by name and link
+/// (`{"groups": [...]}`, `{"permissions": [...]}`), SCIM users and groups as a SCIM
+/// `ListResponse` of full resources, workers as `{"workers": [...]}` without their secrets,
+/// OIDC configurations and projects as arrays of full objects.
+#[tokio::test]
+async fn platform_lists_answer_in_jfrogs_shapes() {
+    let sim = start().await;
+    let api = Api::admin(&sim);
+    let created = |r: common::Resp| assert!(r.status.is_success(), "{} {}", r.status, r.text);
+    created(
+        api.post("/access/api/v2/groups", json!({"name": "devs"}))
+            .await,
+    );
+    assert_eq!(
+        api.get("/access/api/v2/groups").await.json(),
+        json!({"groups": [{"group_name": "devs", "uri": "/access/api/v2/groups/devs"}]})
+    );
+    let resource = json!({"actions": {"users": {"admin": ["READ"]}, "groups": {}},
+        "targets": {"libs": {"include_patterns": ["**"], "exclude_patterns": []}}});
+    created(
+        api.post(
+            "/access/api/v2/permissions",
+            json!({"name": "read-libs", "resources": {"artifact": resource}}),
+        )
+        .await,
+    );
+    assert_eq!(
+        api.get("/access/api/v2/permissions").await.json(),
+        json!({"permissions": [{"name": "read-libs", "uri": "/access/api/v2/permissions/read-libs"}]})
+    );
+    let user = json!({"schemas": ["urn:ietf:params:scim:schemas:core:2.0:User"],
+        "userName": "ann@example.com", "emails": [{"value": "ann@example.com", "primary": true}]});
+    created(api.post("/access/api/v1/scim/v2/Users", user).await);
+    let users = api.get("/access/api/v1/scim/v2/Users").await.json();
+    assert_eq!(
+        users["schemas"],
+        json!(["urn:ietf:params:scim:api:messages:2.0:ListResponse"])
+    );
+    assert_eq!(users["totalResults"], 1);
+    assert_eq!(
+        users["Resources"][0],
+        api.get("/access/api/v1/scim/v2/Users/ann@example.com")
+            .await
+            .json()
+    );
+    let group = json!({"schemas": ["urn:ietf:params:scim:schemas:core:2.0:Group"],
+        "id": "ops", "displayName": "ops"});
+    created(api.post("/access/api/v1/scim/v2/Groups", group).await);
+    let groups = api.get("/access/api/v1/scim/v2/Groups").await.json();
+    assert_eq!(groups["Resources"][0]["displayName"], "ops");
+    let worker = json!({"key": "w1", "sourceCode": "x", "action": "BEFORE_DOWNLOAD",
+        "filterCriteria": {"artifactFilterCriteria": {"repoKeys": ["libs"]}},
+        "secrets": [{"key": "token", "value": "s3cr3t"}]});
+    created(api.post("/worker/api/v1/workers", worker).await);
+    let workers = api.get("/worker/api/v1/workers").await;
+    assert!(!workers.text.contains("s3cr3t"), "{}", workers.text);
+    assert_eq!(
+        workers.json(),
+        json!({"workers": [api.get("/worker/api/v1/workers/w1").await.json()]})
+    );
+    project(&api, "team").await;
+    assert_eq!(
+        api.get(PROJECTS).await.json(),
+        json!([api.get(&format!("{PROJECTS}/team")).await.json()])
+    );
+}

@@ -1,8 +1,9 @@
-//! Observation by list for the users, groups, permission targets, tokens and replications:
+//! Observation by list for the users, groups, permission targets, tokens, key pairs and
+//! replications:
 //! N managed resources of a Kind cost one list request per poll (shared by every MR of the
 //! family), plus, where the list shows only which objects exist (users, groups,
 //! permission targets, replications), one read per existing object; a complete list
-//! (tokens) needs no read at all, and an object the list lacks is never read (each family
+//! (tokens, key pairs) needs no read at all, and an object the list lacks is never read (each family
 //! here has one MR whose object does not exist, which is what the partial lists are
 //! fetched for: with every object present they are not asked, and a poll costs one read
 //! per MR). Counted in the simulator's request log over one poll of every MR, after they
@@ -171,6 +172,12 @@ async fn one_list_per_family_per_poll_with_the_access_user_api() {
                 kind: "ScopedToken",
                 list: "/access/api/v1/tokens",
                 item: "/access/api/v1/tokens/{id}",
+                reads_each: false,
+            },
+            Case {
+                kind: "Keypair",
+                list: "/artifactory/api/security/keypair",
+                item: "/artifactory/api/security/keypair/{name}",
                 reads_each: false,
             },
             Case {

@@ -795,13 +795,25 @@ pub const GROUP: Api = Api {
     )
 };
 
-pub const KEYPAIR: Api = Api::new(
-    A,
-    Call::new(Verb::Post, "/api/security/keypair"),
-    Call::new(Verb::Get, "/api/security/keypair/{key}"),
-    None,
-    Call::new(Verb::Delete, "/api/security/keypair/{key}"),
-);
+/// Key pairs are listed by `GET /api/security/keypair` ("Get all key pairs", Artifactory
+/// 7.19 and later; the catalog has no list call for them): each entry is what the pair's own
+/// read answers (name, type, alias, public key; never the private key or passphrase, which are
+/// write-only), so the list observes them all without a read per pair.
+pub const KEYPAIR: Api = Api {
+    list: Some(ListCall {
+        service: A,
+        path: "/api/security/keypair",
+        shape: ListShape::Array,
+        key_member: "pairName",
+    }),
+    ..Api::new(
+        A,
+        Call::new(Verb::Post, "/api/security/keypair"),
+        Call::new(Verb::Get, "/api/security/keypair/{key}"),
+        None,
+        Call::new(Verb::Delete, "/api/security/keypair/{key}"),
+    )
+};
 
 const PASSWORD_EXPIRATION: &str = "/api/security/configuration/passwordExpirationPolicy";
 pub const PASSWORD_EXPIRATION_POLICY: Api = Api {

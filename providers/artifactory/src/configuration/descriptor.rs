@@ -24,6 +24,10 @@
 //!   no longer sets, and entries of keyed lists it dropped (a property set's properties),
 //!   are sent as `~`.
 //!
+//! - **Repositories** (`crate::repository::bulk`) queue their creations and updates here too,
+//!   as entries of the YAML configuration's repository sections, each with its REST call as
+//!   a fallback: a fragment alone in its window is made by that call instead of a patch.
+//!
 //! Fragments are only merged with fragments of the same JFrog client (ProviderConfig and
 //! credentials): a write is never sent with another configuration's credentials.
 //!
@@ -371,9 +375,22 @@ struct Cached {
     generation: u64,
 }
 
+/// A write that can also be made by its own REST call (a repository's `PUT`/`POST`): taken
+/// when it is the only fragment of its window, so a lone write costs what it costs without
+/// the descriptor.
+pub type Fallback = Box<
+    dyn FnOnce(
+            JfrogClient,
+        )
+            -> std::pin::Pin<Box<dyn std::future::Future<Output = Result<(), Error>> + Send>>
+        + Send,
+>;
+
 struct Pending {
     patch: Value,
-    answer: oneshot::Sender<Result<(), Error>>,
+    fallback: Option<Fallback>,
+    /// `Ok(true)`: written by a descriptor patch; `Ok(false)`: by its fallback.
+    answer: oneshot::Sender<Result<bool, Error>>,
 }
 
 /// The descriptor of one JFrog client (ProviderConfig and credentials).
@@ -501,15 +518,39 @@ impl Platform {
 
     /// Queue `patch` and wait until the batch carrying it is answered.
     pub async fn write(&self, patch: Value) -> Result<(), Error> {
+        self.write_or(patch, None).await.map(|_| ())
+    }
+
+    /// Queue `patch` and wait until the batch carrying it is answered; when it is the only
+    /// fragment of its window and has a `fallback`, the fallback is made instead. `Ok(true)`:
+    /// a descriptor patch carried it; `Ok(false)`: its fallback did.
+    pub async fn write_or(&self, patch: Value, fallback: Option<Fallback>) -> Result<bool, Error> {
         let (tx, mut rx) = oneshot::channel();
-        lock(&self.pending).push(Pending { patch, answer: tx });
+        lock(&self.pending).push(Pending {
+            patch,
+            fallback,
+            answer: tx,
+        });
         let guard = self.write.lock().await;
         if let Ok(r) = rx.try_recv() {
             return r;
         }
         tokio::time::sleep(WINDOW).await;
-        let batch: Vec<Pending> = std::mem::take(&mut *lock(&self.pending));
-        self.send_batch(batch).await;
+        let mut batch: Vec<Pending> = std::mem::take(&mut *lock(&self.pending));
+        match batch.pop() {
+            Some(Pending {
+                fallback: Some(f),
+                answer,
+                ..
+            }) if batch.is_empty() => {
+                let _ = answer.send(f(self.client.clone()).await.map(|()| false));
+            }
+            Some(last) => {
+                batch.push(last);
+                self.send_batch(batch).await;
+            }
+            None => {}
+        }
         *lock(&self.generation) += 1;
         drop(guard);
         rx.await.unwrap_or_else(|_| {
@@ -535,7 +576,7 @@ impl Platform {
             match self.patch(&doc).await {
                 Ok(()) => {
                     for p in b {
-                        let _ = p.answer.send(Ok(()));
+                        let _ = p.answer.send(Ok(true));
                     }
                 }
                 Err(e) if b.len() > 1 && matches!(e, Error::BadRequest { .. }) => {

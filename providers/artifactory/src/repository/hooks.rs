@@ -1,7 +1,8 @@
 //! What only repositories have, on top of the family layer's generic adapter:
 //!
 //! - [`REST`]: the calls, through `jfrog-client`'s repository API (create is a `PUT`, update
-//!   a `POST`; a delete answered 400 counts as gone only once a `GET` confirms it), and
+//!   a `POST`, or entries of a YAML configuration patch where bulk writes are on, see
+//!   [`super::bulk`]; a delete answered 400 counts as gone only once a `GET` confirms it), and
 //!   observation by list through `GET /artifactory/api/repositories/configurations`
 //!   (grouped by class; keys are case-insensitive).
 //! - [`HOOKS`]: the repository key rule (checked before any request), the class-based
@@ -96,10 +97,7 @@ impl Rest for RepositoryRest {
         key: &str,
         body: &Map<String, Value>,
     ) -> Result<Value, Error> {
-        client
-            .artifactory()
-            .repositories()
-            .create(key, body)
+        super::bulk::write(client, key, body, true)
             .await
             .map(|()| Value::Null)
     }
@@ -109,7 +107,7 @@ impl Rest for RepositoryRest {
         key: &str,
         body: &Map<String, Value>,
     ) -> Result<(), Error> {
-        client.artifactory().repositories().update(key, body).await
+        super::bulk::write(client, key, body, false).await
     }
     async fn delete(&self, client: &JfrogClient, key: &str) -> Result<(), Error> {
         client.artifactory().repositories().delete(key).await

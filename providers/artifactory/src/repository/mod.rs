@@ -8,6 +8,8 @@
 //!   project attach/detach, federated member cleanup, and its REST calls (through
 //!   `jfrog-client`'s repository API, whose quirks they keep), with observation by list
 //!   through `GET /artifactory/api/repositories/configurations`.
+//! - [`bulk`]: creations and updates carried by the coalescing descriptor writer as YAML
+//!   configuration patches where the platform takes them (`--bulk-repository-writes`).
 //! - [`examples`]: the example manifests, generated from the declarations.
 //!
 //! Unset `projectKey`, `projectEnvironments` and `contentSynchronisation` are unmanaged
@@ -62,6 +64,7 @@
 //! - Federated `cleanupOnDelete` deletes members on this same instance only (member access
 //!   tokens for other instances are not resolved).
 
+pub mod bulk;
 pub mod examples;
 pub mod hooks;
 #[rustfmt::skip]
@@ -69,6 +72,8 @@ pub mod tables;
 
 #[cfg(test)]
 mod adapter_tests;
+#[cfg(test)]
+mod bulk_tests;
 #[cfg(test)]
 mod e2e_tests;
 #[cfg(test)]

@@ -19,6 +19,17 @@
 //!   platform's, or one per project when `projectKey` is set). JFrog cannot delete them:
 //!   deleting the MR forgets the setting.
 //!
+//! # Observation by list
+//!
+//! One list request per poll serves every MR of GlobalRole, SCIMUser, SCIMGroup,
+//! OIDCConfiguration, SAMLSettings and WorkersService (their lists carry whole objects).
+//! Group and Permission lists name the objects only: an object the list lacks is missing
+//! without a read, a listed one is read by key (steady state: one read per MR, no list).
+//! Not listed: the Kinds inside a parent (GroupMembers, OIDCIdentityMapping), the
+//! singletons, AWSIAMRole (no list call) and LifecycleStage (its address carries the
+//! project and the delete behaviour, which its list does not key by). `export` covers the
+//! listed Kinds, skipping the default `readers` group and the built-in permissions.
+//!
 //! # Membership
 //!
 //! GroupMembers owns its group's member list, as the catalog gives it (upstream reads every
@@ -170,6 +181,25 @@ impl Hooks for PlatformHooks {
         Ok(())
     }
 
+    fn decode(&self, kind: &ResolvedKind, body: &Value) -> Option<Value> {
+        match kind.decl.kind {
+            "OIDCConfiguration" => rest::oidc_from_jfrog(body),
+            _ => None,
+        }
+    }
+
+    fn platform_owned(&self, key: &str, object: &Value) -> Option<String> {
+        // The groups list names a group in `group_name`; the permissions list links each.
+        let uri = object.get("uri").and_then(Value::as_str).unwrap_or("");
+        if object.get("group_name").is_some() && key == "readers" {
+            return Some("the platform's default group (every new user joins it)".into());
+        }
+        if uri.contains("/api/v2/permissions/") && ["Anything", "Any Remote"].contains(&key) {
+            return Some("a permission the platform creates".into());
+        }
+        None
+    }
+
     fn finish_body(&self, kind: &ResolvedKind, _mode: Mode, body: &mut Map<String, Value>) {
         if kind.decl.kind == "ReverseProxy"
             && let Some(t) = body.get("webServerType").and_then(Value::as_str)
@@ -274,6 +304,21 @@ mod tests {
             .check_params(&kind("OIDCIdentityMapping"), &json!({"claimsJson": "[1]"}))
             .expect_err("refused");
         assert!(e.starts_with("claimsJson"), "{e}");
+    }
+
+    #[test]
+    fn export_skips_the_default_group_and_built_in_permissions() {
+        let group = json!({"group_name": "readers", "uri": "/access/api/v2/groups/readers"});
+        assert!(HOOKS.platform_owned("readers", &group).is_some());
+        let other = json!({"group_name": "devs", "uri": "/access/api/v2/groups/devs"});
+        assert_eq!(HOOKS.platform_owned("devs", &other), None);
+        let anything = json!({"name": "Anything", "uri": "/access/api/v2/permissions/Anything"});
+        assert!(HOOKS.platform_owned("Anything", &anything).is_some());
+        // A SAML configuration or role of that name is the user's.
+        assert_eq!(
+            HOOKS.platform_owned("readers", &json!({"name": "readers"})),
+            None
+        );
     }
 
     #[test]

@@ -11,7 +11,7 @@
 use async_trait::async_trait;
 use jfrog_client::{Error, Idempotency, JfrogClient, Service};
 use provider_family::rest::{address_pair, address_triple, not_found, request};
-use provider_family::{Call, Converted, ListCall, ListShape, Paths, Rest, Settings, Verb};
+use provider_family::{Call, Converted, ListCall, ListShape, Listed, Paths, Rest, Settings, Verb};
 use serde_json::{Map, Value, json};
 
 const A: Service = Service::Access;
@@ -41,21 +41,47 @@ pub static GLOBALROLE: Paths = crud(
     }),
 );
 
-/// Groups (v2): updated by PATCH.
-pub static GROUP: Paths = Paths {
+/// Groups (v2): updated by PATCH; listed by `GET /api/v2/groups`
+/// (`{"groups": [{"group_name", "uri"}]}`, names only: list, then read each).
+pub static GROUP: Listed = Listed {
+    rest: &GROUP_CALLS,
+    list: ListCall {
+        service: A,
+        path: "/api/v2/groups",
+        shape: ListShape::Wrapped("groups"),
+        key_member: "group_name",
+    },
+    reads_each: true,
+};
+
+static GROUP_CALLS: Paths = Paths {
     update: Call::new(Verb::Patch, "/api/v2/groups/{key}"),
     ..crud("/api/v2/groups", "/api/v2/groups/{key}", None)
 };
 
-/// SCIM groups.
+/// SCIM groups, listed by a SCIM `ListResponse` (`{"Resources": [...]}`, full resources).
 pub static SCIMGROUP: Paths = crud(
     "/api/v1/scim/v2/Groups",
     "/api/v1/scim/v2/Groups/{key}",
-    None,
+    Some(ListCall {
+        service: A,
+        path: "/api/v1/scim/v2/Groups",
+        shape: ListShape::Wrapped("Resources"),
+        key_member: "id",
+    }),
 );
 
-/// SCIM users.
-pub static SCIMUSER: Paths = crud("/api/v1/scim/v2/Users", "/api/v1/scim/v2/Users/{key}", None);
+/// SCIM users, listed by a SCIM `ListResponse` (`{"Resources": [...]}`, full resources).
+pub static SCIMUSER: Paths = crud(
+    "/api/v1/scim/v2/Users",
+    "/api/v1/scim/v2/Users/{key}",
+    Some(ListCall {
+        service: A,
+        path: "/api/v1/scim/v2/Users",
+        shape: ListShape::Wrapped("Resources"),
+        key_member: "userName",
+    }),
+);
 
 /// AWS IAM role bindings: an upsert by PUT without the user in the path.
 pub static AWSIAMROLE: Paths = Paths {
@@ -76,14 +102,20 @@ pub static SAMLSETTINGS: Paths = crud(
     }),
 );
 
-/// Workers: replaced by PUT on the collection (the key in the body).
+/// Workers: replaced by PUT on the collection (the key in the body); listed by
+/// `GET /api/v1/workers` (`{"workers": [...]}`, each as a read shows it).
 pub static WORKERSSERVICE: Paths = Paths {
     service: Service::Worker,
     create: Call::new(Verb::Post, "/api/v1/workers"),
     read: Call::new(Verb::Get, "/api/v1/workers/{key}"),
     update: Call::new(Verb::Put, "/api/v1/workers"),
     delete: Call::new(Verb::Delete, "/api/v1/workers/{key}"),
-    list: None,
+    list: Some(ListCall {
+        service: Service::Worker,
+        path: "/api/v1/workers",
+        shape: ListShape::Wrapped("workers"),
+        key_member: "key",
+    }),
     case_insensitive: false,
 };
 
@@ -116,16 +148,34 @@ pub static REVERSEPROXY: Settings = Settings {
 };
 
 /// OIDC configurations: plain CRUD, with two provider types spelled differently on the
-/// wire.
-pub static OIDCCONFIGURATION: Converted = Converted {
+/// wire (turned back by [`oidc_from_jfrog`] in the family's `decode` hook, which serves
+/// reads and list entries alike); listed by `GET /api/v1/oidc` (an array of full
+/// configurations).
+pub static OIDCCONFIGURATION: Listed = Listed {
+    rest: &OIDC_CALLS,
+    list: ListCall {
+        service: A,
+        path: "/api/v1/oidc",
+        shape: ListShape::Array,
+        key_member: "name",
+    },
+    reads_each: false,
+};
+
+static OIDC_CALLS: Converted = Converted {
     paths: crud("/api/v1/oidc", "/api/v1/oidc/{key}", None),
     to_jfrog: |b| map_member(b, "provider_type", PROVIDER_TYPES, true),
-    from_jfrog: |v| {
-        if let Value::Object(m) = v {
-            map_member(m, "provider_type", PROVIDER_TYPES, false);
-        }
-    },
+    from_jfrog: |_| {},
 };
+
+/// An OIDC configuration as JFrog answers it with our provider type spelling (`None`: it
+/// already has it).
+pub fn oidc_from_jfrog(v: &Value) -> Option<Value> {
+    let mut m = v.as_object()?.clone();
+    let before = m.get("provider_type").cloned();
+    map_member(&mut m, "provider_type", PROVIDER_TYPES, false);
+    (m.get("provider_type") != before.as_ref()).then_some(Value::Object(m))
+}
 
 /// (Kind value, wire value) of the provider types that differ.
 const PROVIDER_TYPES: &[(&str, &str)] = &[
@@ -291,8 +341,18 @@ impl Rest for GroupMembersRest {
 #[derive(Debug)]
 pub struct PermissionRest;
 
-/// The permission binding.
-pub static PERMISSION: PermissionRest = PermissionRest;
+/// The permission binding, listed by `GET /api/v2/permissions`
+/// (`{"permissions": [{"name", "uri"}]}`, names only: list, then read each).
+pub static PERMISSION: Listed = Listed {
+    rest: &PermissionRest,
+    list: ListCall {
+        service: A,
+        path: "/api/v2/permissions",
+        shape: ListShape::Wrapped("permissions"),
+        key_member: "name",
+    },
+    reads_each: true,
+};
 
 const RESOURCE_TYPES: &[&str] = &[
     "artifact",
@@ -784,6 +844,16 @@ mod tests {
         assert_eq!(m["provider_type"], "Generic OpenID Connect");
         map_member(&mut m, "provider_type", PROVIDER_TYPES, false);
         assert_eq!(m["provider_type"], "generic");
+    }
+
+    #[test]
+    fn listed_and_read_oidc_configurations_decode_alike() {
+        let wire = json!({"name": "ci", "provider_type": "Generic OpenID Connect"});
+        assert_eq!(
+            oidc_from_jfrog(&wire).expect("converted")["provider_type"],
+            "generic"
+        );
+        assert_eq!(oidc_from_jfrog(&json!({"provider_type": "GitHub"})), None);
     }
 
     #[test]

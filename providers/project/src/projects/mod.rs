@@ -19,6 +19,14 @@
 //!   the spec field `repoKey` (`metadata.name` is free). Both fields are immutable at
 //!   admission.
 //!
+//! # Observation by list
+//!
+//! Projects are observed by one `GET /access/api/v1/projects` per poll for all Project MRs
+//! (the list carries whole projects; the quota in bytes and the inverted `soft_limit` are
+//! converted by the `decode` hook for list entries and reads alike), and exported from it.
+//! The Kinds inside a project are still read by key: their lists are per project, which
+//! the family's snapshot (one list call per Kind) does not express yet.
+//!
 //! # Membership
 //!
 //! A `User` or `Group` MR manages exactly one membership (one member's roles in one
@@ -119,6 +127,14 @@ impl Hooks for ProjectHooks {
             "ShareRepositoryWithAll" => format!("{key}//{read_only}"),
             _ => key.to_string(),
         }
+    }
+
+    fn decode(&self, kind: &ResolvedKind, body: &Value) -> Option<Value> {
+        (kind.decl.kind == "Project").then(|| {
+            let mut v = body.clone();
+            rest::project_from_jfrog(&mut v);
+            v
+        })
     }
 
     fn check_key(&self, key: &str) -> Result<(), String> {

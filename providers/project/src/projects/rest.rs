@@ -9,7 +9,7 @@
 use async_trait::async_trait;
 use jfrog_client::{Error, Idempotency, JfrogClient, Service};
 use provider_family::rest::{address_pair, address_triple, not_found, request};
-use provider_family::{Call, Converted, Paths, Rest, Verb};
+use provider_family::{Call, Converted, ListCall, ListShape, Listed, Paths, Rest, Verb};
 use serde_json::{Map, Value, json};
 
 /// One GiB: the project quota is given in GiB and sent in bytes.
@@ -28,8 +28,21 @@ fn call<'a>(
 
 /// Projects: plain CRUD on `/api/v1/projects`, with the quota in GiB on our side and in
 /// bytes on the wire, and `blockDeploymentsOnLimit` the inverse of JFrog's `soft_limit`.
-/// No list call: the list answers bytes (and projects are few).
-pub static PROJECT: Converted = Converted {
+/// Listed by `GET /api/v1/projects` (an array of full projects, quota in bytes as a read
+/// answers it): both are turned into our units by [`project_from_jfrog`] in the family's
+/// `decode` hook, which serves reads and list entries alike.
+pub static PROJECT: Listed = Listed {
+    rest: &PROJECT_CALLS,
+    list: ListCall {
+        service: Service::Access,
+        path: "/api/v1/projects",
+        shape: ListShape::Array,
+        key_member: "project_key",
+    },
+    reads_each: false,
+};
+
+static PROJECT_CALLS: Converted = Converted {
     paths: Paths {
         service: Service::Access,
         create: Call::new(Verb::Post, "/api/v1/projects"),
@@ -40,7 +53,7 @@ pub static PROJECT: Converted = Converted {
         case_insensitive: false,
     },
     to_jfrog: project_to_jfrog,
-    from_jfrog: project_from_jfrog,
+    from_jfrog: |_| {},
 };
 
 fn project_to_jfrog(b: &mut Map<String, Value>) {
@@ -53,7 +66,8 @@ fn project_to_jfrog(b: &mut Map<String, Value>) {
     }
 }
 
-fn project_from_jfrog(v: &mut Value) {
+/// A project as JFrog answers it (read or list entry) in our units.
+pub fn project_from_jfrog(v: &mut Value) {
     if let Some(bytes) = v.get("storage_quota_bytes").and_then(Value::as_i64) {
         v["storage_quota_bytes"] = json!(if bytes <= 0 { -1 } else { bytes / GIB });
     }

@@ -1200,19 +1200,63 @@ pub(crate) fn collections() -> Vec<&'static Declaration> {
     ]
 }
 
+/// `GET /access/api/v2/groups`: `{"groups": [{group_name, uri}]}`, a name and a link per
+/// group (the details are read by name; the simulator has no cursor).
+fn group_list(items: Vec<Value>) -> Value {
+    let groups: Vec<Value> = items
+        .iter()
+        .map(|g| {
+            let name = g.get("name").cloned().unwrap_or(Value::Null);
+            let uri = format!("/access/api/v2/groups/{}", name.as_str().unwrap_or(""));
+            json!({"group_name": name, "uri": uri})
+        })
+        .collect();
+    json!({"groups": groups})
+}
+
+/// `GET /access/api/v2/permissions`: `{"permissions": [{name, uri}]}`, a name and a link
+/// per permission (no cursor in the simulator).
+fn permission_list(items: Vec<Value>) -> Value {
+    let permissions: Vec<Value> = items
+        .iter()
+        .map(|p| {
+            let name = p.get("name").cloned().unwrap_or(Value::Null);
+            let uri = format!("/access/api/v2/permissions/{}", name.as_str().unwrap_or(""));
+            json!({"name": name, "uri": uri})
+        })
+        .collect();
+    json!({"permissions": permissions})
+}
+
+/// A SCIM `ListResponse` (RFC 7644 section 3.4.2) with every full resource in one page.
+fn scim_list(items: Vec<Value>) -> Value {
+    json!({
+        "schemas": ["urn:ietf:params:scim:api:messages:2.0:ListResponse"],
+        "totalResults": items.len(),
+        "itemsPerPage": items.len(),
+        "startIndex": 1,
+        "Resources": items,
+    })
+}
+
+/// `GET /worker/api/v1/workers`: `{"workers": [...]}`, each as a read shows it.
+fn worker_list(items: Vec<Value>) -> Value {
+    json!({"workers": items})
+}
+
 pub(crate) fn routes() -> Router<Arc<Shared>> {
     Router::new()
         .merge(ROLES_API.routes())
-        .merge(GROUPS_API.routes())
+        .merge(GROUPS_API.routes_listed(group_list))
         .route("/access/api/v2/groups/{key}", patch(patch_group))
         .route("/access/api/v2/groups/{key}/members", patch(patch_members))
-        .merge(PERMISSIONS_API.routes())
+        .merge(PERMISSIONS_API.routes_listed(permission_list))
         .route(
             "/access/api/v2/permissions/{key}/{type}",
             put(put_resource).delete(delete_resource),
         )
-        .merge(SCIM_GROUPS_API.routes())
-        .merge(SCIM_USERS_API.routes())
+        .merge(SCIM_GROUPS_API.routes_listed(scim_list))
+        .merge(SCIM_USERS_API.routes_listed(scim_list))
         .merge(OIDC_API.routes())
         .route(
             "/access/api/v1/oidc/{provider}/identity_mappings",
@@ -1245,6 +1289,6 @@ pub(crate) fn routes() -> Router<Arc<Shared>> {
             "/artifactory/api/system/configuration/webServer",
             get(get_web_server).post(post_web_server),
         )
-        .merge(WORKERS_API.routes())
+        .merge(WORKERS_API.routes_listed(worker_list))
         .route("/worker/api/v1/workers", put(replace_worker))
 }

@@ -184,7 +184,10 @@ pub(crate) fn routes() -> Router<Arc<Shared>> {
             "/access/api/v1/environments/{name}",
             axum::routing::delete(environment_delete),
         )
-        .route("/artifactory/api/security/keypair", post(keypair_create))
+        .route(
+            "/artifactory/api/security/keypair",
+            get(keypairs_list).post(keypair_create),
+        )
         .route("/artifactory/api/security/keypair/", post(keypair_create))
         .route(
             "/artifactory/api/security/keypair/{name}",
@@ -1055,6 +1058,17 @@ async fn keypair_create(State(s): State<Arc<Shared>>, _a: Admin, body: Bytes) ->
         "privateKeyDigest": fingerprint(private)});
     s.collections.put_raw(KEYPAIRS.name, &name, v);
     Ok(StatusCode::CREATED.into_response())
+}
+
+/// "Get all key pairs" (7.19): what each pair's read answers, never the private key.
+async fn keypairs_list(State(s): State<Arc<Shared>>, _a: Admin) -> R {
+    let mut pairs = s.collections.list_raw(KEYPAIRS.name).unwrap_or_default();
+    for p in &mut pairs {
+        if let Some(m) = p.as_object_mut() {
+            m.remove("privateKeyDigest");
+        }
+    }
+    Ok(axum::Json(pairs).into_response())
 }
 
 async fn keypair_read(State(s): State<Arc<Shared>>, _a: Admin, Path(name): Path<String>) -> R {

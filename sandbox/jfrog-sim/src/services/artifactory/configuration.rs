@@ -13,6 +13,12 @@
 //!   save new descriptor"). The patched descriptor is validated as a whole before it is
 //!   saved: one invalid entry fails the whole patch with a 400 naming the entry and the
 //!   rule, and nothing is saved.
+//! - The same patch takes repositories (`localRepositories`, `remoteRepositories`,
+//!   `virtualRepositories`, `federatedRepositories`: maps from repository key to its
+//!   configuration, `type` being the package type), validated and stored exactly as the
+//!   repository REST API does, all or nothing with the descriptor sections; a platform set
+//!   not to accept them (`yamlRepositories: false` in the admin API: SaaS, or a version that
+//!   keeps repositories out of the descriptor) answers 400 naming the section.
 //! - Archive and cleanup policies and the Access service's LDAP v2 settings and groups are
 //!   keyed collections of the generic collection service.
 
@@ -32,6 +38,7 @@ use crate::collections::{
 };
 use crate::errors::{ApiError, Flavor};
 use crate::server::Shared;
+use crate::services::artifactory::repositories::{YAML_SECTIONS, take_yaml_sections};
 
 const PATH: &str = "/artifactory/api/system/configuration";
 
@@ -177,17 +184,30 @@ async fn patch(
             "Could not parse the configuration patch as YAML: {e}"
         ))
     })?;
-    if !patch.is_object() {
+    let Value::Object(mut patch) = patch else {
         return Err(ApiError::bad_request(
             "The configuration patch must be a YAML map",
         ));
+    };
+    if !s.artifactory.yaml_repositories()
+        && let Some((section, _)) = YAML_SECTIONS
+            .iter()
+            .find(|(section, _)| patch.contains_key(*section))
+    {
+        return Err(ApiError::bad_request(format!(
+            "Unsupported configuration section '{section}': repositories are configured through the repositories REST API on this platform"
+        )));
     }
+    let repositories = take_yaml_sections(&mut patch)?;
+    let patch = Value::Object(patch);
     // Validation answers at once; only a valid patch spends the descriptor-save time (and
     // is validated again on commit, against the descriptor it merges into).
     {
         let mut next = content(&s).clone();
         merge(&mut next, patch.clone());
         validate(&next)?;
+        s.artifactory
+            .apply_yaml(&repositories, &s.base_url, false)?;
     }
     let ticket = s.descriptor.begin().await;
     s.descriptor.commit(ticket, || {
@@ -195,6 +215,7 @@ async fn patch(
         let mut next = c.clone();
         merge(&mut next, patch);
         validate(&next)?;
+        s.artifactory.apply_yaml(&repositories, &s.base_url, true)?;
         *c = next;
         Ok(())
     })?;

@@ -28,7 +28,7 @@
 //! treats 400 and 404 alike as "gone").
 
 use std::collections::{BTreeMap, HashMap};
-use std::sync::atomic::{AtomicU16, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU16, Ordering};
 use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 use axum::body::Bytes;
@@ -64,6 +64,9 @@ pub(crate) struct State {
     missing_status: AtomicU16,
     /// Read-after-write lag of the read APIs.
     pub(crate) lag: lag::Lag,
+    /// Whether the YAML configuration patch takes the repository sections (a self-hosted
+    /// platform does; a platform that does not answers 400 naming the section).
+    yaml_repositories: AtomicBool,
 }
 
 impl Default for State {
@@ -72,6 +75,7 @@ impl Default for State {
             store: RwLock::default(),
             missing_status: AtomicU16::new(404),
             lag: lag::Lag::default(),
+            yaml_repositories: AtomicBool::new(true),
         }
     }
 }
@@ -80,6 +84,14 @@ impl State {
     pub(crate) fn set_missing_status(&self, status: u16) {
         let status = if status == 400 { 400 } else { 404 };
         self.missing_status.store(status, Ordering::Relaxed);
+    }
+
+    pub(crate) fn set_yaml_repositories(&self, on: bool) {
+        self.yaml_repositories.store(on, Ordering::SeqCst);
+    }
+
+    pub(crate) fn yaml_repositories(&self) -> bool {
+        self.yaml_repositories.load(Ordering::SeqCst)
     }
 
     pub(crate) fn missing_status(&self) -> u16 {
@@ -185,6 +197,114 @@ impl State {
         self.lag.record(key, store.get(key));
         store.insert(key, repo);
         true
+    }
+}
+
+/// The repository sections of Artifactory's YAML configuration, by class.
+pub(crate) const YAML_SECTIONS: [(&str, RClass); 4] = [
+    ("localRepositories", RClass::Local),
+    ("remoteRepositories", RClass::Remote),
+    ("virtualRepositories", RClass::Virtual),
+    ("federatedRepositories", RClass::Federated),
+];
+
+/// The repository entries of a YAML configuration patch, taken out of it: (class, key,
+/// entry; `null` removes the repository). `Err` names a section that is not a map.
+pub(crate) fn take_yaml_sections(
+    patch: &mut Map<String, Value>,
+) -> Result<Vec<(RClass, String, Value)>, ApiError> {
+    let mut out = Vec::new();
+    for (section, rclass) in YAML_SECTIONS {
+        match patch.remove(section) {
+            None | Some(Value::Null) => {}
+            Some(Value::Object(m)) => {
+                out.extend(m.into_iter().map(|(k, v)| (rclass, k, v)));
+            }
+            Some(_) => {
+                return Err(ApiError::bad_request(format!(
+                    "Configuration section '{section}' must be a map from repository key to configuration"
+                )));
+            }
+        }
+    }
+    Ok(out)
+}
+
+impl State {
+    /// Applies the repository entries of a YAML configuration patch to a copy of the store,
+    /// in order, all or nothing: the first invalid entry fails the whole patch with its key
+    /// and the rule it breaks. An entry's members are the repository configuration JSON's,
+    /// with `type` for the package type and the class given by its section; an existing key
+    /// is updated as a `POST` would (merge), a new one created as a `PUT` would (the same
+    /// validation and defaults, so both paths store the same configuration).
+    pub(crate) fn apply_yaml(
+        &self,
+        entries: &[(RClass, String, Value)],
+        base_url: &str,
+        commit: bool,
+    ) -> Result<(), ApiError> {
+        if entries.is_empty() {
+            return Ok(());
+        }
+        let mut guard = self.write();
+        let mut next = guard.clone();
+        let mut touched = Vec::new();
+        for (rclass, key, entry) in entries {
+            let named = |e: ApiError| {
+                ApiError::new(
+                    e.flavor,
+                    e.status,
+                    format!("Repository '{key}': {}", e.message),
+                )
+            };
+            if entry.is_null() {
+                if let Some(previous) = next.remove(key) {
+                    touched.push((key.clone(), Some(previous)));
+                }
+                continue;
+            }
+            let Value::Object(m) = entry else {
+                return Err(named(ApiError::bad_request(
+                    "the configuration must be a map",
+                )));
+            };
+            let mut body = m.clone();
+            if let Some(t) = body.remove("type") {
+                body.insert("packageType".into(), t);
+            }
+            body.insert("rclass".into(), Value::String(rclass.as_str().to_owned()));
+            let repo = match next.get(key) {
+                Some(existing) => {
+                    if existing.rclass != *rclass {
+                        return Err(named(ApiError::bad_request(format!(
+                            "the repository is {}, not {}",
+                            existing.rclass.as_str(),
+                            rclass.as_str()
+                        ))));
+                    }
+                    let previous = existing.clone();
+                    let repo =
+                        validate::update(&next, key, Value::Object(body), existing, base_url)
+                            .map_err(named)?;
+                    touched.push((key.clone(), Some(previous)));
+                    repo
+                }
+                None => {
+                    let repo = validate::create(&next, key, Value::Object(body), base_url)
+                        .map_err(named)?;
+                    touched.push((key.clone(), None));
+                    repo
+                }
+            };
+            next.insert(key, repo);
+        }
+        if commit {
+            for (key, previous) in &touched {
+                self.lag.record(key, previous.as_ref());
+            }
+            *guard = next;
+        }
+        Ok(())
     }
 }
 

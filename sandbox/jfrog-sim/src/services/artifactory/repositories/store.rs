@@ -36,7 +36,7 @@ impl Repo {
     }
 }
 
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub(crate) struct Store {
     repos: BTreeMap<String, Repo>,
     lower: HashMap<String, String>,

@@ -1,0 +1,380 @@
+//! Bulk repository writes: repository creations and updates carried by the coalescing
+//! descriptor writer ([`crate::configuration::descriptor`]) as YAML configuration patches,
+//! where the platform takes them.
+//!
+//! Artifactory's YAML configuration (`PATCH /artifactory/api/system/configuration`,
+//! `Content-Type: application/yaml`) has one section per repository class
+//! (`localRepositories`, `remoteRepositories`, `virtualRepositories`,
+//! `federatedRepositories`), each a map from repository key to its configuration, with
+//! `type` for the package type. A repository write becomes one entry of such a section:
+//! the body the REST call would send (`key` and `rclass` left out, `packageType` as `type`).
+//! Entries of concurrent writes share one `PATCH` per window; a write alone in its window
+//! is made by its REST call instead; a batch the platform refuses is split until the
+//! offending entry alone gets the platform's message (see the descriptor writer).
+//!
+//! Where it is used (`--bulk-repository-writes`):
+//! - `off`: never (every write is its REST call).
+//! - `on`: always (for a platform known to take the sections).
+//! - `auto` (the provider's default): where the platform takes the sections. JFrog documents
+//!   the YAML configuration patch for self-hosted instances only (since 5.8), and moved
+//!   repository configuration out of the global descriptor in 7.49, so neither the version
+//!   nor the deployment says it for sure: the platform is asked. A probe `PATCH` with an
+//!   empty `localRepositories` map (a merge patch that changes nothing) must be answered
+//!   2xx; a 400, 403, 404, 405 or 501 says the platform does not take the sections (REST
+//!   from then on); another failure leaves the question open (that write goes by REST, the
+//!   next asks again). The first repository a batch wrote is then read back by REST: a
+//!   platform that answered 2xx but ignored the sections is found out there (REST from then
+//!   on, and the batch's writes are made by REST).
+//!
+//! Writes are idempotent (an entry for an existing key is a merge, as the REST update), so
+//! the writer's retries and a batch whose answer was lost never duplicate a repository: the
+//! next observe finds it under its deterministic key and adopts it.
+
+use std::str::FromStr;
+use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
+
+use http::Method;
+use jfrog_client::{Error, Idempotency, JfrogClient, Service};
+use serde_json::{Map, Value};
+
+use crate::configuration::descriptor::{self, Fallback};
+
+/// When repository writes go through the descriptor writer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BulkMode {
+    /// Where the platform takes repository sections in its YAML configuration patch.
+    Auto,
+    /// Always.
+    On,
+    /// Never.
+    Off,
+}
+
+impl FromStr for BulkMode {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "auto" => Ok(BulkMode::Auto),
+            "on" => Ok(BulkMode::On),
+            "off" => Ok(BulkMode::Off),
+            other => Err(format!(
+                "invalid --bulk-repository-writes value {other:?}: expected auto, on or off"
+            )),
+        }
+    }
+}
+
+impl BulkMode {
+    fn code(self) -> u8 {
+        match self {
+            BulkMode::Off => 0,
+            BulkMode::Auto => 1,
+            BulkMode::On => 2,
+        }
+    }
+
+    fn from_code(c: u8) -> BulkMode {
+        match c {
+            1 => BulkMode::Auto,
+            2 => BulkMode::On,
+            _ => BulkMode::Off,
+        }
+    }
+}
+
+/// The process-wide mode: `off` in the library (tests and embedders opt in), set from
+/// `--bulk-repository-writes` (default `auto`) by the provider process.
+static MODE: AtomicU8 = AtomicU8::new(0);
+
+/// Set the process-wide mode.
+pub fn set_mode(mode: BulkMode) {
+    MODE.store(mode.code(), Ordering::SeqCst);
+}
+
+/// The flag's name.
+pub const FLAG: &str = "--bulk-repository-writes";
+
+/// Take `--bulk-repository-writes[=]<auto|on|off>` out of a provider command line (the
+/// shared process flags do not know it); `auto` when absent.
+pub fn take_flag(args: &mut Vec<String>) -> Result<BulkMode, String> {
+    let mut mode = BulkMode::Auto;
+    let mut i = 1;
+    while i < args.len() {
+        if let Some(v) = args[i].strip_prefix(&format!("{FLAG}=")) {
+            mode = v.parse()?;
+            args.remove(i);
+        } else if args[i] == FLAG {
+            let v = args
+                .get(i + 1)
+                .ok_or_else(|| format!("{FLAG} needs a value: auto, on or off"))?;
+            mode = v.parse()?;
+            args.drain(i..i + 2);
+        } else {
+            i += 1;
+        }
+    }
+    Ok(mode)
+}
+
+/// What is known of a platform.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Support {
+    Unknown,
+    /// Takes the sections; `verified` once a batch's repository was read back.
+    Yes {
+        verified: bool,
+    },
+    No,
+}
+
+struct State {
+    client: JfrogClient,
+    support: Support,
+    /// Single flight of the probe and of the read-back.
+    asking: Arc<tokio::sync::Mutex<()>>,
+}
+
+fn states() -> &'static Mutex<Vec<State>> {
+    static S: OnceLock<Mutex<Vec<State>>> = OnceLock::new();
+    S.get_or_init(|| Mutex::new(Vec::new()))
+}
+
+fn with_state<T>(client: &JfrogClient, f: impl FnOnce(&mut State) -> T) -> T {
+    let mut all = states().lock().unwrap_or_else(PoisonError::into_inner);
+    let i = match all.iter().position(|s| s.client.same(client)) {
+        Some(i) => i,
+        None => {
+            all.push(State {
+                client: client.clone(),
+                support: Support::Unknown,
+                asking: Arc::new(tokio::sync::Mutex::new(())),
+            });
+            all.len() - 1
+        }
+    };
+    f(&mut all[i])
+}
+
+/// Per-platform modes over the process-wide one, by base URL.
+fn overrides() -> &'static Mutex<Vec<(String, BulkMode)>> {
+    static O: OnceLock<Mutex<Vec<(String, BulkMode)>>> = OnceLock::new();
+    O.get_or_init(|| Mutex::new(Vec::new()))
+}
+
+fn url_key(url: &str) -> String {
+    url.trim_end_matches('/').to_string()
+}
+
+/// Set the mode for the platform at `base_url` only, over the process-wide one (tests run
+/// several simulated platforms in one process).
+pub fn set_mode_for(base_url: &str, mode: BulkMode) {
+    let mut o = overrides().lock().unwrap_or_else(PoisonError::into_inner);
+    let key = url_key(base_url);
+    o.retain(|(u, _)| *u != key);
+    o.push((key, mode));
+}
+
+fn mode_of(client: &JfrogClient) -> BulkMode {
+    let key = url_key(client.base_url().as_str());
+    overrides()
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .iter()
+        .find(|(u, _)| *u == key)
+        .map(|(_, m)| *m)
+        .unwrap_or(BulkMode::from_code(MODE.load(Ordering::SeqCst)))
+}
+
+/// Whether a refusal of the probe says the platform does not take the sections (rather
+/// than a passing failure).
+fn refuses(e: &Error) -> bool {
+    matches!(
+        e,
+        Error::BadRequest { .. } | Error::NotFound { .. } | Error::Forbidden { .. }
+    ) || matches!(e.status(), Some(405 | 501))
+}
+
+async fn probe(client: &JfrogClient) -> Result<(), Error> {
+    client
+        .request(
+            Service::Artifactory,
+            Method::PATCH,
+            descriptor::PATH,
+            Idempotency::Idempotent,
+        )
+        .descriptor_write()
+        .text("localRepositories: {}\n".to_string(), "application/yaml")
+        .send_empty()
+        .await
+}
+
+/// Whether writes to this platform go through the descriptor writer now (probing it once
+/// in `auto`).
+async fn use_bulk(client: &JfrogClient) -> bool {
+    match mode_of(client) {
+        BulkMode::Off => return false,
+        BulkMode::On => return true,
+        BulkMode::Auto => {}
+    }
+    let (support, asking) = with_state(client, |s| (s.support, s.asking.clone()));
+    if support != Support::Unknown {
+        return matches!(support, Support::Yes { .. });
+    }
+    let _one = asking.lock().await;
+    let support = with_state(client, |s| s.support);
+    if support != Support::Unknown {
+        return matches!(support, Support::Yes { .. });
+    }
+    match probe(client).await {
+        Ok(()) => {
+            tracing::info!(
+                "the platform takes repositories in its YAML configuration patch: bulk repository writes on"
+            );
+            with_state(client, |s| s.support = Support::Yes { verified: false });
+            true
+        }
+        Err(e) if refuses(&e) => {
+            tracing::info!(error = %e, "the platform does not take repositories in its YAML configuration patch: repository writes by REST");
+            with_state(client, |s| s.support = Support::No);
+            false
+        }
+        Err(e) => {
+            tracing::debug!(error = %e, "bulk repository write probe failed; asking again later");
+            false
+        }
+    }
+}
+
+/// After a batch wrote `key` (in `auto`, until one was confirmed): whether the platform
+/// really stored it. `false` marks the platform as not taking the sections.
+async fn confirmed(client: &JfrogClient, key: &str) -> Result<bool, Error> {
+    let asking = with_state(client, |s| s.asking.clone());
+    let _one = asking.lock().await;
+    match with_state(client, |s| s.support) {
+        Support::Yes { verified: true } => return Ok(true),
+        Support::No => return Ok(false),
+        _ => {}
+    }
+    match client.artifactory().repositories().get(key).await {
+        Ok(_) => {
+            with_state(client, |s| s.support = Support::Yes { verified: true });
+            Ok(true)
+        }
+        Err(e) if e.is_not_found() => {
+            tracing::warn!(repository = %key, "the platform answered the YAML configuration patch but did not store the repository: repository writes by REST");
+            with_state(client, |s| s.support = Support::No);
+            Ok(false)
+        }
+        Err(e) => Err(e),
+    }
+}
+
+/// The YAML section of a repository class.
+fn section(rclass: &str) -> Option<&'static str> {
+    match rclass {
+        "local" => Some("localRepositories"),
+        "remote" => Some("remoteRepositories"),
+        "virtual" => Some("virtualRepositories"),
+        "federated" => Some("federatedRepositories"),
+        _ => None,
+    }
+}
+
+/// The YAML configuration fragment that makes `key` hold `body` (a REST create or update
+/// body); `None` when the body has no class.
+pub fn fragment(key: &str, body: &Map<String, Value>) -> Option<Value> {
+    let section = section(body.get("rclass")?.as_str()?)?;
+    let mut entry = body.clone();
+    entry.remove("key");
+    entry.remove("rclass");
+    if let Some(t) = entry.remove("packageType") {
+        entry.insert("type".into(), t);
+    }
+    let mut repos = Map::new();
+    repos.insert(key.to_string(), Value::Object(entry));
+    let mut doc = Map::new();
+    doc.insert(section.to_string(), Value::Object(repos));
+    Some(Value::Object(doc))
+}
+
+fn rest_write(key: &str, body: &Map<String, Value>, create: bool) -> Fallback {
+    let key = key.to_string();
+    let body = body.clone();
+    Box::new(move |client: JfrogClient| {
+        Box::pin(async move {
+            let repos = client.artifactory().repositories();
+            if create {
+                repos.create(&key, &body).await
+            } else {
+                repos.update(&key, &body).await
+            }
+        })
+    })
+}
+
+/// Write a repository: through the descriptor writer where bulk writes are on for this
+/// platform, else by its REST call (`create`: `PUT`, else `POST`).
+pub async fn write(
+    client: &JfrogClient,
+    key: &str,
+    body: &Map<String, Value>,
+    create: bool,
+) -> Result<(), Error> {
+    let rest = || rest_write(key, body, create)(client.clone());
+    let Some(fragment) = fragment(key, body) else {
+        return rest().await;
+    };
+    if !use_bulk(client).await {
+        return rest().await;
+    }
+    let patched = descriptor::platform(client)
+        .write_or(fragment, Some(rest_write(key, body, create)))
+        .await?;
+    let check = patched
+        && mode_of(client) == BulkMode::Auto
+        && with_state(client, |s| s.support) != Support::Yes { verified: true };
+    if check && !confirmed(client, key).await? {
+        return rest().await;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn a_rest_body_becomes_its_class_section_entry() {
+        let body = json!({"key": "npm-remote", "rclass": "remote", "packageType": "npm",
+                          "url": "https://registry.npmjs.org", "xrayIndex": true});
+        let f = fragment("npm-remote", body.as_object().expect("object")).expect("has class");
+        assert_eq!(
+            f,
+            json!({"remoteRepositories": {"npm-remote": {"type": "npm",
+                   "url": "https://registry.npmjs.org", "xrayIndex": true}}})
+        );
+        assert!(fragment("x", json!({"packageType": "npm"}).as_object().expect("o")).is_none());
+    }
+
+    #[test]
+    fn the_flag_is_taken_out_of_the_command_line() {
+        let mut args: Vec<String> = ["p", "--poll=1m", "--bulk-repository-writes=on", "--debug"]
+            .map(String::from)
+            .to_vec();
+        assert_eq!(take_flag(&mut args), Ok(BulkMode::On));
+        assert_eq!(args, ["p", "--poll=1m", "--debug"]);
+        let mut args: Vec<String> = ["p", "--bulk-repository-writes", "off"]
+            .map(String::from)
+            .to_vec();
+        assert_eq!(take_flag(&mut args), Ok(BulkMode::Off));
+        assert_eq!(args, ["p"]);
+        let mut args: Vec<String> = ["p"].map(String::from).to_vec();
+        assert_eq!(take_flag(&mut args), Ok(BulkMode::Auto));
+        let mut args: Vec<String> = ["p", "--bulk-repository-writes=sometimes"]
+            .map(String::from)
+            .to_vec();
+        assert!(take_flag(&mut args).is_err());
+    }
+}

@@ -1,0 +1,154 @@
+//! Observation by list for the Kinds whose Access (or Worker) API lists them: N MRs of a
+//! Kind cost one list request per poll, shared by every MR of the Kind. Groups and
+//! permissions are listed by name only, so each present object is still read by key (list,
+//! then read each); SCIM users and groups, OIDC configurations and workers are listed in
+//! full and not read at all. Each Kind also has one observe-only MR whose object does not
+//! exist: it is never read (the list shows it absent), and it is what the name-only lists
+//! are asked for (with every object present the steady state is one read per MR and no
+//! list; the full lists are asked once per poll). Counted in the simulator's request log over polls of every MR, after they
+//! converged.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use provider_family::ClientCache;
+use provider_family::suite::{self, ListCase, converge};
+use provider_runtime::managed::ManagedKind;
+use serde_json::{Value, json};
+
+use crate::platform::{examples, kinds, tables::KINDS};
+
+/// Objects per Kind.
+const N: usize = 4;
+/// The snapshot TTL (the provider's `--poll`).
+const POLL: Duration = Duration::from_secs(2);
+
+/// The example of `kind` as object `i`: its own name and identifier.
+fn nth(kind: &str, i: usize) -> Value {
+    let d = KINDS.iter().find(|d| d.kind == kind).expect("declared");
+    let mut m = examples::example(d, false);
+    let name = format!("{}-{i}", examples::example_name(kind, false));
+    m["metadata"]["name"] = json!(name);
+    let p = &mut m["spec"]["forProvider"];
+    match kind {
+        "SCIMUser" => {
+            let user = format!("scim-{i}@example.com");
+            p["username"] = json!(user);
+            p["emails"] = json!([{"value": user, "primary": true}]);
+        }
+        "WorkersService" => p["key"] = json!(format!("worker-{i}")),
+        // Only the admin user: no group to create first.
+        "Permission" => p["artifact"][0]["actions"][0]["groups"] = json!([]),
+        _ => {}
+    }
+    m
+}
+
+const CASES: &[ListCase] = &[
+    ListCase {
+        kind: "Group",
+        list: "/access/api/v2/groups",
+        item: "/access/api/v2/groups/{key}",
+        reads_each: true,
+    },
+    ListCase {
+        kind: "Permission",
+        list: "/access/api/v2/permissions",
+        item: "/access/api/v2/permissions/{key}",
+        reads_each: true,
+    },
+    ListCase {
+        kind: "SCIMUser",
+        list: "/access/api/v1/scim/v2/Users",
+        item: "/access/api/v1/scim/v2/Users/{key}",
+        reads_each: false,
+    },
+    ListCase {
+        kind: "SCIMGroup",
+        list: "/access/api/v1/scim/v2/Groups",
+        item: "/access/api/v1/scim/v2/Groups/{key}",
+        reads_each: false,
+    },
+    ListCase {
+        kind: "OIDCConfiguration",
+        list: "/access/api/v1/oidc",
+        item: "/access/api/v1/oidc/{key}",
+        reads_each: false,
+    },
+    ListCase {
+        kind: "WorkersService",
+        list: "/worker/api/v1/workers",
+        item: "/worker/api/v1/workers/{key}",
+        reads_each: false,
+    },
+];
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_list_per_kind_per_poll() {
+    let cache = Arc::new(ClientCache::new(crate::PROVIDER));
+    cache.set_snapshot_ttl(Some(POLL));
+    let mut env = suite::start(crate::PROVIDER, kinds(), cache).await;
+    assert!(env.sim.put_repository_raw(
+        "example-local-generic",
+        json!({"key": "example-local-generic", "rclass": "local", "packageType": "generic"})
+    ));
+    let kind = |k: &str| {
+        kinds()
+            .iter()
+            .find(|f| f.info().kind == k)
+            .expect("declared")
+            .clone()
+    };
+    for c in CASES {
+        for i in 0..N {
+            env.add(&kind(c.kind), nth(c.kind, i)).await;
+        }
+    }
+    let present = env.mrs.len();
+    for c in CASES {
+        // An MR whose object JFrog does not have (observe-only, so nothing creates it).
+        let mut absent = nth(c.kind, 99);
+        absent["spec"]["managementPolicies"] = json!(["Observe"]);
+        absent["metadata"]["annotations"] = json!({"crossplane.io/external-name": "absent-99"});
+        let p = &mut absent["spec"]["forProvider"];
+        if p.get("username").is_some() {
+            p["username"] = json!("absent-99");
+        }
+        if p.get("key").is_some() {
+            p["key"] = json!("absent-99");
+        }
+        env.add(&kind(c.kind), absent).await;
+    }
+    converge(&env.mrs[..present]).await;
+    for round in 0..2 {
+        let counts = suite::list_poll(&env, POLL, CASES, N as u64).await;
+        eprintln!("poll {round}: {counts:?}");
+    }
+    // Steady state with every object present: the name-only lists are not asked (one read
+    // per MR), the full lists are (no read).
+    tokio::time::sleep(POLL + Duration::from_millis(200)).await;
+    env.sim.reset_counts();
+    for m in &env.mrs[..present] {
+        m.reconcile().await;
+    }
+    let counts = env.sim.request_counts();
+    eprintln!("present only: {counts:?}");
+    let get = |route: &str| counts.get(&format!("GET {route}")).copied().unwrap_or(0);
+    for c in CASES {
+        let (lists, reads) = if c.reads_each { (0, N as u64) } else { (1, 0) };
+        assert_eq!(get(c.list), lists, "{}: {counts:?}", c.kind);
+        assert_eq!(get(c.item), reads, "{}: {counts:?}", c.kind);
+    }
+    assert_eq!(
+        counts.values().sum::<u64>(),
+        CASES
+            .iter()
+            .map(|c| if c.reads_each { N as u64 } else { 1 })
+            .sum::<u64>(),
+        "{counts:?}"
+    );
+    // Every absent MR still finds nothing to observe.
+    for m in &env.mrs[present..] {
+        assert!(!m.ready_and_synced().await, "{} found an object", m.name);
+    }
+}
