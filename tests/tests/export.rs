@@ -1,11 +1,12 @@
 //! End-to-end test of `export` (issue 18): a simulator seeded twice with every Kind `export`
-//! can list (380 objects: provider-artifactory's 150 repository, 24 webhook and 9
+//! can list (382 objects: provider-artifactory's 150 repository, 24 webhook and 9
 //! exportable access Kinds (certificates, environments, Vault configurations, key pairs; users of
 //! three Kinds, exported as ManagedUser or User; groups and permission targets, whose lists
-//! show names only, so each is read), provider-xray's 7 listable Kinds (policies, curation
-//! policies and conditions, watches, webhooks); some with secrets, some with keys that are
-//! not Kubernetes names; and objects the platform makes itself: a system repository, the
-//! DEV environment, a built-in curation condition, the anonymous user, the readers group),
+//! show names only, so each is read), provider-xray's 8 listable Kinds (policies, curation
+//! policies and conditions, ignore rules, watches, webhooks); some with secrets, some with
+//! keys that are not Kubernetes names; and objects the platform makes itself: a system
+//! repository, the DEV environment, a built-in curation condition, the anonymous user, the
+//! readers group),
 //! exported with `sandbox export --providers artifactory,xray`, then the export applied
 //! (`kubectl apply -k` per provider) to a fresh sandbox running both providers against the
 //! same simulator: every MR becomes Ready and Synced and the simulator sees no write during
@@ -25,11 +26,11 @@ const HOOKS: &str = "/event/api/v1/subscriptions";
 const WATCHES: &str = "/xray/api/v2/watches";
 /// The providers exported and adopted.
 const PROVIDERS: [&str; 2] = ["artifactory", "xray"];
-/// provider-artifactory's seeded objects (2 x (150 + 24 + 9)), provider-xray's (2 x 7).
+/// provider-artifactory's seeded objects (2 x (150 + 24 + 9)), provider-xray's (2 x 8).
 const ARTIFACTORY_OBJECTS: usize = 366;
 /// The users, groups and permission targets among them: read one by one by the export.
 const READ_EACH: u64 = 2 * 5;
-const XRAY_OBJECTS: usize = 14;
+const XRAY_OBJECTS: usize = 16;
 
 fn secret(key: &str) -> String {
     format!("e2e-export-secret-{}-41d9", key.to_ascii_lowercase())
@@ -222,9 +223,9 @@ async fn an_exported_platform_is_adopted_without_a_write_in_both_scopes() {
     std::fs::write(&token_file, sim.admin_token()).expect("write token");
     let url = sim.url();
 
-    // Export: one list request per list call (9 for provider-artifactory, 5 for
+    // Export: one list request per list call (9 for provider-artifactory, 6 for
     // provider-xray), one read per user, group and permission target, and the Artifactory
-    // version (which users API), for 380 objects.
+    // version (which users API), for 382 objects.
     sim.reset_counts();
     let ns = dir.path().join("namespaced");
     let started = Instant::now();
@@ -235,7 +236,7 @@ async fn an_exported_platform_is_adopted_without_a_write_in_both_scopes() {
         "export of {total} objects: {requests} JFrog requests, {:.2}s\n{summary}",
         took.as_secs_f64()
     );
-    assert_eq!(requests, 14 + READ_EACH + 1, "{:?}", sim.request_counts());
+    assert_eq!(requests, 15 + READ_EACH + 1, "{:?}", sim.request_counts());
     for list in [
         "GET /access/api/v2/users",
         "GET /artifactory/api/security/groups",

@@ -681,7 +681,9 @@ impl FamilyClient {
     /// value is carried in the address.
     fn address(&self, key: &str, params: &Value) -> String {
         let address = self.kind.decl.hooks.address(&self.kind, key, params);
-        if address.is_empty() {
+        // A server-assigned object has no key before its create, but its create (and the
+        // lookup of a create whose answer was lost) is made in its scope all the same.
+        if address.is_empty() && self.kind.decl.id != Id::ServerAssigned {
             return address;
         }
         let query: Vec<(&str, &str)> = self
@@ -819,7 +821,7 @@ impl FamilyClient {
         let hooks = self.kind.decl.hooks;
         let find = || async {
             hooks
-                .find_created(self.hook_ctx(""), body)
+                .find_created(self.hook_ctx(address), body)
                 .await
                 .map_err(ExternalError::new)
         };

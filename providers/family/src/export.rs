@@ -27,7 +27,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use jfrog_client::{Idempotency, JfrogClient};
+use jfrog_client::JfrogClient;
 use serde_json::{Map, Value, json};
 use sha2::{Digest, Sha256};
 
@@ -216,13 +216,8 @@ pub async fn export(
             .unwrap_or(*family_list);
         let list = &list;
         out.requests += 1;
-        let body = client
-            .request(
-                list.service,
-                http::Method::GET,
-                list.path,
-                Idempotency::Idempotent,
-            )
+        let body = list
+            .request(client)
             .send()
             .await
             .map_err(|source| ExportError::List {
@@ -368,6 +363,11 @@ fn list_objects(list: &ListCall, body: &[u8]) -> Result<Vec<Value>, ExportError>
     let v: Value = serde_json::from_slice(body).map_err(|_| bad("JSON"))?;
     let mut out = Vec::new();
     match (list.shape, v) {
+        (ListShape::Paged(page), v) => {
+            out = page
+                .objects(&v)
+                .ok_or_else(|| bad("a page holding every object"))?;
+        }
         (_, Value::Array(a)) => out = a,
         (ListShape::Grouped(member), Value::Object(groups)) => {
             for (group, objs) in groups {

@@ -145,7 +145,9 @@ pub trait Hooks: Send + Sync + std::fmt::Debug {
     /// The identifier of the object a server-assigned create with this `body` made, found
     /// in JFrog by what the body says about it (its name, its notes): asked when a create's
     /// outcome is unknown (its answer was lost, or a previous attempt failed) so that the
-    /// object is adopted rather than created twice. `Ok(None)`: no such object.
+    /// object is adopted rather than created twice. `Ok(None)`: no such object. The
+    /// context's key is the create's address: empty, or the scope's query
+    /// (`?projectKey=team`) when a query field scopes the object.
     async fn find_created(
         &self,
         _ctx: HookCtx<'_>,

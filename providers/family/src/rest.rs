@@ -65,6 +65,35 @@ pub enum ListShape {
     /// The array under the named member of an object (`{"tokens": [...]}`), or a plain
     /// array.
     Wrapped(&'static str),
+    /// One page of a paged list: an object whose member holds the array and another the
+    /// count of every object (Xray's ignore rules: `{data, total_count}`), asked for with
+    /// the page's query parameters (and, for a list asked for by a `POST` that only reads,
+    /// Xray's reports, the page's fixed body). An answer whose page does not hold every object is not
+    /// used (the objects are then read by key): an object missing from it is not gone.
+    Paged(&'static Page),
+}
+
+/// The page of a [`ListShape::Paged`] list.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Page {
+    /// The query parameters asking for one page as large as JFrog allows.
+    pub query: &'static [(&'static str, &'static str)],
+    /// The member holding the objects.
+    pub member: &'static str,
+    /// The member holding the count of every object.
+    pub total: &'static str,
+    /// The fixed JSON body of a list asked for by `POST` (a request that only reads, e.g.
+    /// Xray's reports list with its filters); `None` for a `GET`.
+    pub post: Option<&'static str>,
+}
+
+impl Page {
+    /// The objects of a page's answer, if the page holds every object.
+    pub fn objects(&self, answer: &serde_json::Value) -> Option<Vec<serde_json::Value>> {
+        let items = answer.get(self.member)?.as_array()?;
+        let total = answer.get(self.total)?.as_u64()?;
+        (total == items.len() as u64).then(|| items.clone())
+    }
 }
 
 /// The list call that observes every object of a family at once.
@@ -81,6 +110,56 @@ pub struct ListCall {
 }
 
 impl ListCall {
+    /// The method of the list request: `GET`, or `POST` for a page with a fixed body (a
+    /// `POST` that only reads, resent after a lost answer like any read).
+    pub fn verb(&self) -> Verb {
+        match self.body() {
+            Some(_) => Verb::Post,
+            None => Verb::Get,
+        }
+    }
+
+    /// The fixed JSON body of the list request, if it is a `POST`.
+    pub fn body(&self) -> Option<&'static str> {
+        match self.shape {
+            ListShape::Paged(page) => page.post,
+            _ => None,
+        }
+    }
+
+    /// The request as the simulator counts it (`METHOD /service-base/path`), e.g. to tell a
+    /// `POST` that only reads from the writes.
+    pub fn counted_as(&self) -> String {
+        format!(
+            "{} {}{}",
+            self.verb().method(),
+            self.service.base_path(),
+            self.path
+        )
+    }
+
+    /// The list request (with a paged list's query parameters and fixed body).
+    pub fn request<'a>(&self, client: &'a JfrogClient) -> jfrog_client::Request<'a> {
+        let r = client.request(
+            self.service,
+            self.verb().method(),
+            self.path,
+            Idempotency::Idempotent,
+        );
+        let r = match self.shape {
+            ListShape::Paged(page) => page.query.iter().fold(r, |r, &(n, v)| r.query(n, v)),
+            _ => r,
+        };
+        match self.body() {
+            Some(body) => match serde_json::from_str::<Value>(body) {
+                Ok(v) => r.json(&v),
+                // A declaration error: sent as it is, JFrog then says what is wrong.
+                Err(_) => r.json(body),
+            },
+            None => r,
+        }
+    }
+
     /// The identifier of one listed object (see [`key_in`]).
     pub fn key_of(&self, obj: &Value) -> String {
         key_in(obj, self.key_member)
@@ -480,6 +559,56 @@ impl Rest for Settings {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A page with a fixed body is asked for by `POST` (counted as such), any other list by
+    /// `GET`; the body is the page's.
+    #[test]
+    fn a_page_with_a_body_is_a_post_list() {
+        static GET_PAGE: Page = Page {
+            query: &[("page_num", "1")],
+            member: "data",
+            total: "total_count",
+            post: None,
+        };
+        static POST_PAGE: Page = Page {
+            query: &[("page_num", "1")],
+            member: "reports",
+            total: "total_reports",
+            post: Some(r#"{"filters": {}}"#),
+        };
+        let list = |shape| ListCall {
+            service: Service::Xray,
+            path: "/api/v1/things",
+            shape,
+            key_member: "id",
+        };
+        for (shape, verb, body, counted) in [
+            (ListShape::Array, Verb::Get, None, "GET /xray/api/v1/things"),
+            (
+                ListShape::Wrapped("items"),
+                Verb::Get,
+                None,
+                "GET /xray/api/v1/things",
+            ),
+            (
+                ListShape::Paged(&GET_PAGE),
+                Verb::Get,
+                None,
+                "GET /xray/api/v1/things",
+            ),
+            (
+                ListShape::Paged(&POST_PAGE),
+                Verb::Post,
+                Some(r#"{"filters": {}}"#),
+                "POST /xray/api/v1/things",
+            ),
+        ] {
+            let l = list(shape);
+            assert_eq!(l.verb(), verb, "{shape:?}");
+            assert_eq!(l.body(), body, "{shape:?}");
+            assert_eq!(l.counted_as(), counted, "{shape:?}");
+        }
+    }
 
     #[test]
     fn addresses_split_into_their_parts() {

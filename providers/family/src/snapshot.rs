@@ -69,7 +69,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
-use jfrog_client::{Idempotency, JfrogClient};
+use jfrog_client::JfrogClient;
 use provider_runtime::managed::kind::{KindInfo, Scope};
 use provider_runtime::managed::meta;
 use provider_runtime::managed::registration::{ControllerContext, KindRegistration};
@@ -578,15 +578,7 @@ impl Snapshot {
                 return;
             }
         };
-        let answer = client
-            .request(
-                list.service,
-                http::Method::GET,
-                list.path,
-                Idempotency::Idempotent,
-            )
-            .send()
-            .await;
+        let answer = list.request(client).send().await;
         let indexed = match answer {
             Ok(r) => {
                 // Unchanged configurations keep the text the old snapshot holds: the old and
@@ -596,8 +588,9 @@ impl Snapshot {
                     .iter()
                     .filter_map(|(k, e)| Some((k.clone(), e.json.clone()?)))
                     .collect();
-                index_reusing(&list, self.case_insensitive, r.body(), started, &previous)
-                    .ok_or("expected an array, an object of arrays or an object holding an array")
+                index_reusing(&list, self.case_insensitive, r.body(), started, &previous).ok_or(
+                    "expected an array, an object of arrays, an object holding an array, or a page holding every object",
+                )
             }
             Err(e) if e.is_not_found() || matches!(e, jfrog_client::Error::Forbidden { .. }) => {
                 tracing::info!(list = self.list.path, error = %e, "list unavailable, observing by key for an hour");
@@ -696,6 +689,15 @@ fn index_reusing(
             }
             None
         }
+        ListShape::Paged(page) => {
+            let answer: serde_json::Value = serde_json::from_slice(body).ok()?;
+            let objects = serde_json::to_vec(&page.objects(&answer)?).ok()?;
+            let objects = ArraySeed(list.key_member)
+                .deserialize(&mut serde_json::Deserializer::from_slice(&objects))
+                .ok()?;
+            objects.into_iter().for_each(|c| push(c, None));
+            return Some(out);
+        }
         ListShape::Array => None,
     };
     if let Some(groups) = grouped {
@@ -789,6 +791,38 @@ mod tests {
     }
 
     /// Keys may be nested (`general_data.name`) or numbers (written in decimal).
+    #[test]
+    fn a_page_is_used_only_when_it_holds_every_object() {
+        static PAGE: crate::rest::Page = crate::rest::Page {
+            query: &[("page_num", "1")],
+            member: "data",
+            total: "total_count",
+            post: None,
+        };
+        let paged = ListCall {
+            shape: ListShape::Paged(&PAGE),
+            key_member: "id",
+            ..LIST
+        };
+        let got = super::index(
+            &paged,
+            br#"{"total_count": 2, "data": [{"id": "a"}, {"id": "b"}]}"#,
+            Instant::now(),
+        )
+        .expect("indexed");
+        assert_eq!(got.len(), 2);
+        // A page short of the total would make the missing objects look gone.
+        assert!(
+            super::index(
+                &paged,
+                br#"{"total_count": 3, "data": [{"id": "a"}, {"id": "b"}]}"#,
+                Instant::now(),
+            )
+            .is_none()
+        );
+        assert!(super::index(&paged, br#"[{"id": "a"}]"#, Instant::now()).is_none());
+    }
+
     #[test]
     fn nested_and_numeric_keys_are_indexed() {
         let nested = ListCall {

@@ -289,6 +289,24 @@ pub async fn converge(mrs: &[Mr]) {
     }
 }
 
+/// The requests that only read although their method is not GET: the suite's
+/// `read_calls` and the list calls of `kinds` sent as a `POST` (Xray's reports list), as the
+/// simulator counts them.
+pub fn read_calls(suite_calls: &[&str], kinds: &[Arc<FamilyKind>]) -> Vec<String> {
+    let mut calls: Vec<String> = suite_calls.iter().map(|c| c.to_string()).collect();
+    for k in kinds {
+        if let Some(list) = k.resolved().decl.rest.list()
+            && list.verb() != crate::rest::Verb::Get
+        {
+            let call = list.counted_as();
+            if !calls.contains(&call) {
+                calls.push(call);
+            }
+        }
+    }
+    calls
+}
+
 /// One Kind observed by list, as the simulator names its routes: the list route, the route
 /// that reads one object, and whether the list shows only which objects exist (each listed
 /// object is then read by key).
@@ -420,14 +438,16 @@ pub async fn run(
         env.add(k, manifest).await;
     }
     converge(&env.mrs).await;
-    assert_no_writes(&env.sim, &env.mrs, 2, suite.read_calls).await;
+    let reads = read_calls(suite.read_calls, kinds);
+    let reads: Vec<&str> = reads.iter().map(String::as_str).collect();
+    assert_no_writes(&env.sim, &env.mrs, 2, &reads).await;
 
     // A change made in JFrog is reverted by reconciling, then nothing more is written.
     let client = jfrog(&env.sim);
     for m in &env.mrs {
-        drift_reverted(suite, &env.sim, &client, m).await;
+        drift_reverted(suite, &reads, &env.sim, &client, m).await;
     }
-    assert_no_writes(&env.sim, &env.mrs, 1, suite.read_calls).await;
+    assert_no_writes(&env.sim, &env.mrs, 1, &reads).await;
 
     // Deleting the MR deletes the object and releases the MR (in reverse order of creation:
     // aggregates before their members; the `delete_last` Kinds after all others).
@@ -496,7 +516,13 @@ pub async fn run(
 
 /// The suite's drift step for one MR: the [`Suite::drift`] change (or, for the
 /// [`Suite::removes`] Kinds, the object removed) made in JFrog is reverted by reconciling.
-async fn drift_reverted(suite: &Suite, sim: &Simulator, client: &JfrogClient, m: &Mr) {
+async fn drift_reverted(
+    suite: &Suite,
+    read_calls: &[&str],
+    sim: &Simulator,
+    client: &JfrogClient,
+    m: &Mr,
+) {
     let kind = m.kind.info().kind;
     let rest = m.kind.resolved().decl.rest;
     let address = m.address().await;
@@ -519,7 +545,7 @@ async fn drift_reverted(suite: &Suite, sim: &Simulator, client: &JfrogClient, m:
         let o = m.reconcile().await;
         assert!(matches!(o, Outcome::After(_)), "{}: {o:?}", m.name);
         assert!(
-            writes(sim, suite.read_calls) >= 1,
+            writes(sim, read_calls) >= 1,
             "{}: drift not reverted",
             m.name
         );
@@ -543,7 +569,7 @@ async fn drift_reverted(suite: &Suite, sim: &Simulator, client: &JfrogClient, m:
             assert!(rounds < 3, "{}: {o:?}", m.name);
         }
         assert!(
-            writes(sim, suite.read_calls) >= 1,
+            writes(sim, read_calls) >= 1,
             "{}: drift not reverted",
             m.name
         );

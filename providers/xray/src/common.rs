@@ -4,7 +4,7 @@
 
 use async_trait::async_trait;
 use jfrog_client::{Error, JfrogClient};
-use provider_family::{ListCall, Paths, ResolvedKind, Rest};
+use provider_family::{ListCall, Paths, Rest};
 use serde_json::{Map, Value};
 
 /// A binding whose objects cannot be deleted in JFrog (indexing configuration, worker
@@ -54,20 +54,15 @@ pub fn answer_id(answer: &Value, member: &str) -> Option<String> {
     }
 }
 
-/// A Kind whose calls are bound to the project scope declares `projectKey` as a query field
-/// (see `catalog/overrides.json`); the other Kinds with a `projectKey` refuse it before any
-/// request rather than create the object outside the project.
-pub fn refuse_project_key(kind: &ResolvedKind, params: &Value) -> Result<(), String> {
-    if kind.field("projectKey").is_some_and(|f| f.query) {
-        return Ok(());
-    }
-    match params.get("projectKey") {
-        Some(Value::String(s)) if !s.is_empty() => Err(format!(
-            "projectKey {s:?}: project-scoped {} objects are not supported by this provider yet; remove projectKey",
-            kind.decl.kind
-        )),
-        _ => Ok(()),
-    }
+/// The project of a scoped address (`12?projectKey=team`, or `?projectKey=team` for a
+/// create): the Kinds with a `projectKey` send it as a query parameter on every call (see
+/// `catalog/overrides.json`), so the family layer carries it in the address.
+pub fn project_of(address: &str) -> Option<&str> {
+    provider_family::rest::split_query(address)
+        .1
+        .into_iter()
+        .find(|(n, v)| *n == "projectKey" && !v.is_empty())
+        .map(|(_, v)| v)
 }
 
 /// The group functions every Xray group module has: `declarations`, `kinds` (composed
@@ -113,23 +108,26 @@ mod tests {
             Some("a-1")
         );
         assert_eq!(answer_id(&json!({"id": ""}), "id"), None);
-        let kind = |group: &[provider_family::KindDecl], k: &str| {
-            group
-                .iter()
-                .find(|d| d.kind == k)
-                .expect("declared")
-                .resolve()
-                .expect("composes")
-        };
-        let report = kind(crate::report::declarations(), "VulnerabilitiesReport");
-        let team = json!({"projectKey": "team"});
-        assert!(
-            refuse_project_key(&report, &team)
-                .unwrap_err()
-                .contains("projectKey")
-        );
-        assert!(refuse_project_key(&report, &json!({})).is_ok());
-        let watch = kind(crate::watch::declarations(), "Watch");
-        assert!(refuse_project_key(&watch, &team).is_ok());
+        assert_eq!(project_of("12?projectKey=team"), Some("team"));
+        assert_eq!(project_of("?projectKey=team"), Some("team"));
+        assert_eq!(project_of("12"), None);
+        assert_eq!(project_of(""), None);
+        // Every Kind with a projectKey sends it as the query parameter of its calls.
+        let all = [
+            crate::policy::declarations(),
+            crate::configuration::declarations(),
+            crate::report::declarations(),
+            crate::watch::declarations(),
+            crate::webhook::declarations(),
+        ];
+        let mut scoped = Vec::new();
+        for d in all.iter().flat_map(|g| g.iter()) {
+            let kind = d.resolve().expect("composes");
+            if let Some(f) = kind.field("projectKey") {
+                assert!(f.query, "{}: projectKey is a query field", d.kind);
+                scoped.push(d.kind);
+            }
+        }
+        assert_eq!(scoped.len(), 13, "{scoped:?}");
     }
 }

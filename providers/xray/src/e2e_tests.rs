@@ -270,6 +270,8 @@ async fn a_report_is_ready_when_generated() {
     let m = &env.mrs[0];
     let mut seen = Vec::new();
     for _ in 0..6 {
+        // One poll each: the reports list answer lives one poll.
+        tokio::time::sleep(POLL * 2).await;
         m.reconcile().await;
         let o = m.get().await;
         let ready = testkit::condition(&o, "Ready")
@@ -456,5 +458,353 @@ async fn project_scoped_policy_and_watch_live_apart_from_the_global_ones() {
     assert_eq!(
         env.sim.object("xray_watches", "example-watch"),
         Some(global_watch)
+    );
+}
+
+/// The project's part of the simulator's project objects: `(key, object)` of `scope`
+/// (`ignore_rule|team`, `report|team`, ...).
+fn scoped(env: &Env, scope: &str) -> Vec<Value> {
+    env.sim
+        .objects("xray_project_objects")
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|v| v["scope"] == scope)
+        .map(|v| v["object"].clone())
+        .collect()
+}
+
+/// An ignore rule (with a build filter), a vulnerabilities report, the binary manager's
+/// indexed builds and a watch of a build in project `team` (`?projectKey=team` on every
+/// call): they converge in the project, apart from the global objects; the ignore rule's
+/// build filters and the watch's build resources name the project as upstream sends them;
+/// two polls make 0 writes (each MR read by its own GET in the project); a change made in
+/// Xray is reverted in the project; a create whose answer is lost makes exactly one rule in
+/// the project; deleting the MRs deletes the project's objects only.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn project_scoped_ignore_rule_report_indexing_and_build_watch() {
+    let mut kinds = all_kinds();
+    kinds.extend(crate::configuration::kinds().iter().cloned());
+    let mut env = env(&kinds).await;
+    env.sim.put_object(
+        "access_projects",
+        "team",
+        json!({"project_key": "team", "display_name": "Team"}),
+    );
+    env.ctx.creation_grace_period = std::time::Duration::ZERO;
+    // Global objects of the same Kinds, made in Xray (not by these MRs).
+    let global_rule =
+        json!({"id": "global-rule", "notes": "global", "ignore_filters": {"cves": ["any"]}});
+    env.sim
+        .put_object("xray_ignore_rules", "global-rule", global_rule.clone());
+    let in_team = |mut m: Value| {
+        m["spec"]["forProvider"]["projectKey"] = json!("team");
+        m
+    };
+    let mut rule = in_team(example(decl("IgnoreRule"), false));
+    rule["spec"]["forProvider"]["build"] = json!([{"name": "app", "version": "1"}]);
+    let report = in_team(example(decl("VulnerabilitiesReport"), false));
+    let builds = in_team(example(decl("BinaryManagerBuilds"), false));
+    let mut watch = in_team(example(decl("Watch"), false));
+    watch["spec"]["forProvider"]["watchResource"] =
+        json!([{"type": "build", "name": "app", "binMgrId": "default"}]);
+    watch["spec"]["forProvider"]
+        .as_object_mut()
+        .expect("forProvider")
+        .remove("assignedPolicy");
+    for (k, m) in [
+        ("IgnoreRule", rule),
+        ("VulnerabilitiesReport", report),
+        ("BinaryManagerBuilds", builds),
+        ("Watch", watch),
+    ] {
+        env.add(&kind(&kinds, k), m).await;
+    }
+    converge(&env.mrs).await;
+
+    let rules = scoped(&env, "ignore_rule|team");
+    assert_eq!(rules.len(), 1, "{rules:?}");
+    assert_eq!(
+        rules[0]["ignore_filters"]["builds"],
+        json!([{"name": "app", "version": "1", "project": "team"}])
+    );
+    assert_eq!(
+        env.sim.objects("xray_ignore_rules").unwrap_or_default(),
+        vec![global_rule.clone()],
+        "no global rule made"
+    );
+    assert_eq!(scoped(&env, "report|team").len(), 1);
+    assert_eq!(env.sim.object_count("xray_reports"), 0, "no global report");
+    assert_eq!(
+        scoped(&env, "bin_mgr|team")[0]["indexed_builds"],
+        json!(["example-build"])
+    );
+    let watches = scoped(&env, "watch|team");
+    assert_eq!(
+        watches[0]["project_resources"]["resources"][0]["build_repo"],
+        "team-build-info"
+    );
+    assert_eq!(env.sim.object_count("xray_watches"), 0, "no global watch");
+
+    // Two polls: 0 writes; each MR read by its own GET with the project's query.
+    env.sim.reset_counts();
+    for _ in 0..2 {
+        tokio::time::sleep(POLL * 2).await;
+        for m in &env.mrs {
+            let o = m.reconcile().await;
+            assert!(matches!(o, Outcome::After(_)), "{}: {o:?}", m.name);
+        }
+    }
+    let counts = env.sim.request_counts();
+    assert_eq!(writes(&env.sim, &[]), 0, "{counts:?}");
+    for read in [
+        "GET /xray/api/v1/ignore_rules/{id}",
+        "GET /xray/api/v1/reports/{id}",
+        "GET /xray/api/v1/binMgr/{id}/{what}",
+        "GET /xray/api/v2/watches/{name}",
+    ] {
+        assert_eq!(counts.get(read), Some(&2), "{read}: {counts:?}");
+    }
+    assert_eq!(counts.values().sum::<u64>(), 8, "{counts:?}");
+
+    // A change made in Xray to the project's indexing and watch is reverted by one
+    // reconcile each, in the project (the watch keeps its build_repo).
+    let key = "bin_mgr|team|binMgr/default/builds";
+    let mut edited = env
+        .sim
+        .object("xray_project_objects", key)
+        .expect("indexing");
+    edited["object"]["indexed_builds"] = json!(["other-build"]);
+    assert!(env.sim.put_object("xray_project_objects", key, edited));
+    let key = "watch|team|example-watch";
+    let mut edited = env.sim.object("xray_project_objects", key).expect("watch");
+    edited["object"]["general_data"]["description"] = json!("edited in the UI");
+    assert!(env.sim.put_object("xray_project_objects", key, edited));
+    env.sim.reset_counts();
+    for m in &env.mrs[2..4] {
+        let o = m.reconcile().await;
+        assert!(matches!(o, Outcome::After(_)), "{}: {o:?}", m.name);
+    }
+    let counts = env.sim.request_counts();
+    assert_eq!(
+        counts.get("PUT /xray/api/v1/binMgr/{id}/{what}"),
+        Some(&1),
+        "{counts:?}"
+    );
+    assert_eq!(
+        counts.get("PUT /xray/api/v2/watches/{name}"),
+        Some(&1),
+        "{counts:?}"
+    );
+    assert_eq!(writes(&env.sim, &[]), 2, "{counts:?}");
+    assert_eq!(
+        scoped(&env, "bin_mgr|team")[0]["indexed_builds"],
+        json!(["example-build"])
+    );
+    let watch = &scoped(&env, "watch|team")[0];
+    assert_eq!(
+        watch["general_data"]["description"],
+        "Apply the security policy to the generic repository"
+    );
+    assert_eq!(
+        watch["project_resources"]["resources"][0]["build_repo"],
+        "team-build-info"
+    );
+    assert_eq!(
+        env.sim
+            .object("xray_configuration", "binMgr/default/builds"),
+        None,
+        "the global indexing is not written"
+    );
+
+    // A lost create answer in the project: exactly one rule, found by the project's list.
+    env.sim.reset_counts();
+    env.sim
+        .add_fault(Fault::drop_after_commit("POST", "/xray/api/v1/ignore_rules").times(1));
+    let mut second = in_team(example(decl("IgnoreRule"), false));
+    second["metadata"]["name"] = json!("second-ignore-rule");
+    second["spec"]["forProvider"]["notes"] = json!("another rule");
+    second["spec"]["forProvider"]["build"] = json!([{"name": "app"}]);
+    env.add(&kind(&kinds, "IgnoreRule"), second).await;
+    let m = env.mrs.last().expect("second rule");
+    converge(std::slice::from_ref(m)).await;
+    assert_eq!(scoped(&env, "ignore_rule|team").len(), 2);
+    assert_eq!(
+        env.sim.object_count("xray_ignore_rules"),
+        1,
+        "the global one only"
+    );
+    let counts = env.sim.request_counts();
+    assert!(
+        counts
+            .get("GET /xray/api/v1/ignore_rules")
+            .is_some_and(|n| *n >= 1),
+        "{counts:?}"
+    );
+
+    // Deleting the MRs deletes the project's rules, report and watch (the indexing, which
+    // Xray cannot delete, is forgotten); the global objects stay.
+    for m in env.mrs.iter().rev() {
+        m.api
+            .delete(&m.name, &Default::default())
+            .await
+            .expect("delete");
+        let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(10);
+        while m.api.get_opt(&m.name).await.expect("get").is_some() {
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "{} not released",
+                m.name
+            );
+            m.reconcile().await;
+        }
+    }
+    assert!(scoped(&env, "ignore_rule|team").is_empty());
+    assert!(scoped(&env, "report|team").is_empty());
+    assert!(scoped(&env, "watch|team").is_empty());
+    assert_eq!(
+        scoped(&env, "bin_mgr|team").len(),
+        1,
+        "forgotten, not deleted"
+    );
+    assert_eq!(
+        env.sim.objects("xray_ignore_rules").unwrap_or_default(),
+        vec![global_rule]
+    );
+}
+
+/// Every Kind's example plus `EXTRA` ignore rules and `EXTRA` security policies, observed for
+/// two polls with observation by list on: 0 writes; every family Xray lists (policies,
+/// curation policies and conditions, ignore rules, watches, webhooks) is read by one list
+/// call per poll and none of its objects by key; the rest (reports, custom issues, the
+/// configuration) is read by key. Prints the requests per MR per poll by call.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_examples_are_observed_by_list_where_xray_lists() {
+    const EXTRA: usize = 20;
+    /// Long enough for a round of reconciles of every MR to share one list answer.
+    const ROUND: std::time::Duration = std::time::Duration::from_secs(2);
+    let kinds = crate::family_kinds();
+    let cache = Arc::new(ClientCache::new(crate::PROVIDER));
+    cache.set_snapshot_ttl(Some(ROUND));
+    let mut env = suite::start(crate::PROVIDER, &kinds, cache).await;
+    env.sim.put_repository_raw(
+        REPOSITORY,
+        json!({"key": REPOSITORY, "rclass": "local", "packageType": "generic"}),
+    );
+    for d in crate::examples::declarations() {
+        env.add(&kind(&kinds, d.kind), example(d, false)).await;
+    }
+    for n in 0..EXTRA {
+        let mut rule = example(decl("IgnoreRule"), false);
+        rule["metadata"]["name"] = json!(format!("ignore-rule-{n}"));
+        rule["spec"]["forProvider"]["notes"] = json!(format!("rule {n}"));
+        env.add(&kind(&kinds, "IgnoreRule"), rule).await;
+        let mut policy = example(decl("SecurityPolicy"), false);
+        policy["metadata"]["name"] = json!(format!("security-policy-{n}"));
+        env.add(&kind(&kinds, "SecurityPolicy"), policy).await;
+    }
+    converge(&env.mrs).await;
+
+    env.sim.reset_counts();
+    for _ in 0..2 {
+        tokio::time::sleep(ROUND + ROUND / 4).await;
+        for m in &env.mrs {
+            let o = m.reconcile().await;
+            assert!(matches!(o, Outcome::After(_)), "{}: {o:?}", m.name);
+        }
+    }
+    let counts = env.sim.request_counts();
+    // The GraphQL queries and the reports list are POSTs that only read.
+    let reads = suite::read_calls(&["POST /catalog/api/v1/custom/graphql"], &kinds);
+    let reads: Vec<&str> = reads.iter().map(String::as_str).collect();
+    assert!(reads.contains(&"POST /xray/api/v1/reports"), "{reads:?}");
+    assert_eq!(writes(&env.sim, &reads), 0, "{counts:?}");
+    let reports = env
+        .mrs
+        .iter()
+        .filter(|m| m.kind.resolved().decl.kind.ends_with("Report"))
+        .count();
+    assert_eq!(reports, 5, "one example of each report Kind");
+    for list in [
+        "GET /xray/api/v2/policies",
+        "GET /xray/api/v1/curation/policies",
+        "GET /xray/api/v1/curation/conditions",
+        "GET /xray/api/v1/ignore_rules",
+        "GET /xray/api/v2/watches",
+        "GET /xray/api/v1/webhooks",
+        // One list for the five report Kinds.
+        "POST /xray/api/v1/reports",
+    ] {
+        assert_eq!(counts.get(list), Some(&2), "{list}: {counts:?}");
+    }
+    for by_key in [
+        "GET /xray/api/v2/policies/{key}",
+        "GET /xray/api/v1/curation/policies/{key}",
+        "GET /xray/api/v1/curation/conditions/{key}",
+        "GET /xray/api/v1/ignore_rules/{id}",
+        "GET /xray/api/v2/watches/{name}",
+        "GET /xray/api/v1/webhooks/{key}",
+        "GET /xray/api/v1/reports/{id}",
+    ] {
+        assert_eq!(counts.get(by_key), None, "{by_key}: {counts:?}");
+    }
+    let mrs = env.mrs.len() as f64;
+    let requests: u64 = counts.values().sum();
+    eprintln!(
+        "{} MRs ({} examples + {EXTRA} ignore rules + {EXTRA} security policies), 2 polls: {requests} requests = {:.2} per MR per poll, 0 writes",
+        env.mrs.len(),
+        env.mrs.len() - 2 * EXTRA,
+        requests as f64 / (2.0 * mrs)
+    );
+    for (call, n) in &counts {
+        eprintln!("  {call}: {:.1} per poll", *n as f64 / 2.0);
+    }
+    eprintln!(
+        "  report family: {reports} MRs, {:.1} list call per poll, {:.2} requests per report MR per poll",
+        counts
+            .get("POST /xray/api/v1/reports")
+            .copied()
+            .unwrap_or(0) as f64
+            / 2.0,
+        counts
+            .get("POST /xray/api/v1/reports")
+            .copied()
+            .unwrap_or(0) as f64
+            / (2.0 * reports as f64)
+    );
+
+    // A report deleted in JFrog: the list shows it gone, no read by ID asks again.
+    let m = env
+        .mrs
+        .iter()
+        .find(|m| m.kind.resolved().decl.kind == "VulnerabilitiesReport")
+        .expect("a report MR");
+    let client = jfrog_client::JfrogClient::builder(env.sim.url())
+        .credentials(jfrog_client::Credentials::access_token(
+            env.sim.admin_token(),
+        ))
+        .build()
+        .expect("client");
+    let address = m.address().await;
+    m.kind
+        .resolved()
+        .decl
+        .rest
+        .delete(&client, &address)
+        .await
+        .expect("deleted in JFrog");
+    tokio::time::sleep(ROUND + ROUND / 4).await;
+    env.sim.reset_counts();
+    m.reconcile().await;
+    let counts = env.sim.request_counts();
+    eprintln!("a report deleted in JFrog, one reconcile: {counts:?}");
+    assert_eq!(
+        counts.get("POST /xray/api/v1/reports"),
+        Some(&1),
+        "{counts:?}"
+    );
+    assert_eq!(
+        counts.get("GET /xray/api/v1/reports/{id}"),
+        None,
+        "{counts:?}"
     );
 }

@@ -1,5 +1,6 @@
 //! An Xray with many existing objects, for `export`'s tests and measurements: every Xray
-//! Kind `export` can list (policies, curation policies and conditions, watches, webhooks),
+//! Kind `export` can list (policies, curation policies and conditions, ignore rules,
+//! watches, webhooks),
 //! `copies` times, from its example, created through the adapter (so Xray's server-side
 //! defaults apply as for any object made in Xray), odd copies with keys that are not
 //! Kubernetes names and every webhook with a password (from `secret`, never in an export).
@@ -15,7 +16,7 @@ pub use provider_family::seed::{SeedError, Seeded};
 
 use crate::examples;
 
-/// Create `copies` objects of every listable Kind, in the examples' order (policies before
+/// Create `copies` objects of every listable, exportable Kind, in the examples' order (policies before
 /// the watches that apply them). Server-assigned objects get a name of their own per copy.
 pub async fn seed(
     client: &JfrogClient,
@@ -33,6 +34,10 @@ pub async fn seed(
                 .iter()
                 .find(|k| k.resolved().decl.kind == d.kind)
                 .expect("every declaration is a Kind");
+            // Listed but not exported (reports): nothing to adopt.
+            if !d.hooks.exportable(k.resolved()) {
+                continue;
+            }
             let base = examples::example_name(d.kind, false);
             let mut params = examples::example_params(d.kind);
             if d.id == Id::ServerAssigned

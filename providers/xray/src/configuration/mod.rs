@@ -2,7 +2,8 @@
 //! (a singleton), a repository's Xray configuration (keyed by the repository name, a spec
 //! field), the catalog labels (a singleton over the Catalog service's GraphQL API) and the
 //! binary manager's indexing configuration for builds, repositories and release bundles v2
-//! (keyed by the binary manager ID).
+//! (keyed by the binary manager ID; in a project with `?projectKey=` on every call, as
+//! upstream sends it).
 //!
 //! None of these can be deleted in JFrog (except catalog labels): deleting the MR forgets
 //! the object ([`common::Forget`]).
@@ -320,8 +321,7 @@ impl Rest for CatalogLabelsRest {
 /// The configuration group's hooks.
 pub static HOOKS: ConfigurationHooks = ConfigurationHooks;
 
-/// The configuration group's behaviour: the project-scope rule and the parts of catalog
-/// labels not supported yet.
+/// The configuration group's behaviour: the parts of catalog labels not supported yet.
 #[derive(Debug, Clone, Copy)]
 pub struct ConfigurationHooks;
 
@@ -340,7 +340,7 @@ impl Hooks for ConfigurationHooks {
                 }
             }
         }
-        common::refuse_project_key(kind, params)
+        Ok(())
     }
 }
 

@@ -130,7 +130,7 @@ pub const CATALOG_LABELS_FIELDS: &[Field] = &[
 
 /// Template `xray_binary_manager`.
 pub const XRAY_BINARY_MANAGER: &[Field] = &[
-    Field::new("projectKey", "project_key", None, Ty::Str).doc("Project scope; sent as query parameter projectKey on every call (2-32 chars, ^[a-z][a-z0-9-]{1,31}$; the TF description's '2 - 10' is stale). Lets a project admin with Index Resources privilege manage indexing within the project (Xray 3.21.2+)."),
+    Field::new("projectKey", "project_key", None, Ty::Str).query().doc("Project scope; sent as query parameter projectKey on every call (2-32 chars, ^[a-z][a-z0-9-]{1,31}$; the TF description's '2 - 10' is stale). Lets a project admin with Index Resources privilege manage indexing within the project (Xray 3.21.2+)."),
 ];
 
 /// The fields of BinaryManagerBuilds.

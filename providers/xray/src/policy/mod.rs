@@ -6,13 +6,18 @@
 //! A policy's rules are compared as a set (Xray does not keep their order; each rule carries
 //! its priority) and severities ignoring case (Xray answers `All Severities`), so a created
 //! policy is up to date on the next observe (see `catalog/overrides.json`, section `xray`).
+//!
+//! Policies and ignore rules with a `projectKey` live in that project (`?projectKey=` on
+//! every call, the lookup of a lost create included), apart from the global ones.
 
 #[rustfmt::skip]
 pub mod tables;
 
 use async_trait::async_trait;
-use jfrog_client::{Idempotency, JfrogClient, Method, Service};
-use provider_family::{Call, HookCtx, Hooks, ListCall, ListShape, Paths, ResolvedKind, Verb};
+use jfrog_client::{Error, Idempotency, JfrogClient, Method, Service};
+use provider_family::{
+    Call, HookCtx, Hooks, ListCall, ListShape, Page, Paths, ResolvedKind, Rest, Verb,
+};
 use serde_json::{Map, Value};
 
 use crate::common;
@@ -71,16 +76,31 @@ pub mod rest {
         }),
         case_insensitive: false,
     };
-    /// Ignore rules: no update API (every field is immutable); the list answer is paged
-    /// (`{data, total_count}`), so each MR is read by ID.
-    pub static IGNORE_RULE: Paths = Paths {
+    /// Ignore rules: no update API (every field is immutable). The list answer is paged
+    /// (`{data, total_count}`): it is asked for in one large page and used only when that
+    /// page holds every rule (else each MR is read by ID). In a project, each build filter
+    /// names the project (see [`IgnoreRuleRest`]).
+    pub static IGNORE_RULE: IgnoreRuleRest = IgnoreRuleRest(Paths {
         service: Service::Xray,
         create: Call::new(Verb::Post, "/api/v1/ignore_rules"),
         read: Call::new(Verb::Get, "/api/v1/ignore_rules/{key}"),
         update: Call::new(Verb::Put, "/api/v1/ignore_rules/{key}"),
         delete: Call::new(Verb::Delete, "/api/v1/ignore_rules/{key}"),
-        list: None,
+        list: Some(ListCall {
+            service: Service::Xray,
+            path: "/api/v1/ignore_rules",
+            shape: ListShape::Paged(&IGNORE_RULES_PAGE),
+            key_member: "id",
+        }),
         case_insensitive: false,
+    });
+
+    /// One page of ignore rules, as large as the list is read.
+    static IGNORE_RULES_PAGE: Page = Page {
+        query: &[("page_num", "1"), ("num_of_rows", "10000")],
+        member: "data",
+        total: "total_count",
+        post: None,
     };
     /// Custom issues (Xray events): read through v2, written through v1; no list.
     pub static CUSTOM_ISSUE: Paths = Paths {
@@ -92,6 +112,60 @@ pub mod rest {
         list: None,
         case_insensitive: false,
     };
+}
+
+/// Ignore rules' calls: a rule made in a project (`?projectKey=`) names the project in
+/// each of its build filters (`ignore_filters.builds[].project`), as upstream sends it; the
+/// read answers it there, where no declared field looks.
+#[derive(Debug)]
+pub struct IgnoreRuleRest(pub Paths);
+
+/// `body` as it is sent in the project of `address` (build filters name the project).
+fn scoped_ignore_rule(address: &str, body: &Map<String, Value>) -> Map<String, Value> {
+    let mut body = body.clone();
+    if let Some(project) = common::project_of(address)
+        && let Some(Value::Array(builds)) = body
+            .get_mut("ignore_filters")
+            .and_then(|f| f.get_mut("builds"))
+    {
+        for b in builds.iter_mut().filter_map(Value::as_object_mut) {
+            b.insert("project".into(), Value::String(project.to_string()));
+        }
+    }
+    body
+}
+
+#[async_trait]
+impl Rest for IgnoreRuleRest {
+    async fn read(&self, client: &JfrogClient, key: &str) -> Result<Value, Error> {
+        self.0.read(client, key).await
+    }
+    async fn create(
+        &self,
+        client: &JfrogClient,
+        key: &str,
+        body: &Map<String, Value>,
+    ) -> Result<Value, Error> {
+        self.0
+            .create(client, key, &scoped_ignore_rule(key, body))
+            .await
+    }
+    async fn update(
+        &self,
+        client: &JfrogClient,
+        key: &str,
+        body: &Map<String, Value>,
+    ) -> Result<(), Error> {
+        self.0
+            .update(client, key, &scoped_ignore_rule(key, body))
+            .await
+    }
+    async fn delete(&self, client: &JfrogClient, key: &str) -> Result<(), Error> {
+        self.0.delete(client, key).await
+    }
+    fn list(&self) -> Option<&ListCall> {
+        self.0.list()
+    }
 }
 
 /// The policy group's hooks.
@@ -112,6 +186,7 @@ type SameObject = fn(&Value, &Map<String, Value>) -> bool;
 /// condition of that name, or the ignore rule with the same notes and filters.
 async fn find_created(
     client: &JfrogClient,
+    address: &str,
     kind: &str,
     body: &Map<String, Value>,
 ) -> Result<Option<String>, jfrog_client::Error> {
@@ -127,8 +202,15 @@ async fn find_created(
         }),
         _ => return Ok(None),
     };
-    let answer = client
-        .request(Service::Xray, Method::GET, path, Idempotency::Idempotent)
+    // The create's scope: a project's objects are listed with its query only.
+    let (_, query) = provider_family::rest::split_query(address);
+    let body = &scoped_ignore_rule(address, body);
+    let answer = query
+        .into_iter()
+        .fold(
+            client.request(Service::Xray, Method::GET, path, Idempotency::Idempotent),
+            |r, (n, v)| r.query(n, v),
+        )
         .send_value()
         .await?;
     // Ignore rules are listed as `{data, total_count}`, curation objects as an array.
@@ -151,7 +233,7 @@ impl Hooks for PolicyHooks {
         ctx: HookCtx<'_>,
         body: &Map<String, Value>,
     ) -> Result<Option<String>, jfrog_client::Error> {
-        find_created(ctx.client, ctx.kind.decl.kind, body).await
+        find_created(ctx.client, ctx.key, ctx.kind.decl.kind, body).await
     }
 
     fn check_params(&self, kind: &ResolvedKind, params: &Value) -> Result<(), String> {
@@ -175,7 +257,7 @@ impl Hooks for PolicyHooks {
                 ));
             }
         }
-        common::refuse_project_key(kind, params)
+        Ok(())
     }
 
     /// Xray's built-in curation conditions (listed with the custom ones).
@@ -229,7 +311,7 @@ mod tests {
             err.contains("type \"license\"") && err.contains("\"security\""),
             "{err}"
         );
-        // A policy may live in a project (sent as `?projectKey=`); an ignore rule not yet.
+        // A policy may live in a project (sent as `?projectKey=`).
         assert!(
             HOOKS
                 .check_params(
@@ -238,16 +320,23 @@ mod tests {
                 )
                 .is_ok()
         );
-        let ignore = tables::KINDS
-            .iter()
-            .find(|d| d.kind == "IgnoreRule")
-            .expect("declared")
-            .resolve()
-            .expect("composes");
-        let err = HOOKS
-            .check_params(&ignore, &json!({"projectKey": "team"}))
-            .unwrap_err();
-        assert!(err.contains("projectKey"), "{err}");
+    }
+
+    #[test]
+    fn a_project_ignore_rule_names_the_project_in_its_build_filters() {
+        let body: Map<String, Value> = serde_json::from_value(json!({
+            "notes": "n",
+            "ignore_filters": {"builds": [{"name": "b", "version": "1"}], "cves": ["any"]},
+        }))
+        .expect("object");
+        let scoped = scoped_ignore_rule("?projectKey=team", &body);
+        assert_eq!(
+            scoped["ignore_filters"]["builds"],
+            json!([{"name": "b", "version": "1", "project": "team"}])
+        );
+        assert_eq!(scoped["ignore_filters"]["cves"], json!(["any"]));
+        assert_eq!(scoped_ignore_rule("", &body), body);
+        assert_eq!(scoped_ignore_rule("12", &body), body);
     }
 
     #[test]

@@ -239,7 +239,7 @@ pub const IGNORERULE_EXPOSURES: &[Field] = &[
 
 /// The fields of IgnoreRule.
 pub const IGNORE_RULE_FIELDS: &[Field] = &[
-    Field::new("projectKey", "project_key", None, Ty::Str).immutable().doc("Project scope; sent as query parameter projectKey on every call (2-32 chars, ^[a-z][a-z0-9-]{1,31}$; the TF description's '2 - 10' is stale). Also copied into every build filter as project."),
+    Field::new("projectKey", "project_key", None, Ty::Str).immutable().query().doc("Project scope; sent as query parameter projectKey on every call (2-32 chars, ^[a-z][a-z0-9-]{1,31}$; the TF description's '2 - 10' is stale). Also copied into every build filter as project."),
     Field::new("notes", "notes", Some("notes"), Ty::Str).required().immutable().doc("Why the violations are ignored."),
     Field::new("expirationDate", "expiration_date", Some("expires_at"), Ty::Str).immutable().doc("Last day (YYYY-MM-DD, local time zone) the rule is active; sent as an RFC3339 timestamp at local midnight and read back as a local date. Client and server time zones should match."),
     Field::new("author", "author", Some("author"), Ty::Str).status_only().doc("Read-only. User that created the rule."),

@@ -1,17 +1,24 @@
 //! The report group: the five Xray report Kinds. A report is a generation job: creating it
 //! (`POST /api/v1/reports/<type>`) starts the generation and answers the server-assigned
-//! `report_id`; Observe reads `GET /api/v1/reports/{id}` and reports the job's status,
-//! progress and counts in `atProvider`; deleting the MR deletes the report. The read
+//! `report_id`; Observe reports the job's status, progress and counts in `atProvider`;
+//! deleting the MR deletes the report. The five Kinds are observed by one list ("Get
+//! Reports List": `POST /api/v1/reports?page_num=1&num_of_rows=N` with an empty filter, a
+//! `POST` that only reads, answering `{total_reports, reports: [...]}`), whose entries carry
+//! what `GET /api/v1/reports/{id}` answers (id, name, type, status, progress and counts), so
+//! no report is read by ID while one page holds every report; a larger platform, or a
+//! report in a project (listed only with `?projectKey=`), is read by ID. Reports are not
+//! exported: their parameters (resources, filters) are in neither answer. The read
 //! answers the status only, so the (immutable) parameters are not compared with it, and
 //! the public API cannot change a report: a changed report is deleted and created anew
-//! by the user (the parameters are immutable at admission).
+//! by the user (the parameters are immutable at admission). A report with a `projectKey`
+//! is made, read and deleted in that project (`?projectKey=` on every call).
 
 #[rustfmt::skip]
 pub mod tables;
 
 use async_trait::async_trait;
 use jfrog_client::{Idempotency, Method, Service};
-use provider_family::{Call, HookCtx, Hooks, Paths, ResolvedKind, Verb};
+use provider_family::{Call, HookCtx, Hooks, ListCall, ListShape, Page, Paths, ResolvedKind, Verb};
 use serde_json::{Map, Value, json};
 
 use crate::common;
@@ -19,6 +26,28 @@ use crate::common;
 /// The REST bindings, one per Kind.
 pub mod rest {
     use super::*;
+
+    /// Every report of the platform (all five types: the Kinds share one list), one page
+    /// as large as the list is read; the entries are as complete as a read by ID.
+    pub const REPORTS_LIST: ListCall = ListCall {
+        service: Service::Xray,
+        path: "/api/v1/reports",
+        shape: ListShape::Paged(&REPORTS_PAGE),
+        key_member: "id",
+    };
+
+    /// One page of reports: the paging parameters are mandatory, the filter is empty.
+    static REPORTS_PAGE: Page = Page {
+        query: &[
+            ("direction", "asc"),
+            ("page_num", "1"),
+            ("num_of_rows", "10000"),
+            ("order_by", "name"),
+        ],
+        member: "reports",
+        total: "total_reports",
+        post: Some(r#"{"filters": {}}"#),
+    };
 
     macro_rules! report {
         ($name:ident, $create:expr, $doc:expr) => {
@@ -30,8 +59,7 @@ pub mod rest {
                 // No update API: every parameter is immutable, so no update is sent.
                 update: Call::new(Verb::Put, "/api/v1/reports/{key}"),
                 delete: Call::new(Verb::Delete, "/api/v1/reports/{key}"),
-                // The list is a POST with filters and paging: each MR is read by ID.
-                list: None,
+                list: Some(REPORTS_LIST),
                 case_insensitive: false,
             };
         };
@@ -77,7 +105,8 @@ fn report_type(kind: &str) -> &'static str {
 /// The report group's hooks.
 pub static HOOKS: ReportHooks = ReportHooks;
 
-/// The report group's behaviour: the report ID of a create, the project-scope rule.
+/// The report group's behaviour: the report ID of a create, a lost create's lookup (in the
+/// create's project, if any), the generation status.
 #[derive(Debug, Clone, Copy)]
 pub struct ReportHooks;
 
@@ -106,14 +135,17 @@ impl Hooks for ReportHooks {
             return Ok(None);
         };
         let report_type = report_type(ctx.kind.decl.kind);
-        let answer = ctx
-            .client
-            .request(
-                Service::Xray,
-                Method::POST,
-                "/api/v1/reports",
-                Idempotency::Idempotent,
-            )
+        // The create's scope: a project's reports are listed with its query only.
+        let mut request = ctx.client.request(
+            Service::Xray,
+            Method::POST,
+            "/api/v1/reports",
+            Idempotency::Idempotent,
+        );
+        if let Some(project) = common::project_of(ctx.key) {
+            request = request.query("projectKey", project);
+        }
+        let answer = request
             .query("direction", "asc")
             .query("page_num", 1)
             .query("num_of_rows", 100)
@@ -133,12 +165,14 @@ impl Hooks for ReportHooks {
             .and_then(|r| common::answer_id(r, "id")))
     }
 
-    fn id_description(&self) -> &'static str {
-        "The report ID Xray assigned."
+    /// A report's parameters (resources, filters) are in no answer: an exported manifest
+    /// could not say what the report covers.
+    fn exportable(&self, _kind: &ResolvedKind) -> bool {
+        false
     }
 
-    fn check_params(&self, kind: &ResolvedKind, params: &Value) -> Result<(), String> {
-        common::refuse_project_key(kind, params)
+    fn id_description(&self) -> &'static str {
+        "The report ID Xray assigned."
     }
 
     fn created_id(&self, _kind: &ResolvedKind, answer: &Value) -> Option<String> {

@@ -58,7 +58,7 @@ pub const XRAY_REPORT_RESOURCES: &[Field] = &[
 pub const XRAY_REPORT: &[Field] = &[
     Field::new("reportId", "report_id", Some("report_id"), Ty::Int).status_only().doc("Read-only. Numeric report ID; TF leaves it null after create (use id)."),
     Field::new("name", "name", Some("name"), Ty::Str).required().immutable().doc("Report name."),
-    Field::new("projectKey", "project_key", None, Ty::Str).immutable().doc("Project scope; sent as query parameter projectKey on every call (2-32 chars, ^[a-z][a-z0-9-]{1,31}$; the TF description's '2 - 10' is stale)."),
+    Field::new("projectKey", "project_key", None, Ty::Str).immutable().query().doc("Project scope; sent as query parameter projectKey on every call (2-32 chars, ^[a-z][a-z0-9-]{1,31}$; the TF description's '2 - 10' is stale)."),
     Field::new("cronSchedule", "cron_schedule", Some("cron_schedule"), Ty::Str).immutable().norm(Norm::KeepWhenServerEmpty).doc("Recurring generation schedule 'minute hour day-of-month month day-of-week' (minute 00/15/30/45, 2-digit hour); Xray 3.130.0+. Omitted when unset."),
     Field::new("cronScheduleTimezone", "cron_schedule_timezone", Some("cron_schedule_timezone"), Ty::Str).immutable().late_init().doc("IANA time zone for cron_schedule; UTC when cron_schedule is set without it, null otherwise; Xray 3.130.0+."),
     Field::new("emails", "emails", Some("notify.emails"), Ty::Set).immutable().norm(Norm::KeepWhenServerEmpty).doc("Addresses notified when generation completes; sent as {\"notify\": {\"emails\": [...]}}; Xray 3.130.0+."),

@@ -10,9 +10,10 @@
 #[rustfmt::skip]
 pub mod tables;
 
-use jfrog_client::Service;
+use async_trait::async_trait;
+use jfrog_client::{Error, JfrogClient, Service};
 use provider_family::wire::Mode;
-use provider_family::{Call, Hooks, ListCall, ListShape, Paths, ResolvedKind, Verb};
+use provider_family::{Call, Hooks, ListCall, ListShape, Paths, ResolvedKind, Rest, Verb};
 use serde_json::{Map, Value, json};
 
 use crate::common;
@@ -21,8 +22,9 @@ use crate::common;
 pub mod rest {
     use super::*;
 
-    /// Watches.
-    pub static WATCH: Paths = Paths {
+    /// Watches; in a project, build resources name the project's build-info repository
+    /// (see [`WatchRest`]).
+    pub static WATCH: WatchRest = WatchRest(Paths {
         service: Service::Xray,
         create: Call::new(Verb::Post, "/api/v2/watches"),
         read: Call::new(Verb::Get, "/api/v2/watches/{key}"),
@@ -35,7 +37,63 @@ pub mod rest {
             key_member: "general_data.name",
         }),
         case_insensitive: false,
-    };
+    });
+}
+
+/// Watches' calls: a watch made in a project (`?projectKey=`) names the project's build-info
+/// repository (`<project>-build-info`) as the `build_repo` of each `build` resource, which
+/// Xray requires there (undocumented; upstream sends it). The read answers it, where no
+/// declared field looks, so it is no drift.
+#[derive(Debug)]
+pub struct WatchRest(pub Paths);
+
+/// `body` as it is sent in the project of `address`.
+fn scoped_watch(address: &str, body: &Map<String, Value>) -> Map<String, Value> {
+    let mut body = body.clone();
+    if let Some(project) = common::project_of(address)
+        && let Some(Value::Array(resources)) = body
+            .get_mut("project_resources")
+            .and_then(|p| p.get_mut("resources"))
+    {
+        for r in resources.iter_mut().filter_map(Value::as_object_mut) {
+            if r.get("type").and_then(Value::as_str) == Some("build") {
+                r.insert(
+                    "build_repo".into(),
+                    Value::String(format!("{project}-build-info")),
+                );
+            }
+        }
+    }
+    body
+}
+
+#[async_trait]
+impl Rest for WatchRest {
+    async fn read(&self, client: &JfrogClient, key: &str) -> Result<Value, Error> {
+        self.0.read(client, key).await
+    }
+    async fn create(
+        &self,
+        client: &JfrogClient,
+        key: &str,
+        body: &Map<String, Value>,
+    ) -> Result<Value, Error> {
+        self.0.create(client, key, &scoped_watch(key, body)).await
+    }
+    async fn update(
+        &self,
+        client: &JfrogClient,
+        key: &str,
+        body: &Map<String, Value>,
+    ) -> Result<(), Error> {
+        self.0.update(client, key, &scoped_watch(key, body)).await
+    }
+    async fn delete(&self, client: &JfrogClient, key: &str) -> Result<(), Error> {
+        self.0.delete(client, key).await
+    }
+    fn list(&self) -> Option<&ListCall> {
+        self.0.list()
+    }
 }
 
 /// The watch group's hooks.
@@ -167,5 +225,24 @@ mod tests {
         );
         unfold(&mut r);
         assert_eq!(r, before);
+    }
+
+    #[test]
+    fn a_project_watch_names_the_build_info_repository_of_its_builds() {
+        let body: Map<String, Value> = serde_json::from_value(json!({
+            "general_data": {"name": "w"},
+            "project_resources": {"resources": [
+                {"type": "build", "name": "app", "bin_mgr_id": "default"},
+                {"type": "repository", "name": "libs", "bin_mgr_id": "default"},
+            ]},
+        }))
+        .expect("object");
+        let scoped = scoped_watch("w?projectKey=team", &body);
+        let resources = &scoped["project_resources"]["resources"];
+        assert_eq!(resources[0]["build_repo"], "team-build-info");
+        assert_eq!(resources[0]["bin_mgr_id"], "default");
+        assert!(resources[1].get("build_repo").is_none());
+        // Outside a project nothing is added.
+        assert_eq!(scoped_watch("w", &body), body);
     }
 }

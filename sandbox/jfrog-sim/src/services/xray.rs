@@ -13,9 +13,16 @@
 //!   from the global ones and from other projects' (a policy `p` of project `team` is not
 //!   the global `p`), absent from the global list; the project must exist (404 otherwise),
 //!   and a project's watch assigns the project's policies;
+//!   a project's watch names the project's build-info repository (`build_repo`) in each
+//!   `build` resource (400 otherwise);
 //! - ignore rules: server-assigned IDs answered in an `info` sentence; no update;
-//! - reports: `POST /api/v1/reports/<type>` starts a job (`report_id`), each read advances
-//!   it (pending, running, completed), `DELETE` removes it;
+//! - reports: `POST /api/v1/reports/<type>` starts a job (`report_id`), each read or listing
+//!   advances it (pending, running, completed), `DELETE` removes it; the list
+//!   (`POST /api/v1/reports`, a request that only reads) is paged and filtered;
+//! - ignore rules, reports and the binary manager's indexing configuration in a project
+//!   (`?projectKey=` on every call, the list included): apart from the global ones (an ID
+//!   or configuration of the project is not found globally, nor a global one in the
+//!   project); the project must exist (404 otherwise);
 //! - configuration: the workers count, the DB sync time and the integration settings
 //!   (singletons, defaults until set), a repository's Xray configuration (the repository
 //!   must exist), the binary manager's indexed builds, repositories and release bundles;
@@ -458,6 +465,17 @@ fn check_watch(s: &Shared, project: Option<&str>, body: &Value) -> Result<String
         .unwrap_or_default();
     for r in &resources {
         let ty = str_at(r, "/type");
+        // A project's build resources name the project's build-info repository (an
+        // undocumented member Xray requires there).
+        if let Some(p) = project
+            && ty == "build"
+            && str_at(r, "/build_repo") != format!("{p}-build-info")
+        {
+            return Err(bad(format!(
+                "Failed to create watch: build '{}' of project {p} must have build_repo '{p}-build-info'",
+                str_at(r, "/name")
+            )));
+        }
         if ty == "repository" {
             let repo = str_at(r, "/name");
             if s.artifactory.repository_view(repo).is_none() {
@@ -776,13 +794,89 @@ async fn watch(
     }
 }
 
+// --- project scope of ignore rules, reports and indexing configuration ---
+
+/// Where the objects of one call live: the global collection, or the project's part of
+/// the project objects (`<what>|<project>|<id>`, apart from the global object of the same
+/// ID and from other projects'). A project scope needs the project (404 otherwise).
+struct Store<'a> {
+    s: &'a Shared,
+    global: &'static str,
+    scope: Option<String>,
+}
+
+impl<'a> Store<'a> {
+    fn of(
+        s: &'a Shared,
+        global: &'static str,
+        what: &str,
+        q: &ProjectQuery,
+    ) -> Result<Self, ApiError> {
+        let scope = match q.project() {
+            None => None,
+            Some(p) if super::projects::project_exists(s, p) => Some(format!("{what}|{p}")),
+            Some(p) => return Err(not_found(format!("Project '{p}' does not exist"))),
+        };
+        Ok(Store { s, global, scope })
+    }
+
+    fn get(&self, id: &str) -> Option<Value> {
+        match &self.scope {
+            None => self.s.collections.get_raw(self.global, id),
+            Some(scope) => self
+                .s
+                .collections
+                .get_raw(PROJECT_OBJECTS.name, &format!("{scope}|{id}"))
+                .map(|v| v["object"].clone()),
+        }
+    }
+
+    fn put(&self, id: &str, v: Value) {
+        match &self.scope {
+            None => self.s.collections.put_raw(self.global, id, v),
+            Some(scope) => self.s.collections.put_raw(
+                PROJECT_OBJECTS.name,
+                &format!("{scope}|{id}"),
+                json!({"scope": scope, "object": v}),
+            ),
+        };
+    }
+
+    fn delete(&self, id: &str) -> bool {
+        match &self.scope {
+            None => self.s.collections.delete_raw(self.global, id),
+            Some(scope) => self
+                .s
+                .collections
+                .delete_raw(PROJECT_OBJECTS.name, &format!("{scope}|{id}")),
+        }
+    }
+
+    fn list(&self) -> Vec<Value> {
+        match &self.scope {
+            None => self.s.collections.list_raw(self.global).unwrap_or_default(),
+            Some(scope) => self
+                .s
+                .collections
+                .list_raw(PROJECT_OBJECTS.name)
+                .unwrap_or_default()
+                .into_iter()
+                .filter(|v| v["scope"] == scope.as_str())
+                .map(|v| v["object"].clone())
+                .collect(),
+        }
+    }
+}
+
 // --- ignore rules ---
 
 async fn create_ignore_rule(
     State(s): State<Arc<Shared>>,
     _u: User,
+    Query(q): Query<ProjectQuery>,
     body: axum::body::Bytes,
 ) -> Result<Response, ApiError> {
+    let store = Store::of(&s, IGNORE_RULES.name, "ignore_rule", &q)?;
     let mut body = json_of(&body)?;
     if str_at(&body, "/notes").is_empty() {
         return Err(bad("notes is required"));
@@ -801,7 +895,7 @@ async fn create_ignore_rule(
         m.insert("created".into(), json!("2026-01-01T00:00:00Z"));
         m.insert("is_expired".into(), json!(false));
     }
-    s.collections.put_raw(IGNORE_RULES.name, &id, body);
+    store.put(&id, body);
     Ok((
         StatusCode::CREATED,
         Json(json!({"info": format!("Successfully added Ignore rule with id: {id}")})),
@@ -809,22 +903,41 @@ async fn create_ignore_rule(
         .into_response())
 }
 
-/// Ignore rules, paged as `{data, total_count}` (one page holds them all here).
-async fn list_ignore_rules(State(s): State<Arc<Shared>>, _u: User) -> Json<Value> {
-    let data = s
-        .collections
-        .list_raw(IGNORE_RULES.name)
-        .unwrap_or_default();
-    Json(json!({"total_count": data.len(), "data": data}))
+/// The paging of a list call (`page_num` from 1, `num_of_rows`); without them, one page
+/// holds every object.
+#[derive(Debug, serde::Deserialize)]
+struct Paging {
+    page_num: Option<usize>,
+    num_of_rows: Option<usize>,
+}
+
+/// Ignore rules (of the project, if any), paged as
+/// `{data, total_count}` (`total_count` counts every rule, not the page).
+async fn list_ignore_rules(
+    State(s): State<Arc<Shared>>,
+    _u: User,
+    Query(q): Query<ProjectQuery>,
+    Query(paging): Query<Paging>,
+) -> Result<Json<Value>, ApiError> {
+    let all = Store::of(&s, IGNORE_RULES.name, "ignore_rule", &q)?.list();
+    let total = all.len();
+    let rows = paging.num_of_rows.unwrap_or(total.max(1));
+    if rows == 0 || paging.page_num == Some(0) {
+        return Err(bad("page_num and num_of_rows must be 1 or more"));
+    }
+    let page = paging.page_num.unwrap_or(1);
+    let data: Vec<Value> = all.into_iter().skip((page - 1) * rows).take(rows).collect();
+    Ok(Json(json!({"total_count": total, "data": data})))
 }
 
 async fn read_ignore_rule(
     State(s): State<Arc<Shared>>,
     _u: User,
     Path(id): Path<String>,
+    Query(q): Query<ProjectQuery>,
 ) -> Result<Json<Value>, ApiError> {
-    s.collections
-        .get_raw(IGNORE_RULES.name, &id)
+    Store::of(&s, IGNORE_RULES.name, "ignore_rule", &q)?
+        .get(&id)
         .map(Json)
         .ok_or_else(|| not_found(format!("Ignore rule {id} not found")))
 }
@@ -833,8 +946,9 @@ async fn delete_ignore_rule(
     State(s): State<Arc<Shared>>,
     _u: User,
     Path(id): Path<String>,
+    Query(q): Query<ProjectQuery>,
 ) -> Result<Json<Value>, ApiError> {
-    if s.collections.delete_raw(IGNORE_RULES.name, &id) {
+    if Store::of(&s, IGNORE_RULES.name, "ignore_rule", &q)?.delete(&id) {
         Ok(Json(json!({"info": "Successfully deleted Ignore rule"})))
     } else {
         Err(not_found(format!("Ignore rule {id} not found")))
@@ -857,11 +971,13 @@ async fn create_report(
     State(s): State<Arc<Shared>>,
     _u: User,
     Path(kind): Path<String>,
+    Query(q): Query<ProjectQuery>,
     body: axum::body::Bytes,
 ) -> Result<Response, ApiError> {
     if !REPORT_TYPES.contains(&kind.as_str()) {
         return Err(not_found(format!("Unknown report type {kind}")));
     }
+    let store = Store::of(&s, REPORTS.name, "report", &q)?;
     let body = json_of(&body)?;
     let name = str_at(&body, "/name").to_string();
     if name.is_empty() {
@@ -882,7 +998,7 @@ async fn create_report(
         "number_of_rows": 0,
         "author": "admin",
     });
-    s.collections.put_raw(REPORTS.name, &id, report);
+    store.put(&id, report);
     Ok((
         StatusCode::OK,
         Json(json!({"report_id": id.parse::<u64>().unwrap_or_default(), "status": "pending"})),
@@ -890,41 +1006,80 @@ async fn create_report(
         .into_response())
 }
 
-/// `POST /api/v1/reports?...` with `{filters: {name}}`: the reports, filtered by name.
+/// The query of the reports list: its paging is mandatory (`page_num` from 1,
+/// `num_of_rows`), the order by name, type, author, start time or status.
+#[derive(Debug, serde::Deserialize)]
+struct ReportsPaging {
+    page_num: Option<usize>,
+    num_of_rows: Option<usize>,
+    #[serde(default)]
+    direction: String,
+    #[serde(default)]
+    order_by: String,
+}
+
+/// `POST /api/v1/reports?direction=&page_num=&num_of_rows=&order_by=` with
+/// `{filters: {name, report_type, status}}` (the name a substring): one page of the reports
+/// (of the project, if any) as `{total_reports, reports}`, `total_reports` counting every
+/// matching report. Listing a report, like reading it, advances its generation.
 async fn list_reports(
     State(s): State<Arc<Shared>>,
     _u: User,
+    Query(q): Query<ProjectQuery>,
+    Query(paging): Query<ReportsPaging>,
     body: axum::body::Bytes,
 ) -> Result<Json<Value>, ApiError> {
+    let (Some(page), Some(rows)) = (paging.page_num, paging.num_of_rows) else {
+        return Err(bad("page_num and num_of_rows are mandatory"));
+    };
+    if page == 0 || rows == 0 {
+        return Err(bad("page_num and num_of_rows must be 1 or more"));
+    }
+    let store = Store::of(&s, REPORTS.name, "report", &q)?;
     let body = if body.is_empty() {
         json!({})
     } else {
         json_of(&body)?
     };
     let name = str_at(&body, "/filters/name").to_string();
-    let reports: Vec<Value> = s
-        .collections
-        .list_raw(REPORTS.name)
-        .unwrap_or_default()
+    let among = |pointer: &str, value: &str| match body.pointer(pointer).and_then(Value::as_array) {
+        Some(allowed) => allowed.iter().any(|a| a.as_str() == Some(value)),
+        None => true,
+    };
+    let mut reports: Vec<Value> = store
+        .list()
         .into_iter()
-        .filter(|r| name.is_empty() || str_at(r, "/name") == name)
+        .filter(|r| str_at(r, "/name").contains(&name))
+        .filter(|r| among("/filters/report_type", str_at(r, "/report_type")))
+        .filter(|r| among("/filters/status", str_at(r, "/status")))
         .collect();
-    Ok(Json(
-        json!({"total_reports": reports.len(), "reports": reports}),
-    ))
+    let order = match paging.order_by.as_str() {
+        "type" => "/report_type",
+        "author" => "/author",
+        "status" => "/status",
+        "start_time" => "/start_time",
+        _ => "/name",
+    };
+    reports.sort_by(|a, b| str_at(a, order).cmp(str_at(b, order)));
+    if paging.direction == "desc" {
+        reports.reverse();
+    }
+    let total = reports.len();
+    let page: Vec<Value> = reports
+        .into_iter()
+        .skip((page - 1).saturating_mul(rows))
+        .take(rows)
+        .collect();
+    for r in &page {
+        if let Some(id) = r.get("id").map(|id| id.to_string()) {
+            advance_report(&store, &id, r.clone());
+        }
+    }
+    Ok(Json(json!({"total_reports": total, "reports": page})))
 }
 
-/// Each read advances a report's generation: pending, running, completed.
-async fn read_report(
-    State(s): State<Arc<Shared>>,
-    _u: User,
-    Path(id): Path<String>,
-) -> Result<Json<Value>, ApiError> {
-    let mut r = s
-        .collections
-        .get_raw(REPORTS.name, &id)
-        .ok_or_else(|| not_found("failed to get report details"))?;
-    let answer = r.clone();
+/// The next step of a report's generation (pending, running, completed), stored.
+fn advance_report(store: &Store<'_>, id: &str, mut r: Value) {
     let next = match str_at(&r, "/status") {
         "pending" => {
             json!({"status": "running", "progress": 50, "total_artifacts": 2, "num_of_processed_artifacts": 1})
@@ -936,8 +1091,23 @@ async fn read_report(
     };
     if let (Value::Object(m), Value::Object(n)) = (&mut r, next) {
         m.extend(n);
-        s.collections.put_raw(REPORTS.name, &id, r);
+        store.put(id, r);
     }
+}
+
+/// Each read advances a report's generation: pending, running, completed.
+async fn read_report(
+    State(s): State<Arc<Shared>>,
+    _u: User,
+    Path(id): Path<String>,
+    Query(q): Query<ProjectQuery>,
+) -> Result<Json<Value>, ApiError> {
+    let store = Store::of(&s, REPORTS.name, "report", &q)?;
+    let r = store
+        .get(&id)
+        .ok_or_else(|| not_found("failed to get report details"))?;
+    let answer = r.clone();
+    advance_report(&store, &id, r);
     Ok(Json(answer))
 }
 
@@ -945,8 +1115,9 @@ async fn delete_report(
     State(s): State<Arc<Shared>>,
     _u: User,
     Path(id): Path<String>,
+    Query(q): Query<ProjectQuery>,
 ) -> Result<Json<Value>, ApiError> {
-    if s.collections.delete_raw(REPORTS.name, &id) {
+    if Store::of(&s, REPORTS.name, "report", &q)?.delete(&id) {
         Ok(Json(json!({"info": "Report successfully deleted"})))
     } else {
         Err(not_found("failed to get report details"))
@@ -1114,32 +1285,39 @@ fn bin_mgr_members(what: &str) -> Option<(&'static str, &'static str)> {
     })
 }
 
+/// A binary manager's indexing configuration of `what`, globally or in a project (the
+/// project's part of its indexing, apart from the global one).
 async fn read_bin_mgr(
     State(s): State<Arc<Shared>>,
     _u: User,
     Path((id, what)): Path<(String, String)>,
+    Query(q): Query<ProjectQuery>,
 ) -> Result<Json<Value>, ApiError> {
     let (indexed, non) = bin_mgr_members(&what).ok_or_else(|| not_found("Not found"))?;
     if id != "default" {
         return Err(not_found(format!("Binary manager {id} does not exist")));
     }
-    Ok(Json(config_get(
-        &s,
-        &format!("binMgr/{id}/{what}"),
-        json!({"bin_mgr_id": id, indexed: [], non: []}),
-    )))
+    let default = json!({"bin_mgr_id": id, indexed: [], non: []});
+    let key = format!("binMgr/{id}/{what}");
+    let store = Store::of(&s, CONFIG.name, "bin_mgr", &q)?;
+    Ok(Json(match store.scope {
+        None => config_get(&s, &key, default),
+        Some(_) => store.get(&key).unwrap_or(default),
+    }))
 }
 
 async fn write_bin_mgr(
     State(s): State<Arc<Shared>>,
     _u: User,
     Path((id, what)): Path<(String, String)>,
+    Query(q): Query<ProjectQuery>,
     body: axum::body::Bytes,
 ) -> Result<Json<Value>, ApiError> {
     let (indexed, non) = bin_mgr_members(&what).ok_or_else(|| not_found("Not found"))?;
     if id != "default" {
         return Err(not_found(format!("Binary manager {id} does not exist")));
     }
+    let store = Store::of(&s, CONFIG.name, "bin_mgr", &q)?;
     let body = json_of(&body)?;
     let list = body.get(indexed).cloned().unwrap_or(json!([]));
     if what == "repos" {
@@ -1150,11 +1328,12 @@ async fn write_bin_mgr(
             }
         }
     }
-    config_put(
-        &s,
-        &format!("binMgr/{id}/{what}"),
-        json!({"bin_mgr_id": id, indexed: list, non: []}),
-    );
+    let key = format!("binMgr/{id}/{what}");
+    let config = json!({"bin_mgr_id": id, indexed: list, non: []});
+    match store.scope {
+        None => config_put(&s, &key, config),
+        Some(_) => store.put(&key, config),
+    }
     Ok(Json(
         json!({"info": "Indexing configuration was updated successfully"}),
     ))
