@@ -341,6 +341,42 @@ impl Sandbox {
         .await
     }
 
+    /// Waits for two more polls after adoption (each of `lists`, the GET routes every poll
+    /// asks, asked twice more, and two poll intervals passed), fails the test if JFrog saw a
+    /// write meanwhile, and returns the request counts. `tag` names the run in the message.
+    pub async fn two_quiet_polls(
+        &self,
+        tag: &str,
+        lists: &[impl AsRef<str>],
+        timeout: Duration,
+    ) -> BTreeMap<String, u64> {
+        let polls = |c: &BTreeMap<String, u64>| {
+            lists
+                .iter()
+                .map(|r| count(c, "GET", r.as_ref()))
+                .min()
+                .unwrap_or(0)
+        };
+        let at_ready = polls(&self.sim.requests().await);
+        let polled = Instant::now();
+        let counts = wait_for(
+            "two more polls",
+            timeout,
+            Duration::from_millis(300),
+            || async {
+                let c = self.sim.requests().await;
+                (polls(&c) >= at_ready + 2 && polled.elapsed() >= self.poll * 2).then_some(c)
+            },
+        )
+        .await;
+        assert!(
+            writes(&counts).is_empty(),
+            "{tag}: adoption wrote to JFrog: {:?}",
+            writes(&counts)
+        );
+        counts
+    }
+
     /// The tail of the sandbox's own output and of the provider log (for failure messages).
     pub fn logs(&self) -> String {
         logs(&self.dir)

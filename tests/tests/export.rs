@@ -13,13 +13,11 @@
 //! adoption and two more polls. The same with `--legacy`. Exporting twice gives identical
 //! files, and no secret value of the simulator is in any of them.
 
-use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::time::{Duration, Instant};
 
-use e2e::{Sandbox, SandboxOptions, TempDir, count, sandbox_binary, wait_for, writes};
+use e2e::{Sandbox, SandboxOptions, TempDir, file_tree, sandbox_export};
 use serde_json::{Value, json};
+use std::path::Path;
 
 const REPOS: &str = "/artifactory/api/repositories/configurations";
 const HOOKS: &str = "/event/api/v1/subscriptions";
@@ -36,46 +34,9 @@ fn secret(key: &str) -> String {
     format!("e2e-export-secret-{}-41d9", key.to_ascii_lowercase())
 }
 
-/// Every file under `dir` (relative path -> content).
-fn tree(dir: &Path) -> BTreeMap<PathBuf, String> {
-    fn walk(root: &Path, dir: &Path, out: &mut BTreeMap<PathBuf, String>) {
-        for e in std::fs::read_dir(dir).expect("read dir").flatten() {
-            let p = e.path();
-            if p.is_dir() {
-                walk(root, &p, out);
-            } else {
-                let text = std::fs::read_to_string(&p).expect("read file");
-                out.insert(
-                    p.strip_prefix(root).expect("under root").to_path_buf(),
-                    text,
-                );
-            }
-        }
-    }
-    let mut out = BTreeMap::new();
-    walk(dir, dir, &mut out);
-    out
-}
-
-/// `sandbox export --providers artifactory,xray --url URL --token-file F --out OUT [extra]`;
-/// returns its standard output.
+/// `sandbox export` of both providers; returns its summary.
 fn export(url: &str, token_file: &Path, out: &Path, extra: &[&str]) -> String {
-    let o = Command::new(sandbox_binary())
-        .args(["export", "--providers", &PROVIDERS.join(","), "--url", url])
-        .arg("--token-file")
-        .arg(token_file)
-        .arg("--out")
-        .arg(out)
-        .args(extra)
-        .output()
-        .expect("run sandbox export");
-    let stdout = String::from_utf8_lossy(&o.stdout).into_owned();
-    assert!(
-        o.status.success(),
-        "sandbox export failed:\n{stdout}\n{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    stdout
+    sandbox_export(&PROVIDERS, url, token_file, out, extra)
 }
 
 /// Every seeded secret value the simulator stores (in clear) in any collection: repository
@@ -158,28 +119,9 @@ async fn adopt(tag: &str, url: &str, token_file: &Path, out: &Path) -> usize {
     sb.wait_all_ready(&mrs, Duration::from_secs(240)).await;
     let ready_after = started.elapsed();
     // Two more polls: the providers list repositories, webhooks and watches twice more.
-    let lists = |c: &BTreeMap<String, u64>| {
-        count(c, "GET", REPOS)
-            .min(count(c, "GET", HOOKS))
-            .min(count(c, "GET", WATCHES))
-    };
-    let at_ready = lists(&sb.sim.requests().await);
-    let polled = Instant::now();
-    let counts = wait_for(
-        "two more polls",
-        Duration::from_secs(120),
-        Duration::from_millis(500),
-        || async {
-            let c = sb.sim.requests().await;
-            (lists(&c) >= at_ready + 2 && polled.elapsed() >= sb.poll * 2).then_some(c)
-        },
-    )
-    .await;
-    assert!(
-        writes(&counts).is_empty(),
-        "{tag}: adoption wrote to JFrog: {:?}",
-        writes(&counts)
-    );
+    let counts = sb
+        .two_quiet_polls(tag, &[REPOS, HOOKS, WATCHES], Duration::from_secs(120))
+        .await;
     eprintln!(
         "{tag}: {} MRs applied in {:.1}s, Ready and Synced {:.1}s after the apply began; JFrog requests until two more polls: {:?}",
         mrs.len(),
@@ -263,14 +205,14 @@ async fn an_exported_platform_is_adopted_without_a_write_in_both_scopes() {
     // Twice: identical files; no secret anywhere.
     let again = dir.path().join("again");
     export(&url, &token_file, &again, &[]);
-    let files = tree(&ns);
-    assert_eq!(files, tree(&again));
+    let files = file_tree(&ns);
+    assert_eq!(files, file_tree(&again));
     let legacy = dir.path().join("legacy");
     export(&url, &token_file, &legacy, &["--legacy"]);
     let mut secrets = stored_secrets(&sim);
     assert!(secrets.len() >= 60, "seeded secrets: {}", secrets.len());
     secrets.push(sim.admin_token());
-    for (path, text) in files.iter().chain(tree(&legacy).iter()) {
+    for (path, text) in files.iter().chain(file_tree(&legacy).iter()) {
         for s in &secrets {
             assert!(
                 !text.contains(s.as_str()),

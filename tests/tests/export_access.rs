@@ -9,11 +9,10 @@
 //! permissions are listed by name and read each (one read per object in the export; in the
 //! steady state their lists are not asked, one read per MR instead).
 
-use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use e2e::{Sandbox, SandboxOptions, TempDir, count, file_tree, sandbox_export, wait_for, writes};
+use e2e::{Sandbox, SandboxOptions, TempDir, file_tree, sandbox_export};
 use provider_family::KindDecl;
 use provider_family::seed::{Seeded, create_copy};
 use serde_json::{Value, json};
@@ -144,25 +143,9 @@ async fn adopt(tag: &str, url: &str, token_file: &Path, out: &Path, lists: &[Str
     sb.wait_all_ready(&mrs, Duration::from_secs(120)).await;
     let ready_after = started.elapsed();
     // Two more polls: every list call made twice more.
-    let polls =
-        |c: &BTreeMap<String, u64>| lists.iter().map(|r| count(c, "GET", r)).min().unwrap_or(0);
-    let at_ready = polls(&sb.sim.requests().await);
-    let polled = Instant::now();
-    let counts = wait_for(
-        "two more polls",
-        Duration::from_secs(60),
-        Duration::from_millis(300),
-        || async {
-            let c = sb.sim.requests().await;
-            (polls(&c) >= at_ready + 2 && polled.elapsed() >= sb.poll * 2).then_some(c)
-        },
-    )
-    .await;
-    assert!(
-        writes(&counts).is_empty(),
-        "{tag}: adoption wrote to JFrog: {:?}",
-        writes(&counts)
-    );
+    let counts = sb
+        .two_quiet_polls(tag, lists, Duration::from_secs(60))
+        .await;
     eprintln!(
         "{tag}: {} MRs Ready and Synced {:.1}s after the apply began; JFrog requests until two more polls: {counts:?}",
         mrs.len(),
