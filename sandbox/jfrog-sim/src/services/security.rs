@@ -441,40 +441,38 @@ fn access_api(s: &Shared) -> Result<(), ApiError> {
     }
 }
 
+/// Every object of a collection, each as its list answer shows it.
+fn listed(s: &Shared, decl: &Declaration, show: impl Fn(Value) -> Value) -> Vec<Value> {
+    s.collections
+        .list_raw(decl.name)
+        .unwrap_or_default()
+        .into_iter()
+        .map(show)
+        .collect()
+}
+
 /// `GET /access/api/v2/users`: `{"users": [{username, uri, realm, status}]}`, a name and a
 /// link per user (no settings), as JFrog answers it (every user on one page: the
 /// simulator has no cursor).
 async fn users_list(State(s): State<Arc<Shared>>, _a: Admin) -> R {
     access_api(&s)?;
     let base = &s.base_url;
-    let users: Vec<Value> = s
-        .collections
-        .list_raw(USERS.name)
-        .unwrap_or_default()
-        .into_iter()
-        .map(|u| {
-            let name = u["username"].as_str().unwrap_or_default();
-            json!({"username": name, "uri": format!("{base}/access/api/v2/users/{name}"),
-                   "realm": u["realm"], "status": u["status"]})
-        })
-        .collect();
+    let users = listed(&s, &USERS, |u| {
+        let name = u["username"].as_str().unwrap_or_default();
+        json!({"username": name, "uri": format!("{base}/access/api/v2/users/{name}"),
+               "realm": u["realm"], "status": u["status"]})
+    });
     Ok(axum::Json(json!({"users": users})).into_response())
 }
 
 /// `GET /artifactory/api/security/users`: `[{name, uri, realm}]` (every version).
 async fn legacy_users_list(State(s): State<Arc<Shared>>, _a: Admin) -> R {
     let base = &s.base_url;
-    let users: Vec<Value> = s
-        .collections
-        .list_raw(USERS.name)
-        .unwrap_or_default()
-        .into_iter()
-        .map(|u| {
-            let name = u["username"].as_str().unwrap_or_default();
-            json!({"name": name, "uri": format!("{base}/artifactory/api/security/users/{name}"),
-                   "realm": u["realm"]})
-        })
-        .collect();
+    let users = listed(&s, &USERS, |u| {
+        let name = u["username"].as_str().unwrap_or_default();
+        json!({"name": name, "uri": format!("{base}/artifactory/api/security/users/{name}"),
+               "realm": u["realm"]})
+    });
     Ok(axum::Json(users).into_response())
 }
 
@@ -619,13 +617,10 @@ fn check_group(s: &Shared, name: &str, g: &Value) -> Result<(), ApiError> {
 
 async fn groups_list(State(s): State<Arc<Shared>>, _a: Admin) -> R {
     let base = &s.base_url;
-    let list: Vec<Value> = s
-        .collections
-        .list_raw(GROUPS.name)
-        .unwrap_or_default()
-        .into_iter()
-        .map(|g| json!({"name": g["name"], "uri": format!("{base}/artifactory/api/security/groups/{}", g["name"].as_str().unwrap_or(""))}))
-        .collect();
+    let list = listed(&s, &GROUPS, |g| {
+        let name = g["name"].as_str().unwrap_or_default();
+        json!({"name": name, "uri": format!("{base}/artifactory/api/security/groups/{name}")})
+    });
     Ok(axum::Json(list).into_response())
 }
 
@@ -786,17 +781,11 @@ fn check_permission(s: &Shared, p: &mut Map<String, Value>) -> Result<(), ApiErr
 /// `GET /api/v2/security/permissions`: `[{name, uri}]`.
 async fn permissions_list(State(s): State<Arc<Shared>>, _a: Admin) -> R {
     let base = &s.base_url;
-    let list: Vec<Value> = s
-        .collections
-        .list_raw(PERMISSIONS.name)
-        .unwrap_or_default()
-        .into_iter()
-        .map(|p| {
-            let name = p["name"].as_str().unwrap_or_default();
-            json!({"name": name,
-                   "uri": format!("{base}/artifactory/api/v2/security/permissions/{name}")})
-        })
-        .collect();
+    let list = listed(&s, &PERMISSIONS, |p| {
+        let name = p["name"].as_str().unwrap_or_default();
+        json!({"name": name,
+               "uri": format!("{base}/artifactory/api/v2/security/permissions/{name}")})
+    });
     Ok(axum::Json(list).into_response())
 }
 
@@ -1062,27 +1051,26 @@ async fn keypair_create(State(s): State<Arc<Shared>>, _a: Admin, body: Bytes) ->
 
 /// "Get all key pairs" (7.19): what each pair's read answers, never the private key.
 async fn keypairs_list(State(s): State<Arc<Shared>>, _a: Admin) -> R {
-    let mut pairs = s.collections.list_raw(KEYPAIRS.name).unwrap_or_default();
-    for p in &mut pairs {
-        if let Some(m) = p.as_object_mut() {
-            m.remove("privateKeyDigest");
-        }
+    Ok(axum::Json(listed(&s, &KEYPAIRS, keypair_shown)).into_response())
+}
+
+/// A stored key pair as JFrog shows it: without the private key's digest.
+fn keypair_shown(mut v: Value) -> Value {
+    if let Some(m) = v.as_object_mut() {
+        m.remove("privateKeyDigest");
     }
-    Ok(axum::Json(pairs).into_response())
+    v
 }
 
 async fn keypair_read(State(s): State<Arc<Shared>>, _a: Admin, Path(name): Path<String>) -> R {
-    let mut v = fetch(
+    let v = fetch(
         &s,
         &KEYPAIRS,
         &name,
         Flavor::Artifactory,
         format!("Key pair '{name}' not found"),
     )?;
-    if let Some(m) = v.as_object_mut() {
-        m.remove("privateKeyDigest");
-    }
-    Ok(axum::Json(v).into_response())
+    Ok(axum::Json(keypair_shown(v)).into_response())
 }
 
 async fn keypair_delete(State(s): State<Arc<Shared>>, _a: Admin, Path(name): Path<String>) -> R {
