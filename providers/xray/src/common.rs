@@ -131,3 +131,55 @@ mod tests {
         assert_eq!(scoped.len(), 13, "{scoped:?}");
     }
 }
+
+/// A binding whose objects made in a project (`?projectKey=` in the address) carry the
+/// project in their body too, where Xray wants it and no declared field says it: `in_project`
+/// adds it to a create or update body. The read answers it where no declared field looks, so
+/// it is no drift.
+#[derive(Debug)]
+pub struct ProjectScoped {
+    /// The calls.
+    pub paths: Paths,
+    /// Adds the project (its key) to a body to be sent in that project.
+    pub in_project: fn(&str, &mut Map<String, Value>),
+}
+
+impl ProjectScoped {
+    /// `body` as it is sent for the object at `address`.
+    pub fn body(&self, address: &str, body: &Map<String, Value>) -> Map<String, Value> {
+        let mut body = body.clone();
+        if let Some(project) = project_of(address) {
+            (self.in_project)(project, &mut body);
+        }
+        body
+    }
+}
+
+#[async_trait]
+impl Rest for ProjectScoped {
+    async fn read(&self, client: &JfrogClient, key: &str) -> Result<Value, Error> {
+        self.paths.read(client, key).await
+    }
+    async fn create(
+        &self,
+        client: &JfrogClient,
+        key: &str,
+        body: &Map<String, Value>,
+    ) -> Result<Value, Error> {
+        self.paths.create(client, key, &self.body(key, body)).await
+    }
+    async fn update(
+        &self,
+        client: &JfrogClient,
+        key: &str,
+        body: &Map<String, Value>,
+    ) -> Result<(), Error> {
+        self.paths.update(client, key, &self.body(key, body)).await
+    }
+    async fn delete(&self, client: &JfrogClient, key: &str) -> Result<(), Error> {
+        self.paths.delete(client, key).await
+    }
+    fn list(&self) -> Option<&ListCall> {
+        self.paths.list()
+    }
+}

@@ -14,10 +14,8 @@
 pub mod tables;
 
 use async_trait::async_trait;
-use jfrog_client::{Error, Idempotency, JfrogClient, Method, Service};
-use provider_family::{
-    Call, HookCtx, Hooks, ListCall, ListShape, Page, Paths, ResolvedKind, Rest, Verb,
-};
+use jfrog_client::{Idempotency, JfrogClient, Method, Service};
+use provider_family::{Call, HookCtx, Hooks, ListCall, ListShape, Page, Paths, ResolvedKind, Verb};
 use serde_json::{Map, Value};
 
 use crate::common;
@@ -79,21 +77,24 @@ pub mod rest {
     /// Ignore rules: no update API (every field is immutable). The list answer is paged
     /// (`{data, total_count}`): it is asked for in one large page and used only when that
     /// page holds every rule (else each MR is read by ID). In a project, each build filter
-    /// names the project (see [`IgnoreRuleRest`]).
-    pub static IGNORE_RULE: IgnoreRuleRest = IgnoreRuleRest(Paths {
-        service: Service::Xray,
-        create: Call::new(Verb::Post, "/api/v1/ignore_rules"),
-        read: Call::new(Verb::Get, "/api/v1/ignore_rules/{key}"),
-        update: Call::new(Verb::Put, "/api/v1/ignore_rules/{key}"),
-        delete: Call::new(Verb::Delete, "/api/v1/ignore_rules/{key}"),
-        list: Some(ListCall {
+    /// names the project (see [`ignore_rule_in_project`]).
+    pub static IGNORE_RULE: common::ProjectScoped = common::ProjectScoped {
+        in_project: ignore_rule_in_project,
+        paths: Paths {
             service: Service::Xray,
-            path: "/api/v1/ignore_rules",
-            shape: ListShape::Paged(&IGNORE_RULES_PAGE),
-            key_member: "id",
-        }),
-        case_insensitive: false,
-    });
+            create: Call::new(Verb::Post, "/api/v1/ignore_rules"),
+            read: Call::new(Verb::Get, "/api/v1/ignore_rules/{key}"),
+            update: Call::new(Verb::Put, "/api/v1/ignore_rules/{key}"),
+            delete: Call::new(Verb::Delete, "/api/v1/ignore_rules/{key}"),
+            list: Some(ListCall {
+                service: Service::Xray,
+                path: "/api/v1/ignore_rules",
+                shape: ListShape::Paged(&IGNORE_RULES_PAGE),
+                key_member: "id",
+            }),
+            case_insensitive: false,
+        },
+    };
 
     /// One page of ignore rules, as large as the list is read.
     static IGNORE_RULES_PAGE: Page = Page {
@@ -114,57 +115,16 @@ pub mod rest {
     };
 }
 
-/// Ignore rules' calls: a rule made in a project (`?projectKey=`) names the project in
-/// each of its build filters (`ignore_filters.builds[].project`), as upstream sends it; the
-/// read answers it there, where no declared field looks.
-#[derive(Debug)]
-pub struct IgnoreRuleRest(pub Paths);
-
-/// `body` as it is sent in the project of `address` (build filters name the project).
-fn scoped_ignore_rule(address: &str, body: &Map<String, Value>) -> Map<String, Value> {
-    let mut body = body.clone();
-    if let Some(project) = common::project_of(address)
-        && let Some(Value::Array(builds)) = body
-            .get_mut("ignore_filters")
-            .and_then(|f| f.get_mut("builds"))
+/// An ignore rule made in a project names the project in each of its build filters
+/// (`ignore_filters.builds[].project`), as upstream sends it.
+fn ignore_rule_in_project(project: &str, body: &mut Map<String, Value>) {
+    if let Some(Value::Array(builds)) = body
+        .get_mut("ignore_filters")
+        .and_then(|f| f.get_mut("builds"))
     {
         for b in builds.iter_mut().filter_map(Value::as_object_mut) {
             b.insert("project".into(), Value::String(project.to_string()));
         }
-    }
-    body
-}
-
-#[async_trait]
-impl Rest for IgnoreRuleRest {
-    async fn read(&self, client: &JfrogClient, key: &str) -> Result<Value, Error> {
-        self.0.read(client, key).await
-    }
-    async fn create(
-        &self,
-        client: &JfrogClient,
-        key: &str,
-        body: &Map<String, Value>,
-    ) -> Result<Value, Error> {
-        self.0
-            .create(client, key, &scoped_ignore_rule(key, body))
-            .await
-    }
-    async fn update(
-        &self,
-        client: &JfrogClient,
-        key: &str,
-        body: &Map<String, Value>,
-    ) -> Result<(), Error> {
-        self.0
-            .update(client, key, &scoped_ignore_rule(key, body))
-            .await
-    }
-    async fn delete(&self, client: &JfrogClient, key: &str) -> Result<(), Error> {
-        self.0.delete(client, key).await
-    }
-    fn list(&self) -> Option<&ListCall> {
-        self.0.list()
     }
 }
 
@@ -204,7 +164,7 @@ async fn find_created(
     };
     // The create's scope: a project's objects are listed with its query only.
     let (_, query) = provider_family::rest::split_query(address);
-    let body = &scoped_ignore_rule(address, body);
+    let body = &rest::IGNORE_RULE.body(address, body);
     let answer = query
         .into_iter()
         .fold(
@@ -329,14 +289,14 @@ mod tests {
             "ignore_filters": {"builds": [{"name": "b", "version": "1"}], "cves": ["any"]},
         }))
         .expect("object");
-        let scoped = scoped_ignore_rule("?projectKey=team", &body);
+        let scoped = rest::IGNORE_RULE.body("?projectKey=team", &body);
         assert_eq!(
             scoped["ignore_filters"]["builds"],
             json!([{"name": "b", "version": "1", "project": "team"}])
         );
         assert_eq!(scoped["ignore_filters"]["cves"], json!(["any"]));
-        assert_eq!(scoped_ignore_rule("", &body), body);
-        assert_eq!(scoped_ignore_rule("12", &body), body);
+        assert_eq!(rest::IGNORE_RULE.body("", &body), body);
+        assert_eq!(rest::IGNORE_RULE.body("12", &body), body);
     }
 
     #[test]

@@ -10,10 +10,9 @@
 #[rustfmt::skip]
 pub mod tables;
 
-use async_trait::async_trait;
-use jfrog_client::{Error, JfrogClient, Service};
+use jfrog_client::Service;
 use provider_family::wire::Mode;
-use provider_family::{Call, Hooks, ListCall, ListShape, Paths, ResolvedKind, Rest, Verb};
+use provider_family::{Call, Hooks, ListCall, ListShape, Paths, ResolvedKind, Verb};
 use serde_json::{Map, Value, json};
 
 use crate::common;
@@ -23,37 +22,33 @@ pub mod rest {
     use super::*;
 
     /// Watches; in a project, build resources name the project's build-info repository
-    /// (see [`WatchRest`]).
-    pub static WATCH: WatchRest = WatchRest(Paths {
-        service: Service::Xray,
-        create: Call::new(Verb::Post, "/api/v2/watches"),
-        read: Call::new(Verb::Get, "/api/v2/watches/{key}"),
-        update: Call::new(Verb::Put, "/api/v2/watches/{key}"),
-        delete: Call::new(Verb::Delete, "/api/v2/watches/{key}"),
-        list: Some(ListCall {
+    /// (see [`watch_in_project`]).
+    pub static WATCH: common::ProjectScoped = common::ProjectScoped {
+        in_project: watch_in_project,
+        paths: Paths {
             service: Service::Xray,
-            path: "/api/v2/watches",
-            shape: ListShape::Array,
-            key_member: "general_data.name",
-        }),
-        case_insensitive: false,
-    });
+            create: Call::new(Verb::Post, "/api/v2/watches"),
+            read: Call::new(Verb::Get, "/api/v2/watches/{key}"),
+            update: Call::new(Verb::Put, "/api/v2/watches/{key}"),
+            delete: Call::new(Verb::Delete, "/api/v2/watches/{key}"),
+            list: Some(ListCall {
+                service: Service::Xray,
+                path: "/api/v2/watches",
+                shape: ListShape::Array,
+                key_member: "general_data.name",
+            }),
+            case_insensitive: false,
+        },
+    };
 }
 
-/// Watches' calls: a watch made in a project (`?projectKey=`) names the project's build-info
-/// repository (`<project>-build-info`) as the `build_repo` of each `build` resource, which
-/// Xray requires there (undocumented; upstream sends it). The read answers it, where no
-/// declared field looks, so it is no drift.
-#[derive(Debug)]
-pub struct WatchRest(pub Paths);
-
-/// `body` as it is sent in the project of `address`.
-fn scoped_watch(address: &str, body: &Map<String, Value>) -> Map<String, Value> {
-    let mut body = body.clone();
-    if let Some(project) = common::project_of(address)
-        && let Some(Value::Array(resources)) = body
-            .get_mut("project_resources")
-            .and_then(|p| p.get_mut("resources"))
+/// A watch made in a project names the project's build-info repository
+/// (`<project>-build-info`) as the `build_repo` of each `build` resource, which Xray requires
+/// there (undocumented; upstream sends it).
+fn watch_in_project(project: &str, body: &mut Map<String, Value>) {
+    if let Some(Value::Array(resources)) = body
+        .get_mut("project_resources")
+        .and_then(|p| p.get_mut("resources"))
     {
         for r in resources.iter_mut().filter_map(Value::as_object_mut) {
             if r.get("type").and_then(Value::as_str) == Some("build") {
@@ -63,36 +58,6 @@ fn scoped_watch(address: &str, body: &Map<String, Value>) -> Map<String, Value> 
                 );
             }
         }
-    }
-    body
-}
-
-#[async_trait]
-impl Rest for WatchRest {
-    async fn read(&self, client: &JfrogClient, key: &str) -> Result<Value, Error> {
-        self.0.read(client, key).await
-    }
-    async fn create(
-        &self,
-        client: &JfrogClient,
-        key: &str,
-        body: &Map<String, Value>,
-    ) -> Result<Value, Error> {
-        self.0.create(client, key, &scoped_watch(key, body)).await
-    }
-    async fn update(
-        &self,
-        client: &JfrogClient,
-        key: &str,
-        body: &Map<String, Value>,
-    ) -> Result<(), Error> {
-        self.0.update(client, key, &scoped_watch(key, body)).await
-    }
-    async fn delete(&self, client: &JfrogClient, key: &str) -> Result<(), Error> {
-        self.0.delete(client, key).await
-    }
-    fn list(&self) -> Option<&ListCall> {
-        self.0.list()
     }
 }
 
@@ -237,12 +202,12 @@ mod tests {
             ]},
         }))
         .expect("object");
-        let scoped = scoped_watch("w?projectKey=team", &body);
+        let scoped = rest::WATCH.body("w?projectKey=team", &body);
         let resources = &scoped["project_resources"]["resources"];
         assert_eq!(resources[0]["build_repo"], "team-build-info");
         assert_eq!(resources[0]["bin_mgr_id"], "default");
         assert!(resources[1].get("build_repo").is_none());
         // Outside a project nothing is added.
-        assert_eq!(scoped_watch("w", &body), body);
+        assert_eq!(rest::WATCH.body("w", &body), body);
     }
 }
