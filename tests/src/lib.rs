@@ -98,6 +98,8 @@ fn newest_file(path: &Path, newest: &mut Option<(std::time::SystemTime, PathBuf)
 
 pub use testkit::{TempDir, conditions, require_kubectl, wait_for};
 
+pub mod reliability;
+
 /// A fresh directory `e2e-<tag>-...` under the system temp dir.
 pub fn temp_dir(tag: &str) -> PathBuf {
     testkit::temp_dir(&format!("e2e-{tag}"))

@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, bail};
 use clap::{Parser, Subcommand};
 
+mod reliability;
 mod xpkg;
 
 #[derive(Parser)]
@@ -35,6 +36,20 @@ enum Command {
         /// runtime; without it the image holds only the package layer.
         #[arg(long)]
         binaries: Option<PathBuf>,
+    },
+    /// Run the fault suite (e2e tests named `reliability_*`) and write its figures into the
+    /// README's Reliability table.
+    Reliability {
+        /// Also run the long scenarios (ignored by `cargo test --workspace`).
+        #[arg(long)]
+        long: bool,
+        /// Run only the scenarios whose test name contains this (their rows are replaced, the
+        /// others kept).
+        #[arg(long)]
+        filter: Option<String>,
+        /// Do not run anything: render the rows already in target/reliability.
+        #[arg(long)]
+        skip_run: bool,
     },
 }
 
@@ -196,6 +211,11 @@ fn main() -> anyhow::Result<()> {
                 bail!("{}\nrun `cargo xtask generate`", problems.join("\n"))
             }
         }
+        Command::Reliability {
+            long,
+            filter,
+            skip_run,
+        } => reliability::run(&root, long, filter.as_deref(), skip_run),
         Command::Package { out, binaries } => {
             for p in providers() {
                 let dir = root.join(&out).join(p.name);
