@@ -23,6 +23,14 @@
 //!   insensitive repository key already exists"); should a repository have been created
 //!   elsewhere between the fetch and the create, that create fails, its write mark sends
 //!   the next observe to `GET`, and the MR adopts the repository.
+//! - Catching up after many writes: when at least [`CATCH_UP_WRITES`] of our writes of the
+//!   family (and one per sixteen objects the snapshot holds, so that churn on a large family
+//!   keeps reading by key) ended since the snapshot was fetched (a bulk creation), an
+//!   observe of a key written since then refreshes the list instead of reading the key: one
+//!   list request
+//!   sent after the write ended answers for every key written before it (concurrent
+//!   observes wait for that one fetch), where reads by key would cost one request per
+//!   object. Fewer writes keep the read by key (a list answer is larger than one object).
 //! - Our own writes invalidate: create, update and delete mark the key (shared by every
 //!   client of the cache, so a rotated credential's new client sees the marks of the old
 //!   one) while the write is in flight and with its end time afterwards. A key written
@@ -81,6 +89,9 @@ use crate::rest::{ListCall, ListShape, Rest};
 const FAILURE_RETRY: Duration = Duration::from_secs(30);
 /// How long a platform that lacks the endpoint (or refuses it) is not asked again.
 const UNSUPPORTED_RETRY: Duration = Duration::from_secs(3600);
+/// Writes ended since the snapshot's fetch from which an observe of a written key refreshes
+/// the list rather than reading the key (see the module docs).
+pub const CATCH_UP_WRITES: u64 = 8;
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(PoisonError::into_inner)
@@ -141,6 +152,8 @@ impl SnapshotSettings {
 #[derive(Debug, Default)]
 pub struct WriteMarks {
     marks: Mutex<HashMap<String, Mark>>,
+    /// How many writes ended so far (any key).
+    ended: std::sync::atomic::AtomicU64,
 }
 
 #[derive(Debug, Default, Clone, Copy)]
@@ -164,6 +177,11 @@ impl WriteMarks {
     fn get(&self, key: &str) -> Mark {
         lock(&self.marks).get(key).copied().unwrap_or_default()
     }
+
+    /// How many writes ended so far.
+    fn ended(&self) -> u64 {
+        self.ended.load(std::sync::atomic::Ordering::Acquire)
+    }
 }
 
 /// Ends a write mark when dropped.
@@ -179,6 +197,9 @@ impl Drop for WriteGuard {
         let m = marks.entry(std::mem::take(&mut self.key)).or_default();
         m.in_flight = m.in_flight.saturating_sub(1);
         m.last_end = Some(Instant::now());
+        self.marks
+            .ended
+            .fetch_add(1, std::sync::atomic::Ordering::Release);
     }
 }
 
@@ -315,6 +336,8 @@ impl<'de> serde::de::DeserializeSeed<'de> for WrappedSeed {
 struct State {
     /// When the request of the current snapshot was sent.
     fetched_at: Option<Instant>,
+    /// [`WriteMarks::ended`] when that request was sent.
+    ended_at_fetch: u64,
     entries: HashMap<String, Entry>,
     /// When the last refresh failed, and whether because the platform lacks (or refuses)
     /// the endpoint.
@@ -448,10 +471,35 @@ impl Snapshot {
             return Lookup::Unknown;
         }
         if self.needs_refresh(Instant::now()) {
-            self.refresh(client).await;
+            self.refresh(client, None).await;
+            return self.known(&key, max_age);
+        }
+        if let Some(written) = self.catch_up(&key) {
+            self.refresh(client, Some(written)).await;
             return self.known(&key, max_age);
         }
         Lookup::Unknown
+    }
+
+    /// When `key` was written (the write has ended) after the snapshot was fetched and at
+    /// least [`CATCH_UP_WRITES`] writes ended since that fetch: the end of its last write,
+    /// which a list refresh must start after to answer for it.
+    fn catch_up(&self, key: &str) -> Option<Instant> {
+        // A list of names only would send the key to a read anyway.
+        if self.reads_each {
+            return None;
+        }
+        self.settings.ttl()?;
+        let mark = self.marks.get(key);
+        let written = mark.last_end.filter(|_| mark.in_flight == 0)?;
+        let st = lock(&self.state);
+        if st.failed.is_some() || st.fetched_at.is_none_or(|f| f >= written) {
+            return None;
+        }
+        // A list answer grows with the objects it holds: the writes it catches up must be
+        // worth it (a few per sixteen objects), so churn on a large family is read by key.
+        let worth = CATCH_UP_WRITES.max(st.entries.len() as u64 / 16);
+        (self.marks.ended().saturating_sub(st.ended_at_fetch) >= worth).then_some(written)
     }
 
     /// Whether the last answer about `key` (a list or a read) showed it.
@@ -555,12 +603,22 @@ impl Snapshot {
         st.fetched_at.is_none_or(|f| now.duration_since(f) > ttl)
     }
 
-    async fn refresh(&self, client: &JfrogClient) {
+    /// Fetch the list again, when it is older than the TTL or, with `after`, when it was
+    /// sent before that instant (a catch-up after our writes).
+    async fn refresh(&self, client: &JfrogClient, after: Option<Instant>) {
         let _flight = self.flight.lock().await;
         // Another observe refreshed (or failed to) while this one waited.
-        if !self.needs_refresh(Instant::now()) {
+        let due = match after {
+            None => self.needs_refresh(Instant::now()),
+            Some(w) => {
+                let st = lock(&self.state);
+                st.failed.is_none() && st.fetched_at.is_none_or(|f| f < w)
+            }
+        };
+        if !due {
             return;
         }
+        let ended_before = self.marks.ended();
         let started = Instant::now();
         let list = match self.rest {
             Some(rest) => rest.list_on(client).await,
@@ -631,6 +689,7 @@ impl Snapshot {
         st.hidden.retain(|k| !entries.contains_key(k));
         st.entries = entries;
         st.fetched_at = Some(started);
+        st.ended_at_fetch = ended_before;
         st.failed = None;
     }
 }
@@ -1056,6 +1115,56 @@ mod tests {
         lock(&complete.state).entries =
             index(br#"[{"key": "g1", "uri": "http://x/g1"}]"#, now).expect("indexed");
         assert!(found(&complete, "g1", HOUR).is_some());
+    }
+
+    /// After many writes (a bulk creation), an observe of a written key asks the list again
+    /// instead of reading the key; after a few, it reads the key.
+    #[test]
+    fn many_writes_since_the_fetch_are_caught_up_by_one_list() {
+        let s = snapshot();
+        {
+            let mut st = lock(&s.state);
+            st.fetched_at = Some(Instant::now());
+            st.ended_at_fetch = s.marks.ended();
+        }
+        std::thread::sleep(Duration::from_millis(2));
+        // This client fails: a list asked leaves `failed` set.
+        let client = JfrogClient::builder("http://127.0.0.1:9")
+            .credentials(jfrog_client::Credentials::access_token("t".to_string()))
+            .build()
+            .expect("client");
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("runtime");
+        let write = |k: &str| drop(s.begin_write(k));
+        write("k0");
+        write("k1");
+        assert!(matches!(
+            rt.block_on(s.lookup(&client, "k0", HOUR)),
+            Lookup::Unknown
+        ));
+        assert!(lock(&s.state).failed.is_none(), "two writes: read by key");
+        // A write still in flight is never caught up (its outcome is not known).
+        let pending = s.begin_write("k-pending");
+        for i in 2..CATCH_UP_WRITES {
+            write(&format!("k{i}"));
+        }
+        assert!(s.catch_up("k-pending").is_none());
+        drop(pending);
+        // A key not written since the fetch has nothing to catch up.
+        assert!(s.catch_up("other").is_none());
+        assert!(s.catch_up("k1").is_some());
+        assert!(matches!(
+            rt.block_on(s.lookup(&client, "k1", HOUR)),
+            Lookup::Unknown
+        ));
+        assert!(
+            lock(&s.state).failed.is_some(),
+            "many writes: the list was asked"
+        );
+        // A failed list is not asked again for every key: they are read by key.
+        assert!(s.catch_up("k2").is_none());
     }
 
     #[test]
