@@ -52,6 +52,7 @@ pub static GROUP: Listed = Listed {
         key_member: "group_name",
     },
     reads_each: true,
+    parents: &[],
 };
 
 static GROUP_CALLS: Paths = Paths {
@@ -160,6 +161,7 @@ pub static OIDCCONFIGURATION: Listed = Listed {
         key_member: "name",
     },
     reads_each: false,
+    parents: &[],
 };
 
 static OIDC_CALLS: Converted = Converted {
@@ -352,6 +354,7 @@ pub static PERMISSION: Listed = Listed {
         key_member: "name",
     },
     reads_each: true,
+    parents: &[],
 };
 
 const RESOURCE_TYPES: &[&str] = &[
