@@ -221,6 +221,12 @@ pub trait Rest: Send + Sync + std::fmt::Debug {
     fn list_parents(&self) -> &'static [&'static str] {
         &[]
     }
+    /// For a list per parent: the list of the parents (every project, every OIDC
+    /// configuration), whose key member fills the one parameter of the list path, so that
+    /// `export` lists the parents and then each parent's objects.
+    fn parent_list(&self) -> Option<&'static ListCall> {
+        None
+    }
     /// The key under which the list shows the object at `address` (`None`: the list cannot
     /// show it, so it is read by key). A per-parent list's objects are keyed
     /// `<parent>/<key member>` (the parent values joined by `/`); a binding whose address
@@ -439,6 +445,8 @@ pub struct Listed {
     /// Kind's fields (CRD names) whose values fill the parameters, in order; empty for a
     /// list of the whole platform ([`Rest::list_parents`]).
     pub parents: &'static [&'static str],
+    /// The list of the parents ([`Rest::parent_list`]).
+    pub parent_list: Option<&'static ListCall>,
 }
 
 #[async_trait]
@@ -473,6 +481,9 @@ impl Rest for Listed {
     }
     fn list_parents(&self) -> &'static [&'static str] {
         self.parents
+    }
+    fn parent_list(&self) -> Option<&'static ListCall> {
+        self.parent_list
     }
     fn list_key(&self, address: &str) -> Option<String> {
         self.rest.list_key(address)

@@ -53,6 +53,7 @@ pub static GROUP: Listed = Listed {
     },
     reads_each: true,
     parents: &[],
+    parent_list: None,
 };
 
 static GROUP_CALLS: Paths = Paths {
@@ -162,6 +163,7 @@ pub static OIDCCONFIGURATION: Listed = Listed {
     },
     reads_each: false,
     parents: &[],
+    parent_list: None,
 };
 
 static OIDC_CALLS: Converted = Converted {
@@ -355,6 +357,7 @@ pub static PERMISSION: Listed = Listed {
     },
     reads_each: true,
     parents: &[],
+    parent_list: None,
 };
 
 const RESOURCE_TYPES: &[&str] = &[
@@ -562,6 +565,7 @@ pub static OIDCIDENTITYMAPPING: Listed = Listed {
     },
     reads_each: false,
     parents: &["providerName"],
+    parent_list: Some(&OIDCCONFIGURATION.list),
 };
 
 const MAPPINGS: &str = "/api/v1/oidc/{provider}/identity_mappings";

@@ -143,6 +143,12 @@ impl Hooks for ProjectHooks {
         })
     }
 
+    fn platform_owned(&self, _key: &str, object: &Value) -> Option<String> {
+        // A project's roles list shows the roles Access gives every project.
+        (object.get("type").and_then(Value::as_str) == Some("PREDEFINED"))
+            .then(|| "a predefined role (Access creates it with every project)".to_string())
+    }
+
     fn check_key(&self, key: &str) -> Result<(), String> {
         // The rules that differ per Kind are in check_params; every identifier is one path
         // segment.

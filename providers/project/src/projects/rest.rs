@@ -41,6 +41,7 @@ pub static PROJECT: Listed = Listed {
     },
     reads_each: false,
     parents: &[],
+    parent_list: None,
 };
 
 static PROJECT_CALLS: Converted = Converted {
@@ -91,6 +92,7 @@ pub static ENVIRONMENT: Listed = Listed {
     list: in_project(ENVIRONMENTS, ListShape::Array),
     reads_each: false,
     parents: IN_PROJECT,
+    parent_list: Some(&PROJECT.list),
 };
 
 /// The field naming the project of a Kind inside one (fills a list path's `{project}`).
@@ -214,6 +216,7 @@ pub static ROLE: Listed = Listed {
     list: in_project(ROLES, ListShape::Array),
     reads_each: false,
     parents: IN_PROJECT,
+    parent_list: Some(&PROJECT.list),
 };
 
 /// Project users, observed through their project's member list
@@ -227,6 +230,7 @@ pub static USER: Listed = Listed {
     list: in_project(USERS, ListShape::Wrapped("members")),
     reads_each: false,
     parents: IN_PROJECT,
+    parent_list: Some(&PROJECT.list),
 };
 
 /// Project groups, observed like users.
@@ -239,6 +243,7 @@ pub static GROUP: Listed = Listed {
     list: in_project(GROUPS, ListShape::Wrapped("members")),
     reads_each: false,
     parents: IN_PROJECT,
+    parent_list: Some(&PROJECT.list),
 };
 
 /// The last part of a project user's address (`<project>/<name>/ignore-missing-user`) when
