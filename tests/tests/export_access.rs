@@ -30,7 +30,8 @@ fn secret(key: &str) -> String {
 }
 
 /// `COPIES` objects of every listable Kind of `decls`, from its example (Secret references
-/// given a value of [`secret`]).
+/// given a value of [`secret`]); the objects inside a project or an OIDC configuration in
+/// two of them.
 async fn seed(
     client: &jfrog_client::JfrogClient,
     decls: &[KindDecl],
@@ -57,6 +58,18 @@ async fn seed(
                 }
                 "WorkersService" => params["key"] = json!(format!("example-worker-{copy}")),
                 _ => {}
+            }
+            // The last copy of an object inside a parent goes into the last copy of its
+            // parent (a second project, a second OIDC configuration), made before it.
+            if copy == COPIES - 1 {
+                for (field, parent) in [
+                    ("projectKey", "example-project"),
+                    ("providerName", "example-oidc-configuration"),
+                ] {
+                    if params.get(field).and_then(Value::as_str) == Some(parent) {
+                        params[field] = json!(provider_family::seed::variant(parent, copy));
+                    }
+                }
             }
             if let Value::Object(m) = &mut params {
                 for (field, r) in m.iter_mut() {
