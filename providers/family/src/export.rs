@@ -292,6 +292,22 @@ pub async fn export(
                 objects.len()
             ));
             let case_insensitive = ks.first().is_some_and(|k| k.decl.rest.case_insensitive());
+            // Kinds the family tells apart by more than the objects (replications).
+            let chosen = match ks[0].decl.hooks.export_kinds(client, ks[0], &objects).await {
+                Ok(Some((chosen, asked))) => {
+                    out.requests += asked;
+                    Some(chosen)
+                }
+                Ok(None) => None,
+                Err(source) => {
+                    return Err(ExportError::List {
+                        path: list.path,
+                        source,
+                    });
+                }
+            };
+            // A key listed once per target is one object.
+            let mut seen: BTreeSet<String> = BTreeSet::new();
             let mut names: BTreeMap<(&str, String), String> = BTreeMap::new();
             for (n, obj) in objects.iter().enumerate() {
                 if n > 0 && n % 100 == 0 {
@@ -329,6 +345,27 @@ pub async fn export(
                     out.platform_owned.push(skip(reason));
                     continue;
                 }
+                let chosen_kind = match &chosen {
+                    None => None,
+                    Some(chosen) => {
+                        if !seen.insert(key.clone()) {
+                            continue;
+                        }
+                        match chosen
+                            .get(&key)
+                            .and_then(|c| ks.iter().find(|k| k.decl.kind == *c))
+                        {
+                            Some(k) => Some(*k),
+                            None => {
+                                out.skipped
+                                    .push(skip("no declared Kind holds it".to_string()));
+                                continue;
+                            }
+                        }
+                    }
+                };
+                // The binding that reads it: its chosen Kind's, else the list's.
+                let rest = chosen_kind.map_or(rest, |k| k.decl.rest);
                 // A list that shows only which objects exist: read each for its details.
                 let read;
                 let obj = if rest.list_reads_each() {
@@ -351,7 +388,11 @@ pub async fn export(
                 } else {
                     obj
                 };
-                let kind = match best_match(ks, obj).as_slice() {
+                let matched = match chosen_kind {
+                    Some(k) => vec![k],
+                    None => best_match(ks, obj),
+                };
+                let kind = match matched.as_slice() {
                     [k, ..] if !selected(k, &opts.only) => {
                         out.not_selected += 1;
                         continue;
