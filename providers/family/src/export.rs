@@ -236,12 +236,7 @@ pub async fn export(
                             source,
                         }
                     })?;
-                    let mut keys: Vec<String> = list_objects(parent, body.body())?
-                        .iter()
-                        .map(|o| parent.key_of(o))
-                        .filter(|k| !k.is_empty())
-                        .collect();
-                    keys.sort();
+                    let keys = sorted_keys(parent, &list_objects(parent, body.body())?);
                     parent_keys.insert(label.clone(), keys);
                 }
                 parent_keys[&label]
@@ -276,15 +271,7 @@ pub async fn export(
             if parent.is_empty() {
                 parent_keys
                     .entry(format!("{} {}", list.service.base_path(), list.path))
-                    .or_insert_with(|| {
-                        let mut keys: Vec<String> = objects
-                            .iter()
-                            .map(|o| list.key_of(o))
-                            .filter(|k| !k.is_empty())
-                            .collect();
-                        keys.sort();
-                        keys
-                    });
+                    .or_insert_with(|| sorted_keys(list, &objects));
             }
             progress(&format!(
                 "list {}/{total} {path}: {} objects",
@@ -481,6 +468,17 @@ pub async fn export(
     out.unlisted_kinds.sort();
     out.warnings.sort();
     Ok(out)
+}
+
+/// The keys of the objects of a list answer, sorted (the parents of a per-parent list).
+fn sorted_keys(list: &ListCall, objects: &[Value]) -> Vec<String> {
+    let mut keys: Vec<String> = objects
+        .iter()
+        .map(|o| list.key_of(o))
+        .filter(|k| !k.is_empty())
+        .collect();
+    keys.sort();
+    keys
 }
 
 /// The objects of a list answer; a grouped answer's group name goes into its member.
