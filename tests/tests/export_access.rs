@@ -7,7 +7,10 @@
 //! Exporting twice gives identical files, and no secret value of the simulator is in any of
 //! them. (Kinds without a list call are named in the summary as not exportable.) Groups and
 //! permissions are listed by name and read each (one read per object in the export; in the
-//! steady state their lists are not asked, one read per MR instead).
+//! steady state their lists are not asked, one read per MR instead). The Kinds inside a
+//! project (environments, roles, users, groups) and an OIDC configuration's identity
+//! mappings are exported by listing the parents and then each parent's list: one request
+//! per parent and Kind.
 
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -27,7 +30,8 @@ fn secret(key: &str) -> String {
 }
 
 /// `COPIES` objects of every listable Kind of `decls`, from its example (Secret references
-/// given a value of [`secret`]).
+/// given a value of [`secret`]); the objects inside a project or an OIDC configuration in
+/// two of them.
 async fn seed(
     client: &jfrog_client::JfrogClient,
     decls: &[KindDecl],
@@ -55,6 +59,18 @@ async fn seed(
                 "WorkersService" => params["key"] = json!(format!("example-worker-{copy}")),
                 _ => {}
             }
+            // The last copy of an object inside a parent goes into the last copy of its
+            // parent (a second project, a second OIDC configuration), made before it.
+            if copy == COPIES - 1 {
+                for (field, parent) in [
+                    ("projectKey", "example-project"),
+                    ("providerName", "example-oidc-configuration"),
+                ] {
+                    if params.get(field).and_then(Value::as_str) == Some(parent) {
+                        params[field] = json!(provider_family::seed::variant(parent, copy));
+                    }
+                }
+            }
             if let Value::Object(m) = &mut params {
                 for (field, r) in m.iter_mut() {
                     if field.ends_with("SecretRef") {
@@ -77,7 +93,8 @@ async fn seed(
     out
 }
 
-/// The list calls of the seeded Kinds (`GET <path>`), as the simulator counts them.
+/// The list calls of the seeded Kinds (`<path>`, a per-parent list's parameters as
+/// declared).
 fn list_routes(decls: &[&KindDecl]) -> Vec<String> {
     let mut routes: Vec<String> = decls
         .iter()
@@ -87,6 +104,24 @@ fn list_routes(decls: &[&KindDecl]) -> Vec<String> {
     routes.sort();
     routes.dedup();
     routes
+}
+
+/// The simulator's name of `route` among the `GET` routes it counted (its path parameters
+/// are named otherwise: `{p}` for `{project}`).
+fn sim_route(counts: &std::collections::BTreeMap<String, u64>, route: &str) -> String {
+    let same = |a: &str, b: &str| {
+        let (a, b): (Vec<&str>, Vec<&str>) = (a.split('/').collect(), b.split('/').collect());
+        a.len() == b.len()
+            && a.iter()
+                .zip(&b)
+                .all(|(x, y)| x == y || (x.starts_with('{') && y.starts_with('{')))
+    };
+    counts
+        .keys()
+        .filter_map(|k| k.strip_prefix("GET "))
+        .find(|k| same(k, route))
+        .unwrap_or(route)
+        .to_string()
 }
 
 /// Every seeded secret value the simulator stores (in clear) in any collection.
@@ -165,25 +200,33 @@ async fn exported_access_objects_are_adopted_without_a_write_in_both_scopes() {
     let project_kinds = provider_project::family_kinds();
     let platform_decls = provider_platform::platform::tables::KINDS;
     let project_decls = provider_project::projects::tables::KINDS;
+    // Platform objects first (the OIDC configurations the identity mappings name, the
+    // groups the project group members name); then the users the project members name.
     let mut seeded = seed(
         &client,
-        project_decls,
-        &project_kinds,
-        provider_project::projects::examples::example_name,
-        provider_project::projects::examples::example_params,
+        platform_decls,
+        &platform_kinds,
+        provider_platform::platform::examples::example_name,
+        provider_platform::platform::examples::example_params,
     )
     .await;
-    let from_project = seeded.len();
+    let from_platform = seeded.len();
+    for copy in 0..COPIES {
+        let user = provider_family::seed::variant("example-user", copy);
+        let email = format!("{}@example.com", user.replace('_', "-"));
+        assert!(sim.put_object("users", &user, json!({"email": email})));
+    }
     seeded.extend(
         seed(
             &client,
-            platform_decls,
-            &platform_kinds,
-            provider_platform::platform::examples::example_name,
-            provider_platform::platform::examples::example_params,
+            project_decls,
+            &project_kinds,
+            provider_project::projects::examples::example_name,
+            provider_project::projects::examples::example_params,
         )
         .await,
     );
+    let from_project = seeded.len() - from_platform;
     let listable: Vec<&KindDecl> = project_decls
         .iter()
         .chain(platform_decls)
@@ -196,6 +239,27 @@ async fn exported_access_objects_are_adopted_without_a_write_in_both_scopes() {
         "a seeded object has a secret"
     );
     let lists = list_routes(&listable);
+    // Kinds listed per parent: one list per parent (the seeded projects and OIDC
+    // configurations, whose own lists are exported too, so read once).
+    let per_parent: u64 = listable
+        .iter()
+        .filter(|d| !d.rest.list_parents().is_empty())
+        .map(|d| {
+            let parent = d
+                .rest
+                .parent_list()
+                .expect("a per-parent list names its parents");
+            seeded
+                .iter()
+                .filter(|s| {
+                    listable.iter().any(|p| {
+                        p.kind == s.kind && p.rest.list().is_some_and(|l| l.path == parent.path)
+                    })
+                })
+                .count() as u64
+        })
+        .sum();
+    assert!(per_parent > 0, "Kinds listed per parent are seeded");
     // The lists asked every poll in the steady state: a list that shows only names is not
     // asked while every MR's object exists (each is read by key instead).
     let full: Vec<&KindDecl> = listable
@@ -212,14 +276,21 @@ async fn exported_access_objects_are_adopted_without_a_write_in_both_scopes() {
 
     // Export: one request per list call for every object, plus one read per object of the
     // lists that show only names (groups, permissions).
-    let reads: u64 = seeded
+    // (Both providers have a `Group` Kind: each seeded object is matched with its own
+    // provider's declarations.)
+    let (of_platform, of_project) = seeded.split_at(from_platform);
+    let reads: u64 = [(of_platform, platform_decls), (of_project, project_decls)]
         .iter()
-        .filter(|s| {
-            listable
-                .iter()
-                .any(|d| d.kind == s.kind && d.rest.list_reads_each())
+        .map(|(objs, decls)| {
+            objs.iter()
+                .filter(|s| {
+                    decls
+                        .iter()
+                        .any(|d| d.kind == s.kind && d.rest.list_reads_each())
+                })
+                .count() as u64
         })
-        .count() as u64;
+        .sum();
     assert!(reads > 0, "a seeded Kind is listed by name only");
     sim.reset_counts();
     let ns = dir.path().join("namespaced");
@@ -232,13 +303,24 @@ async fn exported_access_objects_are_adopted_without_a_write_in_both_scopes() {
         seeded.len(),
         took.as_secs_f64()
     );
+    let per_parent_kinds = listable
+        .iter()
+        .filter(|d| !d.rest.list_parents().is_empty())
+        .count() as u64;
     assert_eq!(
         requests,
-        lists.len() as u64 + reads,
+        lists.len() as u64 - per_parent_kinds + per_parent + reads,
         "{:?}",
         sim.request_counts()
     );
-    for n in [from_project, seeded.len() - from_project] {
+    // Steady-state polls name the simulator's routes.
+    let counted = sim.request_counts();
+    let polled: Vec<String> = polled.iter().map(|r| sim_route(&counted, r)).collect();
+    assert!(
+        summary.contains("predefined role"),
+        "the roles Access gives every project are skipped and listed: {summary}"
+    );
+    for n in [from_project, from_platform] {
         assert!(
             summary.contains(&format!("exported {n} objects")),
             "{summary}"

@@ -3,7 +3,8 @@
 //! role, a user and a group member, and two repositories assigned to it (one managed by a
 //! provider-artifactory repository MR, one made outside Kubernetes), all applied at once.
 //! JFrog's side is read through the simulator's admin API and the Access REST API, as a
-//! JFrog admin would.
+//! JFrog admin would. While quiet, the environments, role and members cost one list of the
+//! project per Kind and poll (observation by the project's lists), never a read by key.
 
 use std::time::{Duration, Instant};
 
@@ -187,6 +188,29 @@ async fn a_project_applied_at_once_converges_stays_quiet_and_deletes_only_its_ow
         mrs.len(),
         reads as f64 / (polls as f64 * mrs.len() as f64)
     );
+    // The environments, the role and the members are observed through the project's lists:
+    // one list per Kind and poll (each list's snapshot is refreshed by its own first observe
+    // of a poll, so a window of `polls` project lists holds one more or less), no read by key.
+    for kind in ["environments", "roles", "users", "groups"] {
+        let lists = count(
+            &counts,
+            "GET",
+            &format!("/access/api/v1/projects/{{p}}/{kind}"),
+        );
+        println!("{kind}: {lists} lists in {polls} polls");
+        assert!(
+            lists.abs_diff(polls) <= 1,
+            "{kind}: one list per poll: {counts:?}"
+        );
+        if kind != "environments" {
+            let reads = count(
+                &counts,
+                "GET",
+                &format!("/access/api/v1/projects/{{p}}/{kind}/{{name}}"),
+            );
+            assert_eq!(reads, 0, "{kind} read by key: {counts:?}");
+        }
+    }
 
     // Deleting the project while repositories are assigned: JFrog refuses, the MR says why.
     let project_mr = sb.mr_of(&docs[8]);

@@ -14,6 +14,9 @@ use serde_json::json;
 
 use crate::seed::{Seeded, seed};
 
+/// The seeded replications: one of each of the five Kinds.
+const REPLICATIONS: usize = 5;
+
 fn secret(key: &str) -> String {
     format!("seed-secret-{}-7c1e", key.to_ascii_lowercase())
 }
@@ -61,14 +64,40 @@ async fn every_object_is_exported_once_and_adopted_without_a_change() {
     // Every repository and webhook Kind, and the exportable access Kinds (certificates,
     // environments, Vault configurations, key pairs; users of three Kinds, groups,
     // permission targets).
-    assert_eq!(seeded.len(), 2 * (150 + 24 + 9));
+    // The five replication Kinds once each (a replication is its repository's).
+    assert_eq!(seeded.len(), 2 * (150 + 24 + 9) + REPLICATIONS);
     sim.reset_counts();
     let opts = Options::default();
     let ex = run(&client, &opts).await;
     // One list request per list call (repositories, webhooks, certificates, environments,
-    // Vault configurations, key pairs, users, groups, permission targets), and one read of
-    // each user, group and permission target (their lists show names only).
-    assert_eq!(ex.requests, 9 + 2 * 5, "{:?}", sim.request_counts());
+    // Vault configurations, key pairs, users, groups, permission targets, replications),
+    // one read of each user, group and permission target (their lists show names only) and
+    // of each replicated repository's replication, and the repositories list that tells a
+    // replication's Kind.
+    assert_eq!(
+        ex.requests,
+        10 + 2 * 5 + REPLICATIONS as u64 + 1,
+        "{:?}",
+        sim.request_counts()
+    );
+    let replications: Vec<(&str, &str)> = ex
+        .objects
+        .iter()
+        .filter(|o| o.group == "replication")
+        .map(|o| (o.kind, o.key.as_str()))
+        .collect();
+    // A push replication with one target is a single replication; a pull replication a
+    // remote repository's.
+    assert_eq!(
+        replications,
+        [
+            ("LocalRepositoryMultiReplication", "example-local-maven"),
+            ("LocalRepositorySingleReplication", "example-local-generic"),
+            ("LocalRepositorySingleReplication", "example-local-npm"),
+            ("RemoteRepositoryReplication", "example-remote-generic"),
+            ("RemoteRepositoryReplication", "example-remote-maven"),
+        ]
+    );
     assert_eq!(sim.request_counts().values().sum::<u64>(), ex.requests);
     for list in [
         "GET /access/api/v2/users",
@@ -109,13 +138,19 @@ async fn every_object_is_exported_once_and_adopted_without_a_change() {
         .collect();
     assert!(missing.is_empty(), "not exported: {missing:?}");
     assert_eq!(ex.objects.len(), seeded.len());
-    let keys: BTreeSet<&str> = ex.objects.iter().map(|o| o.key.as_str()).collect();
+    // (A replication's key is its repository's.)
+    let keys: BTreeSet<(bool, &str)> = ex
+        .objects
+        .iter()
+        .map(|o| (o.group == "replication", o.key.as_str()))
+        .collect();
     assert_eq!(keys.len(), seeded.len());
 
     // Names: valid, and the identifier in the annotation where the name is not it.
     for o in &ex.objects {
         let ann = &o.manifest["metadata"]["annotations"][export::EXTERNAL_NAME];
-        if o.name == o.key {
+        // (A replication, identified by its spec field `repoKey`, always carries it.)
+        if o.name == o.key && o.group != "replication" {
             assert!(ann.is_null(), "{}", o.name);
         } else {
             assert_eq!(ann, &json!(o.key), "{}", o.name);
@@ -136,7 +171,7 @@ async fn every_object_is_exported_once_and_adopted_without_a_change() {
         let o = ex
             .objects
             .iter()
-            .find(|o| o.key == s.key)
+            .find(|o| o.key == s.key && o.kind == s.kind)
             .expect("exported");
         let r = &o.manifest["spec"]["initProvider"]["passwordSecretRef"];
         assert_eq!(r["key"], "password", "{}", s.key);
@@ -222,9 +257,9 @@ async fn every_object_is_exported_once_and_adopted_without_a_change() {
     assert!(files.contains_key("artifactory/webhook/kustomization.yaml"));
     assert_eq!(
         files.keys().filter(|p| p.ends_with(".yaml")).count(),
-        // A kustomization per group (repository, webhook, security, user) and the top one,
-        // and the list of Secrets to fill.
-        seeded.len() + 6
+        // A kustomization per group (repository, webhook, security, user, replication) and
+        // the top one, and the list of Secrets to fill.
+        seeded.len() + 7
     );
 }
 

@@ -1,7 +1,7 @@
 //! A platform with many existing objects, for `export`'s tests and measurements: every
 //! repository and webhook Kind's example and every exportable access Kind's example
 //! (certificates, environments, Vault configurations, users, groups, permission targets),
-//! `copies` times, created through the adapter (so JFrog's server-side defaults apply as
+//! `copies` times (the five replication Kinds' once: a replication is its repository's), created through the adapter (so JFrog's server-side defaults apply as
 //! for any object made in JFrog), some with upper-case and underscore keys, some remote
 //! repositories with a password, some webhooks with handler secrets and every access
 //! object's secrets (the values given by `secret`, which never appear in an export).
@@ -73,6 +73,10 @@ pub async fn seed(
         for k in access::kinds() {
             let d = &k.resolved().decl;
             if d.rest.list().is_none() || !d.hooks.exportable(k.resolved()) {
+                continue;
+            }
+            // A replication is its repository's: one copy of each (another would replace it).
+            if d.group == "replication" && copy > 0 {
                 continue;
             }
             let base = access::examples::example_name(d.kind, false);

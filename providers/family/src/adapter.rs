@@ -229,7 +229,9 @@ impl ManagedKind for FamilyKind {
 #[derive(Clone)]
 struct Cached {
     client: JfrogClient,
-    snapshots: Arc<Mutex<HashMap<&'static str, Arc<Snapshot>>>>,
+    /// By list path, filled with the parent for a per-parent list (one snapshot per
+    /// project's roles, ...).
+    snapshots: Arc<Mutex<HashMap<String, Arc<Snapshot>>>>,
 }
 
 /// JfrogClients by ProviderConfig, shared by every Kind of a provider (one client, so one
@@ -293,24 +295,46 @@ impl ClientCache {
     }
 
     /// The client of a resolved config and the snapshot of `kind`'s list call (none when the
-    /// Kind has no list call).
+    /// Kind has no list call, or lists per parent: see [`Self::client_and_snapshot_for`]).
     pub fn client_and_snapshot(
         &self,
         config: &ResolvedConfig,
         kind: &ResolvedKind,
+    ) -> Result<(JfrogClient, Option<Arc<Snapshot>>), jfrog_client::Error> {
+        self.client_and_snapshot_for(config, kind, &Value::Null)
+    }
+
+    /// The client of a resolved config and the snapshot of `kind`'s list call for an MR with
+    /// these parameters: for a list per parent ([`crate::rest::Rest::list_parents`]) the
+    /// snapshot of the parent the parameters name (none while one of them is unset), shared
+    /// by every MR of that parent, so N objects of one project cost one list per poll.
+    pub fn client_and_snapshot_for(
+        &self,
+        config: &ResolvedConfig,
+        kind: &ResolvedKind,
+        params: &Value,
     ) -> Result<(JfrogClient, Option<Arc<Snapshot>>), jfrog_client::Error> {
         let cached = self.cached(config)?;
         let rest = kind.decl.rest;
         let Some(list) = rest.list() else {
             return Ok((cached.client, None));
         };
+        let mut parents = Vec::new();
+        for field in rest.list_parents() {
+            match user_value(params, field) {
+                Some(Value::String(v)) if !v.is_empty() => parents.push(v.clone()),
+                _ => return Ok((cached.client, None)),
+            }
+        }
+        let path = crate::rest::filled_path(list.path, &parents);
         let marks = lock(&self.marks).entry(list.path).or_default().clone();
         let snapshot = lock(&cached.snapshots)
-            .entry(list.path)
+            .entry(path)
             .or_insert_with(|| {
                 Arc::new(
                     Snapshot::new(self.settings.clone(), marks, *list, rest.case_insensitive())
-                        .with_rest(rest),
+                        .with_rest(rest)
+                        .with_parents(parents),
                 )
             })
             .clone();
@@ -431,11 +455,11 @@ impl Connector<FamilyKind> for FamilyConnector {
     async fn connect(
         &self,
         config: &ResolvedConfig,
-        _mr: &Managed<FamilyKind>,
+        mr: &Managed<FamilyKind>,
     ) -> Result<Box<dyn ExternalClient<FamilyKind>>, ExternalError> {
         let (client, snapshot) = self
             .cache
-            .client_and_snapshot(config, &self.kind)
+            .client_and_snapshot_for(config, &self.kind, &mr.for_provider)
             .map_err(ExternalError::new)?;
         let mut c = FamilyClient::new(client, self.kind.clone());
         c.snapshot = snapshot;
@@ -566,9 +590,22 @@ impl FamilyClient {
         }
     }
 
-    /// Mark a write to `key` (until the guard is dropped) so no older read is used for it.
-    fn begin_write(&self, key: &str) -> Option<WriteGuard> {
-        self.snapshot.as_ref().map(|s| s.begin_write(key))
+    /// Mark a write to `address` (until the guard is dropped) so no older read is used for
+    /// it.
+    fn begin_write(&self, address: &str) -> Option<WriteGuard> {
+        let key = self.list_key(address);
+        self.snapshot
+            .as_ref()
+            .map(|s| s.begin_write(key.as_deref().unwrap_or(address)))
+    }
+
+    /// The key under which the list shows the object at `address` (`None`: it cannot).
+    fn list_key(&self, address: &str) -> Option<String> {
+        // A scoped object (an address with a query) is not in the global list.
+        if address.contains('?') {
+            return None;
+        }
+        self.kind.decl.rest.list_key(address)
     }
 
     /// The object under `key` (`None`: it does not exist), from the snapshot when it can
@@ -579,15 +616,13 @@ impl FamilyClient {
         key: &str,
         mr: &Managed<FamilyKind>,
     ) -> Result<Option<Arc<Value>>, ExternalError> {
-        // A scoped object (an address with a query) is not in the global list.
-        let scoped = key.contains('?');
-        let snapshot = self
-            .snapshot
-            .as_ref()
-            .filter(|_| !scoped)
-            .and_then(|s| s.max_age(&mr.annotations).map(|age| (s, age)));
-        if let Some((s, max_age)) = snapshot {
-            match s.lookup(&self.client, key, max_age).await {
+        let listed = self.list_key(key);
+        let snapshot = listed.as_deref().and_then(|listed| {
+            let s = self.snapshot.as_ref()?;
+            s.max_age(&mr.annotations).map(|age| (s, age, listed))
+        });
+        if let Some((s, max_age, listed)) = snapshot {
+            match s.lookup(&self.client, listed, max_age).await {
                 Lookup::Found(v) => return Ok(Some(v)),
                 Lookup::Absent => return Ok(None),
                 Lookup::Unknown => {}
@@ -599,8 +634,8 @@ impl FamilyClient {
             Err(e) if e.is_not_found() => None,
             Err(e) => return Err(ExternalError::new(e)),
         };
-        if let Some((s, _)) = snapshot {
-            s.record_read(key, result.as_deref(), sent);
+        if let Some((s, _, listed)) = snapshot {
+            s.record_read(listed, result.as_deref(), sent);
         }
         Ok(result)
     }

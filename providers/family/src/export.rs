@@ -21,6 +21,12 @@
 //!   them (they are then needed before adoption, and sent once); others are listed.
 //! - Objects the platform creates itself (the family's [`Hooks::platform_owned`]) are
 //!   skipped and listed; so are objects no declared Kind matches, or more than one.
+//! - Kinds listed per parent (a project's environments, roles and members; an OIDC
+//!   configuration's identity mappings: [`crate::rest::Rest::parent_list`]) are exported by
+//!   listing the parents (the projects list, read once for every such Kind, or not at all
+//!   when the parent Kind is exported too) and then each parent's list: one request per
+//!   parent and Kind. Their manifests name the parent (`projectKey`), and their names are
+//!   `<parent>-<name>` (unique across parents), the external name carrying the identifier.
 //! - Output is sorted and stable: the same platform exports byte-identical files.
 //!
 //! [`Hooks::platform_owned`]: crate::hooks::Hooks::platform_owned
@@ -203,6 +209,9 @@ pub async fn export(
     }
     lists.retain(|(_, ks)| ks.iter().any(|k| selected(k, &opts.only)));
     let total = lists.len();
+    // The keys of each parent list (projects, OIDC configurations), read once for every
+    // Kind inside such a parent.
+    let mut parent_keys: BTreeMap<String, Vec<String>> = BTreeMap::new();
     for (i, (family_list, ks)) in lists.iter().enumerate() {
         // The Kinds of one list share its binding.
         let rest = ks[0].decl.rest;
@@ -215,133 +224,240 @@ pub async fn export(
             })?
             .unwrap_or(*family_list);
         let list = &list;
-        out.requests += 1;
-        let body = list
-            .request(client)
-            .send()
-            .await
-            .map_err(|source| ExportError::List {
-                path: list.path,
-                source,
-            })?;
-        let objects = list_objects(list, body.body())?;
-        progress(&format!(
-            "list {}/{total} {}: {} objects",
-            i + 1,
-            list.path,
-            objects.len()
-        ));
-        let case_insensitive = ks.first().is_some_and(|k| k.decl.rest.case_insensitive());
-        let mut names: BTreeMap<(&str, String), String> = BTreeMap::new();
-        for (n, obj) in objects.iter().enumerate() {
-            if n > 0 && n % 100 == 0 {
-                progress(&format!("{}: {n}/{} objects", list.path, objects.len()));
-            }
-            let key = list.key_of(obj);
-            let skip = |reason: String| Skipped {
-                what: list.path.to_string(),
-                key: key.clone(),
-                reason,
-            };
-            if key.is_empty() {
-                out.skipped
-                    .push(skip(format!("no {} member", list.key_member)));
-                continue;
-            }
-            if let Some(reason) = ks
-                .iter()
-                .find_map(|k| k.decl.hooks.platform_owned(&key, obj))
-            {
-                out.platform_owned.push(skip(reason));
-                continue;
-            }
-            // A list that shows only which objects exist: read each for its details.
-            let read;
-            let obj = if rest.list_reads_each() {
-                out.requests += 1;
-                read = match rest.read(client, &key).await {
-                    Ok(v) => v,
-                    Err(e) if e.is_not_found() => {
-                        out.skipped
-                            .push(skip("deleted while the export ran".to_string()));
-                        continue;
-                    }
-                    Err(source) => {
-                        return Err(ExportError::List {
-                            path: list.path,
+        // A list per parent: the parents' list first, then each parent's.
+        let parents: Vec<Vec<String>> = match rest.parent_list() {
+            Some(parent) if !rest.list_parents().is_empty() => {
+                let label = format!("{} {}", parent.service.base_path(), parent.path);
+                if !parent_keys.contains_key(&label) {
+                    out.requests += 1;
+                    let body = parent.request(client).send().await.map_err(|source| {
+                        ExportError::List {
+                            path: parent.path,
                             source,
-                        });
+                        }
+                    })?;
+                    let keys = sorted_keys(parent, &list_objects(parent, body.body())?);
+                    parent_keys.insert(label.clone(), keys);
+                }
+                parent_keys[&label]
+                    .iter()
+                    .map(|k| vec![k.clone()])
+                    .collect()
+            }
+            _ => vec![Vec::new()],
+        };
+        for parent in parents {
+            let path = crate::rest::filled_path(list.path, &parent);
+            out.requests += 1;
+            let answer = parent
+                .iter()
+                .fold(list.request(client), |r, p| r.param(p))
+                .send()
+                .await;
+            let body = match answer {
+                Ok(b) => b,
+                // The parent was deleted while the export ran.
+                Err(e) if e.is_not_found() && !parent.is_empty() => continue,
+                Err(source) => {
+                    return Err(ExportError::List {
+                        path: list.path,
+                        source,
+                    });
+                }
+            };
+            let objects = list_objects(list, body.body())?;
+            // A list of the whole platform also serves as the parent list of the Kinds
+            // inside its objects (the projects list for the roles of each project).
+            if parent.is_empty() {
+                parent_keys
+                    .entry(format!("{} {}", list.service.base_path(), list.path))
+                    .or_insert_with(|| sorted_keys(list, &objects));
+            }
+            progress(&format!(
+                "list {}/{total} {path}: {} objects",
+                i + 1,
+                objects.len()
+            ));
+            let case_insensitive = ks.first().is_some_and(|k| k.decl.rest.case_insensitive());
+            // Kinds the family tells apart by more than the objects (replications).
+            let chosen = match ks[0].decl.hooks.export_kinds(client, ks[0], &objects).await {
+                Ok(Some((chosen, asked))) => {
+                    out.requests += asked;
+                    Some(chosen)
+                }
+                Ok(None) => None,
+                Err(source) => {
+                    return Err(ExportError::List {
+                        path: list.path,
+                        source,
+                    });
+                }
+            };
+            // A key listed once per target is one object.
+            let mut seen: BTreeSet<String> = BTreeSet::new();
+            let mut names: BTreeMap<(&str, String), String> = BTreeMap::new();
+            for (n, obj) in objects.iter().enumerate() {
+                if n > 0 && n % 100 == 0 {
+                    progress(&format!("{path}: {n}/{} objects", objects.len()));
+                }
+                let listed = list.key_of(obj);
+                let skip = |reason: String| Skipped {
+                    what: path.clone(),
+                    key: listed.clone(),
+                    reason,
+                };
+                if listed.is_empty() {
+                    out.skipped
+                        .push(skip(format!("no {} member", list.key_member)));
+                    continue;
+                }
+                // Inside a parent: the object's own name, as its MR's external name.
+                let key = if parent.is_empty() {
+                    listed.clone()
+                } else {
+                    let parent: Vec<&str> = parent.iter().map(String::as_str).collect();
+                    match rest.listed_address(&parent, &listed) {
+                        Some(k) => k,
+                        None => {
+                            out.skipped
+                                .push(skip("not an object of a declared Kind".to_string()));
+                            continue;
+                        }
                     }
                 };
-                &read
-            } else {
-                obj
-            };
-            let kind = match best_match(ks, obj).as_slice() {
-                [k, ..] if !selected(k, &opts.only) => {
-                    out.not_selected += 1;
+                if let Some(reason) = ks
+                    .iter()
+                    .find_map(|k| k.decl.hooks.platform_owned(&key, obj))
+                {
+                    out.platform_owned.push(skip(reason));
                     continue;
                 }
-                [k, ..] => *k,
-                [] => {
-                    out.skipped.push(skip(format!(
-                        "no declared Kind has {}",
-                        describe_identity(ks, obj)
-                    )));
+                let chosen_kind = match &chosen {
+                    None => None,
+                    Some(chosen) => {
+                        if !seen.insert(key.clone()) {
+                            continue;
+                        }
+                        match chosen
+                            .get(&key)
+                            .and_then(|c| ks.iter().find(|k| k.decl.kind == *c))
+                        {
+                            Some(k) => Some(*k),
+                            None => {
+                                out.skipped
+                                    .push(skip("no declared Kind holds it".to_string()));
+                                continue;
+                            }
+                        }
+                    }
+                };
+                // The binding that reads it: its chosen Kind's, else the list's.
+                let rest = chosen_kind.map_or(rest, |k| k.decl.rest);
+                // A list that shows only which objects exist: read each for its details.
+                let read;
+                let obj = if rest.list_reads_each() {
+                    out.requests += 1;
+                    read = match rest.read(client, &key).await {
+                        Ok(v) => v,
+                        Err(e) if e.is_not_found() => {
+                            out.skipped
+                                .push(skip("deleted while the export ran".to_string()));
+                            continue;
+                        }
+                        Err(source) => {
+                            return Err(ExportError::List {
+                                path: list.path,
+                                source,
+                            });
+                        }
+                    };
+                    &read
+                } else {
+                    obj
+                };
+                let matched = match chosen_kind {
+                    Some(k) => vec![k],
+                    None => best_match(ks, obj),
+                };
+                let kind = match matched.as_slice() {
+                    [k, ..] if !selected(k, &opts.only) => {
+                        out.not_selected += 1;
+                        continue;
+                    }
+                    [k, ..] => *k,
+                    [] => {
+                        out.skipped.push(skip(format!(
+                            "no declared Kind has {}",
+                            describe_identity(ks, obj)
+                        )));
+                        continue;
+                    }
+                };
+                let what = kind.decl.kind.to_string();
+                if let Err(rule) = kind.decl.hooks.check_key(&key) {
+                    out.skipped.push(Skipped {
+                        what,
+                        key,
+                        reason: format!("identifier refused: {rule}"),
+                    });
                     continue;
                 }
-            };
-            let what = kind.decl.kind.to_string();
-            if let Err(rule) = kind.decl.hooks.check_key(&key) {
-                out.skipped.push(Skipped {
-                    what,
-                    key,
-                    reason: format!("identifier refused: {rule}"),
-                });
-                continue;
+                let ctx = kind.decl.hooks.diff_context(client, &key);
+                // As the adapter reads it (a watch's filters unfolded into its declared fields).
+                let decoded = kind.decl.hooks.decode(kind, obj);
+                let in_parent: Vec<(&str, &str)> = rest
+                    .list_parents()
+                    .iter()
+                    .copied()
+                    .zip(parent.iter().map(String::as_str))
+                    .collect();
+                let mut one = object(
+                    kind,
+                    &key,
+                    &in_parent,
+                    decoded.as_ref().unwrap_or(obj),
+                    &ctx,
+                    opts,
+                );
+                // Two identifiers with one name (case variants of a case-sensitive key).
+                let slot = (kind.decl.kind, one.object.name.clone());
+                let folded = if case_insensitive {
+                    key.to_ascii_lowercase()
+                } else {
+                    key.clone()
+                };
+                if let Some(other) = names.get(&slot) {
+                    out.skipped.push(Skipped {
+                        what,
+                        key,
+                        reason: format!("its name {} is taken by {other}", one.object.name),
+                    });
+                    continue;
+                }
+                names.insert(slot, folded);
+                if let Err(rule) = kind
+                    .decl
+                    .hooks
+                    .check_params(kind, &one.object.manifest["spec"]["forProvider"])
+                {
+                    out.skipped.push(Skipped {
+                        what,
+                        key,
+                        reason: format!("its parameters are refused: {rule}"),
+                    });
+                    continue;
+                }
+                if !one.differs.is_empty() {
+                    out.warnings.push(format!(
+                        "{}/{} ({key}): adoption would update {}",
+                        kind.decl.kind,
+                        one.object.name,
+                        one.differs.join(", ")
+                    ));
+                }
+                out.secrets.append(&mut one.secrets);
+                out.objects.push(one.object);
             }
-            let ctx = kind.decl.hooks.diff_context(client, &key);
-            // As the adapter reads it (a watch's filters unfolded into its declared fields).
-            let decoded = kind.decl.hooks.decode(kind, obj);
-            let mut one = object(kind, &key, decoded.as_ref().unwrap_or(obj), &ctx, opts);
-            // Two identifiers with one name (case variants of a case-sensitive key).
-            let slot = (kind.decl.kind, one.object.name.clone());
-            let folded = if case_insensitive {
-                key.to_ascii_lowercase()
-            } else {
-                key.clone()
-            };
-            if let Some(other) = names.get(&slot) {
-                out.skipped.push(Skipped {
-                    what,
-                    key,
-                    reason: format!("its name {} is taken by {other}", one.object.name),
-                });
-                continue;
-            }
-            names.insert(slot, folded);
-            if let Err(rule) = kind
-                .decl
-                .hooks
-                .check_params(kind, &one.object.manifest["spec"]["forProvider"])
-            {
-                out.skipped.push(Skipped {
-                    what,
-                    key,
-                    reason: format!("its parameters are refused: {rule}"),
-                });
-                continue;
-            }
-            if !one.differs.is_empty() {
-                out.warnings.push(format!(
-                    "{}/{} ({key}): adoption would update {}",
-                    kind.decl.kind,
-                    one.object.name,
-                    one.differs.join(", ")
-                ));
-            }
-            out.secrets.append(&mut one.secrets);
-            out.objects.push(one.object);
         }
     }
     out.objects
@@ -352,6 +468,17 @@ pub async fn export(
     out.unlisted_kinds.sort();
     out.warnings.sort();
     Ok(out)
+}
+
+/// The keys of the objects of a list answer, sorted (the parents of a per-parent list).
+fn sorted_keys(list: &ListCall, objects: &[Value]) -> Vec<String> {
+    let mut keys: Vec<String> = objects
+        .iter()
+        .map(|o| list.key_of(o))
+        .filter(|k| !k.is_empty())
+        .collect();
+    keys.sort();
+    keys
 }
 
 /// The objects of a list answer; a grouped answer's group name goes into its member.
@@ -486,9 +613,15 @@ fn describe_identity(kinds: &[&ResolvedKind], obj: &Value) -> String {
 /// A valid Kubernetes object name for `key`: the key itself when it is one, else its
 /// lower-cased form with other characters as `-` and a digest of the key appended.
 pub fn object_name(key: &str) -> String {
+    bounded_name(key, 253, 200)
+}
+
+/// [`object_name`] of at most `max` characters: `key` when it is a valid name that short,
+/// else its first `base` characters made valid, with a digest of the key appended.
+fn bounded_name(key: &str, max: usize, limit: usize) -> String {
     let valid = |s: &str| {
         !s.is_empty()
-            && s.len() <= 253
+            && s.len() <= max
             && s.bytes()
                 .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-' || b == b'.')
             && s.starts_with(|c: char| c.is_ascii_alphanumeric())
@@ -507,7 +640,7 @@ pub fn object_name(key: &str) -> String {
             base.push('-');
         }
     }
-    let mut base: String = base.trim_matches('-').chars().take(200).collect();
+    let mut base: String = base.trim_matches('-').chars().take(limit).collect();
     while base.ends_with('-') {
         base.pop();
     }
@@ -581,7 +714,16 @@ fn prune_element(children: &[Field], elem: &mut Value) {
     }
 }
 
-fn object(kind: &ResolvedKind, key: &str, body: &Value, ctx: &DiffContext, opts: &Options) -> One {
+/// `parent`: the fields naming the parent of an object listed per parent, with their values
+/// (set in `forProvider`, and the name made unique across parents).
+fn object(
+    kind: &ResolvedKind,
+    key: &str,
+    parent: &[(&str, &str)],
+    body: &Value,
+    ctx: &DiffContext,
+    opts: &Options,
+) -> One {
     let d = &kind.decl;
     let observed = wire::from_wire(kind, body);
     let id_fields: Vec<&str> = match d.id {
@@ -644,8 +786,17 @@ fn object(kind: &ResolvedKind, key: &str, body: &Value, ctx: &DiffContext, opts:
         }
     }
 
+    for (field, value) in parent {
+        params.insert(field.to_string(), json!(value));
+    }
     let name = match d.id {
         Id::Singleton(_) => kebab(d.kind, ""),
+        _ if !parent.is_empty() => {
+            // Within one DNS label (63 characters): some API servers check each label.
+            let mut n: String = parent.iter().map(|(_, v)| format!("{v}-")).collect();
+            n.push_str(key);
+            bounded_name(&n, 63, 54)
+        }
         _ => object_name(key),
     };
     let (api_version, namespace) = match &opts.scope {
@@ -1256,6 +1407,7 @@ mod tests {
         let one = object(
             &a,
             "Team_A",
+            &[],
             &body,
             &DiffContext::default(),
             &Options::default(),
@@ -1289,13 +1441,60 @@ mod tests {
             observe_only: true,
             ..Options::default()
         };
-        let one = object(&a, "Team_A", &body, &DiffContext::default(), &opts);
+        let one = object(&a, "Team_A", &[], &body, &DiffContext::default(), &opts);
         assert!(one.object.manifest["spec"].get("initProvider").is_none());
         assert_eq!(
             one.object.manifest["spec"]["managementPolicies"],
             json!(["Observe"])
         );
         assert!(!one.secrets[0].referenced);
+    }
+
+    /// An object listed inside a parent names it in `forProvider`, and its name (unique
+    /// across parents) stays within one DNS label; the external name is its own key.
+    #[test]
+    fn an_object_inside_a_parent_names_it() {
+        let a = decl("KindA", FIELDS_A).resolve().expect("a");
+        let body = json!({"key": "dev", "class": "local"});
+        let opts = Options::default();
+        let one = object(
+            &a,
+            "dev",
+            &[("projectKey", "team")],
+            &body,
+            &DiffContext::default(),
+            &opts,
+        );
+        let m = &one.object.manifest;
+        assert_eq!(one.object.name, "team-dev");
+        assert_eq!(m["spec"]["forProvider"]["projectKey"], "team");
+        assert_eq!(m["metadata"]["annotations"][EXTERNAL_NAME], "dev");
+        let long = "example_oidc_identity_mapping_with_a_long_name_1";
+        let one = object(
+            &a,
+            long,
+            &[("providerName", "example-oidc-configuration")],
+            &body,
+            &DiffContext::default(),
+            &opts,
+        );
+        assert!(one.object.name.len() <= 63, "{}", one.object.name);
+        assert!(
+            one.object
+                .name
+                .starts_with("example-oidc-configuration-example-oidc")
+        );
+        assert_eq!(one.object.key, long);
+        // Another parent, another name.
+        let other = object(
+            &a,
+            long,
+            &[("providerName", "other")],
+            &body,
+            &DiffContext::default(),
+            &opts,
+        );
+        assert_ne!(other.object.name, one.object.name);
     }
 
     /// A provider with nothing to export writes no kustomization (kustomize refuses one

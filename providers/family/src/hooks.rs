@@ -155,6 +155,23 @@ pub trait Hooks: Send + Sync + std::fmt::Debug {
     ) -> Result<Option<String>, jfrog_client::Error> {
         Ok(None)
     }
+
+    /// For `export`, when several Kinds share a list and what tells them apart is not in
+    /// the objects (a repository's replication: its repository's class, and how many
+    /// targets the list shows for it): the Kind of each listed key, given every entry of
+    /// the list answer (a key may appear once per target; `kind` is the list's first Kind),
+    /// with the number of requests
+    /// asked to decide. Objects are then read with their Kind's binding. `Ok(None)`: the
+    /// generic matching.
+    async fn export_kinds(
+        &self,
+        _client: &JfrogClient,
+        _kind: &ResolvedKind,
+        _entries: &[Value],
+    ) -> Result<Option<(std::collections::BTreeMap<String, &'static str>, u64)>, jfrog_client::Error>
+    {
+        Ok(None)
+    }
 }
 
 /// A family without hooks.

@@ -215,6 +215,32 @@ pub trait Rest: Send + Sync + std::fmt::Debug {
     fn list_reads_each(&self) -> bool {
         false
     }
+    /// For a list per parent ([`Listed::parents`]): the Kind's fields whose values fill the
+    /// list path's parameters, in order (one list, and one snapshot, per parent); empty for
+    /// a list of the whole platform.
+    fn list_parents(&self) -> &'static [&'static str] {
+        &[]
+    }
+    /// For a list per parent: the list of the parents (every project, every OIDC
+    /// configuration), whose key member fills the one parameter of the list path, so that
+    /// `export` lists the parents and then each parent's objects.
+    fn parent_list(&self) -> Option<&'static ListCall> {
+        None
+    }
+    /// The key under which the list shows the object at `address` (`None`: the list cannot
+    /// show it, so it is read by key). A per-parent list's objects are keyed
+    /// `<parent>/<key member>` (the parent values joined by `/`); a binding whose address
+    /// holds more (a switch) or whose list spells the key otherwise (environments listed as
+    /// `<project>-<name>`) maps it here. The address itself by default.
+    fn list_key(&self, address: &str) -> Option<String> {
+        Some(address.to_string())
+    }
+    /// The inverse for `export`: the object's name (its external name) from the key member
+    /// of a per-parent list entry under `parents`; `None` to skip the entry. The key member
+    /// itself by default.
+    fn listed_address(&self, _parents: &[&str], key: &str) -> Option<String> {
+        Some(key.to_string())
+    }
     /// Whether identifiers are case-insensitive (`Repo` and `repo` are one object).
     fn case_insensitive(&self) -> bool {
         false
@@ -415,6 +441,12 @@ pub struct Listed {
     pub list: ListCall,
     /// The list shows only which objects exist ([`Rest::list_reads_each`]).
     pub reads_each: bool,
+    /// For a list per parent (a path with `{...}` parameters, e.g. a project's roles): the
+    /// Kind's fields (CRD names) whose values fill the parameters, in order; empty for a
+    /// list of the whole platform ([`Rest::list_parents`]).
+    pub parents: &'static [&'static str],
+    /// The list of the parents ([`Rest::parent_list`]).
+    pub parent_list: Option<&'static ListCall>,
 }
 
 #[async_trait]
@@ -447,12 +479,46 @@ impl Rest for Listed {
     fn list_reads_each(&self) -> bool {
         self.reads_each
     }
+    fn list_parents(&self) -> &'static [&'static str] {
+        self.parents
+    }
+    fn parent_list(&self) -> Option<&'static ListCall> {
+        self.parent_list
+    }
+    fn list_key(&self, address: &str) -> Option<String> {
+        self.rest.list_key(address)
+    }
+    fn listed_address(&self, parents: &[&str], key: &str) -> Option<String> {
+        self.rest.listed_address(parents, key)
+    }
     fn case_insensitive(&self) -> bool {
         self.rest.case_insensitive()
     }
     fn forgets_on_delete(&self) -> bool {
         self.rest.forgets_on_delete()
     }
+}
+
+/// `template` with its `{...}` parameters replaced by `values` in order (a per-parent list's
+/// path, e.g. `/api/v1/projects/team/roles`): the snapshot's key, not a URL (the client
+/// encodes the values it sends).
+pub fn filled_path(template: &str, values: &[String]) -> String {
+    let mut out = String::with_capacity(template.len());
+    let mut rest = template;
+    let mut values = values.iter();
+    while let Some(open) = rest.find('{') {
+        let Some(close) = rest[open..].find('}') else {
+            break;
+        };
+        out.push_str(&rest[..open]);
+        match values.next() {
+            Some(v) => out.push_str(v),
+            None => out.push_str(&rest[open..open + close + 1]),
+        }
+        rest = &rest[open + close + 1..];
+    }
+    out.push_str(rest);
+    out
 }
 
 /// The two parts of a `<parent>/<name>` address built by a family's `address` hook (the
@@ -608,6 +674,18 @@ mod tests {
             assert_eq!(l.body(), body, "{shape:?}");
             assert_eq!(l.counted_as(), counted, "{shape:?}");
         }
+    }
+
+    #[test]
+    fn a_per_parent_list_path_is_filled_in_order() {
+        let v = |s: &[&str]| s.iter().map(|x| x.to_string()).collect::<Vec<_>>();
+        assert_eq!(
+            filled_path("/api/v1/projects/{project}/roles", &v(&["team"])),
+            "/api/v1/projects/team/roles"
+        );
+        assert_eq!(filled_path("/a/{x}/b/{y}", &v(&["1", "2"])), "/a/1/b/2");
+        assert_eq!(filled_path("/a/{x}/b/{y}", &v(&["1"])), "/a/1/b/{y}");
+        assert_eq!(filled_path("/api/v1/projects", &[]), "/api/v1/projects");
     }
 
     #[test]

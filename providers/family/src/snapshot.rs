@@ -62,6 +62,17 @@
 //! list call that depends on the platform ([`crate::rest::Rest::list_on`], e.g. the users
 //! API by Artifactory version) is chosen at each refresh.
 //!
+//! Lists per parent (a project's roles, environments and members: a list path with
+//! parameters, [`crate::rest::Listed::parents`]): the parameters come from fields of the
+//! MR, and there is one snapshot per filled path (per project) and client, so N objects of
+//! one project cost one list per poll and project. Listed objects are keyed
+//! `<parent>/<key member>`, which is the address the family builds for them (or what the
+//! binding's [`Rest::list_key`] maps an address to); the rules above hold per snapshot. A
+//! 404 answer to a parent's list means the parent is missing, not that the platform lacks
+//! the call: its objects are read by key (which finds them missing, and a create then fails
+//! with JFrog's "Project '...' was not found" and is retried), and the list is asked again
+//! after `min(TTL, 30 s)`.
+//!
 //! # Deviations
 //!
 //! - Platforms without `GET /api/repositories/configurations` are observed by one `GET`
@@ -368,6 +379,11 @@ pub struct Snapshot {
     rest: Option<&'static dyn Rest>,
     /// The list shows only which objects exist ([`Rest::list_reads_each`]).
     reads_each: bool,
+    /// The values filling a per-parent list's path parameters ([`Rest::list_parents`]);
+    /// empty for a list of the whole platform.
+    parents: Vec<String>,
+    /// What the listed keys are prefixed with: the parents joined by `/`, then `/`.
+    prefix: String,
     state: Mutex<State>,
     flight: tokio::sync::Mutex<()>,
 }
@@ -378,6 +394,7 @@ impl std::fmt::Debug for Snapshot {
         let st = lock(&self.state);
         f.debug_struct("Snapshot")
             .field("list", &self.list.path)
+            .field("parents", &self.parents)
             .field("objects", &st.entries.len())
             .field("age", &st.fetched_at.map(|t| t.elapsed()))
             .finish()
@@ -400,6 +417,8 @@ impl Snapshot {
             case_insensitive,
             rest: None,
             reads_each: false,
+            parents: Vec::new(),
+            prefix: String::new(),
             state: Mutex::default(),
             flight: tokio::sync::Mutex::new(()),
         }
@@ -409,6 +428,25 @@ impl Snapshot {
     /// shows only which objects exist ([`Rest::list_reads_each`]), use the snapshot only to
     /// know that an object is absent: a listed one is read by key (the read then serves the
     /// MR's poll interval like any entry).
+    /// Make this the snapshot of one parent's list: `parents` fill the list path's
+    /// parameters, and each listed object is keyed `<parents joined by '/'>/<key member>`
+    /// (the address the family's `address` hook builds, or what [`Rest::list_key`] maps it
+    /// to). A 404 answer then means the parent is missing (not that the platform lacks the
+    /// call): its objects are read by key, and the list is asked again after
+    /// `min(TTL, 30 s)`.
+    pub fn with_parents(mut self, parents: Vec<String>) -> Self {
+        self.prefix = parents.iter().fold(String::new(), |mut p, v| {
+            p.push_str(v);
+            p.push('/');
+            p
+        });
+        if self.case_insensitive {
+            self.prefix.make_ascii_lowercase();
+        }
+        self.parents = parents;
+        self
+    }
+
     pub fn with_rest(mut self, rest: &'static dyn Rest) -> Self {
         self.reads_each = rest.list_reads_each();
         self.rest = Some(rest);
@@ -636,7 +674,11 @@ impl Snapshot {
                 return;
             }
         };
-        let answer = list.request(client).send().await;
+        let request = self
+            .parents
+            .iter()
+            .fold(list.request(client), |r, p| r.param(p));
+        let answer = request.send().await;
         let indexed = match answer {
             Ok(r) => {
                 // Unchanged configurations keep the text the old snapshot holds: the old and
@@ -646,9 +688,22 @@ impl Snapshot {
                     .iter()
                     .filter_map(|(k, e)| Some((k.clone(), e.json.clone()?)))
                     .collect();
-                index_reusing(&list, self.case_insensitive, r.body(), started, &previous).ok_or(
+                index_reusing(
+                    &list,
+                    self.case_insensitive,
+                    &self.prefix,
+                    r.body(),
+                    started,
+                    &previous,
+                )
+                .ok_or(
                     "expected an array, an object of arrays, an object holding an array, or a page holding every object",
                 )
+            }
+            Err(e) if e.is_not_found() && !self.parents.is_empty() => {
+                tracing::info!(list = self.list.path, parents = ?self.parents, "parent not found, observing its objects by key");
+                lock(&self.state).failed = Some((Instant::now(), false));
+                return;
             }
             Err(e) if e.is_not_found() || matches!(e, jfrog_client::Error::Forbidden { .. }) => {
                 tracing::info!(list = self.list.path, error = %e, "list unavailable, observing by key for an hour");
@@ -698,13 +753,14 @@ impl Snapshot {
 /// array) by key, each with the lower-cased name of its group. `None` for any other shape.
 #[cfg(test)]
 fn index(list: &ListCall, body: &[u8], read_at: Instant) -> Option<HashMap<String, Entry>> {
-    index_reusing(list, true, body, read_at, &HashMap::new())
+    index_reusing(list, true, "", body, read_at, &HashMap::new())
 }
 
 /// [`index`], taking the text of an object from `previous` when it is the same.
 fn index_reusing(
     list: &ListCall,
     case_insensitive: bool,
+    prefix: &str,
     body: &[u8],
     read_at: Instant,
     previous: &HashMap<String, Arc<str>>,
@@ -714,9 +770,11 @@ fn index_reusing(
     let mut push = |c: Compact, group: Option<Arc<str>>| {
         if !c.key.is_empty() {
             let key = if case_insensitive {
-                c.key.to_ascii_lowercase()
-            } else {
+                format!("{prefix}{}", c.key.to_ascii_lowercase())
+            } else if prefix.is_empty() {
                 c.key
+            } else {
+                format!("{prefix}{}", c.key)
             };
             let json = match previous.get(&key) {
                 Some(old) if **old == *c.json => Some(old.clone()),
@@ -831,7 +889,7 @@ mod tests {
         read_at: Instant,
         previous: &HashMap<String, Arc<str>>,
     ) -> Option<HashMap<String, Entry>> {
-        super::index_reusing(&LIST, true, body, read_at, previous)
+        super::index_reusing(&LIST, true, "", body, read_at, previous)
     }
 
     fn snapshot() -> Snapshot {
@@ -1165,6 +1223,43 @@ mod tests {
         );
         // A failed list is not asked again for every key: they are read by key.
         assert!(s.catch_up("k2").is_none());
+    }
+
+    /// A per-parent list's objects are keyed under their parent (the address the family
+    /// builds), so one project's snapshot never answers for another's objects.
+    #[test]
+    fn a_parents_list_keys_its_objects_under_the_parent() {
+        let members = ListCall {
+            service: jfrog_client::Service::Access,
+            path: "/api/v1/projects/{project}/users",
+            shape: ListShape::Wrapped("members"),
+            key_member: "name",
+        };
+        let settings = Arc::new(SnapshotSettings::default());
+        settings.set_ttl(Some(HOUR));
+        let s = Snapshot::new(settings, Arc::default(), members, false)
+            .with_parents(vec!["team".into()]);
+        assert_eq!(s.prefix, "team/");
+        let now = Instant::now();
+        let body = br#"{"members": [{"name": "Alice", "roles": ["Viewer"]}]}"#;
+        let entries = super::index_reusing(&members, false, &s.prefix, body, now, &HashMap::new())
+            .expect("indexed");
+        {
+            let mut st = lock(&s.state);
+            st.entries = entries;
+            st.fetched_at = Some(now);
+        }
+        let v = found(&s, "team/Alice", HOUR).expect("listed under its project");
+        assert_eq!(v["roles"], json!(["Viewer"]));
+        assert!(matches!(s.known("Alice", HOUR), Lookup::Absent));
+        assert!(matches!(s.known("team/bob", HOUR), Lookup::Absent));
+        // Written since the fetch: read by key.
+        drop(s.begin_write("team/bob"));
+        assert!(matches!(s.known("team/bob", HOUR), Lookup::Unknown));
+        // A case-insensitive family lower-cases the parent too.
+        let ci = Snapshot::new(Arc::default(), Arc::default(), members, true)
+            .with_parents(vec!["Team".into()]);
+        assert_eq!(ci.prefix, "team/");
     }
 
     #[test]

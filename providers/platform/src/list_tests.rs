@@ -1,8 +1,8 @@
 //! Observation by list for the Kinds whose Access (or Worker) API lists them: N MRs of a
 //! Kind cost one list request per poll, shared by every MR of the Kind. Groups and
 //! permissions are listed by name only, so each present object is still read by key (list,
-//! then read each); SCIM users and groups, OIDC configurations and workers are listed in
-//! full and not read at all. Each Kind also has one observe-only MR whose object does not
+//! then read each); SCIM users and groups, OIDC configurations, their identity mappings
+//! (one list per configuration) and workers are listed in full and not read at all. Each Kind also has one observe-only MR whose object does not
 //! exist: it is never read (the list shows it absent), and it is what the name-only lists
 //! are asked for (with every object present the steady state is one read per MR and no
 //! list; the full lists are asked once per poll). Counted in the simulator's request log over polls of every MR, after they
@@ -37,6 +37,13 @@ fn nth(kind: &str, i: usize) -> Value {
             p["emails"] = json!([{"value": user, "primary": true}]);
         }
         "WorkersService" => p["key"] = json!(format!("worker-{i}")),
+        // Every mapping under the first configuration: one list for all of them.
+        "OIDCIdentityMapping" => {
+            p["providerName"] = json!(format!(
+                "{}-0",
+                examples::example_name("OIDCConfiguration", false)
+            ))
+        }
         // Only the admin user: no group to create first.
         "Permission" => p["artifact"][0]["actions"][0]["groups"] = json!([]),
         _ => {}
@@ -73,6 +80,12 @@ const CASES: &[ListCase] = &[
         kind: "OIDCConfiguration",
         list: "/access/api/v1/oidc",
         item: "/access/api/v1/oidc/{key}",
+        reads_each: false,
+    },
+    ListCase {
+        kind: "OIDCIdentityMapping",
+        list: "/access/api/v1/oidc/{provider}/identity_mappings",
+        item: "/access/api/v1/oidc/{provider}/identity_mappings/{name}",
         reads_each: false,
     },
     ListCase {

@@ -65,3 +65,89 @@ async fn one_list_per_poll_for_every_project() {
         o.data["status"]
     );
 }
+
+/// The Kinds inside a project, observed through their project's lists.
+const IN_PROJECT: &[ListCase] = &[
+    ListCase {
+        kind: "Environment",
+        list: "/access/api/v1/projects/{p}/environments",
+        item: "/access/api/v1/projects/{p}/environments/{env}",
+        reads_each: false,
+    },
+    ListCase {
+        kind: "Role",
+        list: "/access/api/v1/projects/{p}/roles",
+        item: "/access/api/v1/projects/{p}/roles/{name}",
+        reads_each: false,
+    },
+    ListCase {
+        kind: "User",
+        list: "/access/api/v1/projects/{p}/users",
+        item: "/access/api/v1/projects/{p}/users/{name}",
+        reads_each: false,
+    },
+    ListCase {
+        kind: "Group",
+        list: "/access/api/v1/projects/{p}/groups",
+        item: "/access/api/v1/projects/{p}/groups/{name}",
+        reads_each: false,
+    },
+];
+
+/// Two environments, two roles, two users and two groups of one project cost one list of
+/// each Kind per poll (per project: the snapshot is keyed by the filled list path), no read
+/// by key; an observe-only role the project's list lacks is absent without one.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_list_per_poll_per_project_and_kind() {
+    let cache = Arc::new(ClientCache::new(crate::PROVIDER));
+    cache.set_snapshot_ttl(Some(POLL));
+    let mut env = suite::start(crate::PROVIDER, kinds(), cache).await;
+    for n in ["listed-user-0", "listed-user-1"] {
+        assert!(
+            env.sim
+                .put_object("users", n, json!({"email": format!("{n}@example.com")}))
+        );
+    }
+    for n in ["listed-group-0", "listed-group-1"] {
+        assert!(env.sim.put_object("groups", n, json!({"description": ""})));
+    }
+    let kind = |k: &str| {
+        kinds()
+            .iter()
+            .find(|x| x.info().kind == k)
+            .expect("declared")
+            .clone()
+    };
+    let decl = |k: &str| KINDS.iter().find(|d| d.kind == k).expect("declared");
+    env.add(&kind("Project"), examples::example(decl("Project"), false))
+        .await;
+    let names = [
+        ("Environment", ["qa", "staging"]),
+        ("Role", ["listed-role-0", "listed-role-1"]),
+        ("User", ["listed-user-0", "listed-user-1"]),
+        ("Group", ["listed-group-0", "listed-group-1"]),
+    ];
+    for (k, ns) in names {
+        for n in ns {
+            let mut m = examples::example(decl(k), false);
+            m["metadata"]["name"] = json!(n);
+            env.add(&kind(k), m).await;
+        }
+    }
+    let mut absent = examples::example(decl("Role"), false);
+    absent["metadata"]["name"] = json!("never-created");
+    absent["spec"]["managementPolicies"] = json!(["Observe"]);
+    env.add(&kind("Role"), absent).await;
+    let managed = env.mrs.len() - 1;
+    converge(&env.mrs[..managed]).await;
+    let mut cases = CASES.to_vec();
+    cases.extend_from_slice(IN_PROJECT);
+    for round in 0..2 {
+        let counts = suite::list_poll(&env, POLL, &cases, 0).await;
+        eprintln!("poll {round}: {counts:?}");
+    }
+    assert!(
+        !env.mrs[managed].ready_and_synced().await,
+        "absent role found"
+    );
+}

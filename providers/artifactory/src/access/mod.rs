@@ -72,6 +72,7 @@ pub mod rest;
 #[rustfmt::skip]
 pub mod tables;
 
+use std::collections::BTreeMap;
 use std::sync::{Arc, OnceLock};
 
 use provider_family::{ClientCache, FamilyKind, Hooks, KindDecl, ResolvedKind};
@@ -101,6 +102,34 @@ pub fn crc32(s: &str) -> u32 {
     !crc
 }
 
+/// The Kind of each repository's replication, from its repository's class (`LOCAL`,
+/// `REMOTE`, as the repositories list spells it) and how many targets the replications list
+/// shows for it; a repository of another class (or gone) gets none.
+fn replication_kinds(
+    class: &BTreeMap<&str, &str>,
+    entries: &[Value],
+) -> BTreeMap<String, &'static str> {
+    let mut targets: BTreeMap<&str, usize> = BTreeMap::new();
+    for e in entries {
+        if let Some(k) = e["repoKey"].as_str() {
+            *targets.entry(k).or_default() += 1;
+        }
+    }
+    targets
+        .into_iter()
+        .filter_map(|(key, n)| {
+            let kind = match class.get(key).map(|c| c.to_ascii_lowercase()).as_deref() {
+                Some("remote") => "RemoteRepositoryReplication",
+                Some("local") if n > 1 => "LocalRepositoryMultiReplication",
+                Some("local") => "LocalRepositorySingleReplication",
+                _ => return None,
+            };
+            Some((key.to_string(), kind))
+        })
+        .collect()
+}
+
+#[async_trait::async_trait]
 impl Hooks for AccessHooks {
     /// What every platform starts with: the global environments (in the environments list,
     /// objects named by `name` without a link), the admin and anonymous users, the `readers`
@@ -132,12 +161,44 @@ impl Hooks for AccessHooks {
         )
     }
 
-    /// Not from a list: a token (its values exist only in its create answer), the anonymous
-    /// user (JFrog's own) and the replications (a repository's replication could be any of
-    /// the five Kinds).
+    /// Not from a list: a token (its values exist only in its create answer) and the
+    /// anonymous user (JFrog's own).
     fn exportable(&self, kind: &ResolvedKind) -> bool {
-        !(matches!(kind.decl.kind, "ScopedToken" | "AnonymousUser")
-            || kind.decl.group == "replication")
+        !matches!(kind.decl.kind, "ScopedToken" | "AnonymousUser")
+    }
+
+    /// Replications: the replications list shows one entry per target, not the Kind; it
+    /// comes from the repository's class (`GET /artifactory/api/repositories`, one request):
+    /// a remote repository's (pull) replication is a RemoteRepositoryReplication, a local
+    /// repository's with one target a LocalRepositorySingleReplication, with several a
+    /// LocalRepositoryMultiReplication. (PullReplication and PushReplication are the retired
+    /// names of the same calls: never chosen.)
+    async fn export_kinds(
+        &self,
+        client: &jfrog_client::JfrogClient,
+        kind: &ResolvedKind,
+        entries: &[Value],
+    ) -> Result<Option<(BTreeMap<String, &'static str>, u64)>, jfrog_client::Error> {
+        if kind.decl.group != "replication" {
+            return Ok(None);
+        }
+        let repos = provider_family::rest::request(
+            client,
+            jfrog_client::Service::Artifactory,
+            provider_family::Verb::Get,
+            "/api/repositories",
+            jfrog_client::Idempotency::Idempotent,
+            &[],
+        )
+        .send_value()
+        .await?;
+        let class: BTreeMap<&str, &str> = repos
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|r| Some((r["key"].as_str()?, r["type"].as_str()?)))
+            .collect();
+        Ok(Some((replication_kinds(&class, entries), 1)))
     }
 
     /// A User or UnmanagedUser without a password (and with the internal password enabled)
@@ -195,6 +256,40 @@ pub fn kinds() -> &'static [Arc<FamilyKind>] {
 /// The runtime registrations of every Kind, sharing the provider's client cache.
 pub fn registrations(cache: Arc<ClientCache>) -> Vec<Arc<dyn KindRegistration>> {
     provider_family::registrations(kinds(), cache)
+}
+
+#[cfg(test)]
+mod replication_kind_tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn a_replication_kind_comes_from_the_class_and_the_targets() {
+        let class = BTreeMap::from([
+            ("libs", "LOCAL"),
+            ("many", "LOCAL"),
+            ("npm", "REMOTE"),
+            ("v", "VIRTUAL"),
+        ]);
+        let entries = [
+            json!({"repoKey": "libs", "url": "https://a"}),
+            json!({"repoKey": "many", "url": "https://a"}),
+            json!({"repoKey": "many", "url": "https://b"}),
+            json!({"repoKey": "npm"}),
+            json!({"repoKey": "v"}),
+            json!({"repoKey": "gone"}),
+        ];
+        let got = replication_kinds(&class, &entries);
+        assert_eq!(
+            got,
+            BTreeMap::from([
+                ("libs".to_string(), "LocalRepositorySingleReplication"),
+                ("many".to_string(), "LocalRepositoryMultiReplication"),
+                ("npm".to_string(), "RemoteRepositoryReplication"),
+            ])
+        );
+    }
 }
 
 #[cfg(test)]

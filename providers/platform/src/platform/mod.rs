@@ -25,10 +25,15 @@
 //! OIDCConfiguration, SAMLSettings and WorkersService (their lists carry whole objects).
 //! Group and Permission lists name the objects only: an object the list lacks is missing
 //! without a read, a listed one is read by key (steady state: one read per MR, no list).
-//! Not listed: the Kinds inside a parent (GroupMembers, OIDCIdentityMapping), the
-//! singletons, AWSIAMRole (no list call) and LifecycleStage (its address carries the
-//! project and the delete behaviour, which its list does not key by). `export` covers the
-//! listed Kinds, skipping the default `readers` group and the built-in permissions.
+//! OIDCIdentityMapping is observed through its configuration's list
+//! (`GET /access/api/v1/oidc/{provider_name}/identity_mappings`, the family's per-parent
+//! snapshot filled from `providerName`): one list per configuration and poll; a project's
+//! mapping (`projectKey` set) is read by key, since that list shows the platform's only.
+//! Not listed: GroupMembers (its group's read is its only source), the singletons,
+//! AWSIAMRole (no list call) and LifecycleStage (`GET /access/api/v2/stages` mixes global
+//! and project stages keyed by name alone, while the MR's address carries the project: a
+//! read by key is exact). `export` covers the listed Kinds, skipping the default `readers`
+//! group and the built-in permissions.
 //!
 //! # Membership
 //!
@@ -184,6 +189,7 @@ impl Hooks for PlatformHooks {
     fn decode(&self, kind: &ResolvedKind, body: &Value) -> Option<Value> {
         match kind.decl.kind {
             "OIDCConfiguration" => rest::oidc_from_jfrog(body),
+            "OIDCIdentityMapping" => rest::mapping_from_jfrog(body),
             _ => None,
         }
     }

@@ -52,6 +52,8 @@ pub static GROUP: Listed = Listed {
         key_member: "group_name",
     },
     reads_each: true,
+    parents: &[],
+    parent_list: None,
 };
 
 static GROUP_CALLS: Paths = Paths {
@@ -160,6 +162,8 @@ pub static OIDCCONFIGURATION: Listed = Listed {
         key_member: "name",
     },
     reads_each: false,
+    parents: &[],
+    parent_list: None,
 };
 
 static OIDC_CALLS: Converted = Converted {
@@ -352,6 +356,8 @@ pub static PERMISSION: Listed = Listed {
         key_member: "name",
     },
     reads_each: true,
+    parents: &[],
+    parent_list: None,
 };
 
 const RESOURCE_TYPES: &[&str] = &[
@@ -544,8 +550,23 @@ impl Rest for PermissionRest {
 #[derive(Debug)]
 pub struct IdentityMappingRest;
 
-/// The identity mapping binding.
-pub static OIDCIDENTITYMAPPING: IdentityMappingRest = IdentityMappingRest;
+/// The identity mapping binding, observed through its OIDC configuration's list
+/// (`GET /api/v1/oidc/{provider}/identity_mappings`: an array of full mappings, the claims
+/// an object, turned into text by the family's `decode` hook for list entries and reads
+/// alike): one list per configuration and poll. The list without `project_key` shows the
+/// platform's mappings only, so a project's mapping is read by key.
+pub static OIDCIDENTITYMAPPING: Listed = Listed {
+    rest: &IdentityMappingRest,
+    list: ListCall {
+        service: A,
+        path: MAPPINGS,
+        shape: ListShape::Array,
+        key_member: "name",
+    },
+    reads_each: false,
+    parents: &["providerName"],
+    parent_list: Some(&OIDCCONFIGURATION.list),
+};
 
 const MAPPINGS: &str = "/api/v1/oidc/{provider}/identity_mappings";
 const MAPPING: &str = "/api/v1/oidc/{provider}/identity_mappings/{name}";
@@ -592,11 +613,7 @@ impl Rest for IdentityMappingRest {
             Idempotency::Idempotent,
             &[provider, name],
         );
-        let mut v = with_project(r, project).send_value().await?;
-        if let Some(c) = v.get("claims").filter(|c| c.is_object()).cloned() {
-            v["claims"] = json!(claims_text(&c));
-        }
-        Ok(v)
+        with_project(r, project).send_value().await
     }
     async fn create(
         &self,
@@ -651,6 +668,21 @@ impl Rest for IdentityMappingRest {
         );
         with_project(r, project).send_empty().await
     }
+    /// The platform's mappings only (`<provider>/<name>`): the list shows no project's.
+    fn list_key(&self, address: &str) -> Option<String> {
+        match address_triple(address) {
+            (provider, name, "") => Some(format!("{provider}/{name}")),
+            _ => None,
+        }
+    }
+}
+
+/// An identity mapping as JFrog answers it (read or list entry) with its claims as text.
+pub fn mapping_from_jfrog(body: &Value) -> Option<Value> {
+    let c = body.get("claims").filter(|c| c.is_object())?;
+    let mut v = body.clone();
+    v["claims"] = json!(claims_text(c));
+    Some(v)
 }
 
 /// The lifecycle of the platform (`_`) or of a project (its key): read by GET, written by

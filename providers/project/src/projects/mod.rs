@@ -24,8 +24,14 @@
 //! Projects are observed by one `GET /access/api/v1/projects` per poll for all Project MRs
 //! (the list carries whole projects; the quota in bytes and the inverted `soft_limit` are
 //! converted by the `decode` hook for list entries and reads alike), and exported from it.
-//! The Kinds inside a project are still read by key: their lists are per project, which
-//! the family's snapshot (one list call per Kind) does not express yet.
+//! Environments, roles, users and groups are observed through their project's lists
+//! (`GET /access/api/v1/projects/{project_key}/environments`, `.../roles`, `.../users`,
+//! `.../groups`; the family's per-parent snapshot, filled from `projectKey`): one list per
+//! project, Kind and poll, whatever the number of MRs. A project the list answers 404 for
+//! is missing: its objects are then read by key (and created once it exists). Repository
+//! assignment and sharing are read by key from the repository's Access status
+//! (`GET /access/api/v1/projects/_/repositories/{repo}`): Access has no list of a
+//! project's repositories with their sharing state.
 //!
 //! # Membership
 //!
@@ -135,6 +141,12 @@ impl Hooks for ProjectHooks {
             rest::project_from_jfrog(&mut v);
             v
         })
+    }
+
+    fn platform_owned(&self, _key: &str, object: &Value) -> Option<String> {
+        // A project's roles list shows the roles Access gives every project.
+        (object.get("type").and_then(Value::as_str) == Some("PREDEFINED"))
+            .then(|| "a predefined role (Access creates it with every project)".to_string())
     }
 
     fn check_key(&self, key: &str) -> Result<(), String> {

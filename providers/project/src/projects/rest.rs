@@ -40,6 +40,8 @@ pub static PROJECT: Listed = Listed {
         key_member: "project_key",
     },
     reads_each: false,
+    parents: &[],
+    parent_list: None,
 };
 
 static PROJECT_CALLS: Converted = Converted {
@@ -82,8 +84,29 @@ pub fn project_from_jfrog(v: &mut Value) {
 #[derive(Debug)]
 pub struct EnvironmentRest;
 
-/// The environment binding.
-pub static ENVIRONMENT: EnvironmentRest = EnvironmentRest;
+/// The environment binding, observed through its project's list
+/// (`GET /api/v1/projects/{project}/environments`: `[{"name": "<project>-<name>"}]`), one
+/// list per project and poll for all its environments.
+pub static ENVIRONMENT: Listed = Listed {
+    rest: &EnvironmentRest,
+    list: in_project(ENVIRONMENTS, ListShape::Array),
+    reads_each: false,
+    parents: IN_PROJECT,
+    parent_list: Some(&PROJECT.list),
+};
+
+/// The field naming the project of a Kind inside one (fills a list path's `{project}`).
+const IN_PROJECT: &[&str] = &["projectKey"];
+
+/// The list of a project's objects of one Kind, keyed by `name`.
+const fn in_project(path: &'static str, shape: ListShape) -> ListCall {
+    ListCall {
+        service: Service::Access,
+        path,
+        shape,
+        key_member: "name",
+    }
+}
 
 const ENVIRONMENTS: &str = "/api/v1/projects/{project}/environments";
 
@@ -105,7 +128,7 @@ impl Rest for EnvironmentRest {
             .into_iter()
             .flatten()
             .find(|e| e["name"].as_str() == Some(full.as_str()))
-            .map(|_| json!({"name": name}))
+            .cloned()
             .ok_or_else(|| {
                 not_found(
                     Service::Access,
@@ -143,6 +166,14 @@ impl Rest for EnvironmentRest {
         // The name is the identifier and the project is immutable: nothing can differ.
         Ok(())
     }
+    fn list_key(&self, address: &str) -> Option<String> {
+        let (p, name) = address_pair(address);
+        Some(format!("{p}/{p}-{name}"))
+    }
+    fn listed_address(&self, parents: &[&str], key: &str) -> Option<String> {
+        let p = parents.first()?;
+        key.strip_prefix(p)?.strip_prefix('-').map(str::to_string)
+    }
     async fn delete(&self, client: &JfrogClient, key: &str) -> Result<(), Error> {
         let (p, name) = address_pair(key);
         call(
@@ -170,25 +201,49 @@ pub struct Nested {
     pub put_creates: bool,
 }
 
-/// Custom project roles.
-pub static ROLE: Nested = Nested {
-    collection: "/api/v1/projects/{project}/roles",
-    item: "/api/v1/projects/{project}/roles/{name}",
-    put_creates: false,
+const ROLES: &str = "/api/v1/projects/{project}/roles";
+const USERS: &str = "/api/v1/projects/{project}/users";
+const GROUPS: &str = "/api/v1/projects/{project}/groups";
+
+/// Custom project roles, observed through their project's list (an array of full roles,
+/// the predefined ones included).
+pub static ROLE: Listed = Listed {
+    rest: &Nested {
+        collection: ROLES,
+        item: "/api/v1/projects/{project}/roles/{name}",
+        put_creates: false,
+    },
+    list: in_project(ROLES, ListShape::Array),
+    reads_each: false,
+    parents: IN_PROJECT,
+    parent_list: Some(&PROJECT.list),
 };
 
-/// Project users.
-pub static USER: Nested = Nested {
-    collection: "/api/v1/projects/{project}/users",
-    item: "/api/v1/projects/{project}/users/{name}",
-    put_creates: true,
+/// Project users, observed through their project's member list
+/// (`{"members": [{"name", "roles"}]}`).
+pub static USER: Listed = Listed {
+    rest: &Nested {
+        collection: USERS,
+        item: "/api/v1/projects/{project}/users/{name}",
+        put_creates: true,
+    },
+    list: in_project(USERS, ListShape::Wrapped("members")),
+    reads_each: false,
+    parents: IN_PROJECT,
+    parent_list: Some(&PROJECT.list),
 };
 
-/// Project groups.
-pub static GROUP: Nested = Nested {
-    collection: "/api/v1/projects/{project}/groups",
-    item: "/api/v1/projects/{project}/groups/{name}",
-    put_creates: true,
+/// Project groups, observed like users.
+pub static GROUP: Listed = Listed {
+    rest: &Nested {
+        collection: GROUPS,
+        item: "/api/v1/projects/{project}/groups/{name}",
+        put_creates: true,
+    },
+    list: in_project(GROUPS, ListShape::Wrapped("members")),
+    reads_each: false,
+    parents: IN_PROJECT,
+    parent_list: Some(&PROJECT.list),
 };
 
 /// The last part of a project user's address (`<project>/<name>/ignore-missing-user`) when
@@ -308,6 +363,11 @@ impl Rest for Nested {
         )
         .send_empty()
         .await
+    }
+    /// Listed as `<project>/<name>`, without the `ignoreMissingUser` switch.
+    fn list_key(&self, address: &str) -> Option<String> {
+        let [p, name] = Self::params(address);
+        Some(format!("{p}/{name}"))
     }
 }
 

@@ -627,14 +627,18 @@ async fn list_mappings(
     State(s): State<Arc<Shared>>,
     _a: Admin,
     Path(provider): Path<String>,
+    Query(q): Query<ProjectQuery>,
 ) -> Result<Response, ApiError> {
     need_oidc(&s, &provider)?;
+    // Scoped like the other calls: the platform's mappings, or one project's.
+    let project = q.project_key.as_deref().map(|p| json!(p));
     let items: Vec<Value> = s
         .collections
         .list_raw(MAPPINGS.name)
         .unwrap_or_default()
         .into_iter()
         .filter(|v| v["provider_name"] == json!(provider))
+        .filter(|v| v.get("project_key") == project.as_ref())
         .map(strip_key)
         .collect();
     Ok(Json(items).into_response())
