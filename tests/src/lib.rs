@@ -140,6 +140,8 @@ pub struct SandboxOptions {
     pub providers: String,
     /// `sandbox up --activate` patterns (none: everything active).
     pub activate: Vec<String>,
+    /// `sandbox up --provider-bin`: run DIR/provider-<name> instead of the built-in copies.
+    pub provider_bin: Option<PathBuf>,
 }
 
 impl SandboxOptions {
@@ -152,7 +154,14 @@ impl SandboxOptions {
             provider_args: Vec::new(),
             providers: "artifactory".to_string(),
             activate: Vec::new(),
+            provider_bin: None,
         }
+    }
+
+    /// Run the providers from `dir` (`dir/provider-<name>`).
+    pub fn provider_bin(mut self, dir: impl Into<PathBuf>) -> SandboxOptions {
+        self.provider_bin = Some(dir.into());
+        self
     }
 
     /// Activate only the managed-resource CRDs matching `pattern` (repeatable).
@@ -234,6 +243,9 @@ impl Sandbox {
         }
         for a in &opts.activate {
             cmd.args(["--activate", a]);
+        }
+        if let Some(dir) = &opts.provider_bin {
+            cmd.arg("--provider-bin").arg(dir);
         }
         if let Some((url, token_file)) = &opts.jfrog {
             cmd.args(["--jfrog-url", url])

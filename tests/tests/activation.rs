@@ -162,6 +162,16 @@ async fn activation_installs_only_the_active_crds_and_activating_more_needs_no_r
 async fn activation_figures() {
     for activate in [Some(REPOSITORIES), None] {
         let mut opts = SandboxOptions::new("activation-figures");
+        // The size-optimised binaries a package ships, when built
+        // (`cargo build --profile provider -p provider-artifactory`).
+        let shipped = sandbox_binary()
+            .parent()
+            .and_then(Path::parent)
+            .map(|t| t.join("provider"))
+            .filter(|d| d.join("provider-artifactory").is_file());
+        if let Some(dir) = &shipped {
+            opts = opts.provider_bin(dir);
+        }
         if let Some(a) = activate {
             opts = opts.activate(a);
         }
@@ -177,11 +187,14 @@ async fn activation_figures() {
                 .expect("json")
                 .len();
         eprintln!(
-            "active {:<40} CRDs {crds:>4} ({:.1} MiB of CRD objects), provider-artifactory RSS {:.1} MiB (sandbox binary {})",
+            "active {:<40} CRDs {crds:>4} ({:.1} MiB of CRD objects), provider-artifactory RSS {:.1} MiB ({})",
             activate.unwrap_or("everything"),
             bytes as f64 / 1048576.0,
             rss as f64 / 1024.0,
-            Path::new(&sandbox_binary()).display()
+            shipped.as_ref().map_or(
+                "the sandbox's built-in debug copy".to_string(),
+                |d| format!("{}/provider-artifactory", d.display())
+            )
         );
     }
 }
