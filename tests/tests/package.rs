@@ -55,6 +55,22 @@ fn ensure_tools() {
     }
 }
 
+/// A nested `cargo` with the environment cargo gave this test removed (the package's
+/// `CARGO_PKG_*` and the like would change the fingerprints of the nested build and rebuild
+/// everything).
+fn cargo() -> Command {
+    let mut cmd = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
+    for (k, _) in std::env::vars() {
+        if (k.starts_with("CARGO_") && k != "CARGO_HOME" && k != "CARGO_TARGET_DIR")
+            || k == "OUT_DIR"
+        {
+            cmd.env_remove(k);
+        }
+    }
+    cmd.current_dir(repo_root());
+    cmd
+}
+
 /// `target/<profile>` next to the `sandbox` binary's `target/debug`.
 fn target_dir(profile: &str) -> PathBuf {
     sandbox_binary()
@@ -110,11 +126,8 @@ async fn package_images_boot_in_a_chroot() {
     }
     ensure_tools();
     let profile = std::env::var("E2E_PROVIDER_PROFILE").unwrap_or_else(|_| "provider".into());
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-    let mut build = Command::new(&cargo);
-    build
-        .current_dir(repo_root())
-        .args(["build", "--profile", &profile]);
+    let mut build = cargo();
+    build.args(["build", "--profile", &profile]);
     for (p, _) in PROVIDERS {
         build.args(["-p", &format!("provider-{p}")]);
     }
@@ -126,7 +139,7 @@ async fn package_images_boot_in_a_chroot() {
     let mut outputs = Vec::new();
     for n in 0..2 {
         let out = work.join(format!("xpkg{n}"));
-        outputs.push(run(Command::new(&cargo).current_dir(repo_root()).args([
+        outputs.push(run(cargo().args([
             "xtask",
             "package",
             "--binaries",

@@ -409,6 +409,96 @@ mod tests {
         }
     }
 
+    /// `examples/install/`: a Provider per package with its DeploymentRuntimeConfig (flags,
+    /// memory), a ClusterProviderConfig per provider of a Kind the provider serves, and
+    /// activation patterns that each match CRDs of the packages.
+    #[test]
+    fn install_examples_are_complete() {
+        let dir = root().join("examples/install");
+        let mut docs = Vec::new();
+        for f in std::fs::read_dir(&dir).unwrap() {
+            let text = std::fs::read_to_string(f.unwrap().path()).unwrap();
+            for doc in serde_yaml::Deserializer::from_str(&text) {
+                docs.push(
+                    serde_json::to_value(serde_yaml::Value::deserialize(doc).unwrap()).unwrap(),
+                );
+            }
+        }
+        let find = |api: &str, kind: &str, name: &str| {
+            docs.iter()
+                .find(|d| {
+                    d["apiVersion"] == api && d["kind"] == kind && d["metadata"]["name"] == name
+                })
+                .unwrap_or_else(|| panic!("no {kind} {name} ({api}) in examples/install"))
+        };
+        let mut crd_names = Vec::new();
+        for p in providers() {
+            let provider = find("pkg.crossplane.io/v1", "Provider", p.name);
+            assert!(
+                provider["spec"]["package"]
+                    .as_str()
+                    .unwrap()
+                    .contains(p.name)
+            );
+            assert!(provider["spec"]["packagePullPolicy"].is_string());
+            let rc = &provider["spec"]["runtimeConfigRef"];
+            assert_eq!(rc["kind"], "DeploymentRuntimeConfig");
+            let drc = find(
+                "pkg.crossplane.io/v1beta1",
+                "DeploymentRuntimeConfig",
+                rc["name"].as_str().unwrap(),
+            );
+            let c = &drc["spec"]["deploymentTemplate"]["spec"]["template"]["spec"]["containers"][0];
+            assert_eq!(c["name"], "package-runtime");
+            let args: Vec<&str> = c["args"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter_map(|a| a.as_str())
+                .collect();
+            for flag in [
+                "--poll",
+                "--max-reconcile-rate",
+                "--enable-management-policies",
+            ] {
+                assert!(
+                    args.iter().any(|a| a.starts_with(flag)),
+                    "{}: no {flag}",
+                    p.name
+                );
+            }
+            assert!(c["resources"]["requests"]["memory"].is_string());
+            assert!(c["resources"]["limits"]["memory"].is_string());
+            let group = format!("{}.m.crossplane.io", p.short);
+            find(
+                &format!("{group}/v1beta1"),
+                "ClusterProviderConfig",
+                "default",
+            );
+            for crd in (p.crds)() {
+                let v: serde_json::Value = serde_yaml::from_str(&crd.to_yaml()).unwrap();
+                crd_names.push(v["metadata"]["name"].as_str().unwrap().to_string());
+            }
+            assert!(
+                crd_names
+                    .iter()
+                    .any(|n| n == &format!("clusterproviderconfigs.{group}"))
+            );
+        }
+        let policy = docs
+            .iter()
+            .find(|d| d["kind"] == "ManagedResourceActivationPolicy")
+            .expect("an activation policy");
+        assert_eq!(policy["apiVersion"], "apiextensions.crossplane.io/v1alpha1");
+        for pattern in policy["spec"]["activate"].as_array().unwrap() {
+            let suffix = pattern.as_str().unwrap().strip_prefix('*').unwrap();
+            assert!(
+                crd_names.iter().any(|n| n.ends_with(suffix)),
+                "{pattern} activates nothing"
+            );
+        }
+    }
+
     /// Two builds give the same blobs, so the same manifest digest.
     #[test]
     fn package_builds_are_reproducible() {

@@ -74,7 +74,7 @@ pub struct Args {
     #[arg(long, value_name = "DURATION", default_value = "10m", value_parser = duration)]
     pub timeout: Duration,
     /// Manifests to apply: YAML files or directories (recursively; multi-document files).
-    /// Repeatable. Default: the repository's examples/.
+    /// Repeatable. Default: the repository's examples/ but examples/install/.
     #[arg(long = "apply", value_name = "PATH")]
     pub apply: Vec<PathBuf>,
     /// Apply nothing (only set up the sandbox).
