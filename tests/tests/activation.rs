@@ -67,14 +67,12 @@ fn provider_pid_rss(sb: &Sandbox, provider: &str) -> (u32, u64) {
         .trim()
         .parse()
         .expect("pid");
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
-    let rss = status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmRSS:"))
-        .and_then(|v| v.split_whitespace().next())
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(0);
-    (pid, rss)
+    (
+        pid,
+        testkit::proc_status(pid, "VmRSS")
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0),
+    )
 }
 
 fn example(path: &str) -> serde_json::Value {

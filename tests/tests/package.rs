@@ -105,13 +105,7 @@ exec env -i KUBERNETES_SERVICE_HOST="${{server%:*}}" KUBERNETES_SERVICE_PORT="${
 
 /// A process's real UID and its root directory.
 fn uid_and_root(pid: u32) -> (String, PathBuf) {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
-    let uid = status
-        .lines()
-        .find_map(|l| l.strip_prefix("Uid:"))
-        .and_then(|v| v.split_whitespace().next())
-        .unwrap_or_default()
-        .to_string();
+    let uid = testkit::proc_status(pid, "Uid").unwrap_or_default();
     let root = std::fs::read_link(format!("/proc/{pid}/root")).unwrap_or_default();
     (uid, root)
 }
@@ -233,11 +227,8 @@ async fn package_images_boot_in_a_chroot() {
             "-o",
             "jsonpath={.spec.holderIdentity}",
         ]);
-        let rss_kib: u64 = std::fs::read_to_string(format!("/proc/{pid}/status"))
-            .unwrap_or_default()
-            .lines()
-            .find_map(|l| l.strip_prefix("VmRSS:"))
-            .and_then(|v| v.split_whitespace().next()?.parse().ok())
+        let rss_kib: u64 = testkit::proc_status(pid, "VmRSS")
+            .and_then(|v| v.parse().ok())
             .unwrap_or(0);
         eprintln!(
             "{name}: booted from the image (pid {pid}, uid {uid}, root {}), lease holder {holder}, {} Ready, RSS {:.1} MiB",
