@@ -100,6 +100,24 @@ pub use testkit::{TempDir, conditions, require_kubectl, wait_for};
 
 pub mod reliability;
 
+/// The installed CRDs: (group, Kind) -> (plural, namespaced).
+async fn installed_crds(client: &kube::Client) -> BTreeMap<(String, String), (String, bool)> {
+    let api: Api<CustomResourceDefinition> = Api::all(client.clone());
+    api.list(&ListParams::default())
+        .await
+        .expect("list CRDs")
+        .items
+        .into_iter()
+        .map(|crd| {
+            let s = crd.spec;
+            (
+                (s.group, s.names.kind),
+                (s.names.plural, s.scope == "Namespaced"),
+            )
+        })
+        .collect()
+}
+
 /// A fresh directory `e2e-<tag>-...` under the system temp dir.
 pub fn temp_dir(tag: &str) -> PathBuf {
     testkit::temp_dir(&format!("e2e-{tag}"))
@@ -120,6 +138,10 @@ pub struct SandboxOptions {
     pub provider_args: Vec<String>,
     /// The providers to start (`--providers`), comma-separated.
     pub providers: String,
+    /// `sandbox up --activate` patterns (none: everything active).
+    pub activate: Vec<String>,
+    /// `sandbox up --provider-bin`: run DIR/provider-<name> instead of the built-in copies.
+    pub provider_bin: Option<PathBuf>,
 }
 
 impl SandboxOptions {
@@ -131,7 +153,21 @@ impl SandboxOptions {
             jfrog: None,
             provider_args: Vec::new(),
             providers: "artifactory".to_string(),
+            activate: Vec::new(),
+            provider_bin: None,
         }
+    }
+
+    /// Run the providers from `dir` (`dir/provider-<name>`).
+    pub fn provider_bin(mut self, dir: impl Into<PathBuf>) -> SandboxOptions {
+        self.provider_bin = Some(dir.into());
+        self
+    }
+
+    /// Activate only the managed-resource CRDs matching `pattern` (repeatable).
+    pub fn activate(mut self, pattern: &str) -> SandboxOptions {
+        self.activate.push(pattern.to_string());
+        self
     }
 
     pub fn provider_arg(mut self, flag: &str) -> SandboxOptions {
@@ -205,6 +241,12 @@ impl Sandbox {
         for a in &opts.provider_args {
             cmd.arg(format!("--provider-arg={a}"));
         }
+        for a in &opts.activate {
+            cmd.args(["--activate", a]);
+        }
+        if let Some(dir) = &opts.provider_bin {
+            cmd.arg("--provider-bin").arg(dir);
+        }
         if let Some((url, token_file)) = &opts.jfrog {
             cmd.args(["--jfrog-url", url])
                 .arg("--jfrog-token-file")
@@ -245,20 +287,7 @@ impl Sandbox {
         let env = std::fs::read_to_string(dir.join("jfrog.env")).expect("read jfrog.env");
         let var = |name: &str| testkit::env_value(&env, name);
         let sim = SimAdmin::new(&var("JFROG_URL"), &var("JFROG_ACCESS_TOKEN"));
-        let mut crds = BTreeMap::new();
-        let api: Api<CustomResourceDefinition> = Api::all(client.clone());
-        for crd in api
-            .list(&ListParams::default())
-            .await
-            .expect("list CRDs")
-            .items
-        {
-            let s = crd.spec;
-            crds.insert(
-                (s.group.clone(), s.names.kind.clone()),
-                (s.names.plural.clone(), s.scope == "Namespaced"),
-            );
-        }
+        let crds = installed_crds(&client).await;
         Sandbox {
             process,
             tag: opts.tag,
@@ -269,6 +298,12 @@ impl Sandbox {
             sim,
             crds,
         }
+    }
+
+    /// Reads the installed CRDs again (after CRDs were installed, e.g. by `sandbox activate`),
+    /// for [`Sandbox::mr`].
+    pub async fn reload_crds(&mut self) {
+        self.crds = installed_crds(&self.client).await;
     }
 
     /// `kubectl apply -f` of `docs` (through a [`manifests_dir`]); returns whether it

@@ -32,8 +32,9 @@ enum Command {
         /// Output directory.
         #[arg(long, default_value = "target/xpkg")]
         out: PathBuf,
-        /// Directory holding the built provider binaries (`provider-<name>`) to embed as the
-        /// runtime; without it the image holds only the package layer.
+        /// Directory holding the built provider binaries (`provider-<name>`, e.g.
+        /// `target/provider` after `cargo build --profile provider`) to embed as the runtime
+        /// (with the Debian files they need); without it the image holds only the package layer.
         #[arg(long)]
         binaries: Option<PathBuf>,
     },
@@ -219,30 +220,56 @@ fn main() -> anyhow::Result<()> {
         Command::Package { out, binaries } => {
             for p in providers() {
                 let dir = root.join(&out).join(p.name);
-                std::fs::create_dir_all(&dir)?;
-                let stream = package_yaml(&p);
-                std::fs::write(dir.join("package.yaml"), &stream)?;
-                let binary = match &binaries {
-                    Some(b) => Some(
-                        std::fs::read(b.join(p.name))
-                            .with_context(|| format!("reading the {} binary", p.name))?,
-                    ),
-                    None => None,
-                };
-                let oci = dir.join("oci");
-                if oci.exists() {
-                    std::fs::remove_dir_all(&oci)?;
-                }
-                xpkg::write_layout(&oci, &stream, binary.as_deref())?;
+                let binary = binaries.as_ref().map(|b| b.join(p.name));
+                let w = package(&p, &dir, binary.as_deref())?;
                 println!(
-                    "wrote {} and {}",
-                    dir.join("package.yaml").display(),
-                    oci.display()
+                    "{}: {} ({} layers, {:.1} MiB compressed, {:.1} MiB uncompressed), manifest {}",
+                    p.name,
+                    dir.join("oci").display(),
+                    w.manifest["layers"].as_array().map_or(0, Vec::len),
+                    w.compressed as f64 / 1048576.0,
+                    w.uncompressed as f64 / 1048576.0,
+                    w.manifest_digest
                 );
             }
             Ok(())
         }
     }
+}
+
+/// Writes `<dir>/package.yaml` and the package image `<dir>/oci` (with the runtime when
+/// `binary` is given).
+fn package(p: &Provider, dir: &Path, binary: Option<&Path>) -> anyhow::Result<xpkg::Written> {
+    std::fs::create_dir_all(dir)?;
+    let stream = package_yaml(p);
+    std::fs::write(dir.join("package.yaml"), &stream)?;
+    let runtime = match binary {
+        Some(b) => Some(xpkg::Runtime {
+            base: xpkg::base(b).with_context(|| format!("the base of {}", b.display()))?,
+            binary: std::fs::read(b).with_context(|| format!("reading {}", b.display()))?,
+        }),
+        None => None,
+    };
+    let oci = dir.join("oci");
+    if oci.exists() {
+        std::fs::remove_dir_all(&oci)?;
+    }
+    let meta = xpkg::Meta {
+        name: p.name,
+        description: p.description,
+        version: env!("CARGO_PKG_VERSION"),
+    };
+    let written = xpkg::write_layout(&oci, &meta, &stream, runtime.as_ref())?;
+    // Read it back as Crossplane's package parser does.
+    let (name, crds) = xpkg::parse_package(&oci)
+        .map_err(|e| anyhow::anyhow!("{}: not a valid package: {e}", oci.display()))?;
+    anyhow::ensure!(
+        name == p.name,
+        "{}: the package names {name}",
+        oci.display()
+    );
+    anyhow::ensure!(!crds.is_empty(), "{}: no CRDs", oci.display());
+    Ok(written)
 }
 
 #[cfg(test)]
@@ -290,42 +317,213 @@ mod tests {
             }
             assert_eq!(providers_seen, 1, "{}", p.name);
             assert!(crds >= 6, "{}: {crds} CRDs", p.name);
+        }
+    }
 
-            // The OCI layout: the package layer is annotated base, recorded as a config
-            // label, and holds package.yaml at its root; the binary is the entrypoint.
+    /// A small dynamically linked binary of this machine, standing in for a provider.
+    fn stand_in_binary() -> PathBuf {
+        ["/usr/bin/true", "/bin/true"]
+            .iter()
+            .map(PathBuf::from)
+            .find(|p| p.is_file())
+            .expect("/usr/bin/true")
+    }
+
+    /// Checklist item 108 for the image, as Crossplane's package parser reads it, and the
+    /// runtime image: base files, binary entrypoint, user, ports, labels.
+    #[test]
+    fn package_image_is_a_crossplane_package_and_a_runtime_image() {
+        let bin = stand_in_binary();
+        for p in providers() {
             let dir = std::env::temp_dir().join(format!("xpkg-{}-{}", p.name, std::process::id()));
             let _ = std::fs::remove_dir_all(&dir);
-            let manifest = xpkg::write_layout(&dir, &stream, Some(b"#!/bin/true\n")).unwrap();
-            let layers = manifest["layers"].as_array().unwrap();
-            let base: Vec<&serde_json::Value> = layers
+            let w = package(&p, &dir, Some(&bin)).unwrap();
+            let oci = dir.join("oci");
+            let (name, crds) = xpkg::parse_package(&oci).unwrap();
+            assert_eq!(name, p.name);
+            let want: std::collections::BTreeSet<String> = (p.crds)()
                 .iter()
-                .filter(|l| l["annotations"]["io.crossplane.xpkg"] == "base")
+                .map(|c| {
+                    let v: serde_json::Value = serde_yaml::from_str(&c.to_yaml()).unwrap();
+                    v["metadata"]["name"].as_str().unwrap().to_string()
+                })
                 .collect();
-            assert_eq!(base.len(), 1);
-            let digest = base[0]["digest"].as_str().unwrap();
-            let files = xpkg::untar(&xpkg::read_blob(&dir, digest).unwrap());
-            assert_eq!(files.len(), 1);
-            assert_eq!(files[0].0, "package.yaml");
-            assert_eq!(String::from_utf8(files[0].1.clone()).unwrap(), stream);
+            let got: std::collections::BTreeSet<String> = crds.iter().cloned().collect();
+            assert_eq!(got.len(), crds.len(), "{}: a CRD twice", p.name);
+            assert_eq!(got, want, "{}: the package's CRDs", p.name);
+            assert!(crds.iter().all(|c| c.contains(&format!(".{}.", p.short))));
+
+            let layers = w.manifest["layers"].as_array().unwrap();
+            assert_eq!(layers.len(), 3);
+            assert!(
+                layers
+                    .iter()
+                    .all(|l| l["mediaType"] == "application/vnd.oci.image.layer.v1.tar+gzip")
+            );
             let config: serde_json::Value = serde_json::from_slice(
-                &xpkg::read_blob(&dir, manifest["config"]["digest"].as_str().unwrap()).unwrap(),
+                &xpkg::read_blob(&oci, w.manifest["config"]["digest"].as_str().unwrap()).unwrap(),
             )
             .unwrap();
+            let c = &config["config"];
+            assert_eq!(c["Entrypoint"][0], format!("/{}", xpkg::BINARY_PATH));
+            assert_eq!(c["User"], "2000:2000");
             assert_eq!(
-                config["config"]["Labels"][format!("io.crossplane.xpkg:{digest}")],
-                "base"
+                c["ExposedPorts"],
+                serde_json::json!({"8080/tcp": {}, "8081/tcp": {}})
             );
+            assert_eq!(c["Labels"]["org.opencontainers.image.title"], p.name);
+            assert_eq!(config["rootfs"]["diff_ids"].as_array().unwrap().len(), 3);
+
+            // The base: loader, libc, CA bundle, the user, /tmp.
+            let base = xpkg::read_layer(
+                &xpkg::read_blob(&oci, layers[0]["digest"].as_str().unwrap()).unwrap(),
+            )
+            .unwrap();
+            let find = |path: &str| base.iter().find(|e| e.0 == path);
+            let passwd = find("etc/passwd").and_then(|e| e.1.clone()).unwrap();
+            assert!(
+                String::from_utf8(passwd)
+                    .unwrap()
+                    .contains("provider:x:2000:2000:")
+            );
+            assert_eq!(find("tmp").unwrap().2, 0o1777);
+            assert_eq!(find("home/provider").unwrap().3, 2000);
+            assert!(find("etc/ssl/certs/ca-certificates.crt").is_some());
+            assert!(base.iter().any(|e| e.0.contains("ld-linux")), "no loader");
+            assert!(base.iter().any(|e| e.0.ends_with("libc.so.6")), "no libc");
+            let mut paths: Vec<&String> = base.iter().map(|e| &e.0).collect();
+            let listed = paths.clone();
+            paths.sort();
+            assert_eq!(paths, listed, "entries not sorted");
+            let binary = xpkg::read_layer(
+                &xpkg::read_blob(&oci, layers[1]["digest"].as_str().unwrap()).unwrap(),
+            )
+            .unwrap();
+            let entry = binary.iter().find(|e| e.0 == xpkg::BINARY_PATH).unwrap();
             assert_eq!(
-                config["config"]["Entrypoint"][0],
-                format!("/{}", xpkg::BINARY_PATH)
+                entry.1.as_deref(),
+                Some(std::fs::read(&bin).unwrap().as_slice())
             );
-            assert_eq!(config["config"]["User"], "2000:2000");
-            assert_eq!(config["rootfs"]["diff_ids"].as_array().unwrap().len(), 2);
-            let index: serde_json::Value =
-                serde_json::from_slice(&std::fs::read(dir.join("index.json")).unwrap()).unwrap();
-            assert_eq!(index["manifests"][0]["mediaType"], xpkg::MANIFEST);
+            assert_eq!(entry.2, 0o755);
             let _ = std::fs::remove_dir_all(&dir);
         }
+    }
+
+    /// `examples/install/`: a Provider per package with its DeploymentRuntimeConfig (flags,
+    /// memory), a ClusterProviderConfig per provider of a Kind the provider serves, and
+    /// activation patterns that each match CRDs of the packages.
+    #[test]
+    fn install_examples_are_complete() {
+        let dir = root().join("examples/install");
+        let mut docs = Vec::new();
+        for f in std::fs::read_dir(&dir).unwrap() {
+            let text = std::fs::read_to_string(f.unwrap().path()).unwrap();
+            for doc in serde_yaml::Deserializer::from_str(&text) {
+                docs.push(
+                    serde_json::to_value(serde_yaml::Value::deserialize(doc).unwrap()).unwrap(),
+                );
+            }
+        }
+        let find = |api: &str, kind: &str, name: &str| {
+            docs.iter()
+                .find(|d| {
+                    d["apiVersion"] == api && d["kind"] == kind && d["metadata"]["name"] == name
+                })
+                .unwrap_or_else(|| panic!("no {kind} {name} ({api}) in examples/install"))
+        };
+        let mut crd_names = Vec::new();
+        for p in providers() {
+            let provider = find("pkg.crossplane.io/v1", "Provider", p.name);
+            assert!(
+                provider["spec"]["package"]
+                    .as_str()
+                    .unwrap()
+                    .contains(p.name)
+            );
+            assert!(provider["spec"]["packagePullPolicy"].is_string());
+            let rc = &provider["spec"]["runtimeConfigRef"];
+            assert_eq!(rc["kind"], "DeploymentRuntimeConfig");
+            let drc = find(
+                "pkg.crossplane.io/v1beta1",
+                "DeploymentRuntimeConfig",
+                rc["name"].as_str().unwrap(),
+            );
+            let c = &drc["spec"]["deploymentTemplate"]["spec"]["template"]["spec"]["containers"][0];
+            assert_eq!(c["name"], "package-runtime");
+            let args: Vec<&str> = c["args"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter_map(|a| a.as_str())
+                .collect();
+            for flag in [
+                "--poll",
+                "--max-reconcile-rate",
+                "--enable-management-policies",
+            ] {
+                assert!(
+                    args.iter().any(|a| a.starts_with(flag)),
+                    "{}: no {flag}",
+                    p.name
+                );
+            }
+            assert!(c["resources"]["requests"]["memory"].is_string());
+            assert!(c["resources"]["limits"]["memory"].is_string());
+            let group = format!("{}.m.crossplane.io", p.short);
+            find(
+                &format!("{group}/v1beta1"),
+                "ClusterProviderConfig",
+                "default",
+            );
+            for crd in (p.crds)() {
+                let v: serde_json::Value = serde_yaml::from_str(&crd.to_yaml()).unwrap();
+                crd_names.push(v["metadata"]["name"].as_str().unwrap().to_string());
+            }
+            assert!(
+                crd_names
+                    .iter()
+                    .any(|n| n == &format!("clusterproviderconfigs.{group}"))
+            );
+        }
+        let policy = docs
+            .iter()
+            .find(|d| d["kind"] == "ManagedResourceActivationPolicy")
+            .expect("an activation policy");
+        assert_eq!(policy["apiVersion"], "apiextensions.crossplane.io/v1alpha1");
+        for pattern in policy["spec"]["activate"].as_array().unwrap() {
+            let suffix = pattern.as_str().unwrap().strip_prefix('*').unwrap();
+            assert!(
+                crd_names.iter().any(|n| n.ends_with(suffix)),
+                "{pattern} activates nothing"
+            );
+        }
+    }
+
+    /// Two builds give the same blobs, so the same manifest digest.
+    #[test]
+    fn package_builds_are_reproducible() {
+        let bin = stand_in_binary();
+        let p = providers()
+            .into_iter()
+            .find(|p| p.short == "project")
+            .unwrap();
+        let mut digests = Vec::new();
+        let mut blobs = Vec::new();
+        for run in 0..2 {
+            let dir = std::env::temp_dir().join(format!("xpkg-repro-{run}-{}", std::process::id()));
+            let _ = std::fs::remove_dir_all(&dir);
+            digests.push(package(&p, &dir, Some(&bin)).unwrap().manifest_digest);
+            let mut names: Vec<String> = std::fs::read_dir(dir.join("oci/blobs/sha256"))
+                .unwrap()
+                .map(|e| e.unwrap().file_name().to_string_lossy().to_string())
+                .collect();
+            names.sort();
+            blobs.push((names, std::fs::read(dir.join("oci/index.json")).unwrap()));
+            let _ = std::fs::remove_dir_all(&dir);
+        }
+        assert_eq!(digests[0], digests[1]);
+        assert_eq!(blobs[0], blobs[1]);
+        assert_eq!(blobs[0].0.len(), 5, "3 layers, config, manifest");
     }
 
     use serde::Deserialize as _;

@@ -36,13 +36,18 @@ pub struct Failure {
 pub struct Outcome {
     pub applied: Vec<Applied>,
     pub failed: Vec<Failure>,
+    /// Manifests of Kinds whose CRDs are known but not activated (see [`crate::activate`]):
+    /// not applied, and not failures.
+    pub inactive: Vec<Failure>,
 }
 
-/// Applies `manifests`; `managed` is the set of (group, Kind) of managed resources.
+/// Applies `manifests`; `managed` is the set of (group, Kind) of managed resources,
+/// `inactive` that of the Kinds whose CRDs are not activated.
 pub async fn apply_all(
     client: &kube::Client,
     manifests: Vec<Manifest>,
     managed: &HashSet<(String, String)>,
+    inactive: &HashSet<(String, String)>,
 ) -> anyhow::Result<Outcome> {
     let discovery = Discovery::new(client.clone()).run().await?;
     let mut outcome = Outcome::default();
@@ -63,6 +68,14 @@ pub async fn apply_all(
             }
         };
         let Some((ar, caps)) = discovery.resolve_gvk(&gvk) else {
+            if inactive.contains(&(gvk.group.clone(), gvk.kind.clone())) {
+                outcome.inactive.push(Failure {
+                    origin: m.origin(),
+                    what: m.describe(),
+                    message: format!("{} is not activated", gvk.kind),
+                });
+                continue;
+            }
             let message = format!(
                 "the server does not serve kind {} in {} (is its CRD installed?)",
                 gvk.kind, types.api_version

@@ -210,6 +210,7 @@ async fn bench(args: &Args, running: &mut Running) -> anyhow::Result<Report> {
         apply: Vec::new(),
         no_apply: true,
         crds: args.crds.clone(),
+        activate: Vec::new(),
         providers: vec![args.provider],
         provider_args: std::iter::once(format!("--max-reconcile-rate={}", args.max_reconcile_rate))
             .chain(args.provider_args.iter().cloned())

@@ -5,6 +5,8 @@
 //! - `sandbox up`: everything at once (see [`up`]);
 //! - `sandbox bench`: `up`'s start-up, N repositories, and the figures (see [`bench`]);
 //! - `sandbox export`: the providers' `export` against a sandbox's simulator (see [`export`]);
+//! - `sandbox activate --state-dir DIR PATTERN...`: activate more managed-resource CRDs in a
+//!   running `sandbox up` (see [`activate`]);
 //! - `sandbox kube`, `sandbox jfrog`: one server alone;
 //! - `sandbox provider-kill <name> --state-dir DIR`: kill a provider of a running `sandbox up`
 //!   (which starts it again, see [`children`]);
@@ -12,6 +14,7 @@
 //!   child processes: the binary links the four provider crates, so the README's
 //!   `cargo run -p sandbox -- up` builds nothing but this package and its dependencies).
 
+mod activate;
 mod apply;
 mod bench;
 mod children;
@@ -48,6 +51,9 @@ enum Command {
     /// Kill one provider of a running `sandbox up --state-dir DIR` (SIGKILL by default), as a
     /// crash would; `sandbox up` starts it again after its back-off.
     ProviderKill(ProviderKillArgs),
+    /// Activate more managed-resource CRDs in a running `sandbox up --state-dir DIR` (install
+    /// those matching the patterns); the providers start their controllers without a restart.
+    Activate(activate::Args),
     /// Serve the Kubernetes API test server alone.
     Kube(kube_testserver::cli::Args),
     /// Serve the JFrog platform simulator alone.
@@ -169,6 +175,7 @@ fn main() -> anyhow::Result<()> {
                     Command::Up(args) => up::run(*args).await,
                     Command::Bench(args) => bench::run(*args).await,
                     Command::Export(args) => export::run(*args).await,
+                    Command::Activate(args) => activate::run(args).await,
                     Command::Kube(args) => kube_testserver::cli::run(args).await,
                     Command::Jfrog(args) => jfrog_sim::cli::run(args).await,
                     Command::Provider(_) | Command::ProviderKill(_) => {

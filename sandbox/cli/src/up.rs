@@ -74,7 +74,7 @@ pub struct Args {
     #[arg(long, value_name = "DURATION", default_value = "10m", value_parser = duration)]
     pub timeout: Duration,
     /// Manifests to apply: YAML files or directories (recursively; multi-document files).
-    /// Repeatable. Default: the repository's examples/.
+    /// Repeatable. Default: the repository's examples/ but examples/install/.
     #[arg(long = "apply", value_name = "PATH")]
     pub apply: Vec<PathBuf>,
     /// Apply nothing (only set up the sandbox).
@@ -83,6 +83,12 @@ pub struct Args {
     /// Directory of the CRDs to install. Default: the repository's crds/.
     #[arg(long, value_name = "DIR")]
     pub crds: Option<PathBuf>,
+    /// Activate only the managed-resource CRDs matching PATTERN (repeatable): a CRD name
+    /// (`<plural>.<group>`) or an API group, `*` as a wildcard, as a Crossplane v2
+    /// ManagedResourceActivationPolicy does. The providers' configuration CRDs are always
+    /// installed; `sandbox activate` activates more later. Default: everything.
+    #[arg(long = "activate", value_name = "PATTERN")]
+    pub activate: Vec<String>,
     /// Which providers to start (comma-separated). Default: all four.
     #[arg(long, value_enum, value_delimiter = ',')]
     pub providers: Vec<Provider>,
@@ -372,18 +378,28 @@ pub(crate) async fn start(args: &Args, running: &mut Running) -> anyhow::Result<
     let crds_dir = args.crds.clone().unwrap_or_else(|| repo_dir("crds"));
     let crds = setup::read_crds(&crds_dir)?;
     anyhow::ensure!(!crds.is_empty(), "no CRDs found in {}", crds_dir.display());
+    // Crossplane grants a provider RBAC on every CRD of its package, active or not.
+    let resources = setup::provider_resources(&crds);
+    let (crds, inactive) = crate::activate::split(&args.activate, crds);
     let step = Instant::now();
     setup::install_crds(&client, &crds, Duration::from_secs(120)).await?;
     eprintln!(
-        "installed {} CRDs from {} in {:.1}s",
+        "installed {} CRDs from {} in {:.1}s{}",
         crds.len(),
         crds_dir.display(),
-        step.elapsed().as_secs_f64()
+        step.elapsed().as_secs_f64(),
+        if inactive.is_empty() {
+            String::new()
+        } else {
+            format!(
+                " ({} not activated: `sandbox activate` installs them)",
+                inactive.len()
+            )
+        }
     );
     setup::provider_configs(&client, &platform, &providers).await?;
 
     // The providers.
-    let resources = setup::provider_resources(&crds);
     let leases: Api<Lease> = Api::namespaced(client.clone(), NAMESPACE);
     let mut previous_holders = BTreeMap::new();
     for &p in &providers {
@@ -462,7 +478,7 @@ async fn watch(
         Default::default()
     } else {
         let paths = if args.apply.is_empty() {
-            vec![repo_dir("examples")]
+            default_examples()?
         } else {
             args.apply.clone()
         };
@@ -476,10 +492,23 @@ async fn watch(
                 .collect::<Vec<_>>()
                 .join(", ")
         );
-        crate::apply::apply_all(&client, manifests, &progress::managed_set(&kinds)).await?
+        crate::apply::apply_all(
+            &client,
+            manifests,
+            &progress::managed_set(&kinds),
+            &inactive_kinds(args)?,
+        )
+        .await?
     };
     for f in &outcome.failed {
         eprintln!("  not applied: {} ({}): {}", f.what, f.origin, f.message);
+    }
+    if !outcome.inactive.is_empty() {
+        eprintln!(
+            "  {} manifests skipped: their Kinds are not activated (e.g. {})",
+            outcome.inactive.len(),
+            outcome.inactive[0].what
+        );
     }
     watcher.wait_ready(Duration::from_secs(30)).await;
 
@@ -539,6 +568,33 @@ async fn watch(
         }
         tokio::time::sleep(tick).await;
     }
+}
+
+/// The default `--apply`: every directory of the repository's examples/ but `install/` (the
+/// Crossplane installation objects, for a real cluster).
+fn default_examples() -> anyhow::Result<Vec<PathBuf>> {
+    let root = repo_dir("examples");
+    let mut out: Vec<PathBuf> = std::fs::read_dir(&root)
+        .with_context(|| format!("cannot read {}", root.display()))?
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.file_name().is_some_and(|n| n != "install"))
+        .collect();
+    out.sort();
+    Ok(out)
+}
+
+/// The (group, Kind) of the CRDs `--activate` left out.
+fn inactive_kinds(args: &Args) -> anyhow::Result<std::collections::HashSet<(String, String)>> {
+    if args.activate.is_empty() {
+        return Ok(Default::default());
+    }
+    let dir = args.crds.clone().unwrap_or_else(|| repo_dir("crds"));
+    let (_, inactive) = crate::activate::split(&args.activate, setup::read_crds(&dir)?);
+    Ok(inactive
+        .into_iter()
+        .map(|c| (c.crd.spec.group, c.crd.spec.names.kind))
+        .collect())
 }
 
 /// Restarts the providers that exited on their own (see [`children::Supervision`]), and

@@ -36,3 +36,13 @@ pub use process::{
 pub use rbac::{cluster_role, grant, provider_role, provider_rules, provider_user, rbac_api};
 pub use sim::{start_sim, start_sim_with};
 pub use wait::{wait_for, wait_for_with, wait_until};
+
+/// The first word of the field `field` (`VmRSS`: KiB, `Uid`: the real UID) of
+/// `/proc/<pid>/status`; `None` when the process or the field is gone (or not on Linux).
+pub fn proc_status(pid: u32, field: &str) -> Option<String> {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    text.lines().find_map(|l| {
+        let rest = l.strip_prefix(field)?.strip_prefix(':')?;
+        rest.split_whitespace().next().map(str::to_string)
+    })
+}
