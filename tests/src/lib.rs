@@ -98,6 +98,7 @@ fn newest_file(path: &Path, newest: &mut Option<(std::time::SystemTime, PathBuf)
 
 pub use testkit::{TempDir, conditions, require_kubectl, wait_for};
 
+pub mod process;
 pub mod reliability;
 
 /// A fresh directory `e2e-<tag>-...` under the system temp dir.
@@ -120,6 +121,8 @@ pub struct SandboxOptions {
     pub provider_args: Vec<String>,
     /// The providers to start (`--providers`), comma-separated.
     pub providers: String,
+    /// Extra flags of `sandbox up` itself (e.g. `--restart-backoff-max=1s`).
+    pub sandbox_args: Vec<String>,
 }
 
 impl SandboxOptions {
@@ -131,7 +134,20 @@ impl SandboxOptions {
             jfrog: None,
             provider_args: Vec::new(),
             providers: "artifactory".to_string(),
+            sandbox_args: Vec::new(),
         }
+    }
+
+    /// The providers' --poll.
+    pub fn poll(mut self, poll: Duration) -> SandboxOptions {
+        self.poll = poll;
+        self
+    }
+
+    /// An extra flag of `sandbox up` itself.
+    pub fn sandbox_arg(mut self, flag: &str) -> SandboxOptions {
+        self.sandbox_args.push(flag.to_string());
+        self
     }
 
     pub fn provider_arg(mut self, flag: &str) -> SandboxOptions {
@@ -205,6 +221,7 @@ impl Sandbox {
         for a in &opts.provider_args {
             cmd.arg(format!("--provider-arg={a}"));
         }
+        cmd.args(&opts.sandbox_args);
         if let Some((url, token_file)) = &opts.jfrog {
             cmd.args(["--jfrog-url", url])
                 .arg("--jfrog-token-file")

@@ -1,0 +1,560 @@
+//! The fault suite's process and Kubernetes scenarios (issue 17; README "Reliability"):
+//! provider-artifactory killed during creation, two replicas with leader election and the
+//! leader killed, the Kubernetes API test server restarted with watches expired, and a soak.
+//!
+//! Each scenario starts its own sandbox, measures, records one row
+//! ([`e2e::reliability::record`]) with what it measured, and then asserts. The quick versions
+//! run in `cargo test`; the long ones are `#[ignore]`d (`cargo xtask reliability --long`).
+//! Faults are placed at random moments from a fixed seed (`RELIABILITY_SEED` to change it),
+//! so a run can be repeated.
+//!
+//! What "duplicate" means here: repository keys are the managed resources' deterministic
+//! identifiers, and JFrog refuses a second repository with a key that exists ("... already
+//! exists"), so a duplicate create shows as that answer (in the provider's log, an event or a
+//! condition), or as a repository under a key no managed resource names. Both are counted.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::time::{Duration, Instant};
+
+use e2e::process::{
+    kill_provider, metric_sum, metrics_address, provider_log, provider_pid, rss_kib, scrape,
+    tcp_established,
+};
+use e2e::reliability::{Row, jfrog_token, record, secrets_in_outputs};
+use e2e::{Sandbox, SandboxOptions, wait_for, writes};
+use k8s_openapi::api::coordination::v1::Lease;
+use kube::api::{Api, DeleteParams, DynamicObject, ListParams, Patch, PatchParams, PostParams};
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+use serde_json::{Value, json};
+
+const API_VERSION: &str = "repository.artifactory.m.crossplane.io/v1alpha1";
+const KIND: &str = "LocalGenericRepository";
+const RESOURCE: &str = "localgenericrepositories.repository.artifactory.m.crossplane.io";
+const PROVIDER: &str = "provider-artifactory";
+const LEASE: &str = "crossplane-leader-election-provider-artifactory";
+
+/// A namespaced local generic repository manifest.
+fn repo(name: &str, description: &str) -> Value {
+    json!({
+        "apiVersion": API_VERSION, "kind": KIND,
+        "metadata": {"name": name, "namespace": "default"},
+        "spec": {"forProvider": {"description": description}},
+    })
+}
+
+fn seed() -> u64 {
+    std::env::var("RELIABILITY_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(17)
+}
+
+fn env_or<T: std::str::FromStr>(name: &str, default: T) -> T {
+    std::env::var(name)
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(default)
+}
+
+/// The Kubernetes API of the repository managed resources in `default`.
+fn repos_api(sb: &Sandbox) -> Api<DynamicObject> {
+    sb.mr(API_VERSION, KIND, "-", Some("default")).api
+}
+
+/// Provider flags for a short leader-election Lease: a killed leader does not release it, so
+/// the next process waits out the lease duration (60 s by default) before it leads.
+fn short_lease(opts: SandboxOptions, lease_secs: u64) -> SandboxOptions {
+    opts.provider_arg(&format!("--leader-election-lease-duration={lease_secs}s"))
+        .provider_arg(&format!(
+            "--leader-election-renew-deadline={}s",
+            lease_secs * 4 / 5
+        ))
+        .provider_arg("--leader-election-retry-period=1s")
+}
+
+/// Applies manifests in chunks (kubectl apply of one file each).
+fn apply_chunked(sb: &Sandbox, docs: &[Value]) {
+    for chunk in docs.chunks(500) {
+        sb.apply_ok(chunk);
+    }
+}
+
+/// How many of the listed managed resources whose name starts with `prefix` are Ready and
+/// Synced, and how many there are.
+async fn ready_count(api: &Api<DynamicObject>, prefix: &str) -> (usize, usize) {
+    let Ok(list) = api.list(&ListParams::default()).await else {
+        return (0, 0);
+    };
+    let mine: Vec<&DynamicObject> = list
+        .items
+        .iter()
+        .filter(|o| {
+            o.metadata
+                .name
+                .as_deref()
+                .is_some_and(|n| n.starts_with(prefix))
+        })
+        .collect();
+    let ready = mine
+        .iter()
+        .filter(|o| {
+            let c = e2e::conditions(o);
+            c.get("Ready").is_some_and(|c| c.0 == "True")
+                && c.get("Synced").is_some_and(|c| c.0 == "True")
+        })
+        .count();
+    (ready, mine.len())
+}
+
+/// Waits until `n` managed resources named `prefix*` exist and are all Ready and Synced;
+/// returns whether they did within `timeout`.
+async fn wait_ready(sb: &Sandbox, prefix: &str, n: usize, timeout: Duration) -> bool {
+    let api = repos_api(sb);
+    let deadline = Instant::now() + timeout;
+    loop {
+        let (ready, total) = ready_count(&api, prefix).await;
+        if ready == n && total == n {
+            return true;
+        }
+        sb.assert_running();
+        if Instant::now() > deadline {
+            eprintln!("{ready} of {total} ({n} expected) {prefix}* Ready after {timeout:?}");
+            return false;
+        }
+        // Listing 10,000 objects costs the test server: ask less often for many.
+        tokio::time::sleep(Duration::from_secs((n as u64 / 1000).max(2))).await;
+    }
+}
+
+/// The repository keys in JFrog starting with `prefix` (the simulator's list, as an admin).
+async fn jfrog_keys(sb: &Sandbox, prefix: &str) -> Vec<String> {
+    let list = sb
+        .sim
+        .rest_get("/artifactory/api/repositories")
+        .await
+        .unwrap_or(Value::Null);
+    list.as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|r| r["key"].as_str())
+        .filter(|k| k.starts_with(prefix))
+        .map(str::to_string)
+        .collect()
+}
+
+/// "already exists" answers seen in the provider logs, the events and the managed resources:
+/// each is a create of a repository that existed, i.e. a duplicate the platform refused.
+fn already_exists(sb: &Sandbox) -> u64 {
+    let mut n = 0;
+    for e in std::fs::read_dir(sb.dir.join("providers"))
+        .into_iter()
+        .flatten()
+    {
+        let Ok(e) = e else { continue };
+        if e.path().extension().is_some_and(|x| x == "log") {
+            let text = std::fs::read_to_string(e.path()).unwrap_or_default();
+            n += text.matches("already exists").count() as u64;
+        }
+    }
+    for r in ["events", RESOURCE] {
+        n += sb
+            .kubectl_ok(&["get", r, "-A", "-o", "json"])
+            .matches("already exists")
+            .count() as u64;
+    }
+    n
+}
+
+/// The end state of a run against the expected keys: (found, duplicates, missing).
+async fn jfrog_tally(sb: &Sandbox, prefix: &str, expected: &BTreeSet<String>) -> (u64, u64, u64) {
+    let keys = jfrog_keys(sb, prefix).await;
+    let found: BTreeSet<String> = keys.iter().cloned().collect();
+    let listed_twice = (keys.len() - found.len()) as u64;
+    let unexpected = found.difference(expected).count() as u64;
+    let missing = expected.difference(&found).count() as u64;
+    (
+        found.len() as u64,
+        listed_twice + unexpected + already_exists(sb),
+        missing,
+    )
+}
+
+fn total_writes(counts: &BTreeMap<String, u64>) -> u64 {
+    writes(counts).values().sum()
+}
+
+/// The Lease holder of provider-artifactory, if any.
+async fn lease_holder(sb: &Sandbox) -> Option<String> {
+    let leases: Api<Lease> = Api::namespaced(sb.client.clone(), "crossplane-system");
+    leases
+        .get_opt(LEASE)
+        .await
+        .ok()
+        .flatten()
+        .and_then(|l| l.spec)
+        .and_then(|s| s.holder_identity)
+        .filter(|h| !h.is_empty())
+}
+
+/// Waits until the Lease is held by someone other than `previous`; returns the new holder.
+async fn wait_new_holder(sb: &Sandbox, previous: Option<&str>, timeout: Duration) -> String {
+    wait_for(
+        "a new leader of provider-artifactory",
+        timeout,
+        Duration::from_millis(100),
+        || async {
+            lease_holder(sb)
+                .await
+                .filter(|h| Some(h.as_str()) != previous)
+        },
+    )
+    .await
+}
+
+/// Scenario "crash": provider-artifactory SIGKILLed `kills` times at random moments while
+/// `n` repositories are created (applied in as many batches as kills, each batch followed by
+/// a kill after a random delay once the restarted process leads), restarted by the sandbox's
+/// supervisor; then every managed resource must be Ready with exactly `n` repositories in
+/// JFrog and no duplicate.
+async fn crash_scenario(id: &str, n: usize, kills: usize) {
+    let opts = SandboxOptions::new(id)
+        .sandbox_arg("--restart-backoff-max=1s")
+        .poll(Duration::from_secs(30));
+    let sb = Sandbox::start(short_lease(opts, 5)).await;
+    // A write latency widens the window in which a kill lands between JFrog's commit of a
+    // create and its record in Kubernetes.
+    sb.sim.put_config(json!({"writeLatencyMs": 400})).await;
+    sb.sim.reset_requests().await;
+    let prefix = format!("{id}-");
+    let docs: Vec<Value> = (0..n)
+        .map(|i| repo(&format!("{prefix}{i:04}"), &format!("{id} repository {i}")))
+        .collect();
+    let expected: BTreeSet<String> = docs
+        .iter()
+        .map(|d| d["metadata"]["name"].as_str().expect("name").to_string())
+        .collect();
+    let api = repos_api(&sb);
+    let mut rng = StdRng::seed_from_u64(seed());
+    let batch = n.div_ceil(kills);
+    let started = Instant::now();
+    let mut holder = lease_holder(&sb).await;
+    let mut kills_during_creation = 0;
+    let mut recoveries = Vec::new();
+    for k in 0..kills {
+        let applied = ((k + 1) * batch).min(n);
+        if k * batch < n {
+            apply_chunked(&sb, &docs[k * batch..applied]);
+        }
+        let delay = Duration::from_millis(rng.random_range(0..1500));
+        tokio::time::sleep(delay).await;
+        let (ready, _) = ready_count(&api, &prefix).await;
+        if ready < applied {
+            kills_during_creation += 1;
+        }
+        let killed_at = Instant::now();
+        kill_provider(&sb, "artifactory");
+        // The supervisor restarts it; the new process leads once the dead one's Lease expired.
+        let next = wait_new_holder(&sb, holder.as_deref(), Duration::from_secs(120)).await;
+        recoveries.push(killed_at.elapsed().as_secs_f64());
+        holder = Some(next);
+    }
+    if kills * batch < n {
+        apply_chunked(&sb, &docs[kills * batch..]);
+    }
+    let converged = wait_ready(&sb, &prefix, n, Duration::from_secs(60 + 3 * n as u64)).await;
+    let converge_secs = started.elapsed().as_secs_f64();
+    let counts = sb.sim.requests().await;
+    let (found, duplicates, missing) = jfrog_tally(&sb, &prefix, &expected).await;
+    let secrets = secrets_in_outputs(&sb, &[jfrog_token(&sb)], &[RESOURCE]);
+    let (ready, _) = ready_count(&api, &prefix).await;
+    let mean_recovery = recoveries.iter().sum::<f64>() / recoveries.len().max(1) as f64;
+    let max_recovery = recoveries.iter().cloned().fold(0.0, f64::max);
+    let pass = converged && found == n as u64 && duplicates == 0 && missing == 0 && secrets == 0;
+    let row = Row {
+        id: id.to_string(),
+        scenario:
+            "provider SIGKILLed at random moments during creation, restarted by the supervisor"
+                .into(),
+        size: format!("{n} repositories, {kills} kills"),
+        faults: kills as u64,
+        converge_secs,
+        expected_objects: n as u64,
+        jfrog_objects: found,
+        duplicates,
+        missing,
+        writes: total_writes(&counts),
+        secrets_found: secrets,
+        pass,
+        result: format!(
+            "{ready} of {n} Ready and Synced; {kills_during_creation} of {kills} kills landed while creations were pending; kill to new leader {mean_recovery:.1} s mean, {max_recovery:.1} s max (lease 5 s); writes by route {:?}",
+            writes(&counts)
+        ),
+    };
+    record(&row);
+    assert!(converged, "{id}: not all Ready:\n{}", sb.logs());
+    assert_eq!(found, n as u64, "{id}: repositories in JFrog");
+    assert_eq!(duplicates, 0, "{id}: duplicates");
+    assert_eq!(missing, 0, "{id}: missing");
+    assert_eq!(secrets, 0, "{id}: secrets in outputs");
+}
+
+/// Quick version (default run): 40 repositories, 5 kills.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reliability_crash_quick() {
+    crash_scenario("crash-40", 40, 5).await;
+}
+
+/// Long version: 500 repositories, 50 kills.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "long: 500 repositories and 50 kills (cargo xtask reliability --long)"]
+async fn reliability_crash_500() {
+    crash_scenario("crash-500", 500, 50).await;
+}
+
+/// Re-creates the deleted MRs (index `i`, with their wanted description) that are gone
+/// (their finalizer released); those still there stay in `deleted`.
+async fn recreate(
+    api: &Api<DynamicObject>,
+    prefix: &str,
+    deleted: &mut Vec<usize>,
+    want: &BTreeMap<usize, String>,
+) {
+    for i in std::mem::take(deleted) {
+        let name = format!("{prefix}{i:05}");
+        if api.get_opt(&name).await.ok().flatten().is_some() {
+            deleted.push(i);
+            continue;
+        }
+        let obj: DynamicObject = serde_json::from_value(repo(&name, &want[&i])).expect("manifest");
+        if api.create(&PostParams::default(), &obj).await.is_err() {
+            deleted.push(i);
+        }
+    }
+}
+
+/// One sample of the provider process: RSS (KiB), alive Tokio tasks, established TCP
+/// connections.
+#[derive(Debug, Clone, Copy)]
+struct Sample {
+    rss_kib: u64,
+    tasks: u64,
+    connections: u64,
+}
+
+async fn sample(sb: &Sandbox) -> Sample {
+    let pid = provider_pid(sb, PROVIDER).expect("provider pid file");
+    let metrics = match metrics_address(&provider_log(sb, PROVIDER)) {
+        Some(addr) => scrape(&addr).await.unwrap_or_default(),
+        None => String::new(),
+    };
+    Sample {
+        rss_kib: rss_kib(pid).unwrap_or(0),
+        tasks: metric_sum(&metrics, "tokio_alive_tasks", |_| true) as u64,
+        connections: tcp_established(pid).unwrap_or(0),
+    }
+}
+
+/// Scenario "soak": N repository MRs (default 10,000, `RELIABILITY_SOAK_MRS`) polled for M
+/// minutes (default 30, `RELIABILITY_SOAK_MINUTES`; poll `RELIABILITY_SOAK_POLL_SECS`,
+/// default 60) with churn every 30 s: spec updates, deletes and re-creates, and drift made in
+/// JFrog. The provider's RSS, Tokio tasks and open connections are sampled every minute;
+/// pass: RSS at the end within 10 % of RSS after the first full poll, tasks and connections
+/// not above their level then (a small slack for in-flight work), every MR Ready, every drift
+/// reverted, no duplicate.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "long: 10,000 MRs for 30 minutes (cargo xtask reliability --long)"]
+async fn reliability_soak() {
+    let n: usize = env_or("RELIABILITY_SOAK_MRS", 10_000);
+    let minutes: f64 = env_or("RELIABILITY_SOAK_MINUTES", 30.0);
+    let poll = Duration::from_secs(env_or("RELIABILITY_SOAK_POLL_SECS", 60));
+    let id = "soak";
+    let sb = Sandbox::start(SandboxOptions::new(id).poll(poll)).await;
+    let prefix = "soak-";
+    let description = |i: usize| format!("soak repository {i}");
+    let docs: Vec<Value> = (0..n)
+        .map(|i| repo(&format!("{prefix}{i:05}"), &description(i)))
+        .collect();
+    let expected: BTreeSet<String> = docs
+        .iter()
+        .map(|d| d["metadata"]["name"].as_str().expect("name").to_string())
+        .collect();
+    let created = Instant::now();
+    apply_chunked(&sb, &docs);
+    let initial_ready = wait_ready(&sb, prefix, n, Duration::from_secs(7200)).await;
+    let create_secs = created.elapsed().as_secs_f64();
+    eprintln!("soak: {n} MRs Ready after {create_secs:.0} s");
+    // The first full poll after creation: the level the process must stay at.
+    tokio::time::sleep(poll + Duration::from_secs(10)).await;
+    let baseline = sample(&sb).await;
+    eprintln!("soak: baseline {baseline:?}");
+    sb.sim.reset_requests().await;
+
+    let api = repos_api(&sb);
+    let mut rng = StdRng::seed_from_u64(seed());
+    let soak_started = Instant::now();
+    let duration = Duration::from_secs_f64(minutes * 60.0);
+    let mut samples = vec![(0.0, baseline)];
+    let mut last_sample = Instant::now();
+    let (mut updates, mut deletes, mut drifts, mut step) = (0u64, 0u64, 0u64, 0u64);
+    let mut deleted: Vec<usize> = Vec::new();
+    let mut drifted: BTreeSet<usize> = BTreeSet::new();
+    let mut want: BTreeMap<usize, String> = (0..n).map(|i| (i, description(i))).collect();
+    while soak_started.elapsed() < duration {
+        step += 1;
+        // Re-create what the previous step deleted, once its finalizer let it go.
+        recreate(&api, prefix, &mut deleted, &want).await;
+        for _ in 0..10 {
+            let i = rng.random_range(0..n);
+            if deleted.contains(&i) {
+                continue;
+            }
+            let d = format!("soak update {step} of {i}");
+            let patch = json!({"spec": {"forProvider": {"description": d}}});
+            if api
+                .patch(
+                    &format!("{prefix}{i:05}"),
+                    &PatchParams::default(),
+                    &Patch::Merge(&patch),
+                )
+                .await
+                .is_ok()
+            {
+                want.insert(i, d);
+                updates += 1;
+            }
+        }
+        for _ in 0..3 {
+            let i = rng.random_range(0..n);
+            if deleted.contains(&i) {
+                continue;
+            }
+            if api
+                .delete(&format!("{prefix}{i:05}"), &DeleteParams::default())
+                .await
+                .is_ok()
+            {
+                want.insert(i, description(i));
+                deleted.push(i);
+                deletes += 1;
+            }
+        }
+        for _ in 0..3 {
+            let i = rng.random_range(0..n);
+            let key = format!("{prefix}{i:05}");
+            if deleted.contains(&i) {
+                continue;
+            }
+            if let Some(mut config) = sb.sim.repository(&key).await {
+                config["description"] = json!(format!("drift {step} made in JFrog"));
+                sb.sim.put_repository(&key, &config).await;
+                drifted.insert(i);
+                drifts += 1;
+            }
+        }
+        if last_sample.elapsed() >= Duration::from_secs(60) {
+            let s = sample(&sb).await;
+            eprintln!(
+                "soak: {:.0} s: {s:?}; {updates} updates, {deletes} deletes, {drifts} drifts",
+                soak_started.elapsed().as_secs_f64()
+            );
+            samples.push((soak_started.elapsed().as_secs_f64(), s));
+            last_sample = Instant::now();
+        }
+        sb.assert_running();
+        tokio::time::sleep(Duration::from_secs(30)).await;
+    }
+    // The last re-creates, then everything must converge and every drift be reverted.
+    let settle = Instant::now();
+    let recreate_deadline = Instant::now() + Duration::from_secs(600);
+    while !deleted.is_empty() && Instant::now() < recreate_deadline {
+        tokio::time::sleep(Duration::from_secs(2)).await;
+        recreate(&api, prefix, &mut deleted, &want).await;
+    }
+    let converged = wait_ready(&sb, prefix, n, Duration::from_secs(1800)).await;
+    let mut unreverted = 0u64;
+    let deadline = Instant::now() + poll * 3 + Duration::from_secs(60);
+    for i in &drifted {
+        let key = format!("{prefix}{i:05}");
+        loop {
+            let now = sb.sim.repository(&key).await;
+            let got = now.as_ref().and_then(|c| c["description"].as_str());
+            if got == Some(want[i].as_str()) {
+                break;
+            }
+            if Instant::now() > deadline {
+                eprintln!("soak: {key} has {got:?}, want {:?}", want[i]);
+                unreverted += 1;
+                break;
+            }
+            tokio::time::sleep(Duration::from_secs(2)).await;
+        }
+    }
+    let converge_secs = settle.elapsed().as_secs_f64();
+    tokio::time::sleep(poll).await;
+    let last = sample(&sb).await;
+    samples.push((soak_started.elapsed().as_secs_f64(), last));
+    let counts = sb.sim.requests().await;
+    let (found, duplicates, missing) = jfrog_tally(&sb, prefix, &expected).await;
+    let secrets = secrets_in_outputs(&sb, &[jfrog_token(&sb)], &[RESOURCE]);
+    let peak_rss = samples.iter().map(|s| s.1.rss_kib).max().unwrap_or(0);
+    let rss_growth = last.rss_kib as f64 / baseline.rss_kib.max(1) as f64 - 1.0;
+    let rss_ok = rss_growth <= 0.10;
+    // A few tasks and connections come and go with the work in flight at the sample.
+    let tasks_ok = last.tasks <= baseline.tasks + baseline.tasks / 10 + 5;
+    let conns_ok = last.connections <= baseline.connections + 4;
+    let pass = initial_ready
+        && converged
+        && unreverted == 0
+        && rss_ok
+        && tasks_ok
+        && conns_ok
+        && found == n as u64
+        && duplicates == 0
+        && missing == 0
+        && secrets == 0;
+    let series: Vec<String> = samples
+        .iter()
+        .map(|(t, s)| format!("{:.0}m {:.1}MiB", t / 60.0, s.rss_kib as f64 / 1024.0))
+        .collect();
+    eprintln!("soak: RSS series {}", series.join(", "));
+    let row = Row {
+        id: "soak".into(),
+        scenario:
+            "soak: polling with churn (spec updates, deletes and re-creates, drift made in JFrog)"
+                .into(),
+        size: format!("{n} MRs for {minutes} min, poll {} s", poll.as_secs()),
+        faults: updates + deletes + drifts,
+        converge_secs,
+        expected_objects: n as u64,
+        jfrog_objects: found,
+        duplicates,
+        missing,
+        writes: total_writes(&counts),
+        secrets_found: secrets,
+        pass,
+        result: format!(
+            "{n} created and Ready in {create_secs:.0} s; {updates} updates, {deletes} deletes + re-creates, {drifts} drifts ({unreverted} not reverted); provider RSS {:.1} MiB after the first poll, {:.1} MiB at the end ({:+.1} %), peak {:.1} MiB; Tokio tasks {} -> {}; TCP connections {} -> {}",
+            baseline.rss_kib as f64 / 1024.0,
+            last.rss_kib as f64 / 1024.0,
+            rss_growth * 100.0,
+            peak_rss as f64 / 1024.0,
+            baseline.tasks,
+            last.tasks,
+            baseline.connections,
+            last.connections
+        ),
+    };
+    record(&row);
+    assert!(initial_ready && converged, "soak: not all Ready");
+    assert_eq!(unreverted, 0, "soak: drift not reverted");
+    assert!(rss_ok, "soak: RSS grew {:.1} %", rss_growth * 100.0);
+    assert!(tasks_ok, "soak: tasks {baseline:?} -> {last:?}");
+    assert!(conns_ok, "soak: connections {baseline:?} -> {last:?}");
+    assert_eq!(
+        (found, duplicates, missing),
+        (n as u64, 0, 0),
+        "soak: JFrog state"
+    );
+    assert_eq!(secrets, 0, "soak: secrets in outputs");
+}
