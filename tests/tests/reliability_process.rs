@@ -17,8 +17,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::time::{Duration, Instant};
 
 use e2e::process::{
-    kill_provider, metric_sum, metrics_address, provider_log, provider_pid, rss_kib, scrape,
-    tcp_established,
+    Replica, jfrog_writes_of, kill_provider, metric_sum, metrics_address, provider_log,
+    provider_pid, rss_kib, scrape, tcp_established,
 };
 use e2e::reliability::{Row, jfrog_token, record, secrets_in_outputs};
 use e2e::{Sandbox, SandboxOptions, wait_for, writes};
@@ -64,19 +64,50 @@ fn repos_api(sb: &Sandbox) -> Api<DynamicObject> {
 
 /// Provider flags for a short leader-election Lease: a killed leader does not release it, so
 /// the next process waits out the lease duration (60 s by default) before it leads.
-fn short_lease(opts: SandboxOptions, lease_secs: u64) -> SandboxOptions {
-    opts.provider_arg(&format!("--leader-election-lease-duration={lease_secs}s"))
-        .provider_arg(&format!(
-            "--leader-election-renew-deadline={}s",
-            lease_secs * 4 / 5
-        ))
-        .provider_arg("--leader-election-retry-period=1s")
+fn lease_flags(lease_secs: u64) -> Vec<String> {
+    vec![
+        format!("--leader-election-lease-duration={lease_secs}s"),
+        format!("--leader-election-renew-deadline={}s", lease_secs * 4 / 5),
+        "--leader-election-retry-period=1s".to_string(),
+    ]
 }
 
-/// Applies manifests in chunks (kubectl apply of one file each).
-fn apply_chunked(sb: &Sandbox, docs: &[Value]) {
-    for chunk in docs.chunks(500) {
-        sb.apply_ok(chunk);
+fn short_lease(opts: SandboxOptions, lease_secs: u64) -> SandboxOptions {
+    lease_flags(lease_secs)
+        .iter()
+        .fold(opts, |o, f| o.provider_arg(f))
+}
+
+/// Applies manifests: `kubectl apply` for a few, else creates through the Kubernetes API,
+/// 16 at a time (kubectl's client-side apply takes about a second per object against the
+/// debug-built test server: 10,000 would take hours).
+async fn apply_all(sb: &Sandbox, docs: &[Value]) {
+    if docs.len() <= 100 {
+        sb.apply_ok(docs);
+        return;
+    }
+    let api = repos_api(sb);
+    let mut set = tokio::task::JoinSet::new();
+    for d in docs {
+        if set.len() >= 16
+            && let Some(r) = set.join_next().await
+        {
+            r.expect("create task");
+        }
+        let api = api.clone();
+        let obj: DynamicObject = serde_json::from_value(d.clone()).expect("manifest");
+        set.spawn(async move {
+            let name = obj.metadata.name.clone().unwrap_or_default();
+            let mut tries = 0;
+            while let Err(e) = api.create(&PostParams::default(), &obj).await {
+                tries += 1;
+                assert!(tries < 5, "create {name}: {e}");
+                tokio::time::sleep(Duration::from_secs(1)).await;
+            }
+        });
+    }
+    while let Some(r) = set.join_next().await {
+        r.expect("create task");
     }
 }
 
@@ -244,7 +275,7 @@ async fn crash_scenario(id: &str, n: usize, kills: usize) {
     for k in 0..kills {
         let applied = ((k + 1) * batch).min(n);
         if k * batch < n {
-            apply_chunked(&sb, &docs[k * batch..applied]);
+            apply_all(&sb, &docs[k * batch..applied]).await;
         }
         let delay = Duration::from_millis(rng.random_range(0..1500));
         tokio::time::sleep(delay).await;
@@ -260,7 +291,7 @@ async fn crash_scenario(id: &str, n: usize, kills: usize) {
         holder = Some(next);
     }
     if kills * batch < n {
-        apply_chunked(&sb, &docs[kills * batch..]);
+        apply_all(&sb, &docs[kills * batch..]).await;
     }
     let converged = wait_ready(&sb, &prefix, n, Duration::from_secs(60 + 3 * n as u64)).await;
     let converge_secs = started.elapsed().as_secs_f64();
@@ -333,6 +364,186 @@ async fn recreate(
     }
 }
 
+/// The `/metrics` of a provider process whose log is `log` (waits for the address and an
+/// answer).
+async fn metrics_of(log: &std::path::Path) -> String {
+    wait_for(
+        &format!("the metrics of {}", log.display()),
+        Duration::from_secs(120),
+        Duration::from_millis(300),
+        || async {
+            let addr = metrics_address(log)?;
+            scrape(&addr)
+                .await
+                .filter(|m| m.contains("leader_election_master_status"))
+        },
+    )
+    .await
+}
+
+fn leads(metrics: &str) -> bool {
+    metric_sum(metrics, "leader_election_master_status", |_| true) >= 1.0
+}
+
+/// Scenario "failover": provider-artifactory runs as two replicas with leader election
+/// (the sandbox's and a second process with the same kubeconfig and flags). While both run
+/// only the leader writes to JFrog (each process's own `jfrog_client_requests_total`);
+/// then repositories are applied and the leader is SIGKILLed while they are being created:
+/// the other replica takes the Lease within the lease duration, the creations complete, and
+/// there is no duplicate.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reliability_failover() {
+    let id = "failover";
+    let lease = 10;
+    let opts = SandboxOptions::new(id).poll(Duration::from_secs(10));
+    let sb = Sandbox::start(short_lease(opts, lease)).await;
+    let sandbox_log = provider_log(&sb, PROVIDER);
+    let mut replica = Replica::start(
+        &sb,
+        "artifactory",
+        "provider-artifactory-2",
+        &lease_flags(lease),
+    );
+    let replica_metrics = metrics_of(&replica.log).await;
+    assert!(!leads(&replica_metrics), "the second replica leads at once");
+    sb.sim.put_config(json!({"writeLatencyMs": 300})).await;
+    sb.sim.reset_requests().await;
+    let prefix = "failover-";
+    let n = 40;
+    let docs: Vec<Value> = (0..n)
+        .map(|i| {
+            repo(
+                &format!("{prefix}{i:02}"),
+                &format!("failover repository {i}"),
+            )
+        })
+        .collect();
+    let expected: BTreeSet<String> = docs
+        .iter()
+        .map(|d| d["metadata"]["name"].as_str().expect("name").to_string())
+        .collect();
+
+    // Both replicas run: only the leader writes.
+    apply_all(&sb, &docs[..n / 2]).await;
+    let first_ready = wait_ready(&sb, prefix, n / 2, Duration::from_secs(300)).await;
+    let (leader_metrics, follower_metrics) = (
+        metrics_of(&sandbox_log).await,
+        metrics_of(&replica.log).await,
+    );
+    let sandbox_leads = leads(&leader_metrics);
+    let (leader_metrics, follower_metrics) = if sandbox_leads {
+        (leader_metrics, follower_metrics)
+    } else {
+        (follower_metrics, leader_metrics)
+    };
+    let leader_writes = jfrog_writes_of(&leader_metrics);
+    let follower_writes = jfrog_writes_of(&follower_metrics);
+    let jfrog_writes_before = total_writes(&sb.sim.requests().await);
+
+    // The second half is applied, and the leader killed while it is being created.
+    let holder = lease_holder(&sb).await;
+    apply_all(&sb, &docs[n / 2..]).await;
+    let mut rng = StdRng::seed_from_u64(seed());
+    tokio::time::sleep(Duration::from_millis(rng.random_range(200..1200))).await;
+    let (pending_at_kill, _) = ready_count(&repos_api(&sb), prefix).await;
+    let writes_at_kill = total_writes(&sb.sim.requests().await);
+    let killed_at = Instant::now();
+    if sandbox_leads {
+        kill_provider(&sb, "artifactory");
+    } else {
+        replica.kill();
+    }
+    let new_holder = wait_new_holder(&sb, holder.as_deref(), Duration::from_secs(120)).await;
+    let handover = killed_at.elapsed().as_secs_f64();
+    let writes_in_handover = total_writes(&sb.sim.requests().await) - writes_at_kill;
+    let converged = wait_ready(&sb, prefix, n, Duration::from_secs(300)).await;
+    let converge_secs = killed_at.elapsed().as_secs_f64();
+    // The survivor leads; the killed one (restarted by the supervisor, if it was the
+    // sandbox's) follows and writes nothing.
+    let survivor_metrics = if sandbox_leads {
+        metrics_of(&replica.log).await
+    } else {
+        metrics_of(&sandbox_log).await
+    };
+    let survivor_leads = leads(&survivor_metrics);
+    let restarted_follower_writes = if sandbox_leads {
+        // The sandbox's process started again: its new metrics are the last address logged.
+        tokio::time::sleep(Duration::from_secs(3)).await;
+        let m = metrics_of(&sandbox_log).await;
+        (!leads(&m)).then(|| jfrog_writes_of(&m))
+    } else {
+        None
+    };
+    let counts = sb.sim.requests().await;
+    let (found, duplicates, missing) = jfrog_tally(&sb, prefix, &expected).await;
+    let secrets = secrets_in_outputs(&sb, &[jfrog_token(&sb)], &[RESOURCE]);
+    // Expiry is judged from when the survivor last saw the Lease renewed (every retry period,
+    // 1 s) and checked every retry period: lease + 2 retry periods, and a second of slack for
+    // a loaded machine.
+    let handover_bound = lease as f64 + 3.0;
+    let pass = first_ready
+        && converged
+        && follower_writes == 0.0
+        && leader_writes > 0.0
+        && survivor_leads
+        && restarted_follower_writes.is_none_or(|w| w == 0.0)
+        && handover <= handover_bound
+        && found == n as u64
+        && duplicates == 0
+        && missing == 0
+        && secrets == 0;
+    let row = Row {
+        id: id.into(),
+        scenario: "two replicas with leader election, the leader SIGKILLed during creation".into(),
+        size: format!("{n} repositories, 2 replicas, lease {lease} s"),
+        faults: 1,
+        converge_secs,
+        expected_objects: n as u64,
+        jfrog_objects: found,
+        duplicates,
+        missing,
+        writes: total_writes(&counts),
+        secrets_found: secrets,
+        pass,
+        result: format!(
+            "while both ran: leader sent {leader_writes} JFrog writes, follower {follower_writes} (simulator: {jfrog_writes_before}); leader killed with {pending} of {half} new repositories pending; Lease taken over by the other replica after {handover:.1} s (bound {handover_bound:.0} s), {writes_in_handover} writes during the handover; restarted ex-leader follows with {} writes; all {n} Ready {converge_secs:.1} s after the kill",
+            restarted_follower_writes.map_or("-".to_string(), |w| w.to_string()),
+            pending = n - pending_at_kill.min(n),
+            half = n / 2,
+        ),
+    };
+    record(&row);
+    let _ = new_holder;
+    assert!(
+        first_ready && converged,
+        "failover: not all Ready:\n{}",
+        sb.logs()
+    );
+    assert_eq!(
+        follower_writes, 0.0,
+        "failover: the follower wrote to JFrog"
+    );
+    assert!(
+        leader_writes > 0.0,
+        "failover: the leader's writes are not counted"
+    );
+    assert!(survivor_leads, "failover: the survivor does not lead");
+    assert!(
+        restarted_follower_writes.is_none_or(|w| w == 0.0),
+        "failover: the restarted ex-leader wrote while following"
+    );
+    assert!(
+        handover <= handover_bound,
+        "failover: handover took {handover:.1} s"
+    );
+    assert_eq!(
+        (found, duplicates, missing),
+        (n as u64, 0, 0),
+        "failover: JFrog state"
+    );
+    assert_eq!(secrets, 0, "failover: secrets in outputs");
+}
+
 /// One sample of the provider process: RSS (KiB), alive Tokio tasks, established TCP
 /// connections.
 #[derive(Debug, Clone, Copy)]
@@ -380,7 +591,7 @@ async fn reliability_soak() {
         .map(|d| d["metadata"]["name"].as_str().expect("name").to_string())
         .collect();
     let created = Instant::now();
-    apply_chunked(&sb, &docs);
+    apply_all(&sb, &docs).await;
     let initial_ready = wait_ready(&sb, prefix, n, Duration::from_secs(7200)).await;
     let create_secs = created.elapsed().as_secs_f64();
     eprintln!("soak: {n} MRs Ready after {create_secs:.0} s");
