@@ -141,10 +141,10 @@ pub fn metric_sum(text: &str, name: &str, keep: impl Fn(&str) -> bool) -> f64 {
 
 /// JFrog requests a provider process sent that change something (non-GET/HEAD), from its
 /// `jfrog_client_requests_total`.
-pub fn jfrog_writes_of(metrics: &str) -> f64 {
+pub fn jfrog_writes_of(metrics: &str) -> u64 {
     metric_sum(metrics, "jfrog_client_requests_total", |labels| {
         !labels.contains("method=\"GET\"") && !labels.contains("method=\"HEAD\"")
-    })
+    }) as u64
 }
 
 /// A second replica of a provider, started beside the sandbox's own (`sandbox provider
@@ -216,7 +216,7 @@ mod tests {
     #[test]
     fn metric_sums_pick_the_named_series() {
         let text = "# HELP x\njfrog_client_requests_total{service=\"artifactory\",method=\"PUT\",status=\"200\"} 3\njfrog_client_requests_total{service=\"artifactory\",method=\"GET\",status=\"200\"} 7\njfrog_client_requests_total_other 5\ntokio_alive_tasks 12\n";
-        assert_eq!(jfrog_writes_of(text), 3.0);
+        assert_eq!(jfrog_writes_of(text), 3);
         assert_eq!(metric_sum(text, "tokio_alive_tasks", |_| true), 12.0);
         assert_eq!(
             metric_sum(text, "jfrog_client_requests_total", |_| true),
