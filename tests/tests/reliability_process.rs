@@ -43,6 +43,16 @@ fn repo(name: &str, description: &str) -> Value {
     })
 }
 
+/// A row's size, with the build the figures come from (debug figures are slower).
+fn sized(size: String) -> String {
+    let build = if cfg!(debug_assertions) {
+        "debug"
+    } else {
+        "release"
+    };
+    format!("{size} ({build} build)")
+}
+
 fn seed() -> u64 {
     std::env::var("RELIABILITY_SEED")
         .ok()
@@ -307,7 +317,7 @@ async fn crash_scenario(id: &str, n: usize, kills: usize) {
         scenario:
             "provider SIGKILLed at random moments during creation, restarted by the supervisor"
                 .into(),
-        size: format!("{n} repositories, {kills} kills"),
+        size: sized(format!("{n} repositories, {kills} kills")),
         faults: kills as u64,
         converge_secs,
         expected_objects: n as u64,
@@ -495,7 +505,7 @@ async fn reliability_failover() {
     let row = Row {
         id: id.into(),
         scenario: "two replicas with leader election, the leader SIGKILLed during creation".into(),
-        size: format!("{n} repositories, 2 replicas, lease {lease} s"),
+        size: sized(format!("{n} repositories, 2 replicas, lease {lease} s")),
         faults: 1,
         converge_secs,
         expected_objects: n as u64,
@@ -704,7 +714,7 @@ async fn reliability_apiserver_restart() {
     let row = Row {
         id: id.into(),
         scenario: "Kubernetes API server restarted (3 s down, state kept), then watches expired (410 Gone); changes made right after each".into(),
-        size: "20 repositories, then 20 created, 15 updated, 8 deleted; poll 10 min".into(),
+        size: sized("20 repositories, then 20 created, 15 updated, 8 deleted; poll 10 min".into()),
         faults: 2,
         converge_secs,
         expected_objects: expected.len() as u64,
@@ -922,7 +932,10 @@ async fn reliability_soak() {
         scenario:
             "soak: polling with churn (spec updates, deletes and re-creates, drift made in JFrog)"
                 .into(),
-        size: format!("{n} MRs for {minutes} min, poll {} s", poll.as_secs()),
+        size: sized(format!(
+            "{n} MRs for {minutes} min, poll {} s",
+            poll.as_secs()
+        )),
         faults: updates + deletes + drifts,
         converge_secs,
         expected_objects: n as u64,
