@@ -98,6 +98,7 @@ fn newest_file(path: &Path, newest: &mut Option<(std::time::SystemTime, PathBuf)
 
 pub use testkit::{TempDir, conditions, require_kubectl, wait_for};
 
+pub mod process;
 pub mod reliability;
 
 /// The installed CRDs: (group, Kind) -> (plural, namespaced).
@@ -142,6 +143,8 @@ pub struct SandboxOptions {
     pub activate: Vec<String>,
     /// `sandbox up --provider-bin`: run DIR/provider-<name> instead of the built-in copies.
     pub provider_bin: Option<PathBuf>,
+    /// Extra flags of `sandbox up` itself (e.g. `--restart-backoff-max=1s`).
+    pub sandbox_args: Vec<String>,
 }
 
 impl SandboxOptions {
@@ -155,6 +158,7 @@ impl SandboxOptions {
             providers: "artifactory".to_string(),
             activate: Vec::new(),
             provider_bin: None,
+            sandbox_args: Vec::new(),
         }
     }
 
@@ -167,6 +171,18 @@ impl SandboxOptions {
     /// Activate only the managed-resource CRDs matching `pattern` (repeatable).
     pub fn activate(mut self, pattern: &str) -> SandboxOptions {
         self.activate.push(pattern.to_string());
+        self
+    }
+
+    /// The providers' --poll.
+    pub fn poll(mut self, poll: Duration) -> SandboxOptions {
+        self.poll = poll;
+        self
+    }
+
+    /// An extra flag of `sandbox up` itself.
+    pub fn sandbox_arg(mut self, flag: &str) -> SandboxOptions {
+        self.sandbox_args.push(flag.to_string());
         self
     }
 
@@ -247,6 +263,7 @@ impl Sandbox {
         if let Some(dir) = &opts.provider_bin {
             cmd.arg("--provider-bin").arg(dir);
         }
+        cmd.args(&opts.sandbox_args);
         if let Some((url, token_file)) = &opts.jfrog {
             cmd.args(["--jfrog-url", url])
                 .arg("--jfrog-token-file")

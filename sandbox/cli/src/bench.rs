@@ -223,6 +223,7 @@ async fn bench(args: &Args, running: &mut Running) -> anyhow::Result<Report> {
         jfrog_url: None,
         jfrog_token_file: None,
         latency_in_descriptor: true,
+        restart_backoff_max: crate::children::MAX_BACKOFF,
     };
     let client = up::start(&up_args, running).await?;
     let kinds = progress::managed_kinds(&client).await?;

@@ -57,6 +57,8 @@ pub struct Launch {
     pub binary: Option<PathBuf>,
     /// Where the pid is written (`sandbox provider-kill` reads it), if anywhere.
     pub pid_file: Option<PathBuf>,
+    /// The longest restart back-off ([`MAX_BACKOFF`] unless a fault test asks for less).
+    pub max_backoff: Duration,
 }
 
 /// A provider's restarts, as `kubectl get pods` shows them (RESTARTS, last state).
@@ -74,8 +76,8 @@ pub struct Supervision {
 
 /// The first restart back-off; it doubles per consecutive crash.
 const FIRST_BACKOFF: Duration = Duration::from_secs(1);
-/// The longest restart back-off.
-const MAX_BACKOFF: Duration = Duration::from_secs(60);
+/// The longest restart back-off, by default.
+pub const MAX_BACKOFF: Duration = Duration::from_secs(60);
 /// A process that ran this long before exiting starts over at the first back-off.
 const STABLE_RUN: Duration = Duration::from_secs(60);
 
@@ -116,7 +118,7 @@ impl ProviderChild {
         }
         let backoff = FIRST_BACKOFF
             .saturating_mul(1u32 << self.supervision.crashes.min(6))
-            .min(MAX_BACKOFF);
+            .min(self.launch.max_backoff);
         self.supervision.crashes += 1;
         self.supervision.last_exit = Some(status.clone());
         self.supervision.restart_at = Some(Instant::now() + backoff);

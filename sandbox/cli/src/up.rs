@@ -110,6 +110,11 @@ pub struct Args {
     /// File holding the access token for --jfrog-url.
     #[arg(long, value_name = "FILE", requires = "jfrog_url")]
     pub jfrog_token_file: Option<PathBuf>,
+    /// The longest back-off before a provider that exited is started again (it doubles from
+    /// 1 s per consecutive crash). A fault test that kills a provider dozens of times lowers
+    /// it so that the run measures the recovery, not the back-off.
+    #[arg(long, value_name = "DURATION", default_value = "60s", value_parser = duration)]
+    pub restart_backoff_max: Duration,
     /// Set by `sandbox bench`: the latency is spent by reads and inside the simulator's
     /// descriptor window of repository writes (see `bench`), instead of in front of every
     /// request.
@@ -430,6 +435,7 @@ pub(crate) async fn start(args: &Args, running: &mut Running) -> anyhow::Result<
             flags,
             binary: args.provider_bin.as_ref().map(|d| d.join(p.name())),
             pid_file: Some(providers_dir.join(format!("{}.pid", p.name()))),
+            max_backoff: args.restart_backoff_max,
         })?;
         eprintln!(
             "started {} (pid {}, log {})",

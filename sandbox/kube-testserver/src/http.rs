@@ -76,6 +76,9 @@ pub(crate) async fn handle(shared: Arc<Shared>, req: http::Request<Body>) -> Res
         Some(u) => u,
         None => return error_response(&ApiError::unauthorized()),
     };
+    if let Some(op) = path.strip_prefix("/__testserver/") {
+        return fault_admin(&shared, &parts.method, op, &query, &user);
+    }
     let body = match axum::body::to_bytes(body, MAX_BODY).await {
         Ok(b) => b,
         Err(_) => return error_response(&ApiError::too_large("the request body is too large")),
@@ -91,6 +94,48 @@ pub(crate) async fn handle(shared: Arc<Shared>, req: http::Request<Body>) -> Res
     match route(&shared, req).await {
         Ok(r) => r,
         Err(e) => error_response(&e),
+    }
+}
+
+/// The fault-test hooks under `/__testserver/` (see the crate docs), for `system:masters`.
+fn fault_admin(
+    shared: &Arc<Shared>,
+    method: &Method,
+    op: &str,
+    query: &HashMap<String, String>,
+    user: &UserInfo,
+) -> Resp {
+    if !user.groups.iter().any(|g| g == "system:masters") {
+        return error_response(&ApiError::new(
+            403,
+            "Forbidden",
+            format!(
+                "User \"{}\" cannot use the fault-test hook \"{op}\"",
+                user.name
+            ),
+        ));
+    }
+    match (method.as_str(), op) {
+        ("GET", "requests") => json_response(200, &shared.read_counts(), &[]),
+        ("POST", "expire-watches") => {
+            shared.expire_watches();
+            json_response(200, &json!({"expired": true}), &[])
+        }
+        ("POST", "restart") => {
+            let down = query
+                .get("downSeconds")
+                .and_then(|s| s.parse::<f64>().ok())
+                .filter(|s| s.is_finite() && *s >= 0.0)
+                .unwrap_or(0.0);
+            // After this answer has left: the restart drops this connection too.
+            let s = shared.clone();
+            tokio::spawn(async move {
+                tokio::time::sleep(Duration::from_millis(100)).await;
+                s.restart(Duration::from_secs_f64(down));
+            });
+            json_response(200, &json!({"restarting": true, "downSeconds": down}), &[])
+        }
+        _ => error_response(&ApiError::not_found_path()),
     }
 }
 
@@ -268,8 +313,14 @@ async fn route(shared: &Arc<Shared>, req: Req) -> Result<Resp, ApiError> {
     }
     let mut resp = match verb {
         "get" => get(shared, &req, &target),
-        "list" => list(shared, &req, &target),
-        "watch" => watch(shared, &req, &target),
+        "list" => {
+            shared.count_read("list", &req.user.name);
+            list(shared, &req, &target)
+        }
+        "watch" => {
+            shared.count_read("watch", &req.user.name);
+            watch(shared, &req, &target)
+        }
         "create" => create(shared, &req, &target),
         "update" => update(shared, &req, &target),
         "patch" => patch(shared, &req, &target, &attrs),

@@ -65,6 +65,17 @@
 //! - Authentication and RBAC, including the `OwnerReferencesPermissionEnforcement` check:
 //!   see [`rbac`]. Events expire after `Config::event_ttl`.
 //!
+//! # Faults, for fault tests
+//!
+//! [`TestServer::restart`] stands for a restart of kube-apiserver with its state kept: every
+//! connection is dropped, nothing is accepted for a while, then the same address serves the
+//! same objects; [`TestServer::expire_watches`] ends every watch and compacts the watch history,
+//! so that a client resuming from a resourceVersion it saw gets 410 Expired and must list
+//! again. Both are also `POST /__testserver/restart?downSeconds=N` and
+//! `POST /__testserver/expire-watches` for `system:masters` (the sandbox's admin kubeconfig:
+//! `kubectl create --raw ... -f -`), and `GET /__testserver/requests` counts the list and
+//! watch requests per user, to see clients list again.
+//!
 //! The `sandbox kube` subcommand ([`cli`]) serves it alone and writes `DIR/kubeconfig`.
 //! `cargo run -p kube-testserver --example perf` measures it at scale (600 CRDs, 10,000 objects,
 //! a watch per Kind).
@@ -194,12 +205,65 @@ pub(crate) struct Shared {
     tokens: RwLock<HashMap<String, UserInfo>>,
     config: Config,
     addr: SocketAddr,
+    /// Cancelled to drop every open connection (a restart); replaced by a fresh one.
+    connections: Mutex<CancellationToken>,
+    /// The whole server's token (the connection tokens are its children).
+    cancel: CancellationToken,
+    /// Tells the accept loop to stop listening for the given time (a restart).
+    restart_tx: tokio::sync::mpsc::UnboundedSender<Duration>,
+    /// List and watch requests per (verb, user).
+    reads: Mutex<HashMap<(String, String), u64>>,
 }
 
 impl Shared {
     pub(crate) fn lock(&self) -> MutexGuard<'_, store::State> {
         // A panic while holding the lock is a bug; keep serving what is stored.
         self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The token a new connection is served under.
+    fn connection_token(&self) -> CancellationToken {
+        self.connections
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .child_token()
+    }
+
+    /// See [`TestServer::expire_watches`].
+    pub(crate) fn expire_watches(&self) {
+        self.lock().compact_and_end_watches();
+    }
+
+    /// See [`TestServer::restart`].
+    pub(crate) fn restart(&self, down: Duration) {
+        // Stop accepting first, so no client reconnects before its connections are gone.
+        let _ = self.restart_tx.send(down);
+        {
+            let mut c = self.connections.lock().unwrap_or_else(|p| p.into_inner());
+            c.cancel();
+            *c = self.cancel.child_token();
+        }
+        self.expire_watches();
+        tracing::info!(down = ?down, "kube-testserver restarting: connections dropped, watch history compacted");
+    }
+
+    /// Counts a list or watch request of `user`.
+    pub(crate) fn count_read(&self, verb: &str, user: &str) {
+        *self
+            .reads
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .entry((verb.to_string(), user.to_string()))
+            .or_default() += 1;
+    }
+
+    /// `{"list": {user: n}, "watch": {user: n}}`.
+    pub(crate) fn read_counts(&self) -> serde_json::Value {
+        let mut out = serde_json::json!({"list": {}, "watch": {}});
+        for ((verb, user), n) in self.reads.lock().unwrap_or_else(|p| p.into_inner()).iter() {
+            out[verb.as_str()][user.as_str()] = serde_json::json!(n);
+        }
+        out
     }
 }
 
@@ -253,13 +317,18 @@ impl TestServer {
                 groups: vec!["system:masters".into(), "system:authenticated".into()],
             },
         );
+        let cancel = CancellationToken::new();
+        let (restart_tx, mut restart_rx) = tokio::sync::mpsc::unbounded_channel::<Duration>();
         let shared = Arc::new(Shared {
             state: Mutex::new(state),
             tokens: RwLock::new(tokens),
             config,
             addr,
+            connections: Mutex::new(cancel.child_token()),
+            cancel: cancel.clone(),
+            restart_tx,
+            reads: Mutex::new(HashMap::new()),
         });
-        let cancel = CancellationToken::new();
         let gc_shared = shared.clone();
         let gc_cancel = cancel.clone();
         let event_ttl = shared.config.event_ttl;
@@ -287,17 +356,33 @@ impl TestServer {
         let c = cancel.clone();
         let conn_shared = shared.clone();
         let task = tokio::spawn(async move {
+            let mut listener = listener;
             loop {
                 tokio::select! {
                     r = listener.accept() => match r {
                         Ok((stream, _)) => {
-                            tokio::spawn(serve_connection(stream, acceptor.clone(), conn_shared.clone(), c.clone()));
+                            let token = conn_shared.connection_token();
+                            tokio::spawn(serve_connection(stream, acceptor.clone(), conn_shared.clone(), token));
                         }
                         Err(e) => {
                             tracing::warn!(error = %e, "accept failed");
                             tokio::time::sleep(Duration::from_millis(50)).await;
                         }
                     },
+                    down = restart_rx.recv() => {
+                        let Some(down) = down else { break };
+                        // Down: connections are refused until the same address listens again.
+                        drop(listener);
+                        tokio::select! {
+                            _ = tokio::time::sleep(down) => {}
+                            _ = c.cancelled() => break,
+                        }
+                        listener = match rebind(addr, &c).await {
+                            Some(l) => l,
+                            None => break,
+                        };
+                        tracing::info!(%addr, "kube-testserver listening again");
+                    }
                     _ = c.cancelled() => break,
                 }
             }
@@ -387,6 +472,26 @@ impl TestServer {
         token
     }
 
+    /// A restart of the server with its state kept: every connection (and so every watch)
+    /// is dropped at once, connections are refused for `down`, then the same address serves
+    /// the same objects again. The watch history is compacted as well (a restarted
+    /// kube-apiserver's watch cache starts empty), so clients resuming a watch get 410 Expired
+    /// and must list again.
+    pub fn restart(&self, down: Duration) {
+        self.shared.restart(down);
+    }
+
+    /// Ends every open watch (connections stay) and compacts the watch history: a client
+    /// resuming from a resourceVersion it saw gets 410 Expired and must list again.
+    pub fn expire_watches(&self) {
+        self.shared.expire_watches();
+    }
+
+    /// List and watch requests so far per user: `{"list": {user: n}, "watch": {user: n}}`.
+    pub fn read_counts(&self) -> serde_json::Value {
+        self.shared.read_counts()
+    }
+
     /// Number of stored objects (for measurements).
     pub fn object_count(&self) -> usize {
         self.shared.lock().object_count()
@@ -407,6 +512,20 @@ impl Drop for TestServer {
         self.cancel.cancel();
         if let Some(t) = self.task.take() {
             t.abort();
+        }
+    }
+}
+
+/// Binds `addr` again after a restart's down time (the old socket may linger briefly).
+async fn rebind(addr: SocketAddr, cancel: &CancellationToken) -> Option<tokio::net::TcpListener> {
+    loop {
+        match tokio::net::TcpListener::bind(addr).await {
+            Ok(l) => return Some(l),
+            Err(e) => tracing::warn!(error = %e, %addr, "cannot listen again yet"),
+        }
+        tokio::select! {
+            _ = tokio::time::sleep(Duration::from_millis(100)) => {}
+            _ = cancel.cancelled() => return None,
         }
     }
 }

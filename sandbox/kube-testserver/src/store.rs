@@ -1248,6 +1248,21 @@ impl State {
         n
     }
 
+    /// Compacts every resource's watch history, as etcd compaction does, and ends every
+    /// open watch: a watch resumed from any resourceVersion seen before gets 410 Expired, so
+    /// its client must list again. The resourceVersion moves on by one (the compaction's
+    /// revision), so a list made afterwards can be watched from.
+    pub fn compact_and_end_watches(&mut self) {
+        self.rv += 1;
+        let floor = self.rv;
+        for st in self.stores.values_mut() {
+            st.history.clear();
+            st.floor = floor;
+            // Dropping the senders ends the watch streams.
+            st.watchers.clear();
+        }
+    }
+
     /// Number of stored objects (all resources).
     pub fn object_count(&self) -> usize {
         self.stores.values().map(|s| s.objects.len()).sum()

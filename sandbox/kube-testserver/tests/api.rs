@@ -192,6 +192,77 @@ async fn watch_from_too_old_resource_version_is_410_expired() {
     assert_eq!(cms.name_any(), "old");
 }
 
+/// Expects the next event of a watch resumed after a restart or an expiry to be 410 Expired.
+async fn expect_expired(api: &Api<ConfigMap>, rv: u64) {
+    let mut s = api
+        .watch(&WatchParams::default().timeout(10), &rv.to_string())
+        .await
+        .expect("watch")
+        .boxed();
+    match s.next().await.expect("an event").expect("decoded") {
+        WatchEvent::Error(e) => assert_eq!((e.code, e.reason.as_str()), (410, "Expired")),
+        other => panic!("expected 410 Expired, got {other:?}"),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn restart_drops_connections_keeps_state_and_expires_watches() {
+    let server = server().await;
+    let client = admin(&server).await;
+    let api: Api<ConfigMap> = Api::namespaced(client, "default");
+    let a = api
+        .create(&PostParams::default(), &cm("a", &[]))
+        .await
+        .expect("create");
+    let mut live = api
+        .watch(&WatchParams::default().timeout(60), &rv_of(&a).to_string())
+        .await
+        .expect("watch")
+        .boxed();
+
+    server.restart(Duration::from_secs(2));
+    // The open watch ends with its connection.
+    let ended = tokio::time::timeout(Duration::from_secs(10), async {
+        while let Some(Ok(_)) = live.next().await {}
+    })
+    .await;
+    assert!(ended.is_ok(), "the watch did not end with the restart");
+    // Down: connections are refused.
+    assert!(api.get("a").await.is_err(), "answered while down");
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    // Up again at the same address with the same objects; old resourceVersions are gone.
+    let again = api.get("a").await.expect("get after the restart");
+    assert_eq!(again.metadata.uid, a.metadata.uid);
+    expect_expired(&api, rv_of(&a)).await;
+    // A fresh list can be watched from.
+    let list = api.list(&ListParams::default()).await.expect("list");
+    let list_rv = list.metadata.resource_version.expect("list rv");
+    let mut fresh = api
+        .watch(&WatchParams::default().timeout(30), &list_rv)
+        .await
+        .expect("watch")
+        .boxed();
+    api.create(&PostParams::default(), &cm("b", &[]))
+        .await
+        .expect("create b");
+    match fresh.next().await.expect("event").expect("decoded") {
+        WatchEvent::Added(c) => assert_eq!(c.name_any(), "b"),
+        other => panic!("expected b added, got {other:?}"),
+    }
+
+    // Watches expiring without a restart: the stream ends, resuming is 410.
+    server.expire_watches();
+    let ended = tokio::time::timeout(Duration::from_secs(10), async {
+        while let Some(Ok(_)) = fresh.next().await {}
+    })
+    .await;
+    assert!(ended.is_ok(), "the watch did not end when expired");
+    expect_expired(&api, list_rv.parse().expect("numeric rv")).await;
+    let counts = server.read_counts();
+    assert!(counts["list"]["admin"].as_u64() >= Some(1), "{counts}");
+    assert!(counts["watch"]["admin"].as_u64() >= Some(4), "{counts}");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn watch_with_label_selector_sees_objects_enter_and_leave() {
     let server = server().await;
