@@ -778,7 +778,14 @@ async fn reliability_soak() {
     let minutes: f64 = env_or("RELIABILITY_SOAK_MINUTES", 30.0);
     let poll = Duration::from_secs(env_or("RELIABILITY_SOAK_POLL_SECS", 60));
     let id = "soak";
-    let sb = Sandbox::start(SandboxOptions::new(id).poll(poll)).await;
+    // A provider managing 10,000 MRs is sized up: at upstream's 10 reconciles per second the
+    // creation alone (three reconciles each) would take the better part of an hour.
+    let sb = Sandbox::start(
+        SandboxOptions::new(id)
+            .poll(poll)
+            .provider_arg("--max-reconcile-rate=300"),
+    )
+    .await;
     let prefix = "soak-";
     let description = |i: usize| format!("soak repository {i}");
     let docs: Vec<Value> = (0..n)
