@@ -341,7 +341,11 @@ mod tests {
         assert_eq!(f.decide("GET", "/x"), Decision::default());
         assert!(f.decide("PUT", "/x/1").action.is_some());
         let counts = f.list()[0].2;
-        assert_eq!((counts.matched, counts.fired), (1, 1), "the GET did not match");
+        assert_eq!(
+            (counts.matched, counts.fired),
+            (1, 1),
+            "the GET did not match"
+        );
         assert!(f.decide("PUT", "/x/2").action.is_some());
         assert_eq!(f.decide("PUT", "/x/3"), Decision::default());
         assert!(f.list().is_empty());
