@@ -307,6 +307,37 @@ async fn run(sb: &Sandbox, plan: &Plan, faulty: bool) -> Measured {
     m
 }
 
+/// Removes the finalizers of the MRs named in `displays` (from [`Mr::display`]) so that they
+/// go, leaving their JFrog objects.
+async fn release(sb: &Sandbox, plan: &Plan, displays: &[String]) {
+    for d in plan.docs.iter().filter(|d| d["kind"] != "Secret") {
+        let mr = sb.mr_of(d);
+        if displays.contains(&mr.display()) {
+            let mut args = vec![
+                "patch".to_string(),
+                mr.resource(),
+                mr.name.clone(),
+                "--type".into(),
+                "merge".into(),
+                "-p".into(),
+                r#"{"metadata":{"finalizers":null}}"#.into(),
+            ];
+            if let Some(ns) = &mr.namespace {
+                args.extend(["-n".into(), ns.clone()]);
+            }
+            let args: Vec<&str> = args.iter().map(String::as_str).collect();
+            sb.kubectl_ok(&args);
+            e2e::wait_for(
+                &format!("{} to go", mr.display()),
+                Duration::from_secs(60),
+                Duration::from_millis(300),
+                || async { mr.try_get().await.is_none().then_some(()) },
+            )
+            .await;
+        }
+    }
+}
+
 /// The access token of the sandbox's platform and the values of the manifests' Secrets.
 fn secret_values(sb: &Sandbox, docs: &[Value]) -> Vec<String> {
     let env = std::fs::read_to_string(sb.dir.join("jfrog.env")).expect("jfrog.env");
@@ -328,12 +359,18 @@ async fn scenario(plan: Plan) -> Measured {
     let sb = Sandbox::start(SandboxOptions::new(plan.id).providers(plan.providers)).await;
     let base = run(&sb, &plan, false).await;
     assert!(
-        base.not_converged.is_empty() && base.for_a_human.is_empty() && base.not_deleted.is_empty(),
-        "the baseline did not converge or delete: {:?} {:?} {:?}",
+        base.not_converged.is_empty() && base.for_a_human.is_empty(),
+        "the baseline did not converge: {:?} {:?}",
         base.not_converged,
-        base.for_a_human,
-        base.not_deleted
+        base.for_a_human
     );
+    // What cannot be deleted without faults either (JFrog refuses, e.g. a lifecycle stage a
+    // lifecycle still names) is no fault's doing: let those MRs go (their objects stay and
+    // count as left by the baseline) and expect the same of the faulty run.
+    for d in &base.not_deleted {
+        eprintln!("[{}] not deletable without faults either: {d}", plan.id);
+    }
+    release(&sb, &plan, &base.not_deleted).await;
     let fault = run(&sb, &plan, true).await;
     // What the faulty run should have gained: the baseline's objects, less those the
     // baseline's deletes left behind (adopted, not created again).
@@ -365,9 +402,14 @@ async fn scenario(plan: Plan) -> Measured {
     let secret_refs: Vec<&str> = secrets.iter().map(String::as_str).collect();
     let secrets_found = sb.secrets_in_outputs(&[], &secret_refs).await;
     let mrs = plan.docs.iter().filter(|d| d["kind"] != "Secret").count();
+    let extra_not_deleted: Vec<&String> = fault
+        .not_deleted
+        .iter()
+        .filter(|d| !base.not_deleted.contains(d))
+        .collect();
     let pass = duplicates == 0
         && missing == 0
-        && fault.not_deleted.is_empty()
+        && extra_not_deleted.is_empty()
         && left_diff.is_empty()
         && secrets_found == 0;
     let human = if fault.for_a_human.is_empty() {
@@ -396,12 +438,13 @@ async fn scenario(plan: Plan) -> Measured {
         secrets_found,
         pass,
         result: format!(
-            "{} of {mrs} MRs Ready{human}; {} of {} requests faulted; {} deletes not done; \
-             baseline {:.1}s",
+            "{} of {mrs} MRs Ready{human}; {} of {} requests faulted; {} deletes not done \
+             ({} not deletable without faults either); baseline {:.1}s",
             fault.ready,
             fault.fired,
             fault.requests,
             fault.not_deleted.len(),
+            base.not_deleted.len(),
             base.converge_secs
         ),
     });
@@ -418,9 +461,8 @@ async fn scenario(plan: Plan) -> Measured {
         "objects differ from the baseline: {diffs:#?}"
     );
     assert!(
-        fault.not_deleted.is_empty(),
-        "not deleted: {:#?}",
-        fault.not_deleted
+        extra_not_deleted.is_empty(),
+        "not deleted: {extra_not_deleted:#?}"
     );
     assert!(left_diff.is_empty(), "{left_diff:#?}");
     assert_eq!(secrets_found, 0, "a secret value reached an output");
@@ -574,11 +616,14 @@ async fn rate_limit_storm(id: &str, n: usize, storm: Duration, retry_after: Dura
         "retryAfterMs": u64::try_from(retry_after.as_millis()).expect("ms")});
     let fault = sb.sim.add_fault(&spec).await;
     let changed = updated(&docs);
+    // kubectl's discovery of hundreds of CRDs can take seconds on a loaded machine: the storm
+    // lasts `storm` from the end of the apply.
     sb.apply_ok(&changed);
+    let storm_end = Instant::now() + storm;
     // Sample the fault's request count: each rise is a request (or several) reaching JFrog.
     let mut rises: Vec<Duration> = Vec::new();
     let mut last = 0u64;
-    while started.elapsed() < storm {
+    while Instant::now() < storm_end {
         let (matched, _) = fault_counts(&sb).await;
         if matched > last {
             rises.push(started.elapsed());
@@ -589,6 +634,7 @@ async fn rate_limit_storm(id: &str, n: usize, storm: Duration, retry_after: Dura
     let (matched, fired) = fault_counts(&sb).await;
     assert!(sb.sim.faults().await.iter().any(|f| f["id"] == fault));
     sb.sim.clear_faults().await;
+    let stormed = started.elapsed();
     // Bursts: rises closer than a second to the previous one belong to the same burst.
     let mut bursts: Vec<Duration> = Vec::new();
     for r in &rises {
@@ -637,7 +683,7 @@ async fn rate_limit_storm(id: &str, n: usize, storm: Duration, retry_after: Dura
     // Honouring Retry-After: one burst per pause at most (plus the first and the one the
     // storm's end may cut), never a tight retry loop.
     let max_bursts =
-        usize::try_from(storm.as_millis() / retry_after.as_millis()).expect("small") + 2;
+        usize::try_from(stormed.as_millis() / retry_after.as_millis()).expect("small") + 2;
     let honoured = bursts.len() <= max_bursts
         && (gaps.is_empty() || min_gap >= retry_after.as_secs_f64() * 0.8);
     let duplicates = repos_after.saturating_sub(repos_before);
@@ -648,7 +694,7 @@ async fn rate_limit_storm(id: &str, n: usize, storm: Duration, retry_after: Dura
         scenario: format!(
             "429 storm: every JFrog request answered 429 with Retry-After {} s for {} s while repositories are updated",
             retry_after.as_secs(),
-            storm.as_secs()
+            stormed.as_secs()
         ),
         size: format!("{n} MRs, provider-artifactory"),
         faults: fired,
