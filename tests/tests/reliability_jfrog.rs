@@ -481,7 +481,10 @@ fn lost_answers(rate: f64) -> Vec<Value> {
 }
 
 /// Issue 17: answers lost after commit on every write call of every family, quick size.
+/// Ignored in the default run: its two runs with deletes take about 150 s in a debug build,
+/// over the default run's budget of 60 s a scenario.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "150 s in debug: cargo xtask reliability --long"]
 async fn reliability_jfrog_lost_answers_quick() {
     let docs = quick_examples();
     let n = docs.iter().filter(|d| d["kind"] != "Secret").count();
