@@ -402,10 +402,18 @@ async fn scenario(plan: Plan) -> Measured {
     let secret_refs: Vec<&str> = secrets.iter().map(String::as_str).collect();
     let secrets_found = sb.secrets_in_outputs(&[], &secret_refs).await;
     let mrs = plan.docs.iter().filter(|d| d["kind"] != "Secret").count();
+    // An MR left for a human cannot be deleted either until the human removes the
+    // create-pending annotation (crossplane-runtime stops before the delete, too).
     let extra_not_deleted: Vec<&String> = fault
         .not_deleted
         .iter()
         .filter(|d| !base.not_deleted.contains(d))
+        .filter(|d| {
+            !fault
+                .for_a_human
+                .iter()
+                .any(|h| h.starts_with(&format!("{d}: ")))
+        })
         .collect();
     let pass = duplicates == 0
         && missing == 0
@@ -443,7 +451,7 @@ async fn scenario(plan: Plan) -> Measured {
             fault.ready,
             fault.fired,
             fault.requests,
-            fault.not_deleted.len(),
+            extra_not_deleted.len(),
             base.not_deleted.len(),
             base.converge_secs
         ),
