@@ -74,6 +74,7 @@ struct Inner {
     retry: RetryPolicy,
     metrics: ClientMetrics,
     platform: Arc<PlatformState>,
+    credentials_origin: Option<String>,
 }
 
 impl fmt::Debug for JfrogClient {
@@ -191,6 +192,7 @@ impl JfrogClient {
                 retry: b.retry,
                 metrics: b.metrics.unwrap_or_default(),
                 platform,
+                credentials_origin: b.credentials_origin,
             }),
         })
     }
@@ -484,7 +486,8 @@ impl<'a> Request<'a> {
                         merge_failure,
                         retry_after,
                     };
-                    let error = Error::from_response(ctx.clone(), code, &body, retry_after);
+                    let error = Error::from_response(ctx.clone(), code, &body, retry_after)
+                        .refused_credentials(inner.credentials_origin.as_deref());
                     (outcome, error)
                 }
                 Err(e) => {

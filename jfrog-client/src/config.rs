@@ -127,6 +127,7 @@ pub struct JfrogClientBuilder {
     pub(crate) metrics: Option<ClientMetrics>,
     pub(crate) user_agent: String,
     pub(crate) shared_platform_state: bool,
+    pub(crate) credentials_origin: Option<String>,
 }
 
 impl fmt::Debug for JfrogClientBuilder {
@@ -158,6 +159,7 @@ impl JfrogClientBuilder {
             metrics: None,
             user_agent: format!("crossplane-provider-jfrog/{}", env!("CARGO_PKG_VERSION")),
             shared_platform_state: true,
+            credentials_origin: None,
         }
     }
 
@@ -232,6 +234,14 @@ impl JfrogClientBuilder {
     /// The `User-Agent` header.
     pub fn user_agent(mut self, user_agent: impl Into<String>) -> Self {
         self.user_agent = user_agent.into();
+        self
+    }
+
+    /// Where the credentials come from, in words (e.g. `the credentials of
+    /// ClusterProviderConfig "default" (secret "ns/name" key "token")`), never the value: a 401
+    /// answer then says which credentials the platform refused, so a user knows what to fix.
+    pub fn credentials_origin(mut self, origin: impl Into<String>) -> Self {
+        self.credentials_origin = Some(origin.into());
         self
     }
 

@@ -250,6 +250,18 @@ impl Error {
     }
 
     /// How long the server asked to wait, for [`Error::RateLimited`].
+    /// A 401 names the credentials the platform refused (`origin`, in words, never the
+    /// value); any other error is returned as it is.
+    pub fn refused_credentials(self, origin: Option<&str>) -> Error {
+        match (self, origin) {
+            (Error::Unauthorized { ctx, message }, Some(origin)) => Error::Unauthorized {
+                ctx,
+                message: format!("{message} (the platform refused {origin})"),
+            },
+            (e, _) => e,
+        }
+    }
+
     pub fn retry_after(&self) -> Option<Duration> {
         match self {
             Error::RateLimited { retry_after, .. } => *retry_after,
@@ -419,6 +431,18 @@ mod tests {
             method: Method::PUT,
             route: format!("{}/api/repositories/{{key}}", service.base_path()),
         }
+    }
+
+    #[test]
+    fn a_refused_token_names_its_origin_and_other_errors_stay() {
+        let e = Error::from_response(ctx(Service::Artifactory), 401, b"Bad credentials", None)
+            .refused_credentials(Some("the credentials of ClusterProviderConfig \"default\""));
+        let text = e.to_string();
+        assert!(text.contains("401 unauthorized: Bad credentials"), "{text}");
+        assert!(text.contains("ClusterProviderConfig \"default\""), "{text}");
+        let e = Error::from_response(ctx(Service::Artifactory), 404, b"gone", None)
+            .refused_credentials(Some("the credentials of X"));
+        assert!(!e.to_string().contains("credentials of X"), "{e}");
     }
 
     #[test]

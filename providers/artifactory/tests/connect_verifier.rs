@@ -15,6 +15,7 @@ fn config(url: String, token: &str) -> ResolvedConfig {
         config_uid: None,
         url,
         credentials: Credentials::Token(SecretString::from(token.to_string())),
+        credentials_from: None,
         ca_bundle: None,
     }
 }

@@ -58,8 +58,23 @@ impl Provider {
             }
             Credentials::None => JfrogCredentials::Anonymous,
         };
+        let config_name = match &config.config_namespace {
+            Some(ns) => format!("{ns}/{}", config.config_name),
+            None => config.config_name.clone(),
+        };
+        let origin = match &config.credentials_from {
+            Some(from) => format!(
+                "the credentials of {} \"{config_name}\" ({from})",
+                config.config_kind
+            ),
+            None => format!(
+                "the credentials of {} \"{config_name}\"",
+                config.config_kind
+            ),
+        };
         let mut builder = JfrogClient::builder(config.url.clone())
             .credentials(credentials)
+            .credentials_origin(origin)
             .metrics(metrics.clone())
             .user_agent(self.user_agent());
         if let Some(ca) = &config.ca_bundle {

@@ -97,6 +97,7 @@ impl ProviderConfigResolver for SimResolver {
             config_uid: Some("pc".into()),
             url: self.url.clone(),
             credentials: Credentials::Token(SecretString::from(self.token.clone())),
+            credentials_from: None,
             ca_bundle: None,
         })
     }

@@ -178,6 +178,15 @@ struct Active {
     fault: Fault,
     rng: StdRng,
     remaining: Option<u64>,
+    counts: FaultCounts,
+}
+
+/// How many requests a fault matched and how many times it fired (answered an error or lost
+/// an answer): what a fault suite reports as "faults injected".
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FaultCounts {
+    pub matched: u64,
+    pub fired: u64,
 }
 
 /// What to do with a request.
@@ -235,6 +244,7 @@ impl Faults {
             fault,
             rng,
             remaining,
+            counts: FaultCounts::default(),
         });
         id
     }
@@ -250,11 +260,12 @@ impl Faults {
         self.lock().1.clear();
     }
 
-    pub(crate) fn list(&self) -> Vec<(FaultId, Fault)> {
+    /// The active faults with their counts (a fault limited by `times` is gone once used up).
+    pub(crate) fn list(&self) -> Vec<(FaultId, Fault, FaultCounts)> {
         self.lock()
             .1
             .iter()
-            .map(|a| (a.id, a.fault.clone()))
+            .map(|a| (a.id, a.fault.clone(), a.counts))
             .collect()
     }
 
@@ -273,6 +284,7 @@ impl Faults {
             if let Some(r) = a.remaining.as_mut() {
                 *r -= 1;
             }
+            a.counts.matched += 1;
             decision.delay += a.fault.latency;
             if !a.fault.jitter.is_zero() {
                 decision.delay += a.fault.jitter.mul_f64(a.rng.random::<f64>());
@@ -281,6 +293,7 @@ impl Faults {
                 && a.rng.random::<f64>() < a.fault.error_rate
                 && decision.action.is_none()
             {
+                a.counts.fired += 1;
                 decision.action = Some(if a.fault.drop_after_commit {
                     Action::DropAfterCommit
                 } else {
@@ -327,6 +340,12 @@ mod tests {
         f.add(Fault::error("/x", 500, 1.0).method("put").times(2));
         assert_eq!(f.decide("GET", "/x"), Decision::default());
         assert!(f.decide("PUT", "/x/1").action.is_some());
+        let counts = f.list()[0].2;
+        assert_eq!(
+            (counts.matched, counts.fired),
+            (1, 1),
+            "the GET did not match"
+        );
         assert!(f.decide("PUT", "/x/2").action.is_some());
         assert_eq!(f.decide("PUT", "/x/3"), Decision::default());
         assert!(f.list().is_empty());

@@ -65,7 +65,7 @@ pub mod faults;
 pub mod server;
 pub mod services;
 
-pub use faults::{Fault, FaultId};
+pub use faults::{Fault, FaultCounts, FaultId};
 pub use server::{SimConfig, Simulator};
 
 /// Errors of the simulator's library API.

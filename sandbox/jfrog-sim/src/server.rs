@@ -29,7 +29,7 @@ use crate::auth::Auth;
 use crate::counts::Counts;
 use crate::descriptor::Descriptor;
 use crate::errors::{ApiError, Flavor};
-use crate::faults::{Action, Fault, FaultId, Faults};
+use crate::faults::{Action, Fault, FaultCounts, FaultId, Faults};
 use crate::services;
 
 /// Configuration of a simulator.
@@ -310,8 +310,8 @@ impl Simulator {
         self.shared.faults.remove(id)
     }
 
-    /// The active faults.
-    pub fn faults(&self) -> Vec<(FaultId, Fault)> {
+    /// The active faults, with how many requests each matched and how often it fired.
+    pub fn faults(&self) -> Vec<(FaultId, Fault, FaultCounts)> {
         self.shared.faults.list()
     }
 

@@ -22,6 +22,12 @@ pub enum TlsError {
 }
 
 pub fn generate() -> Result<Tls, TlsError> {
+    generate_with_alpn(&[b"h2", b"http/1.1"])
+}
+
+/// Like [`generate`], offering only the `alpn` protocols (e.g. only `http/1.1`, for a TLS
+/// front of an HTTP/1.1-only server such as the tests' TLS JFrog platform).
+pub fn generate_with_alpn(alpn: &[&[u8]]) -> Result<Tls, TlsError> {
     let ca_key = rcgen::KeyPair::generate()?;
     let mut ca_params = rcgen::CertificateParams::new(Vec::<String>::new())?;
     ca_params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
@@ -52,7 +58,7 @@ pub fn generate() -> Result<Tls, TlsError> {
         .with_safe_default_protocol_versions()?
         .with_no_client_auth()
         .with_single_cert(vec![cert.der().clone(), ca_cert.der().clone()], key_der)?;
-    config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
+    config.alpn_protocols = alpn.iter().map(|p| p.to_vec()).collect();
     Ok(Tls {
         ca_pem: ca_cert.pem(),
         acceptor: tokio_rustls::TlsAcceptor::from(Arc::new(config)),

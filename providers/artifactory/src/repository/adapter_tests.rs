@@ -26,6 +26,7 @@ pub(super) fn config(sim: &Simulator) -> ResolvedConfig {
         config_uid: Some("pc-uid".into()),
         url: sim.url(),
         credentials: Credentials::Token(SecretString::from(sim.admin_token())),
+        credentials_from: None,
         ca_bundle: None,
     }
 }

@@ -93,6 +93,9 @@ pub struct ResolvedConfig {
     pub url: String,
     /// The credentials.
     pub credentials: Credentials,
+    /// Where the credentials were read from, for messages: `secret "ns/name" key "token"`,
+    /// an environment variable or a file (never the value).
+    pub credentials_from: Option<String>,
     /// PEM CA bundle for the platform's TLS, if configured.
     pub ca_bundle: Option<String>,
 }

@@ -175,16 +175,18 @@ pub async fn resolve_config_object(
     })?;
     let creds = &spec.credentials;
 
+    // Where the credentials come from, for messages (never the value).
+    let mut from: Option<String> = None;
     let blob = match creds.source {
         CredentialsSource::None => None,
         CredentialsSource::Secret => match (&creds.secret_ref, &creds.username_secret_ref) {
             (Some(sel), _) => {
                 let ns = secret_namespace(target, sel)?;
                 let bytes = read_secret_key(client, &ns, sel).await?;
-                Some(parse_blob(
-                    &bytes,
-                    &format!("secret \"{ns}/{}\" key \"{}\"", sel.name, sel.key),
-                )?)
+                let origin = format!("secret \"{ns}/{}\" key \"{}\"", sel.name, sel.key);
+                let blob = parse_blob(&bytes, &origin)?;
+                from = Some(origin);
+                Some(blob)
             }
             (None, Some(user_sel)) => {
                 let Some(pass_sel) = &creds.password_secret_ref else {
@@ -195,6 +197,10 @@ pub async fn resolve_config_object(
                 };
                 let uns = secret_namespace(target, user_sel)?;
                 let pns = secret_namespace(target, pass_sel)?;
+                from = Some(format!(
+                    "secrets \"{uns}/{}\" and \"{pns}/{}\"",
+                    user_sel.name, pass_sel.name
+                ));
                 let user = read_secret_key(client, &uns, user_sel).await?;
                 let pass = read_secret_key(client, &pns, pass_sel).await?;
                 let username = String::from_utf8(user)
@@ -233,10 +239,10 @@ pub async fn resolve_config_object(
             if value.trim().is_empty() {
                 return Err(ResolveError::EnvEmpty(env.name.clone()));
             }
-            Some(parse_blob(
-                value.as_bytes(),
-                &format!("environment variable \"{}\"", env.name),
-            )?)
+            let origin = format!("environment variable \"{}\"", env.name);
+            let blob = parse_blob(value.as_bytes(), &origin)?;
+            from = Some(origin);
+            Some(blob)
         }
         CredentialsSource::Filesystem => {
             let Some(fs) = &creds.fs else {
@@ -251,7 +257,10 @@ pub async fn resolve_config_object(
             if bytes.iter().all(u8::is_ascii_whitespace) {
                 return Err(ResolveError::FileEmpty(fs.path.clone()));
             }
-            Some(parse_blob(&bytes, &format!("file \"{}\"", fs.path))?)
+            let origin = format!("file \"{}\"", fs.path);
+            let blob = parse_blob(&bytes, &origin)?;
+            from = Some(origin);
+            Some(blob)
         }
         CredentialsSource::InjectedIdentity => {
             return Err(ResolveError::NoHandler(creds.source.as_str().to_string()));
@@ -304,6 +313,7 @@ pub async fn resolve_config_object(
         config_uid: obj.metadata.uid.clone(),
         url,
         credentials,
+        credentials_from: from,
         ca_bundle,
     })
 }

@@ -458,6 +458,7 @@ impl ProviderConfigResolver for FakeResolver {
             config_uid: None,
             url: "https://jfrog.example".into(),
             credentials: Credentials::Token(secrecy::SecretString::from("t0ken")),
+            credentials_from: None,
             ca_bundle: None,
         })
     }

@@ -1,0 +1,165 @@
+//! What the fault suite searches for secret values and drives faults with: every output a
+//! user or an operator sees (the sandbox's and providers' logs, core and events.k8s.io Events,
+//! the managed resources with their conditions), and the simulator's fault, token and
+//! collection admin routes.
+
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use crate::{Mr, Sandbox, SimAdmin};
+
+impl Sandbox {
+    /// Every output of the sandbox as (place, text): the sandbox's own stdout/stderr, every
+    /// provider log, the Events of both APIs, and each of `mrs` as JSON (spec, status,
+    /// conditions). The state directory's credentials (kubeconfig, jfrog.env) are not outputs.
+    pub async fn outputs(&self, mrs: &[Mr]) -> Vec<(String, String)> {
+        let mut out = Vec::new();
+        let mut files = vec![self.dir.join("sandbox.out"), self.dir.join("sandbox.err")];
+        if let Ok(entries) = std::fs::read_dir(self.dir.join("providers")) {
+            files.extend(
+                entries
+                    .flatten()
+                    .map(|e| e.path())
+                    .filter(|p| p.extension().is_some_and(|x| x == "log")),
+            );
+        }
+        for f in files {
+            if let Ok(bytes) = std::fs::read(&f) {
+                out.push((
+                    f.display().to_string(),
+                    String::from_utf8_lossy(&bytes).into_owned(),
+                ));
+            }
+        }
+        for what in ["events", "events.events.k8s.io"] {
+            let o = self.kubectl(&["get", what, "-A", "-o", "json"]);
+            out.push((
+                what.to_string(),
+                String::from_utf8_lossy(&o.stdout).into_owned(),
+            ));
+        }
+        for mr in mrs {
+            if let Some(o) = mr.try_get().await {
+                out.push((mr.display(), serde_json::to_string(&o).unwrap_or_default()));
+            }
+        }
+        out
+    }
+
+    /// How many times any of `secrets` occurs in [`Sandbox::outputs`] (empty values ignored);
+    /// the places are printed on stderr, never the values.
+    pub async fn secrets_in_outputs(&self, mrs: &[Mr], secrets: &[&str]) -> u64 {
+        let mut found = 0;
+        for (place, text) in self.outputs(mrs).await {
+            for s in secrets.iter().filter(|s| !s.is_empty()) {
+                let n = u64::try_from(text.matches(s).count()).unwrap_or(u64::MAX);
+                if n > 0 {
+                    eprintln!(
+                        "[{}] a secret value occurs {n} time(s) in {place}",
+                        self.tag
+                    );
+                    found += n;
+                }
+            }
+        }
+        found
+    }
+}
+
+impl SimAdmin {
+    /// `POST /__sim/faults` with a FaultSpec (`{"method":"PUT","pathPrefix":"/","errorRate":
+    /// 0.2,"status":503,...}`); returns the fault's id.
+    pub async fn add_fault(&self, spec: &Value) -> u64 {
+        let r = self
+            .http
+            .post(format!("{}/__sim/faults", self.url))
+            .json(spec)
+            .send()
+            .await
+            .expect("POST /__sim/faults");
+        assert!(
+            r.status().is_success(),
+            "POST /__sim/faults: {}",
+            r.status()
+        );
+        let v: Value = r.json().await.expect("fault id JSON");
+        v["id"].as_u64().expect("fault id")
+    }
+
+    /// `DELETE /__sim/faults`: every fault removed.
+    pub async fn clear_faults(&self) {
+        let r = self
+            .http
+            .delete(format!("{}/__sim/faults", self.url))
+            .send()
+            .await
+            .expect("DELETE /__sim/faults");
+        assert!(
+            r.status().is_success(),
+            "DELETE /__sim/faults: {}",
+            r.status()
+        );
+    }
+
+    /// The active faults (`[{"id":1,"fault":{...}}]`).
+    pub async fn faults(&self) -> Vec<Value> {
+        self.admin_get("/__sim/faults").await
+    }
+
+    /// `POST /__sim/tokens`: a new access token (admin or not).
+    pub async fn mint_token(&self, admin: bool) -> String {
+        let r = self
+            .http
+            .post(format!("{}/__sim/tokens", self.url))
+            .json(&json!({"admin": admin}))
+            .send()
+            .await
+            .expect("POST /__sim/tokens");
+        assert!(
+            r.status().is_success(),
+            "POST /__sim/tokens: {}",
+            r.status()
+        );
+        let v: Value = r.json().await.expect("token JSON");
+        v["token"].as_str().expect("token").to_string()
+    }
+
+    /// `POST /__sim/tokens/revoke`: the token is refused from now on.
+    pub async fn revoke_token(&self, token: &str) {
+        let r = self
+            .http
+            .post(format!("{}/__sim/tokens/revoke", self.url))
+            .json(&json!({"token": token}))
+            .send()
+            .await
+            .expect("POST /__sim/tokens/revoke");
+        assert!(
+            r.status().is_success(),
+            "POST /__sim/tokens/revoke: {}",
+            r.status()
+        );
+    }
+
+    /// Object count per simulator collection (`GET /__sim/collections`).
+    pub async fn collection_counts(&self) -> std::collections::BTreeMap<String, u64> {
+        self.admin_get("/__sim/collections").await
+    }
+
+    /// Every stored object of a collection (`GET /__sim/collections/{name}`).
+    pub async fn collection(&self, name: &str) -> Vec<Value> {
+        self.admin_get(&format!("/__sim/collections/{name}")).await
+    }
+
+    async fn admin_get<T: serde::de::DeserializeOwned>(&self, path: &str) -> T {
+        let r = self
+            .http
+            .get(format!("{}{path}", self.url))
+            .timeout(Duration::from_secs(60))
+            .send()
+            .await
+            .unwrap_or_else(|e| panic!("GET {path}: {e}"));
+        assert!(r.status().is_success(), "GET {path}: {}", r.status());
+        r.json().await.unwrap_or_else(|e| panic!("GET {path}: {e}"))
+    }
+}
