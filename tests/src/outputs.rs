@@ -10,20 +10,18 @@ use serde_json::{Value, json};
 use crate::{Mr, Sandbox, SimAdmin};
 
 impl Sandbox {
-    /// Every output of the sandbox as (place, text): the sandbox's own stdout/stderr, every
-    /// provider log, the Events of both APIs, and each of `mrs` as JSON (spec, status,
+    /// Every output of the sandbox as (place, text): every log under its state directory
+    /// (its own stdout/stderr, each provider's and replica's log), the Events of both APIs, and each of `mrs` as JSON (spec, status,
     /// conditions). The state directory's credentials (kubeconfig, jfrog.env) are not outputs.
     pub async fn outputs(&self, mrs: &[Mr]) -> Vec<(String, String)> {
         let mut out = Vec::new();
-        let mut files = vec![self.dir.join("sandbox.out"), self.dir.join("sandbox.err")];
-        if let Ok(entries) = std::fs::read_dir(self.dir.join("providers")) {
-            files.extend(
-                entries
-                    .flatten()
-                    .map(|e| e.path())
-                    .filter(|p| p.extension().is_some_and(|x| x == "log")),
-            );
-        }
+        let mut files = Vec::new();
+        collect_files(&self.dir, &mut files);
+        files.retain(|p| {
+            p.extension()
+                .is_some_and(|x| x == "log" || x == "err" || x == "out")
+        });
+        files.sort();
         for f in files {
             if let Ok(bytes) = std::fs::read(&f) {
                 out.push((
@@ -161,5 +159,16 @@ impl SimAdmin {
             .unwrap_or_else(|e| panic!("GET {path}: {e}"));
         assert!(r.status().is_success(), "GET {path}: {}", r.status());
         r.json().await.unwrap_or_else(|e| panic!("GET {path}: {e}"))
+    }
+}
+
+fn collect_files(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
+    for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            collect_files(&p, out);
+        } else {
+            out.push(p);
+        }
     }
 }

@@ -67,40 +67,23 @@ pub fn jfrog_token(sb: &crate::Sandbox) -> String {
     testkit::env_value(&env, "JFROG_ACCESS_TOKEN")
 }
 
-/// Occurrences of any of `secrets` in what the sandbox put out: every log file under its
-/// state directory (its own output and each provider's), the Kubernetes events, and the
-/// objects of `resources` (`kubectl get RESOURCE -A -o json`: the managed resources, their
-/// conditions and status).
-pub fn secrets_in_outputs(sb: &crate::Sandbox, secrets: &[String], resources: &[&str]) -> u64 {
-    let mut texts = Vec::new();
-    let mut files = Vec::new();
-    collect_files(&sb.dir, &mut files);
-    for f in files {
-        if f.extension()
-            .is_some_and(|x| x == "log" || x == "err" || x == "out")
-        {
-            texts.push(std::fs::read_to_string(&f).unwrap_or_default());
-        }
-    }
-    for r in std::iter::once(&"events").chain(resources) {
-        texts.push(sb.kubectl_ok(&["get", r, "-A", "-o", "json"]));
-    }
-    let mut found = 0;
-    for s in secrets.iter().filter(|s| !s.is_empty()) {
-        for t in &texts {
-            found += t.matches(s.as_str()).count() as u64;
-        }
+/// Occurrences of any of `secrets` in what the sandbox put out ([`crate::Sandbox::outputs`]:
+/// every log under its state directory, the Events) and in the objects of `resources`
+/// (`kubectl get RESOURCE -A -o json`: the managed resources, their conditions and status).
+pub async fn secrets_in_outputs(
+    sb: &crate::Sandbox,
+    secrets: &[String],
+    resources: &[&str],
+) -> u64 {
+    let refs: Vec<&str> = secrets.iter().map(String::as_str).collect();
+    let mut found = sb.secrets_in_outputs(&[], &refs).await;
+    for r in resources {
+        let text = sb.kubectl_ok(&["get", r, "-A", "-o", "json"]);
+        found += refs
+            .iter()
+            .filter(|s| !s.is_empty())
+            .map(|s| text.matches(s).count() as u64)
+            .sum::<u64>();
     }
     found
-}
-
-fn collect_files(dir: &std::path::Path, out: &mut Vec<PathBuf>) {
-    for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
-        let p = e.path();
-        if p.is_dir() {
-            collect_files(&p, out);
-        } else {
-            out.push(p);
-        }
-    }
 }

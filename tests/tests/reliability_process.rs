@@ -307,7 +307,7 @@ async fn crash_scenario(id: &str, n: usize, kills: usize) {
     let converge_secs = started.elapsed().as_secs_f64();
     let counts = sb.sim.requests().await;
     let (found, duplicates, missing) = jfrog_tally(&sb, &prefix, &expected).await;
-    let secrets = secrets_in_outputs(&sb, &[jfrog_token(&sb)], &[RESOURCE]);
+    let secrets = secrets_in_outputs(&sb, &[jfrog_token(&sb)], &[RESOURCE]).await;
     let (ready, _) = ready_count(&api, &prefix).await;
     let mean_recovery = recoveries.iter().sum::<f64>() / recoveries.len().max(1) as f64;
     let max_recovery = recoveries.iter().cloned().fold(0.0, f64::max);
@@ -486,7 +486,7 @@ async fn reliability_failover() {
     };
     let counts = sb.sim.requests().await;
     let (found, duplicates, missing) = jfrog_tally(&sb, prefix, &expected).await;
-    let secrets = secrets_in_outputs(&sb, &[jfrog_token(&sb)], &[RESOURCE]);
+    let secrets = secrets_in_outputs(&sb, &[jfrog_token(&sb)], &[RESOURCE]).await;
     // Expiry is judged from when the survivor last saw the Lease renewed (every retry period,
     // 1 s) and checked every retry period: lease + 2 retry periods, and a second of slack for
     // a loaded machine.
@@ -701,7 +701,7 @@ async fn reliability_apiserver_restart() {
     let same_process = provider_pid(&sb, PROVIDER) == pid;
     let counts = sb.sim.requests().await;
     let (found, duplicates, missing) = jfrog_tally(&sb, prefix, &expected).await;
-    let secrets = secrets_in_outputs(&sb, &[jfrog_token(&sb)], &[RESOURCE]);
+    let secrets = secrets_in_outputs(&sb, &[jfrog_token(&sb)], &[RESOURCE]).await;
     let pass = initial
         && converged
         && stale == 0
@@ -912,7 +912,7 @@ async fn reliability_soak() {
     samples.push((soak_started.elapsed().as_secs_f64(), last));
     let counts = sb.sim.requests().await;
     let (found, duplicates, missing) = jfrog_tally(&sb, prefix, &expected).await;
-    let secrets = secrets_in_outputs(&sb, &[jfrog_token(&sb)], &[RESOURCE]);
+    let secrets = secrets_in_outputs(&sb, &[jfrog_token(&sb)], &[RESOURCE]).await;
     let peak_rss = samples.iter().map(|s| s.1.rss_kib).max().unwrap_or(0);
     let rss_growth = last.rss_kib as f64 / baseline.rss_kib.max(1) as f64 - 1.0;
     let rss_ok = rss_growth <= 0.10;
