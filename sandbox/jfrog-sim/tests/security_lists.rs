@@ -130,4 +130,9 @@ async fn tokens_are_wrapped_and_replications_listed_per_target_without_passwords
             .all(|t| t["repoKey"] == "libs")
     );
     assert!(!all.to_string().contains("password"), "{all}");
+    // Deleting the repository removes its replication configuration, as Artifactory does.
+    let r = api.delete("/artifactory/api/repositories/libs").await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+    let all = api.get("/artifactory/api/replications").await.json();
+    assert_eq!(all, json!([]), "{all}");
 }

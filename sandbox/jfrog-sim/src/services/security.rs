@@ -1480,6 +1480,11 @@ fn targets_of(s: &Shared, key: &str) -> Option<Vec<Value>> {
         .and_then(|v| v["targets"].as_array().cloned())
 }
 
+/// Artifactory removes a repository's replication configuration with the repository.
+pub(crate) fn forget_replications(s: &Shared, key: &str) {
+    s.collections.delete_raw(REPLICATIONS.name, key);
+}
+
 fn store_targets(s: &Shared, key: &str, targets: Vec<Value>) {
     s.collections
         .put_raw(REPLICATIONS.name, key, json!({"targets": targets}));

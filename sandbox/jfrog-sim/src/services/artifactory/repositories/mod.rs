@@ -478,6 +478,7 @@ async fn delete(
         s.artifactory.lag.record(&key, Some(&removed));
         Ok(removed)
     })?;
+    crate::services::security::forget_replications(&s, &key);
     tracing::debug!(%key, "repository deleted");
     let msg = if removed.rclass == RClass::Virtual {
         format!("Repository '{key}' has been removed successfully.")
