@@ -849,15 +849,20 @@ pub fn count(counts: &BTreeMap<String, u64>, method: &str, route: &str) -> u64 {
 }
 
 /// Writes `docs` as one multi-document manifest file, `manifests.yaml`, in a fresh directory
-/// (removed on drop). The documents are written as a stream of JSON objects (kubectl reads a
-/// file that starts with `{` as one): serde_yaml writes YAML 1.2 and leaves strings such as
-/// `yes` unquoted, which kubectl's YAML 1.1 parser then reads as booleans, so a string field
+/// (removed on drop). Each document is JSON (valid YAML) after a `---` separator, which both
+/// kubectl and `sandbox up --apply` read as a multi-document file: serde_yaml writes YAML 1.2
+/// and leaves strings such as `yes` unquoted, which kubectl's YAML 1.1 parser then reads as booleans, so a string field
 /// would reach the API server as a boolean.
 pub fn manifests_dir(tag: &str, docs: &[Value]) -> TempDir {
     let dir = TempDir::new(&format!("{tag}-manifests"));
     let text: Vec<String> = docs
         .iter()
-        .map(|d| serde_json::to_string_pretty(d).expect("manifest to JSON") + "\n")
+        .map(|d| {
+            format!(
+                "---\n{}\n",
+                serde_json::to_string_pretty(d).expect("manifest to JSON")
+            )
+        })
         .collect();
     std::fs::write(dir.path().join("manifests.yaml"), text.concat()).expect("write manifests");
     dir
