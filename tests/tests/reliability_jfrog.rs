@@ -26,10 +26,17 @@ use serde_json::{Value, json};
 /// leaves for a human (Crossplane's create-pending stop).
 const FOR_A_HUMAN: &str = "cannot determine creation result";
 
-/// The namespaced examples of every provider (`legacy/` folders left out).
+/// The namespaced examples of every provider (`legacy/` folders left out; `examples/install/`
+/// too: it installs the packages and would replace the sandbox's ProviderConfig).
 fn all_examples() -> Vec<Value> {
-    read_manifests(&repo_root().join("examples"))
-        .into_iter()
+    let mut dirs: Vec<_> = std::fs::read_dir(repo_root().join("examples"))
+        .expect("read examples/")
+        .map(|e| e.expect("dir entry").path())
+        .filter(|p| p.is_dir() && !p.ends_with("install"))
+        .collect();
+    dirs.sort();
+    dirs.iter()
+        .flat_map(|d| read_manifests(d))
         .filter(|d| {
             d["kind"] == "Secret"
                 || d["apiVersion"]
