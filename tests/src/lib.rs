@@ -851,8 +851,8 @@ pub fn count(counts: &BTreeMap<String, u64>, method: &str, route: &str) -> u64 {
 /// Writes `docs` as one multi-document manifest file, `manifests.yaml`, in a fresh directory
 /// (removed on drop). Each document is JSON (valid YAML) after a `---` separator, which both
 /// kubectl and `sandbox up --apply` read as a multi-document file: serde_yaml writes YAML 1.2
-/// and leaves strings such as `yes` unquoted, which kubectl's YAML 1.1 parser then reads as booleans, so a string field
-/// would reach the API server as a boolean.
+/// and leaves strings such as `yes` unquoted, which kubectl's YAML 1.1 parser then reads as
+/// booleans, so a string field would reach the API server as a boolean.
 pub fn manifests_dir(tag: &str, docs: &[Value]) -> TempDir {
     let dir = TempDir::new(&format!("{tag}-manifests"));
     let text: Vec<String> = docs
