@@ -545,6 +545,12 @@ impl<'a> Request<'a> {
                     retry += 1;
                 }
                 Decision::GiveUp => {
+                    // Out of retries, the platform's pause still holds for every other call.
+                    if let Some(d) = error.retry_after()
+                        && d <= inner.retry.max_retry_after
+                    {
+                        platform.pause_for(d);
+                    }
                     let status = error
                         .status()
                         .map(|s| s.to_string())

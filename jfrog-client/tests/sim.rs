@@ -359,6 +359,40 @@ async fn rate_limit_429_is_honoured() {
     sim.shutdown().await;
 }
 
+/// A call that runs out of retries on a 429 still leaves the platform paused for the
+/// `Retry-After`: the next call, from any client of that platform, waits it out instead of
+/// meeting the storm at once.
+#[tokio::test]
+async fn a_429_that_ends_the_retries_still_pauses_the_platform() {
+    let sim = sim().await;
+    let c = JfrogClient::builder(sim.url())
+        .access_token(sim.admin_token())
+        .rate_limit(None)
+        .retry_policy(RetryPolicy {
+            max_retries: 0,
+            ..fast_retries()
+        })
+        .build()
+        .unwrap();
+    let repos = c.artifactory().repositories();
+    sim.add_fault(
+        Fault::rate_limit(REPOS, Duration::from_secs(1), 1.0)
+            .method("GET")
+            .times(1),
+    );
+    let e = repos.list(&ListFilter::all()).await.unwrap_err();
+    assert!(matches!(e, Error::RateLimited { .. }), "{e}");
+    let faulted = std::time::Instant::now();
+    repos.list(&ListFilter::all()).await.unwrap();
+    assert!(
+        faulted.elapsed() >= Duration::from_millis(900),
+        "the next call went out {:?} after the 429, inside its Retry-After",
+        faulted.elapsed()
+    );
+    assert_eq!(sim.request_count("GET", REPOS), 2);
+    sim.shutdown().await;
+}
+
 #[tokio::test]
 async fn server_errors_on_get_are_retried_within_budget() {
     let sim = sim().await;

@@ -637,30 +637,32 @@ async fn rate_limit_storm(id: &str, n: usize, storm: Duration, retry_after: Dura
     // kubectl's discovery of hundreds of CRDs can take seconds on a loaded machine: the storm
     // lasts `storm` from the end of the apply.
     sb.apply_ok(&changed);
-    let storm_end = Instant::now() + storm;
-    // Sample the fault's request count: each rise is a request (or several) reaching JFrog.
-    let mut rises: Vec<Duration> = Vec::new();
-    let mut last = 0u64;
-    while Instant::now() < storm_end {
-        let (matched, _) = fault_counts(&sb).await;
-        if matched > last {
-            rises.push(started.elapsed());
-            last = matched;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    let (matched, fired) = fault_counts(&sb).await;
-    assert!(sb.sim.faults().await.iter().any(|f| f["id"] == fault));
+    tokio::time::sleep_until((Instant::now() + storm).into()).await;
+    // When the fault matched each request, as the simulator timed it (exact, where sampling
+    // the counts from here would stamp the requests made during the apply late).
+    let state = sb.sim.faults().await;
+    let ours = state
+        .iter()
+        .find(|f| f["id"] == fault)
+        .expect("the storm's fault is active");
+    let matched = ours["matched"].as_u64().expect("matched");
+    let fired = ours["fired"].as_u64().expect("fired");
+    let times: Vec<Duration> = ours["matchedAtMs"]
+        .as_array()
+        .expect("matchedAtMs")
+        .iter()
+        .map(|t| Duration::from_millis(t.as_u64().expect("ms")))
+        .collect();
     sb.sim.clear_faults().await;
     let stormed = started.elapsed();
-    // Bursts: rises closer than a second to the previous one belong to the same burst.
+    // Bursts: requests less than a second after a burst's first one belong to it.
     let mut bursts: Vec<Duration> = Vec::new();
-    for r in &rises {
+    for t in &times {
         if bursts
             .last()
-            .is_none_or(|b| *r - *b > Duration::from_secs(1))
+            .is_none_or(|b| *t - *b > Duration::from_secs(1))
         {
-            bursts.push(*r);
+            bursts.push(*t);
         }
     }
     let gaps: Vec<f64> = bursts

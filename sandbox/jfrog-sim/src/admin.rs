@@ -8,7 +8,7 @@
 //! | GET | `/__sim/health` | `OK` |
 //! | GET | `/__sim/requests` | `{"GET /artifactory/api/repositories/{key}": 3, ...}` |
 //! | DELETE | `/__sim/requests` | resets the counts (204) |
-//! | GET | `/__sim/faults` | `[{"id":1,"fault":{FaultSpec},"matched":10,"fired":2}]` (requests the fault matched, and errors or lost answers it caused) |
+//! | GET | `/__sim/faults` | `[{"id":1,"fault":{FaultSpec},"matched":10,"fired":2,"matchedAtMs":[..]}]` (requests the fault matched, and errors or lost answers it caused; when it matched each, in ms after it was added) |
 //! | POST | `/__sim/faults` | [`FaultSpec`] JSON → `{"id":1}` |
 //! | DELETE | `/__sim/faults` | removes all faults (204) |
 //! | DELETE | `/__sim/faults/{id}` | removes one fault (204 / 404) |
@@ -225,7 +225,8 @@ async fn faults(State(s): State<Arc<Shared>>) -> Json<Value> {
         .list()
         .iter()
         .map(|(id, f, c)| {
-            json!({"id": id.0, "fault": FaultSpec::from(f), "matched": c.matched, "fired": c.fired})
+            json!({"id": id.0, "fault": FaultSpec::from(f), "matched": c.matched, "fired": c.fired,
+                "matchedAtMs": c.matched_at_ms})
         })
         .collect();
     Json(Value::Array(list))

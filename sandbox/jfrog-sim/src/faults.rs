@@ -178,15 +178,24 @@ struct Active {
     fault: Fault,
     rng: StdRng,
     remaining: Option<u64>,
+    added: std::time::Instant,
     counts: FaultCounts,
 }
 
+/// How many match times a fault keeps (the first ones).
+const MATCH_TIMES_KEPT: usize = 10_000;
+
 /// How many requests a fault matched and how many times it fired (answered an error or lost
 /// an answer): what a fault suite reports as "faults injected".
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct FaultCounts {
     pub matched: u64,
     pub fired: u64,
+    /// When the fault matched each request, in milliseconds after it was added (the first
+    /// 10,000): what a test needs to see how a client spaced its retries, exactly rather than
+    /// by sampling the counts.
+    pub matched_at_ms: Vec<u64>,
 }
 
 /// What to do with a request.
@@ -244,6 +253,7 @@ impl Faults {
             fault,
             rng,
             remaining,
+            added: std::time::Instant::now(),
             counts: FaultCounts::default(),
         });
         id
@@ -265,7 +275,7 @@ impl Faults {
         self.lock()
             .1
             .iter()
-            .map(|a| (a.id, a.fault.clone(), a.counts))
+            .map(|a| (a.id, a.fault.clone(), a.counts.clone()))
             .collect()
     }
 
@@ -285,6 +295,10 @@ impl Faults {
                 *r -= 1;
             }
             a.counts.matched += 1;
+            if a.counts.matched_at_ms.len() < MATCH_TIMES_KEPT {
+                let ms = u64::try_from(a.added.elapsed().as_millis()).unwrap_or(u64::MAX);
+                a.counts.matched_at_ms.push(ms);
+            }
             decision.delay += a.fault.latency;
             if !a.fault.jitter.is_zero() {
                 decision.delay += a.fault.jitter.mul_f64(a.rng.random::<f64>());
@@ -340,12 +354,13 @@ mod tests {
         f.add(Fault::error("/x", 500, 1.0).method("put").times(2));
         assert_eq!(f.decide("GET", "/x"), Decision::default());
         assert!(f.decide("PUT", "/x/1").action.is_some());
-        let counts = f.list()[0].2;
+        let counts = f.list()[0].2.clone();
         assert_eq!(
             (counts.matched, counts.fired),
             (1, 1),
             "the GET did not match"
         );
+        assert_eq!(counts.matched_at_ms.len(), 1, "one match time per match");
         assert!(f.decide("PUT", "/x/2").action.is_some());
         assert_eq!(f.decide("PUT", "/x/3"), Decision::default());
         assert!(f.list().is_empty());
