@@ -17,7 +17,8 @@
 //!   (`name`), SCIMUser (`username`), AWSIAMRole (`username`), WorkersService (`key`).
 //! - Singletons: CrowdSettings, HTTPSSOSettings, License, ReverseProxy, and Lifecycle (the
 //!   platform's, or one per project when `projectKey` is set). JFrog cannot delete them:
-//!   deleting the MR forgets the setting.
+//!   deleting the MR forgets the setting; a Lifecycle's promote stages are emptied first,
+//!   since JFrog refuses to delete a stage a lifecycle still names.
 //!
 //! # Observation by list
 //!
@@ -348,5 +349,29 @@ mod tests {
             examples::example,
             ("WorkersService", "key", serde_json::json!("other-worker")),
         );
+    }
+
+    /// A Group with autoJoin and adminPrivileges both true is refused at admission, with a
+    /// message naming both fields (as the artifactory Group is).
+    #[test]
+    fn crds_refuse_a_group_that_auto_joins_admins() {
+        let regs = registrations(Arc::new(ClientCache::new(crate::PROVIDER)));
+        let crds = provider_family::suite::CrdSchemas::new("platform", &regs);
+        let group = tables::KINDS
+            .iter()
+            .find(|d| d.kind == "Group")
+            .expect("declared");
+        for legacy in [false, true] {
+            let mut bad = examples::example(group, legacy);
+            bad["spec"]["forProvider"]["autoJoin"] = json!(true);
+            bad["spec"]["forProvider"]["adminPrivileges"] = json!(true);
+            let errs = format!("{:?}", crds.schema(group, legacy).validate(&bad, None));
+            assert!(
+                errs.contains("autoJoin cannot be true together with adminPrivileges"),
+                "{errs}"
+            );
+            bad["spec"]["forProvider"]["adminPrivileges"] = json!(false);
+            assert!(crds.schema(group, legacy).validate(&bad, None).is_empty());
+        }
     }
 }

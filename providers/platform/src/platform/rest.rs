@@ -755,11 +755,19 @@ impl Rest for LifecycleRest {
             .send_empty()
             .await
     }
-    async fn delete(&self, _client: &JfrogClient, _key: &str) -> Result<(), Error> {
-        Ok(())
-    }
-    fn forgets_on_delete(&self) -> bool {
-        true
+    /// The Access API cannot delete a lifecycle: deleting the MR empties its promote stages
+    /// instead, which releases the stages it named (JFrog refuses to delete a stage a
+    /// lifecycle still uses, so a LifecycleStage deleted with its Lifecycle would otherwise
+    /// stay forever). The object itself stays: once emptied, the singleton is gone for the
+    /// MR.
+    async fn delete(&self, client: &JfrogClient, key: &str) -> Result<(), Error> {
+        let mut body = Map::new();
+        body.insert("promote_stages".to_owned(), Value::Array(Vec::new()));
+        match self.update(client, key, &body).await {
+            // The project is gone, and its lifecycle with it.
+            Err(e) if e.is_not_found() => Ok(()),
+            other => other,
+        }
     }
 }
 
