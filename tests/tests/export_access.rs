@@ -10,7 +10,9 @@
 //! steady state their lists are not asked, one read per MR instead). The Kinds inside a
 //! project (environments, roles, users, groups) and an OIDC configuration's identity
 //! mappings are exported by listing the parents and then each parent's list: one request
-//! per parent and Kind.
+//! per parent and Kind. Lifecycle stages are exported from the platform's list and each
+//! project's (one seeded inside a project), the system stages (PR, COMMIT, PROD) skipped
+//! and listed.
 
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -227,13 +229,36 @@ async fn exported_access_objects_are_adopted_without_a_write_in_both_scopes() {
         .await,
     );
     let from_project = seeded.len() - from_platform;
+    // A project's own stage (its project exists now): the stages' second scope.
+    let stage = platform_kinds
+        .iter()
+        .find(|k| k.resolved().decl.kind == "LifecycleStage")
+        .expect("declared");
+    let project = provider_family::seed::variant("example-project", COPIES - 1);
+    let params = json!({"projectKey": project, "category": "promote"});
+    let key = create_copy(
+        &client,
+        stage,
+        &format!("{project}-qa"),
+        0,
+        params,
+        Vec::new(),
+    )
+    .await
+    .unwrap_or_else(|e| panic!("seed: {e}"));
+    seeded.push(Seeded {
+        kind: "LifecycleStage",
+        key,
+        with_secret: false,
+    });
+    let from_platform = from_platform + 1;
     let listable: Vec<&KindDecl> = project_decls
         .iter()
         .chain(platform_decls)
         .filter(|d| d.rest.list().is_some())
         .collect();
     assert!(!listable.is_empty());
-    assert_eq!(seeded.len(), COPIES * listable.len());
+    assert_eq!(seeded.len(), COPIES * listable.len() + 1);
     assert!(
         seeded.iter().any(|s| s.with_secret),
         "a seeded object has a secret"
@@ -307,9 +332,34 @@ async fn exported_access_objects_are_adopted_without_a_write_in_both_scopes() {
         .iter()
         .filter(|d| !d.rest.list_parents().is_empty())
         .count() as u64;
+    // An optional parent's Kind (stages) is listed once without it too.
+    let optional = listable
+        .iter()
+        .filter(|d| d.rest.parent_query().is_some())
+        .count() as u64;
+    // A provider lists the parents it does not export itself (provider-platform the
+    // projects, for their stages): once per provider and parent list.
+    let foreign_parents = [platform_decls, project_decls]
+        .iter()
+        .map(|decls| {
+            let mut foreign: Vec<&str> = decls
+                .iter()
+                .filter_map(|d| d.rest.parent_list())
+                .filter(|p| {
+                    !decls
+                        .iter()
+                        .any(|d| d.rest.list().is_some_and(|l| l.path == p.path))
+                })
+                .map(|p| p.path)
+                .collect();
+            foreign.sort_unstable();
+            foreign.dedup();
+            foreign.len() as u64
+        })
+        .sum::<u64>();
     assert_eq!(
         requests,
-        lists.len() as u64 - per_parent_kinds + per_parent + reads,
+        lists.len() as u64 - per_parent_kinds + per_parent + optional + foreign_parents + reads,
         "{:?}",
         sim.request_counts()
     );
@@ -320,6 +370,12 @@ async fn exported_access_objects_are_adopted_without_a_write_in_both_scopes() {
         summary.contains("predefined role"),
         "the roles Access gives every project are skipped and listed: {summary}"
     );
+    for system in ["PR", "COMMIT", "PROD"] {
+        assert!(
+            summary.contains(&format!("/api/v2/stages {system}: a system stage")),
+            "the system stages are skipped and listed: {summary}"
+        );
+    }
     for n in [from_project, from_platform] {
         assert!(
             summary.contains(&format!("exported {n} objects")),

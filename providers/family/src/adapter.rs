@@ -306,8 +306,9 @@ impl ClientCache {
 
     /// The client of a resolved config and the snapshot of `kind`'s list call for an MR with
     /// these parameters: for a list per parent ([`crate::rest::Rest::list_parents`]) the
-    /// snapshot of the parent the parameters name (none while one of them is unset), shared
-    /// by every MR of that parent, so N objects of one project cost one list per poll.
+    /// snapshot of the parent the parameters name (none while one of them is unset, or for
+    /// an optional parent, [`crate::rest::QueryParent`], the platform's list), shared by
+    /// every MR of that parent, so N objects of one project cost one list per poll.
     pub fn client_and_snapshot_for(
         &self,
         config: &ResolvedConfig,
@@ -319,14 +320,17 @@ impl ClientCache {
         let Some(list) = rest.list() else {
             return Ok((cached.client, None));
         };
+        let query = rest.parent_query();
         let mut parents = Vec::new();
         for field in rest.list_parents() {
             match user_value(params, field) {
                 Some(Value::String(v)) if !v.is_empty() => parents.push(v.clone()),
+                // An optional parent unset: the platform's own list.
+                _ if query.is_some() => {}
                 _ => return Ok((cached.client, None)),
             }
         }
-        let path = crate::rest::filled_path(list.path, &parents);
+        let path = list.path_for(query, &parents);
         let marks = lock(&self.marks).entry(list.path).or_default().clone();
         let snapshot = lock(&cached.snapshots)
             .entry(path)

@@ -27,6 +27,9 @@
 //!   when the parent Kind is exported too) and then each parent's list: one request per
 //!   parent and Kind. Their manifests name the parent (`projectKey`), and their names are
 //!   `<parent>-<name>` (unique across parents), the external name carrying the identifier.
+//!   A Kind whose parent is optional ([`crate::rest::QueryParent`], lifecycle stages) is
+//!   listed once without it (the platform's own objects, named as they are) and then per
+//!   parent.
 //! - Output is sorted and stable: the same platform exports byte-identical files.
 //!
 //! [`Hooks::platform_owned`]: crate::hooks::Hooks::platform_owned
@@ -225,7 +228,8 @@ pub async fn export(
             .unwrap_or(*family_list);
         let list = &list;
         // A list per parent: the parents' list first, then each parent's.
-        let parents: Vec<Vec<String>> = match rest.parent_list() {
+        let query = rest.parent_query();
+        let mut parents: Vec<Vec<String>> = match rest.parent_list() {
             Some(parent) if !rest.list_parents().is_empty() => {
                 let label = format!("{} {}", parent.service.base_path(), parent.path);
                 if !parent_keys.contains_key(&label) {
@@ -246,14 +250,14 @@ pub async fn export(
             }
             _ => vec![Vec::new()],
         };
+        // An optional parent: the platform's own list first.
+        if query.is_some() && !parents.iter().any(Vec::is_empty) {
+            parents.insert(0, Vec::new());
+        }
         for parent in parents {
-            let path = crate::rest::filled_path(list.path, &parent);
+            let path = list.path_for(query, &parent);
             out.requests += 1;
-            let answer = parent
-                .iter()
-                .fold(list.request(client), |r, p| r.param(p))
-                .send()
-                .await;
+            let answer = list.request_for(client, query, &parent).send().await;
             let body = match answer {
                 Ok(b) => b,
                 // The parent was deleted while the export ran.

@@ -54,4 +54,6 @@ pub mod wire;
 pub use adapter::{ClientCache, FamilyClient, FamilyConnector, FamilyKind, compose, registrations};
 pub use decl::{Dv, Field, Id, KindDecl, MapWire, Norm, ResolvedKind, Rule, Ty};
 pub use hooks::{HookCtx, Hooks, NoHooks};
-pub use rest::{Call, Converted, ListCall, ListShape, Listed, Page, Paths, Rest, Settings, Verb};
+pub use rest::{
+    Call, Converted, ListCall, ListShape, Listed, Page, Paths, QueryParent, Rest, Settings, Verb,
+};

@@ -160,6 +160,40 @@ impl ListCall {
         }
     }
 
+    /// The list request for one parent's objects: `parents` fill the path's parameters,
+    /// or with `query` the query parameter (none: the platform's own list).
+    pub fn request_for<'a>(
+        &self,
+        client: &'a JfrogClient,
+        query: Option<QueryParent>,
+        parents: &[String],
+    ) -> jfrog_client::Request<'a> {
+        let r = self.request(client);
+        match (query, parents.first()) {
+            (Some(q), Some(p)) => q
+                .with
+                .iter()
+                .fold(r.query(q.name, p), |r, &(n, v)| r.query(n, v)),
+            (Some(_), None) => r,
+            (None, _) => parents.iter().fold(r, |r, p| r.param(p)),
+        }
+    }
+
+    /// What [`Self::request_for`] asks for, as a label and a snapshot's key
+    /// (`/api/v1/projects/team/roles`, `/api/v2/stages?project_key=team&scope=project`): not
+    /// a URL (the client encodes the values it sends).
+    pub fn path_for(&self, query: Option<QueryParent>, parents: &[String]) -> String {
+        match (query, parents.first()) {
+            (Some(q), Some(p)) => {
+                let mut all = vec![(q.name, p.as_str())];
+                all.extend_from_slice(q.with);
+                with_query(self.path.to_string(), &all)
+            }
+            (Some(_), None) => self.path.to_string(),
+            (None, _) => filled_path(self.path, parents),
+        }
+    }
+
     /// The identifier of one listed object (see [`key_in`]).
     pub fn key_of(&self, obj: &Value) -> String {
         key_in(obj, self.key_member)
@@ -225,6 +259,11 @@ pub trait Rest: Send + Sync + std::fmt::Debug {
     /// configuration), whose key member fills the one parameter of the list path, so that
     /// `export` lists the parents and then each parent's objects.
     fn parent_list(&self) -> Option<&'static ListCall> {
+        None
+    }
+    /// For a list per parent whose parent is an optional query parameter
+    /// ([`QueryParent`]); `None` when the parents fill the list path.
+    fn parent_query(&self) -> Option<QueryParent> {
         None
     }
     /// The key under which the list shows the object at `address` (`None`: the list cannot
@@ -447,6 +486,25 @@ pub struct Listed {
     pub parents: &'static [&'static str],
     /// The list of the parents ([`Rest::parent_list`]).
     pub parent_list: Option<&'static ListCall>,
+    /// The parent goes in a query parameter rather than the path, and may be unset
+    /// ([`Rest::parent_query`]).
+    pub parent_query: Option<QueryParent>,
+}
+
+/// A per-parent list whose one parent is a query parameter, not a path parameter, and
+/// optional (lifecycle stages: `GET /api/v2/stages` lists the platform's own stages,
+/// `GET /api/v2/stages?project_key=team&scope=project` a project's): an MR without the
+/// parent is observed through the list without the parameter, which has a snapshot of its
+/// own (objects keyed by their key member alone), and `export` lists it before each
+/// parent's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct QueryParent {
+    /// The query parameter carrying the parent's value (`project_key`).
+    pub name: &'static str,
+    /// Further query parameters sent with a parent, narrowing the answer to the parent's
+    /// own objects (`scope=project`: without it a project's list shows the platform's
+    /// stages too).
+    pub with: &'static [(&'static str, &'static str)],
 }
 
 #[async_trait]
@@ -484,6 +542,9 @@ impl Rest for Listed {
     }
     fn parent_list(&self) -> Option<&'static ListCall> {
         self.parent_list
+    }
+    fn parent_query(&self) -> Option<QueryParent> {
+        self.parent_query
     }
     fn list_key(&self, address: &str) -> Option<String> {
         self.rest.list_key(address)
@@ -674,6 +735,33 @@ mod tests {
             assert_eq!(l.body(), body, "{shape:?}");
             assert_eq!(l.counted_as(), counted, "{shape:?}");
         }
+    }
+
+    #[test]
+    fn an_optional_query_parent_names_its_own_list() {
+        let l = ListCall {
+            service: Service::Access,
+            path: "/api/v2/stages",
+            shape: ListShape::Array,
+            key_member: "name",
+        };
+        let q = QueryParent {
+            name: "project_key",
+            with: &[("scope", "project")],
+        };
+        assert_eq!(l.path_for(Some(q), &[]), "/api/v2/stages");
+        assert_eq!(
+            l.path_for(Some(q), &["team".to_string()]),
+            "/api/v2/stages?project_key=team&scope=project"
+        );
+        let roles = ListCall {
+            path: "/api/v1/projects/{project}/roles",
+            ..l
+        };
+        assert_eq!(
+            roles.path_for(None, &["team".to_string()]),
+            "/api/v1/projects/team/roles"
+        );
     }
 
     #[test]

@@ -71,7 +71,9 @@
 //! 404 answer to a parent's list means the parent is missing, not that the platform lacks
 //! the call: its objects are read by key (which finds them missing, and a create then fails
 //! with JFrog's "Project '...' was not found" and is retried), and the list is asked again
-//! after `min(TTL, 30 s)`.
+//! after `min(TTL, 30 s)`. A parent carried by an optional query parameter
+//! ([`crate::rest::QueryParent`], a project's lifecycle stages) works alike, and an MR
+//! without it uses the platform's list (its own snapshot, objects keyed by name alone).
 //!
 //! # Deviations
 //!
@@ -674,11 +676,8 @@ impl Snapshot {
                 return;
             }
         };
-        let request = self
-            .parents
-            .iter()
-            .fold(list.request(client), |r, p| r.param(p));
-        let answer = request.send().await;
+        let query = self.rest.and_then(|r| r.parent_query());
+        let answer = list.request_for(client, query, &self.parents).send().await;
         let indexed = match answer {
             Ok(r) => {
                 // Unchanged configurations keep the text the old snapshot holds: the old and

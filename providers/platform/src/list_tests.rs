@@ -2,7 +2,9 @@
 //! Kind cost one list request per poll, shared by every MR of the Kind. Groups and
 //! permissions are listed by name only, so each present object is still read by key (list,
 //! then read each); SCIM users and groups, OIDC configurations, their identity mappings
-//! (one list per configuration) and workers are listed in full and not read at all. Each Kind also has one observe-only MR whose object does not
+//! (one list per configuration), lifecycle stages (one list per scope: the platform's and
+//! each project's) and workers are listed in full and not read at all. Each Kind also has
+//! one observe-only MR whose object does not
 //! exist: it is never read (the list shows it absent), and it is what the name-only lists
 //! are asked for (with every object present the steady state is one read per MR and no
 //! list; the full lists are asked once per poll). Counted in the simulator's request log over polls of every MR, after they
@@ -163,5 +165,84 @@ async fn one_list_per_kind_per_poll() {
     // Every absent MR still finds nothing to observe.
     for m in &env.mrs[present..] {
         assert!(!m.ready_and_synced().await, "{} found an object", m.name);
+    }
+}
+
+/// Projects with stages of their own.
+const PROJECTS: [&str; 2] = ["alpha", "beta"];
+
+/// Lifecycle stages are observed by list per scope: N global stages and N stages in each of
+/// two projects cost three `GET /access/api/v2/stages` per poll (the platform's list, and
+/// each project's with `project_key` and `scope=project`) and no read by key; a stage of
+/// either scope that JFrog lacks is absent without a read. The system stages (PR, COMMIT,
+/// PROD) in the platform's list are no MR's.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_stage_list_per_poll_and_scope() {
+    let cache = Arc::new(ClientCache::new(crate::PROVIDER));
+    cache.set_snapshot_ttl(Some(POLL));
+    let mut env = suite::start(crate::PROVIDER, kinds(), cache).await;
+    for p in PROJECTS {
+        assert!(env.sim.put_object(
+            "access_projects",
+            p,
+            json!({"project_key": p, "display_name": p, "description": ""})
+        ));
+    }
+    let kind = kinds()
+        .iter()
+        .find(|f| f.info().kind == "LifecycleStage")
+        .expect("declared")
+        .clone();
+    let d = KINDS
+        .iter()
+        .find(|d| d.kind == "LifecycleStage")
+        .expect("declared");
+    let stage = |name: &str, project: &str, observe_only: bool| {
+        let mut m = examples::example(d, false);
+        m["metadata"]["name"] = json!(name);
+        m["metadata"]["annotations"] = json!({"crossplane.io/external-name": name});
+        if !project.is_empty() {
+            m["spec"]["forProvider"]["projectKey"] = json!(project);
+        }
+        if observe_only {
+            m["spec"]["managementPolicies"] = json!(["Observe"]);
+        }
+        m
+    };
+    for scope in ["", PROJECTS[0], PROJECTS[1]] {
+        for i in 0..N {
+            let name = match scope {
+                "" => format!("stage-{i}"),
+                p => format!("{p}-stage-{i}"),
+            };
+            env.add(&kind, stage(&name, scope, false)).await;
+        }
+    }
+    let present = env.mrs.len();
+    env.add(&kind, stage("absent-99", "", true)).await;
+    env.add(&kind, stage("alpha-absent-99", "alpha", true))
+        .await;
+    converge(&env.mrs[..present]).await;
+    for round in 0..2 {
+        tokio::time::sleep(POLL + Duration::from_millis(200)).await;
+        env.sim.reset_counts();
+        for m in &env.mrs {
+            m.reconcile().await;
+        }
+        let counts = env.sim.request_counts();
+        eprintln!("poll {round}: {counts:?}");
+        let lists = 1 + PROJECTS.len() as u64;
+        assert_eq!(
+            counts.get("GET /access/api/v2/stages").copied(),
+            Some(lists),
+            "one list per scope: {counts:?}"
+        );
+        assert_eq!(counts.len(), 1, "nothing but the lists: {counts:?}");
+    }
+    for m in &env.mrs[..present] {
+        assert!(m.ready_and_synced().await, "{} not ready", m.name);
+    }
+    for m in &env.mrs[present..] {
+        assert!(!m.ready_and_synced().await, "{} found a stage", m.name);
     }
 }

@@ -30,11 +30,18 @@
 //! (`GET /access/api/v1/oidc/{provider_name}/identity_mappings`, the family's per-parent
 //! snapshot filled from `providerName`): one list per configuration and poll; a project's
 //! mapping (`projectKey` set) is read by key, since that list shows the platform's only.
-//! Not listed: GroupMembers (its group's read is its only source), the singletons,
-//! AWSIAMRole (no list call) and LifecycleStage (`GET /access/api/v2/stages` mixes global
-//! and project stages keyed by name alone, while the MR's address carries the project: a
-//! read by key is exact). `export` covers the listed Kinds, skipping the default `readers`
-//! group and the built-in permissions.
+//! LifecycleStage is observed per scope through `GET /access/api/v2/stages` (an array of
+//! full stages): without `project_key` it lists the platform's stages (the system stages PR,
+//! COMMIT and PROD among them); with `project_key` the project's and the platform's, so a
+//! project's stages are listed with `project_key=<key>&scope=project` (JFrog's "Get
+//! Lifecycle Stages": `project_key`, `scope` `global|project` and `category` filter the
+//! list). The project is an optional query parameter of the family's per-parent snapshot
+//! ([`provider_family::QueryParent`]): one list per poll for every global stage, one per
+//! project for its stages, no read by key; a 404 for a project's list means the project is
+//! gone. Not listed: GroupMembers (its group's read is its only source), the singletons
+//! and AWSIAMRole (no list call). `export` covers the listed Kinds, skipping the default
+//! `readers` group, the built-in permissions and the system stages; it lists the platform's
+//! stages, then the projects (`GET /access/api/v1/projects`) and each project's stages.
 //!
 //! # Membership
 //!
@@ -67,6 +74,9 @@ use provider_family::wire::{Mode, user_value};
 use provider_family::{ClientCache, FamilyKind, Hooks, ResolvedKind};
 use provider_runtime::managed::registration::KindRegistration;
 use serde_json::{Map, Value, json};
+
+/// The stages every lifecycle has (JFrog's own: never in `promoteStages`, never exported).
+const SYSTEM_STAGES: [&str; 3] = ["PR", "COMMIT", "PROD"];
 
 /// The family's hooks.
 pub static HOOKS: PlatformHooks = PlatformHooks;
@@ -177,7 +187,7 @@ impl Hooks for PlatformHooks {
                     .flatten()
                     .filter_map(Value::as_str);
                 for s in stages {
-                    if ["PR", "COMMIT", "PROD"].contains(&s) {
+                    if SYSTEM_STAGES.contains(&s) {
                         return Err(format!("promoteStages cannot contain the system stage {s}"));
                     }
                 }
@@ -191,6 +201,7 @@ impl Hooks for PlatformHooks {
         match kind.decl.kind {
             "OIDCConfiguration" => rest::oidc_from_jfrog(body),
             "OIDCIdentityMapping" => rest::mapping_from_jfrog(body),
+            "LifecycleStage" => rest::stage_from_jfrog(body),
             _ => None,
         }
     }
@@ -203,6 +214,14 @@ impl Hooks for PlatformHooks {
         }
         if uri.contains("/api/v2/permissions/") && ["Anything", "Any Remote"].contains(&key) {
             return Some("a permission the platform creates".into());
+        }
+        // The stages list shows the system stages among the platform's.
+        let global = object
+            .get("scope")
+            .and_then(Value::as_str)
+            .is_some_and(|s| s.eq_ignore_ascii_case("global"));
+        if global && object.get("category").is_some() && SYSTEM_STAGES.contains(&key) {
+            return Some("a system stage of every platform's lifecycle".into());
         }
         None
     }
@@ -314,13 +333,17 @@ mod tests {
     }
 
     #[test]
-    fn export_skips_the_default_group_and_built_in_permissions() {
+    fn export_skips_the_default_group_built_in_permissions_and_system_stages() {
         let group = json!({"group_name": "readers", "uri": "/access/api/v2/groups/readers"});
         assert!(HOOKS.platform_owned("readers", &group).is_some());
         let other = json!({"group_name": "devs", "uri": "/access/api/v2/groups/devs"});
         assert_eq!(HOOKS.platform_owned("devs", &other), None);
         let anything = json!({"name": "Anything", "uri": "/access/api/v2/permissions/Anything"});
         assert!(HOOKS.platform_owned("Anything", &anything).is_some());
+        let prod = json!({"name": "PROD", "scope": "global", "category": "promote"});
+        assert!(HOOKS.platform_owned("PROD", &prod).is_some());
+        let qa = json!({"name": "qa", "scope": "global", "category": "promote"});
+        assert_eq!(HOOKS.platform_owned("qa", &qa), None);
         // A SAML configuration or role of that name is the user's.
         assert_eq!(
             HOOKS.platform_owned("readers", &json!({"name": "readers"})),

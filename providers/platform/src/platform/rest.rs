@@ -11,7 +11,9 @@
 use async_trait::async_trait;
 use jfrog_client::{Error, Idempotency, JfrogClient, Service};
 use provider_family::rest::{address_pair, address_triple, not_found, request};
-use provider_family::{Call, Converted, ListCall, ListShape, Listed, Paths, Rest, Settings, Verb};
+use provider_family::{
+    Call, Converted, ListCall, ListShape, Listed, Paths, QueryParent, Rest, Settings, Verb,
+};
 use serde_json::{Map, Value, json};
 
 const A: Service = Service::Access;
@@ -54,6 +56,7 @@ pub static GROUP: Listed = Listed {
     reads_each: true,
     parents: &[],
     parent_list: None,
+    parent_query: None,
 };
 
 static GROUP_CALLS: Paths = Paths {
@@ -164,6 +167,7 @@ pub static OIDCCONFIGURATION: Listed = Listed {
     reads_each: false,
     parents: &[],
     parent_list: None,
+    parent_query: None,
 };
 
 static OIDC_CALLS: Converted = Converted {
@@ -358,6 +362,7 @@ pub static PERMISSION: Listed = Listed {
     reads_each: true,
     parents: &[],
     parent_list: None,
+    parent_query: None,
 };
 
 const RESOURCE_TYPES: &[&str] = &[
@@ -566,6 +571,7 @@ pub static OIDCIDENTITYMAPPING: Listed = Listed {
     reads_each: false,
     parents: &["providerName"],
     parent_list: Some(&OIDCCONFIGURATION.list),
+    parent_query: None,
 };
 
 const MAPPINGS: &str = "/api/v1/oidc/{provider}/identity_mappings";
@@ -777,11 +783,50 @@ impl Rest for LifecycleRest {
 #[derive(Debug)]
 pub struct StageRest;
 
-/// The stage binding.
-pub static LIFECYCLESTAGE: StageRest = StageRest;
+/// The stage binding, observed by list: `GET /api/v2/stages` (an array of full stages)
+/// shows the platform's stages only; with `project_key` it shows the project's and the
+/// platform's, so a project's list also asks `scope=project` (its own only). One list per
+/// poll for every global stage, and one per project for its stages; the scope is turned to
+/// upper case by the family's `decode` hook ([`stage_from_jfrog`]), as for reads.
+pub static LIFECYCLESTAGE: Listed = Listed {
+    rest: &StageRest,
+    list: ListCall {
+        service: A,
+        path: STAGES,
+        shape: ListShape::Array,
+        key_member: "name",
+    },
+    reads_each: false,
+    parents: &["projectKey"],
+    parent_list: Some(&PROJECTS),
+    parent_query: Some(QueryParent {
+        name: "project_key",
+        with: &[("scope", "project")],
+    }),
+};
+
+/// The projects (the parents of project stages, listed by `export`).
+static PROJECTS: ListCall = ListCall {
+    service: A,
+    path: "/api/v1/projects",
+    shape: ListShape::Array,
+    key_member: "project_key",
+};
 
 const STAGES: &str = "/api/v2/stages";
 const STAGE: &str = "/api/v2/stages/{name}";
+
+/// A stage as JFrog answers it (read or list entry) with its scope in upper case (the list
+/// spells it `global`/`project`, as some reads do).
+pub fn stage_from_jfrog(v: &Value) -> Option<Value> {
+    let scope = v.get("scope")?.as_str()?;
+    let upper = scope.to_uppercase();
+    (upper != scope).then(|| {
+        let mut v = v.clone();
+        v["scope"] = json!(upper);
+        v
+    })
+}
 
 #[async_trait]
 impl Rest for StageRest {
@@ -795,11 +840,7 @@ impl Rest for StageRest {
             Idempotency::Idempotent,
             &[name],
         );
-        let mut v = with_project(r, project).send_value().await?;
-        if let Some(Value::String(s)) = v.get_mut("scope") {
-            *s = s.to_uppercase();
-        }
-        Ok(v)
+        with_project(r, project).send_value().await
     }
     async fn create(
         &self,
@@ -855,6 +896,14 @@ impl Rest for StageRest {
         );
         with_project(r, project).send_empty().await
     }
+    /// `<name>` for a platform stage, `<project>/<name>` for a project's: as the lists key
+    /// them (without the detach switch).
+    fn list_key(&self, address: &str) -> Option<String> {
+        match address_triple(address) {
+            (name, "", _) => Some(name.to_string()),
+            (name, project, _) => Some(format!("{project}/{name}")),
+        }
+    }
 }
 
 #[cfg(test)]
@@ -894,6 +943,18 @@ mod tests {
             "generic"
         );
         assert_eq!(oidc_from_jfrog(&json!({"provider_type": "GitHub"})), None);
+    }
+
+    #[test]
+    fn stages_are_keyed_as_their_scope_lists_them() {
+        assert_eq!(StageRest.list_key("qa//true").as_deref(), Some("qa"));
+        assert_eq!(
+            StageRest.list_key("team-qa/team/false").as_deref(),
+            Some("team/team-qa")
+        );
+        let listed = json!({"name": "qa", "scope": "global"});
+        assert_eq!(stage_from_jfrog(&listed).expect("upper")["scope"], "GLOBAL");
+        assert_eq!(stage_from_jfrog(&json!({"scope": "PROJECT"})), None);
     }
 
     #[test]

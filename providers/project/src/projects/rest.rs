@@ -42,6 +42,7 @@ pub static PROJECT: Listed = Listed {
     reads_each: false,
     parents: &[],
     parent_list: None,
+    parent_query: None,
 };
 
 static PROJECT_CALLS: Converted = Converted {
@@ -93,6 +94,7 @@ pub static ENVIRONMENT: Listed = Listed {
     reads_each: false,
     parents: IN_PROJECT,
     parent_list: Some(&PROJECT.list),
+    parent_query: None,
 };
 
 /// The field naming the project of a Kind inside one (fills a list path's `{project}`).
@@ -217,6 +219,7 @@ pub static ROLE: Listed = Listed {
     reads_each: false,
     parents: IN_PROJECT,
     parent_list: Some(&PROJECT.list),
+    parent_query: None,
 };
 
 /// Project users, observed through their project's member list
@@ -231,6 +234,7 @@ pub static USER: Listed = Listed {
     reads_each: false,
     parents: IN_PROJECT,
     parent_list: Some(&PROJECT.list),
+    parent_query: None,
 };
 
 /// Project groups, observed like users.
@@ -244,6 +248,7 @@ pub static GROUP: Listed = Listed {
     reads_each: false,
     parents: IN_PROJECT,
     parent_list: Some(&PROJECT.list),
+    parent_query: None,
 };
 
 /// The last part of a project user's address (`<project>/<name>/ignore-missing-user`) when

@@ -20,7 +20,10 @@
 //! live under an existing OIDC configuration (per project when `project_key` is given);
 //! an IAM role is an ARN; lifecycle stages are `none`, `code` or `promote`, a project stage
 //! is prefixed by its project, a stage used by a lifecycle cannot be deleted, and a
-//! lifecycle promotes only through existing stages other than PR, COMMIT and PROD. Secrets
+//! lifecycle promotes only through existing stages other than PR, COMMIT and PROD (the
+//! system stages, listed and read as global stages); the stage list shows the global
+//! stages, or with `project_key` the project's and the global ones, filtered by `scope`
+//! and `category`. Secrets
 //! (Crowd password, worker secrets, the licence key) are never returned.
 
 use std::sync::Arc;
@@ -976,15 +979,62 @@ async fn create_stage(
     Ok((StatusCode::CREATED, Json(stage_view(&s, &v))).into_response())
 }
 
-async fn list_stages(State(s): State<Arc<Shared>>, _a: Admin) -> Response {
-    let items: Vec<Value> = s
-        .collections
-        .list_raw(STAGES.name)
-        .unwrap_or_default()
-        .iter()
-        .map(|v| stage_view(&s, v))
+/// The stages the platform has from the start (global; PR and COMMIT of the code
+/// category, PROD the release stage): listed and read like any, never created, changed or
+/// deleted.
+fn system_stage(name: &str) -> Option<Value> {
+    let category = match name {
+        "PR" | "COMMIT" => "code",
+        "PROD" => "promote",
+        _ => return None,
+    };
+    Some(json!({
+        "name": name, "category": category, "scope": "global",
+        "repositories": [], "total_repository_count": 0,
+        "created": 1_700_000_000_000_i64, "modified": 1_700_000_000_000_i64,
+    }))
+}
+
+#[derive(serde::Deserialize)]
+struct StagesQuery {
+    project_key: Option<String>,
+    scope: Option<String>,
+    category: Option<String>,
+}
+
+/// `GET /access/api/v2/stages`: without `project_key` the global stages (the system ones
+/// included); with it the project's and the global ones (404 for a project that does not
+/// exist); `scope` (`global`/`project`) and `category` filter. An array of full stages, the
+/// scope in lower case.
+async fn list_stages(
+    State(s): State<Arc<Shared>>,
+    _a: Admin,
+    Query(q): Query<StagesQuery>,
+) -> Result<Response, ApiError> {
+    let project = q.project_key.as_deref().unwrap_or("");
+    if !project.is_empty() && !super::projects::project_exists(&s, project) {
+        return Err(missing(format!("Project '{project}' was not found")));
+    }
+    let system = SYSTEM_STAGES.iter().filter_map(|n| system_stage(n));
+    let items: Vec<Value> = system
+        .chain(s.collections.list_raw(STAGES.name).unwrap_or_default())
+        .filter(|v| {
+            let own = v.get("project_key").and_then(Value::as_str).unwrap_or("");
+            own.is_empty() || own == project
+        })
+        .filter(|v| {
+            q.scope
+                .as_deref()
+                .is_none_or(|sc| v["scope"] == sc.to_lowercase())
+        })
+        .filter(|v| {
+            q.category
+                .as_deref()
+                .is_none_or(|c| v["category"] == c.to_lowercase())
+        })
+        .map(|v| stage_view(&s, &v))
         .collect();
-    Json(items).into_response()
+    Ok(Json(items).into_response())
 }
 
 async fn read_stage(
@@ -995,6 +1045,7 @@ async fn read_stage(
 ) -> Result<Response, ApiError> {
     s.collections
         .get_raw(STAGES.name, &stage_key(project_of(&q), &name))
+        .or_else(|| system_stage(&name))
         .map(|v| Json(stage_view(&s, &v)).into_response())
         .ok_or_else(|| missing(format!("Stage '{name}' was not found")))
 }
@@ -1006,6 +1057,9 @@ async fn patch_stage(
     Query(q): Query<ProjectQuery>,
     Json(body): Json<Value>,
 ) -> Result<Response, ApiError> {
+    if system_stage(&name).is_some() {
+        return Err(bad(format!("'{name}' is a system stage")));
+    }
     let key = stage_key(project_of(&q), &name);
     let mut v = s
         .collections
@@ -1025,6 +1079,9 @@ async fn delete_stage(
     Path(name): Path<String>,
     Query(q): Query<ProjectQuery>,
 ) -> Result<Response, ApiError> {
+    if system_stage(&name).is_some() {
+        return Err(bad(format!("'{name}' is a system stage")));
+    }
     let key = stage_key(project_of(&q), &name);
     let Some(v) = s.collections.get_raw(STAGES.name, &key) else {
         return Err(missing(format!("Stage '{name}' was not found")));
