@@ -12,7 +12,9 @@
 //! mappings are exported by listing the parents and then each parent's list: one request
 //! per parent and Kind. Lifecycle stages are exported from the platform's list and each
 //! project's (one seeded inside a project), the system stages (PR, COMMIT, PROD) skipped
-//! and listed.
+//! and listed; lifecycles (the platform's and each project's: one read each) only when they
+//! promote through a stage (the platform's and one project's are seeded), the others
+//! skipped and listed.
 
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -43,7 +45,11 @@ async fn seed(
 ) -> Vec<Seeded> {
     let mut out = Vec::new();
     for copy in 0..COPIES {
-        for d in decls.iter().filter(|d| d.rest.list().is_some()) {
+        // Singletons (lifecycles) are one object per scope: seeded once, by the test.
+        for d in decls
+            .iter()
+            .filter(|d| d.rest.list().is_some() && !singleton(d))
+        {
             let k = kinds
                 .iter()
                 .find(|k| k.resolved().decl.kind == d.kind)
@@ -93,6 +99,10 @@ async fn seed(
         }
     }
     out
+}
+
+fn singleton(d: &KindDecl) -> bool {
+    matches!(d.id, provider_family::Id::Singleton(_))
 }
 
 /// The list calls of the seeded Kinds (`<path>`, a per-parent list's parameters as
@@ -246,19 +256,45 @@ async fn exported_access_objects_are_adopted_without_a_write_in_both_scopes() {
     )
     .await
     .unwrap_or_else(|e| panic!("seed: {e}"));
+    // Lifecycles promoting through those stages: the platform's and that project's (the
+    // other projects' lifecycles promote through none: JFrog's default, skipped).
+    let lifecycle = platform_kinds
+        .iter()
+        .find(|k| k.resolved().decl.kind == "Lifecycle")
+        .expect("declared");
+    for (scope, stage) in [("", "qa"), (project.as_str(), key.as_str())] {
+        let mut params = json!({"promoteStages": [stage]});
+        if !scope.is_empty() {
+            params["projectKey"] = json!(scope);
+        }
+        provider_family::seed::create(&client, lifecycle, "", params, Vec::new())
+            .await
+            .unwrap_or_else(|e| panic!("seed: {e}"));
+    }
     seeded.push(Seeded {
         kind: "LifecycleStage",
         key,
         with_secret: false,
     });
-    let from_platform = from_platform + 1;
+    for scope in ["_", project.as_str()] {
+        seeded.push(Seeded {
+            kind: "Lifecycle",
+            key: scope.to_string(),
+            with_secret: false,
+        });
+    }
+    let from_platform = from_platform + 3;
     let listable: Vec<&KindDecl> = project_decls
         .iter()
         .chain(platform_decls)
         .filter(|d| d.rest.list().is_some())
         .collect();
     assert!(!listable.is_empty());
-    assert_eq!(seeded.len(), COPIES * listable.len() + 1);
+    let singletons = listable.iter().filter(|d| singleton(d)).count();
+    assert_eq!(
+        seeded.len(),
+        COPIES * (listable.len() - singletons) + 1 + 2 * singletons
+    );
     assert!(
         seeded.iter().any(|s| s.with_secret),
         "a seeded object has a secret"
@@ -369,6 +405,10 @@ async fn exported_access_objects_are_adopted_without_a_write_in_both_scopes() {
     assert!(
         summary.contains("predefined role"),
         "the roles Access gives every project are skipped and listed: {summary}"
+    );
+    assert!(
+        summary.contains("a lifecycle with no promote stage"),
+        "the lifecycles promoting through no stage are skipped and listed: {summary}"
     );
     for system in ["PR", "COMMIT", "PROD"] {
         assert!(

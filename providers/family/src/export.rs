@@ -29,7 +29,9 @@
 //!   `<parent>-<name>` (unique across parents), the external name carrying the identifier.
 //!   A Kind whose parent is optional ([`crate::rest::QueryParent`], lifecycle stages) is
 //!   listed once without it (the platform's own objects, named as they are) and then per
-//!   parent.
+//!   parent. A singleton listed so ([`crate::rest::ListShape::One`], a lifecycle) is one
+//!   object per scope, named after its Kind (`lifecycle`, `<parent>-lifecycle`); a parent
+//!   member its answer leaves out is the parent's.
 //! - Output is sorted and stable: the same platform exports byte-identical files.
 //!
 //! [`Hooks::platform_owned`]: crate::hooks::Hooks::platform_owned
@@ -333,7 +335,11 @@ pub async fn export(
                     .iter()
                     .find_map(|k| k.decl.hooks.platform_owned(&key, obj))
                 {
-                    out.platform_owned.push(skip(reason));
+                    out.platform_owned.push(Skipped {
+                        what: path.clone(),
+                        key: key.clone(),
+                        reason,
+                    });
                     continue;
                 }
                 let chosen_kind = match &chosen {
@@ -407,14 +413,24 @@ pub async fn export(
                     continue;
                 }
                 let ctx = kind.decl.hooks.diff_context(client, &key);
-                // As the adapter reads it (a watch's filters unfolded into its declared fields).
-                let decoded = kind.decl.hooks.decode(kind, obj);
                 let in_parent: Vec<(&str, &str)> = rest
                     .list_parents()
                     .iter()
                     .copied()
                     .zip(parent.iter().map(String::as_str))
                     .collect();
+                // The parent's list answers for its objects: a parent member the answer
+                // leaves out (a project's lifecycle) is the parent's.
+                let with_parent;
+                let obj = match in_parent_members(kind, &in_parent, obj) {
+                    Some(v) => {
+                        with_parent = v;
+                        &with_parent
+                    }
+                    None => obj,
+                };
+                // As the adapter reads it (a watch's filters unfolded into its declared fields).
+                let decoded = kind.decl.hooks.decode(kind, obj);
                 let mut one = object(
                     kind,
                     &key,
@@ -486,6 +502,31 @@ fn sorted_keys(list: &ListCall, objects: &[Value]) -> Vec<String> {
 }
 
 /// The objects of a list answer; a grouped answer's group name goes into its member.
+/// `obj` with the top-level wire members of its parent's fields that it lacks set to the
+/// parent's values (`None`: it has them all).
+fn in_parent_members(
+    kind: &ResolvedKind,
+    in_parent: &[(&str, &str)],
+    obj: &Value,
+) -> Option<Value> {
+    let missing: Vec<(&str, &str)> = in_parent
+        .iter()
+        .filter_map(|(field, value)| {
+            let wire = kind.params().find(|f| f.crd == *field)?.wire?;
+            (!wire.contains('.') && obj.get(wire).is_none()).then_some((wire, *value))
+        })
+        .collect();
+    if missing.is_empty() {
+        return None;
+    }
+    let mut v = obj.clone();
+    let m = v.as_object_mut()?;
+    for (wire, value) in missing {
+        m.insert(wire.to_string(), json!(value));
+    }
+    Some(v)
+}
+
 fn list_objects(list: &ListCall, body: &[u8]) -> Result<Vec<Value>, ExportError> {
     let bad = |expected| ExportError::Decode {
         path: list.path,
@@ -499,6 +540,8 @@ fn list_objects(list: &ListCall, body: &[u8]) -> Result<Vec<Value>, ExportError>
                 .objects(&v)
                 .ok_or_else(|| bad("a page holding every object"))?;
         }
+        (ListShape::One, o @ Value::Object(_)) => out = vec![o],
+        (ListShape::One, _) => return Err(bad("an object")),
         (_, Value::Array(a)) => out = a,
         (ListShape::Grouped(member), Value::Object(groups)) => {
             for (group, objs) in groups {
@@ -794,11 +837,15 @@ fn object(
         params.insert(field.to_string(), json!(value));
     }
     let name = match d.id {
-        Id::Singleton(_) => kebab(d.kind, ""),
+        Id::Singleton(_) if parent.is_empty() => kebab(d.kind, ""),
         _ if !parent.is_empty() => {
             // Within one DNS label (63 characters): some API servers check each label.
             let mut n: String = parent.iter().map(|(_, v)| format!("{v}-")).collect();
-            n.push_str(key);
+            match d.id {
+                // A parent's singleton (a project's lifecycle).
+                Id::Singleton(_) => n.push_str(&kebab(d.kind, "")),
+                _ => n.push_str(key),
+            }
             bounded_name(&n, 63, 54)
         }
         _ => object_name(key),

@@ -71,6 +71,10 @@ pub enum ListShape {
     /// Xray's reports, the page's fixed body). An answer whose page does not hold every object is not
     /// used (the objects are then read by key): an object missing from it is not gone.
     Paged(&'static Page),
+    /// One object, a singleton's (a lifecycle: the platform's, or with a parent a
+    /// project's): the list's `key_member` is then the key it is listed under (a constant,
+    /// not a member), which a parent's binding maps with [`Rest::listed_address`].
+    One,
 }
 
 /// The page of a [`ListShape::Paged`] list.
@@ -196,7 +200,10 @@ impl ListCall {
 
     /// The identifier of one listed object (see [`key_in`]).
     pub fn key_of(&self, obj: &Value) -> String {
-        key_in(obj, self.key_member)
+        match self.shape {
+            ListShape::One => self.key_member.to_string(),
+            _ => key_in(obj, self.key_member),
+        }
     }
 }
 
@@ -762,6 +769,17 @@ mod tests {
             roles.path_for(None, &["team".to_string()]),
             "/api/v1/projects/team/roles"
         );
+    }
+
+    #[test]
+    fn a_singletons_answer_is_listed_under_its_constant_key() {
+        let l = ListCall {
+            service: Service::Access,
+            path: "/api/v2/lifecycle",
+            shape: ListShape::One,
+            key_member: "_",
+        };
+        assert_eq!(l.key_of(&serde_json::json!({"promote_stages": []})), "_");
     }
 
     #[test]

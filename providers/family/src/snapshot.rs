@@ -814,6 +814,19 @@ fn index_reusing(
             objects.into_iter().for_each(|c| push(c, None));
             return Some(out);
         }
+        ListShape::One => {
+            let one = CompactSeed(list.key_member)
+                .deserialize(&mut serde_json::Deserializer::from_slice(body))
+                .ok()?;
+            push(
+                Compact {
+                    key: list.key_member.to_string(),
+                    json: one.json,
+                },
+                None,
+            );
+            return Some(out);
+        }
         ListShape::Array => None,
     };
     if let Some(groups) = grouped {

@@ -42,6 +42,10 @@
 //! and AWSIAMRole (no list call). `export` covers the listed Kinds, skipping the default
 //! `readers` group, the built-in permissions and the system stages; it lists the platform's
 //! stages, then the projects (`GET /access/api/v1/projects`) and each project's stages.
+//! Lifecycle is read by key (its one object per scope costs the same as a list) and
+//! exported from `GET /access/api/v2/lifecycle` without and with each `project_key` (one
+//! object each): only a lifecycle promoting through a stage other than the system ones is
+//! exported (`lifecycle`, `<project>-lifecycle`), the others being JFrog's default.
 //!
 //! # Membership
 //!
@@ -215,6 +219,16 @@ impl Hooks for PlatformHooks {
         if uri.contains("/api/v2/permissions/") && ["Anything", "Any Remote"].contains(&key) {
             return Some("a permission the platform creates".into());
         }
+        // A lifecycle that promotes through no stage of its own is the platform's default.
+        if object.get("categories").is_some() {
+            let own = rest::promote_stages(object)
+                .iter()
+                .filter_map(Value::as_str)
+                .any(|s| !SYSTEM_STAGES.contains(&s));
+            if !own {
+                return Some("a lifecycle with no promote stage (JFrog's default)".into());
+            }
+        }
         // The stages list shows the system stages among the platform's.
         let global = object
             .get("scope")
@@ -340,6 +354,11 @@ mod tests {
         assert_eq!(HOOKS.platform_owned("devs", &other), None);
         let anything = json!({"name": "Anything", "uri": "/access/api/v2/permissions/Anything"});
         assert!(HOOKS.platform_owned("Anything", &anything).is_some());
+        let default =
+            json!({"categories": [{"category": "promote", "stages": [{"name": "PROD"}]}]});
+        assert!(HOOKS.platform_owned("_", &default).is_some());
+        let own = json!({"promote_stages": ["qa"], "categories": []});
+        assert_eq!(HOOKS.platform_owned("_", &own), None);
         let prod = json!({"name": "PROD", "scope": "global", "category": "promote"});
         assert!(HOOKS.platform_owned("PROD", &prod).is_some());
         let qa = json!({"name": "qa", "scope": "global", "category": "promote"});

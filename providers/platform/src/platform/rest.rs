@@ -696,8 +696,42 @@ pub fn mapping_from_jfrog(body: &Value) -> Option<Value> {
 #[derive(Debug)]
 pub struct LifecycleRest;
 
-/// The lifecycle binding.
-pub static LIFECYCLE: LifecycleRest = LifecycleRest;
+/// The lifecycle binding: read by key (one request per MR and poll, as a list would
+/// cost), listed for `export` only: `GET /api/v2/lifecycle` answers the platform's, with
+/// `project_key` a project's (one object each, listed under [`GLOBAL`] or the project key).
+pub static LIFECYCLE: Listed = Listed {
+    rest: &LifecycleRest,
+    list: ListCall {
+        service: A,
+        path: LIFECYCLE_PATH,
+        shape: ListShape::One,
+        key_member: GLOBAL,
+    },
+    reads_each: false,
+    parents: &["projectKey"],
+    parent_list: Some(&PROJECTS),
+    parent_query: Some(QueryParent {
+        name: "project_key",
+        with: &[],
+    }),
+};
+
+/// The promote stages of a lifecycle as JFrog answers it: `promote_stages` when it has
+/// them, else the names of its `promote` category's stages (the system stage PROD among
+/// them).
+pub fn promote_stages(v: &Value) -> Vec<Value> {
+    if let Some(Value::Array(a)) = v.get("promote_stages") {
+        return a.clone();
+    }
+    v["categories"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|c| c["category"] == "promote")
+        .flat_map(|c| c["stages"].as_array().cloned().unwrap_or_default())
+        .map(|s| s["name"].clone())
+        .collect()
+}
 
 /// The address of the global lifecycle (no project key starts with `_`).
 pub const GLOBAL: &str = "_";
@@ -719,17 +753,14 @@ impl Rest for LifecycleRest {
             Idempotency::Idempotent,
             &[],
         );
-        let mut v = with_project(r, project_of(key)).send_value().await?;
+        let project = project_of(key);
+        let mut v = with_project(r, project).send_value().await?;
         if v.get("promote_stages").is_none_or(Value::is_null) {
-            let stages: Vec<Value> = v["categories"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .filter(|c| c["category"] == "promote")
-                .flat_map(|c| c["stages"].as_array().cloned().unwrap_or_default())
-                .map(|s| s["name"].clone())
-                .collect();
-            v["promote_stages"] = Value::Array(stages);
+            v["promote_stages"] = Value::Array(promote_stages(&v));
+        }
+        // The answer is the project's (asked with its key), which it does not repeat.
+        if !project.is_empty() && v.get("project_key").is_none() {
+            v["project_key"] = json!(project);
         }
         Ok(v)
     }
@@ -774,6 +805,14 @@ impl Rest for LifecycleRest {
             Err(e) if e.is_not_found() => Ok(()),
             other => other,
         }
+    }
+    /// Read by key: the list is one object per scope, no cheaper than the read.
+    fn list_key(&self, _address: &str) -> Option<String> {
+        None
+    }
+    /// A project's lifecycle is the project's singleton.
+    fn listed_address(&self, parents: &[&str], _key: &str) -> Option<String> {
+        parents.first().map(|p| p.to_string())
     }
 }
 
