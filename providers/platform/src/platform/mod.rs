@@ -37,9 +37,10 @@
 //! Lifecycle Stages": `project_key`, `scope` `global|project` and `category` filter the
 //! list). The project is an optional query parameter of the family's per-parent snapshot
 //! ([`provider_family::QueryParent`]): one list per poll for every global stage, one per
-//! project for its stages, no read by key; a 404 for a project's list means the project is
-//! gone. Not listed: GroupMembers (its group's read is its only source), the singletons
-//! and AWSIAMRole (no list call). `export` covers the listed Kinds, skipping the default
+//! project for its stages, no read by key; a 404 for a project's list is taken as the
+//! project missing (the family's per-parent rule: its stages are then read by key). Not
+//! listed: GroupMembers (its group's read is its only source), the settings singletons and
+//! AWSIAMRole (no list call). `export` covers the listed Kinds, skipping the default
 //! `readers` group, the built-in permissions and the system stages; it lists the platform's
 //! stages, then the projects (`GET /access/api/v1/projects`) and each project's stages.
 //! Lifecycle is read by key (its one object per scope costs the same as a list) and

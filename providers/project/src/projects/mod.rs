@@ -28,10 +28,30 @@
 //! (`GET /access/api/v1/projects/{project_key}/environments`, `.../roles`, `.../users`,
 //! `.../groups`; the family's per-parent snapshot, filled from `projectKey`): one list per
 //! project, Kind and poll, whatever the number of MRs. A project the list answers 404 for
-//! is missing: its objects are then read by key (and created once it exists). Repository
-//! assignment and sharing are read by key from the repository's Access status
-//! (`GET /access/api/v1/projects/_/repositories/{repo}`): Access has no list of a
-//! project's repositories with their sharing state.
+//! is missing: its objects are then read by key (and created once it exists).
+//!
+//! Repository assignment and sharing (`Repository`, `ShareRepository`,
+//! `ShareRepositoryWithAll`) are read by key from the repository's Access status
+//! (`GET /access/api/v1/projects/_/repositories/{repo}`: `assigned_to`,
+//! `shared_with_projects`, `shared_with_all_projects`, `shared_read_only`), and not
+//! exported, because no list carries that state:
+//!
+//! - Access answers the status per repository only (JFrog REST APIs, "Get Status of Project
+//!   Repository", since 7.90.0); there is no list form of it.
+//! - Artifactory's `GET /artifactory/api/repositories?project=<key>` (JFrog REST APIs, "Get
+//!   Repositories by Type and Project"; upstream's deprecated `project.repos` reads a
+//!   project's repositories with it: jfrog/terraform-provider-project
+//!   `pkg/project/resource/repo.go`) gives `{key, type, description, url, packageType}`
+//!   per repository, and shows repositories shared with the project beside the ones
+//!   assigned to it (jfrog/terraform-provider-project issue #55: a repository shared with
+//!   all projects is listed for a new project, and upstream then failed detaching it). It
+//!   cannot tell an assignment from a share, the share's mode, or a share with one project
+//!   from a share with all; the only list of share targets would be per repository, which
+//!   Artifactory lacks (jfrog/terraform-provider-artifactory issue #639: "no public API to
+//!   gather the information about which project/projects the repository is shared
+//!   with"). Used as a list of names, it would spare a read only for an MR whose
+//!   repository is neither assigned to nor shared with its project; the steady state would
+//!   still read each status, so it is not used.
 //!
 //! # Membership
 //!
