@@ -25,6 +25,15 @@ const N: usize = 4;
 /// The snapshot TTL (the provider's `--poll`).
 const POLL: Duration = Duration::from_secs(2);
 
+/// The composed Kind named `k`.
+fn kind(k: &str) -> Arc<provider_family::FamilyKind> {
+    kinds()
+        .iter()
+        .find(|f| f.info().kind == k)
+        .expect("declared")
+        .clone()
+}
+
 /// The example of `kind` as object `i`: its own name and identifier.
 fn nth(kind: &str, i: usize) -> Value {
     let d = KINDS.iter().find(|d| d.kind == kind).expect("declared");
@@ -107,13 +116,6 @@ async fn one_list_per_kind_per_poll() {
         "example-local-generic",
         json!({"key": "example-local-generic", "rclass": "local", "packageType": "generic"})
     ));
-    let kind = |k: &str| {
-        kinds()
-            .iter()
-            .find(|f| f.info().kind == k)
-            .expect("declared")
-            .clone()
-    };
     for c in CASES {
         for i in 0..N {
             env.add(&kind(c.kind), nth(c.kind, i)).await;
@@ -188,17 +190,9 @@ async fn one_stage_list_per_poll_and_scope() {
             json!({"project_key": p, "display_name": p, "description": ""})
         ));
     }
-    let kind = kinds()
-        .iter()
-        .find(|f| f.info().kind == "LifecycleStage")
-        .expect("declared")
-        .clone();
-    let d = KINDS
-        .iter()
-        .find(|d| d.kind == "LifecycleStage")
-        .expect("declared");
+    let stages = kind("LifecycleStage");
     let stage = |name: &str, project: &str, observe_only: bool| {
-        let mut m = examples::example(d, false);
+        let mut m = nth("LifecycleStage", 0);
         m["metadata"]["name"] = json!(name);
         m["metadata"]["annotations"] = json!({"crossplane.io/external-name": name});
         if !project.is_empty() {
@@ -215,12 +209,12 @@ async fn one_stage_list_per_poll_and_scope() {
                 "" => format!("stage-{i}"),
                 p => format!("{p}-stage-{i}"),
             };
-            env.add(&kind, stage(&name, scope, false)).await;
+            env.add(&stages, stage(&name, scope, false)).await;
         }
     }
     let present = env.mrs.len();
-    env.add(&kind, stage("absent-99", "", true)).await;
-    env.add(&kind, stage("alpha-absent-99", "alpha", true))
+    env.add(&stages, stage("absent-99", "", true)).await;
+    env.add(&stages, stage("alpha-absent-99", "alpha", true))
         .await;
     converge(&env.mrs[..present]).await;
     for round in 0..2 {
