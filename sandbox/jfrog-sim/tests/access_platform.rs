@@ -234,6 +234,74 @@ async fn groups_members_stages_and_lifecycles() {
     assert_eq!(r.status, StatusCode::BAD_REQUEST, "{}", r.text);
 }
 
+/// The stage list as JFrog's "Get Lifecycle Stages" documents it: without `project_key`
+/// the global stages (the system ones among them); with it the project's and the global
+/// ones, narrowed by `scope` and `category`; 404 for a project that does not exist. The
+/// system stages are read like any, and cannot be changed or deleted.
+#[tokio::test]
+async fn stages_are_listed_per_scope() {
+    let sim = start().await;
+    let api = Api::admin(&sim);
+    project(&api, "team").await;
+    let stages = "/access/api/v2/stages";
+    for body in [
+        json!({"name": "qa", "category": "promote"}),
+        json!({"name": "team-qa", "project_key": "team", "category": "promote"}),
+        json!({"name": "team-lint", "project_key": "team", "category": "code"}),
+    ] {
+        let r = api.post(stages, body).await;
+        assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
+    }
+    let names = |v: serde_json::Value| -> Vec<String> {
+        let mut n: Vec<String> = v
+            .as_array()
+            .expect("an array")
+            .iter()
+            .map(|s| s["name"].as_str().expect("a name").to_owned())
+            .collect();
+        n.sort();
+        n
+    };
+    assert_eq!(
+        names(api.get(stages).await.json()),
+        ["COMMIT", "PR", "PROD", "qa"]
+    );
+    assert_eq!(
+        names(api.get(&format!("{stages}?project_key=team")).await.json()),
+        ["COMMIT", "PR", "PROD", "qa", "team-lint", "team-qa"]
+    );
+    let own = api
+        .get(&format!("{stages}?project_key=team&scope=project"))
+        .await
+        .json();
+    assert_eq!(names(own.clone()), ["team-lint", "team-qa"]);
+    assert!(
+        own.as_array()
+            .expect("an array")
+            .iter()
+            .all(|s| s["scope"] == "project" && s["project_key"] == "team")
+    );
+    assert_eq!(
+        names(
+            api.get(&format!(
+                "{stages}?project_key=team&scope=project&category=code"
+            ))
+            .await
+            .json()
+        ),
+        ["team-lint"]
+    );
+    let r = api
+        .get(&format!("{stages}?project_key=nope&scope=project"))
+        .await;
+    assert_eq!(r.status, StatusCode::NOT_FOUND, "{}", r.text);
+    let prod = api.get(&format!("{stages}/PROD")).await;
+    assert_eq!(prod.status, StatusCode::OK, "{}", prod.text);
+    assert_eq!(prod.json()["scope"], "global");
+    let r = api.delete(&format!("{stages}/PROD")).await;
+    assert_eq!(r.status, StatusCode::BAD_REQUEST, "{}", r.text);
+}
+
 /// The platform lists answer in JFrog's shapes: groups and permissions by name and link
 /// (`{"groups": [...]}`, `{"permissions": [...]}`), SCIM users and groups as a SCIM
 /// `ListResponse` of full resources, workers as `{"workers": [...]}` without their secrets,
