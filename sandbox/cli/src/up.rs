@@ -627,7 +627,7 @@ fn supervise(children: &mut [ProviderChild], renderer: &mut Renderer) {
     }
 }
 
-async fn lease_holder(leases: &Api<Lease>, p: Provider) -> Option<String> {
+pub(crate) async fn lease_holder(leases: &Api<Lease>, p: Provider) -> Option<String> {
     let name = format!("crossplane-leader-election-{}", p.name());
     leases
         .get_opt(&name)
@@ -641,7 +641,7 @@ async fn lease_holder(leases: &Api<Lease>, p: Provider) -> Option<String> {
 
 /// Waits until each provider holds its leader-election Lease (a holder other than the one
 /// before it started, so a stale Lease of an earlier run does not count).
-async fn wait_for_leaders(
+pub(crate) async fn wait_for_leaders(
     leases: &Api<Lease>,
     children: &mut [ProviderChild],
     previous: &BTreeMap<Provider, Option<String>>,
