@@ -108,7 +108,8 @@ pub struct Args {
     /// How many poll intervals of steady state to count requests over.
     #[arg(long, value_name = "K", default_value_t = 2)]
     pub steady_polls: u32,
-    /// Give up when not all are Ready and Synced after this long.
+    /// Give up when not all are Ready and Synced after this long (with --fault or
+    /// --kill-every: while the faults last, and again once they are removed).
     #[arg(long, value_name = "DURATION", default_value = "30m", value_parser = duration)]
     pub timeout: Duration,
     /// Where the repository shapes come from. Default: the repository's examples/.
@@ -496,6 +497,8 @@ async fn bench(args: &Args, running: &mut Running) -> anyhow::Result<Report> {
         let faults = injected.clear(sim);
         let fault_seconds = apply_started.elapsed().as_secs_f64();
         eprintln!("faults removed after {fault_seconds:.1}s; waiting for every object to converge");
+        // Converging without the faults gets a --timeout of its own.
+        let deadline = Instant::now() + args.timeout;
         // The killed providers run again, and lead, before anything counts as converged.
         while !killer.all_up(&running.children) {
             anyhow::ensure!(
