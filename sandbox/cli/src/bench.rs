@@ -30,6 +30,13 @@
 //!   including its JFrog calls). It over-estimates a start with existing objects slightly
 //!   (the sandbox's Lease check interval, the watch's delivery).
 //!
+//! Fault runs (`--fault`, `--kill-every`, [`crate::chaos`]): the simulator's faults are added
+//! just before the first apply and the provider is SIGKILLed periodically (restarted by the
+//! `up` supervision) until `--fault-for` passed or all were Ready under them; then the faults
+//! are removed, the providers must lead again and every object be Ready and Synced at once,
+//! and the simulator's `bench-` repository keys are tallied against the expected ones
+//! (duplicates, missing) for the verdict. `--delete` repeats that for the deletion.
+//!
 //! Deviations: only one provider runs (`--provider`, default `provider-artifactory`); federated repositories and examples that need
 //! Secrets or projects are not generated; virtual repositories are generated without members.
 
@@ -42,7 +49,7 @@ use std::time::{Duration, Instant};
 use anyhow::Context;
 use futures::StreamExt;
 use k8s_openapi::api::coordination::v1::Lease;
-use kube::api::{Api, ApiResource, DynamicObject};
+use kube::api::{Api, ApiResource, DeleteParams, DynamicObject, ListParams};
 use kube::runtime::{WatchStreamExt, watcher};
 use serde::Serialize;
 
@@ -136,14 +143,21 @@ pub struct Args {
     /// did, what JFrog holds at the end and whether the run passed (exit status 1 if not).
     #[arg(long = "fault", value_name = "SPEC", value_parser = chaos::parse_fault)]
     pub faults: Vec<FaultArg>,
-    /// SIGKILL the provider each time it has run this long while the faults last; the
-    /// sandbox's supervision starts it again (back-off 1 s, leader-election lease 5 s).
+    /// SIGKILL the provider each time it has led for this long (from the first apply), while
+    /// the faults last; the sandbox's supervision starts it again (back-off 1 s) and the next
+    /// process leads once the dead one's leader-election Lease (5 s here) expired.
     #[arg(long, value_name = "DURATION", value_parser = duration)]
     pub kill_every: Option<Duration>,
     /// How long faults and kills last from the first apply. Default: until every object has
-    /// been Ready and Synced under them (or --timeout).
+    /// been Ready and Synced under them and, with --kill-every, the provider was killed once
+    /// (or --timeout).
     #[arg(long, value_name = "DURATION", value_parser = duration)]
     pub fault_for: Option<Duration>,
+    /// With --fault or --kill-every: then delete every object under the same faults and
+    /// kills (for --fault-for again, or until all are gone), and check that neither JFrog nor
+    /// Kubernetes holds any of them once the faults are removed.
+    #[arg(long)]
+    pub delete: bool,
 }
 
 impl Args {
@@ -181,8 +195,31 @@ pub struct FaultReport {
     pub missing: usize,
     /// Managed resources not Ready and Synced at the end.
     pub not_ready: usize,
-    /// 0 duplicates, 0 missing, every managed resource Ready and Synced.
+    /// With `--delete`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub delete: Option<DeleteFigures>,
+    /// 0 duplicates, 0 missing, every managed resource Ready and Synced (and with `--delete`,
+    /// nothing left in JFrog or Kubernetes).
     pub pass: bool,
+}
+
+/// The deletion under faults (`--delete`); the fault run's `faults`, `kills` and `restarts`
+/// include it.
+#[derive(Debug, Serialize)]
+pub struct DeleteFigures {
+    /// Per `--fault`, during the deletion.
+    pub faults: Vec<FaultFigures>,
+    pub kills: u32,
+    /// From the first delete to the faults' removal.
+    pub fault_seconds: f64,
+    /// From the first delete until no managed resource was left (none if some were).
+    pub gone_seconds: Option<f64>,
+    /// Deletes the Kubernetes API refused.
+    pub delete_failures: Vec<String>,
+    /// Managed resources left at the end.
+    pub mrs_left: usize,
+    /// JFrog objects of the bench's prefix left at the end.
+    pub jfrog_objects_left: usize,
 }
 
 /// The figures of one provider process.
@@ -253,6 +290,10 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
         !args.chaos() || (args.family == "repository" && args.provider == Provider::Artifactory),
         "--fault and --kill-every count the JFrog objects at the end by repository key: \
          they need --family repository --provider artifactory"
+    );
+    anyhow::ensure!(
+        !args.delete || args.chaos(),
+        "--delete goes with --fault or --kill-every"
     );
     anyhow::ensure!(
         args.kill_every.is_none_or(|d| !d.is_zero()),
@@ -412,6 +453,10 @@ async fn bench(args: &Args, running: &mut Running) -> anyhow::Result<Report> {
         .iter()
         .filter_map(|g| g.object.metadata.name.clone())
         .collect();
+    let targets: Vec<(ApiResource, String)> = generated
+        .iter()
+        .filter_map(|g| Some((g.resource.clone(), g.object.metadata.name.clone()?)))
+        .collect();
     sim.reset_counts();
     let injected = Injected::add(sim, &args.faults);
     let apply_started = Instant::now();
@@ -480,7 +525,12 @@ async fn bench(args: &Args, running: &mut Running) -> anyhow::Result<Report> {
             all_done_at.get_or_insert_with(Instant::now);
         }
         let over = if args.chaos() {
-            chaos::phase_over(args.fault_for, apply_started, all_done_at.is_some())
+            // Without --fault-for: until all were Ready, and the provider was killed once.
+            chaos::phase_over(
+                args.fault_for,
+                apply_started,
+                all_done_at.is_some() && (args.kill_every.is_none() || killer.kills > 0),
+            )
         } else {
             all_done_at.is_some()
         };
@@ -500,23 +550,9 @@ async fn bench(args: &Args, running: &mut Running) -> anyhow::Result<Report> {
         // Converging without the faults gets a --timeout of its own.
         let deadline = Instant::now() + args.timeout;
         // The killed providers run again, and lead, before anything counts as converged.
-        while !killer.all_up(&running.children) {
-            anyhow::ensure!(
-                Instant::now() < deadline,
-                "a killed provider did not start again"
-            );
-            killer.tick(&mut running.children, &leases, false).await?;
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
-        if killer.kills > 0 {
-            up::wait_for_leaders(
-                &leases,
-                &mut running.children,
-                &killer.holders_at_kill,
-                deadline.saturating_duration_since(Instant::now()),
-            )
+        killer
+            .recover(&mut running.children, &leases, deadline)
             .await?;
-        }
         converged_at = loop {
             if current_done(&seen) >= expected.len() {
                 break Some(Instant::now());
@@ -526,14 +562,7 @@ async fn bench(args: &Args, running: &mut Running) -> anyhow::Result<Report> {
             }
             tokio::time::sleep(Duration::from_millis(100)).await;
         };
-        let repositories = sim.objects("repositories").unwrap_or_default();
-        let tally = chaos::tally(
-            &expected,
-            repositories
-                .iter()
-                .filter_map(|r| r["key"].as_str())
-                .filter(|k| k.starts_with(BENCH_PREFIX)),
-        );
+        let tally = chaos::tally(&expected, jfrog_keys(sim).iter().map(String::as_str));
         let not_ready = expected.len().saturating_sub(current_done(&seen));
         let since = |t: Option<Instant>| {
             t.map(|t| t.saturating_duration_since(apply_started).as_secs_f64())
@@ -556,6 +585,7 @@ async fn bench(args: &Args, running: &mut Running) -> anyhow::Result<Report> {
             duplicates: tally.duplicates,
             missing: tally.missing,
             not_ready,
+            delete: None,
             pass: tally.duplicates == 0 && tally.missing == 0 && not_ready == 0,
         });
     }
@@ -602,6 +632,24 @@ async fn bench(args: &Args, running: &mut Running) -> anyhow::Result<Report> {
         sim.reset_counts();
         tokio::time::sleep(args.poll * args.steady_polls).await;
         steady_counts = sim.request_counts();
+    }
+    if args.delete
+        && let Some(f) = fault_run.as_mut()
+    {
+        let d = delete_under_faults(args, running, &client, &leases, &mut killer, &targets).await?;
+        for (total, phase) in f.faults.iter_mut().zip(&d.faults) {
+            total.matched += phase.matched;
+            total.fired += phase.fired;
+        }
+        f.faults_fired = f.faults.iter().map(|x| x.fired).sum();
+        f.kills = killer.kills;
+        f.restarts = running
+            .children
+            .iter()
+            .map(|c| c.supervision.restarts)
+            .sum();
+        f.pass &= d.mrs_left == 0 && d.jfrog_objects_left == 0;
+        f.delete = Some(d);
     }
 
     let providers = running
@@ -687,6 +735,111 @@ async fn bench(args: &Args, running: &mut Running) -> anyhow::Result<Report> {
         providers,
         fault_run,
     })
+}
+
+/// The simulator's repository keys of the bench's prefix.
+fn jfrog_keys(sim: &jfrog_sim::Simulator) -> Vec<String> {
+    sim.objects("repositories")
+        .unwrap_or_default()
+        .iter()
+        .filter_map(|r| r["key"].as_str())
+        .filter(|k| k.starts_with(BENCH_PREFIX))
+        .map(str::to_string)
+        .collect()
+}
+
+/// `--delete`: deletes every generated object under the faults and kills again (for
+/// `--fault-for`, or until all are gone and, with `--kill-every`, a kill came), removes the
+/// faults, waits until no managed resource is left, and counts what JFrog still holds.
+async fn delete_under_faults(
+    args: &Args,
+    running: &mut Running,
+    client: &kube::Client,
+    leases: &Api<Lease>,
+    killer: &mut Killer,
+    targets: &[(ApiResource, String)],
+) -> anyhow::Result<DeleteFigures> {
+    let sim = running
+        .sim
+        .as_ref()
+        .context("the bench needs the embedded simulator")?;
+    let injected = Injected::add(sim, &args.faults);
+    let started = Instant::now();
+    let kills_before = killer.kills;
+    killer.start_phase(started);
+    eprintln!("deleting {} objects under the faults", targets.len());
+    let results: Vec<Option<String>> = futures::stream::iter(targets)
+        .map(|(r, name)| {
+            let api: Api<DynamicObject> = Api::namespaced_with(client.clone(), BENCH_NAMESPACE, r);
+            async move {
+                match api.delete(name, &DeleteParams::default()).await {
+                    Ok(_) => None,
+                    Err(kube::Error::Api(e)) if e.code == 404 => None,
+                    Err(e) => Some(format!("{} {name}: {}", r.kind, kube_message(&e))),
+                }
+            }
+        })
+        .buffer_unordered(APPLY_CONCURRENCY)
+        .collect()
+        .await;
+    let delete_failures: Vec<String> = results.into_iter().flatten().collect();
+    let mut kinds: Vec<&ApiResource> = Vec::new();
+    for (r, _) in targets {
+        if !kinds.iter().any(|k| k.kind == r.kind) {
+            kinds.push(r);
+        }
+    }
+    let deadline = started + args.timeout;
+    let mut gone_at = None;
+    loop {
+        killer.tick(&mut running.children, leases, true).await?;
+        if remaining(client, &kinds).await? == 0 {
+            gone_at.get_or_insert_with(Instant::now);
+        }
+        let done = gone_at.is_some() && (args.kill_every.is_none() || killer.kills > kills_before);
+        if chaos::phase_over(args.fault_for, started, done) || Instant::now() > deadline {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+    let faults = injected.clear(sim);
+    let fault_seconds = started.elapsed().as_secs_f64();
+    eprintln!("faults removed after {fault_seconds:.1}s; waiting for every object to be gone");
+    let deadline = Instant::now() + args.timeout;
+    killer
+        .recover(&mut running.children, leases, deadline)
+        .await?;
+    let mut left = remaining(client, &kinds).await?;
+    while left > 0 && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(250)).await;
+        left = remaining(client, &kinds).await?;
+    }
+    // Gone under the faults, or only after them.
+    let gone_at = gone_at.or_else(|| (left == 0).then(Instant::now));
+    Ok(DeleteFigures {
+        faults,
+        kills: killer.kills - kills_before,
+        fault_seconds,
+        gone_seconds: gone_at.map(|t| t.saturating_duration_since(started).as_secs_f64()),
+        delete_failures,
+        mrs_left: left,
+        jfrog_objects_left: jfrog_keys(sim).len(),
+    })
+}
+
+/// How many generated objects the Kubernetes API still holds.
+async fn remaining(client: &kube::Client, kinds: &[&ApiResource]) -> anyhow::Result<usize> {
+    let mut n = 0;
+    for r in kinds {
+        let api: Api<DynamicObject> = Api::namespaced_with(client.clone(), BENCH_NAMESPACE, *r);
+        n += api
+            .list_metadata(&ListParams::default().labels("sandbox-bench=true"))
+            .await
+            .with_context(|| format!("listing the {}s left", r.kind))?
+            .items
+            .len();
+    }
+    Ok(n)
 }
 
 /// How many watched objects are Ready and Synced now.
@@ -1072,6 +1225,24 @@ fn fault_lines(s: &mut String, f: &FaultReport) {
         opt(f.ready_under_faults_seconds, " s"),
         opt(f.converged_seconds, " s")
     );
+    if let Some(d) = &f.delete {
+        let fired: u64 = d.faults.iter().map(|x| x.fired).sum();
+        let _ = writeln!(
+            s,
+            "  deletion under faults   {} requests failed, {} kills in {:.2} s; all gone after {}; left: {} managed resources, {} JFrog objects{}",
+            fired,
+            d.kills,
+            d.fault_seconds,
+            opt(d.gone_seconds, " s"),
+            d.mrs_left,
+            d.jfrog_objects_left,
+            if d.delete_failures.is_empty() {
+                String::new()
+            } else {
+                format!(" ({} deletes refused)", d.delete_failures.len())
+            }
+        );
+    }
 }
 
 #[cfg(test)]

@@ -11,8 +11,9 @@
 //! | `latency:DURATION[:JITTER]` | every request delayed by DURATION plus up to JITTER |
 //!
 //! RATE is a fraction (`0.2`) or a percentage (`20%`). `--kill-every D` SIGKILLs the provider
-//! once it has run for D, as often as that happens while the faults last; the sandbox's
-//! supervision ([`crate::children`]) starts it again after its back-off, as `sandbox up` does.
+//! each time it has led for D, as often as that happens while the faults last; the sandbox's
+//! supervision ([`crate::children`]) starts it again after its back-off, as `sandbox up` does,
+//! and the next process leads once the dead one's Lease expired.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::{Duration, Instant};
@@ -172,14 +173,14 @@ impl Injected {
 /// SIGKILLs the provider processes periodically and has the supervision start them again.
 pub struct Killer {
     every: Option<Duration>,
-    /// When kills may start (the first apply): a process is killed D after this or after its
-    /// start, whichever is later.
+    /// When kills may start (the first apply, the first delete): a process is killed once it
+    /// has led for D since this.
     since: Instant,
     /// The pids already killed (a process is killed once, then reaped and restarted).
     killed: Vec<u32>,
     /// Each killed provider's leader Lease holder when it was killed: its next process leads
     /// once the Lease names someone else.
-    pub holders_at_kill: BTreeMap<Provider, Option<String>>,
+    holders_at_kill: BTreeMap<Provider, Option<String>>,
     pub kills: u32,
 }
 
@@ -194,8 +195,15 @@ impl Killer {
         }
     }
 
-    /// One round: when `kill` is set, SIGKILLs each process that has run for the period;
-    /// then restarts those that exited once their back-off passed.
+    /// Starts a new phase of kills: the next comes once a process has led for D after `at`.
+    pub fn start_phase(&mut self, at: Instant) {
+        self.since = at;
+    }
+
+    /// One round: restarts the providers that exited once their back-off passed, notes when a
+    /// restarted one leads, and, when `kill` is set, SIGKILLs each that has led for the period
+    /// (counted from when it led, so that a period shorter than the Lease still lets each
+    /// process work).
     pub async fn tick(
         &mut self,
         children: &mut [ProviderChild],
@@ -203,10 +211,30 @@ impl Killer {
         kill: bool,
     ) -> anyhow::Result<()> {
         for c in children.iter_mut() {
-            if let Some(every) = self.every.filter(|_| kill)
-                && c.child.id().is_some()
-                && !self.killed.contains(&c.pid)
-                && c.spawned.max(self.since).elapsed() >= every
+            // The user's view, as `sandbox up` shows it (the CLI prints, it does not log).
+            match c.supervise()? {
+                Supervised::Unchanged => {}
+                Supervised::Exited { status, backoff } => eprintln!(
+                    "{} exited ({status}); restarting in {}",
+                    c.provider.name(),
+                    humantime::format_duration(backoff)
+                ),
+                Supervised::Restarted { pid } => eprintln!(
+                    "{} restarted (pid {pid}, restart {})",
+                    c.provider.name(),
+                    c.supervision.restarts
+                ),
+            }
+            let up = c.child.id().is_some() && !self.killed.contains(&c.pid);
+            if up && c.leader_at.is_none() {
+                let holder = up::lease_holder(leases, c.provider).await;
+                if holder.is_some() && self.holders_at_kill.get(&c.provider) != Some(&holder) {
+                    c.leader_at = Some(Instant::now());
+                }
+            }
+            if let Some(every) = self.every.filter(|_| kill && up)
+                && let Some(led) = c.leader_at
+                && led.max(self.since).elapsed() >= every
             {
                 let holder = up::lease_holder(leases, c.provider).await;
                 self.holders_at_kill.insert(c.provider, holder);
@@ -222,29 +250,31 @@ impl Killer {
                     self.kills
                 );
             }
-            // The user's view, as `sandbox up` shows it (the CLI prints, it does not log).
-            match c.supervise()? {
-                Supervised::Unchanged => {}
-                Supervised::Exited { status, backoff } => eprintln!(
-                    "{} exited ({status}); restarting in {}",
-                    c.provider.name(),
-                    humantime::format_duration(backoff)
-                ),
-                Supervised::Restarted { pid } => eprintln!(
-                    "{} restarted (pid {pid}, restart {})",
-                    c.provider.name(),
-                    c.supervision.restarts
-                ),
-            }
         }
         Ok(())
     }
 
-    /// Whether every provider runs (none killed and not yet started again).
-    pub fn all_up(&self, children: &[ProviderChild]) -> bool {
-        children
-            .iter()
-            .all(|c| c.child.id().is_some() && !self.killed.contains(&c.pid))
+    /// Waits until every provider runs again (restarting those due) and leads.
+    pub async fn recover(
+        &mut self,
+        children: &mut [ProviderChild],
+        leases: &Api<Lease>,
+        deadline: Instant,
+    ) -> anyhow::Result<()> {
+        loop {
+            self.tick(children, leases, false).await?;
+            if children
+                .iter()
+                .all(|c| c.leader_at.is_some() && !self.killed.contains(&c.pid))
+            {
+                return Ok(());
+            }
+            anyhow::ensure!(
+                Instant::now() < deadline,
+                "a killed provider did not start again and lead"
+            );
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
     }
 }
 
@@ -274,12 +304,12 @@ pub fn tally<'a>(expected: &BTreeSet<String>, listed: impl Iterator<Item = &'a s
     }
 }
 
-/// How long the faults (and kills) last from the first apply: `--fault-for`, else until every
-/// object is Ready and Synced.
-pub fn phase_over(fault_for: Option<Duration>, started: Instant, all_ready: bool) -> bool {
+/// How long the faults (and kills) last from the first apply: `--fault-for`, else until `done`
+/// (every object was Ready and Synced, and the kills asked for began).
+pub fn phase_over(fault_for: Option<Duration>, started: Instant, done: bool) -> bool {
     match fault_for {
         Some(d) => started.elapsed() >= d,
-        None => all_ready,
+        None => done,
     }
 }
 

@@ -641,7 +641,7 @@ pub(crate) async fn lease_holder(leases: &Api<Lease>, p: Provider) -> Option<Str
 
 /// Waits until each provider holds its leader-election Lease (a holder other than the one
 /// before it started, so a stale Lease of an earlier run does not count).
-pub(crate) async fn wait_for_leaders(
+async fn wait_for_leaders(
     leases: &Api<Lease>,
     children: &mut [ProviderChild],
     previous: &BTreeMap<Provider, Option<String>>,
