@@ -15,7 +15,7 @@
 //! supervision ([`crate::children`]) starts it again after its back-off, as `sandbox up` does,
 //! and the next process leads once the dead one's Lease expired.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 use std::time::{Duration, Instant};
 
 use jfrog_sim::{Fault, FaultCounts, FaultId, Simulator};
@@ -23,7 +23,6 @@ use k8s_openapi::api::coordination::v1::Lease;
 use kube::api::Api;
 use serde::Serialize;
 
-use crate::Provider;
 use crate::children::{ProviderChild, Supervised};
 use crate::up;
 
@@ -178,9 +177,9 @@ pub struct Killer {
     since: Instant,
     /// The pids already killed (a process is killed once, then reaped and restarted).
     killed: Vec<u32>,
-    /// Each killed provider's leader Lease holder when it was killed: its next process leads
-    /// once the Lease names someone else.
-    holders_at_kill: BTreeMap<Provider, Option<String>>,
+    /// The leader Lease holders of the killed processes: a restarted process leads once its
+    /// Lease names none of them.
+    dead_holders: BTreeSet<String>,
     pub kills: u32,
 }
 
@@ -190,7 +189,7 @@ impl Killer {
             every,
             since,
             killed: Vec::new(),
-            holders_at_kill: BTreeMap::new(),
+            dead_holders: BTreeSet::new(),
             kills: 0,
         }
     }
@@ -228,7 +227,7 @@ impl Killer {
             let up = c.child.id().is_some() && !self.killed.contains(&c.pid);
             if up && c.leader_at.is_none() {
                 let holder = up::lease_holder(leases, c.provider).await;
-                if holder.is_some() && self.holders_at_kill.get(&c.provider) != Some(&holder) {
+                if holder.is_some_and(|h| !self.dead_holders.contains(&h)) {
                     c.leader_at = Some(Instant::now());
                 }
             }
@@ -236,8 +235,13 @@ impl Killer {
                 && let Some(led) = c.leader_at
                 && led.max(self.since).elapsed() >= every
             {
-                let holder = up::lease_holder(leases, c.provider).await;
-                self.holders_at_kill.insert(c.provider, holder);
+                // It leads, so it holds the Lease (asked twice: a lost answer must not let its
+                // successor pass for a leader before the Lease expired).
+                let mut holder = up::lease_holder(leases, c.provider).await;
+                if holder.is_none() {
+                    holder = up::lease_holder(leases, c.provider).await;
+                }
+                self.dead_holders.extend(holder);
                 c.child
                     .start_kill()
                     .map_err(|e| anyhow::anyhow!("cannot kill {}: {e}", c.provider.name()))?;
