@@ -30,10 +30,17 @@
 //!   including its JFrog calls). It over-estimates a start with existing objects slightly
 //!   (the sandbox's Lease check interval, the watch's delivery).
 //!
+//! Fault runs (`--fault`, `--kill-every`, [`crate::chaos`]): the simulator's faults are added
+//! just before the first apply and the provider is SIGKILLed periodically (restarted by the
+//! `up` supervision) until `--fault-for` passed or all were Ready under them; then the faults
+//! are removed, the providers must lead again and every object be Ready and Synced at once,
+//! and the simulator's `bench-` repository keys are tallied against the expected ones
+//! (duplicates, missing) for the verdict. `--delete` repeats that for the deletion.
+//!
 //! Deviations: only one provider runs (`--provider`, default `provider-artifactory`); federated repositories and examples that need
 //! Secrets or projects are not generated; virtual repositories are generated without members.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fmt::Write as _;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -41,11 +48,13 @@ use std::time::{Duration, Instant};
 
 use anyhow::Context;
 use futures::StreamExt;
-use kube::api::{Api, ApiResource, DynamicObject};
+use k8s_openapi::api::coordination::v1::Lease;
+use kube::api::{Api, ApiResource, DeleteParams, DynamicObject, ListParams};
 use kube::runtime::{WatchStreamExt, watcher};
 use serde::Serialize;
 
 use crate::Provider;
+use crate::chaos::{self, FaultArg, FaultFigures, Injected, Killer};
 use crate::kubeapi::{apply, is_legacy_group, kube_message, read_manifests};
 use crate::progress::{self, ObjectState};
 use crate::up::{self, Running, duration, repo_dir};
@@ -55,6 +64,20 @@ const APPLY_CONCURRENCY: usize = 32;
 
 /// The namespace of the generated objects.
 const BENCH_NAMESPACE: &str = "default";
+
+/// The prefix of the generated objects' names (and so of their JFrog keys).
+const BENCH_PREFIX: &str = "bench-";
+
+/// Provider flags with `--kill-every`: a SIGKILLed leader does not release its Lease, so the
+/// restarted process waits out the lease duration (60 s by default) before it leads.
+const KILL_LEASE_FLAGS: [&str; 3] = [
+    "--leader-election-lease-duration=5s",
+    "--leader-election-renew-deadline=4s",
+    "--leader-election-retry-period=1s",
+];
+
+/// The restart back-off with `--kill-every` (the run measures the recovery, not the back-off).
+const KILL_RESTART_BACKOFF: Duration = Duration::from_secs(1);
 
 /// Flags of `sandbox bench`.
 #[derive(Debug, clap::Args)]
@@ -92,7 +115,8 @@ pub struct Args {
     /// How many poll intervals of steady state to count requests over.
     #[arg(long, value_name = "K", default_value_t = 2)]
     pub steady_polls: u32,
-    /// Give up when not all are Ready and Synced after this long.
+    /// Give up when not all are Ready and Synced after this long (with --fault or
+    /// --kill-every: while the faults last, and again once they are removed).
     #[arg(long, value_name = "DURATION", default_value = "30m", value_parser = duration)]
     pub timeout: Duration,
     /// Where the repository shapes come from. Default: the repository's examples/.
@@ -112,6 +136,90 @@ pub struct Args {
     /// code in a larger executable, so its RSS is a few MiB higher).
     #[arg(long, value_name = "DIR")]
     pub provider_bin: Option<PathBuf>,
+    /// Inject a simulator fault on every JFrog request while the objects are created
+    /// (repeatable): `5xx:RATE` (503), `429:RATE[:RETRY_AFTER]`, `lost:RATE` (a POST, PUT,
+    /// PATCH or DELETE committed but its answer lost), `latency:DURATION[:JITTER]`; RATE is
+    /// 0.2 or 20%. The faults are removed before the final count; the report says what they
+    /// did, what JFrog holds at the end and whether the run passed (exit status 1 if not).
+    #[arg(long = "fault", value_name = "SPEC", value_parser = chaos::parse_fault)]
+    pub faults: Vec<FaultArg>,
+    /// SIGKILL the provider each time it has led for this long (from the first apply), while
+    /// the faults last; the sandbox's supervision starts it again (back-off 1 s) and the next
+    /// process leads once the dead one's leader-election Lease (5 s here) expired.
+    #[arg(long, value_name = "DURATION", value_parser = duration)]
+    pub kill_every: Option<Duration>,
+    /// How long faults and kills last from the first apply. Default: until every object has
+    /// been Ready and Synced under them and, with --kill-every, the provider was killed once
+    /// (or --timeout).
+    #[arg(long, value_name = "DURATION", value_parser = duration)]
+    pub fault_for: Option<Duration>,
+    /// With --fault or --kill-every: then delete every object under the same faults and
+    /// kills (for --fault-for again, or until all are gone), and check that neither JFrog nor
+    /// Kubernetes holds any of them once the faults are removed.
+    #[arg(long)]
+    pub delete: bool,
+}
+
+impl Args {
+    /// Whether this is a fault run (`--fault` or `--kill-every`).
+    fn chaos(&self) -> bool {
+        !self.faults.is_empty() || self.kill_every.is_some()
+    }
+}
+
+/// What a fault run (`--fault`, `--kill-every`) did and left.
+#[derive(Debug, Serialize)]
+pub struct FaultReport {
+    /// Per `--fault`: requests matched and failed.
+    pub faults: Vec<FaultFigures>,
+    pub faults_fired: u64,
+    pub kill_every_seconds: Option<f64>,
+    pub kills: u32,
+    /// Provider processes started again by the supervision.
+    pub restarts: u32,
+    /// From the first apply to the faults' removal.
+    pub fault_seconds: f64,
+    /// From the first apply until every object had been seen Ready and Synced while the
+    /// faults lasted (none if they never all were).
+    pub ready_under_faults_seconds: Option<f64>,
+    /// From the first apply until every object was Ready and Synced at once, after the
+    /// faults were removed.
+    pub converged_seconds: Option<f64>,
+    /// JFrog objects expected at the end (one repository per object).
+    pub expected_objects: usize,
+    /// JFrog objects of the bench's prefix at the end.
+    pub jfrog_objects: usize,
+    /// Objects of the bench's prefix JFrog holds beyond the expected ones.
+    pub duplicates: usize,
+    /// Expected objects JFrog does not hold.
+    pub missing: usize,
+    /// Managed resources not Ready and Synced at the end.
+    pub not_ready: usize,
+    /// With `--delete`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub delete: Option<DeleteFigures>,
+    /// 0 duplicates, 0 missing, every managed resource Ready and Synced (and with `--delete`,
+    /// nothing left in JFrog or Kubernetes).
+    pub pass: bool,
+}
+
+/// The deletion under faults (`--delete`); the fault run's `faults`, `kills` and `restarts`
+/// include it.
+#[derive(Debug, Serialize)]
+pub struct DeleteFigures {
+    /// Per `--fault`, during the deletion.
+    pub faults: Vec<FaultFigures>,
+    pub kills: u32,
+    /// From the first delete to the faults' removal.
+    pub fault_seconds: f64,
+    /// From the first delete until no managed resource was left (none if some were).
+    pub gone_seconds: Option<f64>,
+    /// Deletes the Kubernetes API refused.
+    pub delete_failures: Vec<String>,
+    /// Managed resources left at the end.
+    pub mrs_left: usize,
+    /// JFrog objects of the bench's prefix left at the end.
+    pub jfrog_objects_left: usize,
 }
 
 /// The figures of one provider process.
@@ -163,6 +271,9 @@ pub struct Report {
     pub steady_requests_per_poll_total: f64,
     pub steady_requests_per_resource_per_poll: f64,
     pub providers: Vec<ProviderFigures>,
+    /// With `--fault` or `--kill-every`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fault_run: Option<FaultReport>,
 }
 
 /// One generated object.
@@ -175,6 +286,19 @@ struct Generated {
 pub async fn run(args: Args) -> anyhow::Result<()> {
     anyhow::ensure!(args.resources > 0, "--resources must be at least 1");
     anyhow::ensure!(args.steady_polls > 0, "--steady-polls must be at least 1");
+    anyhow::ensure!(
+        !args.chaos() || (args.family == "repository" && args.provider == Provider::Artifactory),
+        "--fault and --kill-every count the JFrog objects at the end by repository key: \
+         they need --family repository --provider artifactory"
+    );
+    anyhow::ensure!(
+        !args.delete || args.chaos(),
+        "--delete goes with --fault or --kill-every"
+    );
+    anyhow::ensure!(
+        args.kill_every.is_none_or(|d| !d.is_zero()),
+        "--kill-every must be longer than 0"
+    );
     let (stop_tx, mut stop_rx) = tokio::sync::watch::channel(false);
     tokio::spawn(async move {
         up::shutdown_signal().await;
@@ -191,6 +315,15 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
         println!("{}", serde_json::to_string_pretty(&report)?);
     } else {
         println!("{}", table(&report));
+    }
+    if let Some(f) = &report.fault_run {
+        anyhow::ensure!(
+            f.pass,
+            "fault run failed: {} duplicates, {} missing, {} not Ready and Synced",
+            f.duplicates,
+            f.missing,
+            f.not_ready
+        );
     }
     anyhow::ensure!(
         report.all_ready,
@@ -216,6 +349,12 @@ async fn bench(args: &Args, running: &mut Running) -> anyhow::Result<Report> {
         activate: Vec::new(),
         providers: vec![args.provider],
         provider_args: std::iter::once(format!("--max-reconcile-rate={}", args.max_reconcile_rate))
+            .chain(
+                KILL_LEASE_FLAGS
+                    .iter()
+                    .filter(|_| args.kill_every.is_some())
+                    .map(|f| f.to_string()),
+            )
             .chain(args.provider_args.iter().cloned())
             .collect(),
         provider_bin: args.provider_bin.clone(),
@@ -223,7 +362,11 @@ async fn bench(args: &Args, running: &mut Running) -> anyhow::Result<Report> {
         jfrog_url: None,
         jfrog_token_file: None,
         latency_in_descriptor: true,
-        restart_backoff_max: crate::children::MAX_BACKOFF,
+        restart_backoff_max: if args.kill_every.is_some() {
+            KILL_RESTART_BACKOFF
+        } else {
+            crate::children::MAX_BACKOFF
+        },
     };
     let client = up::start(&up_args, running).await?;
     let kinds = progress::managed_kinds(&client).await?;
@@ -291,6 +434,7 @@ async fn bench(args: &Args, running: &mut Running) -> anyhow::Result<Report> {
                     if state.ready {
                         s.ready.entry(key.clone()).or_insert(now);
                     }
+                    s.current.insert(key.clone(), state.ready && state.synced);
                     if state.ready && state.synced {
                         s.done.entry(key).or_insert(now);
                     }
@@ -305,8 +449,19 @@ async fn bench(args: &Args, running: &mut Running) -> anyhow::Result<Report> {
         .sim
         .as_ref()
         .context("the bench needs the embedded simulator")?;
+    let expected: BTreeSet<String> = generated
+        .iter()
+        .filter_map(|g| g.object.metadata.name.clone())
+        .collect();
+    let targets: Vec<(ApiResource, String)> = generated
+        .iter()
+        .filter_map(|g| Some((g.resource.clone(), g.object.metadata.name.clone()?)))
+        .collect();
     sim.reset_counts();
+    let injected = Injected::add(sim, &args.faults);
     let apply_started = Instant::now();
+    let mut killer = Killer::new(args.kill_every, apply_started);
+    let leases: Api<Lease> = Api::namespaced(client.clone(), crate::setup::NAMESPACE);
     let generated_len = generated.len();
     let results: Vec<Result<(String, Instant), String>> = futures::stream::iter(generated)
         .map(|g| {
@@ -336,7 +491,8 @@ async fn bench(args: &Args, running: &mut Running) -> anyhow::Result<Report> {
     // When the simulator saw the first and the N-th write (sampled with the Ready check).
     let mut first_write: Option<Instant> = None;
     let mut last_write: Option<Instant> = None;
-    let all_ready_at = loop {
+    let mut all_done_at = None;
+    loop {
         let by = by_method(&sim.request_counts());
         let writes: u64 = by.get("PUT").copied().unwrap_or(0);
         // Bulk repository writes arrive as descriptor patches (N of them never come).
@@ -346,14 +502,18 @@ async fn bench(args: &Args, running: &mut Running) -> anyhow::Result<Report> {
         if writes >= generated_len as u64 && last_write.is_none() {
             last_write = Some(Instant::now());
         }
-        for c in running.children.iter_mut() {
-            if let Ok(Some(status)) = c.child.try_wait() {
-                anyhow::bail!(
-                    "{} exited unexpectedly ({status}); last lines of {}:\n{}",
-                    c.provider.name(),
-                    c.log.display(),
-                    crate::children::log_tail(&c.log, 20)
-                );
+        if args.chaos() {
+            killer.tick(&mut running.children, &leases, true).await?;
+        } else {
+            for c in running.children.iter_mut() {
+                if let Ok(Some(status)) = c.child.try_wait() {
+                    anyhow::bail!(
+                        "{} exited unexpectedly ({status}); last lines of {}:\n{}",
+                        c.provider.name(),
+                        c.log.display(),
+                        crate::children::log_tail(&c.log, 20)
+                    );
+                }
             }
         }
         let done = seen
@@ -362,21 +522,98 @@ async fn bench(args: &Args, running: &mut Running) -> anyhow::Result<Report> {
             .done
             .len();
         if done >= applied_at.len() {
-            break Some(Instant::now());
+            all_done_at.get_or_insert_with(Instant::now);
         }
-        if Instant::now() > deadline {
-            break None;
+        let over = if args.chaos() {
+            // Without --fault-for: until all were Ready, and the provider was killed once.
+            chaos::phase_over(
+                args.fault_for,
+                apply_started,
+                all_done_at.is_some() && (args.kill_every.is_none() || killer.kills > 0),
+            )
+        } else {
+            all_done_at.is_some()
+        };
+        if over || Instant::now() > deadline {
+            break;
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
-    };
+    }
     let creation_counts = sim.request_counts();
+    // A fault run: the faults go, the kills stop, and every object must converge.
+    let mut fault_run = None;
+    let mut converged_at = None;
+    if args.chaos() {
+        let faults = injected.clear(sim);
+        let fault_seconds = apply_started.elapsed().as_secs_f64();
+        eprintln!("faults removed after {fault_seconds:.1}s; waiting for every object to converge");
+        // Converging without the faults gets a --timeout of its own.
+        let deadline = Instant::now() + args.timeout;
+        // The killed providers run again, and lead, before anything counts as converged.
+        killer
+            .recover(&mut running.children, &leases, deadline)
+            .await?;
+        converged_at = loop {
+            if current_done(&seen) >= expected.len() {
+                break Some(Instant::now());
+            }
+            if Instant::now() > deadline {
+                break None;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        };
+        let tally = chaos::tally(&expected, jfrog_keys(sim).iter().map(String::as_str));
+        let not_ready = expected.len().saturating_sub(current_done(&seen));
+        let since = |t: Option<Instant>| {
+            t.map(|t| t.saturating_duration_since(apply_started).as_secs_f64())
+        };
+        fault_run = Some(FaultReport {
+            faults_fired: faults.iter().map(|f| f.fired).sum(),
+            faults,
+            kill_every_seconds: args.kill_every.map(|d| d.as_secs_f64()),
+            kills: killer.kills,
+            restarts: running
+                .children
+                .iter()
+                .map(|c| c.supervision.restarts)
+                .sum(),
+            fault_seconds,
+            ready_under_faults_seconds: since(all_done_at),
+            converged_seconds: since(converged_at),
+            expected_objects: expected.len(),
+            jfrog_objects: tally.found,
+            duplicates: tally.duplicates,
+            missing: tally.missing,
+            not_ready,
+            delete: None,
+            pass: tally.duplicates == 0 && tally.missing == 0 && not_ready == 0,
+        });
+    }
+    let all_ready_at = if args.chaos() {
+        converged_at
+    } else {
+        all_done_at
+    };
+    let ready = if args.chaos() {
+        current_done(&seen)
+    } else {
+        seen.lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .done
+            .len()
+    };
     let (seen_ready, first_synced, done_times) = {
         let s = seen.lock().unwrap_or_else(PoisonError::into_inner);
         (s.ready.clone(), s.first_synced, s.done.clone())
     };
     let all_ready_at = all_ready_at.map(|t| {
-        // The loop checks every 100 ms: the last object's own time is more exact.
-        done_times.values().copied().max().unwrap_or(t)
+        // The loop checks every 100 ms: the last object's own time is more exact (not after
+        // faults: objects were Ready once, then maybe not).
+        if args.chaos() {
+            t
+        } else {
+            done_times.values().copied().max().unwrap_or(t)
+        }
     });
 
     let mut to_ready: Vec<f64> = seen_ready
@@ -395,6 +632,24 @@ async fn bench(args: &Args, running: &mut Running) -> anyhow::Result<Report> {
         sim.reset_counts();
         tokio::time::sleep(args.poll * args.steady_polls).await;
         steady_counts = sim.request_counts();
+    }
+    if args.delete
+        && let Some(f) = fault_run.as_mut()
+    {
+        let d = delete_under_faults(args, running, &client, &leases, &mut killer, &targets).await?;
+        for (total, phase) in f.faults.iter_mut().zip(&d.faults) {
+            total.matched += phase.matched;
+            total.fired += phase.fired;
+        }
+        f.faults_fired = f.faults.iter().map(|x| x.fired).sum();
+        f.kills = killer.kills;
+        f.restarts = running
+            .children
+            .iter()
+            .map(|c| c.supervision.restarts)
+            .sum();
+        f.pass &= d.mrs_left == 0 && d.jfrog_objects_left == 0;
+        f.delete = Some(d);
     }
 
     let providers = running
@@ -423,7 +678,11 @@ async fn bench(args: &Args, running: &mut Running) -> anyhow::Result<Report> {
                 cpu_seconds: cpu_seconds(c.pid),
                 start_to_leader_seconds: to_leader,
                 apply_to_first_synced_seconds: first,
-                start_to_first_reconcile_seconds: to_leader.zip(first).map(|(a, b)| a + b),
+                // A restarted process did not make the first reconcile.
+                start_to_first_reconcile_seconds: to_leader
+                    .zip(first)
+                    .map(|(a, b)| a + b)
+                    .filter(|_| c.supervision.restarts == 0),
             }
         })
         .collect();
@@ -449,8 +708,8 @@ async fn bench(args: &Args, running: &mut Running) -> anyhow::Result<Report> {
         by_class,
         applied: applied_at.len(),
         apply_failures,
-        ready: done_times.len(),
-        all_ready: all_ready_at.is_some() && done_times.len() == n,
+        ready,
+        all_ready: all_ready_at.is_some() && ready == n,
         all_ready_seconds,
         ready_p50_seconds: percentile(&to_ready, 0.50),
         ready_p99_seconds: percentile(&to_ready, 0.99),
@@ -474,7 +733,123 @@ async fn bench(args: &Args, running: &mut Running) -> anyhow::Result<Report> {
         steady_requests_per_resource_per_poll: steady_total / n as f64,
         steady_requests_per_poll,
         providers,
+        fault_run,
     })
+}
+
+/// The simulator's repository keys of the bench's prefix.
+fn jfrog_keys(sim: &jfrog_sim::Simulator) -> Vec<String> {
+    sim.objects("repositories")
+        .unwrap_or_default()
+        .iter()
+        .filter_map(|r| r["key"].as_str())
+        .filter(|k| k.starts_with(BENCH_PREFIX))
+        .map(str::to_string)
+        .collect()
+}
+
+/// `--delete`: deletes every generated object under the faults and kills again (for
+/// `--fault-for`, or until all are gone and, with `--kill-every`, a kill came), removes the
+/// faults, waits until no managed resource is left, and counts what JFrog still holds.
+async fn delete_under_faults(
+    args: &Args,
+    running: &mut Running,
+    client: &kube::Client,
+    leases: &Api<Lease>,
+    killer: &mut Killer,
+    targets: &[(ApiResource, String)],
+) -> anyhow::Result<DeleteFigures> {
+    let sim = running
+        .sim
+        .as_ref()
+        .context("the bench needs the embedded simulator")?;
+    let injected = Injected::add(sim, &args.faults);
+    let started = Instant::now();
+    let kills_before = killer.kills;
+    killer.start_phase(started);
+    eprintln!("deleting {} objects under the faults", targets.len());
+    let results: Vec<Option<String>> = futures::stream::iter(targets)
+        .map(|(r, name)| {
+            let api: Api<DynamicObject> = Api::namespaced_with(client.clone(), BENCH_NAMESPACE, r);
+            async move {
+                match api.delete(name, &DeleteParams::default()).await {
+                    Ok(_) => None,
+                    Err(kube::Error::Api(e)) if e.code == 404 => None,
+                    Err(e) => Some(format!("{} {name}: {}", r.kind, kube_message(&e))),
+                }
+            }
+        })
+        .buffer_unordered(APPLY_CONCURRENCY)
+        .collect()
+        .await;
+    let delete_failures: Vec<String> = results.into_iter().flatten().collect();
+    let mut kinds: Vec<&ApiResource> = Vec::new();
+    for (r, _) in targets {
+        if !kinds.iter().any(|k| k.kind == r.kind) {
+            kinds.push(r);
+        }
+    }
+    let deadline = started + args.timeout;
+    let mut gone_at = None;
+    loop {
+        killer.tick(&mut running.children, leases, true).await?;
+        if remaining(client, &kinds).await? == 0 {
+            gone_at.get_or_insert_with(Instant::now);
+        }
+        let done = gone_at.is_some() && (args.kill_every.is_none() || killer.kills > kills_before);
+        if chaos::phase_over(args.fault_for, started, done) || Instant::now() > deadline {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+    let faults = injected.clear(sim);
+    let fault_seconds = started.elapsed().as_secs_f64();
+    eprintln!("faults removed after {fault_seconds:.1}s; waiting for every object to be gone");
+    let deadline = Instant::now() + args.timeout;
+    killer
+        .recover(&mut running.children, leases, deadline)
+        .await?;
+    let mut left = remaining(client, &kinds).await?;
+    while left > 0 && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(250)).await;
+        left = remaining(client, &kinds).await?;
+    }
+    // Gone under the faults, or only after them.
+    let gone_at = gone_at.or_else(|| (left == 0).then(Instant::now));
+    Ok(DeleteFigures {
+        faults,
+        kills: killer.kills - kills_before,
+        fault_seconds,
+        gone_seconds: gone_at.map(|t| t.saturating_duration_since(started).as_secs_f64()),
+        delete_failures,
+        mrs_left: left,
+        jfrog_objects_left: jfrog_keys(sim).len(),
+    })
+}
+
+/// How many generated objects the Kubernetes API still holds.
+async fn remaining(client: &kube::Client, kinds: &[&ApiResource]) -> anyhow::Result<usize> {
+    let mut n = 0;
+    for r in kinds {
+        let api: Api<DynamicObject> = Api::namespaced_with(client.clone(), BENCH_NAMESPACE, *r);
+        n += api
+            .list_metadata(&ListParams::default().labels("sandbox-bench=true"))
+            .await
+            .with_context(|| format!("listing the {}s left", r.kind))?
+            .items
+            .len();
+    }
+    Ok(n)
+}
+
+/// How many watched objects are Ready and Synced now.
+fn current_done(seen: &Mutex<Seen>) -> usize {
+    seen.lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .current
+        .values()
+        .filter(|d| **d)
+        .count()
 }
 
 #[derive(Default)]
@@ -482,6 +857,8 @@ struct Seen {
     first_synced: Option<Instant>,
     ready: HashMap<(String, String), Instant>,
     done: HashMap<(String, String), Instant>,
+    /// Whether each object is Ready and Synced now (its last event).
+    current: HashMap<(String, String), bool>,
 }
 
 struct AbortOnDrop(Vec<tokio::task::JoinHandle<()>>);
@@ -805,10 +1182,67 @@ pub fn table(r: &Report) -> String {
         );
         let _ = writeln!(s, "    {}", p.command);
     }
+    if let Some(f) = &r.fault_run {
+        fault_lines(&mut s, f);
+    }
     for f in r.apply_failures.iter().take(5) {
         let _ = writeln!(s, "  not applied: {f}");
     }
     s.trim_end().to_string()
+}
+
+/// The fault run's lines of the table.
+fn fault_lines(s: &mut String, f: &FaultReport) {
+    let _ = writeln!(
+        s,
+        "  fault run               {}: {} duplicates, {} missing, {} not Ready and Synced ({} of {} objects in JFrog)",
+        if f.pass { "PASS" } else { "FAIL" },
+        f.duplicates,
+        f.missing,
+        f.not_ready,
+        f.jfrog_objects,
+        f.expected_objects
+    );
+    for x in &f.faults {
+        let _ = writeln!(
+            s,
+            "  fault {:<18} failed {} of {} requests",
+            x.spec, x.fired, x.matched
+        );
+    }
+    let _ = writeln!(
+        s,
+        "  provider kills          {}{}, {} restarts",
+        f.kills,
+        f.kill_every_seconds
+            .map_or_else(String::new, |e| format!(" (every {e} s)")),
+        f.restarts
+    );
+    let _ = writeln!(
+        s,
+        "  faults lasted           {:.2} s; all Ready under them after {}; converged after {}",
+        f.fault_seconds,
+        opt(f.ready_under_faults_seconds, " s"),
+        opt(f.converged_seconds, " s")
+    );
+    if let Some(d) = &f.delete {
+        let fired: u64 = d.faults.iter().map(|x| x.fired).sum();
+        let _ = writeln!(
+            s,
+            "  deletion under faults   {} requests failed, {} kills in {:.2} s; all gone after {}; left: {} managed resources, {} JFrog objects{}",
+            fired,
+            d.kills,
+            d.fault_seconds,
+            opt(d.gone_seconds, " s"),
+            d.mrs_left,
+            d.jfrog_objects_left,
+            if d.delete_failures.is_empty() {
+                String::new()
+            } else {
+                format!(" ({} deletes refused)", d.delete_failures.len())
+            }
+        );
+    }
 }
 
 #[cfg(test)]

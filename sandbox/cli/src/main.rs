@@ -17,6 +17,7 @@
 mod activate;
 mod apply;
 mod bench;
+mod chaos;
 mod children;
 mod export;
 mod kubeapi;

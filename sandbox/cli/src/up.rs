@@ -627,7 +627,7 @@ fn supervise(children: &mut [ProviderChild], renderer: &mut Renderer) {
     }
 }
 
-async fn lease_holder(leases: &Api<Lease>, p: Provider) -> Option<String> {
+pub(crate) async fn lease_holder(leases: &Api<Lease>, p: Provider) -> Option<String> {
     let name = format!("crossplane-leader-election-{}", p.name());
     leases
         .get_opt(&name)
