@@ -602,26 +602,53 @@ fn lost_answers(rate: f64) -> Vec<Value> {
         .collect()
 }
 
+/// A plan of `docs` for the four providers with `faults`: the size column counts its MRs
+/// (then `size`), no configuration change, no update and no hold unless the scenario sets
+/// them.
+fn plan(
+    id: &'static str,
+    scenario: &'static str,
+    size: &str,
+    docs: Vec<Value>,
+    faults: Vec<Value>,
+    timeout: Duration,
+) -> Plan {
+    let n = docs.iter().filter(|d| d["kind"] != "Secret").count();
+    Plan {
+        id,
+        scenario,
+        size: format!("{n} MRs, 4 providers{size}"),
+        providers: "artifactory,xray,project,platform",
+        docs,
+        faults,
+        config: None,
+        update: false,
+        hold: Duration::ZERO,
+        timeout,
+    }
+}
+
+/// The quick cross-section plus `n` generated repositories named `prefix-NNNN`.
+fn quick_and_repositories(prefix: &str, n: usize) -> Vec<Value> {
+    let mut docs = quick_examples();
+    docs.extend(repositories(prefix, n));
+    docs
+}
+
 /// Issue 17: answers lost after commit on every write call of every family, quick size.
 /// Ignored in the default run: its two runs with deletes take about 150 s in a debug build,
 /// over the default run's budget of 60 s a scenario.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "150 s in debug: cargo xtask reliability --long"]
 async fn reliability_jfrog_lost_answers_quick() {
-    let docs = quick_examples();
-    let n = docs.iter().filter(|d| d["kind"] != "Secret").count();
-    scenario(Plan {
-        id: "jfrog-lost-answers-quick",
-        scenario: "JFrog answers lost after commit (50 % of every POST/PUT/PATCH/DELETE), one example per family",
-        size: format!("{n} MRs, 4 providers, create + delete"),
-        providers: "artifactory,xray,project,platform",
-        docs,
-        faults: lost_answers(0.5),
-        config: None,
-        update: false,
-        hold: Duration::ZERO,
-        timeout: Duration::from_secs(240),
-    })
+    scenario(plan(
+        "jfrog-lost-answers-quick",
+        "JFrog answers lost after commit (50 % of every POST/PUT/PATCH/DELETE), one example per family",
+        ", create + delete",
+        quick_examples(),
+        lost_answers(0.5),
+        Duration::from_secs(240),
+    ))
     .await;
 }
 
@@ -630,20 +657,14 @@ async fn reliability_jfrog_lost_answers_quick() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "long: every example of the four providers; cargo xtask reliability --long"]
 async fn reliability_jfrog_lost_answers() {
-    let docs = all_examples();
-    let n = docs.iter().filter(|d| d["kind"] != "Secret").count();
-    scenario(Plan {
-        id: "jfrog-lost-answers",
-        scenario: "JFrog answers lost after commit (50 % of every POST/PUT/PATCH/DELETE), every example of every Kind",
-        size: format!("{n} MRs, 4 providers, create + delete"),
-        providers: "artifactory,xray,project,platform",
-        docs,
-        faults: lost_answers(0.5),
-        config: None,
-        update: false,
-        hold: Duration::ZERO,
-        timeout: Duration::from_secs(600),
-    })
+    scenario(plan(
+        "jfrog-lost-answers",
+        "JFrog answers lost after commit (50 % of every POST/PUT/PATCH/DELETE), every example of every Kind",
+        ", create + delete",
+        all_examples(),
+        lost_answers(0.5),
+        Duration::from_secs(600),
+    ))
     .await;
 }
 
@@ -657,20 +678,17 @@ fn five_xx() -> Vec<Value> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "long: minutes of 5xx; cargo xtask reliability --long"]
 async fn reliability_jfrog_5xx() {
-    let mut docs = quick_examples();
-    docs.extend(repositories("r5xx", 170));
-    let n = docs.iter().filter(|d| d["kind"] != "Secret").count();
     scenario(Plan {
-        id: "jfrog-5xx",
-        scenario: "20 % of JFrog requests answered 503 on every path for 3 minutes (create, update, poll, delete)",
-        size: format!("{n} MRs, 4 providers, poll 5 s"),
-        providers: "artifactory,xray,project,platform",
-        docs,
-        faults: five_xx(),
-        config: None,
         update: true,
         hold: Duration::from_secs(180),
-        timeout: Duration::from_secs(600),
+        ..plan(
+            "jfrog-5xx",
+            "20 % of JFrog requests answered 503 on every path for 3 minutes (create, update, poll, delete)",
+            ", poll 5 s",
+            quick_and_repositories("r5xx", 170),
+            five_xx(),
+            Duration::from_secs(600),
+        )
     })
     .await;
 }
@@ -679,20 +697,17 @@ async fn reliability_jfrog_5xx() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "long: seconds per request; cargo xtask reliability --long"]
 async fn reliability_jfrog_latency() {
-    let mut docs = quick_examples();
-    docs.extend(repositories("rlat", 100));
-    let n = docs.iter().filter(|d| d["kind"] != "Secret").count();
     scenario(Plan {
-        id: "jfrog-latency",
-        scenario: "latency spikes: every JFrog request takes 2-5 s (create, update, poll, delete)",
-        size: format!("{n} MRs, 4 providers"),
-        providers: "artifactory,xray,project,platform",
-        docs,
-        faults: vec![json!({"pathPrefix": "/", "latencyMs": 2000, "jitterMs": 3000})],
-        config: None,
         update: true,
         hold: Duration::from_secs(30),
-        timeout: Duration::from_secs(900),
+        ..plan(
+            "jfrog-latency",
+            "latency spikes: every JFrog request takes 2-5 s (create, update, poll, delete)",
+            "",
+            quick_and_repositories("rlat", 100),
+            vec![json!({"pathPrefix": "/", "latencyMs": 2000, "jitterMs": 3000})],
+            Duration::from_secs(900),
+        )
     })
     .await;
 }
@@ -702,23 +717,21 @@ async fn reliability_jfrog_latency() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "long: cargo xtask reliability --long"]
 async fn reliability_jfrog_read_after_write_lag() {
-    let mut docs = quick_examples();
-    docs.extend(repositories("rlag", 100));
-    let n = docs.iter().filter(|d| d["kind"] != "Secret").count();
     scenario(Plan {
-        id: "jfrog-read-lag",
-        scenario: "read-after-write lag: JFrog reads answer the previous state for 3 s after every write",
-        size: format!("{n} MRs, 4 providers"),
-        providers: "artifactory,xray,project,platform",
-        docs,
-        faults: Vec::new(),
         config: Some((
             json!({"readAfterWriteLagMs": 3000}),
             json!({"readAfterWriteLagMs": 0}),
         )),
         update: true,
         hold: Duration::from_secs(20),
-        timeout: Duration::from_secs(600),
+        ..plan(
+            "jfrog-read-lag",
+            "read-after-write lag: JFrog reads answer the previous state for 3 s after every write",
+            "",
+            quick_and_repositories("rlag", 100),
+            Vec::new(),
+            Duration::from_secs(600),
+        )
     })
     .await;
 }
