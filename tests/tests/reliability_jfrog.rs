@@ -461,7 +461,8 @@ fn secret_values(sb: &Sandbox, docs: &[Value]) -> Vec<String> {
 
 /// Runs the plan (baseline, then with faults), records its row and checks it: every MR
 /// converges or is left for a human with the create-pending message, 0 duplicates, nothing
-/// missing, every delete done, no secret in any output. Returns the faulty run's figures.
+/// missing, every delete done but those of the MRs left for a human, no object left after the
+/// deletes but theirs, no secret in any output. Returns the faulty run's figures.
 async fn scenario(plan: Plan) -> Measured {
     let sb = Sandbox::start(SandboxOptions::new(plan.id).providers(plan.providers)).await;
     let base = run(&sb, &plan, false).await;
