@@ -123,7 +123,10 @@ async fn wait_synced(
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn reliability_credentials() {
-    let sb = Sandbox::start(SandboxOptions::new("credentials")).await;
+    // Every wait below counts in polls (rotation, the two polls that must stay Synced, the
+    // patience for a revocation or a recovery): a 2 s poll keeps them and shortens the run
+    // (it is one of the quick scenarios of `cargo test --workspace`).
+    let sb = Sandbox::start(SandboxOptions::new("credentials").poll(Duration::from_secs(2))).await;
     let env = std::fs::read_to_string(sb.dir.join("jfrog.env")).expect("jfrog.env");
     let first_token = testkit::env_value(&env, "JFROG_ACCESS_TOKEN");
     let patience = sb.poll * 6 + Duration::from_secs(30);

@@ -66,8 +66,12 @@ async fn reliability_bad_input() {
         })
         .collect();
 
+    // The hold after the refusals counts in polls (two more, still refused and without
+    // writes): a 2 s poll keeps it and shortens this quick scenario of `cargo test --workspace`.
     let sb = Sandbox::start(
-        SandboxOptions::new("bad-input").providers("artifactory,xray,project,platform"),
+        SandboxOptions::new("bad-input")
+            .providers("artifactory,xray,project,platform")
+            .poll(Duration::from_secs(2)),
     )
     .await;
     if !fixtures.is_empty() {

@@ -225,6 +225,61 @@ fn total_writes(counts: &BTreeMap<String, u64>) -> u64 {
     writes(counts).values().sum()
 }
 
+/// What every scenario here measures at its end: the JFrog requests, the repositories against
+/// the expected keys, and the secrets found in outputs.
+struct End {
+    counts: BTreeMap<String, u64>,
+    expected: u64,
+    found: u64,
+    duplicates: u64,
+    missing: u64,
+    secrets: u64,
+}
+
+impl End {
+    async fn measure(sb: &Sandbox, prefix: &str, expected: &BTreeSet<String>) -> End {
+        let counts = sb.sim.requests().await;
+        let (found, duplicates, missing) = jfrog_tally(sb, prefix, expected).await;
+        let secrets = secrets_in_outputs(sb, &[jfrog_token(sb)], &[RESOURCE]).await;
+        End {
+            counts,
+            expected: expected.len() as u64,
+            found,
+            duplicates,
+            missing,
+            secrets,
+        }
+    }
+
+    /// JFrog holds exactly the expected repositories and no secret reached an output.
+    fn clean(&self) -> bool {
+        self.found == self.expected
+            && self.duplicates == 0
+            && self.missing == 0
+            && self.secrets == 0
+    }
+
+    /// A row with these figures; the scenario fills in the rest
+    /// (`Row { id, scenario, size, faults, converge_secs, pass, result, ..end.row() }`).
+    fn row(&self) -> Row {
+        Row {
+            id: String::new(),
+            scenario: String::new(),
+            size: String::new(),
+            faults: 0,
+            converge_secs: 0.0,
+            expected_objects: self.expected,
+            jfrog_objects: self.found,
+            duplicates: self.duplicates,
+            missing: self.missing,
+            writes: total_writes(&self.counts),
+            secrets_found: self.secrets,
+            pass: false,
+            result: String::new(),
+        }
+    }
+}
+
 /// The Lease holder of provider-artifactory, if any.
 async fn lease_holder(sb: &Sandbox) -> Option<String> {
     let leases: Api<Lease> = Api::namespaced(sb.client.clone(), "crossplane-system");
@@ -305,13 +360,13 @@ async fn crash_scenario(id: &str, n: usize, kills: usize) {
     }
     let converged = wait_ready(&sb, &prefix, n, Duration::from_secs(60 + 3 * n as u64)).await;
     let converge_secs = started.elapsed().as_secs_f64();
-    let counts = sb.sim.requests().await;
-    let (found, duplicates, missing) = jfrog_tally(&sb, &prefix, &expected).await;
-    let secrets = secrets_in_outputs(&sb, &[jfrog_token(&sb)], &[RESOURCE]).await;
+    let end = End::measure(&sb, &prefix, &expected).await;
+    let (found, duplicates, missing, secrets) =
+        (end.found, end.duplicates, end.missing, end.secrets);
     let (ready, _) = ready_count(&api, &prefix).await;
     let mean_recovery = recoveries.iter().sum::<f64>() / recoveries.len().max(1) as f64;
     let max_recovery = recoveries.iter().cloned().fold(0.0, f64::max);
-    let pass = converged && found == n as u64 && duplicates == 0 && missing == 0 && secrets == 0;
+    let pass = converged && found == n as u64 && end.clean();
     let row = Row {
         id: id.to_string(),
         scenario:
@@ -320,17 +375,12 @@ async fn crash_scenario(id: &str, n: usize, kills: usize) {
         size: sized(format!("{n} repositories, {kills} kills")),
         faults: kills as u64,
         converge_secs,
-        expected_objects: n as u64,
-        jfrog_objects: found,
-        duplicates,
-        missing,
-        writes: total_writes(&counts),
-        secrets_found: secrets,
         pass,
         result: format!(
             "{ready} of {n} Ready and Synced; {kills_during_creation} of {kills} kills landed while creations were pending; kill to new leader {mean_recovery:.1} s mean, {max_recovery:.1} s max (lease 5 s); writes by route {:?}",
-            writes(&counts)
+            writes(&end.counts)
         ),
+        ..end.row()
     };
     record(&row);
     assert!(converged, "{id}: not all Ready:\n{}", sb.logs());
@@ -484,9 +534,7 @@ async fn reliability_failover() {
     } else {
         None
     };
-    let counts = sb.sim.requests().await;
-    let (found, duplicates, missing) = jfrog_tally(&sb, prefix, &expected).await;
-    let secrets = secrets_in_outputs(&sb, &[jfrog_token(&sb)], &[RESOURCE]).await;
+    let end = End::measure(&sb, prefix, &expected).await;
     // Expiry is judged from when the survivor last saw the Lease renewed (every retry period,
     // 1 s) and checked every retry period: lease + 2 retry periods, and a second of slack for
     // a loaded machine.
@@ -498,22 +546,14 @@ async fn reliability_failover() {
         && survivor_leads
         && restarted_follower_writes.is_none_or(|w| w == 0)
         && handover <= handover_bound
-        && found == n as u64
-        && duplicates == 0
-        && missing == 0
-        && secrets == 0;
+        && end.found == n as u64
+        && end.clean();
     let row = Row {
         id: id.into(),
         scenario: "two replicas with leader election, the leader SIGKILLed during creation".into(),
         size: sized(format!("{n} repositories, 2 replicas, lease {lease} s")),
         faults: 1,
         converge_secs,
-        expected_objects: n as u64,
-        jfrog_objects: found,
-        duplicates,
-        missing,
-        writes: total_writes(&counts),
-        secrets_found: secrets,
         pass,
         result: format!(
             "while both ran: leader sent {leader_writes} JFrog writes, follower {follower_writes} (simulator: {jfrog_writes_before}); leader killed with {pending} of {half} new repositories pending; Lease taken over by the other replica after {handover:.1} s (bound {handover_bound:.0} s), {writes_in_handover} writes during the handover; restarted ex-leader follows with {} writes; all {n} Ready {converge_secs:.1} s after the kill",
@@ -521,6 +561,7 @@ async fn reliability_failover() {
             pending = n - pending_at_kill.min(n),
             half = n / 2,
         ),
+        ..end.row()
     };
     record(&row);
     let _ = new_holder;
@@ -544,11 +585,11 @@ async fn reliability_failover() {
         "failover: handover took {handover:.1} s"
     );
     assert_eq!(
-        (found, duplicates, missing),
+        (end.found, end.duplicates, end.missing),
         (n as u64, 0, 0),
         "failover: JFrog state"
     );
-    assert_eq!(secrets, 0, "failover: secrets in outputs");
+    assert_eq!(end.secrets, 0, "failover: secrets in outputs");
 }
 
 /// `kubectl get --raw /__testserver/requests`: list and watch requests per user.
@@ -699,35 +740,20 @@ async fn reliability_apiserver_restart() {
     let converge_secs = started.elapsed().as_secs_f64();
     let relists = provider_lists(&testserver_reads(&sb)) - lists_before;
     let same_process = provider_pid(&sb, PROVIDER) == pid;
-    let counts = sb.sim.requests().await;
-    let (found, duplicates, missing) = jfrog_tally(&sb, prefix, &expected).await;
-    let secrets = secrets_in_outputs(&sb, &[jfrog_token(&sb)], &[RESOURCE]).await;
-    let pass = initial
-        && converged
-        && stale == 0
-        && same_process
-        && relists > 0
-        && found == expected.len() as u64
-        && duplicates == 0
-        && missing == 0
-        && secrets == 0;
+    let end = End::measure(&sb, prefix, &expected).await;
+    let pass = initial && converged && stale == 0 && same_process && relists > 0 && end.clean();
     let row = Row {
         id: id.into(),
         scenario: "Kubernetes API server restarted (3 s down, state kept), then watches expired (410 Gone); changes made right after each".into(),
         size: sized("20 repositories, then 20 created, 15 updated, 8 deleted; poll 10 min".into()),
         faults: 2,
         converge_secs,
-        expected_objects: expected.len() as u64,
-        jfrog_objects: found,
-        duplicates,
-        missing,
-        writes: total_writes(&counts),
-        secrets_found: secrets,
         pass,
         result: format!(
             "every change reached JFrog through the resumed watches ({stale} left unreconciled); provider {}; it listed again {relists} times",
             if same_process { "never exited" } else { "exited (new pid)" }
         ),
+        ..end.row()
     };
     record(&row);
     assert!(initial && converged, "{id}: not all Ready:\n{}", sb.logs());
@@ -735,11 +761,11 @@ async fn reliability_apiserver_restart() {
     assert!(same_process, "{id}: the provider exited");
     assert!(relists > 0, "{id}: the provider did not list again");
     assert_eq!(
-        (found, duplicates, missing),
+        (end.found, end.duplicates, end.missing),
         (expected.len() as u64, 0, 0),
         "{id}: JFrog state"
     );
-    assert_eq!(secrets, 0, "{id}: secrets in outputs");
+    assert_eq!(end.secrets, 0, "{id}: secrets in outputs");
 }
 
 /// One sample of the provider process: RSS (KiB), alive Tokio tasks, established TCP
@@ -910,9 +936,7 @@ async fn reliability_soak() {
     tokio::time::sleep(poll).await;
     let last = sample(&sb).await;
     samples.push((soak_started.elapsed().as_secs_f64(), last));
-    let counts = sb.sim.requests().await;
-    let (found, duplicates, missing) = jfrog_tally(&sb, prefix, &expected).await;
-    let secrets = secrets_in_outputs(&sb, &[jfrog_token(&sb)], &[RESOURCE]).await;
+    let end = End::measure(&sb, prefix, &expected).await;
     let peak_rss = samples.iter().map(|s| s.1.rss_kib).max().unwrap_or(0);
     let rss_growth = last.rss_kib as f64 / baseline.rss_kib.max(1) as f64 - 1.0;
     let rss_ok = rss_growth <= 0.10;
@@ -925,10 +949,8 @@ async fn reliability_soak() {
         && rss_ok
         && tasks_ok
         && conns_ok
-        && found == n as u64
-        && duplicates == 0
-        && missing == 0
-        && secrets == 0;
+        && end.found == n as u64
+        && end.clean();
     let series: Vec<String> = samples
         .iter()
         .map(|(t, s)| format!("{:.0}m {:.1}MiB", t / 60.0, s.rss_kib as f64 / 1024.0))
@@ -945,12 +967,6 @@ async fn reliability_soak() {
         )),
         faults: updates + deletes + drifts,
         converge_secs,
-        expected_objects: n as u64,
-        jfrog_objects: found,
-        duplicates,
-        missing,
-        writes: total_writes(&counts),
-        secrets_found: secrets,
         pass,
         result: format!(
             "{n} created and Ready in {create_secs:.0} s; {updates} updates, {deletes} deletes + re-creates, {drifts} drifts ({unreverted} not reverted); provider RSS {:.1} MiB after the first poll, {:.1} MiB at the end ({:+.1} %), peak {:.1} MiB; Tokio tasks {} -> {}; TCP connections {} -> {}",
@@ -963,6 +979,7 @@ async fn reliability_soak() {
             baseline.connections,
             last.connections
         ),
+        ..end.row()
     };
     record(&row);
     assert!(initial_ready && converged, "soak: not all Ready");
@@ -971,9 +988,9 @@ async fn reliability_soak() {
     assert!(tasks_ok, "soak: tasks {baseline:?} -> {last:?}");
     assert!(conns_ok, "soak: connections {baseline:?} -> {last:?}");
     assert_eq!(
-        (found, duplicates, missing),
+        (end.found, end.duplicates, end.missing),
         (n as u64, 0, 0),
         "soak: JFrog state"
     );
-    assert_eq!(secrets, 0, "soak: secrets in outputs");
+    assert_eq!(end.secrets, 0, "soak: secrets in outputs");
 }

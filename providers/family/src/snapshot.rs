@@ -912,6 +912,20 @@ mod tests {
 
     const HOUR: Duration = Duration::from_secs(3600);
 
+    /// A client whose every request fails (nothing listens on port 9 of loopback), so a list
+    /// that was asked leaves `failed` set; and a runtime to drive it.
+    fn failing_client() -> (JfrogClient, tokio::runtime::Runtime) {
+        let client = JfrogClient::builder("http://127.0.0.1:9")
+            .credentials(jfrog_client::Credentials::access_token("t".to_string()))
+            .build()
+            .expect("client");
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("runtime");
+        (client, rt)
+    }
+
     fn found(s: &Snapshot, key: &str, max_age: Duration) -> Option<Arc<Value>> {
         match s.known(key, max_age) {
             Lookup::Found(v) => Some(v),
@@ -1165,14 +1179,7 @@ mod tests {
         // An object known to exist is read without asking the list again (which could add
         // nothing), even when the list is due: no request goes out (this client would fail).
         lock(&s.state).fetched_at = Some(now - 2 * HOUR);
-        let client = JfrogClient::builder("http://127.0.0.1:9")
-            .credentials(jfrog_client::Credentials::access_token("t".to_string()))
-            .build()
-            .expect("client");
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .expect("runtime");
+        let (client, rt) = failing_client();
         let got = rt.block_on(s.lookup(&client, "g1", Duration::ZERO));
         assert!(matches!(got, Lookup::Unknown));
         assert!(lock(&s.state).failed.is_none(), "the list was not asked");
@@ -1198,15 +1205,7 @@ mod tests {
             st.ended_at_fetch = s.marks.ended();
         }
         std::thread::sleep(Duration::from_millis(2));
-        // This client fails: a list asked leaves `failed` set.
-        let client = JfrogClient::builder("http://127.0.0.1:9")
-            .credentials(jfrog_client::Credentials::access_token("t".to_string()))
-            .build()
-            .expect("client");
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .expect("runtime");
+        let (client, rt) = failing_client();
         let write = |k: &str| drop(s.begin_write(k));
         write("k0");
         write("k1");
