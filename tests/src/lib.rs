@@ -699,58 +699,56 @@ impl SimAdmin {
         }
     }
 
-    /// Per-route request counts (`"PUT /artifactory/api/repositories/{key}"` → n).
-    pub async fn requests(&self) -> BTreeMap<String, u64> {
-        let r = self
+    /// `method path` of the simulator's admin API (with a JSON body, if any); fails the test
+    /// unless it succeeds. Every admin call goes through here.
+    pub(crate) async fn admin(
+        &self,
+        method: reqwest::Method,
+        path: &str,
+        body: Option<&Value>,
+    ) -> reqwest::Response {
+        let mut req = self
             .http
-            .get(format!("{}/__sim/requests", self.url))
+            .request(method.clone(), format!("{}{path}", self.url));
+        if let Some(body) = body {
+            req = req.json(body);
+        }
+        let r = req
             .send()
             .await
-            .expect("GET /__sim/requests");
-        assert!(
-            r.status().is_success(),
-            "GET /__sim/requests: {}",
-            r.status()
-        );
-        r.json().await.expect("request counts JSON")
+            .unwrap_or_else(|e| panic!("{method} {path}: {e}"));
+        assert!(r.status().is_success(), "{method} {path}: {}", r.status());
+        r
+    }
+
+    /// `GET path` of the simulator's admin API, its JSON body.
+    pub(crate) async fn admin_get<T: serde::de::DeserializeOwned>(&self, path: &str) -> T {
+        self.admin(reqwest::Method::GET, path, None)
+            .await
+            .json()
+            .await
+            .unwrap_or_else(|e| panic!("GET {path}: {e}"))
+    }
+
+    /// Per-route request counts (`"PUT /artifactory/api/repositories/{key}"` → n).
+    pub async fn requests(&self) -> BTreeMap<String, u64> {
+        self.admin_get("/__sim/requests").await
     }
 
     pub async fn reset_requests(&self) {
-        let r = self
-            .http
-            .delete(format!("{}/__sim/requests", self.url))
-            .send()
-            .await
-            .expect("DELETE /__sim/requests");
-        assert!(
-            r.status().is_success(),
-            "DELETE /__sim/requests: {}",
-            r.status()
-        );
+        self.admin(reqwest::Method::DELETE, "/__sim/requests", None)
+            .await;
     }
 
     /// `PUT /__sim/config` (`descriptorMergeEmulation`, `writeLatencyMs`, ...).
     pub async fn put_config(&self, config: Value) {
-        let r = self
-            .http
-            .put(format!("{}/__sim/config", self.url))
-            .json(&config)
-            .send()
-            .await
-            .expect("PUT /__sim/config");
-        assert!(r.status().is_success(), "PUT /__sim/config: {}", r.status());
+        self.admin(reqwest::Method::PUT, "/__sim/config", Some(&config))
+            .await;
     }
 
     /// `GET /__sim/config`.
     pub async fn config(&self) -> Value {
-        let r = self
-            .http
-            .get(format!("{}/__sim/config", self.url))
-            .send()
-            .await
-            .expect("GET /__sim/config");
-        assert!(r.status().is_success(), "GET /__sim/config: {}", r.status());
-        r.json().await.expect("config JSON")
+        self.admin_get("/__sim/config").await
     }
 
     /// The stored configuration of a repository (secrets in clear), if it exists.
@@ -799,32 +797,15 @@ impl SimAdmin {
 
     /// Stores a configuration directly: "a change made in JFrog" (not counted).
     pub async fn put_repository(&self, key: &str, config: &Value) {
-        let r = self
-            .http
-            .put(format!("{}/__sim/repositories/{key}", self.url))
-            .json(config)
-            .send()
-            .await
-            .expect("PUT repository");
-        assert!(
-            r.status().is_success(),
-            "PUT /__sim/repositories/{key}: {}",
-            r.status()
-        );
+        let path = format!("/__sim/repositories/{key}");
+        self.admin(reqwest::Method::PUT, &path, Some(config)).await;
     }
 
     /// Stores an object of a simulator collection directly (`PUT /__sim/collections/...`):
     /// an object that exists in JFrog already, such as a user made in the UI (not counted).
     pub async fn put_object(&self, collection: &str, key: &str, object: &Value) {
         let path = format!("/__sim/collections/{collection}/{key}");
-        let r = self
-            .http
-            .put(format!("{}{path}", self.url))
-            .json(object)
-            .send()
-            .await
-            .unwrap_or_else(|e| panic!("PUT {path}: {e}"));
-        assert!(r.status().is_success(), "PUT {path}: {}", r.status());
+        self.admin(reqwest::Method::PUT, &path, Some(object)).await;
     }
 
     /// Creates a repository through JFrog's REST API with the admin token, as a JFrog admin

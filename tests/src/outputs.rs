@@ -3,8 +3,6 @@
 //! the managed resources with their conditions), and the simulator's fault, token and
 //! collection admin routes.
 
-use std::time::Duration;
-
 use serde_json::{Value, json};
 
 use crate::{Mr, Sandbox, SimAdmin};
@@ -69,35 +67,19 @@ impl SimAdmin {
     /// `POST /__sim/faults` with a FaultSpec (`{"method":"PUT","pathPrefix":"/","errorRate":
     /// 0.2,"status":503,...}`); returns the fault's id.
     pub async fn add_fault(&self, spec: &Value) -> u64 {
-        let r = self
-            .http
-            .post(format!("{}/__sim/faults", self.url))
-            .json(spec)
-            .send()
+        let v: Value = self
+            .admin(reqwest::Method::POST, "/__sim/faults", Some(spec))
             .await
-            .expect("POST /__sim/faults");
-        assert!(
-            r.status().is_success(),
-            "POST /__sim/faults: {}",
-            r.status()
-        );
-        let v: Value = r.json().await.expect("fault id JSON");
+            .json()
+            .await
+            .expect("fault id JSON");
         v["id"].as_u64().expect("fault id")
     }
 
     /// `DELETE /__sim/faults`: every fault removed.
     pub async fn clear_faults(&self) {
-        let r = self
-            .http
-            .delete(format!("{}/__sim/faults", self.url))
-            .send()
-            .await
-            .expect("DELETE /__sim/faults");
-        assert!(
-            r.status().is_success(),
-            "DELETE /__sim/faults: {}",
-            r.status()
-        );
+        self.admin(reqwest::Method::DELETE, "/__sim/faults", None)
+            .await;
     }
 
     /// The active faults (`[{"id":1,"fault":{...}}]`).
@@ -107,36 +89,21 @@ impl SimAdmin {
 
     /// `POST /__sim/tokens`: a new access token (admin or not).
     pub async fn mint_token(&self, admin: bool) -> String {
-        let r = self
-            .http
-            .post(format!("{}/__sim/tokens", self.url))
-            .json(&json!({"admin": admin}))
-            .send()
+        let body = json!({"admin": admin});
+        let v: Value = self
+            .admin(reqwest::Method::POST, "/__sim/tokens", Some(&body))
             .await
-            .expect("POST /__sim/tokens");
-        assert!(
-            r.status().is_success(),
-            "POST /__sim/tokens: {}",
-            r.status()
-        );
-        let v: Value = r.json().await.expect("token JSON");
+            .json()
+            .await
+            .expect("token JSON");
         v["token"].as_str().expect("token").to_string()
     }
 
     /// `POST /__sim/tokens/revoke`: the token is refused from now on.
     pub async fn revoke_token(&self, token: &str) {
-        let r = self
-            .http
-            .post(format!("{}/__sim/tokens/revoke", self.url))
-            .json(&json!({"token": token}))
-            .send()
-            .await
-            .expect("POST /__sim/tokens/revoke");
-        assert!(
-            r.status().is_success(),
-            "POST /__sim/tokens/revoke: {}",
-            r.status()
-        );
+        let body = json!({"token": token});
+        self.admin(reqwest::Method::POST, "/__sim/tokens/revoke", Some(&body))
+            .await;
     }
 
     /// Object count per simulator collection (`GET /__sim/collections`).
@@ -147,18 +114,6 @@ impl SimAdmin {
     /// Every stored object of a collection (`GET /__sim/collections/{name}`).
     pub async fn collection(&self, name: &str) -> Vec<Value> {
         self.admin_get(&format!("/__sim/collections/{name}")).await
-    }
-
-    async fn admin_get<T: serde::de::DeserializeOwned>(&self, path: &str) -> T {
-        let r = self
-            .http
-            .get(format!("{}{path}", self.url))
-            .timeout(Duration::from_secs(60))
-            .send()
-            .await
-            .unwrap_or_else(|e| panic!("GET {path}: {e}"));
-        assert!(r.status().is_success(), "GET {path}: {}", r.status());
-        r.json().await.unwrap_or_else(|e| panic!("GET {path}: {e}"))
     }
 }
 
