@@ -498,6 +498,27 @@ pub struct Listed {
     pub parent_query: Option<QueryParent>,
 }
 
+impl Listed {
+    /// A binding observed through one list per parent (a path parameter each: a project's
+    /// roles), its entries whole objects: `parents` fill the list path, `parent_list` lists
+    /// the parents.
+    pub const fn per_parent(
+        rest: &'static (dyn Rest + 'static),
+        list: ListCall,
+        parents: &'static [&'static str],
+        parent_list: &'static ListCall,
+    ) -> Listed {
+        Listed {
+            rest,
+            list,
+            reads_each: false,
+            parents,
+            parent_list: Some(parent_list),
+            parent_query: None,
+        }
+    }
+}
+
 /// A per-parent list whose one parent is a query parameter, not a path parameter, and
 /// optional (lifecycle stages: `GET /api/v2/stages` lists the platform's own stages,
 /// `GET /api/v2/stages?project_key=team&scope=project` a project's): an MR without the

@@ -560,19 +560,17 @@ pub struct IdentityMappingRest;
 /// an object, turned into text by the family's `decode` hook for list entries and reads
 /// alike): one list per configuration and poll. The list without `project_key` shows the
 /// platform's mappings only, so a project's mapping is read by key.
-pub static OIDCIDENTITYMAPPING: Listed = Listed {
-    rest: &IdentityMappingRest,
-    list: ListCall {
+pub static OIDCIDENTITYMAPPING: Listed = Listed::per_parent(
+    &IdentityMappingRest,
+    ListCall {
         service: A,
         path: MAPPINGS,
         shape: ListShape::Array,
         key_member: "name",
     },
-    reads_each: false,
-    parents: &["providerName"],
-    parent_list: Some(&OIDCCONFIGURATION.list),
-    parent_query: None,
-};
+    &["providerName"],
+    &OIDCCONFIGURATION.list,
+);
 
 const MAPPINGS: &str = "/api/v1/oidc/{provider}/identity_mappings";
 const MAPPING: &str = "/api/v1/oidc/{provider}/identity_mappings/{name}";

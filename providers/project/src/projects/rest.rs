@@ -88,14 +88,12 @@ pub struct EnvironmentRest;
 /// The environment binding, observed through its project's list
 /// (`GET /api/v1/projects/{project}/environments`: `[{"name": "<project>-<name>"}]`), one
 /// list per project and poll for all its environments.
-pub static ENVIRONMENT: Listed = Listed {
-    rest: &EnvironmentRest,
-    list: in_project(ENVIRONMENTS, ListShape::Array),
-    reads_each: false,
-    parents: IN_PROJECT,
-    parent_list: Some(&PROJECT.list),
-    parent_query: None,
-};
+pub static ENVIRONMENT: Listed = Listed::per_parent(
+    &EnvironmentRest,
+    in_project(ENVIRONMENTS, ListShape::Array),
+    IN_PROJECT,
+    &PROJECT.list,
+);
 
 /// The field naming the project of a Kind inside one (fills a list path's `{project}`).
 const IN_PROJECT: &[&str] = &["projectKey"];
@@ -209,47 +207,41 @@ const GROUPS: &str = "/api/v1/projects/{project}/groups";
 
 /// Custom project roles, observed through their project's list (an array of full roles,
 /// the predefined ones included).
-pub static ROLE: Listed = Listed {
-    rest: &Nested {
+pub static ROLE: Listed = Listed::per_parent(
+    &Nested {
         collection: ROLES,
         item: "/api/v1/projects/{project}/roles/{name}",
         put_creates: false,
     },
-    list: in_project(ROLES, ListShape::Array),
-    reads_each: false,
-    parents: IN_PROJECT,
-    parent_list: Some(&PROJECT.list),
-    parent_query: None,
-};
+    in_project(ROLES, ListShape::Array),
+    IN_PROJECT,
+    &PROJECT.list,
+);
 
 /// Project users, observed through their project's member list
 /// (`{"members": [{"name", "roles"}]}`).
-pub static USER: Listed = Listed {
-    rest: &Nested {
+pub static USER: Listed = Listed::per_parent(
+    &Nested {
         collection: USERS,
         item: "/api/v1/projects/{project}/users/{name}",
         put_creates: true,
     },
-    list: in_project(USERS, ListShape::Wrapped("members")),
-    reads_each: false,
-    parents: IN_PROJECT,
-    parent_list: Some(&PROJECT.list),
-    parent_query: None,
-};
+    in_project(USERS, ListShape::Wrapped("members")),
+    IN_PROJECT,
+    &PROJECT.list,
+);
 
 /// Project groups, observed like users.
-pub static GROUP: Listed = Listed {
-    rest: &Nested {
+pub static GROUP: Listed = Listed::per_parent(
+    &Nested {
         collection: GROUPS,
         item: "/api/v1/projects/{project}/groups/{name}",
         put_creates: true,
     },
-    list: in_project(GROUPS, ListShape::Wrapped("members")),
-    reads_each: false,
-    parents: IN_PROJECT,
-    parent_list: Some(&PROJECT.list),
-    parent_query: None,
-};
+    in_project(GROUPS, ListShape::Wrapped("members")),
+    IN_PROJECT,
+    &PROJECT.list,
+);
 
 /// The last part of a project user's address (`<project>/<name>/ignore-missing-user`) when
 /// its MR sets `ignoreMissingUser`.
