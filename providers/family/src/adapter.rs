@@ -37,6 +37,7 @@ use secrecy::ExposeSecret;
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 
+use crate::checks::{self, KindChecks};
 use crate::decl::{DeclError, Field, Id, KindDecl, ResolvedKind, Ty};
 use crate::diff::{self, DiffContext};
 use crate::hooks::HookCtx;
@@ -131,6 +132,8 @@ impl Singletons {
 pub struct FamilyKind {
     info: KindInfo,
     kind: Arc<ResolvedKind>,
+    /// The upstream validators checked at admission (the table entries that match it).
+    checks: Vec<&'static KindChecks>,
 }
 
 impl FamilyKind {
@@ -169,7 +172,14 @@ impl FamilyKind {
         Ok(FamilyKind {
             info,
             kind: Arc::new(kind),
+            checks: Vec::new(),
         })
+    }
+
+    /// The Kind with the admission checks of its upstream validators.
+    pub fn with_checks(mut self, checks: Vec<&'static KindChecks>) -> Self {
+        self.checks = checks;
+        self
     }
 
     /// The composed declaration.
@@ -218,7 +228,12 @@ impl ManagedKind for FamilyKind {
     // Built on demand: only CRD generation asks, and holding hundreds of schemas would cost
     // a running provider megabytes for nothing.
     fn parameters_schema(&self) -> Value {
-        schema::parameters_schema(&self.kind)
+        let mut s = schema::parameters_schema(&self.kind);
+        for c in &self.checks {
+            // Every provider's tests apply its checks to every Kind (`checks_fit`).
+            checks::apply(&mut s, c).expect("checks fit the schema (tested)");
+        }
+        s
     }
     fn observation_schema(&self) -> Value {
         schema::observation_schema(&self.kind)
@@ -386,9 +401,18 @@ impl ClientCache {
 /// process: their `KindInfo` strings are `'static`). Panics only if a declaration does not
 /// compose, which each family's tests rule out.
 pub fn compose(decls: &[KindDecl]) -> Vec<Arc<FamilyKind>> {
+    compose_checked(decls, &[])
+}
+
+/// As [`compose`], each Kind with its admission checks from `checks` (the provider's
+/// generated table of upstream validators).
+pub fn compose_checked(decls: &[KindDecl], checks: &'static [KindChecks]) -> Vec<Arc<FamilyKind>> {
     decls
         .iter()
-        .map(|d| Arc::new(FamilyKind::new(d).expect("declarations compose (tested)")))
+        .map(|d| {
+            let k = FamilyKind::new(d).expect("declarations compose (tested)");
+            Arc::new(k.with_checks(checks::of(checks, d.kind)))
+        })
         .collect()
 }
 
