@@ -953,6 +953,16 @@ impl FamilyClient {
             .map_err(bad)
     }
 
+    /// The family's rules that need other objects of the platform, before any write.
+    async fn check_against_platform(&self, key: &str, params: &Value) -> Result<(), ExternalError> {
+        self.kind
+            .decl
+            .hooks
+            .check_against_platform(self.hook_ctx(key), params)
+            .await
+            .map_err(|rule| ExternalError::msg(format!("invalid spec.forProvider: {rule}")))
+    }
+
     /// Whether the observed object is of this Kind (its identity members match).
     fn check_identity(&self, key: &str, body: &Value) -> Result<(), ExternalError> {
         for (wire, want) in self.kind.decl.identity {
@@ -1129,6 +1139,8 @@ impl ExternalClient<FamilyKind> for FamilyClient {
             self.check_key(&key)?;
         }
         self.check_params(&mr.create_parameters)?;
+        self.check_against_platform(&key, &mr.create_parameters)
+            .await?;
         let address = self.address(&key, &mr.create_parameters);
         if address.is_empty() && self.kind.decl.id != Id::ServerAssigned {
             return Err(ExternalError::msg(format!(
@@ -1192,6 +1204,7 @@ impl ExternalClient<FamilyKind> for FamilyClient {
     async fn update(&self, mr: &mut Managed<FamilyKind>) -> Result<ExternalUpdate, ExternalError> {
         let key = self.key(mr, &mr.for_provider.clone());
         self.check_params(&mr.for_provider)?;
+        self.check_against_platform(&key, &mr.for_provider).await?;
         let address = self.address(&key, &mr.for_provider);
         let _write = self.begin_write(&address);
         // Immutable fields are guarded at admission; a value that differs here was set
