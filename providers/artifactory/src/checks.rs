@@ -13,6 +13,7 @@ pub static CHECKS: &[KindChecks] = &[
         ],
         rules: &[
         ],
+        late_init_safe: &[],
     },
     KindChecks {
         kind: "ArchivePolicy",
@@ -38,6 +39,7 @@ pub static CHECKS: &[KindChecks] = &[
             ("searchCriteria", RuleCheck::Cel("!has(self.includedProperties) || (size(self.includedProperties) == 1 && self.includedProperties.all(k, size(self.includedProperties[k]) == 1))", "searchCriteria.includedProperties must have exactly one key with exactly one value")),
             ("searchCriteria", RuleCheck::Cel("!has(self.excludedProperties) || (size(self.excludedProperties) == 1 && self.excludedProperties.all(k, size(self.excludedProperties[k]) == 1))", "searchCriteria.excludedProperties must have exactly one key with exactly one value")),
         ],
+        late_init_safe: &[],
     },
     KindChecks {
         kind: "Artifact",
@@ -50,6 +52,7 @@ pub static CHECKS: &[KindChecks] = &[
         rules: &[
             ("", RuleCheck::ExactlyOneOf(&["filePath", "contentBase64"])),
         ],
+        late_init_safe: &[],
     },
     KindChecks {
         kind: "ArtifactCustomWebhook",
@@ -65,6 +68,7 @@ pub static CHECKS: &[KindChecks] = &[
         rules: &[
             ("handler", RuleCheck::Cel("!has(self.proxy) || !self.proxy.matches('^http.+')", "handler.proxy must be the key of an Artifactory proxy, not a URL (must not start with 'http')")),
         ],
+        late_init_safe: &[],
     },
     KindChecks {
         kind: "ArtifactLifecycleCustomWebhook",
@@ -79,6 +83,7 @@ pub static CHECKS: &[KindChecks] = &[
         rules: &[
             ("handler", RuleCheck::Cel("!has(self.proxy) || !self.proxy.matches('^http.+')", "handler.proxy must be the key of an Artifactory proxy, not a URL (must not start with 'http')")),
         ],
+        late_init_safe: &[],
     },
     KindChecks {
         kind: "ArtifactLifecycleWebhook",
@@ -92,6 +97,7 @@ pub static CHECKS: &[KindChecks] = &[
         rules: &[
             ("handler", RuleCheck::Cel("!has(self.proxy) || !self.proxy.matches('^http.+')", "handler.proxy must be the key of an Artifactory proxy, not a URL (must not start with 'http')")),
         ],
+        late_init_safe: &[],
     },
     KindChecks {
         kind: "ArtifactPropertyCustomWebhook",
@@ -107,6 +113,7 @@ pub static CHECKS: &[KindChecks] = &[
         rules: &[
             ("handler", RuleCheck::Cel("!has(self.proxy) || !self.proxy.matches('^http.+')", "handler.proxy must be the key of an Artifactory proxy, not a URL (must not start with 'http')")),
         ],
+        late_init_safe: &[],
     },
     KindChecks {
         kind: "ArtifactPropertyWebhook",
@@ -121,6 +128,7 @@ pub static CHECKS: &[KindChecks] = &[
         rules: &[
             ("handler", RuleCheck::Cel("!has(self.proxy) || !self.proxy.matches('^http.+')", "handler.proxy must be the key of an Artifactory proxy, not a URL (must not start with 'http')")),
         ],
+        late_init_safe: &[],
     },
     KindChecks {
         kind: "ArtifactWebhook",
@@ -135,6 +143,7 @@ pub static CHECKS: &[KindChecks] = &[
         rules: &[
             ("handler", RuleCheck::Cel("!has(self.proxy) || !self.proxy.matches('^http.+')", "handler.proxy must be the key of an Artifactory proxy, not a URL (must not start with 'http')")),
         ],
+        late_init_safe: &[],
     },
     KindChecks {
         kind: "ArtifactoryReleaseBundleCustomWebhook",
@@ -150,6 +159,7 @@ pub static CHECKS: &[KindChecks] = &[
         rules: &[
             ("handler", RuleCheck::Cel("!has(self.proxy) || !self.proxy.matches('^http.+')", "handler.proxy must be the key of an Artifactory proxy, not a URL (must not start with 'http')")),
         ],
+        late_init_safe: &[],
     },
     KindChecks {
         kind: "ArtifactoryReleaseBundleWebhook",
@@ -164,6 +174,7 @@ pub static CHECKS: &[KindChecks] = &[
         rules: &[
             ("handler", RuleCheck::Cel("!has(self.proxy) || !self.proxy.matches('^http.+')", "handler.proxy must be the key of an Artifactory proxy, not a URL (must not start with 'http')")),
         ],
+        late_init_safe: &[],
     },
     KindChecks {
         kind: "Backup",
@@ -174,6 +185,7 @@ pub static CHECKS: &[KindChecks] = &[
         ],
         rules: &[
         ],
+        late_init_safe: &[],
     },
     KindChecks {
         kind: "BuildCustomWebhook",
@@ -189,6 +201,7 @@ pub static CHECKS: &[KindChecks] = &[
         rules: &[
             ("handler", RuleCheck::Cel("!has(self.proxy) || !self.proxy.matches('^http.+')", "handler.proxy must be the key of an Artifactory proxy, not a URL (must not start with 'http')")),
         ],
+        late_init_safe: &[],
     },
     KindChecks {
         kind: "BuildWebhook",
@@ -203,6 +216,7 @@ pub static CHECKS: &[KindChecks] = &[
         rules: &[
             ("handler", RuleCheck::Cel("!has(self.proxy) || !self.proxy.matches('^http.+')", "handler.proxy must be the key of an Artifactory proxy, not a URL (must not start with 'http')")),
         ],
+        late_init_safe: &[],
     },
     KindChecks {
         kind: "DestinationCustomWebhook",
@@ -218,6 +232,7 @@ pub static CHECKS: &[KindChecks] = &[
         rules: &[
             ("handler", RuleCheck::Cel("!has(self.proxy) || !self.proxy.matches('^http.+')", "handler.proxy must be the key of an Artifactory proxy, not a URL (must not start with 'http')")),
         ],
+        late_init_safe: &[],
     },
     KindChecks {
         kind: "DestinationWebhook",
@@ -232,6 +247,7 @@ pub static CHECKS: &[KindChecks] = &[
         rules: &[
             ("handler", RuleCheck::Cel("!has(self.proxy) || !self.proxy.matches('^http.+')", "handler.proxy must be the key of an Artifactory proxy, not a URL (must not start with 'http')")),
         ],
+        late_init_safe: &[],
     },
     KindChecks {
         kind: "DistributionCustomWebhook",
@@ -247,6 +263,7 @@ pub static CHECKS: &[KindChecks] = &[
         rules: &[
             ("handler", RuleCheck::Cel("!has(self.proxy) || !self.proxy.matches('^http.+')", "handler.proxy must be the key of an Artifactory proxy, not a URL (must not start with 'http')")),
         ],
+        late_init_safe: &[],
     },
     KindChecks {
         kind: "DistributionPublicKey",
@@ -255,6 +272,7 @@ pub static CHECKS: &[KindChecks] = &[
         ],
         rules: &[
         ],
+        late_init_safe: &[],
     },
     KindChecks {
         kind: "DistributionWebhook",
@@ -269,6 +287,7 @@ pub static CHECKS: &[KindChecks] = &[
         rules: &[
             ("handler", RuleCheck::Cel("!has(self.proxy) || !self.proxy.matches('^http.+')", "handler.proxy must be the key of an Artifactory proxy, not a URL (must not start with 'http')")),
         ],
+        late_init_safe: &[],
     },
     KindChecks {
         kind: "DockerCustomWebhook",
@@ -284,6 +303,7 @@ pub static CHECKS: &[KindChecks] = &[
         rules: &[
             ("handler", RuleCheck::Cel("!has(self.proxy) || !self.proxy.matches('^http.+')", "handler.proxy must be the key of an Artifactory proxy, not a URL (must not start with 'http')")),
         ],
+        late_init_safe: &[],
     },
     KindChecks {
         kind: "DockerWebhook",
@@ -298,6 +318,7 @@ pub static CHECKS: &[KindChecks] = &[
         rules: &[
             ("handler", RuleCheck::Cel("!has(self.proxy) || !self.proxy.matches('^http.+')", "handler.proxy must be the key of an Artifactory proxy, not a URL (must not start with 'http')")),
         ],
+        late_init_safe: &[],
     },
     KindChecks {
         kind: "Federated*Repository",
@@ -306,6 +327,7 @@ pub static CHECKS: &[KindChecks] = &[
         rules: &[
             ("", RuleCheck::Cel("!(has(self.disableProxy) && self.disableProxy && has(self.proxy) && size(self.proxy) > 0)", "proxy cannot be set when disableProxy is true")),
         ],
+        late_init_safe: &[],
     },
     KindChecks {
         kind: "FederatedDebianRepository",
@@ -315,6 +337,7 @@ pub static CHECKS: &[KindChecks] = &[
         ],
         rules: &[
         ],
+        late_init_safe: &[],
     },
     KindChecks {
         kind: "FederatedRpmRepository",
@@ -324,6 +347,7 @@ pub static CHECKS: &[KindChecks] = &[
         ],
         rules: &[
         ],
+        late_init_safe: &[],
     },
     KindChecks {
         kind: "GeneralSecurity",
@@ -332,6 +356,7 @@ pub static CHECKS: &[KindChecks] = &[
         ],
         rules: &[
         ],
+        late_init_safe: &[],
     },
     KindChecks {
         kind: "ItemProperties",
@@ -344,6 +369,7 @@ pub static CHECKS: &[KindChecks] = &[
             ("", RuleCheck::Cel("!has(self.properties) || self.properties.all(k, size(k) >= 1 && size(k) <= 255 && k.matches('^[a-zA-Z].*') && !k.matches('[)(}{\\\\]\\\\[*+^$/~`!@#%&<>;=,\u{b1}\u{a7}\\\\s]'))", "property names must be 1-255 characters, begin with a letter and contain none of )(}{][*+^$/~`!@#%&<>;=,\u{b1}\u{a7} or whitespace")),
             ("", RuleCheck::Cel("!has(self.properties) || self.properties.all(k, size(self.properties[k]) >= 1 && self.properties[k].all(v, size(v) >= 1 && size(v) <= 2400))", "each property needs at least one value, each value 1-2400 characters")),
         ],
+        late_init_safe: &[],
     },
     KindChecks {
         kind: "Keypair",
@@ -353,6 +379,7 @@ pub static CHECKS: &[KindChecks] = &[
         ],
         rules: &[
         ],
+        late_init_safe: &[],
     },
     KindChecks {
         kind: "LdapGroupSetting",
@@ -366,6 +393,7 @@ pub static CHECKS: &[KindChecks] = &[
         ],
         rules: &[
         ],
+        late_init_safe: &[],
     },
     KindChecks {
         kind: "LdapGroupSettingV2",
@@ -381,6 +409,7 @@ pub static CHECKS: &[KindChecks] = &[
         rules: &[
             ("", RuleCheck::Cel("!(has(self.strategy) && self.strategy.upperAscii() == 'HIERARCHICAL' && has(self.subTree) && self.subTree)", "subTree can be true only with the STATIC or DYNAMIC strategy")),
         ],
+        late_init_safe: &[],
     },
     KindChecks {
         kind: "LdapSetting",
@@ -391,6 +420,7 @@ pub static CHECKS: &[KindChecks] = &[
         ],
         rules: &[
         ],
+        late_init_safe: &[],
     },
     KindChecks {
         kind: "LdapSettingV2",
@@ -406,6 +436,7 @@ pub static CHECKS: &[KindChecks] = &[
             ("", RuleCheck::RequiredWith("managerDn", &["searchFilter", "searchBase", "searchSubTree", "managerPasswordSecretRef"])),
             ("", RuleCheck::RequiredWith("managerPasswordSecretRef", &["searchFilter", "searchBase", "searchSubTree", "managerDn"])),
         ],
+        late_init_safe: &[],
     },
     KindChecks {
         kind: "LocalRepositoryMultiReplication",
@@ -422,6 +453,7 @@ pub static CHECKS: &[KindChecks] = &[
         ],
         rules: &[
         ],
+        late_init_safe: &[],
     },
     KindChecks {
         kind: "LocalRepositorySingleReplication",
@@ -437,6 +469,7 @@ pub static CHECKS: &[KindChecks] = &[
         ],
         rules: &[
         ],
+        late_init_safe: &[],
     },
     KindChecks {
         kind: "MailServer",
@@ -449,6 +482,7 @@ pub static CHECKS: &[KindChecks] = &[
         ],
         rules: &[
         ],
+        late_init_safe: &[],
     },
     KindChecks {
         kind: "OauthSettings",
@@ -457,6 +491,7 @@ pub static CHECKS: &[KindChecks] = &[
         ],
         rules: &[
         ],
+        late_init_safe: &[],
     },
     KindChecks {
         kind: "PackageCleanupPolicy",
@@ -484,6 +519,7 @@ pub static CHECKS: &[KindChecks] = &[
             ("", RuleCheck::Cel("!has(self.projectKey) || self.projectKey == '' || !has(self.searchCriteria) || size(self.searchCriteria) == 0 || !has(self.searchCriteria[0].includeAllProjects) || !self.searchCriteria[0].includeAllProjects", "a project-level policy (projectKey set) cannot set searchCriteria.includeAllProjects to true")),
             ("", RuleCheck::Cel("!has(self.projectKey) || self.projectKey == '' || !has(self.searchCriteria) || size(self.searchCriteria) == 0 || !has(self.searchCriteria[0].includedProjects) || size(self.searchCriteria[0].includedProjects) == 0", "a project-level policy (projectKey set) must leave searchCriteria.includedProjects empty")),
         ],
+        late_init_safe: &[],
     },
     KindChecks {
         kind: "PasswordExpirationPolicy",
@@ -492,6 +528,7 @@ pub static CHECKS: &[KindChecks] = &[
         ],
         rules: &[
         ],
+        late_init_safe: &[],
     },
     KindChecks {
         kind: "PermissionTarget",
@@ -505,6 +542,7 @@ pub static CHECKS: &[KindChecks] = &[
         ],
         rules: &[
         ],
+        late_init_safe: &[],
     },
     KindChecks {
         kind: "PropertySet",
@@ -517,6 +555,7 @@ pub static CHECKS: &[KindChecks] = &[
             ("property", RuleCheck::Cel("!(has(self.multipleChoice) && self.multipleChoice) || (has(self.closedPredefinedValues) && self.closedPredefinedValues)", "property: multipleChoice true requires closedPredefinedValues true")),
             ("property", RuleCheck::Cel("!((has(self.closedPredefinedValues) && self.closedPredefinedValues) || (has(self.multipleChoice) && self.multipleChoice)) || (has(self.predefinedValue) && size(self.predefinedValue) > 0)", "property: predefinedValue must not be empty when closedPredefinedValues or multipleChoice is true")),
         ],
+        late_init_safe: &[],
     },
     KindChecks {
         kind: "Proxy",
@@ -531,6 +570,7 @@ pub static CHECKS: &[KindChecks] = &[
         rules: &[
             ("", RuleCheck::Cel("!(has(self.platformDefault) && self.platformDefault) || !has(self.services) || size(self.services) == 0", "services cannot be set when platformDefault is true")),
         ],
+        late_init_safe: &[],
     },
     KindChecks {
         kind: "PullReplication",
@@ -546,6 +586,7 @@ pub static CHECKS: &[KindChecks] = &[
             ("", RuleCheck::RequiredWith("username", &["url", "password"])),
             ("", RuleCheck::RequiredWith("password", &["url", "username"])),
         ],
+        late_init_safe: &[],
     },
     KindChecks {
         kind: "PushReplication",
@@ -557,6 +598,7 @@ pub static CHECKS: &[KindChecks] = &[
         ],
         rules: &[
         ],
+        late_init_safe: &[],
     },
     KindChecks {
         kind: "ReleaseBundleCustomWebhook",
@@ -572,6 +614,7 @@ pub static CHECKS: &[KindChecks] = &[
         rules: &[
             ("handler", RuleCheck::Cel("!has(self.proxy) || !self.proxy.matches('^http.+')", "handler.proxy must be the key of an Artifactory proxy, not a URL (must not start with 'http')")),
         ],
+        late_init_safe: &[],
     },
     KindChecks {
         kind: "ReleaseBundleV2",
@@ -597,6 +640,7 @@ pub static CHECKS: &[KindChecks] = &[
             ("source", RuleCheck::Cel("[has(self.aql), has(self.artifacts), has(self.builds), has(self.releaseBundles)].filter(x, x).size() <= 1", "source: set only one of aql, artifacts, builds and releaseBundles")),
             ("", RuleCheck::Cel("!has(self.sourceType) || !has(self.source) || size(self.source) == 0 || (self.sourceType == 'aql' ? has(self.source[0].aql) : self.sourceType == 'artifacts' ? has(self.source[0].artifacts) : self.sourceType == 'builds' ? has(self.source[0].builds) : self.sourceType == 'release_bundles' ? has(self.source[0].releaseBundles) : true)", "source must contain the member named by sourceType (aql, artifacts, builds or releaseBundles)")),
         ],
+        late_init_safe: &[],
     },
     KindChecks {
         kind: "ReleaseBundleV2CleanupPolicy",
@@ -607,6 +651,7 @@ pub static CHECKS: &[KindChecks] = &[
         ],
         rules: &[
         ],
+        late_init_safe: &[],
     },
     KindChecks {
         kind: "ReleaseBundleV2CustomWebhook",
@@ -622,6 +667,7 @@ pub static CHECKS: &[KindChecks] = &[
         rules: &[
             ("handler", RuleCheck::Cel("!has(self.proxy) || !self.proxy.matches('^http.+')", "handler.proxy must be the key of an Artifactory proxy, not a URL (must not start with 'http')")),
         ],
+        late_init_safe: &[],
     },
     KindChecks {
         kind: "ReleaseBundleV2Promotion",
@@ -634,6 +680,7 @@ pub static CHECKS: &[KindChecks] = &[
         ],
         rules: &[
         ],
+        late_init_safe: &[],
     },
     KindChecks {
         kind: "ReleaseBundleV2PromotionCustomWebhook",
@@ -649,6 +696,7 @@ pub static CHECKS: &[KindChecks] = &[
         rules: &[
             ("handler", RuleCheck::Cel("!has(self.proxy) || !self.proxy.matches('^http.+')", "handler.proxy must be the key of an Artifactory proxy, not a URL (must not start with 'http')")),
         ],
+        late_init_safe: &[],
     },
     KindChecks {
         kind: "ReleaseBundleV2PromotionWebhook",
@@ -663,6 +711,7 @@ pub static CHECKS: &[KindChecks] = &[
         rules: &[
             ("handler", RuleCheck::Cel("!has(self.proxy) || !self.proxy.matches('^http.+')", "handler.proxy must be the key of an Artifactory proxy, not a URL (must not start with 'http')")),
         ],
+        late_init_safe: &[],
     },
     KindChecks {
         kind: "ReleaseBundleV2Webhook",
@@ -677,6 +726,7 @@ pub static CHECKS: &[KindChecks] = &[
         rules: &[
             ("handler", RuleCheck::Cel("!has(self.proxy) || !self.proxy.matches('^http.+')", "handler.proxy must be the key of an Artifactory proxy, not a URL (must not start with 'http')")),
         ],
+        late_init_safe: &[],
     },
     KindChecks {
         kind: "ReleaseBundleWebhook",
@@ -691,6 +741,7 @@ pub static CHECKS: &[KindChecks] = &[
         rules: &[
             ("handler", RuleCheck::Cel("!has(self.proxy) || !self.proxy.matches('^http.+')", "handler.proxy must be the key of an Artifactory proxy, not a URL (must not start with 'http')")),
         ],
+        late_init_safe: &[],
     },
     KindChecks {
         kind: "Remote*Repository",
@@ -699,6 +750,7 @@ pub static CHECKS: &[KindChecks] = &[
         rules: &[
             ("", RuleCheck::Cel("!(has(self.disableProxy) && self.disableProxy && has(self.proxy) && size(self.proxy) > 0)", "proxy cannot be set when disableProxy is true")),
         ],
+        late_init_safe: &[],
     },
     KindChecks {
         kind: "RemoteRepositoryReplication",
@@ -710,6 +762,7 @@ pub static CHECKS: &[KindChecks] = &[
         ],
         rules: &[
         ],
+        late_init_safe: &[],
     },
     KindChecks {
         kind: "RepositoryLayout",
@@ -722,6 +775,7 @@ pub static CHECKS: &[KindChecks] = &[
         rules: &[
             ("", RuleCheck::Cel("!(has(self.distinctiveDescriptorPathPattern) && self.distinctiveDescriptorPathPattern) || (has(self.descriptorPathPattern) && size(self.descriptorPathPattern) > 0)", "descriptorPathPattern must be set (non-empty) when distinctiveDescriptorPathPattern is true")),
         ],
+        late_init_safe: &[],
     },
     KindChecks {
         kind: "ScopedToken",
@@ -736,6 +790,7 @@ pub static CHECKS: &[KindChecks] = &[
             ("", RuleCheck::Cel("!has(self.scopes) || size(self.scopes.join(' ')) <= 500", "scopes joined with spaces must not exceed 500 characters")),
             ("", RuleCheck::Cel("!has(self.audiences) || size(self.audiences.join(' ')) <= 255", "audiences joined with spaces must not exceed 255 characters")),
         ],
+        late_init_safe: &["scopes"],
     },
     KindChecks {
         kind: "TrashcanConfig",
@@ -744,6 +799,7 @@ pub static CHECKS: &[KindChecks] = &[
         ],
         rules: &[
         ],
+        late_init_safe: &[],
     },
     KindChecks {
         kind: "UserCustomWebhook",
@@ -758,6 +814,7 @@ pub static CHECKS: &[KindChecks] = &[
         rules: &[
             ("handler", RuleCheck::Cel("!has(self.proxy) || !self.proxy.matches('^http.+')", "handler.proxy must be the key of an Artifactory proxy, not a URL (must not start with 'http')")),
         ],
+        late_init_safe: &[],
     },
     KindChecks {
         kind: "UserLockPolicy",
@@ -766,6 +823,7 @@ pub static CHECKS: &[KindChecks] = &[
         ],
         rules: &[
         ],
+        late_init_safe: &[],
     },
     KindChecks {
         kind: "UserWebhook",
@@ -779,6 +837,7 @@ pub static CHECKS: &[KindChecks] = &[
         rules: &[
             ("handler", RuleCheck::Cel("!has(self.proxy) || !self.proxy.matches('^http.+')", "handler.proxy must be the key of an Artifactory proxy, not a URL (must not start with 'http')")),
         ],
+        late_init_safe: &[],
     },
     KindChecks {
         kind: "VaultConfiguration",
@@ -797,6 +856,7 @@ pub static CHECKS: &[KindChecks] = &[
             ("config.auth", RuleCheck::Cel("self.type != 'Certificate' || (has(self.certificate) && (has(self.certificateKey) || has(self.certificateKeySecretRef)))", "config.auth: type Certificate requires certificate and certificateKey")),
             ("config.auth", RuleCheck::RequiredWhen("has(self.type) && self.type == 'AppRole'", &["roleIdSecretRef", "secretIdSecretRef"])),
         ],
+        late_init_safe: &[],
     },
     KindChecks {
         kind: "VirtualAlpineRepository",
@@ -805,6 +865,7 @@ pub static CHECKS: &[KindChecks] = &[
         ],
         rules: &[
         ],
+        late_init_safe: &[],
     },
     KindChecks {
         kind: "VirtualDebianRepository",
@@ -814,6 +875,7 @@ pub static CHECKS: &[KindChecks] = &[
         ],
         rules: &[
         ],
+        late_init_safe: &[],
     },
     KindChecks {
         kind: "VirtualRpmRepository",
@@ -823,5 +885,6 @@ pub static CHECKS: &[KindChecks] = &[
         ],
         rules: &[
         ],
+        late_init_safe: &[],
     },
 ];

@@ -23,6 +23,8 @@ pub mod seed;
 pub mod webhook;
 
 #[cfg(test)]
+mod admission_tests;
+#[cfg(test)]
 mod export_tests;
 
 #[cfg(test)]

@@ -24,6 +24,9 @@ pub struct KindChecks {
     /// Cross-field rules: the dotted path of the object they sit on (`""` = `forProvider`),
     /// and the rule.
     pub rules: &'static [(&'static str, RuleCheck)],
+    /// Late-initialised fields the rules may read all the same, because JFrog's values of
+    /// them always satisfy the rules (the data says why).
+    pub late_init_safe: &'static [&'static str],
 }
 
 /// A check on one field's value.
@@ -375,6 +378,59 @@ pub fn of(all: &'static [KindChecks], kind: &str) -> Vec<&'static KindChecks> {
     all.iter().filter(|c| matches(c.kind, kind)).collect()
 }
 
+/// A forProvider rule may not read a late-initialised field: the provider writes JFrog's
+/// value into it, and a rule that refuses that value would refuse the provider's own update
+/// of the MR (the object could then never be persisted again).
+fn late_init_in_rules(kind: &crate::ResolvedKind, c: &KindChecks) -> Vec<CheckError> {
+    let late: Vec<&str> = kind
+        .params()
+        .filter(|f| f.late_init)
+        .map(|f| f.crd)
+        .collect();
+    let mut problems = Vec::new();
+    for (path, rule) in c.rules.iter().filter(|(p, _)| p.is_empty()) {
+        let named: Vec<String> = match *rule {
+            RuleCheck::Conflicts(f) | RuleCheck::ExactlyOneOf(f) | RuleCheck::AtLeastOneOf(f) => {
+                f.iter().map(|s| s.to_string()).collect()
+            }
+            RuleCheck::RequiredWith(a, f) => std::iter::once(a)
+                .chain(f.iter().copied())
+                .map(str::to_string)
+                .collect(),
+            RuleCheck::RequiredWhen(cel, f) => fields_of(cel)
+                .into_iter()
+                .chain(f.iter().map(|s| s.to_string()))
+                .collect(),
+            RuleCheck::Cel(cel, _) => fields_of(cel),
+        };
+        let unsafe_late =
+            |n: &&String| late.contains(&n.as_str()) && !c.late_init_safe.contains(&n.as_str());
+        for n in named.iter().filter(unsafe_late) {
+            problems.push(CheckError {
+                kind: c.kind,
+                path: path.to_string(),
+                message: format!(
+                    "a rule reads {n}, which is late-initialised (in {})",
+                    kind.decl.kind
+                ),
+            });
+        }
+    }
+    problems
+}
+
+/// The top-level field names a CEL expression reads (`self.<name>`).
+fn fields_of(cel: &str) -> Vec<String> {
+    cel.match_indices("self.")
+        .map(|(i, _)| {
+            cel[i + 5..]
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                .collect()
+        })
+        .collect()
+}
+
 /// Every problem of a provider's checks table against its Kinds: an entry that matches no
 /// Kind the provider declares, or a check that does not fit a matched Kind's schema.
 pub fn verify(
@@ -400,6 +456,7 @@ pub fn verify(
                 e.message = format!("{} (in {})", e.message, k.resolved().decl.kind);
                 problems.push(e);
             }
+            problems.extend(late_init_in_rules(k.resolved(), c));
         }
     }
     problems
@@ -456,6 +513,7 @@ mod tests {
             ("filters", RuleCheck::Conflicts(&["cve", "issueId"])),
             ("search", RuleCheck::ExactlyOneOf(&["days", "keep"])),
         ],
+        late_init_safe: &[],
     };
 
     #[test]
@@ -537,18 +595,21 @@ mod tests {
             kind: "Test",
             fields: &[("nope", &[Check::Length(None, Some(3))])],
             rules: &[],
+            late_init_safe: &[],
         };
         assert_eq!(apply(&mut s, &bad).unwrap_err().message, "no such field");
         let bad = KindChecks {
             kind: "Test",
             fields: &[("port", &[Check::Pattern("^a$")])],
             rules: &[],
+            late_init_safe: &[],
         };
         assert!(apply(&mut s, &bad).unwrap_err().message.contains("integer"));
         let bad = KindChecks {
             kind: "Test",
             fields: &[],
             rules: &[("", RuleCheck::Conflicts(&["proxy", "ghost"]))],
+            late_init_safe: &[],
         };
         assert!(apply(&mut s, &bad).unwrap_err().message.contains("ghost"));
     }

@@ -14,6 +14,7 @@ pub static CHECKS: &[KindChecks] = &[
         ],
         rules: &[
         ],
+        late_init_safe: &[],
     },
     KindChecks {
         kind: "CrowdSettings",
@@ -24,6 +25,7 @@ pub static CHECKS: &[KindChecks] = &[
         ],
         rules: &[
         ],
+        late_init_safe: &[],
     },
     KindChecks {
         kind: "GlobalRole",
@@ -35,6 +37,7 @@ pub static CHECKS: &[KindChecks] = &[
         ],
         rules: &[
         ],
+        late_init_safe: &[],
     },
     KindChecks {
         kind: "Group",
@@ -44,6 +47,7 @@ pub static CHECKS: &[KindChecks] = &[
         rules: &[
             ("", RuleCheck::Cel("!(has(self.policyManager) && self.policyManager && has(self.policyViewer) && !self.policyViewer)", "policyViewer cannot be false when policyManager is true (the policy manager role implies the policy viewer role)")),
         ],
+        late_init_safe: &["policyManager", "policyViewer"],
     },
     KindChecks {
         kind: "GroupMembers",
@@ -53,6 +57,7 @@ pub static CHECKS: &[KindChecks] = &[
         ],
         rules: &[
         ],
+        late_init_safe: &[],
     },
     KindChecks {
         kind: "HTTPSSOSettings",
@@ -61,6 +66,7 @@ pub static CHECKS: &[KindChecks] = &[
         ],
         rules: &[
         ],
+        late_init_safe: &[],
     },
     KindChecks {
         kind: "License",
@@ -71,6 +77,7 @@ pub static CHECKS: &[KindChecks] = &[
         rules: &[
             ("", RuleCheck::AtLeastOneOf(&["key", "keySecretRef"])),
         ],
+        late_init_safe: &[],
     },
     KindChecks {
         kind: "Lifecycle",
@@ -79,6 +86,7 @@ pub static CHECKS: &[KindChecks] = &[
         rules: &[
             ("", RuleCheck::Cel("!has(self.promoteStages) || self.promoteStages.all(s, !(s.upperAscii() in ['PR', 'COMMIT', 'PROD']))", "promoteStages must not contain the global system stages PR, COMMIT or PROD (any case)")),
         ],
+        late_init_safe: &[],
     },
     KindChecks {
         kind: "LifecycleStage",
@@ -87,6 +95,7 @@ pub static CHECKS: &[KindChecks] = &[
         ],
         rules: &[
         ],
+        late_init_safe: &[],
     },
     KindChecks {
         kind: "OIDCConfiguration",
@@ -100,9 +109,9 @@ pub static CHECKS: &[KindChecks] = &[
         rules: &[
             ("", RuleCheck::Cel("!has(self.providerType) || self.providerType != 'GitHub' || !has(self.issuerUrl) || self.issuerUrl.startsWith('https://token.actions.githubusercontent.com')", "issuerUrl must start with https://token.actions.githubusercontent.com when providerType is GitHub")),
             ("", RuleCheck::Cel("!has(self.azureAppId) || (has(self.providerType) && self.providerType == 'Azure')", "azureAppId may only be set when providerType is Azure")),
-            ("", RuleCheck::Cel("!has(self.tokenIssuer) || !has(self.providerType) || !(self.providerType in ['GitHub', 'GitHubEnterprise'])", "tokenIssuer is not allowed when providerType is GitHub or GitHubEnterprise")),
             ("", RuleCheck::Cel("!has(self.enablePermissiveConfiguration) || (has(self.providerType) && self.providerType in ['GitHub', 'GitHubEnterprise'])", "enablePermissiveConfiguration may only be set when providerType is GitHub or GitHubEnterprise")),
         ],
+        late_init_safe: &[],
     },
     KindChecks {
         kind: "OIDCIdentityMapping",
@@ -122,6 +131,7 @@ pub static CHECKS: &[KindChecks] = &[
             ("tokenSpec", RuleCheck::RequiredWith("username", &["scope"])),
             ("tokenSpec", RuleCheck::Conflicts(&["username", "usernamePattern", "groupsPattern"])),
         ],
+        late_init_safe: &[],
     },
     KindChecks {
         kind: "Permission",
@@ -161,6 +171,7 @@ pub static CHECKS: &[KindChecks] = &[
             ("destination.actions", RuleCheck::AtLeastOneOf(&["users", "groups"])),
             ("pipelineSource.actions", RuleCheck::AtLeastOneOf(&["users", "groups"])),
         ],
+        late_init_safe: &[],
     },
     KindChecks {
         kind: "ReverseProxy",
@@ -178,6 +189,7 @@ pub static CHECKS: &[KindChecks] = &[
             ("", RuleCheck::RequiredWhen("has(self.serverProvider) && self.serverProvider in ['NGINX', 'APACHE']", &["internalHostname", "publicServerName"])),
             ("", RuleCheck::RequiredWhen("has(self.useHttps) && self.useHttps == true", &["sslKeyPath", "sslCertificatePath"])),
         ],
+        late_init_safe: &[],
     },
     KindChecks {
         kind: "SAMLSettings",
@@ -193,6 +205,7 @@ pub static CHECKS: &[KindChecks] = &[
         rules: &[
             ("", RuleCheck::Cel("!has(self.logoutUrl) || self.logoutUrl.startsWith('{baseUrl}') || (isURL(self.logoutUrl) && url(self.logoutUrl).getScheme() in ['http', 'https'] && url(self.logoutUrl).getHost() != '')", "logoutUrl must be an http(s) URL with a host or start with the {baseUrl} placeholder")),
         ],
+        late_init_safe: &[],
     },
     KindChecks {
         kind: "SCIMGroup",
@@ -204,6 +217,7 @@ pub static CHECKS: &[KindChecks] = &[
         ],
         rules: &[
         ],
+        late_init_safe: &[],
     },
     KindChecks {
         kind: "SCIMUser",
@@ -214,6 +228,7 @@ pub static CHECKS: &[KindChecks] = &[
         ],
         rules: &[
         ],
+        late_init_safe: &[],
     },
     KindChecks {
         kind: "WorkersService",
@@ -224,5 +239,6 @@ pub static CHECKS: &[KindChecks] = &[
         rules: &[
             ("filterCriteria", RuleCheck::ExactlyOneOf(&["artifactFilterCriteria", "schedule"])),
         ],
+        late_init_safe: &[],
     },
 ];

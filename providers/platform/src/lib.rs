@@ -18,6 +18,8 @@ pub mod checks;
 pub mod platform;
 
 #[cfg(test)]
+mod admission_tests;
+#[cfg(test)]
 mod family_suite;
 #[cfg(test)]
 mod list_tests;

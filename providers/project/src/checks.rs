@@ -14,6 +14,7 @@ pub static CHECKS: &[KindChecks] = &[
         ],
         rules: &[
         ],
+        late_init_safe: &[],
     },
     KindChecks {
         kind: "Group",
@@ -23,6 +24,7 @@ pub static CHECKS: &[KindChecks] = &[
         ],
         rules: &[
         ],
+        late_init_safe: &[],
     },
     KindChecks {
         kind: "Project",
@@ -38,6 +40,7 @@ pub static CHECKS: &[KindChecks] = &[
         ],
         rules: &[
         ],
+        late_init_safe: &[],
     },
     KindChecks {
         kind: "Repository",
@@ -46,6 +49,7 @@ pub static CHECKS: &[KindChecks] = &[
         ],
         rules: &[
         ],
+        late_init_safe: &[],
     },
     KindChecks {
         kind: "Role",
@@ -54,6 +58,7 @@ pub static CHECKS: &[KindChecks] = &[
         ],
         rules: &[
         ],
+        late_init_safe: &[],
     },
     KindChecks {
         kind: "ShareRepository",
@@ -63,6 +68,7 @@ pub static CHECKS: &[KindChecks] = &[
         ],
         rules: &[
         ],
+        late_init_safe: &[],
     },
     KindChecks {
         kind: "ShareRepositoryWithAll",
@@ -71,6 +77,7 @@ pub static CHECKS: &[KindChecks] = &[
         ],
         rules: &[
         ],
+        late_init_safe: &[],
     },
     KindChecks {
         kind: "User",
@@ -80,5 +87,6 @@ pub static CHECKS: &[KindChecks] = &[
         ],
         rules: &[
         ],
+        late_init_safe: &[],
     },
 ];

@@ -199,8 +199,8 @@ fn secret(v: &Value) -> bool {
         .is_some_and(|n| n.trim_start().to_lowercase().starts_with("secret"))
 }
 
-/// A provider's rendered checks, by Kind: (field checks, rules).
-type ByKind = BTreeMap<String, (Vec<String>, Vec<String>)>;
+/// A provider's rendered checks, by Kind: (field checks, rules, late-init-safe fields).
+type ByKind = BTreeMap<String, (Vec<String>, Vec<String>, Vec<String>)>;
 
 /// Every provider's checks table: (path relative to the repository root, exact text).
 pub fn generate(catalog_dir: &Path) -> Result<Vec<(String, String)>> {
@@ -235,6 +235,9 @@ pub fn generate(catalog_dir: &Path) -> Result<Vec<(String, String)>> {
                 bail!("{name}: {kind}: unknown provider {provider:?}");
             };
             let entry = kinds.entry(kind.to_string()).or_default();
+            if let Some(safe) = k.get("late_init_safe").and_then(Value::as_object) {
+                entry.2.extend(safe.keys().map(|f| rs(f)));
+            }
             for f in k
                 .get("fields")
                 .and_then(Value::as_array)
@@ -280,7 +283,7 @@ pub fn generate(catalog_dir: &Path) -> Result<Vec<(String, String)>> {
     let mut out = Vec::new();
     for (provider, kinds) in by {
         let mut table = String::new();
-        for (kind, (fields, rules)) in kinds {
+        for (kind, (fields, rules, safe)) in kinds {
             if fields.is_empty() && rules.is_empty() {
                 continue;
             }
@@ -296,7 +299,10 @@ pub fn generate(catalog_dir: &Path) -> Result<Vec<(String, String)>> {
             for r in rules {
                 table.push_str(&format!("            {r},\n"));
             }
-            table.push_str("        ],\n    },\n");
+            table.push_str(&format!(
+                "        ],\n        late_init_safe: &[{}],\n    }},\n",
+                safe.join(", ")
+            ));
         }
         // Import exactly what the table names (an unused import would warn).
         let mut uses = Vec::new();
