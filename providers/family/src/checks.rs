@@ -273,9 +273,65 @@ fn count(obj: &Value, fields: &[&str]) -> Result<String, String> {
     Ok(terms.join(" + "))
 }
 
-/// The CEL rule and message of a cross-field rule on the object node `obj`.
-fn rule_cel(obj: &Value, rule: &RuleCheck) -> Result<(String, String), String> {
-    Ok(match *rule {
+/// Whether `f` is a secret on `obj`: no field of that name, but its Secret reference.
+fn secret_ref_of(obj: &Value, f: &str) -> bool {
+    let props = obj.get("properties");
+    props.and_then(|p| p.get(f)).is_none()
+        && props.and_then(|p| p.get(format!("{f}SecretRef"))).is_some()
+}
+
+/// The CEL rule and message of a cross-field rule on the object node `obj`, or `None` when
+/// nothing is left to check there. A requirement of a secret is left to the provider (which
+/// checks required secrets before any write) and to JFrog: a top-level secret may be given in
+/// `initProvider`, which a rule on `forProvider` cannot see, and an exported manifest carries
+/// no Secret reference JFrog does not show it has (so that adoption writes nothing).
+fn rule_cel(obj: &Value, rule: &RuleCheck) -> Result<Option<(String, String)>, String> {
+    let visible = |fields: &[&'static str]| -> Vec<&'static str> {
+        fields
+            .iter()
+            .copied()
+            .filter(|f| !secret_ref_of(obj, f) && !f.ends_with("SecretRef"))
+            .collect()
+    };
+    let all_set = |fields: &[&str]| -> Result<String, String> {
+        let terms: Vec<String> = fields
+            .iter()
+            .map(|f| is_set_as(obj, f, true))
+            .collect::<Result<_, String>>()?;
+        Ok(terms.join(" && "))
+    };
+    match *rule {
+        RuleCheck::RequiredWith(field, requires) => {
+            let requires = visible(requires);
+            if secret_ref_of(obj, field) || requires.is_empty() {
+                return Ok(None);
+            }
+            return Ok(Some((
+                format!(
+                    "!{} || ({})",
+                    is_set_as(obj, field, true)?,
+                    all_set(&requires)?
+                ),
+                format!("{field} needs {} to be set too", requires.join(" and ")),
+            )));
+        }
+        RuleCheck::RequiredWhen(condition, requires) => {
+            let requires = visible(requires);
+            if requires.is_empty() {
+                return Ok(None);
+            }
+            return Ok(Some((
+                format!("!({condition}) || ({})", all_set(&requires)?),
+                format!(
+                    "{} must be set when {}",
+                    requires.join(" and "),
+                    condition.replace("self.", "")
+                ),
+            )));
+        }
+        _ => {}
+    }
+    Ok(Some(match *rule {
         RuleCheck::Conflicts(fields) => (
             format!("{} <= 1", count(obj, fields)?),
             format!("set at most one of {}", names(fields)),
@@ -294,36 +350,9 @@ fn rule_cel(obj: &Value, rule: &RuleCheck) -> Result<(String, String), String> {
                 format!("set at least one of {}", names(fields)),
             )
         }
-        RuleCheck::RequiredWith(field, requires) => {
-            let all: Vec<String> = requires
-                .iter()
-                .map(|f| is_set_as(obj, f, true))
-                .collect::<Result<_, String>>()?;
-            (
-                format!(
-                    "!{} || ({})",
-                    is_set_as(obj, field, true)?,
-                    all.join(" && ")
-                ),
-                format!("{field} needs {} to be set too", requires.join(" and ")),
-            )
-        }
-        RuleCheck::RequiredWhen(condition, requires) => {
-            let all: Vec<String> = requires
-                .iter()
-                .map(|f| is_set(obj, f))
-                .collect::<Result<_, String>>()?;
-            (
-                format!("!({condition}) || ({})", all.join(" && ")),
-                format!(
-                    "{} must be set when {}",
-                    requires.join(" and "),
-                    condition.replace("self.", "")
-                ),
-            )
-        }
+        RuleCheck::RequiredWith(..) | RuleCheck::RequiredWhen(..) => return Ok(None),
         RuleCheck::Cel(cel, message) => (cel.to_string(), message.to_string()),
-    })
+    }))
 }
 
 /// Add `checks` to a parameters schema (`forProvider` / `initProvider`), in place.
@@ -346,8 +375,9 @@ pub fn apply(schema: &mut Value, checks: &KindChecks) -> Result<(), CheckError> 
         if ty(obj) != "object" {
             return Err(err(path, "a rule sits on an object".into()));
         }
-        let (cel, message) = rule_cel(obj, rule).map_err(|m| err(path, m))?;
-        push_rule(obj, cel, message);
+        if let Some((cel, message)) = rule_cel(obj, rule).map_err(|m| err(path, m))? {
+            push_rule(obj, cel, message);
+        }
     }
     Ok(())
 }
