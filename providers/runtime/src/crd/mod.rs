@@ -22,6 +22,7 @@
 //! `x-kubernetes-preserve-unknown-fields: true`. The config Kinds' `secretRef.namespace` is
 //! optional (upstream requires it) because namespaced ProviderConfigs ignore it.
 
+pub mod references;
 pub mod schema;
 
 use serde_json::{Value, json};
@@ -71,6 +72,8 @@ pub struct ManagedCrdInput {
     pub required: Vec<RequiredParam>,
     /// Description of the Kind.
     pub description: Option<String>,
+    /// The declared references: their `Ref(s)` / `Selector` members beside the value field.
+    pub references: Vec<crate::managed::kind::ReferenceField>,
 }
 
 impl ManagedCrdInput {
@@ -211,6 +214,8 @@ pub fn managed_crd(input: &ManagedCrdInput, scope: MrScope) -> GeneratedCrd {
     if let Some(o) = at_provider.as_object_mut() {
         o.remove("description");
     }
+    references::add_reference_schemas(&mut for_provider, &input.references, scope);
+    references::add_reference_schemas(&mut init_provider, &input.references, scope);
     set_description(&mut for_provider, "");
     set_description(
         &mut init_provider,
@@ -504,6 +509,7 @@ impl ManagedCrdInput {
             observation: reg.observation_schema(),
             required,
             description: (!info.description.is_empty()).then(|| info.description.to_string()),
+            references: info.references.clone(),
         }
     }
 }
@@ -640,6 +646,69 @@ mod tests {
                 },
             ],
             description: None,
+            references: vec![],
+        }
+    }
+
+    /// Declared references render as Upjet renders them: `<field>Ref(s)` and
+    /// `<field>Selector` beside the value, in forProvider and initProvider, inside list
+    /// elements for nested fields; the namespace members only in the namespaced CRD.
+    #[test]
+    fn references_render_beside_their_fields_in_both_scopes() {
+        use crate::managed::kind::{ReferenceField, ReferenceTarget};
+        let t = |kind| ReferenceTarget {
+            provider: "xray",
+            group: "policy",
+            kind,
+            version: "v1alpha1",
+        };
+        let mut i = input();
+        i.parameters = json!({"type": "object", "properties": {
+            "repositories": {"type": "array", "items": {"type": "string"}},
+            "assignedPolicy": {"type": "array", "items": {"type": "object", "properties": {
+                "name": {"type": "string"}}}}}});
+        i.required.clear();
+        i.references = vec![
+            ReferenceField::multi("repositories", t("Repo")),
+            ReferenceField::new(
+                "assignedPolicy.name",
+                false,
+                vec![t("SecurityPolicy"), t("LicensePolicy")],
+            ),
+        ];
+        for scope in [MrScope::Modern, MrScope::Legacy] {
+            let crd = managed_crd(&i, scope);
+            let spec = &crd.document["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]
+                ["spec"]["properties"];
+            for block in ["forProvider", "initProvider"] {
+                let p = &spec[block]["properties"];
+                let refs = &p["repositoriesRefs"];
+                assert_eq!(refs["type"], "array", "{block}");
+                assert_eq!(refs["items"]["required"], json!(["name"]));
+                assert_eq!(
+                    refs["items"]["properties"]["policy"]["properties"]["resolve"]["enum"],
+                    json!(["Always", "IfNotPresent"])
+                );
+                let sel = &p["repositoriesSelector"]["properties"];
+                assert_eq!(sel["matchLabels"]["additionalProperties"]["type"], "string");
+                assert_eq!(sel["matchControllerRef"]["type"], "boolean");
+                assert_eq!(
+                    sel["policy"]["properties"]["resolution"]["default"],
+                    "Required"
+                );
+                let elem = &p["assignedPolicy"]["items"]["properties"];
+                assert_eq!(
+                    elem["nameRef"]["description"],
+                    "Reference to a SecurityPolicy or LicensePolicy in policy to populate name."
+                );
+                assert!(elem["nameSelector"].is_object());
+                let namespaced = scope == MrScope::Modern;
+                assert_eq!(
+                    elem["nameRef"]["properties"].get("namespace").is_some(),
+                    namespaced
+                );
+                assert_eq!(sel.get("namespace").is_some(), namespaced);
+            }
         }
     }
 
