@@ -60,6 +60,7 @@ struct Provider {
     short: &'static str,
     description: &'static str,
     crds: fn() -> Vec<provider_runtime::crd::GeneratedCrd>,
+    kinds: fn() -> Vec<std::sync::Arc<dyn provider_runtime::managed::KindRegistration>>,
 }
 
 fn providers() -> Vec<Provider> {
@@ -69,24 +70,28 @@ fn providers() -> Vec<Provider> {
             short: provider_artifactory::SHORT_NAME,
             description: "Crossplane provider for JFrog Artifactory: repositories, webhooks, security, replication, users, lifecycle and artifacts.",
             crds: provider_artifactory::crds,
+            kinds: provider_artifactory::kinds,
         },
         Provider {
             name: provider_xray::PROVIDER_NAME,
             short: provider_xray::SHORT_NAME,
             description: "Crossplane provider for JFrog Xray: policies, watches, reports, configuration and webhooks.",
             crds: provider_xray::crds,
+            kinds: provider_xray::kinds,
         },
         Provider {
             name: provider_project::PROVIDER_NAME,
             short: provider_project::SHORT_NAME,
             description: "Crossplane provider for JFrog Projects.",
             crds: provider_project::crds,
+            kinds: provider_project::kinds,
         },
         Provider {
             name: provider_platform::PROVIDER_NAME,
             short: provider_platform::SHORT_NAME,
             description: "Crossplane provider for the JFrog Platform: access, authentication, configuration and lifecycle.",
             crds: provider_platform::crds,
+            kinds: provider_platform::kinds,
         },
     ]
 }
@@ -101,7 +106,7 @@ fn root() -> PathBuf {
 
 /// The `package/<provider>/crossplane.yaml` meta Provider (reference §15.7).
 fn crossplane_yaml(p: &Provider) -> String {
-    let doc = serde_json::json!({
+    let mut doc = serde_json::json!({
         "apiVersion": "meta.pkg.crossplane.io/v1",
         "kind": "Provider",
         "metadata": {
@@ -119,6 +124,12 @@ fn crossplane_yaml(p: &Provider) -> String {
             "capabilities": ["safe-start"]
         }
     });
+    // The reads its cross-provider references need (reference §15.4: Crossplane grants them
+    // when the package asks).
+    let requests = provider_runtime::crd::references::permission_requests(p.short, &(p.kinds)());
+    if !requests.is_empty() {
+        doc["spec"]["controller"] = serde_json::json!({"permissionRequests": requests});
+    }
     format!("---\n{}", serde_yaml::to_string(&doc).unwrap_or_default())
 }
 

@@ -172,6 +172,17 @@ impl FamilyKind {
         })
     }
 
+    /// Attach the entries of a provider's reference table that apply to this Kind (see
+    /// [`crate::refs`]).
+    pub fn with_references(mut self, table: &[crate::refs::Reference]) -> Result<Self, DeclError> {
+        self.info.references =
+            crate::refs::reference_fields(&self.kind, table).map_err(|message| DeclError {
+                kind: self.kind.decl.kind,
+                message,
+            })?;
+        Ok(self)
+    }
+
     /// The composed declaration.
     pub fn resolved(&self) -> &Arc<ResolvedKind> {
         &self.kind
@@ -386,9 +397,23 @@ impl ClientCache {
 /// process: their `KindInfo` strings are `'static`). Panics only if a declaration does not
 /// compose, which each family's tests rule out.
 pub fn compose(decls: &[KindDecl]) -> Vec<Arc<FamilyKind>> {
+    compose_with_references(decls, &[])
+}
+
+/// [`compose`], with the references of the provider's table (see [`crate::refs`]).
+pub fn compose_with_references(
+    decls: &[KindDecl],
+    table: &[crate::refs::Reference],
+) -> Vec<Arc<FamilyKind>> {
     decls
         .iter()
-        .map(|d| Arc::new(FamilyKind::new(d).expect("declarations compose (tested)")))
+        .map(|d| {
+            Arc::new(
+                FamilyKind::new(d)
+                    .and_then(|k| k.with_references(table))
+                    .expect("declarations compose (tested)"),
+            )
+        })
         .collect()
 }
 

@@ -13,6 +13,8 @@
 //! - [`snapshot`]: observation by list, for any family with a list call.
 //! - [`adapter`]: the `ManagedKind`, `Connector` and `ExternalClient` of every declared Kind,
 //!   and the client cache a provider's Kinds share.
+//! - [`refs`]: cross-resource references as data (a provider's table: referring Kinds and
+//!   field, referenced Kinds, the value taken).
 //! - [`examples`]: example manifests generated from the declarations.
 //! - [`export`]: manifests that adopt a live platform's objects, from the list calls.
 //! - `suite` (feature `suite`, for tests): the generic family test suite.
@@ -43,6 +45,7 @@ pub mod diff;
 pub mod examples;
 pub mod export;
 pub mod hooks;
+pub mod refs;
 pub mod rest;
 pub mod schema;
 pub mod seed;
@@ -51,7 +54,10 @@ pub mod snapshot;
 pub mod suite;
 pub mod wire;
 
-pub use adapter::{ClientCache, FamilyClient, FamilyConnector, FamilyKind, compose, registrations};
+pub use adapter::{
+    ClientCache, FamilyClient, FamilyConnector, FamilyKind, compose, compose_with_references,
+    registrations,
+};
 pub use decl::{Dv, Field, Id, KindDecl, MapWire, Norm, ResolvedKind, Rule, Ty};
 pub use hooks::{HookCtx, Hooks, NoHooks};
 pub use rest::{

@@ -14,6 +14,7 @@ use provider_common::{Ping, Provider};
 use provider_runtime::managed::KindRegistration;
 
 pub mod platform;
+pub mod references;
 
 #[cfg(test)]
 mod family_suite;

@@ -136,3 +136,33 @@ pub fn add_reference_schemas(params: &mut Value, refs: &[ReferenceField], scope:
         );
     }
 }
+
+/// The read permissions a provider's package must request from Crossplane
+/// (`spec.controller.permissionRequests` of its meta Provider) for its references to Kinds of
+/// other providers: `get`, `list` and `watch` on each referenced Kind, in both scopes' groups
+/// (Crossplane grants a provider its own Kinds already). One rule per API group, resources
+/// sorted.
+pub fn permission_requests(
+    provider: &str,
+    kinds: &[std::sync::Arc<dyn crate::managed::KindRegistration>],
+) -> Vec<Value> {
+    use crate::managed::kind::Scope;
+    let mut by_group: std::collections::BTreeMap<String, std::collections::BTreeSet<String>> =
+        Default::default();
+    for k in kinds {
+        for r in &k.info().references {
+            for t in r.targets.iter().filter(|t| t.provider != provider) {
+                for scope in [Scope::Namespaced, Scope::Cluster] {
+                    let ar = t.api_resource(scope);
+                    by_group.entry(ar.group).or_default().insert(ar.plural);
+                }
+            }
+        }
+    }
+    by_group
+        .into_iter()
+        .map(|(g, plurals)| {
+            json!({"apiGroups": [g], "resources": plurals, "verbs": ["get", "list", "watch"]})
+        })
+        .collect()
+}
