@@ -415,3 +415,72 @@ pub fn check_table(decls: &[KindDecl], table: &[Reference]) -> Result<usize, Str
         None => Ok(total),
     }
 }
+
+/// The README rows of a provider's table (`| provider | referring Kinds | field | referenced
+/// Kinds | value taken |`), one per entry, with the Kinds each entry applies to counted.
+pub fn table_rows(
+    provider: &str,
+    decls: &[KindDecl],
+    table: &[Reference],
+) -> Result<Vec<String>, String> {
+    let mut rows = Vec::new();
+    for r in table {
+        let mut kinds: Vec<&str> = Vec::new();
+        let mut target_counts: Vec<usize> = Vec::new();
+        for d in decls.iter().filter(|d| r.names(d)) {
+            let kind = d.resolve().map_err(|e| e.to_string())?;
+            let fields = reference_fields(&kind, std::slice::from_ref(r))?;
+            if let Some(f) = fields.first() {
+                kinds.push(d.kind);
+                target_counts.push(f.targets.len());
+            }
+        }
+        let n = kinds.len();
+        let list = |ks: &[&str]| {
+            ks.iter()
+                .map(|k| format!("`{k}`"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let on = match r.on {
+            On::Kinds(g, _) => format!("{} ({g})", list(&kinds)),
+            On::Group(g) if n <= 4 => format!("{} ({g})", list(&kinds)),
+            On::Group(g) => format!("{n} Kinds of {g} (every one with the field)"),
+            On::Identity(g, m, v) => format!("{n} Kinds of {g} with {m} `{v}`"),
+        };
+        let classes = |cs: &[&str]| {
+            if cs.is_empty() {
+                "every class".to_string()
+            } else {
+                cs.join(", ")
+            }
+        };
+        let to = match r.to {
+            To::Kinds(ts) => ts
+                .iter()
+                .map(|t| format!("`{}` ({}, {})", t.kind, t.provider, t.group))
+                .collect::<Vec<_>>()
+                .join(", "),
+            To::Repositories(cs) => format!(
+                "{} repository Kinds of provider-artifactory ({})",
+                target_counts.first().copied().unwrap_or(0),
+                classes(cs)
+            ),
+            To::SamePackage(cs) => format!(
+                "the referrer's package type's repository Kinds ({}; {}-{} Kinds)",
+                classes(cs),
+                target_counts.iter().min().copied().unwrap_or(0),
+                target_counts.iter().max().copied().unwrap_or(0)
+            ),
+        };
+        let taken = match r.taken {
+            Taken::ExternalName => "external name".to_string(),
+            Taken::AtProvider(p) => format!("`atProvider.{p}`"),
+        };
+        rows.push(format!(
+            "| provider-{provider} | {on} | `{}` | {to} | {taken} |",
+            r.field
+        ));
+    }
+    Ok(rows)
+}

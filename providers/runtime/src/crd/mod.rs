@@ -187,14 +187,39 @@ fn management_policies_schema() -> Value {
 
 /// The CEL rule of one required parameter (Upjet's shape).
 pub fn required_rule(p: &RequiredParam) -> Value {
+    required_rule_or(p, &[])
+}
+
+/// The CEL rule of one required parameter that may also be given by the members `or` (a
+/// reference's `...Ref` and `...Selector`, which resolve into it before any write).
+pub fn required_rule_or(p: &RequiredParam, or: &[&str]) -> Value {
     let policies = "!('*' in self.managementPolicies || 'Create' in self.managementPolicies || 'Update' in self.managementPolicies)";
+    let any = |block: &str| {
+        let mut names = vec![p.name.as_str()];
+        names.extend_from_slice(or);
+        let alts: Vec<String> = names
+            .iter()
+            .map(|n| format!("has(self.{block}.{n})"))
+            .collect();
+        if alts.len() == 1 {
+            alts[0].clone()
+        } else {
+            format!("({})", alts.join(" || "))
+        }
+    };
+    let for_provider = any("forProvider");
+    let for_provider = for_provider
+        .strip_prefix('(')
+        .and_then(|x| x.strip_suffix(')'))
+        .unwrap_or(&for_provider)
+        .to_string();
     let rule = if p.in_init_provider {
         format!(
-            "{policies} || has(self.forProvider.{n}) || (has(self.initProvider) && has(self.initProvider.{n}))",
-            n = p.name
+            "{policies} || {for_provider} || (has(self.initProvider) && {})",
+            any("initProvider")
         )
     } else {
-        format!("{policies} || has(self.forProvider.{n})", n = p.name)
+        format!("{policies} || {for_provider}")
     };
     json!({"message": format!("spec.forProvider.{} is a required parameter", p.name), "rule": rule})
 }
@@ -294,7 +319,11 @@ pub fn managed_crd(input: &ManagedCrdInput, scope: MrScope) -> GeneratedCrd {
         "required": ["forProvider"]
     });
     if !input.required.is_empty() {
-        let rules: Vec<Value> = input.required.iter().map(required_rule).collect();
+        let rules: Vec<Value> = input
+            .required
+            .iter()
+            .map(|p| required_rule_or(p, &references::companions_of(&input.references, &p.name)))
+            .collect();
         spec["x-kubernetes-validations"] = Value::Array(rules);
     }
     let status = json!({
@@ -665,9 +694,12 @@ mod tests {
         let mut i = input();
         i.parameters = json!({"type": "object", "properties": {
             "repositories": {"type": "array", "items": {"type": "string"}},
-            "assignedPolicy": {"type": "array", "items": {"type": "object", "properties": {
+            "assignedPolicy": {"type": "array", "items": {"type": "object", "required": ["name"], "properties": {
                 "name": {"type": "string"}}}}}});
-        i.required.clear();
+        i.required = vec![RequiredParam {
+            name: "repositories".into(),
+            in_init_provider: true,
+        }];
         i.references = vec![
             ReferenceField::multi("repositories", t("Repo")),
             ReferenceField::new(
@@ -702,6 +734,15 @@ mod tests {
                     "Reference to a SecurityPolicy or LicensePolicy in policy to populate name."
                 );
                 assert!(elem["nameSelector"].is_object());
+                // A required nested value may come from its Ref or selector instead.
+                let item = &p["assignedPolicy"]["items"];
+                assert!(item.get("required").is_none(), "{item}");
+                if block == "forProvider" {
+                    assert_eq!(
+                        item["x-kubernetes-validations"][0]["rule"],
+                        "has(self.name) || has(self.nameRef) || has(self.nameSelector)"
+                    );
+                }
                 let namespaced = scope == MrScope::Modern;
                 assert_eq!(
                     elem["nameRef"]["properties"].get("namespace").is_some(),
@@ -709,6 +750,13 @@ mod tests {
                 );
                 assert_eq!(sel.get("namespace").is_some(), namespaced);
             }
+            let rules = &crd.document["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]
+                ["spec"]["x-kubernetes-validations"];
+            assert_eq!(
+                rules[0]["rule"],
+                "!('*' in self.managementPolicies || 'Create' in self.managementPolicies || 'Update' in self.managementPolicies) || has(self.forProvider.repositories) || has(self.forProvider.repositoriesRefs) || has(self.forProvider.repositoriesSelector) || (has(self.initProvider) && (has(self.initProvider.repositories) || has(self.initProvider.repositoriesRefs) || has(self.initProvider.repositoriesSelector)))",
+                "{rules}"
+            );
         }
     }
 

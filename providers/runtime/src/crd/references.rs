@@ -134,7 +134,36 @@ pub fn add_reference_schemas(params: &mut Value, refs: &[ReferenceField], scope:
             r.selector_field.to_string(),
             selector_schema(scope, &sel_text),
         );
+        // A value required inside a list element may be given by its Ref or selector
+        // instead: one of the three (checked at admission), resolved before any write.
+        let mut was_required = false;
+        if let Some(Value::Array(req)) = node.get_mut("required") {
+            let before = req.len();
+            req.retain(|v| v.as_str() != Some(*leaf));
+            was_required = req.len() != before;
+            if req.is_empty() {
+                node.as_object_mut().map(|o| o.remove("required"));
+            }
+        }
+        if was_required {
+            let rule = json!({
+                "rule": format!("has(self.{leaf}) || has(self.{}) || has(self.{})", r.ref_field, r.selector_field),
+                "message": format!("{leaf}, {} or {} is required", r.ref_field, r.selector_field),
+            });
+            match node.get_mut("x-kubernetes-validations") {
+                Some(Value::Array(rules)) => rules.push(rule),
+                _ => node["x-kubernetes-validations"] = json!([rule]),
+            }
+        }
     }
+}
+
+/// The companions (`...Ref(s)`, `...Selector`) of a top-level reference field `name`.
+pub fn companions_of<'a>(refs: &'a [ReferenceField], name: &str) -> Vec<&'a str> {
+    refs.iter()
+        .filter(|r| r.field == name)
+        .flat_map(|r| [r.ref_field, r.selector_field])
+        .collect()
 }
 
 /// The read permissions a provider's package must request from Crossplane
