@@ -15,6 +15,7 @@
 //!   and the client cache a provider's Kinds share.
 //! - [`refs`]: cross-resource references as data (a provider's table: referring Kinds and
 //!   field, referenced Kinds, the value taken).
+//! - [`checks`]: the upstream validators as admission checks (OpenAPI keywords and CEL).
 //! - [`examples`]: example manifests generated from the declarations.
 //! - [`export`]: manifests that adopt a live platform's objects, from the list calls.
 //! - `suite` (feature `suite`, for tests): the generic family test suite.
@@ -40,6 +41,7 @@
 //!   of a weak password can be brute-forced by someone who can read the MR.
 
 pub mod adapter;
+pub mod checks;
 pub mod decl;
 pub mod diff;
 pub mod examples;
@@ -55,9 +57,10 @@ pub mod suite;
 pub mod wire;
 
 pub use adapter::{
-    ClientCache, FamilyClient, FamilyConnector, FamilyKind, compose, compose_with_references,
-    registrations,
+    ClientCache, FamilyClient, FamilyConnector, FamilyKind, compose, compose_checked,
+    compose_with_references, registrations,
 };
+pub use checks::{Check, KindChecks, RuleCheck};
 pub use decl::{Dv, Field, Id, KindDecl, MapWire, Norm, ResolvedKind, Rule, Ty};
 pub use hooks::{HookCtx, Hooks, NoHooks};
 pub use rest::{

@@ -81,6 +81,7 @@ macro_rules! group_fns {
             KINDS.get_or_init(|| {
                 provider_family::compose_with_references(
                     tables::KINDS,
+                    crate::checks::CHECKS,
                     crate::references::REFERENCES,
                 )
             })

@@ -108,7 +108,11 @@ pub fn package_type(d: &KindDecl) -> &'static str {
 pub fn kinds() -> &'static [Arc<FamilyKind>] {
     static KINDS: OnceLock<Vec<Arc<FamilyKind>>> = OnceLock::new();
     KINDS.get_or_init(|| {
-        provider_family::compose_with_references(tables::KINDS, crate::references::REFERENCES)
+        provider_family::compose_with_references(
+            tables::KINDS,
+            crate::checks::CHECKS,
+            crate::references::REFERENCES,
+        )
     })
 }
 

@@ -89,7 +89,11 @@ pub fn declarations() -> &'static [KindDecl] {
 pub fn kinds() -> &'static [Arc<FamilyKind>] {
     static KINDS: OnceLock<Vec<Arc<FamilyKind>>> = OnceLock::new();
     KINDS.get_or_init(|| {
-        provider_family::compose_with_references(tables::KINDS, crate::references::REFERENCES)
+        provider_family::compose_with_references(
+            tables::KINDS,
+            crate::checks::CHECKS,
+            crate::references::REFERENCES,
+        )
     })
 }
 
