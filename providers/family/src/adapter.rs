@@ -176,6 +176,17 @@ impl FamilyKind {
         })
     }
 
+    /// Attach the entries of a provider's reference table that apply to this Kind (see
+    /// [`crate::refs`]).
+    pub fn with_references(mut self, table: &[crate::refs::Reference]) -> Result<Self, DeclError> {
+        self.info.references =
+            crate::refs::reference_fields(&self.kind, table).map_err(|message| DeclError {
+                kind: self.kind.decl.kind,
+                message,
+            })?;
+        Ok(self)
+    }
+
     /// The Kind with the admission checks of its upstream validators.
     pub fn with_checks(mut self, checks: Vec<&'static KindChecks>) -> Self {
         self.checks = checks;
@@ -407,10 +418,22 @@ pub fn compose(decls: &[KindDecl]) -> Vec<Arc<FamilyKind>> {
 /// As [`compose`], each Kind with its admission checks from `checks` (the provider's
 /// generated table of upstream validators).
 pub fn compose_checked(decls: &[KindDecl], checks: &'static [KindChecks]) -> Vec<Arc<FamilyKind>> {
+    compose_with_references(decls, checks, &[])
+}
+
+/// As [`compose_checked`], each Kind also with the references of the provider's table (see
+/// [`crate::refs`]).
+pub fn compose_with_references(
+    decls: &[KindDecl],
+    checks: &'static [KindChecks],
+    table: &[crate::refs::Reference],
+) -> Vec<Arc<FamilyKind>> {
     decls
         .iter()
         .map(|d| {
-            let k = FamilyKind::new(d).expect("declarations compose (tested)");
+            let k = FamilyKind::new(d)
+                .and_then(|k| k.with_references(table))
+                .expect("declarations compose (tested)");
             Arc::new(k.with_checks(checks::of(checks, d.kind)))
         })
         .collect()

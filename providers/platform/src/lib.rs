@@ -16,6 +16,7 @@ use provider_runtime::managed::KindRegistration;
 #[rustfmt::skip]
 pub mod checks;
 pub mod platform;
+pub mod references;
 
 #[cfg(test)]
 mod admission_tests;

@@ -79,7 +79,11 @@ macro_rules! group_fns {
             static KINDS: std::sync::OnceLock<Vec<std::sync::Arc<provider_family::FamilyKind>>> =
                 std::sync::OnceLock::new();
             KINDS.get_or_init(|| {
-                provider_family::compose_checked(tables::KINDS, crate::checks::CHECKS)
+                provider_family::compose_with_references(
+                    tables::KINDS,
+                    crate::checks::CHECKS,
+                    crate::references::REFERENCES,
+                )
             })
         }
 

@@ -21,6 +21,7 @@ mod common;
 pub mod configuration;
 pub mod examples;
 pub mod policy;
+pub mod references;
 pub mod report;
 pub mod seed;
 pub mod watch;
