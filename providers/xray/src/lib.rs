@@ -28,6 +28,8 @@ pub mod watch;
 pub mod webhook;
 
 #[cfg(test)]
+mod admission_tests;
+#[cfg(test)]
 mod e2e_tests;
 #[cfg(test)]
 mod export_tests;
