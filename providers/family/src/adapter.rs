@@ -1040,6 +1040,10 @@ impl ExternalClient<FamilyKind> for FamilyClient {
         if mr.observe_only || mr.deleting {
             return Ok(obs);
         }
+        // Parameters fixed at create are in no answer: nothing to compare, nothing to send.
+        if !self.kind.decl.rest.updatable() {
+            return Ok(obs);
+        }
         if mr.late_initialize {
             let init_only = mr.init_only_fields.clone();
             obs.resource_late_initialized =
@@ -1166,6 +1170,12 @@ impl ExternalClient<FamilyKind> for FamilyClient {
     }
 
     async fn update(&self, mr: &mut Managed<FamilyKind>) -> Result<ExternalUpdate, ExternalError> {
+        if !self.kind.decl.rest.updatable() {
+            return Err(ExternalError::msg(format!(
+                "a {} cannot be changed in JFrog: its parameters are fixed at create (delete the managed resource and create it anew)",
+                self.kind.decl.kind
+            )));
+        }
         let key = self.key(mr, &mr.for_provider.clone());
         self.check_params(&mr.for_provider)?;
         let address = self.address(&key, &mr.for_provider);

@@ -808,3 +808,146 @@ async fn the_examples_are_observed_by_list_where_xray_lists() {
         "{counts:?}"
     );
 }
+
+/// A single-nested block in the form the CRDs take (an object, or the legacy list of one):
+/// the example manifests tell which.
+fn nested(v: Value) -> Value {
+    let d = decl("VulnerabilitiesReport");
+    if example(d, false)["spec"]["forProvider"]["resources"].is_array() {
+        json!([v])
+    } else {
+        v
+    }
+}
+
+/// A report with every kind of filter (CVSS range, published and scan-date ranges, runtime
+/// and contextual-analysis filters) over two repositories, and a violations report likewise,
+/// become Ready and then send no update across several polls, not even when Xray's answer
+/// carries (other) parameters: the report bindings have no update call and the adapter
+/// never compares a report's parameters.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reports_with_filters_are_never_updated() {
+    const SECOND: &str = "second-local";
+    let kinds = all_kinds();
+    let mut env = env(&kinds).await;
+    env.sim.put_repository_raw(
+        SECOND,
+        json!({"key": SECOND, "rclass": "local", "packageType": "generic"}),
+    );
+    let resources = nested(json!({"repository": [{"name": REPOSITORY}, {"name": SECOND}]}));
+    let range = |s: &str, e: &str| nested(json!({"start": s, "end": e}));
+    let cvss = nested(json!({"minScore": 5.5, "maxScore": 9.8}));
+    let ca = nested(json!({"allowedCaStatuses": ["applicable", "not_scanned"]}));
+    let runtime = nested(json!({"timePeriod": "7 days"}));
+    let manifest = |kind: &str, name: &str, filters: Value| {
+        let mut m = example(decl(kind), false);
+        m["metadata"]["name"] = json!(name);
+        m["spec"]["forProvider"] = json!({
+            "name": name,
+            "resources": resources.clone(),
+            "cronSchedule": "30 09 * * MON",
+            "filters": nested(filters),
+        });
+        m
+    };
+    let vulnerabilities = manifest(
+        "VulnerabilitiesReport",
+        "filtered-vulnerabilities",
+        json!({
+            "cvssScore": cvss.clone(),
+            "published": range("2024-01-01T00:00:00Z", "2024-06-30T00:00:00Z"),
+            "scanDate": range("2024-02-01T00:00:00Z", "2024-07-31T00:00:00Z"),
+            "runtimeFilter": runtime.clone(),
+            "caFilter": ca.clone(),
+            "hasRemediation": true,
+        }),
+    );
+    let violations = manifest(
+        "ViolationsReport",
+        "filtered-violations",
+        json!({
+            "type": "security",
+            "watchNames": ["w1"],
+            "severities": ["High", "Critical"],
+            "updated": range("2024-01-01T00:00:00Z", "2024-03-01T00:00:00Z"),
+            "securityFilters": nested(json!({
+                "cvssScore": cvss,
+                "published": range("2023-01-01T00:00:00Z", "2023-12-31T00:00:00Z"),
+                "hasRemediation": false,
+            })),
+            "caFilter": ca,
+            "runtimeFilter": runtime,
+        }),
+    );
+    env.add(&kind(&kinds, "VulnerabilitiesReport"), vulnerabilities)
+        .await;
+    env.add(&kind(&kinds, "ViolationsReport"), violations).await;
+    // Until generated, each poll reads the job's progress; then Ready.
+    for _ in 0..8 {
+        tokio::time::sleep(POLL * 2).await;
+        for m in &env.mrs {
+            m.reconcile().await;
+        }
+    }
+    converge(&env.mrs).await;
+    let read_calls = suite::read_calls(&[], &kinds);
+    let read_calls: Vec<&str> = read_calls.iter().map(String::as_str).collect();
+    let put = |env: &Env| {
+        env.sim
+            .request_counts()
+            .iter()
+            .filter(|(k, _)| k.starts_with("PUT /xray/api/v1/reports"))
+            .map(|(_, n)| n)
+            .sum::<u64>()
+    };
+    env.sim.reset_counts();
+    for _ in 0..4 {
+        tokio::time::sleep(POLL * 2).await;
+        for m in &env.mrs {
+            let o = m.reconcile().await;
+            assert!(matches!(o, Outcome::After(_)), "{}: {o:?}", m.name);
+        }
+    }
+    assert_eq!(put(&env), 0, "{:?}", env.sim.request_counts());
+    assert_eq!(
+        writes(&env.sim, &read_calls),
+        0,
+        "{:?}",
+        env.sim.request_counts()
+    );
+    // Xray answers with parameters that differ from the spec (another scope, filters,
+    // time zone): still no update, still Ready and Synced.
+    for r in env.sim.objects("xray_reports").unwrap_or_default() {
+        let id = r["id"].to_string();
+        let mut r = r.clone();
+        r["resources"] = json!({"repositories": [{"name": "elsewhere"}]});
+        r["filters"] = json!({"severities": ["Low"], "cvss_score": {"min_score": 1}});
+        r["cron_schedule"] = json!("00 01 * * *");
+        r["cron_schedule_timezone"] = json!("Europe/Paris");
+        r["notify"] = json!({"emails": ["someone@example.com"]});
+        assert!(env.sim.put_object("xray_reports", &id, r));
+    }
+    env.sim.reset_counts();
+    for _ in 0..4 {
+        tokio::time::sleep(POLL * 2).await;
+        for m in &env.mrs {
+            let o = m.reconcile().await;
+            assert!(matches!(o, Outcome::After(_)), "{}: {o:?}", m.name);
+        }
+    }
+    assert_eq!(put(&env), 0, "{:?}", env.sim.request_counts());
+    assert_eq!(
+        writes(&env.sim, &read_calls),
+        0,
+        "{:?}",
+        env.sim.request_counts()
+    );
+    for m in &env.mrs {
+        assert!(
+            m.ready_and_synced().await,
+            "{}: {:?}",
+            m.name,
+            m.get().await.data["status"]
+        );
+    }
+}

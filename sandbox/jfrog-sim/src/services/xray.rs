@@ -1106,7 +1106,12 @@ async fn read_report(
     let r = store
         .get(&id)
         .ok_or_else(|| not_found("failed to get report details"))?;
-    let answer = r.clone();
+    // "Get Report Details": the job (ID, name, type, status, progress, counts, author), and
+    // in a project its key; never the report's parameters (resources, filters, schedule).
+    let mut answer = r.clone();
+    if let (Some(project), Value::Object(m)) = (q.project(), &mut answer) {
+        m.insert("project_key".into(), json!(project));
+    }
     advance_report(&store, &id, r);
     Ok(Json(answer))
 }
