@@ -718,8 +718,12 @@ impl FamilyClient {
     /// Where the object of `key` is for the REST binding (the family's `address` hook).
     /// A field sent as a query parameter (see [`crate::Field::query`]) scopes the object: its
     /// value is carried in the address.
-    fn address(&self, key: &str, params: &Value) -> String {
-        let address = self.kind.decl.hooks.address(&self.kind, key, params);
+    fn address(&self, key: &str, params: &Value, at_provider: &Value) -> String {
+        let address = self
+            .kind
+            .decl
+            .hooks
+            .address_observed(&self.kind, key, params, at_provider);
         // A server-assigned object has no key before its create, but its create (and the
         // lookup of a create whose answer was lost) is made in its scope all the same.
         if address.is_empty() && self.kind.decl.id != Id::ServerAssigned {
@@ -988,7 +992,7 @@ impl ExternalClient<FamilyKind> for FamilyClient {
         if key.is_empty() {
             return Ok(ExternalObservation::default());
         }
-        let address = self.address(&key, &mr.for_provider);
+        let address = self.address(&key, &mr.for_provider, &mr.at_provider);
         // What JFrog cannot delete is forgotten: nothing is left to wait for.
         if mr.deleting && self.kind.decl.rest.forgets_on_delete() {
             // A singleton forgotten by its MR may be claimed by the next one.
@@ -1109,7 +1113,7 @@ impl ExternalClient<FamilyKind> for FamilyClient {
             self.check_key(&key)?;
         }
         self.check_params(&mr.create_parameters)?;
-        let address = self.address(&key, &mr.create_parameters);
+        let address = self.address(&key, &mr.create_parameters, &Value::Null);
         if address.is_empty() && self.kind.decl.id != Id::ServerAssigned {
             return Err(ExternalError::msg(format!(
                 "cannot create: the {} belongs to an object not named in spec.forProvider",
@@ -1178,7 +1182,7 @@ impl ExternalClient<FamilyKind> for FamilyClient {
         }
         let key = self.key(mr, &mr.for_provider.clone());
         self.check_params(&mr.for_provider)?;
-        let address = self.address(&key, &mr.for_provider);
+        let address = self.address(&key, &mr.for_provider, &mr.at_provider);
         let _write = self.begin_write(&address);
         // Immutable fields are guarded at admission; a value that differs here was set
         // outside Kubernetes or before the rule existed.
@@ -1230,7 +1234,7 @@ impl ExternalClient<FamilyKind> for FamilyClient {
         if key.is_empty() {
             return Ok(ExternalDelete::default());
         }
-        let address = self.address(&key, &mr.for_provider);
+        let address = self.address(&key, &mr.for_provider, &mr.at_provider);
         let _write = self.begin_write(&address);
         self.kind
             .decl

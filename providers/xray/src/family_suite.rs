@@ -27,14 +27,14 @@ fn drift(kind: &str) -> Option<(&'static str, Value)> {
     })
 }
 
-/// Configuration Xray cannot delete (deleting the MR forgets it) and singletons.
+/// Configuration Xray cannot delete (deleting the MR forgets it) and singletons (catalog
+/// labels are deleted: each MR owns its labels).
 fn deletes(kind: &str) -> bool {
     !matches!(
         kind,
         "Settings"
             | "WorkersCount"
             | "RepositoryConfig"
-            | "CatalogLabels"
             | "BinaryManagerBuilds"
             | "BinaryManagerRepos"
             | "BinaryManagerReleaseBundlesV2"

@@ -5,7 +5,7 @@
 //! `catalog/overrides.json` (section `xray`); regenerate rather than edit by hand.
 
 #[allow(unused_imports)]
-use provider_family::{Dv, Field, Id, KindDecl, MapWire, Norm, Ty};
+use provider_family::{Dv, Field, Id, KindDecl, MapWire, Norm, Rule, Ty};
 
 use super::{HOOKS, rest};
 
@@ -108,24 +108,24 @@ pub const CATALOGLABELS_LABELS: &[Field] = &[
 
 /// The children of `CatalogLabels.package_assignments`.
 pub const CATALOGLABELS_PACKAGE_ASSIGNMENTS: &[Field] = &[
-    Field::new("labelName", "label_name", Some("labelNames"), Ty::Str).required().doc("Label to assign."),
-    Field::new("packageName", "package_name", Some("publicPackage.name"), Ty::Str).required().doc("Package name."),
-    Field::new("packageType", "package_type", Some("publicPackage.type"), Ty::Str).required().doc("Package type (npm, maven, docker, ...)."),
+    Field::new("labelName", "label_name", Some("labelName"), Ty::Str).required().doc("Label to assign."),
+    Field::new("packageName", "package_name", Some("packageName"), Ty::Str).required().doc("Package name."),
+    Field::new("packageType", "package_type", Some("packageType"), Ty::Str).required().doc("Package type (npm, maven, docker, ...)."),
 ];
 
 /// The children of `CatalogLabels.version_assignments`.
 pub const CATALOGLABELS_VERSION_ASSIGNMENTS: &[Field] = &[
     Field::new("labelName", "label_name", Some("labelName"), Ty::Str).required().doc("Label to assign."),
-    Field::new("packageName", "package_name", Some("x_packageName"), Ty::Str).required().doc("Package name."),
-    Field::new("packageType", "package_type", Some("x_packageType"), Ty::Str).required().doc("Package type."),
-    Field::new("versions", "versions", Some("x_versions"), Ty::Set).required().doc("Versions receiving the label; at least one non-empty version."),
+    Field::new("packageName", "package_name", Some("packageName"), Ty::Str).required().doc("Package name."),
+    Field::new("packageType", "package_type", Some("packageType"), Ty::Str).required().doc("Package type."),
+    Field::new("versions", "versions", Some("versions"), Ty::Set).required().doc("Versions receiving the label; at least one non-empty version."),
 ];
 
 /// The fields of CatalogLabels.
 pub const CATALOG_LABELS_FIELDS: &[Field] = &[
     Field::new("labels", "labels", Some("labels"), Ty::ObjSet(CATALOGLABELS_LABELS)).doc("Catalog labels to manage (at least one if set; at most 500 per operation)."),
-    Field::new("packageAssignments", "package_assignments", Some("publicPackageLabels"), Ty::ObjSet(CATALOGLABELS_PACKAGE_ASSIGNMENTS)).doc("Labels assigned to packages (one label per package)."),
-    Field::new("versionAssignments", "version_assignments", Some("publicPackageVersionsLabel"), Ty::ObjSet(CATALOGLABELS_VERSION_ASSIGNMENTS)).doc("Labels assigned to package versions (one label per version)."),
+    Field::new("packageAssignments", "package_assignments", Some("packageAssignments"), Ty::ObjSet(CATALOGLABELS_PACKAGE_ASSIGNMENTS)).doc("Labels assigned to packages (one label per package)."),
+    Field::new("versionAssignments", "version_assignments", Some("versionAssignments"), Ty::ObjSet(CATALOGLABELS_VERSION_ASSIGNMENTS)).doc("Labels assigned to package versions (one label per version)."),
 ];
 
 /// Template `xray_binary_manager`.
@@ -226,7 +226,7 @@ pub const KINDS: &[KindDecl] = &[
         group: "configuration",
         kind: "CatalogLabels",
         description: "A JFrog Xray catalog labels (Terraform `xray_catalog_labels`).",
-        id: Id::Singleton("catalog-labels"),
+        id: Id::Name,
         id_wire: None,
         extends: NONE,
         mixins: &[],
@@ -235,7 +235,7 @@ pub const KINDS: &[KindDecl] = &[
         enum_overrides: &[],
         identity: &[],
         fixed_body: &[],
-        rules: &[],
+        rules: &[Rule { cel: "!has(self.labels) || size(self.labels) >= 1", message: "labels: at least one label when labels is set" }, Rule { cel: "!has(self.labels) || size(self.labels) <= 500", message: "labels: at most 500 labels in one operation" }, Rule { cel: "!has(self.labels) || self.labels.all(l, size(l.name) >= 2 && size(l.name) <= 15)", message: "labels[].name: a label name has 2 to 15 characters" }, Rule { cel: "!has(self.labels) || self.labels.all(l, size(l.description) >= 1 && size(l.description) <= 300)", message: "labels[].description: a label description has 1 to 300 characters" }, Rule { cel: "!has(self.labels) || self.labels.all(l, self.labels.exists_one(m, m.name == l.name))", message: "labels[].name: duplicate label name; label names must be unique" }, Rule { cel: "!has(self.packageAssignments) || size(self.packageAssignments) <= 500", message: "packageAssignments: at most 500 assignments in one operation" }, Rule { cel: "!has(self.packageAssignments) || self.packageAssignments.all(a, self.packageAssignments.exists_one(b, b.packageName == a.packageName && b.packageType == a.packageType))", message: "packageAssignments: one label per package (the Catalog supports only one label per package)" }, Rule { cel: "!has(self.versionAssignments) || self.versionAssignments.all(a, size(a.versions) >= 1 && size(a.versions) <= 500 && a.versions.all(v, size(v) >= 1))", message: "versionAssignments[].versions: 1 to 500 versions, none empty" }, Rule { cel: "!has(self.versionAssignments) || self.versionAssignments.all(a, self.versionAssignments.exists_one(b, b.labelName == a.labelName && b.packageName == a.packageName && b.packageType == a.packageType))", message: "versionAssignments: one entry per label and package (list all its versions in that entry)" }],
         rest: &rest::CATALOG_LABELS,
         hooks: &HOOKS,
     },
