@@ -706,3 +706,126 @@ impl Hooks for ConfigurationHooks {
 }
 
 common::group_fns!();
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    /// Upstream's validators and the Catalog's limits are refused at admission, each with a
+    /// message naming the field; the example is accepted.
+    #[test]
+    fn catalog_labels_admission_names_the_field() {
+        let crds = provider_family::suite::CrdSchemas::new("xray", &crate::kinds());
+        let d = declarations()
+            .iter()
+            .find(|d| d.kind == "CatalogLabels")
+            .expect("declared");
+        let schema = crds.schema(d, false);
+        let example = crate::examples::example(d, false);
+        assert!(schema.validate(&example, None).is_empty());
+        let label = |n: &str, d: &str| json!({"name": n, "description": d});
+        let version = |vs: Value| json!([{"labelName": "ok", "packageName": "p", "packageType": "npm", "versions": vs}]);
+        let many: Vec<Value> = (0..501).map(|i| label(&format!("l{i}"), "x")).collect();
+        let cases = [
+            ("labels", json!([]), "at least one label"),
+            ("labels", json!([label("a", "x")]), "2 to 15 characters"),
+            (
+                "labels",
+                json!([label("sixteen-chars-xx", "x")]),
+                "2 to 15 characters",
+            ),
+            ("labels", json!([label("ok", "")]), "1 to 300 characters"),
+            (
+                "labels",
+                json!([label("ok", &"d".repeat(301))]),
+                "1 to 300 characters",
+            ),
+            (
+                "labels",
+                json!([label("ok", "x"), label("ok", "y")]),
+                "duplicate label name",
+            ),
+            ("labels", Value::from(many), "at most 500"),
+            (
+                "versionAssignments",
+                version(json!([])),
+                "1 to 500 versions",
+            ),
+            ("versionAssignments", version(json!([""])), "none empty"),
+            (
+                "packageAssignments",
+                json!([
+                    {"labelName": "a1", "packageName": "p", "packageType": "npm"},
+                    {"labelName": "a2", "packageName": "p", "packageType": "npm"}
+                ]),
+                "one label per package",
+            ),
+        ];
+        for (field, value, rule) in cases {
+            let mut m = example.clone();
+            m["spec"]["forProvider"][field] = value;
+            let errs = format!("{:?}", schema.validate(&m, None));
+            assert!(
+                errs.contains(field) && errs.contains(rule),
+                "{field} {rule}: {errs}"
+            );
+        }
+    }
+
+    /// An MR that names nothing is refused before any request.
+    #[test]
+    fn catalog_labels_that_name_nothing_are_refused() {
+        let kind = declarations()
+            .iter()
+            .find(|d| d.kind == "CatalogLabels")
+            .expect("declared")
+            .resolve()
+            .expect("composes");
+        let err = HOOKS.check_params(&kind, &json!({})).expect_err("refused");
+        assert!(
+            err.contains("labels, packageAssignments or versionAssignments"),
+            "{err}"
+        );
+        assert!(
+            HOOKS
+                .check_params(
+                    &kind,
+                    &json!({"labels": [{"name": "ok", "description": "x"}]})
+                )
+                .is_ok()
+        );
+    }
+
+    /// The address reaches what the spec names and what the MR last observed, nothing else.
+    #[test]
+    fn the_reach_is_the_spec_and_the_last_observation() {
+        let kind = declarations()
+            .iter()
+            .find(|d| d.kind == "CatalogLabels")
+            .expect("declared")
+            .resolve()
+            .expect("composes");
+        let spec = json!({
+            "labels": [{"name": "a1", "description": "x"}],
+            "versionAssignments": [{"labelName": "a1", "packageName": "p", "packageType": "npm", "versions": ["1", "2"]}]
+        });
+        let observed = json!({"labels": [{"name": "old", "description": "y"}],
+            "packageAssignments": [{"labelName": "old", "packageName": "q", "packageType": "npm"}]});
+        let reach: Reach =
+            serde_json::from_str(&HOOKS.address_observed(&kind, "mr", &spec, &observed))
+                .expect("json");
+        assert_eq!(
+            reach.labels,
+            ["a1", "old"].map(String::from).into_iter().collect()
+        );
+        assert_eq!(reach.packages.len(), 1);
+        assert_eq!(reach.versions.len(), 2);
+        assert_eq!(Reach::labels_of(&spec).len(), 1);
+        assert_eq!(
+            literal(&json!({"name": "a \"b\"", "n": [1, true]})),
+            r#"{name: "a \"b\"", n: [1, true]}"#
+        );
+    }
+}

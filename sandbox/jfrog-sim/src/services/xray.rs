@@ -1762,7 +1762,8 @@ fn public_package_field(s: &Shared, top: &str, field: &str, args: &Value) -> Res
 /// The Catalog's GraphQL endpoint: one operation per document (queries and mutations, with
 /// literal arguments or variables); the answer selects what the document asks. A failed
 /// operation answers 400 with `{errors: [{message}], data: null}` and the Catalog's text;
-/// nothing of a refused mutation is applied.
+/// nothing of a refused mutation is applied. Besides the route, each mutation field is
+/// counted as `MUTATION customCatalogLabel.<field>` (queries only by the route).
 async fn graphql(
     State(s): State<Arc<Shared>>,
     _u: User,
@@ -1801,6 +1802,11 @@ async fn graphql(
                     .map(|(k, v)| (k.clone(), gql_value(v, &vars)))
                     .collect(),
             );
+            if mutation {
+                // Each mutation is counted too, so that a test tells writes from reads.
+                s.counts
+                    .record("MUTATION", &format!("{}.{}", top.name, f.name));
+            }
             let result = match top.name.as_str() {
                 "customCatalogLabel" => catalog_label_field(&s, mutation, &f.name, &args),
                 "publicPackage" | "publicPackageVersion" if !mutation => {
