@@ -1006,6 +1006,8 @@ async fn two_catalog_labels_mrs_own_only_their_labels_and_assignments() {
     let kinds: Vec<Arc<FamilyKind>> = crate::configuration::kinds().to_vec();
     let labels = kind(&kinds, "CatalogLabels");
     let mut env = env(&kinds).await;
+    // The MRs are deleted moments after their create: no grace for the create to show.
+    env.ctx.creation_grace_period = std::time::Duration::ZERO;
     let person = |name: &str| json!({"name": name, "description": "made in the UI"});
     assert!(
         env.sim
