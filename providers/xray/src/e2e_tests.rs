@@ -821,8 +821,8 @@ fn nested(v: Value) -> Value {
 }
 
 /// A report with every kind of filter (CVSS range, published and scan-date ranges, runtime
-/// and contextual-analysis filters) over two repositories, and a violations report likewise,
-/// become Ready and then send no update across several polls, not even when Xray's answer
+/// and contextual-analysis filters) over two repositories, the same in a project, and a
+/// violations report likewise, become Ready and then send no update across several polls, not even when Xray's answer
 /// carries (other) parameters: the report bindings have no update call and the adapter
 /// never compares a report's parameters.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -879,9 +879,20 @@ async fn reports_with_filters_are_never_updated() {
             "runtimeFilter": runtime,
         }),
     );
+    // The same report in a project (made, read and deleted with `?projectKey=team`).
+    env.sim.put_object(
+        "access_projects",
+        "team",
+        json!({"project_key": "team", "display_name": "Team"}),
+    );
+    let mut in_team = vulnerabilities.clone();
+    in_team["metadata"]["name"] = json!("team-vulnerabilities");
+    in_team["spec"]["forProvider"]["projectKey"] = json!("team");
     env.add(&kind(&kinds, "VulnerabilitiesReport"), vulnerabilities)
         .await;
     env.add(&kind(&kinds, "ViolationsReport"), violations).await;
+    env.add(&kind(&kinds, "VulnerabilitiesReport"), in_team)
+        .await;
     // Until generated, each poll reads the job's progress; then Ready.
     for _ in 0..8 {
         tokio::time::sleep(POLL * 2).await;
@@ -917,16 +928,32 @@ async fn reports_with_filters_are_never_updated() {
     );
     // Xray answers with parameters that differ from the spec (another scope, filters,
     // time zone): still no update, still Ready and Synced.
-    for r in env.sim.objects("xray_reports").unwrap_or_default() {
-        let id = r["id"].to_string();
-        let mut r = r.clone();
+    let differ = |r: &mut Value| {
         r["resources"] = json!({"repositories": [{"name": "elsewhere"}]});
         r["filters"] = json!({"severities": ["Low"], "cvss_score": {"min_score": 1}});
         r["cron_schedule"] = json!("00 01 * * *");
         r["cron_schedule_timezone"] = json!("Europe/Paris");
         r["notify"] = json!({"emails": ["someone@example.com"]});
+    };
+    for mut r in env.sim.objects("xray_reports").unwrap_or_default() {
+        let id = r["id"].to_string();
+        differ(&mut r);
         assert!(env.sim.put_object("xray_reports", &id, r));
     }
+    // The project's report (stored with its scope).
+    let mut scoped = 0;
+    for mut o in env.sim.objects("xray_project_objects").unwrap_or_default() {
+        if o["scope"] == "report|team" {
+            let id = o["object"]["id"].to_string();
+            differ(&mut o["object"]);
+            assert!(
+                env.sim
+                    .put_object("xray_project_objects", &format!("report|team|{id}"), o)
+            );
+            scoped += 1;
+        }
+    }
+    assert_eq!(scoped, 1);
     env.sim.reset_counts();
     for _ in 0..4 {
         tokio::time::sleep(POLL * 2).await;
