@@ -765,8 +765,12 @@ impl FamilyClient {
     /// Where the object of `key` is for the REST binding (the family's `address` hook).
     /// A field sent as a query parameter (see [`crate::Field::query`]) scopes the object: its
     /// value is carried in the address.
-    fn address(&self, key: &str, params: &Value) -> String {
-        let address = self.kind.decl.hooks.address(&self.kind, key, params);
+    fn address(&self, key: &str, params: &Value, at_provider: &Value) -> String {
+        let address = self
+            .kind
+            .decl
+            .hooks
+            .address_observed(&self.kind, key, params, at_provider);
         // A server-assigned object has no key before its create, but its create (and the
         // lookup of a create whose answer was lost) is made in its scope all the same.
         if address.is_empty() && self.kind.decl.id != Id::ServerAssigned {
@@ -1045,7 +1049,7 @@ impl ExternalClient<FamilyKind> for FamilyClient {
         if key.is_empty() {
             return Ok(ExternalObservation::default());
         }
-        let address = self.address(&key, &mr.for_provider);
+        let address = self.address(&key, &mr.for_provider, &mr.at_provider);
         // What JFrog cannot delete is forgotten: nothing is left to wait for.
         if mr.deleting && self.kind.decl.rest.forgets_on_delete() {
             // A singleton forgotten by its MR may be claimed by the next one.
@@ -1095,6 +1099,10 @@ impl ExternalClient<FamilyKind> for FamilyClient {
         // Observe-only MRs are never updated, and an MR being deleted needs no diff (nor its
         // secrets, which may already be gone).
         if mr.observe_only || mr.deleting {
+            return Ok(obs);
+        }
+        // Parameters fixed at create are in no answer: nothing to compare, nothing to send.
+        if !self.kind.decl.rest.updatable() {
             return Ok(obs);
         }
         if mr.late_initialize {
@@ -1164,7 +1172,7 @@ impl ExternalClient<FamilyKind> for FamilyClient {
         self.check_params(&mr.create_parameters)?;
         self.check_against_platform(&key, &mr.create_parameters)
             .await?;
-        let address = self.address(&key, &mr.create_parameters);
+        let address = self.address(&key, &mr.create_parameters, &Value::Null);
         if address.is_empty() && self.kind.decl.id != Id::ServerAssigned {
             return Err(ExternalError::msg(format!(
                 "cannot create: the {} belongs to an object not named in spec.forProvider",
@@ -1225,10 +1233,16 @@ impl ExternalClient<FamilyKind> for FamilyClient {
     }
 
     async fn update(&self, mr: &mut Managed<FamilyKind>) -> Result<ExternalUpdate, ExternalError> {
+        if !self.kind.decl.rest.updatable() {
+            return Err(ExternalError::msg(format!(
+                "a {} cannot be changed in JFrog: its parameters are fixed at create (delete the managed resource and create it anew)",
+                self.kind.decl.kind
+            )));
+        }
         let key = self.key(mr, &mr.for_provider.clone());
         self.check_params(&mr.for_provider)?;
         self.check_against_platform(&key, &mr.for_provider).await?;
-        let address = self.address(&key, &mr.for_provider);
+        let address = self.address(&key, &mr.for_provider, &mr.at_provider);
         let _write = self.begin_write(&address);
         // Immutable fields are guarded at admission; a value that differs here was set
         // outside Kubernetes or before the rule existed.
@@ -1280,7 +1294,7 @@ impl ExternalClient<FamilyKind> for FamilyClient {
         if key.is_empty() {
             return Ok(ExternalDelete::default());
         }
-        let address = self.address(&key, &mr.for_provider);
+        let address = self.address(&key, &mr.for_provider, &mr.at_provider);
         let _write = self.begin_write(&address);
         self.kind
             .decl

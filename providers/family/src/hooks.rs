@@ -79,6 +79,20 @@ pub trait Hooks: Send + Sync + std::fmt::Debug {
         key.to_string()
     }
 
+    /// [`Hooks::address`] for a Kind whose object is what the MR applied: given also the MR's
+    /// last observation (`atProvider`, `Null` before the first), so that the binding also
+    /// reaches what the MR applied before and its spec no longer names (catalog labels
+    /// dropped from the spec are deleted only because the MR had them). `address` by default.
+    fn address_observed(
+        &self,
+        kind: &ResolvedKind,
+        key: &str,
+        params: &Value,
+        _at_provider: &Value,
+    ) -> String {
+        self.address(kind, key, params)
+    }
+
     /// Check an identifier before any request; the error names the rule broken.
     fn check_key(&self, _key: &str) -> Result<(), String> {
         Ok(())

@@ -244,6 +244,14 @@ pub trait Rest: Send + Sync + std::fmt::Debug {
     fn list(&self) -> Option<&ListCall> {
         None
     }
+    /// Whether the API can change an object after its create. `false` for objects whose
+    /// parameters are fixed at create and absent from every answer (an Xray report: no
+    /// update call, the read answers the generation status only): the adapter then never
+    /// compares the parameters with an answer, never late-initialises them from one and
+    /// never sends an update.
+    fn updatable(&self) -> bool {
+        true
+    }
     /// The list call to use on `client`'s platform, for an API that depends on the
     /// platform's version (the users list); [`Rest::list`] by default. `list()` stays the
     /// call that names the family (the snapshot's and `export`'s grouping).

@@ -126,7 +126,7 @@ impl Mr {
             && testkit::condition(&o, "Synced").is_some_and(|c| c.0 == "True")
     }
     /// Where the MR's object is, as the family's REST binding addresses it (the identifier
-    /// as the adapter derives it, through the family's [`crate::Hooks::address`]).
+    /// as the adapter derives it, through the family's [`crate::Hooks::address_observed`]).
     pub async fn address(&self) -> String {
         let o = self.get().await;
         let external =
@@ -140,7 +140,9 @@ impl Mr {
             &crate::adapter::managed(&self.name, &external, params.clone()),
             &params,
         );
-        k.decl.hooks.address(k, &key, &params)
+        k.decl
+            .hooks
+            .address_observed(k, &key, &params, &o.data["status"]["atProvider"])
     }
 }
 

@@ -7,6 +7,21 @@ use provider_family::{Check, KindChecks, RuleCheck};
 /// The admission checks of provider-xray's Kinds, by Kind.
 pub static CHECKS: &[KindChecks] = &[
     KindChecks {
+        kind: "CatalogLabels",
+        fields: &[
+            ("labels", &[Check::Items(Some(1), Some(500)), Check::Unique("name")]),
+            ("labels.name", &[Check::Length(Some(2), Some(15))]),
+            ("labels.description", &[Check::Length(Some(1), Some(300))]),
+            ("packageAssignments", &[Check::Items(None, Some(500))]),
+            ("versionAssignments.versions", &[Check::Items(Some(1), Some(500)), Check::Each(&Check::Length(Some(1), None))]),
+        ],
+        rules: &[
+            ("", RuleCheck::Cel("!has(self.packageAssignments) || self.packageAssignments.all(a, self.packageAssignments.exists_one(b, b.packageName == a.packageName && b.packageType == a.packageType))", "packageAssignments: one label per package (the Catalog supports only one label per package)")),
+            ("", RuleCheck::Cel("!has(self.versionAssignments) || self.versionAssignments.all(a, self.versionAssignments.exists_one(b, b.labelName == a.labelName && b.packageName == a.packageName && b.packageType == a.packageType))", "versionAssignments: one entry per label and package (list all its versions in that entry)")),
+        ],
+        late_init_safe: &[],
+    },
+    KindChecks {
         kind: "ExposuresReport",
         fields: &[
             ("name", &[Check::Length(Some(1), None)]),

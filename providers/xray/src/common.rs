@@ -44,6 +44,75 @@ impl Rest for Forget {
     }
 }
 
+/// A binding without an update call (Xray reports: created, read and deleted, never
+/// changed; their parameters are in no answer). It declares so ([`Rest::updatable`] is
+/// `false`), so the adapter never compares the parameters nor sends an update; an update
+/// asked anyway fails here, without a request.
+#[derive(Debug)]
+pub struct NoUpdate(Paths);
+
+impl NoUpdate {
+    /// The binding of `create`, `read`, `delete` and `list` on `service`.
+    pub const fn new(
+        service: jfrog_client::Service,
+        create: provider_family::Call,
+        read: provider_family::Call,
+        delete: provider_family::Call,
+        list: Option<ListCall>,
+    ) -> Self {
+        NoUpdate(Paths {
+            service,
+            create,
+            read,
+            // Never used: `update` below answers without a request.
+            update: read,
+            delete,
+            list,
+            case_insensitive: false,
+        })
+    }
+}
+
+#[async_trait]
+impl Rest for NoUpdate {
+    async fn read(&self, client: &JfrogClient, key: &str) -> Result<Value, Error> {
+        self.0.read(client, key).await
+    }
+    async fn create(
+        &self,
+        client: &JfrogClient,
+        key: &str,
+        body: &Map<String, Value>,
+    ) -> Result<Value, Error> {
+        self.0.create(client, key, body).await
+    }
+    async fn update(
+        &self,
+        _client: &JfrogClient,
+        key: &str,
+        _body: &Map<String, Value>,
+    ) -> Result<(), Error> {
+        Err(Error::UnexpectedStatus {
+            ctx: jfrog_client::RequestContext {
+                service: self.0.service,
+                method: jfrog_client::Method::PUT,
+                route: format!("{}{}", self.0.service.base_path(), self.0.read.path),
+            },
+            status: 405,
+            message: format!("not sent: {key} cannot be changed, the API has no update call"),
+        })
+    }
+    async fn delete(&self, client: &JfrogClient, key: &str) -> Result<(), Error> {
+        self.0.delete(client, key).await
+    }
+    fn list(&self) -> Option<&ListCall> {
+        self.0.list()
+    }
+    fn updatable(&self) -> bool {
+        false
+    }
+}
+
 /// The identifier in a create's answer: `member` as a string, or a number written in
 /// decimal (Xray's report and curation IDs are numbers).
 pub fn answer_id(answer: &Value, member: &str) -> Option<String> {

@@ -808,3 +808,383 @@ async fn the_examples_are_observed_by_list_where_xray_lists() {
         "{counts:?}"
     );
 }
+
+/// A single-nested block in the form the CRDs take (an object, or the legacy list of one):
+/// the example manifests tell which.
+fn nested(v: Value) -> Value {
+    let d = decl("VulnerabilitiesReport");
+    if example(d, false)["spec"]["forProvider"]["resources"].is_array() {
+        json!([v])
+    } else {
+        v
+    }
+}
+
+/// A report with every kind of filter (CVSS range, published and scan-date ranges, runtime
+/// and contextual-analysis filters) over two repositories, the same in a project, and a
+/// violations report likewise, become Ready and then send no update across several polls, not even when Xray's answer
+/// carries (other) parameters: the report bindings have no update call and the adapter
+/// never compares a report's parameters.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reports_with_filters_are_never_updated() {
+    const SECOND: &str = "second-local";
+    let kinds = all_kinds();
+    let mut env = env(&kinds).await;
+    env.sim.put_repository_raw(
+        SECOND,
+        json!({"key": SECOND, "rclass": "local", "packageType": "generic"}),
+    );
+    let resources = nested(json!({"repository": [{"name": REPOSITORY}, {"name": SECOND}]}));
+    let range = |s: &str, e: &str| nested(json!({"start": s, "end": e}));
+    let cvss = nested(json!({"minScore": 5.5, "maxScore": 9.8}));
+    let ca = nested(json!({"allowedCaStatuses": ["applicable", "not_scanned"]}));
+    let runtime = nested(json!({"timePeriod": "7 days"}));
+    let manifest = |kind: &str, name: &str, filters: Value| {
+        let mut m = example(decl(kind), false);
+        m["metadata"]["name"] = json!(name);
+        m["spec"]["forProvider"] = json!({
+            "name": name,
+            "resources": resources.clone(),
+            "cronSchedule": "30 09 * * MON",
+            "filters": nested(filters),
+        });
+        m
+    };
+    let vulnerabilities = manifest(
+        "VulnerabilitiesReport",
+        "filtered-vulnerabilities",
+        json!({
+            "cvssScore": cvss.clone(),
+            "published": range("2024-01-01T00:00:00Z", "2024-06-30T00:00:00Z"),
+            "scanDate": range("2024-02-01T00:00:00Z", "2024-07-31T00:00:00Z"),
+            "runtimeFilter": runtime.clone(),
+            "caFilter": ca.clone(),
+            "hasRemediation": true,
+        }),
+    );
+    let violations = manifest(
+        "ViolationsReport",
+        "filtered-violations",
+        json!({
+            "type": "security",
+            "watchNames": ["w1"],
+            "severities": ["High", "Critical"],
+            "updated": range("2024-01-01T00:00:00Z", "2024-03-01T00:00:00Z"),
+            "securityFilters": nested(json!({
+                "cvssScore": cvss,
+                "published": range("2023-01-01T00:00:00Z", "2023-12-31T00:00:00Z"),
+                "hasRemediation": false,
+            })),
+            "caFilter": ca,
+            "runtimeFilter": runtime,
+        }),
+    );
+    // The same report in a project (made, read and deleted with `?projectKey=team`).
+    env.sim.put_object(
+        "access_projects",
+        "team",
+        json!({"project_key": "team", "display_name": "Team"}),
+    );
+    let mut in_team = vulnerabilities.clone();
+    in_team["metadata"]["name"] = json!("team-vulnerabilities");
+    in_team["spec"]["forProvider"]["projectKey"] = json!("team");
+    env.add(&kind(&kinds, "VulnerabilitiesReport"), vulnerabilities)
+        .await;
+    env.add(&kind(&kinds, "ViolationsReport"), violations).await;
+    env.add(&kind(&kinds, "VulnerabilitiesReport"), in_team)
+        .await;
+    // Until generated, each poll reads the job's progress; then Ready.
+    for _ in 0..8 {
+        tokio::time::sleep(POLL * 2).await;
+        for m in &env.mrs {
+            m.reconcile().await;
+        }
+    }
+    converge(&env.mrs).await;
+    let read_calls = suite::read_calls(&[], &kinds);
+    let read_calls: Vec<&str> = read_calls.iter().map(String::as_str).collect();
+    let put = |env: &Env| {
+        env.sim
+            .request_counts()
+            .iter()
+            .filter(|(k, _)| k.starts_with("PUT /xray/api/v1/reports"))
+            .map(|(_, n)| n)
+            .sum::<u64>()
+    };
+    env.sim.reset_counts();
+    for _ in 0..4 {
+        tokio::time::sleep(POLL * 2).await;
+        for m in &env.mrs {
+            let o = m.reconcile().await;
+            assert!(matches!(o, Outcome::After(_)), "{}: {o:?}", m.name);
+        }
+    }
+    assert_eq!(put(&env), 0, "{:?}", env.sim.request_counts());
+    assert_eq!(
+        writes(&env.sim, &read_calls),
+        0,
+        "{:?}",
+        env.sim.request_counts()
+    );
+    // Xray answers with parameters that differ from the spec (another scope, filters,
+    // time zone): still no update, still Ready and Synced.
+    let differ = |r: &mut Value| {
+        r["resources"] = json!({"repositories": [{"name": "elsewhere"}]});
+        r["filters"] = json!({"severities": ["Low"], "cvss_score": {"min_score": 1}});
+        r["cron_schedule"] = json!("00 01 * * *");
+        r["cron_schedule_timezone"] = json!("Europe/Paris");
+        r["notify"] = json!({"emails": ["someone@example.com"]});
+    };
+    for mut r in env.sim.objects("xray_reports").unwrap_or_default() {
+        let id = r["id"].to_string();
+        differ(&mut r);
+        assert!(env.sim.put_object("xray_reports", &id, r));
+    }
+    // The project's report (stored with its scope).
+    let mut scoped = 0;
+    for mut o in env.sim.objects("xray_project_objects").unwrap_or_default() {
+        if o["scope"] == "report|team" {
+            let id = o["object"]["id"].to_string();
+            differ(&mut o["object"]);
+            assert!(
+                env.sim
+                    .put_object("xray_project_objects", &format!("report|team|{id}"), o)
+            );
+            scoped += 1;
+        }
+    }
+    assert_eq!(scoped, 1);
+    env.sim.reset_counts();
+    for _ in 0..4 {
+        tokio::time::sleep(POLL * 2).await;
+        for m in &env.mrs {
+            let o = m.reconcile().await;
+            assert!(matches!(o, Outcome::After(_)), "{}: {o:?}", m.name);
+        }
+    }
+    assert_eq!(put(&env), 0, "{:?}", env.sim.request_counts());
+    assert_eq!(
+        writes(&env.sim, &read_calls),
+        0,
+        "{:?}",
+        env.sim.request_counts()
+    );
+    for m in &env.mrs {
+        assert!(
+            m.ready_and_synced().await,
+            "{}: {:?}",
+            m.name,
+            m.get().await.data["status"]
+        );
+    }
+}
+
+/// The GraphQL mutations the simulator saw since its counts were reset, by field.
+fn mutations(env: &Env) -> std::collections::BTreeMap<String, u64> {
+    env.sim
+        .request_counts()
+        .into_iter()
+        .filter_map(|(k, n)| {
+            k.strip_prefix("MUTATION customCatalogLabel.")
+                .map(|f| (f.to_string(), n))
+        })
+        .collect()
+}
+
+/// The labels assigned to a package (`version`: to one of its versions) in the simulator.
+fn assigned(env: &Env, name: &str, version: Option<&str>) -> Vec<String> {
+    let key = match version {
+        Some(v) => format!("version|npm|{name}|{v}"),
+        None => format!("package|npm|{name}"),
+    };
+    env.sim
+        .object("catalog_assignments", &key)
+        .map(|a| {
+            a["labels"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|l| l.as_str().map(str::to_string))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn label_names(env: &Env) -> Vec<String> {
+    let mut names: Vec<String> = env
+        .sim
+        .objects("catalog_labels")
+        .unwrap_or_default()
+        .iter()
+        .map(|l| l["name"].as_str().unwrap_or_default().to_string())
+        .collect();
+    names.sort();
+    names
+}
+
+/// Two CatalogLabels MRs, each with labels and package and version assignments, beside a
+/// label a person made and one the first MR adopts: both converge (the adopted label is not
+/// created again), stay quiet for two polls with no mutation, have an assignment removed in
+/// the Catalog made again, and editing one's assignments sends only the mutations needed;
+/// deleting one removes only its labels and assignments.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_catalog_labels_mrs_own_only_their_labels_and_assignments() {
+    use kube::api::{Patch, PatchParams};
+    let kinds: Vec<Arc<FamilyKind>> = crate::configuration::kinds().to_vec();
+    let labels = kind(&kinds, "CatalogLabels");
+    let mut env = env(&kinds).await;
+    // The MRs are deleted moments after their create: no grace for the create to show.
+    env.ctx.creation_grace_period = std::time::Duration::ZERO;
+    let person = |name: &str| json!({"name": name, "description": "made in the UI"});
+    assert!(
+        env.sim
+            .put_object("catalog_labels", "by-hand", person("by-hand"))
+    );
+    assert!(
+        env.sim
+            .put_object("catalog_labels", "adopted", person("adopted"))
+    );
+    let manifest = |name: &str, spec: Value| {
+        let mut m = example(decl("CatalogLabels"), false);
+        m["metadata"]["name"] = json!(name);
+        m["spec"]["forProvider"] = spec;
+        m
+    };
+    let first = json!({
+        "labels": [
+            {"name": "approved", "description": "Approved for production"},
+            {"name": "adopted", "description": "made in the UI"}
+        ],
+        "packageAssignments": [
+            {"labelName": "approved", "packageName": "lodash", "packageType": "npm"}
+        ],
+        "versionAssignments": [
+            {"labelName": "approved", "packageName": "react", "packageType": "npm", "versions": ["18.2.0", "18.3.0"]}
+        ]
+    });
+    let second = json!({
+        "labels": [{"name": "blocked", "description": "Never in production"}],
+        "packageAssignments": [
+            {"labelName": "blocked", "packageName": "left-pad", "packageType": "npm"}
+        ],
+        "versionAssignments": [
+            {"labelName": "blocked", "packageName": "lodash", "packageType": "npm", "versions": ["4.17.20"]}
+        ]
+    });
+    env.sim.reset_counts();
+    env.add(&labels, manifest("team-a-labels", first)).await;
+    env.add(&labels, manifest("team-b-labels", second)).await;
+    converge(&env.mrs).await;
+    assert_eq!(
+        label_names(&env),
+        ["adopted", "approved", "blocked", "by-hand"],
+        "no label twice, none lost"
+    );
+    // The adopted label was not created; each MR's labels in one create (one or several).
+    let made = mutations(&env);
+    assert_eq!(made.get("createCustomCatalogLabel"), Some(&2), "{made:?}");
+    assert_eq!(made.get("createCustomCatalogLabels"), None, "{made:?}");
+    assert_eq!(assigned(&env, "lodash", None), ["approved"]);
+    assert_eq!(assigned(&env, "left-pad", None), ["blocked"]);
+    assert_eq!(assigned(&env, "react", Some("18.2.0")), ["approved"]);
+    assert_eq!(assigned(&env, "react", Some("18.3.0")), ["approved"]);
+    assert_eq!(assigned(&env, "lodash", Some("4.17.20")), ["blocked"]);
+    assert_eq!(
+        made.get("assignCustomCatalogLabelToPublicPackageVersions"),
+        Some(&1)
+    );
+    assert_eq!(
+        made.get("assignCustomCatalogLabelsToPublicPackageVersion"),
+        Some(&1)
+    );
+
+    // Quiet: two polls, one query per MR each, no mutation.
+    env.sim.reset_counts();
+    for _ in 0..2 {
+        tokio::time::sleep(POLL * 2).await;
+        for m in &env.mrs {
+            let o = m.reconcile().await;
+            assert!(matches!(o, Outcome::After(_)), "{}: {o:?}", m.name);
+        }
+    }
+    assert!(mutations(&env).is_empty(), "{:?}", env.sim.request_counts());
+    assert_eq!(
+        env.sim
+            .request_count("POST", "/catalog/api/v1/custom/graphql"),
+        4,
+        "{:?}",
+        env.sim.request_counts()
+    );
+
+    // An assignment removed in the Catalog is made again; nothing else is sent.
+    assert!(
+        env.sim
+            .delete_object("catalog_assignments", "package|npm|left-pad")
+    );
+    env.sim.reset_counts();
+    converge(&env.mrs).await;
+    for m in &env.mrs {
+        m.reconcile().await;
+    }
+    assert_eq!(assigned(&env, "left-pad", None), ["blocked"]);
+    assert_eq!(
+        mutations(&env),
+        [("assignCustomCatalogLabelsToPublicPackage".to_string(), 1)].into(),
+    );
+
+    // The first MR moves its package label to express, drops one version and the adopted
+    // label: exactly those mutations are sent.
+    let a = &env.mrs[0];
+    let edit = json!({"spec": {"forProvider": {
+        "labels": [{"name": "approved", "description": "Approved for production"}],
+        "packageAssignments": [
+            {"labelName": "approved", "packageName": "express", "packageType": "npm"}
+        ],
+        "versionAssignments": [
+            {"labelName": "approved", "packageName": "react", "packageType": "npm", "versions": ["18.3.0"]}
+        ]
+    }}});
+    a.api
+        .patch(&a.name, &PatchParams::default(), &Patch::Merge(&edit))
+        .await
+        .expect("patch");
+    env.sim.reset_counts();
+    converge(&env.mrs).await;
+    for m in &env.mrs {
+        m.reconcile().await;
+    }
+    assert_eq!(
+        mutations(&env),
+        [
+            ("removeCustomCatalogLabelsFromPublicPackage".to_string(), 1),
+            (
+                "removeCustomCatalogLabelsFromPublicPackageVersion".to_string(),
+                1
+            ),
+            ("assignCustomCatalogLabelsToPublicPackage".to_string(), 1),
+            ("deleteCustomCatalogLabel".to_string(), 1),
+        ]
+        .into(),
+    );
+    assert_eq!(label_names(&env), ["approved", "blocked", "by-hand"]);
+    assert!(assigned(&env, "lodash", None).is_empty());
+    assert_eq!(assigned(&env, "express", None), ["approved"]);
+    assert!(assigned(&env, "react", Some("18.2.0")).is_empty());
+    assert_eq!(assigned(&env, "react", Some("18.3.0")), ["approved"]);
+
+    // Deleting the second MR removes its label and assignments only.
+    let b = &env.mrs[1];
+    b.api
+        .delete(&b.name, &Default::default())
+        .await
+        .expect("delete");
+    while b.api.get_opt(&b.name).await.expect("get").is_some() {
+        b.reconcile().await;
+    }
+    assert_eq!(label_names(&env), ["approved", "by-hand"]);
+    assert!(assigned(&env, "left-pad", None).is_empty());
+    assert!(assigned(&env, "lodash", Some("4.17.20")).is_empty());
+    assert_eq!(assigned(&env, "express", None), ["approved"]);
+    assert_eq!(assigned(&env, "react", Some("18.3.0")), ["approved"]);
+    assert!(env.mrs[0].ready_and_synced().await);
+}

@@ -131,6 +131,12 @@ pub fn example_params(kind: &str) -> Value {
             "labels": [
                 {"name": "approved", "description": "Approved for production"},
                 {"name": "under-review", "description": "Waiting for a security review"}
+            ],
+            "packageAssignments": [
+                {"labelName": "approved", "packageName": "lodash", "packageType": "npm"}
+            ],
+            "versionAssignments": [
+                {"labelName": "under-review", "packageName": "lodash", "packageType": "npm", "versions": ["4.17.20", "4.17.21"]}
             ]
         }),
         "BinaryManagerBuilds" => json!({"indexedBuilds": ["example-build"]}),

@@ -21,20 +21,21 @@ fn drift(kind: &str) -> Option<(&'static str, Value)> {
         "BinaryManagerRepos" => ("/indexed_repos", json!([])),
         "BinaryManagerReleaseBundlesV2" => ("/indexed_release_bundle_v2", json!([])),
         "Watch" => ("/general_data/description", json!("edited in the UI")),
-        // Ignore rules and reports cannot be changed; catalog labels' queries and mutations
-        // are both `POST .../graphql`, which the write count cannot tell apart.
+        // Ignore rules and reports cannot be changed; catalog labels are several objects
+        // (labels, assignments), reverted in `e2e_tests` (the simulator counts each GraphQL
+        // mutation as a write, `MUTATION customCatalogLabel.<field>`).
         _ => return None,
     })
 }
 
-/// Configuration Xray cannot delete (deleting the MR forgets it) and singletons.
+/// Configuration Xray cannot delete (deleting the MR forgets it) and singletons (catalog
+/// labels are deleted: each MR owns its labels).
 fn deletes(kind: &str) -> bool {
     !matches!(
         kind,
         "Settings"
             | "WorkersCount"
             | "RepositoryConfig"
-            | "CatalogLabels"
             | "BinaryManagerBuilds"
             | "BinaryManagerRepos"
             | "BinaryManagerReleaseBundlesV2"

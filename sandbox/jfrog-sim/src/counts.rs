@@ -1,6 +1,7 @@
 //! Per-route request counts, keyed `"METHOD /path/{template}"` (axum's matched route), so
 //! benchmarks and tests can assert how many calls a client made. Requests that match no route
-//! are counted under their raw path; the admin API under `/__sim` is not counted.
+//! are counted under their raw path; the admin API under `/__sim` is not counted. The
+//! Catalog's GraphQL mutations are also counted one by one, as `MUTATION <type>.<field>`.
 
 use std::collections::BTreeMap;
 use std::sync::Mutex;

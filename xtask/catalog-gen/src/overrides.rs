@@ -67,6 +67,18 @@ pub struct KindOverride {
     used: Cell<usize>,
 }
 
+/// A correction of one Xray Kind: its identifier strategy (`"name"`: the external name,
+/// nothing in `forProvider`) and admission rules on its `forProvider`.
+#[derive(Debug)]
+pub struct XrayKind {
+    pub kind: String,
+    /// The strategy replacing the catalog's (`name` only).
+    pub identifier: Option<String>,
+    /// (CEL expression, message).
+    pub rules: Vec<(String, String)>,
+    pub used: Cell<usize>,
+}
+
 /// Admission rules of one webhook criteria block.
 #[derive(Debug)]
 pub struct CriteriaRules {
@@ -93,6 +105,8 @@ pub struct Overrides {
     pub xray_fields: Vec<FieldOverride>,
     /// provider-xray's added fields.
     pub xray_added: Vec<AddedFields>,
+    /// provider-xray's Kind corrections (identifier strategy, admission rules).
+    pub xray_kinds: Vec<XrayKind>,
     /// Field corrections of the configuration, lifecycle and artifact Kinds (contexts are
     /// Kind names); the section is optional.
     pub configuration_fields: Vec<FieldOverride>,
@@ -239,6 +253,31 @@ impl Overrides {
                 })
                 .collect::<Result<_>>()
                 .context("xray.added_fields")?,
+            xray_kinds: list(xray, "kinds")?
+                .iter()
+                .map(|v| {
+                    let m = entry(v, &["kind", "identifier", "rules"])?;
+                    let identifier = match m.get("identifier") {
+                        None => None,
+                        Some(Value::String(s)) if s == "name" => Some(s.clone()),
+                        Some(other) => bail!("unknown identifier override {other}"),
+                    };
+                    Ok(XrayKind {
+                        kind: m
+                            .get("kind")
+                            .and_then(Value::as_str)
+                            .with_context(|| format!("missing `kind` in {v}"))?
+                            .to_string(),
+                        identifier,
+                        rules: match m.get("rules") {
+                            None => Vec::new(),
+                            Some(r) => rules(r)?,
+                        },
+                        used: Cell::new(0),
+                    })
+                })
+                .collect::<Result<_>>()
+                .context("xray.kinds")?,
             project_fields: list(project, "fields")?
                 .iter()
                 .map(field_override)
@@ -310,6 +349,11 @@ impl Overrides {
         {
             if k.used.get() == 0 {
                 unused.push(format!("kind {}", k.kind));
+            }
+        }
+        for k in &self.xray_kinds {
+            if k.used.get() == 0 {
+                unused.push(format!("xray kind {}", k.kind));
             }
         }
         for c in &self.criteria_rules {

@@ -1,6 +1,7 @@
 //! The configuration group: Xray settings (a singleton over two APIs), the workers count
 //! (a singleton), a repository's Xray configuration (keyed by the repository name, a spec
-//! field), the catalog labels (a singleton over the Catalog service's GraphQL API) and the
+//! field), catalog labels (each MR owns the labels and assignments it names, over the
+//! Catalog service's GraphQL API; see [`CatalogLabelsRest`]) and the
 //! binary manager's indexing configuration for builds, repositories and release bundles v2
 //! (keyed by the binary manager ID; in a project with `?projectKey=` on every call, as
 //! upstream sends it).
@@ -14,6 +15,8 @@ pub mod tables;
 use async_trait::async_trait;
 use jfrog_client::{Error, Idempotency, JfrogClient, Method, Service};
 use provider_family::{Call, Hooks, ListCall, Paths, ResolvedKind, Rest, Verb};
+use std::collections::{BTreeMap, BTreeSet};
+
 use serde_json::{Map, Value, json};
 
 use crate::common::{self, Forget};
@@ -154,36 +157,130 @@ impl Rest for SettingsRest {
 /// The GraphQL path of the Catalog service.
 const GRAPHQL: &str = "/api/v1/custom/graphql";
 
-/// The labels query.
-const SEARCH_LABELS: &str =
-    "query { customCatalogLabel { searchLabels { edges { node { name description } } } } }";
+/// The Catalog's limit of one operation (labels created or deleted, versions assigned).
+const MAX_PER_OPERATION: usize = 500;
 
-/// Catalog labels over the Catalog service's GraphQL API: the labels are read with one
-/// `searchLabels` query; a write creates the missing labels, updates changed descriptions
-/// and deletes the labels no longer listed (one mutation each, only when needed).
+/// What one CatalogLabels MR reaches in the Catalog: the labels it names or had (by name),
+/// the package assignments `(label, package name, package type)` and the version
+/// assignments `(label, package name, package type, version)` it names or had. The
+/// binding's address is this, as JSON: built by [`ConfigurationHooks`] from the spec and the
+/// last observation, so that what the spec dropped is still reached (and removed) while
+/// nothing another MR or a person made is.
+#[derive(Debug, Default, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Reach {
+    labels: BTreeSet<String>,
+    packages: BTreeSet<(String, String, String)>,
+    versions: BTreeSet<(String, String, String, String)>,
+}
+
+/// A label's description by name, as the Catalog answers it.
+type Labels = BTreeMap<String, String>;
+
+/// What the Catalog has of a [`Reach`].
+#[derive(Debug, Default, Clone, PartialEq)]
+struct Found {
+    labels: Labels,
+    packages: BTreeSet<(String, String, String)>,
+    versions: BTreeSet<(String, String, String, String)>,
+}
+
+fn text(v: &Value, member: &str) -> String {
+    v.get(member)
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_string()
+}
+
+fn each<'a>(v: &'a Value, member: &str) -> impl Iterator<Item = &'a Value> {
+    v.get(member)
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+}
+
+impl Reach {
+    /// Add what `v` (a `forProvider`, or an `atProvider`: the same member names) names.
+    fn add(&mut self, v: &Value) {
+        for l in each(v, "labels") {
+            self.labels.insert(text(l, "name"));
+        }
+        for a in each(v, "packageAssignments") {
+            self.packages.insert((
+                text(a, "labelName"),
+                text(a, "packageName"),
+                text(a, "packageType"),
+            ));
+        }
+        for a in each(v, "versionAssignments") {
+            for version in each(a, "versions").filter_map(Value::as_str) {
+                self.versions.insert((
+                    text(a, "labelName"),
+                    text(a, "packageName"),
+                    text(a, "packageType"),
+                    version.to_string(),
+                ));
+            }
+        }
+        self.labels.remove("");
+    }
+
+    /// What the spec `v` names.
+    fn of(v: &Value) -> Reach {
+        let mut r = Reach::default();
+        r.add(v);
+        r
+    }
+
+    fn labels_of(v: &Value) -> Labels {
+        each(v, "labels")
+            .map(|l| (text(l, "name"), text(l, "description")))
+            .filter(|(n, _)| !n.is_empty())
+            .collect()
+    }
+
+    fn is_empty(&self) -> bool {
+        self.labels.is_empty() && self.packages.is_empty() && self.versions.is_empty()
+    }
+}
+
+/// A JSON value written as a GraphQL literal (object keys bare): strings are JSON-escaped,
+/// which is valid GraphQL, so no label text can break the document.
+fn literal(v: &Value) -> String {
+    match v {
+        Value::Object(m) => format!(
+            "{{{}}}",
+            m.iter()
+                .map(|(k, v)| format!("{k}: {}", literal(v)))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+        Value::Array(a) => format!("[{}]", a.iter().map(literal).collect::<Vec<_>>().join(", ")),
+        other => other.to_string(),
+    }
+}
+
+fn package(name: &str, kind: &str) -> Value {
+    json!({"name": name, "type": kind})
+}
+
+/// Catalog labels over the Catalog service's GraphQL API, the way upstream's
+/// `xray_catalog_labels` manages them: each MR owns the labels and assignments it names.
+/// One read asks, in one document, `getLabel` for each reached label and the labels
+/// connection of each reached package (`publicPackage.getPackage`) and version
+/// (`publicPackageVersion.getVersion`). A write creates the missing labels (one, or several
+/// at once; an existing label is adopted, not created twice), updates changed descriptions,
+/// removes the reached assignments the spec no longer names, makes the missing ones (one
+/// package at a time; one version, or up to 500 versions of one label at once), and deletes
+/// the reached labels the spec no longer names; delete removes everything reached.
+///
+/// Assignments are read back, not kept from the last write as upstream keeps them (upstream
+/// does so because the Catalog indexes assignments eventually, so a read right after a write
+/// may miss one): here every write first reads what the Catalog has and sends only the
+/// mutations still needed, so a late index costs at most a poll that finds the assignment
+/// made, and an assignment removed in JFrog is made again (drift is reverted, which
+/// upstream's kept state cannot see).
 #[derive(Debug)]
 pub struct CatalogLabelsRest;
-
-/// Labels by name -> description.
-type Labels = std::collections::BTreeMap<String, String>;
-
-fn labels_of(v: Option<&Value>) -> Labels {
-    v.and_then(Value::as_array)
-        .map(|a| {
-            a.iter()
-                .filter_map(|l| {
-                    Some((
-                        l.get("name")?.as_str()?.to_string(),
-                        l.get("description")
-                            .and_then(Value::as_str)
-                            .unwrap_or_default()
-                            .to_string(),
-                    ))
-                })
-                .collect()
-        })
-        .unwrap_or_default()
-}
 
 impl CatalogLabelsRest {
     /// The request context of the GraphQL call, for errors made from its answer.
@@ -195,7 +292,7 @@ impl CatalogLabelsRest {
         }
     }
 
-    async fn graphql(client: &JfrogClient, query: &str, variables: Value) -> Result<Value, Error> {
+    async fn graphql(client: &JfrogClient, query: &str) -> Result<Value, Error> {
         let answer = client
             .request(
                 Service::Catalog,
@@ -203,7 +300,7 @@ impl CatalogLabelsRest {
                 GRAPHQL,
                 Idempotency::Idempotent,
             )
-            .json(&json!({"query": query, "variables": variables}))
+            .json(&json!({ "query": query }))
             .send_value()
             .await?;
         if let Some(errors) = answer.get("errors").and_then(Value::as_array)
@@ -223,95 +320,344 @@ impl CatalogLabelsRest {
         Ok(answer)
     }
 
-    async fn current(client: &JfrogClient) -> Result<Labels, Error> {
-        let answer = Self::graphql(client, SEARCH_LABELS, json!({})).await?;
-        let edges = answer
-            .pointer("/data/customCatalogLabel/searchLabels/edges")
-            .and_then(Value::as_array)
-            .cloned()
-            .unwrap_or_default();
-        let nodes: Vec<Value> = edges
-            .into_iter()
-            .filter_map(|e| e.get("node").cloned())
-            .collect();
-        Ok(labels_of(Some(&Value::Array(nodes))))
+    /// One mutation of `customCatalogLabel`.
+    async fn mutate(client: &JfrogClient, field: &str, args: &str) -> Result<Value, Error> {
+        Self::graphql(
+            client,
+            &format!("mutation {{ customCatalogLabel {{ {field}({args}) }} }}"),
+        )
+        .await
     }
 
-    async fn apply(client: &JfrogClient, want: &Labels) -> Result<(), Error> {
-        let have = Self::current(client).await?;
+    /// One mutation of `customCatalogLabel` answering a label (or labels).
+    async fn mutate_labels(client: &JfrogClient, field: &str, args: &str) -> Result<(), Error> {
+        Self::graphql(
+            client,
+            &format!(
+                "mutation {{ customCatalogLabel {{ {field}({args}) {{ name description }} }} }}"
+            ),
+        )
+        .await
+        .map(drop)
+    }
+
+    /// What the Catalog has of `reach`, in one query.
+    async fn find(client: &JfrogClient, reach: &Reach) -> Result<Found, Error> {
+        if reach.is_empty() {
+            return Ok(Found::default());
+        }
+        let labels: Vec<&String> = reach.labels.iter().collect();
+        let packages: Vec<(&String, &String)> = reach
+            .packages
+            .iter()
+            .map(|(_, n, t)| (n, t))
+            .collect::<BTreeSet<_>>()
+            .into_iter()
+            .collect();
+        let versions: Vec<(&String, &String, &String)> = reach
+            .versions
+            .iter()
+            .map(|(_, n, t, v)| (n, t, v))
+            .collect::<BTreeSet<_>>()
+            .into_iter()
+            .collect();
+        let connection = "customCatalogLabelsConnection(first: 100) { edges { node { name } } }";
+        let mut query = String::from("query {");
+        if !labels.is_empty() {
+            query.push_str(" customCatalogLabel {");
+            for (i, n) in labels.iter().enumerate() {
+                query.push_str(&format!(
+                    " l{i}: getLabel(name: {}) {{ name description }}",
+                    json!(n)
+                ));
+            }
+            query.push_str(" }");
+        }
+        if !packages.is_empty() {
+            query.push_str(" publicPackage {");
+            for (i, (n, t)) in packages.iter().enumerate() {
+                query.push_str(&format!(
+                    " p{i}: getPackage(name: {}, type: {}) {{ name type {connection} }}",
+                    json!(n),
+                    json!(t)
+                ));
+            }
+            query.push_str(" }");
+        }
+        if !versions.is_empty() {
+            query.push_str(" publicPackageVersion {");
+            for (i, (n, t, v)) in versions.iter().enumerate() {
+                query.push_str(&format!(
+                    " v{i}: getVersion(name: {}, type: {}, version: {}) {{ {connection} }}",
+                    json!(n),
+                    json!(t),
+                    json!(v)
+                ));
+            }
+            query.push_str(" }");
+        }
+        query.push_str(" }");
+        let answer = Self::graphql(client, &query).await?;
+        let data = answer.get("data").cloned().unwrap_or(Value::Null);
+        let assigned = |v: Option<&Value>| -> BTreeSet<String> {
+            v.and_then(|v| v.pointer("/customCatalogLabelsConnection/edges"))
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .filter_map(|e| e.pointer("/node/name").and_then(Value::as_str))
+                .map(str::to_string)
+                .collect()
+        };
+        let mut found = Found::default();
+        for (i, n) in labels.iter().enumerate() {
+            if let Some(l) = data.pointer(&format!("/customCatalogLabel/l{i}"))
+                && text(l, "name") == **n
+            {
+                found.labels.insert(n.to_string(), text(l, "description"));
+            }
+        }
+        for (i, (n, t)) in packages.iter().enumerate() {
+            let has = assigned(data.pointer(&format!("/publicPackage/p{i}")));
+            for (label, pn, pt) in &reach.packages {
+                if pn == *n && pt == *t && has.contains(label) {
+                    found
+                        .packages
+                        .insert((label.clone(), pn.clone(), pt.clone()));
+                }
+            }
+        }
+        for (i, (n, t, v)) in versions.iter().enumerate() {
+            let has = assigned(data.pointer(&format!("/publicPackageVersion/v{i}")));
+            for (label, pn, pt, pv) in &reach.versions {
+                if pn == *n && pt == *t && pv == *v && has.contains(label) {
+                    found
+                        .versions
+                        .insert((label.clone(), pn.clone(), pt.clone(), pv.clone()));
+                }
+            }
+        }
+        Ok(found)
+    }
+
+    /// Bring what `reach` covers to `want` (labels with descriptions, and the assignments
+    /// `want_reach` names): nothing outside `reach` is touched.
+    async fn apply(
+        client: &JfrogClient,
+        reach: &Reach,
+        want: &Labels,
+        want_reach: &Reach,
+    ) -> Result<(), Error> {
+        let have = Self::find(client, reach).await?;
+        // Labels first: assignments need them.
         let new: Vec<Value> = want
             .iter()
-            .filter(|(n, _)| !have.contains_key(*n))
+            .filter(|(n, _)| !have.labels.contains_key(*n))
             .map(|(n, d)| json!({"name": n, "description": d}))
             .collect();
-        if !new.is_empty() {
-            Self::graphql(
-                client,
-                "mutation ($labels: [CustomCatalogLabelInput!]!) { customCatalogLabel { createCustomCatalogLabels(labels: $labels) { name } } }",
-                json!({"labels": new}),
-            )
-            .await?;
+        match new.as_slice() {
+            [] => {}
+            [one] => {
+                Self::mutate_labels(
+                    client,
+                    "createCustomCatalogLabel",
+                    &format!("label: {}", literal(one)),
+                )
+                .await?
+            }
+            many => {
+                for chunk in many.chunks(MAX_PER_OPERATION) {
+                    Self::mutate_labels(
+                        client,
+                        "createCustomCatalogLabels",
+                        &format!("labels: {}", literal(&Value::from(chunk.to_vec()))),
+                    )
+                    .await?;
+                }
+            }
         }
         for (n, d) in want {
-            if have.get(n).is_some_and(|h| h != d) {
-                Self::graphql(
+            if have.labels.get(n).is_some_and(|h| h != d) {
+                let label = json!({"name": n, "updatedName": n, "updatedDescription": d});
+                Self::mutate_labels(
                     client,
-                    "mutation ($label: UpdateCustomCatalogLabelInput!) { customCatalogLabel { updateCustomCatalogLabel(label: $label) { name } } }",
-                    json!({"label": {"name": n, "updatedName": n, "updatedDescription": d}}),
+                    "updateCustomCatalogLabel",
+                    &format!("label: {}", literal(&label)),
                 )
                 .await?;
             }
         }
-        let gone: Vec<&String> = have.keys().filter(|n| !want.contains_key(*n)).collect();
-        if !gone.is_empty() {
-            Self::graphql(
+        // Assignments removed before new ones are made: a package or version carries one
+        // label, so a changed label is first taken off.
+        for (label, name, kind) in have.packages.difference(&want_reach.packages) {
+            let args = json!({"labelNames": [label], "publicPackage": package(name, kind)});
+            Self::mutate(
                 client,
-                "mutation ($names: [String!]!) { customCatalogLabel { deleteCustomCatalogLabels(names: $names) } }",
-                json!({"names": gone}),
+                "removeCustomCatalogLabelsFromPublicPackage",
+                &format!("publicPackageLabels: {}", literal(&args)),
             )
             .await?;
         }
+        let gone: Vec<_> = have.versions.difference(&want_reach.versions).collect();
+        Self::versions(client, &gone, false).await?;
+        for (label, name, kind) in want_reach.packages.difference(&have.packages) {
+            let args = json!({"publicPackage": package(name, kind), "labelNames": [label]});
+            Self::mutate(
+                client,
+                "assignCustomCatalogLabelsToPublicPackage",
+                &format!("publicPackageLabels: {}", literal(&args)),
+            )
+            .await?;
+        }
+        let missing: Vec<_> = want_reach.versions.difference(&have.versions).collect();
+        Self::versions(client, &missing, true).await?;
+        // Labels last: the assignments that used them are gone.
+        let drop: Vec<&String> = have
+            .labels
+            .keys()
+            .filter(|n| !want.contains_key(*n))
+            .collect();
+        match drop.as_slice() {
+            [] => {}
+            [one] => {
+                Self::mutate(
+                    client,
+                    "deleteCustomCatalogLabel",
+                    &format!("label: {}", literal(&json!({"name": one}))),
+                )
+                .await?;
+            }
+            many => {
+                for chunk in many.chunks(MAX_PER_OPERATION) {
+                    let labels: Vec<Value> = chunk.iter().map(|n| json!({"name": n})).collect();
+                    Self::mutate(
+                        client,
+                        "deleteCustomCatalogLabels",
+                        &format!("labels: {}", literal(&Value::from(labels))),
+                    )
+                    .await?;
+                }
+            }
+        }
         Ok(())
+    }
+
+    /// Assign (or remove) version labels: per label, one version with the single mutation,
+    /// several (up to 500 at once) with the bulk one.
+    async fn versions(
+        client: &JfrogClient,
+        versions: &[&(String, String, String, String)],
+        assign: bool,
+    ) -> Result<(), Error> {
+        let mut by_label: BTreeMap<&String, Vec<Value>> = BTreeMap::new();
+        for (label, name, kind, version) in versions {
+            by_label
+                .entry(label)
+                .or_default()
+                .push(json!({"publicPackage": package(name, kind), "version": version}));
+        }
+        for (label, pvs) in by_label {
+            if let [one] = pvs.as_slice() {
+                let args = json!({"publicPackageVersion": one, "labelNames": [label]});
+                let field = if assign {
+                    "assignCustomCatalogLabelsToPublicPackageVersion"
+                } else {
+                    "removeCustomCatalogLabelsFromPublicPackageVersion"
+                };
+                Self::mutate(
+                    client,
+                    field,
+                    &format!("publicPackageVersionLabels: {}", literal(&args)),
+                )
+                .await?;
+                continue;
+            }
+            for chunk in pvs.chunks(MAX_PER_OPERATION) {
+                let args = json!({"publicPackageVersions": chunk, "labelName": label});
+                let field = if assign {
+                    "assignCustomCatalogLabelToPublicPackageVersions"
+                } else {
+                    "removeCustomCatalogLabelFromPublicPackageVersions"
+                };
+                Self::mutate(
+                    client,
+                    field,
+                    &format!("publicPackageVersionsLabel: {}", literal(&args)),
+                )
+                .await?;
+            }
+        }
+        Ok(())
+    }
+
+    fn reach_of(address: &str) -> Result<Reach, Error> {
+        serde_json::from_str(address).map_err(|e| Error::BadRequest {
+            ctx: Self::context(),
+            status: 400,
+            message: format!("catalog labels address: {e}"),
+        })
     }
 }
 
 #[async_trait]
 impl Rest for CatalogLabelsRest {
-    async fn read(&self, client: &JfrogClient, _key: &str) -> Result<Value, Error> {
-        let current = Self::current(client).await?;
-        // No label at all: the MR's labels do not exist (yet, or any more).
-        if current.is_empty() {
+    async fn read(&self, client: &JfrogClient, address: &str) -> Result<Value, Error> {
+        let reach = Self::reach_of(address)?;
+        let found = Self::find(client, &reach).await?;
+        if found == Found::default() {
             return Err(Error::NotFound {
                 ctx: Self::context(),
-                message: "no catalog labels".into(),
+                message: "none of the labels and assignments exists".into(),
             });
         }
-        let labels: Vec<Value> = current
-            .into_iter()
+        let labels: Vec<Value> = found
+            .labels
+            .iter()
             .map(|(name, description)| json!({"name": name, "description": description}))
             .collect();
-        Ok(json!({ "labels": labels }))
+        let packages: Vec<Value> = found
+            .packages
+            .iter()
+            .map(|(l, n, t)| json!({"labelName": l, "packageName": n, "packageType": t}))
+            .collect();
+        let mut versions: BTreeMap<(&String, &String, &String), Vec<&String>> = BTreeMap::new();
+        for (l, n, t, v) in &found.versions {
+            versions.entry((l, n, t)).or_default().push(v);
+        }
+        let versions: Vec<Value> = versions
+            .into_iter()
+            .map(|((l, n, t), v)| {
+                json!({"labelName": l, "packageName": n, "packageType": t, "versions": v})
+            })
+            .collect();
+        Ok(json!({
+            "labels": labels,
+            "packageAssignments": packages,
+            "versionAssignments": versions,
+        }))
     }
     async fn create(
         &self,
         client: &JfrogClient,
-        _key: &str,
+        address: &str,
         body: &Map<String, Value>,
     ) -> Result<Value, Error> {
-        Self::apply(client, &labels_of(body.get("labels")))
+        self.update(client, address, body)
             .await
             .map(|()| Value::Null)
     }
     async fn update(
         &self,
         client: &JfrogClient,
-        _key: &str,
+        address: &str,
         body: &Map<String, Value>,
     ) -> Result<(), Error> {
-        Self::apply(client, &labels_of(body.get("labels"))).await
+        let body = Value::Object(body.clone());
+        let reach = Self::reach_of(address)?;
+        Self::apply(client, &reach, &Reach::labels_of(&body), &Reach::of(&body)).await
     }
-    async fn delete(&self, client: &JfrogClient, _key: &str) -> Result<(), Error> {
-        Self::apply(client, &Labels::new()).await
+    async fn delete(&self, client: &JfrogClient, address: &str) -> Result<(), Error> {
+        let reach = Self::reach_of(address)?;
+        Self::apply(client, &reach, &Labels::new(), &Reach::default()).await
     }
     fn list(&self) -> Option<&ListCall> {
         None
@@ -321,27 +667,165 @@ impl Rest for CatalogLabelsRest {
 /// The configuration group's hooks.
 pub static HOOKS: ConfigurationHooks = ConfigurationHooks;
 
-/// The configuration group's behaviour: the parts of catalog labels not supported yet.
+/// The configuration group's behaviour: where a CatalogLabels MR's objects are.
 #[derive(Debug, Clone, Copy)]
 pub struct ConfigurationHooks;
 
 impl Hooks for ConfigurationHooks {
     fn check_params(&self, kind: &ResolvedKind, params: &Value) -> Result<(), String> {
-        if kind.decl.kind == "CatalogLabels" {
-            for f in ["packageAssignments", "versionAssignments"] {
-                if params
-                    .get(f)
-                    .and_then(Value::as_array)
-                    .is_some_and(|a| !a.is_empty())
-                {
-                    return Err(format!(
-                        "{f}: assigning catalog labels to packages is not supported by this provider yet; remove {f}"
-                    ));
-                }
-            }
+        if kind.decl.kind == "CatalogLabels" && Reach::of(params).is_empty() {
+            return Err(
+                "set labels, packageAssignments or versionAssignments: a CatalogLabels manages at least one of them".into(),
+            );
         }
         Ok(())
+    }
+
+    /// A CatalogLabels MR reaches what its spec names (see [`Reach`]); other Kinds are
+    /// addressed by their key.
+    fn address(&self, kind: &ResolvedKind, key: &str, params: &Value) -> String {
+        self.address_observed(kind, key, params, &Value::Null)
+    }
+
+    /// A CatalogLabels MR reaches what its spec names and what it last observed of its own
+    /// (see [`Reach`]); other Kinds are addressed by their key.
+    fn address_observed(
+        &self,
+        kind: &ResolvedKind,
+        key: &str,
+        params: &Value,
+        at_provider: &Value,
+    ) -> String {
+        if kind.decl.kind != "CatalogLabels" {
+            return key.to_string();
+        }
+        let mut reach = Reach::of(params);
+        reach.add(at_provider);
+        serde_json::to_string(&reach).unwrap_or_default()
     }
 }
 
 common::group_fns!();
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    /// Upstream's validators and the Catalog's limits (`catalog/validators/xray.json`) are
+    /// refused at admission, each with a message naming the field; the example is accepted.
+    #[test]
+    fn catalog_labels_admission_names_the_field() {
+        let crds = provider_family::suite::CrdSchemas::new("xray", &crate::kinds());
+        let d = declarations()
+            .iter()
+            .find(|d| d.kind == "CatalogLabels")
+            .expect("declared");
+        let schema = crds.schema(d, false);
+        let example = crate::examples::example(d, false);
+        assert!(schema.validate(&example, None).is_empty());
+        let label = |n: &str, d: &str| json!({"name": n, "description": d});
+        let version = |vs: Value| json!([{"labelName": "ok", "packageName": "p", "packageType": "npm", "versions": vs}]);
+        let many: Vec<Value> = (0..501).map(|i| label(&format!("l{i}"), "x")).collect();
+        let cases = [
+            ("labels", json!([]), "at least 1 items"),
+            ("labels", json!([label("a", "x")]), "at least 2 chars"),
+            (
+                "labels",
+                json!([label("sixteen-chars-xx", "x")]),
+                "more than 15 bytes",
+            ),
+            ("labels", json!([label("ok", "")]), "at least 1 chars"),
+            (
+                "labels",
+                json!([label("ok", &"d".repeat(301))]),
+                "more than 300 bytes",
+            ),
+            (
+                "labels",
+                json!([label("ok", "x"), label("ok", "y")]),
+                "may appear only once",
+            ),
+            ("labels", Value::from(many), "at most 500 items"),
+            ("versionAssignments", version(json!([])), "at least 1 items"),
+            (
+                "versionAssignments",
+                version(json!([""])),
+                "at least 1 chars",
+            ),
+            (
+                "packageAssignments",
+                json!([
+                    {"labelName": "a1", "packageName": "p", "packageType": "npm"},
+                    {"labelName": "a2", "packageName": "p", "packageType": "npm"}
+                ]),
+                "one label per package",
+            ),
+        ];
+        for (field, value, rule) in cases {
+            let mut m = example.clone();
+            m["spec"]["forProvider"][field] = value;
+            let errs = format!("{:?}", schema.validate(&m, None));
+            assert!(
+                errs.contains(field) && errs.contains(rule),
+                "{field} {rule}: {errs}"
+            );
+        }
+    }
+
+    /// An MR that names nothing is refused before any request.
+    #[test]
+    fn catalog_labels_that_name_nothing_are_refused() {
+        let kind = declarations()
+            .iter()
+            .find(|d| d.kind == "CatalogLabels")
+            .expect("declared")
+            .resolve()
+            .expect("composes");
+        let err = HOOKS.check_params(&kind, &json!({})).expect_err("refused");
+        assert!(
+            err.contains("labels, packageAssignments or versionAssignments"),
+            "{err}"
+        );
+        assert!(
+            HOOKS
+                .check_params(
+                    &kind,
+                    &json!({"labels": [{"name": "ok", "description": "x"}]})
+                )
+                .is_ok()
+        );
+    }
+
+    /// The address reaches what the spec names and what the MR last observed, nothing else.
+    #[test]
+    fn the_reach_is_the_spec_and_the_last_observation() {
+        let kind = declarations()
+            .iter()
+            .find(|d| d.kind == "CatalogLabels")
+            .expect("declared")
+            .resolve()
+            .expect("composes");
+        let spec = json!({
+            "labels": [{"name": "a1", "description": "x"}],
+            "versionAssignments": [{"labelName": "a1", "packageName": "p", "packageType": "npm", "versions": ["1", "2"]}]
+        });
+        let observed = json!({"labels": [{"name": "old", "description": "y"}],
+            "packageAssignments": [{"labelName": "old", "packageName": "q", "packageType": "npm"}]});
+        let reach: Reach =
+            serde_json::from_str(&HOOKS.address_observed(&kind, "mr", &spec, &observed))
+                .expect("json");
+        assert_eq!(
+            reach.labels,
+            ["a1", "old"].map(String::from).into_iter().collect()
+        );
+        assert_eq!(reach.packages.len(), 1);
+        assert_eq!(reach.versions.len(), 2);
+        assert_eq!(Reach::labels_of(&spec).len(), 1);
+        assert_eq!(
+            literal(&json!({"name": "a \"b\"", "n": [1, true]})),
+            r#"{name: "a \"b\"", n: [1, true]}"#
+        );
+    }
+}

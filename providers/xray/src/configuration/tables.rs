@@ -5,7 +5,7 @@
 //! `catalog/overrides.json` (section `xray`); regenerate rather than edit by hand.
 
 #[allow(unused_imports)]
-use provider_family::{Dv, Field, Id, KindDecl, MapWire, Norm, Ty};
+use provider_family::{Dv, Field, Id, KindDecl, MapWire, Norm, Rule, Ty};
 
 use super::{HOOKS, rest};
 
@@ -108,24 +108,24 @@ pub const CATALOGLABELS_LABELS: &[Field] = &[
 
 /// The children of `CatalogLabels.package_assignments`.
 pub const CATALOGLABELS_PACKAGE_ASSIGNMENTS: &[Field] = &[
-    Field::new("labelName", "label_name", Some("labelNames"), Ty::Str).required().doc("Label to assign."),
-    Field::new("packageName", "package_name", Some("publicPackage.name"), Ty::Str).required().doc("Package name."),
-    Field::new("packageType", "package_type", Some("publicPackage.type"), Ty::Str).required().doc("Package type (npm, maven, docker, ...)."),
+    Field::new("labelName", "label_name", Some("labelName"), Ty::Str).required().doc("Label to assign."),
+    Field::new("packageName", "package_name", Some("packageName"), Ty::Str).required().doc("Package name."),
+    Field::new("packageType", "package_type", Some("packageType"), Ty::Str).required().doc("Package type (npm, maven, docker, ...)."),
 ];
 
 /// The children of `CatalogLabels.version_assignments`.
 pub const CATALOGLABELS_VERSION_ASSIGNMENTS: &[Field] = &[
     Field::new("labelName", "label_name", Some("labelName"), Ty::Str).required().doc("Label to assign."),
-    Field::new("packageName", "package_name", Some("x_packageName"), Ty::Str).required().doc("Package name."),
-    Field::new("packageType", "package_type", Some("x_packageType"), Ty::Str).required().doc("Package type."),
-    Field::new("versions", "versions", Some("x_versions"), Ty::Set).required().doc("Versions receiving the label; at least one non-empty version."),
+    Field::new("packageName", "package_name", Some("packageName"), Ty::Str).required().doc("Package name."),
+    Field::new("packageType", "package_type", Some("packageType"), Ty::Str).required().doc("Package type."),
+    Field::new("versions", "versions", Some("versions"), Ty::Set).required().doc("Versions receiving the label; at least one non-empty version."),
 ];
 
 /// The fields of CatalogLabels.
 pub const CATALOG_LABELS_FIELDS: &[Field] = &[
     Field::new("labels", "labels", Some("labels"), Ty::ObjSet(CATALOGLABELS_LABELS)).doc("Catalog labels to manage (at least one if set; at most 500 per operation)."),
-    Field::new("packageAssignments", "package_assignments", Some("publicPackageLabels"), Ty::ObjSet(CATALOGLABELS_PACKAGE_ASSIGNMENTS)).doc("Labels assigned to packages (one label per package)."),
-    Field::new("versionAssignments", "version_assignments", Some("publicPackageVersionsLabel"), Ty::ObjSet(CATALOGLABELS_VERSION_ASSIGNMENTS)).doc("Labels assigned to package versions (one label per version)."),
+    Field::new("packageAssignments", "package_assignments", Some("packageAssignments"), Ty::ObjSet(CATALOGLABELS_PACKAGE_ASSIGNMENTS)).doc("Labels assigned to packages (one label per package)."),
+    Field::new("versionAssignments", "version_assignments", Some("versionAssignments"), Ty::ObjSet(CATALOGLABELS_VERSION_ASSIGNMENTS)).doc("Labels assigned to package versions (one label per version)."),
 ];
 
 /// Template `xray_binary_manager`.
@@ -226,7 +226,7 @@ pub const KINDS: &[KindDecl] = &[
         group: "configuration",
         kind: "CatalogLabels",
         description: "A JFrog Xray catalog labels (Terraform `xray_catalog_labels`).",
-        id: Id::Singleton("catalog-labels"),
+        id: Id::Name,
         id_wire: None,
         extends: NONE,
         mixins: &[],

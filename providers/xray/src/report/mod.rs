@@ -10,7 +10,9 @@
 //! exported: their parameters (resources, filters) are in neither answer. The read
 //! answers the status only, so the (immutable) parameters are not compared with it, and
 //! the public API cannot change a report: a changed report is deleted and created anew
-//! by the user (the parameters are immutable at admission). A report with a `projectKey`
+//! by the user (the parameters are immutable at admission). The bindings declare that they
+//! have no update call ([`NoUpdate`]), so the adapter never compares the parameters with an
+//! answer nor late-initialises them from one, and never sends an update. A report with a `projectKey`
 //! is made, read and deleted in that project (`?projectKey=` on every call).
 
 #[rustfmt::skip]
@@ -18,10 +20,10 @@ pub mod tables;
 
 use async_trait::async_trait;
 use jfrog_client::{Idempotency, Method, Service};
-use provider_family::{Call, HookCtx, Hooks, ListCall, ListShape, Page, Paths, ResolvedKind, Verb};
+use provider_family::{Call, HookCtx, Hooks, ListCall, ListShape, Page, ResolvedKind, Verb};
 use serde_json::{Map, Value, json};
 
-use crate::common;
+use crate::common::{self, NoUpdate};
 
 /// The REST bindings, one per Kind.
 pub mod rest {
@@ -52,16 +54,15 @@ pub mod rest {
     macro_rules! report {
         ($name:ident, $create:expr, $doc:expr) => {
             #[doc = $doc]
-            pub static $name: Paths = Paths {
-                service: Service::Xray,
-                create: Call::new(Verb::Post, $create),
-                read: Call::new(Verb::Get, "/api/v1/reports/{key}"),
-                // No update API: every parameter is immutable, so no update is sent.
-                update: Call::new(Verb::Put, "/api/v1/reports/{key}"),
-                delete: Call::new(Verb::Delete, "/api/v1/reports/{key}"),
-                list: Some(REPORTS_LIST),
-                case_insensitive: false,
-            };
+            // No update call: Xray cannot change a report, and no answer carries its
+            // parameters (they are immutable at admission).
+            pub static $name: NoUpdate = NoUpdate::new(
+                Service::Xray,
+                Call::new(Verb::Post, $create),
+                Call::new(Verb::Get, "/api/v1/reports/{key}"),
+                Call::new(Verb::Delete, "/api/v1/reports/{key}"),
+                Some(REPORTS_LIST),
+            );
         };
     }
     report!(

@@ -5,7 +5,7 @@
 //! `catalog/overrides.json` (section `xray`); regenerate rather than edit by hand.
 
 #[allow(unused_imports)]
-use provider_family::{Dv, Field, Id, KindDecl, MapWire, Norm, Ty};
+use provider_family::{Dv, Field, Id, KindDecl, MapWire, Norm, Rule, Ty};
 
 use super::{HOOKS, rest};
 

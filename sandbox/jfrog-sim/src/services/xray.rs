@@ -26,8 +26,14 @@
 //! - configuration: the workers count, the DB sync time and the integration settings
 //!   (singletons, defaults until set), a repository's Xray configuration (the repository
 //!   must exist), the binary manager's indexed builds, repositories and release bundles;
-//! - catalog labels: `searchLabels`, `createCustomCatalogLabels`, `updateCustomCatalogLabel`
-//!   and `deleteCustomCatalogLabels` on `POST /catalog/api/v1/custom/graphql`.
+//! - catalog labels on `POST /catalog/api/v1/custom/graphql` (GraphQL documents with literal
+//!   arguments or variables, answers selecting what the document asks): `getLabel`,
+//!   `searchLabels`, create/update/delete of one label and of several, assign/remove a label
+//!   to/from a public package, a package version and several versions at once, and the labels
+//!   connection of `publicPackage.getPackage` and `publicPackageVersion.getVersion`; the
+//!   Catalog's limits (2-15 name and 300 description characters, 500 per operation, one
+//!   label per package and per version) and error texts, answered as 400 with
+//!   `{errors: [{message}]}`; deleting a label removes its assignments.
 
 use std::sync::Arc;
 
@@ -36,7 +42,8 @@ use axum::http::{Method, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post, put};
 use axum::{Json, Router};
-use serde_json::{Value, json};
+use graphql_parser::query as gql;
+use serde_json::{Map, Value, json};
 
 use crate::auth::User;
 use crate::collections::{
@@ -294,6 +301,16 @@ collection!(
 );
 
 collection!(
+    CATALOG_ASSIGNMENTS,
+    "catalog_assignments",
+    "key",
+    Ids::Body,
+    "Assignment",
+    object_body,
+    as_stored
+);
+
+collection!(
     PROJECT_OBJECTS,
     "xray_project_objects",
     "key",
@@ -316,6 +333,7 @@ pub(crate) fn collections() -> Vec<&'static Declaration> {
         &REPORTS,
         &CONFIG,
         &CATALOG_LABELS,
+        &CATALOG_ASSIGNMENTS,
         &PROJECT_OBJECTS,
     ]
 }
@@ -1106,7 +1124,12 @@ async fn read_report(
     let r = store
         .get(&id)
         .ok_or_else(|| not_found("failed to get report details"))?;
-    let answer = r.clone();
+    // "Get Report Details": the job (ID, name, type, status, progress, counts, author), and
+    // in a project its key; never the report's parameters (resources, filters, schedule).
+    let mut answer = r.clone();
+    if let (Some(project), Value::Object(m)) = (q.project(), &mut answer) {
+        m.insert("project_key".into(), json!(project));
+    }
     advance_report(&store, &id, r);
     Ok(Json(answer))
 }
@@ -1341,83 +1364,470 @@ async fn write_bin_mgr(
 
 // --- catalog labels (GraphQL) ---
 
-fn gql_error(msg: impl Into<String>) -> Json<Value> {
-    Json(json!({"errors": [{"message": msg.into()}], "data": null}))
+/// The Catalog's limit of one operation (labels created or deleted, versions assigned,
+/// assignments removed).
+const CATALOG_MAX: usize = 500;
+
+/// A GraphQL document's values as JSON, its variables substituted.
+fn gql_value(v: &gql::Value<'_, String>, vars: &Value) -> Value {
+    match v {
+        gql::Value::Variable(n) => vars.get(n).cloned().unwrap_or(Value::Null),
+        gql::Value::Int(i) => i.as_i64().map(Value::from).unwrap_or(Value::Null),
+        gql::Value::Float(f) => json!(f),
+        gql::Value::String(s) => json!(s),
+        gql::Value::Boolean(b) => json!(b),
+        gql::Value::Null => Value::Null,
+        gql::Value::Enum(e) => json!(e),
+        gql::Value::List(l) => Value::Array(l.iter().map(|v| gql_value(v, vars)).collect()),
+        gql::Value::Object(o) => Value::Object(
+            o.iter()
+                .map(|(k, v)| (k.clone(), gql_value(v, vars)))
+                .collect(),
+        ),
+    }
 }
 
+/// The fields of a selection set (fragments are not used by the Catalog's clients).
+fn gql_fields<'a, 'd>(
+    set: &'a gql::SelectionSet<'d, String>,
+) -> impl Iterator<Item = &'a gql::Field<'d, String>> {
+    set.items.iter().filter_map(|s| match s {
+        gql::Selection::Field(f) => Some(f),
+        _ => None,
+    })
+}
+
+/// `value` reduced to what `set` selects (aliases honoured), as a GraphQL server answers.
+fn gql_project<'d>(value: &Value, set: &gql::SelectionSet<'d, String>) -> Value {
+    if set.items.is_empty() {
+        return value.clone();
+    }
+    match value {
+        Value::Array(a) => Value::Array(a.iter().map(|v| gql_project(v, set)).collect()),
+        Value::Object(m) => Value::Object(
+            gql_fields(set)
+                .map(|f| {
+                    let v = m.get(&f.name).cloned().unwrap_or(Value::Null);
+                    (
+                        f.alias.clone().unwrap_or_else(|| f.name.clone()),
+                        gql_project(&v, &f.selection_set),
+                    )
+                })
+                .collect(),
+        ),
+        other => other.clone(),
+    }
+}
+
+/// The key of a package's (or a package version's) assignments.
+fn assignment_key(pkg: &Value, version: Option<&str>) -> String {
+    let (name, kind) = (str_at(pkg, "/name"), str_at(pkg, "/type"));
+    match version {
+        Some(v) => format!("version|{kind}|{name}|{v}"),
+        None => format!("package|{kind}|{name}"),
+    }
+}
+
+fn label_names_of(s: &Shared, key: &str) -> Vec<String> {
+    s.collections
+        .get_raw(CATALOG_ASSIGNMENTS.name, key)
+        .and_then(|a| a.get("labels").cloned())
+        .and_then(|l| serde_json::from_value(l).ok())
+        .unwrap_or_default()
+}
+
+fn set_label_names(s: &Shared, key: &str, labels: Vec<String>) {
+    if labels.is_empty() {
+        s.collections.delete_raw(CATALOG_ASSIGNMENTS.name, key);
+    } else {
+        s.collections.put_raw(
+            CATALOG_ASSIGNMENTS.name,
+            key,
+            json!({"key": key, "labels": labels}),
+        );
+    }
+}
+
+/// The labels connection of a package or version: the labels assigned, as nodes.
+fn labels_connection(s: &Shared, key: &str) -> Value {
+    let edges: Vec<Value> = label_names_of(s, key)
+        .into_iter()
+        .filter_map(|n| s.collections.get_raw(CATALOG_LABELS.name, &n))
+        .map(|l| json!({"node": l}))
+        .collect();
+    json!({"edges": edges, "totalCount": edges.len()})
+}
+
+fn strings_of(v: &Value) -> Vec<String> {
+    v.as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|s| s.as_str().map(str::to_string))
+        .collect()
+}
+
+/// Every named label exists (`Labels [..] were not found` otherwise).
+fn labels_exist(s: &Shared, names: &[String]) -> Result<(), String> {
+    let missing: Vec<&str> = names
+        .iter()
+        .filter(|n| s.collections.get_raw(CATALOG_LABELS.name, n).is_none())
+        .map(String::as_str)
+        .collect();
+    if missing.is_empty() {
+        Ok(())
+    } else {
+        Err(format!("Labels [{}] were not found", missing.join(", ")))
+    }
+}
+
+/// A new label's checks: name and description lengths, and that it is new.
+fn check_new_label(s: &Shared, l: &Value) -> Result<(), String> {
+    let name = str_at(l, "/name");
+    if name.is_empty() {
+        return Err("A label name cannot be empty".into());
+    }
+    if name.chars().count() > 15 {
+        return Err("Label name is too long".into());
+    }
+    if str_at(l, "/description").chars().count() > 300 {
+        return Err("Label description is too long".into());
+    }
+    if s.collections.get_raw(CATALOG_LABELS.name, name).is_some() {
+        return Err(format!("Label {name} already exists"));
+    }
+    Ok(())
+}
+
+fn put_label(s: &Shared, l: &Value) -> Value {
+    let label = json!({"name": str_at(l, "/name"), "description": str_at(l, "/description")});
+    s.collections
+        .put_raw(CATALOG_LABELS.name, str_at(l, "/name"), label.clone());
+    label
+}
+
+/// Delete a label and every assignment of it.
+fn delete_label(s: &Shared, name: &str) {
+    s.collections.delete_raw(CATALOG_LABELS.name, name);
+    for a in s
+        .collections
+        .list_raw(CATALOG_ASSIGNMENTS.name)
+        .unwrap_or_default()
+    {
+        let key = str_at(&a, "/key").to_string();
+        let labels: Vec<String> = strings_of(&a["labels"])
+            .into_iter()
+            .filter(|l| l != name)
+            .collect();
+        set_label_names(s, &key, labels);
+    }
+}
+
+/// Assign one label to packages or versions (`keys`), each of which may carry one label.
+fn assign(s: &Shared, keys: &[String], label: &str, what: &str) -> Result<(), String> {
+    labels_exist(s, &[label.to_string()])?;
+    if keys.iter().any(|k| !label_names_of(s, k).is_empty()) {
+        return Err(format!(
+            "A requested {what} already has a label assigned. More than one label per {what} is not supported yet"
+        ));
+    }
+    for k in keys {
+        set_label_names(s, k, vec![label.to_string()]);
+    }
+    Ok(())
+}
+
+/// Remove labels from packages or versions (labels not assigned are ignored).
+fn unassign(s: &Shared, keys: &[String], labels: &[String]) -> Result<(), String> {
+    if keys.len() * labels.len().max(1) > CATALOG_MAX {
+        return Err(format!(
+            "Removing more than {CATALOG_MAX} labels assignments in a single operation is not supported"
+        ));
+    }
+    labels_exist(s, labels)?;
+    for k in keys {
+        let left: Vec<String> = label_names_of(s, k)
+            .into_iter()
+            .filter(|l| !labels.contains(l))
+            .collect();
+        set_label_names(s, k, left);
+    }
+    Ok(())
+}
+
+/// One field of `customCatalogLabel` (a query's or a mutation's).
+fn catalog_label_field(
+    s: &Shared,
+    mutation: bool,
+    field: &str,
+    args: &Value,
+) -> Result<Value, String> {
+    let single_label = |a: &Value| -> Result<Vec<String>, String> {
+        let names = strings_of(&a["labelNames"]);
+        match names.len() {
+            0 => Err("Labels must be specified for the assignment".into()),
+            1 => Ok(names),
+            _ => Err("Assigning more than 1 label is not supported".into()),
+        }
+    };
+    match (mutation, field) {
+        (false, "getLabel") => Ok(s
+            .collections
+            .get_raw(CATALOG_LABELS.name, str_at(args, "/name"))
+            .unwrap_or(Value::Null)),
+        (false, "searchLabels") => {
+            let mut labels = s
+                .collections
+                .list_raw(CATALOG_LABELS.name)
+                .unwrap_or_default();
+            labels.sort_by(|a, b| str_at(a, "/name").cmp(str_at(b, "/name")));
+            let edges: Vec<Value> = labels.into_iter().map(|l| json!({"node": l})).collect();
+            Ok(json!({"edges": edges, "totalCount": edges.len()}))
+        }
+        (true, "createCustomCatalogLabel") => {
+            check_new_label(s, &args["label"])?;
+            Ok(put_label(s, &args["label"]))
+        }
+        (true, "createCustomCatalogLabels") => {
+            let labels = args["labels"].as_array().cloned().unwrap_or_default();
+            if labels.len() > CATALOG_MAX {
+                return Err(format!(
+                    "Creating more than {CATALOG_MAX} labels is not supported"
+                ));
+            }
+            let mut names: Vec<&str> = labels.iter().map(|l| str_at(l, "/name")).collect();
+            names.sort_unstable();
+            let unique = names.windows(2).all(|w| w[0] != w[1]);
+            for l in &labels {
+                check_new_label(s, l).map_err(|e| {
+                    if e.contains("already exists") {
+                        "Some of the labels already exist".to_string()
+                    } else {
+                        e
+                    }
+                })?;
+            }
+            if !unique {
+                return Err("Some of the labels already exist".into());
+            }
+            Ok(Value::Array(
+                labels.iter().map(|l| put_label(s, l)).collect(),
+            ))
+        }
+        (true, "updateCustomCatalogLabel") => {
+            let l = &args["label"];
+            let name = str_at(l, "/name");
+            let Some(old) = s.collections.get_raw(CATALOG_LABELS.name, name) else {
+                return Err(format!("Label {name} does not exist"));
+            };
+            let new_name = match str_at(l, "/updatedName") {
+                "" => name,
+                n => n,
+            };
+            let description = match l.get("updatedDescription").and_then(Value::as_str) {
+                Some(d) => d.to_string(),
+                None => str_at(&old, "/description").to_string(),
+            };
+            if new_name.chars().count() > 15 {
+                return Err("Label name is too long".into());
+            }
+            if description.chars().count() > 300 {
+                return Err("Label description is too long".into());
+            }
+            if new_name != name {
+                if s.collections
+                    .get_raw(CATALOG_LABELS.name, new_name)
+                    .is_some()
+                {
+                    return Err(format!("Label {new_name} already exists"));
+                }
+                s.collections.delete_raw(CATALOG_LABELS.name, name);
+            }
+            Ok(put_label(
+                s,
+                &json!({"name": new_name, "description": description}),
+            ))
+        }
+        (true, "deleteCustomCatalogLabel") => {
+            let name = str_at(&args["label"], "/name").to_string();
+            labels_exist(s, std::slice::from_ref(&name))?;
+            delete_label(s, &name);
+            Ok(json!(true))
+        }
+        (true, "deleteCustomCatalogLabels") => {
+            let names: Vec<String> = args["labels"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .map(|l| str_at(l, "/name").to_string())
+                .collect();
+            if names.len() > CATALOG_MAX {
+                return Err(format!(
+                    "Deleting more than {CATALOG_MAX} labels is not supported"
+                ));
+            }
+            labels_exist(s, &names)?;
+            for n in &names {
+                delete_label(s, n);
+            }
+            Ok(json!(true))
+        }
+        (true, "assignCustomCatalogLabelsToPublicPackage") => {
+            let a = &args["publicPackageLabels"];
+            let label = single_label(a)?;
+            let key = assignment_key(&a["publicPackage"], None);
+            assign(s, &[key], &label[0], "package")?;
+            Ok(json!(true))
+        }
+        (true, "removeCustomCatalogLabelsFromPublicPackage") => {
+            let a = &args["publicPackageLabels"];
+            let key = assignment_key(&a["publicPackage"], None);
+            unassign(s, &[key], &strings_of(&a["labelNames"]))?;
+            Ok(json!(true))
+        }
+        (true, "assignCustomCatalogLabelsToPublicPackageVersion") => {
+            let a = &args["publicPackageVersionLabels"];
+            let label = single_label(a)?;
+            let v = &a["publicPackageVersion"];
+            let key = assignment_key(&v["publicPackage"], Some(str_at(v, "/version")));
+            assign(s, &[key], &label[0], "package version")?;
+            Ok(json!(true))
+        }
+        (true, "removeCustomCatalogLabelsFromPublicPackageVersion") => {
+            let a = &args["publicPackageVersionLabels"];
+            let v = &a["publicPackageVersion"];
+            let key = assignment_key(&v["publicPackage"], Some(str_at(v, "/version")));
+            unassign(s, &[key], &strings_of(&a["labelNames"]))?;
+            Ok(json!(true))
+        }
+        (true, "assignCustomCatalogLabelToPublicPackageVersions")
+        | (true, "removeCustomCatalogLabelFromPublicPackageVersions") => {
+            let a = &args["publicPackageVersionsLabel"];
+            let keys: Vec<String> = a["publicPackageVersions"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .map(|v| assignment_key(&v["publicPackage"], Some(str_at(v, "/version"))))
+                .collect();
+            let label = str_at(a, "/labelName").to_string();
+            if label.is_empty() {
+                return Err("Labels must be specified for the assignment".into());
+            }
+            if field.starts_with("assign") {
+                if keys.len() > CATALOG_MAX {
+                    return Err(format!(
+                        "Assigning a label to more than {CATALOG_MAX} package versions in a single operation is not supported"
+                    ));
+                }
+                assign(s, &keys, &label, "package version")?;
+            } else {
+                unassign(s, &keys, &[label])?;
+            }
+            Ok(json!(true))
+        }
+        _ => Err(format!(
+            "Cannot query field \"{field}\" on type \"{}\"",
+            if mutation {
+                "CustomCatalogLabelMutation"
+            } else {
+                "CustomCatalogLabelQuery"
+            }
+        )),
+    }
+}
+
+/// `publicPackage.getPackage(name, type)` and `publicPackageVersion.getVersion(name, type,
+/// version)`: a public package (or version) with the labels assigned to it.
+fn public_package_field(s: &Shared, top: &str, field: &str, args: &Value) -> Result<Value, String> {
+    match (top, field) {
+        ("publicPackage", "getPackage") => {
+            let pkg = json!({"name": str_at(args, "/name"), "type": str_at(args, "/type")});
+            let mut answer = pkg.clone();
+            answer["customCatalogLabelsConnection"] =
+                labels_connection(s, &assignment_key(&pkg, None));
+            Ok(answer)
+        }
+        ("publicPackageVersion", "getVersion") => {
+            let pkg = json!({"name": str_at(args, "/name"), "type": str_at(args, "/type")});
+            let version = str_at(args, "/version");
+            Ok(json!({
+                "version": version,
+                "publicPackage": pkg,
+                "customCatalogLabelsConnection": labels_connection(s, &assignment_key(&pkg, Some(version))),
+            }))
+        }
+        _ => Err(format!("Cannot query field \"{field}\" on type \"{top}\"")),
+    }
+}
+
+/// The Catalog's GraphQL endpoint: one operation per document (queries and mutations, with
+/// literal arguments or variables); the answer selects what the document asks. A failed
+/// operation answers 400 with `{errors: [{message}], data: null}` and the Catalog's text;
+/// nothing of a refused mutation is applied. Besides the route, each mutation field is
+/// counted as `MUTATION customCatalogLabel.<field>` (queries only by the route).
 async fn graphql(
     State(s): State<Arc<Shared>>,
     _u: User,
     body: axum::body::Bytes,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Response, ApiError> {
     let body = json_of(&body)?;
-    let query = str_at(&body, "/query").to_string();
     let vars = body.get("variables").cloned().unwrap_or(json!({}));
-    if query.contains("createCustomCatalogLabels") {
-        let new = vars
-            .get("labels")
-            .and_then(Value::as_array)
-            .cloned()
-            .unwrap_or_default();
-        for l in &new {
-            let name = str_at(l, "/name");
-            if name.is_empty() {
-                return Ok(gql_error("label name is required"));
+    let failed = |msg: String| {
+        (
+            StatusCode::BAD_REQUEST,
+            Json(json!({"errors": [{"message": msg}], "data": Value::Null})),
+        )
+            .into_response()
+    };
+    let doc = match gql::parse_query::<String>(str_at(&body, "/query")) {
+        Ok(d) => d,
+        Err(e) => return Ok(failed(format!("Syntax Error: {e}"))),
+    };
+    let op = doc.definitions.iter().find_map(|d| match d {
+        gql::Definition::Operation(op) => Some(op),
+        gql::Definition::Fragment(_) => None,
+    });
+    let (mutation, set) = match op {
+        Some(gql::OperationDefinition::SelectionSet(set)) => (false, set),
+        Some(gql::OperationDefinition::Query(q)) => (false, &q.selection_set),
+        Some(gql::OperationDefinition::Mutation(m)) => (true, &m.selection_set),
+        _ => return Ok(failed("Unsupported operation".into())),
+    };
+    let mut data = Map::new();
+    for top in gql_fields(set) {
+        let mut inner = Map::new();
+        for f in gql_fields(&top.selection_set) {
+            let args = Value::Object(
+                f.arguments
+                    .iter()
+                    .map(|(k, v)| (k.clone(), gql_value(v, &vars)))
+                    .collect(),
+            );
+            if mutation {
+                // Each mutation is counted too, so that a test tells writes from reads.
+                s.counts
+                    .record("MUTATION", &format!("{}.{}", top.name, f.name));
             }
-            if s.collections.get_raw(CATALOG_LABELS.name, name).is_some() {
-                return Ok(gql_error(format!("label {name} already exists")));
+            let result = match top.name.as_str() {
+                "customCatalogLabel" => catalog_label_field(&s, mutation, &f.name, &args),
+                "publicPackage" | "publicPackageVersion" if !mutation => {
+                    public_package_field(&s, &top.name, &f.name, &args)
+                }
+                other => Err(format!("Cannot query field \"{other}\"")),
+            };
+            match result {
+                Ok(v) => {
+                    inner.insert(
+                        f.alias.clone().unwrap_or_else(|| f.name.clone()),
+                        gql_project(&v, &f.selection_set),
+                    );
+                }
+                Err(msg) => return Ok(failed(msg)),
             }
         }
-        for l in new {
-            let name = str_at(&l, "/name").to_string();
-            s.collections.put_raw(CATALOG_LABELS.name, &name, l);
-        }
-        return Ok(Json(
-            json!({"data": {"customCatalogLabel": {"createCustomCatalogLabels": []}}}),
-        ));
-    }
-    if query.contains("updateCustomCatalogLabel") {
-        let name = str_at(&vars, "/label/name").to_string();
-        if s.collections.get_raw(CATALOG_LABELS.name, &name).is_none() {
-            return Ok(gql_error(format!("label {name} does not exist")));
-        }
-        let new_name = str_at(&vars, "/label/updatedName").to_string();
-        let desc = str_at(&vars, "/label/updatedDescription").to_string();
-        s.collections.delete_raw(CATALOG_LABELS.name, &name);
-        s.collections.put_raw(
-            CATALOG_LABELS.name,
-            &new_name,
-            json!({"name": new_name, "description": desc}),
+        data.insert(
+            top.alias.clone().unwrap_or_else(|| top.name.clone()),
+            Value::Object(inner),
         );
-        return Ok(Json(
-            json!({"data": {"customCatalogLabel": {"updateCustomCatalogLabel": {"name": new_name}}}}),
-        ));
     }
-    if query.contains("deleteCustomCatalogLabels") {
-        for n in vars
-            .get("names")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-        {
-            s.collections
-                .delete_raw(CATALOG_LABELS.name, n.as_str().unwrap_or_default());
-        }
-        return Ok(Json(
-            json!({"data": {"customCatalogLabel": {"deleteCustomCatalogLabels": true}}}),
-        ));
-    }
-    if query.contains("searchLabels") {
-        let edges: Vec<Value> = s
-            .collections
-            .list_raw(CATALOG_LABELS.name)
-            .unwrap_or_default()
-            .into_iter()
-            .map(|l| json!({"node": l}))
-            .collect();
-        return Ok(Json(
-            json!({"data": {"customCatalogLabel": {"searchLabels": {"edges": edges}}}}),
-        ));
-    }
-    Ok(gql_error("unsupported operation"))
+    Ok(Json(json!({"data": data})).into_response())
 }
