@@ -26,7 +26,7 @@ pub static CHECKS: &[KindChecks] = &[
         fields: &[
             ("name", &[Check::Length(Some(1), None)]),
             ("projectKey", &[Check::Format("^[a-z][a-z0-9\\-]{1,31}$", "projectKey must be 2-32 lowercase letters, digits or hyphens, starting with a letter")]),
-            ("cronSchedule", &[Check::Format("^\\s*\\S+(\\s+\\S+){5,6}\\s*$", "a Quartz cron expression (6 or 7 fields, seconds first)")]),
+            ("cronSchedule", &[Check::Format("^\\s*\\S+(\\s+\\S+){4}\\s*$", "a cron expression of 5 fields (minute hour day-of-month month day-of-week)")]),
             ("cronScheduleTimezone", &[Check::Length(Some(1), None)]),
             ("emails", &[Check::Items(Some(1), None)]),
             ("resources", &[Check::Items(Some(1), Some(1))]),
@@ -96,7 +96,7 @@ pub static CHECKS: &[KindChecks] = &[
         fields: &[
             ("name", &[Check::Length(Some(1), None)]),
             ("projectKey", &[Check::Format("^[a-z][a-z0-9\\-]{1,31}$", "projectKey must be 2-32 lowercase letters, digits or hyphens, starting with a letter")]),
-            ("cronSchedule", &[Check::Format("^\\s*\\S+(\\s+\\S+){5,6}\\s*$", "a Quartz cron expression (6 or 7 fields, seconds first)")]),
+            ("cronSchedule", &[Check::Format("^\\s*\\S+(\\s+\\S+){4}\\s*$", "a cron expression of 5 fields (minute hour day-of-month month day-of-week)")]),
             ("cronScheduleTimezone", &[Check::Length(Some(1), None)]),
             ("emails", &[Check::Items(Some(1), None)]),
             ("resources", &[Check::Items(Some(1), Some(1))]),
@@ -172,7 +172,7 @@ pub static CHECKS: &[KindChecks] = &[
         fields: &[
             ("name", &[Check::Length(Some(1), None)]),
             ("projectKey", &[Check::Format("^[a-z][a-z0-9\\-]{1,31}$", "projectKey must be 2-32 lowercase letters, digits or hyphens, starting with a letter")]),
-            ("cronSchedule", &[Check::Format("^\\s*\\S+(\\s+\\S+){5,6}\\s*$", "a Quartz cron expression (6 or 7 fields, seconds first)")]),
+            ("cronSchedule", &[Check::Format("^\\s*\\S+(\\s+\\S+){4}\\s*$", "a cron expression of 5 fields (minute hour day-of-month month day-of-week)")]),
             ("cronScheduleTimezone", &[Check::Length(Some(1), None)]),
             ("emails", &[Check::Items(Some(1), None)]),
             ("resources", &[Check::Items(Some(1), Some(1))]),
@@ -267,7 +267,7 @@ pub static CHECKS: &[KindChecks] = &[
         fields: &[
             ("name", &[Check::Length(Some(1), None)]),
             ("projectKey", &[Check::Format("^[a-z][a-z0-9\\-]{1,31}$", "projectKey must be 2-32 lowercase letters, digits or hyphens, starting with a letter")]),
-            ("cronSchedule", &[Check::Format("^\\s*\\S+(\\s+\\S+){5,6}\\s*$", "a Quartz cron expression (6 or 7 fields, seconds first)")]),
+            ("cronSchedule", &[Check::Format("^\\s*\\S+(\\s+\\S+){4}\\s*$", "a cron expression of 5 fields (minute hour day-of-month month day-of-week)")]),
             ("cronScheduleTimezone", &[Check::Length(Some(1), None)]),
             ("emails", &[Check::Items(Some(1), None)]),
             ("resources", &[Check::Items(Some(1), Some(1))]),
@@ -332,7 +332,7 @@ pub static CHECKS: &[KindChecks] = &[
         fields: &[
             ("name", &[Check::Length(Some(1), None)]),
             ("projectKey", &[Check::Format("^[a-z][a-z0-9\\-]{1,31}$", "projectKey must be 2-32 lowercase letters, digits or hyphens, starting with a letter")]),
-            ("cronSchedule", &[Check::Format("^\\s*\\S+(\\s+\\S+){5,6}\\s*$", "a Quartz cron expression (6 or 7 fields, seconds first)")]),
+            ("cronSchedule", &[Check::Format("^\\s*\\S+(\\s+\\S+){4}\\s*$", "a cron expression of 5 fields (minute hour day-of-month month day-of-week)")]),
             ("cronScheduleTimezone", &[Check::Length(Some(1), None)]),
             ("emails", &[Check::Items(Some(1), None)]),
             ("resources", &[Check::Items(Some(1), Some(1))]),

@@ -70,6 +70,10 @@ fn format(name: &str) -> Result<(&'static str, &'static str)> {
             r"^\s*\S+(\s+\S+){5,6}\s*$",
             "a Quartz cron expression (6 or 7 fields, seconds first)",
         ),
+        "cron_5" => (
+            r"^\s*\S+(\s+\S+){4}\s*$",
+            "a cron expression of 5 fields (minute hour day-of-month month day-of-week)",
+        ),
         "duration" => (
             r"^([0-9]+(\.[0-9]+)?(ns|us|ms|s|m|h))+$",
             "a duration (30s, 5m, 1h)",
