@@ -60,6 +60,7 @@ struct Provider {
     short: &'static str,
     description: &'static str,
     crds: fn() -> Vec<provider_runtime::crd::GeneratedCrd>,
+    kinds: fn() -> Vec<std::sync::Arc<dyn provider_runtime::managed::KindRegistration>>,
 }
 
 fn providers() -> Vec<Provider> {
@@ -69,24 +70,28 @@ fn providers() -> Vec<Provider> {
             short: provider_artifactory::SHORT_NAME,
             description: "Crossplane provider for JFrog Artifactory: repositories, webhooks, security, replication, users, lifecycle and artifacts.",
             crds: provider_artifactory::crds,
+            kinds: provider_artifactory::kinds,
         },
         Provider {
             name: provider_xray::PROVIDER_NAME,
             short: provider_xray::SHORT_NAME,
             description: "Crossplane provider for JFrog Xray: policies, watches, reports, configuration and webhooks.",
             crds: provider_xray::crds,
+            kinds: provider_xray::kinds,
         },
         Provider {
             name: provider_project::PROVIDER_NAME,
             short: provider_project::SHORT_NAME,
             description: "Crossplane provider for JFrog Projects.",
             crds: provider_project::crds,
+            kinds: provider_project::kinds,
         },
         Provider {
             name: provider_platform::PROVIDER_NAME,
             short: provider_platform::SHORT_NAME,
             description: "Crossplane provider for the JFrog Platform: access, authentication, configuration and lifecycle.",
             crds: provider_platform::crds,
+            kinds: provider_platform::kinds,
         },
     ]
 }
@@ -101,7 +106,7 @@ fn root() -> PathBuf {
 
 /// The `package/<provider>/crossplane.yaml` meta Provider (reference §15.7).
 fn crossplane_yaml(p: &Provider) -> String {
-    let doc = serde_json::json!({
+    let mut doc = serde_json::json!({
         "apiVersion": "meta.pkg.crossplane.io/v1",
         "kind": "Provider",
         "metadata": {
@@ -119,12 +124,90 @@ fn crossplane_yaml(p: &Provider) -> String {
             "capabilities": ["safe-start"]
         }
     });
+    // The reads its cross-provider references need (reference §15.4: Crossplane grants them
+    // when the package asks).
+    let requests = provider_runtime::crd::references::permission_requests(p.short, &(p.kinds)());
+    if !requests.is_empty() {
+        doc["spec"]["controller"] = serde_json::json!({"permissionRequests": requests});
+    }
     format!("---\n{}", serde_yaml::to_string(&doc).unwrap_or_default())
+}
+
+const REFS_BEGIN: &str = "<!-- references:begin -->";
+const REFS_END: &str = "<!-- references:end -->";
+
+/// The README's table of declared references (between the `references:begin`/`end`
+/// markers), rendered from each provider's reference table.
+fn references_table() -> String {
+    let tables: [(
+        &str,
+        Vec<provider_family::KindDecl>,
+        &[provider_family::refs::Reference],
+    ); 4] = [
+        (
+            provider_artifactory::SHORT_NAME,
+            provider_artifactory::family_kinds()
+                .iter()
+                .map(|k| k.resolved().decl)
+                .collect(),
+            provider_artifactory::references::REFERENCES,
+        ),
+        (
+            provider_xray::SHORT_NAME,
+            provider_xray::family_kinds()
+                .iter()
+                .map(|k| k.resolved().decl)
+                .collect(),
+            provider_xray::references::REFERENCES,
+        ),
+        (
+            provider_project::SHORT_NAME,
+            provider_project::family_kinds()
+                .iter()
+                .map(|k| k.resolved().decl)
+                .collect(),
+            provider_project::references::REFERENCES,
+        ),
+        (
+            provider_platform::SHORT_NAME,
+            provider_platform::family_kinds()
+                .iter()
+                .map(|k| k.resolved().decl)
+                .collect(),
+            provider_platform::references::REFERENCES,
+        ),
+    ];
+    let mut s = String::from(
+        "| provider | referring Kinds | field | referenced Kinds | value taken |\n|---|---|---|---|---|\n",
+    );
+    for (short, decls, table) in &tables {
+        for row in provider_family::refs::table_rows(short, decls, table)
+            .unwrap_or_else(|e| panic!("the {short} reference table: {e}"))
+        {
+            s.push_str(&row);
+            s.push('\n');
+        }
+    }
+    s
+}
+
+/// README.md with the references table regenerated (unchanged when it has no markers).
+fn readme_with_references(root: &Path) -> Option<String> {
+    let text = std::fs::read_to_string(root.join("README.md")).ok()?;
+    let (head, rest) = text.split_once(REFS_BEGIN)?;
+    let (_, tail) = rest.split_once(REFS_END)?;
+    Some(format!(
+        "{head}{REFS_BEGIN}\n{}{REFS_END}{tail}",
+        references_table()
+    ))
 }
 
 /// Every generated file, by path relative to the workspace root.
 fn generated_files() -> BTreeMap<PathBuf, String> {
     let mut out = BTreeMap::new();
+    if let Some(readme) = readme_with_references(&root()) {
+        out.insert(PathBuf::from("README.md"), readme);
+    }
     for p in providers() {
         for crd in (p.crds)() {
             out.insert(

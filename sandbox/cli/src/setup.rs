@@ -11,7 +11,7 @@ use anyhow::Context;
 use futures::StreamExt;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::api::{Api, ApiResource, DynamicObject, GroupVersionKind, Patch, PatchParams};
-use serde_json::json;
+use serde_json::{Value, json};
 
 use crate::Provider;
 use crate::kubeapi::{FIELD_MANAGER, kube_message, provider_of_group};
@@ -276,11 +276,31 @@ pub fn provider_rules(groups: &BTreeMap<String, BTreeSet<String>>) -> Vec<serde_
     rules
 }
 
-/// Creates the provider's ServiceAccount, ClusterRole and ClusterRoleBinding.
+/// The `spec.controller.permissionRequests` of a package's meta Provider
+/// (`package/<provider>/crossplane.yaml`, read as data): the further rules Crossplane's RBAC
+/// manager grants a provider whose package asks for them (reads of other providers' Kinds its
+/// references name). None when the file or the member is absent.
+pub fn permission_requests(package_dir: &Path, p: Provider) -> anyhow::Result<Vec<Value>> {
+    let path = package_dir.join(p.short()).join("crossplane.yaml");
+    let Ok(text) = std::fs::read_to_string(&path) else {
+        return Ok(Vec::new());
+    };
+    let doc: Value =
+        serde_yaml::from_str(&text).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+    Ok(doc["spec"]["controller"]["permissionRequests"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default())
+}
+
+/// Creates the provider's ServiceAccount, ClusterRole and ClusterRoleBinding: the rules
+/// Crossplane grants every provider over its CRDs ([`provider_rules`]) and those its package
+/// requests (`requests`, see [`permission_requests`]).
 pub async fn provider_rbac(
     client: &kube::Client,
     p: Provider,
     groups: &BTreeMap<String, BTreeSet<String>>,
+    requests: &[Value],
 ) -> anyhow::Result<()> {
     let pp = PatchParams::apply(FIELD_MANAGER).force();
     let name = p.name();
@@ -297,7 +317,7 @@ pub async fn provider_rbac(
     let cr = json!({
         "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
         "metadata": {"name": role},
-        "rules": provider_rules(groups),
+        "rules": provider_rules(groups).into_iter().chain(requests.iter().cloned()).collect::<Vec<_>>(),
     });
     cr_api
         .patch(&role, &pp, &Patch::Apply(&cr))
@@ -326,6 +346,44 @@ pub fn service_account_user(p: Provider) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The packages' requests are read from their meta Provider: provider-xray asks to read
+    /// provider-artifactory's repositories (its watches name them), provider-artifactory
+    /// its own Kinds need no request.
+    #[test]
+    fn permission_requests_come_from_the_package_metadata() {
+        let dir = crate::up::repo_dir("package");
+        let xray = permission_requests(&dir, Provider::Xray).expect("readable");
+        let groups: Vec<&str> = xray
+            .iter()
+            .filter_map(|r| r["apiGroups"][0].as_str())
+            .collect();
+        assert!(
+            groups.contains(&"repository.artifactory.m.crossplane.io"),
+            "{groups:?}"
+        );
+        assert!(
+            groups.contains(&"repository.artifactory.crossplane.io"),
+            "{groups:?}"
+        );
+        let repos = xray
+            .iter()
+            .find(|r| r["apiGroups"][0] == "repository.artifactory.m.crossplane.io")
+            .expect("a rule");
+        assert_eq!(repos["verbs"], json!(["get", "list", "watch"]));
+        assert!(
+            repos["resources"]
+                .as_array()
+                .expect("resources")
+                .contains(&json!("localgenericrepositories"))
+        );
+        assert!(
+            !groups.iter().any(|g| g.contains(".xray.")),
+            "its own Kinds need no request: {groups:?}"
+        );
+        let missing = permission_requests(Path::new("/nonexistent"), Provider::Xray);
+        assert!(missing.expect("absent is none").is_empty());
+    }
 
     #[test]
     fn rules_grant_no_delete_on_provider_groups() {

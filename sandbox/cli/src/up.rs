@@ -410,8 +410,14 @@ pub(crate) async fn start(args: &Args, running: &mut Running) -> anyhow::Result<
     for &p in &providers {
         let kubeconfig = match (&running.server, &args.kubeconfig) {
             (Some(server), _) => {
-                setup::provider_rbac(&client, p, &resources.get(&p).cloned().unwrap_or_default())
-                    .await?;
+                let requests = setup::permission_requests(&repo_dir("package"), p)?;
+                setup::provider_rbac(
+                    &client,
+                    p,
+                    &resources.get(&p).cloned().unwrap_or_default(),
+                    &requests,
+                )
+                .await?;
                 let token = server.issue_token(&setup::service_account_user(p), &[]);
                 let path = providers_dir.join(format!("{}.kubeconfig", p.name()));
                 write_private(&path, &server.kubeconfig(&token))?;

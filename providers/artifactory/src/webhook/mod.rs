@@ -88,7 +88,13 @@ pub fn declarations() -> &'static [KindDecl] {
 /// Every webhook Kind, composed once per process.
 pub fn kinds() -> &'static [Arc<FamilyKind>] {
     static KINDS: OnceLock<Vec<Arc<FamilyKind>>> = OnceLock::new();
-    KINDS.get_or_init(|| provider_family::compose(tables::KINDS))
+    KINDS.get_or_init(|| {
+        provider_family::compose_with_references(
+            tables::KINDS,
+            crate::checks::CHECKS,
+            crate::references::REFERENCES,
+        )
+    })
 }
 
 /// The runtime registrations of every webhook Kind, sharing the provider's client cache.

@@ -22,6 +22,7 @@
 //! `x-kubernetes-preserve-unknown-fields: true`. The config Kinds' `secretRef.namespace` is
 //! optional (upstream requires it) because namespaced ProviderConfigs ignore it.
 
+pub mod references;
 pub mod schema;
 
 use serde_json::{Value, json};
@@ -71,6 +72,8 @@ pub struct ManagedCrdInput {
     pub required: Vec<RequiredParam>,
     /// Description of the Kind.
     pub description: Option<String>,
+    /// The declared references: their `Ref(s)` / `Selector` members beside the value field.
+    pub references: Vec<crate::managed::kind::ReferenceField>,
 }
 
 impl ManagedCrdInput {
@@ -184,14 +187,39 @@ fn management_policies_schema() -> Value {
 
 /// The CEL rule of one required parameter (Upjet's shape).
 pub fn required_rule(p: &RequiredParam) -> Value {
+    required_rule_or(p, &[])
+}
+
+/// The CEL rule of one required parameter that may also be given by the members `or` (a
+/// reference's `...Ref` and `...Selector`, which resolve into it before any write).
+pub fn required_rule_or(p: &RequiredParam, or: &[&str]) -> Value {
     let policies = "!('*' in self.managementPolicies || 'Create' in self.managementPolicies || 'Update' in self.managementPolicies)";
+    let any = |block: &str| {
+        let mut names = vec![p.name.as_str()];
+        names.extend_from_slice(or);
+        let alts: Vec<String> = names
+            .iter()
+            .map(|n| format!("has(self.{block}.{n})"))
+            .collect();
+        if alts.len() == 1 {
+            alts[0].clone()
+        } else {
+            format!("({})", alts.join(" || "))
+        }
+    };
+    let for_provider = any("forProvider");
+    let for_provider = for_provider
+        .strip_prefix('(')
+        .and_then(|x| x.strip_suffix(')'))
+        .unwrap_or(&for_provider)
+        .to_string();
     let rule = if p.in_init_provider {
         format!(
-            "{policies} || has(self.forProvider.{n}) || (has(self.initProvider) && has(self.initProvider.{n}))",
-            n = p.name
+            "{policies} || {for_provider} || (has(self.initProvider) && {})",
+            any("initProvider")
         )
     } else {
-        format!("{policies} || has(self.forProvider.{n})", n = p.name)
+        format!("{policies} || {for_provider}")
     };
     json!({"message": format!("spec.forProvider.{} is a required parameter", p.name), "rule": rule})
 }
@@ -211,6 +239,8 @@ pub fn managed_crd(input: &ManagedCrdInput, scope: MrScope) -> GeneratedCrd {
     if let Some(o) = at_provider.as_object_mut() {
         o.remove("description");
     }
+    references::add_reference_schemas(&mut for_provider, &input.references, scope);
+    references::add_reference_schemas(&mut init_provider, &input.references, scope);
     set_description(&mut for_provider, "");
     set_description(
         &mut init_provider,
@@ -289,7 +319,11 @@ pub fn managed_crd(input: &ManagedCrdInput, scope: MrScope) -> GeneratedCrd {
         "required": ["forProvider"]
     });
     if !input.required.is_empty() {
-        let rules: Vec<Value> = input.required.iter().map(required_rule).collect();
+        let rules: Vec<Value> = input
+            .required
+            .iter()
+            .map(|p| required_rule_or(p, &references::companions_of(&input.references, &p.name)))
+            .collect();
         spec["x-kubernetes-validations"] = Value::Array(rules);
     }
     let status = json!({
@@ -504,6 +538,7 @@ impl ManagedCrdInput {
             observation: reg.observation_schema(),
             required,
             description: (!info.description.is_empty()).then(|| info.description.to_string()),
+            references: info.references.clone(),
         }
     }
 }
@@ -640,6 +675,88 @@ mod tests {
                 },
             ],
             description: None,
+            references: vec![],
+        }
+    }
+
+    /// Declared references render as Upjet renders them: `<field>Ref(s)` and
+    /// `<field>Selector` beside the value, in forProvider and initProvider, inside list
+    /// elements for nested fields; the namespace members only in the namespaced CRD.
+    #[test]
+    fn references_render_beside_their_fields_in_both_scopes() {
+        use crate::managed::kind::{ReferenceField, ReferenceTarget};
+        let t = |kind| ReferenceTarget {
+            provider: "xray",
+            group: "policy",
+            kind,
+            version: "v1alpha1",
+        };
+        let mut i = input();
+        i.parameters = json!({"type": "object", "properties": {
+            "repositories": {"type": "array", "items": {"type": "string"}},
+            "assignedPolicy": {"type": "array", "items": {"type": "object", "required": ["name"], "properties": {
+                "name": {"type": "string"}}}}}});
+        i.required = vec![RequiredParam {
+            name: "repositories".into(),
+            in_init_provider: true,
+        }];
+        i.references = vec![
+            ReferenceField::multi("repositories", t("Repo")),
+            ReferenceField::new(
+                "assignedPolicy.name",
+                false,
+                vec![t("SecurityPolicy"), t("LicensePolicy")],
+            ),
+        ];
+        for scope in [MrScope::Modern, MrScope::Legacy] {
+            let crd = managed_crd(&i, scope);
+            let spec = &crd.document["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]
+                ["spec"]["properties"];
+            for block in ["forProvider", "initProvider"] {
+                let p = &spec[block]["properties"];
+                let refs = &p["repositoriesRefs"];
+                assert_eq!(refs["type"], "array", "{block}");
+                assert_eq!(refs["items"]["required"], json!(["name"]));
+                assert_eq!(
+                    refs["items"]["properties"]["policy"]["properties"]["resolve"]["enum"],
+                    json!(["Always", "IfNotPresent"])
+                );
+                let sel = &p["repositoriesSelector"]["properties"];
+                assert_eq!(sel["matchLabels"]["additionalProperties"]["type"], "string");
+                assert_eq!(sel["matchControllerRef"]["type"], "boolean");
+                assert_eq!(
+                    sel["policy"]["properties"]["resolution"]["default"],
+                    "Required"
+                );
+                let elem = &p["assignedPolicy"]["items"]["properties"];
+                assert_eq!(
+                    elem["nameRef"]["description"],
+                    "Reference to a SecurityPolicy or LicensePolicy in policy to populate name."
+                );
+                assert!(elem["nameSelector"].is_object());
+                // A required nested value may come from its Ref or selector instead.
+                let item = &p["assignedPolicy"]["items"];
+                assert!(item.get("required").is_none(), "{item}");
+                if block == "forProvider" {
+                    assert_eq!(
+                        item["x-kubernetes-validations"][0]["rule"],
+                        "has(self.name) || has(self.nameRef) || has(self.nameSelector)"
+                    );
+                }
+                let namespaced = scope == MrScope::Modern;
+                assert_eq!(
+                    elem["nameRef"]["properties"].get("namespace").is_some(),
+                    namespaced
+                );
+                assert_eq!(sel.get("namespace").is_some(), namespaced);
+            }
+            let rules = &crd.document["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]
+                ["spec"]["x-kubernetes-validations"];
+            assert_eq!(
+                rules[0]["rule"],
+                "!('*' in self.managementPolicies || 'Create' in self.managementPolicies || 'Update' in self.managementPolicies) || has(self.forProvider.repositories) || has(self.forProvider.repositoriesRefs) || has(self.forProvider.repositoriesSelector) || (has(self.initProvider) && (has(self.initProvider.repositories) || has(self.initProvider.repositoriesRefs) || has(self.initProvider.repositoriesSelector)))",
+                "{rules}"
+            );
         }
     }
 

@@ -108,8 +108,14 @@ impl ReferenceTarget {
 
 /// A `forProvider` field whose value can come from another MR (`<field>Ref` / `<field>Selector`).
 ///
-/// The companion field names follow crossplane-tools: `fooId` has `fooIdRef` and
-/// `fooIdSelector`; a list field `fooIds` has `fooIdRefs` and `fooIdSelector`.
+/// The companion field names are Upjet's (`pkg/types/name`): the value field's name followed
+/// by `Ref` (`Refs` for a list) and `Selector`: `repoKey` has `repoKeyRef` and
+/// `repoKeySelector`; a list field `repositories` has `repositoriesRefs` and
+/// `repositoriesSelector`.
+///
+/// `field` is a dotted path under `forProvider`; a segment that meets a list of objects
+/// applies to each element (the companions then sit in each element, as Upjet generates them
+/// for nested blocks), e.g. `watchResource.name`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ReferenceField {
     /// camelCase path of the value field under `forProvider` (dots for nesting), e.g. `repoKey`.
@@ -120,8 +126,12 @@ pub struct ReferenceField {
     pub selector_field: &'static str,
     /// Whether the value field is a list of strings.
     pub multi: bool,
-    /// The referenced Kind.
-    pub target: ReferenceTarget,
+    /// The referenced Kinds, in lookup order (at least one). Crossplane's generated
+    /// resolvers name one Kind; a field JFrog fills with the key of any of several Kinds (a
+    /// virtual repository's `repositories`: local, remote and virtual repositories of its
+    /// package type) names each: a `Ref` resolves to the first of them that has an object of
+    /// that name, a selector selects among all of them.
+    pub targets: Vec<ReferenceTarget>,
     /// What is extracted from the target.
     pub source: ReferenceSource,
 }
@@ -129,28 +139,31 @@ pub struct ReferenceField {
 impl ReferenceField {
     /// A single-valued reference using the default companion names and the external name.
     pub fn single(field: &'static str, target: ReferenceTarget) -> Self {
-        let (ref_field, selector_field) = companion_names(field, false);
+        Self::new(field, false, vec![target])
+    }
+
+    /// A list-valued reference (`repositories`, `repositoriesRefs`, `repositoriesSelector`).
+    pub fn multi(field: &'static str, target: ReferenceTarget) -> Self {
+        Self::new(field, true, vec![target])
+    }
+
+    /// A reference to any of `targets` (see [`ReferenceField::targets`]).
+    pub fn new(field: &'static str, multi: bool, targets: Vec<ReferenceTarget>) -> Self {
+        let (ref_field, selector_field) = companion_names(field, multi);
         ReferenceField {
             field,
             ref_field,
             selector_field,
-            multi: false,
-            target,
+            multi,
+            targets,
             source: ReferenceSource::ExternalName,
         }
     }
 
-    /// A list-valued reference (`fooIds`, `fooIdRefs`, `fooIdSelector`).
-    pub fn multi(field: &'static str, target: ReferenceTarget) -> Self {
-        let (ref_field, selector_field) = companion_names(field, true);
-        ReferenceField {
-            field,
-            ref_field,
-            selector_field,
-            multi: true,
-            target,
-            source: ReferenceSource::ExternalName,
-        }
+    /// One more referenced Kind.
+    pub fn or(mut self, target: ReferenceTarget) -> Self {
+        self.targets.push(target);
+        self
     }
 
     /// Extract from `status.atProvider.<path>` instead of the external name.
@@ -166,32 +179,47 @@ impl ReferenceField {
 
     /// The Go-style path under another block, e.g. `mg.Spec.InitProvider.RepoKey`.
     pub fn go_path_in(&self, block: &str) -> String {
-        let mut out = format!("mg.Spec.{block}");
-        for seg in self.field.split('.') {
-            out.push('.');
-            let mut chars = seg.chars();
-            if let Some(first) = chars.next() {
-                out.extend(first.to_uppercase());
-                out.push_str(chars.as_str());
-            }
-        }
-        out
+        go_path(
+            block,
+            &self.field.split('.').map(|s| (s, None)).collect::<Vec<_>>(),
+        )
     }
+
+    /// The referenced Kinds as `Kind` names joined by `, ` (for messages and descriptions).
+    pub fn target_names(&self) -> String {
+        self.targets
+            .iter()
+            .map(|t| t.kind)
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+}
+
+/// `mg.Spec.<block>.A[0].B`: segments with an optional list index.
+pub(crate) fn go_path(block: &str, segs: &[(&str, Option<usize>)]) -> String {
+    let mut out = format!("mg.Spec.{block}");
+    for (seg, index) in segs {
+        out.push('.');
+        let mut chars = seg.chars();
+        if let Some(first) = chars.next() {
+            out.extend(first.to_uppercase());
+            out.push_str(chars.as_str());
+        }
+        if let Some(i) = index {
+            out.push_str(&format!("[{i}]"));
+        }
+    }
+    out
 }
 
 fn companion_names(field: &'static str, multi: bool) -> (&'static str, &'static str) {
     let leaf = field.rsplit('.').next().unwrap_or(field);
-    let base = if multi {
-        leaf.strip_suffix('s').unwrap_or(leaf)
-    } else {
-        leaf
-    };
     let r = if multi {
-        format!("{base}Refs")
+        format!("{leaf}Refs")
     } else {
-        format!("{base}Ref")
+        format!("{leaf}Ref")
     };
-    let s = format!("{base}Selector");
+    let s = format!("{leaf}Selector");
     // Kind declarations live for the whole process; leaking two short strings per reference
     // field once at declaration time keeps the declaration API `&'static str` throughout.
     (Box::leak(r.into_boxed_str()), Box::leak(s.into_boxed_str()))
@@ -437,9 +465,17 @@ mod tests {
         assert_eq!(r.ref_field, "repoKeyRef");
         assert_eq!(r.selector_field, "repoKeySelector");
         assert_eq!(r.go_path(), "mg.Spec.ForProvider.RepoKey");
-        let m = ReferenceField::multi("repoKeys", t);
-        assert_eq!(m.ref_field, "repoKeyRefs");
-        assert_eq!(m.selector_field, "repoKeySelector");
+        // Upjet's names: the list field's own name + `Refs` / `Selector` (no singular).
+        let m = ReferenceField::multi("repositories", t);
+        assert_eq!(m.ref_field, "repositoriesRefs");
+        assert_eq!(m.selector_field, "repositoriesSelector");
+        let nested = ReferenceField::single("watchResource.name", m.targets[0].clone());
+        assert_eq!(nested.ref_field, "nameRef");
+        assert_eq!(nested.selector_field, "nameSelector");
+        assert_eq!(
+            super::go_path("ForProvider", &[("watchResource", Some(2)), ("name", None)]),
+            "mg.Spec.ForProvider.WatchResource[2].Name"
+        );
     }
 
     #[test]

@@ -44,7 +44,7 @@ use super::kind::{KindInfo, Scope};
 use super::meta::{self, EXTERNAL_NAME, FINALIZER};
 use super::policy::PolicyResolver;
 use super::reasons::event;
-use super::references::{self, RefContext};
+use super::references::{self, KubeLookup, RefContext};
 
 /// The SSA field manager of the reference resolver.
 pub const REFERENCE_FIELD_MANAGER: &str = "managed.crossplane.io/api-simple-reference-resolver";
@@ -980,8 +980,11 @@ impl<K: ManagedKind> Reconciler<K> {
             .as_ref()
             .and_then(|o| o.iter().find(|r| r.controller == Some(true)))
             .map(|r| r.uid.clone());
-        let rctx = RefContext {
+        let lookup = KubeLookup {
             client: &self.ctx.client,
+            scope: self.scope,
+        };
+        let rctx = RefContext {
             scope: self.scope,
             namespace: run.obj.metadata.namespace.as_deref(),
             controller_uid: controller_uid.as_deref(),
@@ -995,7 +998,7 @@ impl<K: ManagedKind> Reconciler<K> {
                 continue;
             };
             let mut after = before.clone();
-            references::resolve_all(&rctx, &self.info().references, &mut after, block)
+            references::resolve_all(&lookup, &rctx, &self.info().references, &mut after, block)
                 .await
                 .map_err(|e| {
                     StepError::Failed(format!("cannot resolve references: {}", e.message))

@@ -1,21 +1,43 @@
-//! Generic reference resolution (reference §11; crossplane-runtime `pkg/reference`,
-//! `APISimpleReferenceResolver`).
+//! Generic reference resolution (reference §11; crossplane-runtime `pkg/reference`:
+//! `APINamespacedResolver` for namespaced MRs, `APIResolver` for legacy cluster-scoped ones).
 //!
 //! A Kind declares its reference fields ([`ReferenceField`]); for each one the resolver reads
-//! `<field>Ref` / `<field>Selector` next to the value in `spec.forProvider`, fetches the
-//! target MR (same scope), extracts its external name (or an `atProvider` path) and writes the
+//! `<field>Ref(s)` / `<field>Selector` next to the value in `spec.forProvider` (and in each
+//! element of a list of objects on the way, for nested fields), fetches the target MR (same
+//! scope: a namespaced MR refers to namespaced MRs, by default in its own namespace; a legacy
+//! MR to legacy ones), extracts its external name (or an `atProvider` path) and writes the
 //! value (and, for selectors, the chosen Ref). All fields resolve or none is persisted; the
 //! changes are sent as one server-side-apply patch by the reconciler.
 //!
+//! The rules are crossplane-runtime's, step by step:
+//! - No-op (`IsNoOp`): a set value is kept (resolution "caches") unless the policy says
+//!   `resolve: Always`; a selector's `Always` drops the Refs and selects again; with a
+//!   selector present, the Refs' own `Always` is not consulted.
+//! - A Ref is resolved before a selector. A missing target fails (`cannot get referenced
+//!   resource: ...`) unless `resolution: Optional`; an empty extracted value fails with
+//!   `referenced field was empty (referenced resource may not yet be ready)` unless optional.
+//! - A selector lists the target Kind(s) with `matchLabels` in the selector's namespace (the
+//!   MR's by default), drops candidates without the MR's controller when
+//!   `matchControllerRef: true` (two objects without a controller do not match), and takes
+//!   the first; a list selector takes every candidate, keyed by value (deduplicated) and sorted
+//!   by value. No candidate: `no resources matched selector`; a candidate whose value is
+//!   still empty fails the whole selection (so a list is never resolved half-way), unless
+//!   optional.
+//! - Optional and unresolved: the value is left unset (crossplane-runtime writes an empty
+//!   value back; we keep the user's Ref rather than clear it).
+//!
 //! References are resolved in `spec.forProvider` and then in `spec.initProvider` (where Upjet
 //! generates them too), with the same declared fields.
+
+use std::collections::BTreeMap;
+use std::future::Future;
 
 use kube::Api;
 use kube::api::{DynamicObject, ListParams};
 use serde_json::{Map, Value};
 
-use super::errors::kube_message as kube_msg;
-use super::kind::{ReferenceField, ReferenceSource, Scope};
+use super::errors::{is_not_found, kube_message as kube_msg};
+use super::kind::{ReferenceField, ReferenceSource, ReferenceTarget, Scope, go_path};
 use super::meta::EXTERNAL_NAME;
 
 /// Resolution failed: `<go path>: <cause>`. Resolution only reads, so it never conflicts; the
@@ -26,6 +48,8 @@ pub struct ResolveError {
     pub message: String,
 }
 
+const ERR_GET: &str = "cannot get referenced resource";
+const ERR_LIST: &str = "cannot list resources that match selector";
 const ERR_EMPTY: &str = "referenced field was empty (referenced resource may not yet be ready)";
 const ERR_NO_MATCH: &str = "no resources matched selector";
 
@@ -43,10 +67,80 @@ fn is_optional(v: Option<&Value>) -> bool {
     policy(v, "resolution") == Some("Optional")
 }
 
-/// Context of the referencing MR.
-pub struct RefContext<'a> {
+/// Reads of the referenced Kinds: the Kubernetes API ([`KubeLookup`]) or, in unit tests, a
+/// fixed set of objects.
+pub trait Lookup: Sync {
+    /// The object `name` of `target` (in `namespace` for namespaced MRs); `Ok(None)` when it
+    /// does not exist. `Err` is the API's message.
+    fn get(
+        &self,
+        target: &ReferenceTarget,
+        namespace: Option<&str>,
+        name: &str,
+    ) -> impl Future<Output = Result<Option<DynamicObject>, String>> + Send;
+    /// The objects of `target` with these labels (`k=v,...`, empty for all); `Ok(None)` when
+    /// the Kind is not served (its provider is not installed).
+    fn list(
+        &self,
+        target: &ReferenceTarget,
+        namespace: Option<&str>,
+        labels: &str,
+    ) -> impl Future<Output = Result<Option<Vec<DynamicObject>>, String>> + Send;
+}
+
+/// [`Lookup`] through the Kubernetes API with the provider's client.
+pub struct KubeLookup<'a> {
     /// The client.
     pub client: &'a kube::Client,
+    /// The scope of the referencing MR (targets are in the same scope).
+    pub scope: Scope,
+}
+
+impl KubeLookup<'_> {
+    fn api(&self, target: &ReferenceTarget, namespace: Option<&str>) -> Api<DynamicObject> {
+        let ar = target.api_resource(self.scope);
+        match (self.scope, namespace) {
+            (Scope::Namespaced, Some(ns)) => Api::namespaced_with(self.client.clone(), ns, &ar),
+            _ => Api::all_with(self.client.clone(), &ar),
+        }
+    }
+}
+
+impl Lookup for KubeLookup<'_> {
+    async fn get(
+        &self,
+        target: &ReferenceTarget,
+        namespace: Option<&str>,
+        name: &str,
+    ) -> Result<Option<DynamicObject>, String> {
+        match self.api(target, namespace).get(name).await {
+            Ok(o) => Ok(Some(o)),
+            Err(e) if is_not_found(&e) => Ok(None),
+            Err(e) => Err(kube_msg(&e)),
+        }
+    }
+
+    async fn list(
+        &self,
+        target: &ReferenceTarget,
+        namespace: Option<&str>,
+        labels: &str,
+    ) -> Result<Option<Vec<DynamicObject>>, String> {
+        let lp = if labels.is_empty() {
+            ListParams::default()
+        } else {
+            ListParams::default().labels(labels)
+        };
+        match self.api(target, namespace).list(&lp).await {
+            Ok(l) => Ok(Some(l.items)),
+            Err(e) if is_not_found(&e) => Ok(None),
+            Err(e) => Err(kube_msg(&e)),
+        }
+    }
+}
+
+/// Context of the referencing MR.
+pub struct RefContext<'a> {
     /// The MR's scope (targets are in the same scope).
     pub scope: Scope,
     /// The MR's namespace.
@@ -87,65 +181,74 @@ fn controller_uid(obj: &DynamicObject) -> Option<String> {
         .map(|r| r.uid.clone())
 }
 
-fn api_for(
-    ctx: &RefContext<'_>,
-    field: &ReferenceField,
-    namespace: Option<&str>,
-) -> Api<DynamicObject> {
-    let ar = field.target.api_resource(ctx.scope);
-    match (ctx.scope, namespace) {
-        (Scope::Namespaced, Some(ns)) => Api::namespaced_with(ctx.client.clone(), ns, &ar),
-        _ => Api::all_with(ctx.client.clone(), &ar),
+/// The namespace a Ref or selector reads in: its own `namespace`, else the MR's (namespaced
+/// MRs only; legacy references carry no namespace).
+fn namespace_of<'a>(ctx: &RefContext<'a>, v: &'a Value) -> Option<&'a str> {
+    if !ctx.scope.is_namespaced() {
+        return None;
     }
+    v.get("namespace")
+        .and_then(Value::as_str)
+        .filter(|s| !s.is_empty())
+        .or(ctx.namespace)
 }
 
-/// Fetch the target of one Ref. Ok(None) when NotFound and optional.
-async fn get_ref(
+/// The value of one Ref. `Ok(None)`: not resolved and optional.
+async fn get_ref<L: Lookup>(
+    lookup: &L,
     ctx: &RefContext<'_>,
     field: &ReferenceField,
     r: &Value,
 ) -> Result<Option<String>, String> {
     let name = r.get("name").and_then(Value::as_str).unwrap_or_default();
-    let ns = if ctx.scope.is_namespaced() {
-        r.get("namespace")
-            .and_then(Value::as_str)
-            .filter(|s| !s.is_empty())
-            .or(ctx.namespace)
-    } else {
-        None
-    };
+    let ns = namespace_of(ctx, r);
     let optional = is_optional(Some(r));
-    match api_for(ctx, field, ns).get(name).await {
-        Ok(obj) => {
-            let v = extract(&obj, &field.source);
-            if v.is_empty() {
-                if optional {
-                    return Ok(None);
-                }
-                return Err(ERR_EMPTY.to_string());
-            }
-            Ok(Some(v))
+    let mut found = None;
+    for t in &field.targets {
+        if let Some(o) = lookup
+            .get(t, ns, name)
+            .await
+            .map_err(|m| format!("{ERR_GET}: {m}"))?
+        {
+            found = Some(o);
+            break;
         }
-        Err(kube::Error::Api(s)) if s.code == 404 && optional => Ok(None),
-        Err(e) => Err(format!("cannot get referenced resource: {}", kube_msg(&e))),
     }
+    let Some(obj) = found else {
+        if optional {
+            return Ok(None);
+        }
+        let kinds: Vec<String> = field
+            .targets
+            .iter()
+            .map(|t| t.api_resource(ctx.scope))
+            .map(|ar| format!("{}.{}", ar.plural, ar.group))
+            .collect();
+        return Err(format!(
+            "{ERR_GET}: {} \"{name}\" not found",
+            kinds.join(", ")
+        ));
+    };
+    let v = extract(&obj, &field.source);
+    if v.is_empty() {
+        return if optional {
+            Ok(None)
+        } else {
+            Err(ERR_EMPTY.to_string())
+        };
+    }
+    Ok(Some(v))
 }
 
-/// Candidates of a selector, in list order (namespace, then name), after
-/// `matchControllerRef` filtering.
-async fn select(
+/// Candidates of a selector: each target Kind in declaration order, each listed in the API's
+/// order (namespace, then name), after `matchControllerRef` filtering.
+async fn select<L: Lookup>(
+    lookup: &L,
     ctx: &RefContext<'_>,
     field: &ReferenceField,
     sel: &Value,
 ) -> Result<Vec<DynamicObject>, String> {
-    let ns = if ctx.scope.is_namespaced() {
-        sel.get("namespace")
-            .and_then(Value::as_str)
-            .filter(|s| !s.is_empty())
-            .or(ctx.namespace)
-    } else {
-        None
-    };
+    let ns = namespace_of(ctx, sel);
     let labels: Vec<String> = sel
         .get("matchLabels")
         .and_then(Value::as_object)
@@ -155,39 +258,41 @@ async fn select(
                 .collect()
         })
         .unwrap_or_default();
-    let lp = if labels.is_empty() {
-        ListParams::default()
-    } else {
-        ListParams::default().labels(&labels.join(","))
-    };
-    let list = api_for(ctx, field, ns).list(&lp).await.map_err(|e| {
-        format!(
-            "cannot list resources that match selector: {}",
-            kube_msg(&e)
-        )
-    })?;
+    let labels = labels.join(",");
     let match_controller = sel
         .get("matchControllerRef")
         .and_then(Value::as_bool)
         .unwrap_or(false);
-    let mut items: Vec<DynamicObject> = list
-        .items
-        .into_iter()
-        .filter(|o| {
-            if !match_controller {
-                return true;
+    let mut out = Vec::new();
+    for t in &field.targets {
+        let listed = lookup
+            .list(t, ns, &labels)
+            .await
+            .map_err(|m| format!("{ERR_LIST}: {m}"))?;
+        let mut items = match listed {
+            Some(items) => items,
+            // A Kind that is not served has no candidates when others may; alone, the list
+            // fails as the API answered.
+            None if field.targets.len() > 1 => continue,
+            None => {
+                let ar = t.api_resource(ctx.scope);
+                return Err(format!(
+                    "{ERR_LIST}: the server could not find the requested resource ({}.{})",
+                    ar.plural, ar.group
+                ));
             }
-            match (controller_uid(o), ctx.controller_uid) {
-                (Some(a), Some(b)) => a == b,
-                _ => false,
-            }
-        })
-        .collect();
-    items.sort_by(|a, b| {
-        (a.metadata.namespace.as_deref(), a.metadata.name.as_deref())
-            .cmp(&(b.metadata.namespace.as_deref(), b.metadata.name.as_deref()))
-    });
-    Ok(items)
+        };
+        items.retain(|o| {
+            !match_controller
+                || matches!((controller_uid(o), ctx.controller_uid), (Some(a), Some(b)) if a == b)
+        });
+        items.sort_by(|a, b| {
+            (a.metadata.namespace.as_deref(), a.metadata.name.as_deref())
+                .cmp(&(b.metadata.namespace.as_deref(), b.metadata.name.as_deref()))
+        });
+        out.extend(items);
+    }
+    Ok(out)
 }
 
 fn ref_for(ctx: &RefContext<'_>, obj: &DynamicObject) -> Value {
@@ -204,154 +309,217 @@ fn ref_for(ctx: &RefContext<'_>, obj: &DynamicObject) -> Value {
     Value::Object(m)
 }
 
-/// Navigate to the object holding `field` (creating nothing). None when a parent is absent.
-fn parent_mut<'a>(
-    for_provider: &'a mut Value,
-    field: &str,
-) -> Option<(&'a mut Map<String, Value>, String)> {
-    let mut segs: Vec<&str> = field.split('.').collect();
-    let leaf = segs.pop()?.to_string();
-    let mut cur = for_provider;
-    for s in segs {
-        cur = cur.get_mut(s)?;
-    }
-    cur.as_object_mut().map(|m| (m, leaf))
-}
-
-/// Resolve every declared reference in `for_provider` in place. Returns an error naming the
-/// first failing field; the caller then discards all changes.
-/// `block` names the parameter block in error paths: `ForProvider` or `InitProvider`.
-pub async fn resolve_all(
+/// Resolve every declared reference in `params` (`forProvider` or `initProvider`) in place.
+/// Returns an error naming the first failing field (`mg.Spec.<block>.<Path>`); the caller
+/// then discards all changes. `block` is `ForProvider` or `InitProvider`.
+pub async fn resolve_all<L: Lookup>(
+    lookup: &L,
     ctx: &RefContext<'_>,
     fields: &[ReferenceField],
     params: &mut Value,
     block: &str,
 ) -> Result<(), ResolveError> {
     for f in fields {
-        resolve_one(ctx, f, params)
-            .await
-            .map_err(|cause| ResolveError {
-                message: format!("{}: {cause}", f.go_path_in(block)),
-            })?;
+        let segs: Vec<&str> = f.field.split('.').collect();
+        resolve_at(lookup, ctx, f, params, &segs, &mut Vec::new(), block).await?;
     }
     Ok(())
 }
 
-async fn resolve_one(
+/// Walk `segs` from `node` (objects, and each element of a list on the way) to the objects
+/// holding the value field, and resolve there.
+fn resolve_at<'a, L: Lookup>(
+    lookup: &'a L,
+    ctx: &'a RefContext<'a>,
+    f: &'a ReferenceField,
+    node: &'a mut Value,
+    segs: &'a [&'a str],
+    trail: &'a mut Vec<(&'a str, Option<usize>)>,
+    block: &'a str,
+) -> std::pin::Pin<Box<dyn Future<Output = Result<(), ResolveError>> + Send + 'a>> {
+    Box::pin(async move {
+        let Some((first, rest)) = segs.split_first() else {
+            return Ok(());
+        };
+        if rest.is_empty() {
+            let Some(parent) = node.as_object_mut() else {
+                return Ok(());
+            };
+            trail.push((first, None));
+            let r = resolve_leaf(lookup, ctx, f, parent, first).await;
+            let path = go_path(block, trail);
+            trail.pop();
+            return r.map_err(|cause| ResolveError {
+                message: format!("{path}: {cause}"),
+            });
+        }
+        match node.get_mut(*first) {
+            Some(Value::Array(items)) => {
+                for (i, item) in items.iter_mut().enumerate() {
+                    let mut t = trail.clone();
+                    t.push((first, Some(i)));
+                    resolve_at(lookup, ctx, f, item, rest, &mut t, block).await?;
+                }
+                Ok(())
+            }
+            Some(child @ Value::Object(_)) => {
+                let mut t = trail.clone();
+                t.push((first, None));
+                resolve_at(lookup, ctx, f, child, rest, &mut t, block).await
+            }
+            _ => Ok(()),
+        }
+    })
+}
+
+async fn resolve_leaf<L: Lookup>(
+    lookup: &L,
     ctx: &RefContext<'_>,
     f: &ReferenceField,
-    for_provider: &mut Value,
+    parent: &mut Map<String, Value>,
+    leaf: &str,
 ) -> Result<(), String> {
-    let Some((parent, leaf)) = parent_mut(for_provider, f.field) else {
-        return Ok(());
-    };
     let sel = parent.get(f.selector_field).cloned();
-    let mut reference = parent.get(f.ref_field).cloned();
-    let sel_always = is_always(sel.as_ref());
-
+    let reference = parent.get(f.ref_field).cloned();
     if !f.multi {
-        let current = parent
-            .get(&leaf)
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-            .to_string();
-        // IsNoOp (crossplane-runtime reference.go)
-        if sel_always {
+        resolve_single(lookup, ctx, f, parent, leaf, sel, reference).await
+    } else {
+        resolve_multi(lookup, ctx, f, parent, leaf, sel, reference).await
+    }
+}
+
+async fn resolve_single<L: Lookup>(
+    lookup: &L,
+    ctx: &RefContext<'_>,
+    f: &ReferenceField,
+    parent: &mut Map<String, Value>,
+    leaf: &str,
+    sel: Option<Value>,
+    mut reference: Option<Value>,
+) -> Result<(), String> {
+    let current = parent
+        .get(leaf)
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_string();
+    // IsNoOp (crossplane-runtime `ResolutionRequest.IsNoOp`).
+    let mut always = false;
+    if let Some(s) = &sel {
+        if is_always(Some(s)) {
             reference = None;
-        } else if !is_always(reference.as_ref())
-            && (!current.is_empty() || (reference.is_none() && sel.is_none()))
-        {
-            return Ok(());
+            always = true;
         }
-        if let Some(r) = &reference {
-            if let Some(v) = get_ref(ctx, f, r).await? {
-                parent.insert(leaf, Value::String(v));
-            }
-            return Ok(());
-        }
-        let Some(sel) = sel else { return Ok(()) };
-        let optional = is_optional(Some(&sel));
-        let items = select(ctx, f, &sel).await?;
-        let Some(first) = items.first() else {
-            return if optional {
-                Ok(())
-            } else {
-                Err(ERR_NO_MATCH.to_string())
-            };
-        };
-        let v = extract(first, &f.source);
-        if v.is_empty() {
-            return if optional {
-                Ok(())
-            } else {
-                Err(ERR_EMPTY.to_string())
-            };
-        }
-        parent.insert(leaf, Value::String(v));
-        parent.insert(f.ref_field.to_string(), ref_for(ctx, first));
+    } else if is_always(reference.as_ref()) {
+        always = true;
+    }
+    if (!current.is_empty() && !always) || (reference.is_none() && sel.is_none()) {
         return Ok(());
     }
+    if let Some(r) = &reference {
+        match get_ref(lookup, ctx, f, r).await? {
+            Some(v) => parent.insert(leaf.to_string(), Value::String(v)),
+            None => parent.remove(leaf),
+        };
+        return Ok(());
+    }
+    let Some(sel) = sel else { return Ok(()) };
+    let optional = is_optional(Some(&sel));
+    let items = select(lookup, ctx, f, &sel).await?;
+    let Some(first) = items.first() else {
+        if !optional {
+            return Err(ERR_NO_MATCH.to_string());
+        }
+        parent.remove(leaf);
+        parent.remove(f.ref_field);
+        return Ok(());
+    };
+    let v = extract(first, &f.source);
+    if v.is_empty() && !optional {
+        return Err(ERR_EMPTY.to_string());
+    }
+    parent.insert(f.ref_field.to_string(), ref_for(ctx, first));
+    if v.is_empty() {
+        parent.remove(leaf);
+    } else {
+        parent.insert(leaf.to_string(), Value::String(v));
+    }
+    Ok(())
+}
 
-    // Multi-valued.
+async fn resolve_multi<L: Lookup>(
+    lookup: &L,
+    ctx: &RefContext<'_>,
+    f: &ReferenceField,
+    parent: &mut Map<String, Value>,
+    leaf: &str,
+    sel: Option<Value>,
+    reference: Option<Value>,
+) -> Result<(), String> {
     let current_len = parent
-        .get(&leaf)
+        .get(leaf)
         .and_then(Value::as_array)
         .map(Vec::len)
         .unwrap_or(0);
-    let refs: Vec<Value> = reference
+    let mut refs: Vec<Value> = reference
         .as_ref()
         .and_then(Value::as_array)
         .cloned()
         .unwrap_or_default();
-    let any_ref_always = refs.iter().any(|r| is_always(Some(r)));
-    let mut refs = refs;
-    if sel_always {
-        refs.clear();
-    } else if !any_ref_always && (current_len > 0 || (refs.is_empty() && sel.is_none())) {
+    // IsNoOp (crossplane-runtime `MultiResolutionRequest.IsNoOp`).
+    let mut always = false;
+    if let Some(s) = &sel {
+        if is_always(Some(s)) {
+            refs.clear();
+            always = true;
+        }
+    } else if refs.iter().any(|r| is_always(Some(r))) {
+        always = true;
+    }
+    if (current_len > 0 && !always) || (refs.is_empty() && sel.is_none()) {
         return Ok(());
     }
     if !refs.is_empty() {
         let mut values = Vec::new();
         for r in &refs {
-            if let Some(v) = get_ref(ctx, f, r).await? {
+            if let Some(v) = get_ref(lookup, ctx, f, r).await? {
                 values.push(Value::String(v));
             }
         }
-        parent.insert(leaf, Value::Array(values));
+        if values.is_empty() {
+            parent.remove(leaf);
+        } else {
+            parent.insert(leaf.to_string(), Value::Array(values));
+        }
         return Ok(());
     }
     let Some(sel) = sel else { return Ok(()) };
     let optional = is_optional(Some(&sel));
-    let items = select(ctx, f, &sel).await?;
-    let mut pairs: Vec<(String, Value)> = Vec::new();
+    let items = select(lookup, ctx, f, &sel).await?;
+    // Keyed by value: deduplicated (the last candidate of a value wins) and sorted.
+    let mut by_value: BTreeMap<String, Value> = BTreeMap::new();
     for o in &items {
-        let v = extract(o, &f.source);
-        if v.is_empty() || pairs.iter().any(|(x, _)| *x == v) {
-            continue;
+        by_value.insert(extract(o, &f.source), ref_for(ctx, o));
+    }
+    if by_value.contains_key("") {
+        if !optional {
+            return Err(ERR_EMPTY.to_string());
         }
-        pairs.push((v, ref_for(ctx, o)));
+        by_value.remove("");
     }
-    pairs.sort_by(|a, b| a.0.cmp(&b.0));
-    if pairs.is_empty() {
-        return if optional {
-            Ok(())
-        } else {
-            Err(ERR_NO_MATCH.to_string())
-        };
+    if by_value.is_empty() {
+        if !optional {
+            return Err(ERR_NO_MATCH.to_string());
+        }
+        parent.remove(leaf);
+        parent.remove(f.ref_field);
+        return Ok(());
     }
-    parent.insert(
-        leaf,
-        Value::Array(
-            pairs
-                .iter()
-                .map(|(v, _)| Value::String(v.clone()))
-                .collect(),
-        ),
-    );
-    parent.insert(
-        f.ref_field.to_string(),
-        Value::Array(pairs.into_iter().map(|(_, r)| r).collect()),
-    );
+    let (values, refs): (Vec<Value>, Vec<Value>) = by_value
+        .into_iter()
+        .map(|(v, r)| (Value::String(v), r))
+        .unzip();
+    parent.insert(leaf.to_string(), Value::Array(values));
+    parent.insert(f.ref_field.to_string(), Value::Array(refs));
     Ok(())
 }
 
@@ -393,6 +561,365 @@ pub fn merge_diff(before: &Value, after: &Value) -> Option<Value> {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    /// Objects by (Kind, namespace, name); `unserved` Kinds answer 404 to a list.
+    #[derive(Default)]
+    struct Fake {
+        objects: Vec<(&'static str, DynamicObject)>,
+        unserved: Vec<&'static str>,
+    }
+
+    impl Fake {
+        fn with(mut self, kind: &'static str, name: &str, ext: &str, labels: Value) -> Self {
+            let mut o: DynamicObject = serde_json::from_value(json!({
+                "apiVersion": "x/v1", "kind": kind,
+                "metadata": {"name": name, "namespace": "ns", "labels": labels,
+                             "annotations": if ext.is_empty() { json!({}) } else { json!({EXTERNAL_NAME: ext}) }},
+            }))
+            .expect("object");
+            o.metadata.namespace = Some("ns".into());
+            self.objects.push((kind, o));
+            self
+        }
+        fn owned(mut self, uid: &str) -> Self {
+            let o = &mut self.objects.last_mut().expect("an object").1;
+            o.metadata.owner_references = Some(vec![
+                serde_json::from_value(json!({"apiVersion": "v1", "kind": "X", "name": "c",
+                    "uid": uid, "controller": true}))
+                .expect("owner"),
+            ]);
+            self
+        }
+    }
+
+    impl Lookup for Fake {
+        async fn get(
+            &self,
+            target: &ReferenceTarget,
+            namespace: Option<&str>,
+            name: &str,
+        ) -> Result<Option<DynamicObject>, String> {
+            Ok(self
+                .objects
+                .iter()
+                .find(|(k, o)| {
+                    *k == target.kind
+                        && o.metadata.name.as_deref() == Some(name)
+                        && o.metadata.namespace.as_deref() == namespace
+                })
+                .map(|(_, o)| o.clone()))
+        }
+        async fn list(
+            &self,
+            target: &ReferenceTarget,
+            namespace: Option<&str>,
+            labels: &str,
+        ) -> Result<Option<Vec<DynamicObject>>, String> {
+            if self.unserved.contains(&target.kind) {
+                return Ok(None);
+            }
+            let want: Vec<(&str, &str)> = labels
+                .split(',')
+                .filter(|l| !l.is_empty())
+                .filter_map(|l| l.split_once('='))
+                .collect();
+            Ok(Some(
+                self.objects
+                    .iter()
+                    .filter(|(k, o)| {
+                        *k == target.kind
+                            && o.metadata.namespace.as_deref() == namespace
+                            && want.iter().all(|(lk, lv)| {
+                                o.metadata
+                                    .labels
+                                    .as_ref()
+                                    .and_then(|l| l.get(*lk))
+                                    .map(String::as_str)
+                                    == Some(*lv)
+                            })
+                    })
+                    .map(|(_, o)| o.clone())
+                    .collect(),
+            ))
+        }
+    }
+
+    fn t(kind: &'static str) -> ReferenceTarget {
+        ReferenceTarget {
+            provider: "artifactory",
+            group: "repository",
+            kind,
+            version: "v1alpha1",
+        }
+    }
+
+    const CTX: RefContext<'static> = RefContext {
+        scope: Scope::Namespaced,
+        namespace: Some("ns"),
+        controller_uid: Some("owner-1"),
+    };
+
+    async fn run(fake: &Fake, f: &ReferenceField, params: Value) -> Result<Value, String> {
+        let mut p = params;
+        resolve_all(fake, &CTX, std::slice::from_ref(f), &mut p, "ForProvider")
+            .await
+            .map(|()| p)
+            .map_err(|e| e.message)
+    }
+
+    fn key_pair() -> ReferenceField {
+        ReferenceField::single("primaryKeypairRef", t("Keypair"))
+    }
+
+    #[tokio::test]
+    async fn a_ref_takes_the_external_name_and_a_set_value_is_kept_unless_always() {
+        let fake = Fake::default().with("Keypair", "kp", "signing-key", json!({}));
+        let f = key_pair();
+        let out = run(&fake, &f, json!({"primaryKeypairRefRef": {"name": "kp"}})).await;
+        assert_eq!(out.unwrap()["primaryKeypairRef"], "signing-key");
+        // IfNotPresent (the default): a value already set is kept.
+        let kept = json!({"primaryKeypairRef": "old", "primaryKeypairRefRef": {"name": "kp"}});
+        assert_eq!(run(&fake, &f, kept.clone()).await.unwrap(), kept);
+        // Always: resolved again.
+        let always = json!({"primaryKeypairRef": "old",
+            "primaryKeypairRefRef": {"name": "kp", "policy": {"resolve": "Always"}}});
+        assert_eq!(
+            run(&fake, &f, always).await.unwrap()["primaryKeypairRef"],
+            "signing-key"
+        );
+        // Nothing to resolve: untouched.
+        assert_eq!(run(&fake, &f, json!({})).await.unwrap(), json!({}));
+    }
+
+    #[tokio::test]
+    async fn required_fails_naming_the_field_optional_leaves_the_value_unset() {
+        let fake = Fake::default().with("Keypair", "pending", "", json!({}));
+        let f = key_pair();
+        let missing = run(&fake, &f, json!({"primaryKeypairRefRef": {"name": "nope"}})).await;
+        assert_eq!(
+            missing.unwrap_err(),
+            "mg.Spec.ForProvider.PrimaryKeypairRef: cannot get referenced resource: keypairs.repository.artifactory.m.crossplane.io \"nope\" not found"
+        );
+        let empty = run(
+            &fake,
+            &f,
+            json!({"primaryKeypairRefRef": {"name": "pending"}}),
+        )
+        .await;
+        assert!(empty.unwrap_err().ends_with(ERR_EMPTY));
+        for name in ["nope", "pending"] {
+            let opt = json!({"primaryKeypairRefRef": {"name": name, "policy": {"resolution": "Optional"}}});
+            let out = run(&fake, &f, opt).await.unwrap();
+            assert!(out.get("primaryKeypairRef").is_none(), "{out}");
+            assert_eq!(out["primaryKeypairRefRef"]["name"], name);
+        }
+    }
+
+    #[tokio::test]
+    async fn a_selector_takes_the_first_match_with_labels_and_controller() {
+        let fake = Fake::default()
+            .with("Keypair", "a", "key-a", json!({"team": "x"}))
+            .with("Keypair", "b", "key-b", json!({"team": "x"}))
+            .owned("owner-1")
+            .with("Keypair", "c", "key-c", json!({"team": "y"}))
+            .owned("owner-1");
+        let f = key_pair();
+        let out = run(
+            &fake,
+            &f,
+            json!({"primaryKeypairRefSelector": {"matchLabels": {"team": "x"}}}),
+        )
+        .await
+        .unwrap();
+        assert_eq!(out["primaryKeypairRef"], "key-a");
+        assert_eq!(
+            out["primaryKeypairRefRef"],
+            json!({"name": "a", "namespace": "ns"})
+        );
+        // matchControllerRef: only candidates with the referrer's controller.
+        let out = run(&fake, &f, json!({"primaryKeypairRefSelector": {"matchLabels": {"team": "x"}, "matchControllerRef": true}})).await.unwrap();
+        assert_eq!(out["primaryKeypairRef"], "key-b");
+        let none = run(
+            &fake,
+            &f,
+            json!({"primaryKeypairRefSelector": {"matchLabels": {"team": "z"}}}),
+        )
+        .await;
+        assert!(none.unwrap_err().ends_with(ERR_NO_MATCH));
+        let opt = run(&fake, &f, json!({"primaryKeypairRefSelector": {"matchLabels": {"team": "z"}, "policy": {"resolution": "Optional"}}})).await.unwrap();
+        assert!(opt.get("primaryKeypairRef").is_none());
+        // A selector's Always drops the chosen Ref and selects again; without Always the
+        // Ref chosen before is kept even when a Ref says Always (the selector decides).
+        let again = json!({"primaryKeypairRef": "key-c", "primaryKeypairRefRef": {"name": "c"},
+            "primaryKeypairRefSelector": {"matchLabels": {"team": "x"}, "policy": {"resolve": "Always"}}});
+        assert_eq!(
+            run(&fake, &f, again).await.unwrap()["primaryKeypairRef"],
+            "key-a"
+        );
+        let cached = json!({"primaryKeypairRef": "key-c",
+            "primaryKeypairRefRef": {"name": "c", "policy": {"resolve": "Always"}},
+            "primaryKeypairRefSelector": {"matchLabels": {"team": "x"}}});
+        assert_eq!(run(&fake, &f, cached.clone()).await.unwrap(), cached);
+    }
+
+    fn members() -> ReferenceField {
+        ReferenceField::new(
+            "repositories",
+            true,
+            vec![t("LocalMavenRepository"), t("RemoteMavenRepository")],
+        )
+    }
+
+    #[tokio::test]
+    async fn lists_keep_ref_order_and_selectors_sort_deduplicate_and_span_kinds() {
+        let fake = Fake {
+            unserved: vec![],
+            ..Fake::default()
+        }
+        .with(
+            "LocalMavenRepository",
+            "local",
+            "libs-local",
+            json!({"v": "1"}),
+        )
+        .with(
+            "RemoteMavenRepository",
+            "remote",
+            "central",
+            json!({"v": "1"}),
+        )
+        .with(
+            "RemoteMavenRepository",
+            "remote2",
+            "central",
+            json!({"v": "1"}),
+        );
+        let f = members();
+        assert_eq!(f.ref_field, "repositoriesRefs");
+        let refs = json!({"repositoriesRefs": [{"name": "remote"}, {"name": "local"}]});
+        assert_eq!(
+            run(&fake, &f, refs).await.unwrap()["repositories"],
+            json!(["central", "libs-local"])
+        );
+        let out = run(
+            &fake,
+            &f,
+            json!({"repositoriesSelector": {"matchLabels": {"v": "1"}}}),
+        )
+        .await
+        .unwrap();
+        assert_eq!(out["repositories"], json!(["central", "libs-local"]));
+        assert_eq!(
+            out["repositoriesRefs"],
+            json!([{"name": "remote2", "namespace": "ns"}, {"name": "local", "namespace": "ns"}])
+        );
+        // A set list is kept (IfNotPresent).
+        let set =
+            json!({"repositories": ["x"], "repositoriesSelector": {"matchLabels": {"v": "1"}}});
+        assert_eq!(run(&fake, &f, set.clone()).await.unwrap(), set);
+    }
+
+    #[tokio::test]
+    async fn a_list_selector_waits_for_every_candidate_and_skips_unserved_kinds() {
+        let fake = Fake {
+            unserved: vec!["RemoteMavenRepository"],
+            ..Fake::default()
+        }
+        .with("LocalMavenRepository", "a", "libs-a", json!({"v": "1"}))
+        .with("LocalMavenRepository", "b", "", json!({"v": "1"}));
+        let f = members();
+        // One candidate has no external name yet: no half-resolved list.
+        let err = run(
+            &fake,
+            &f,
+            json!({"repositoriesSelector": {"matchLabels": {"v": "1"}}}),
+        )
+        .await;
+        assert_eq!(
+            err.unwrap_err(),
+            format!("mg.Spec.ForProvider.Repositories: {ERR_EMPTY}")
+        );
+        let opt = json!({"repositoriesSelector": {"matchLabels": {"v": "1"}, "policy": {"resolution": "Optional"}}});
+        assert_eq!(
+            run(&fake, &f, opt).await.unwrap()["repositories"],
+            json!(["libs-a"])
+        );
+        // A Ref whose target is missing fails the list unless optional.
+        let refs = json!({"repositoriesRefs": [{"name": "a"}, {"name": "gone"}]});
+        assert!(
+            run(&fake, &f, refs)
+                .await
+                .unwrap_err()
+                .contains("\"gone\" not found")
+        );
+        let refs = json!({"repositoriesRefs": [{"name": "a"}, {"name": "gone", "policy": {"resolution": "Optional"}}]});
+        assert_eq!(
+            run(&fake, &f, refs).await.unwrap()["repositories"],
+            json!(["libs-a"])
+        );
+    }
+
+    #[tokio::test]
+    async fn nested_fields_resolve_in_each_list_element_and_errors_name_the_element() {
+        let fake = Fake::default().with("SecurityPolicy", "p", "sec-policy", json!({}));
+        let f = ReferenceField::single("assignedPolicy.name", t("SecurityPolicy"));
+        let out = run(
+            &fake,
+            &f,
+            json!({"assignedPolicy": [{"name": "given", "type": "security"}, {"nameRef": {"name": "p"}, "type": "security"}]}),
+        )
+        .await
+        .unwrap();
+        assert_eq!(out["assignedPolicy"][0]["name"], "given");
+        assert_eq!(out["assignedPolicy"][1]["name"], "sec-policy");
+        let err = run(
+            &fake,
+            &f,
+            json!({"assignedPolicy": [{"name": "given"}, {"nameRef": {"name": "nope"}}]}),
+        )
+        .await;
+        assert!(err.unwrap_err().starts_with(
+            "mg.Spec.ForProvider.AssignedPolicy[1].Name: cannot get referenced resource"
+        ),);
+    }
+
+    #[tokio::test]
+    async fn a_legacy_reference_reads_cluster_wide() {
+        struct Scoped;
+        impl Lookup for Scoped {
+            async fn get(
+                &self,
+                _: &ReferenceTarget,
+                namespace: Option<&str>,
+                name: &str,
+            ) -> Result<Option<DynamicObject>, String> {
+                assert_eq!(namespace, None, "legacy references carry no namespace");
+                Ok(Some(
+                    serde_json::from_value(json!({"apiVersion": "x/v1", "kind": "K",
+                        "metadata": {"name": name, "annotations": {EXTERNAL_NAME: "ext"}}}))
+                    .expect("object"),
+                ))
+            }
+            async fn list(
+                &self,
+                _: &ReferenceTarget,
+                _: Option<&str>,
+                _: &str,
+            ) -> Result<Option<Vec<DynamicObject>>, String> {
+                Ok(Some(vec![]))
+            }
+        }
+        let ctx = RefContext {
+            scope: Scope::Cluster,
+            namespace: None,
+            controller_uid: None,
+        };
+        let mut p = json!({"primaryKeypairRefRef": {"name": "kp", "namespace": "ignored"}});
+        resolve_all(&Scoped, &ctx, &[key_pair()], &mut p, "InitProvider")
+            .await
+            .expect("resolves");
+        assert_eq!(p["primaryKeypairRef"], "ext");
+    }
 
     #[test]
     fn merge_diff_basics() {

@@ -302,14 +302,14 @@ async fn multi_value_references() {
     e.create(
         N,
         "w1",
-        json!({"forProvider": {"memberNameRefs": [{"name": "m1"}, {"name": "m2"}]}}),
+        json!({"forProvider": {"memberNamesRefs": [{"name": "m1"}, {"name": "m2"}]}}),
         &[],
     )
     .await;
     e.create(
         N,
         "w2",
-        json!({"forProvider": {"memberNameSelector": {"matchLabels": {"group": "g"}}}}),
+        json!({"forProvider": {"memberNamesSelector": {"matchLabels": {"group": "g"}}}}),
         &[],
     )
     .await;
@@ -321,7 +321,7 @@ async fn multi_value_references() {
     );
     let fp = e.must(N, "w2").await.data["spec"]["forProvider"].clone();
     assert_eq!(fp["memberNames"], json!(["alpha", "zeta"]));
-    assert_eq!(fp["memberNameRefs"].as_array().map(Vec::len), Some(2));
+    assert_eq!(fp["memberNamesRefs"].as_array().map(Vec::len), Some(2));
 }
 
 // References inside spec.initProvider resolve too, and reach the create request.

@@ -70,8 +70,8 @@ impl ManagedKind for FakeKind {
             "gadgetIdRef": ref_schema(),
             "gadgetIdSelector": selector_schema(),
             "memberNames": {"type": "array", "items": {"type": "string"}},
-            "memberNameRefs": {"type": "array", "items": ref_schema()},
-            "memberNameSelector": selector_schema(),
+            "memberNamesRefs": {"type": "array", "items": ref_schema()},
+            "memberNamesSelector": selector_schema(),
             "passwordSecretRef": {"type": "object", "properties": {
                 "name": {"type": "string"}, "namespace": {"type": "string"}, "key": {"type": "string"}}},
             "headersSecretRef": whole_secret_ref_schema(),
