@@ -7,6 +7,8 @@
 //! - `sandbox export`: the providers' `export` against a sandbox's simulator (see [`export`]);
 //! - `sandbox activate --state-dir DIR PATTERN...`: activate more managed-resource CRDs in a
 //!   running `sandbox up` (see [`activate`]);
+//! - `sandbox real-cluster up|down|build`: a real kube-apiserver, etcd and
+//!   kube-controller-manager on loopback (see [`real_cluster`]);
 //! - `sandbox kube`, `sandbox jfrog`: one server alone;
 //! - `sandbox provider-kill <name> --state-dir DIR`: kill a provider of a running `sandbox up`
 //!   (which starts it again, see [`children`]);
@@ -22,6 +24,7 @@ mod children;
 mod export;
 mod kubeapi;
 mod progress;
+mod real_cluster;
 mod setup;
 mod up;
 
@@ -55,6 +58,9 @@ enum Command {
     /// Activate more managed-resource CRDs in a running `sandbox up --state-dir DIR` (install
     /// those matching the patterns); the providers start their controllers without a restart.
     Activate(activate::Args),
+    /// A real control plane on loopback (etcd, kube-apiserver, kube-controller-manager; no
+    /// kubelet) built from the pinned Go modules of sandbox/real-lane/components: `up`, `down`.
+    RealCluster(real_cluster::Args),
     /// Serve the Kubernetes API test server alone.
     Kube(kube_testserver::cli::Args),
     /// Serve the JFrog platform simulator alone.
@@ -177,6 +183,7 @@ fn main() -> anyhow::Result<()> {
                     Command::Bench(args) => bench::run(*args).await,
                     Command::Export(args) => export::run(*args).await,
                     Command::Activate(args) => activate::run(args).await,
+                    Command::RealCluster(args) => real_cluster::run(args).await,
                     Command::Kube(args) => kube_testserver::cli::run(args).await,
                     Command::Jfrog(args) => jfrog_sim::cli::run(args).await,
                     Command::Provider(_) | Command::ProviderKill(_) => {
