@@ -38,7 +38,7 @@ use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 
 use crate::checks::{self, KindChecks};
-use crate::decl::{DeclError, Field, Id, KindDecl, ResolvedKind, Ty};
+use crate::decl::{DeclError, Id, KindDecl, ResolvedKind, Ty};
 use crate::diff::{self, DiffContext};
 use crate::hooks::HookCtx;
 use crate::schema::{self, HASHES_FIELD};
@@ -165,9 +165,7 @@ impl FamilyKind {
                 info.sensitive_fields.push(f.crd);
                 declare_secret(&mut info, f.crd, &f.ty);
             }
-            if let Some(children) = f.ty.children() {
-                declare_nested_secrets(&mut info, f.crd, children);
-            }
+            declare_nested_secrets(&mut info, f.crd, &f.ty);
         }
         Ok(FamilyKind {
             info,
@@ -199,20 +197,31 @@ impl FamilyKind {
     }
 }
 
-/// Declare the Secret references inside the elements of object field `path` (the first
-/// [`MAX_LIST_SECRETS`] elements; objects nest, e.g. `config.0.auth.0.roleIdSecretRef`).
-fn declare_nested_secrets(info: &mut KindInfo, path: &str, children: &'static [Field]) {
-    for c in children.iter().filter(|c| c.wire.is_some()) {
-        for i in 0..MAX_LIST_SECRETS {
-            let cpath = format!("{path}.{i}.{}", c.crd);
+/// Declare the Secret references inside the elements of object field `path` of type `ty`
+/// (the first [`MAX_LIST_SECRETS`] elements of a list, the object itself for a
+/// single-nested object; objects nest, e.g. `config.auth.roleIdSecretRef`).
+fn declare_nested_secrets(info: &mut KindInfo, path: &str, ty: &Ty) {
+    let Some(children) = ty.children() else {
+        return;
+    };
+    let elems: Vec<String> = if matches!(ty, Ty::Object(_)) {
+        vec![path.to_string()]
+    } else {
+        (0..MAX_LIST_SECRETS)
+            .map(|i| format!("{path}.{i}"))
+            .collect()
+    };
+    for elem in &elems {
+        for c in children.iter().filter(|c| c.wire.is_some()) {
+            let cpath = format!("{elem}.{}", c.crd);
             if let Some(r) = c.secret_ref {
-                let rpath = format!("{path}.{i}.{r}");
+                let rpath = format!("{elem}.{r}");
                 declare_secret(info, Box::leak(rpath.into_boxed_str()), &c.ty);
             }
             if c.sensitive {
                 declare_secret(info, Box::leak(cpath.into_boxed_str()), &c.ty);
-            } else if let Some(grand) = c.ty.children() {
-                declare_nested_secrets(info, &cpath, grand);
+            } else {
+                declare_nested_secrets(info, &cpath, &c.ty);
             }
         }
     }

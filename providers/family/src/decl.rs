@@ -31,6 +31,10 @@ pub enum Ty {
     /// A Terraform list block of at most one element: an array of one object in the CRD, a
     /// single JSON object on the wire.
     Block(&'static [Field]),
+    /// A Terraform single-nested attribute or block (plugin framework
+    /// `SingleNestedAttribute` / `SingleNestedBlock`): a plain object in the CRD, as Upjet
+    /// renders it, and one JSON object on the wire.
+    Object(&'static [Field]),
     /// An ordered list of objects.
     ObjList(&'static [Field]),
     /// An unordered set of objects.
@@ -55,7 +59,15 @@ impl Ty {
     /// The child fields of an object type.
     pub fn children(&self) -> Option<&'static [Field]> {
         match self {
-            Ty::Block(c) | Ty::ObjList(c) | Ty::ObjSet(c) => Some(c),
+            Ty::Block(c) | Ty::Object(c) | Ty::ObjList(c) | Ty::ObjSet(c) => Some(c),
+            _ => None,
+        }
+    }
+
+    /// One object (a list block of at most one element, or a single-nested object).
+    pub fn single(&self) -> Option<&'static [Field]> {
+        match self {
+            Ty::Block(c) | Ty::Object(c) => Some(c),
             _ => None,
         }
     }

@@ -183,8 +183,8 @@ pub fn equal(
             l(desired) == l(observed)
         }
         // An absent block on both sides is equal (its children's defaults do not apply).
-        Ty::Block(_) if is_empty(desired) && is_empty(observed) => true,
-        Ty::Block(children) => {
+        Ty::Block(_) | Ty::Object(_) if is_empty(desired) && is_empty(observed) => true,
+        Ty::Block(children) | Ty::Object(children) => {
             let first = |v: Option<&Value>| -> Value {
                 match v {
                     Some(Value::Array(a)) => a.first().cloned().unwrap_or(Value::Null),

@@ -738,6 +738,7 @@ fn canonical(f: &Field, v: &mut Value) {
                 prune_element(children, e);
             }
         }
+        (Ty::Object(children), o @ Value::Object(_)) => prune_element(children, o),
         _ => {}
     }
 }
@@ -816,10 +817,15 @@ fn object(
             // Not compared when unset: kept when it says more than the defaults, so the file
             // says what JFrog has.
             canonical(f, &mut value);
-            let only_defaults = matches!(f.ty, Ty::Block(_))
-                && value
+            let only_defaults = match f.ty {
+                Ty::Block(_) => value
                     .as_array()
-                    .is_some_and(|a| a.iter().all(|e| diff::is_empty(Some(e))));
+                    .is_some_and(|a| a.iter().all(|e| diff::is_empty(Some(e)))),
+                Ty::Object(_) => value
+                    .as_object()
+                    .is_some_and(|o| o.values().all(|e| diff::is_empty(Some(e)))),
+                _ => false,
+            };
             !diff::is_empty(Some(&value)) && !only_defaults
         } else {
             let unset_is = f.default.to_json().or_else(|| empty_of(&f.ty));
@@ -911,9 +917,13 @@ fn object(
     }
     // Secrets inside list elements.
     for f in kind.params() {
-        let (Some(children), Some(Value::Array(elems))) = (f.ty.children(), params.get_mut(f.crd))
-        else {
+        let Some(children) = f.ty.children() else {
             continue;
+        };
+        let elems: &mut [Value] = match (f.ty, params.get_mut(f.crd)) {
+            (Ty::Object(_), Some(o @ Value::Object(_))) => std::slice::from_mut(o),
+            (_, Some(Value::Array(a))) => a,
+            _ => continue,
         };
         let raw: Vec<Value> = match f.wire.and_then(|w| get_path(body, w)) {
             Some(Value::Array(a)) => a.clone(),
@@ -929,7 +939,11 @@ fn object(
                 if !shown && !c.required {
                     continue;
                 }
-                let field = format!("{}[{i}].{}", f.crd, c.crd);
+                let field = if matches!(f.ty, Ty::Object(_)) {
+                    format!("{}.{}", f.crd, c.crd)
+                } else {
+                    format!("{}[{i}].{}", f.crd, c.crd)
+                };
                 let k = format!("{}-{i}-{}", f.crd, c.crd.trim_end_matches("SecretRef"));
                 let whole = matches!(c.ty, Ty::Map(_));
                 let referenced = c.required && !opts.observe_only;

@@ -104,6 +104,7 @@ fn field_schema(f: &Field, for_params: bool) -> Value {
         Ty::Block(children) => {
             json!({"type": "array", "maxItems": 1, "items": object_schema(children, for_params)})
         }
+        Ty::Object(children) => object_schema(children, for_params),
         Ty::ObjList(children) | Ty::ObjSet(children) => {
             json!({"type": "array", "items": object_schema(children, for_params)})
         }
@@ -118,7 +119,7 @@ fn field_schema(f: &Field, for_params: bool) -> Value {
                 .iter()
                 .map(|r| json!({"rule": r.cel, "message": r.message}))
                 .collect();
-            let target = if f.ty.children().is_some() {
+            let target = if f.ty.children().is_some() && !matches!(f.ty, Ty::Object(_)) {
                 &mut s["items"]
             } else {
                 &mut s

@@ -66,7 +66,7 @@ pub fn empty_of(ty: &Ty) -> Option<Value> {
         Ty::List | Ty::Set | Ty::ObjList(_) | Ty::ObjSet(_) => Some(Value::Array(Vec::new())),
         Ty::Map(MapWire::NameValue) => Some(Value::Array(Vec::new())),
         Ty::Map(MapWire::Object | MapWire::Lists) => Some(Value::Object(Map::new())),
-        Ty::Bool | Ty::Int | Ty::Num | Ty::Block(_) => None,
+        Ty::Bool | Ty::Int | Ty::Num | Ty::Block(_) | Ty::Object(_) => None,
     }
 }
 
@@ -242,6 +242,7 @@ fn nested_to_wire(f: &Field, v: &Value, path: &str, secrets: &Secrets) -> Result
                 children, &first, &path, secrets,
             )?))
         }
+        Ty::Object(children) => Ok(Value::Object(object_to_wire(children, v, path, secrets)?)),
         Ty::ObjList(children) | Ty::ObjSet(children) => {
             let arr = v.as_array().ok_or_else(|| MapError::Invalid {
                 field: path.to_string(),
@@ -374,6 +375,7 @@ pub fn field_from_wire(f: &Field, body: &Value) -> Option<Value> {
     let v = get_path(body, wire)?;
     Some(match f.ty {
         Ty::Block(children) => Value::Array(vec![Value::Object(object_from_wire(children, v))]),
+        Ty::Object(children) => Value::Object(object_from_wire(children, v)),
         Ty::ObjList(children) | Ty::ObjSet(children) => Value::Array(
             v.as_array()?
                 .iter()

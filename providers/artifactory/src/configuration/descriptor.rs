@@ -239,7 +239,7 @@ pub fn typed(fields: &[Field], node: &Node) -> Map<String, Value> {
                     .map(|c| Value::String(c.text.clone()))
                     .collect(),
             ),
-            Ty::Block(children) => Value::Object(typed(children, n)),
+            Ty::Block(children) | Ty::Object(children) => Value::Object(typed(children, n)),
             Ty::ObjList(children) | Ty::ObjSet(children) => Value::Array(
                 n.children
                     .iter()
