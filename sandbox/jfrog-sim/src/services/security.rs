@@ -157,6 +157,16 @@ pub(crate) fn routes() -> Router<Arc<Shared>> {
                 .delete(permission_delete),
         )
         .route(
+            "/artifactory/api/security/permissions",
+            get(permissions_v1_list),
+        )
+        .route(
+            "/artifactory/api/security/permissions/{name}",
+            get(permission_v1_read)
+                .put(permission_v1_put)
+                .delete(permission_v1_delete),
+        )
+        .route(
             "/artifactory/api/system/security/certificates",
             get(certificates_list),
         )
@@ -368,7 +378,7 @@ fn check_user(
         .and_then(Value::as_object)
         .cloned()
         .unwrap_or_else(|| {
-            json!({"admin": false, "profile_updatable": true, "disable_ui_access": true,
+            json!({"admin": false, "profile_updatable": true, "disable_ui_access": false,
                    "internal_password_disabled": false, "groups": [], "realm": "internal",
                    "status": "enabled"})
             .as_object()
@@ -429,8 +439,12 @@ fn user_create_common(s: &Shared, m: Map<String, Value>, flavor: Flavor) -> R {
         ));
     }
     let user = check_user(s, m, None, flavor)?;
-    s.collections.put_raw(USERS.name, &name, user);
-    Ok(StatusCode::CREATED.into_response())
+    s.collections.put_raw(USERS.name, &name, user.clone());
+    // Access "Create User" answers 201 with the user; the security API answers 201 empty.
+    Ok(match flavor {
+        Flavor::Access => (StatusCode::CREATED, axum::Json(user)).into_response(),
+        _ => StatusCode::CREATED.into_response(),
+    })
 }
 
 fn access_api(s: &Shared) -> Result<(), ApiError> {
@@ -567,6 +581,7 @@ async fn legacy_user_delete(
     _a: Admin,
     Path(name): Path<String>,
 ) -> R {
+    // REST API "Delete User": 200 with the text "User 'NAME' has been removed successfully."
     remove(
         &s,
         &USERS,
@@ -574,7 +589,12 @@ async fn legacy_user_delete(
         StatusCode::OK,
         Flavor::Artifactory,
         format!("User '{name}' not found"),
+    )?;
+    Ok((
+        StatusCode::OK,
+        format!("User '{name}' has been removed successfully."),
     )
+        .into_response())
 }
 
 // ---------------------------------------------------------------------------------------
@@ -627,7 +647,13 @@ async fn groups_list(State(s): State<Arc<Shared>>, _a: Admin) -> R {
 #[derive(serde::Deserialize)]
 struct IncludeUsers {
     #[serde(rename = "includeUsers")]
-    include_users: Option<bool>,
+    include_users: Option<String>,
+}
+
+/// A boolean query parameter as Artifactory's JAX-RS layer parses it (`Boolean.valueOf`):
+/// `true` in any letter case is true, anything else false (Python clients send `True`).
+pub(crate) fn query_bool(v: Option<&str>) -> bool {
+    v.is_some_and(|v| v.eq_ignore_ascii_case("true"))
 }
 
 async fn group_read(
@@ -643,7 +669,7 @@ async fn group_read(
         Flavor::Artifactory,
         format!("Group '{name}' not found"),
     )?;
-    if !q.include_users.unwrap_or(false)
+    if !query_bool(q.include_users.as_deref())
         && let Some(m) = g.as_object_mut()
     {
         m.remove("userNames");
@@ -818,34 +844,212 @@ async fn permission_replace(
     permission_write(&s, &name, &body, false)
 }
 
-/// Create (409 when it exists) or replace (404 when it does not) a permission target.
+/// `POST` creates (409 when it exists); `PUT` is the documented "Create or Replace
+/// Permission Target" (REST API, Permission Targets v2): 201 when it creates, 200 when it
+/// replaces.
 fn permission_write(s: &Shared, name: &str, body: &Bytes, create: bool) -> R {
-    match (s.collections.get_raw(PERMISSIONS.name, name), create) {
-        (Some(_), true) => {
-            return Err(art(
-                StatusCode::CONFLICT,
-                format!("Permission target '{name}' already exists"),
-            ));
-        }
-        (None, false) => {
-            return Err(art(
-                StatusCode::NOT_FOUND,
-                format!("Permission target '{name}' not found"),
-            ));
-        }
-        _ => {}
+    let exists = s.collections.get_raw(PERMISSIONS.name, name).is_some();
+    if exists && create {
+        return Err(art(
+            StatusCode::CONFLICT,
+            format!("Permission target '{name}' already exists"),
+        ));
     }
-    let mut p = parse(body, Flavor::Artifactory)?;
+    let p = permission_v2_of(parse(body, Flavor::Artifactory)?);
+    store_permission(s, name, p)?;
+    Ok(if exists {
+        StatusCode::OK
+    } else {
+        StatusCode::CREATED
+    }
+    .into_response())
+}
+
+/// The members of a v2 permission target Artifactory keeps (REST API "Permission Target
+/// v2" JSON: `name` and the `repo`, `build`, `releaseBundle` sections, each with
+/// `repositories`, `include-patterns`, `exclude-patterns` and `actions.{users,groups}`);
+/// anything else is dropped.
+fn permission_v2_of(mut m: Map<String, Value>) -> Map<String, Value> {
+    let mut out = Map::new();
+    for section in ["repo", "build", "releaseBundle"] {
+        if let Some(Value::Object(mut sec)) = m.remove(section) {
+            sec.retain(|k, _| {
+                matches!(
+                    k.as_str(),
+                    "repositories" | "include-patterns" | "exclude-patterns" | "actions"
+                )
+            });
+            if let Some(Value::Object(a)) = sec.get_mut("actions") {
+                a.retain(|k, _| k == "users" || k == "groups");
+            }
+            out.insert(section.into(), Value::Object(sec));
+        }
+    }
+    out
+}
+
+fn store_permission(s: &Shared, name: &str, mut p: Map<String, Value>) -> Result<(), ApiError> {
     check_permission(s, &mut p)?;
+    for section in ["repo", "build", "releaseBundle"] {
+        if let Some(Value::Object(sec)) = p.get_mut(section) {
+            sec.entry("exclude-patterns").or_insert_with(|| json!([]));
+            sec.entry("actions").or_insert_with(|| json!({}));
+        }
+    }
     p.insert("name".into(), json!(name));
     s.collections
         .put_raw(PERMISSIONS.name, name, Value::Object(p));
-    Ok(if create {
-        StatusCode::CREATED
-    } else {
-        StatusCode::OK
+    Ok(())
+}
+
+// The v1 permission target API (`/api/security/permissions/{name}`, "Security
+// Configuration JSON" PermissionTarget): one store with v2; a v1 target is the v2 `repo`
+// section with comma-separated patterns and one-letter permissions.
+
+/// v1 letter <-> v2 action (Security Configuration JSON: m=admin/manage, d=delete,
+/// w=deploy/write, n=annotate, r=read, mxm=managedXrayMeta, x=distribute).
+const V1_ACTIONS: &[(&str, &str)] = &[
+    ("m", "manage"),
+    ("d", "delete"),
+    ("w", "write"),
+    ("n", "annotate"),
+    ("r", "read"),
+    ("mxm", "managedXrayMeta"),
+    ("x", "distribute"),
+];
+
+fn map_actions(v: Option<&Value>, to_v2: bool) -> Result<Value, ApiError> {
+    let mut out = Map::new();
+    for who in ["users", "groups"] {
+        let mut names = Map::new();
+        for (n, perms) in v
+            .and_then(|p| p.get(who))
+            .and_then(Value::as_object)
+            .into_iter()
+            .flatten()
+        {
+            let mut mapped = Vec::new();
+            for perm in perms.as_array().into_iter().flatten() {
+                let p = perm.as_str().unwrap_or_default();
+                let hit = V1_ACTIONS
+                    .iter()
+                    .find(|(l, a)| if to_v2 { *l == p } else { *a == p });
+                match hit {
+                    Some((l, a)) => mapped.push(json!(if to_v2 { a } else { l })),
+                    None => {
+                        return Err(ApiError::bad_request(format!("Invalid permission {perm}")));
+                    }
+                }
+            }
+            names.insert(n.clone(), Value::Array(mapped));
+        }
+        out.insert(who.into(), Value::Object(names));
     }
-    .into_response())
+    Ok(Value::Object(out))
+}
+
+fn split_patterns(v: Option<&Value>, default: &str) -> Value {
+    let s = v.and_then(Value::as_str).unwrap_or(default);
+    Value::Array(
+        s.split(',')
+            .map(str::trim)
+            .filter(|p| !p.is_empty())
+            .map(|p| json!(p))
+            .collect(),
+    )
+}
+
+fn join_patterns(v: &Value) -> String {
+    v.as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+fn permission_v1_view(p: &Value) -> Result<Value, ApiError> {
+    let repo = &p["repo"];
+    Ok(json!({
+        "name": p["name"],
+        "includesPattern": join_patterns(&repo["include-patterns"]),
+        "excludesPattern": join_patterns(&repo["exclude-patterns"]),
+        "repositories": repo.get("repositories").cloned().unwrap_or(json!([])),
+        "principals": map_actions(repo.get("actions"), false)?,
+    }))
+}
+
+async fn permissions_v1_list(State(s): State<Arc<Shared>>, _a: Admin) -> R {
+    let base = &s.base_url;
+    let list = listed(&s, &PERMISSIONS, |p| {
+        let name = p["name"].as_str().unwrap_or_default();
+        json!({"name": name,
+               "uri": format!("{base}/artifactory/api/security/permissions/{name}")})
+    });
+    Ok(axum::Json(list).into_response())
+}
+
+async fn permission_v1_read(
+    State(s): State<Arc<Shared>>,
+    _a: Admin,
+    Path(name): Path<String>,
+) -> R {
+    let p = fetch(
+        &s,
+        &PERMISSIONS,
+        &name,
+        Flavor::Artifactory,
+        format!("Permission target '{name}' not found"),
+    )?;
+    Ok(axum::Json(permission_v1_view(&p)?).into_response())
+}
+
+/// v1 "Create or Replace Permission Target": 201 either way (no body).
+async fn permission_v1_put(
+    State(s): State<Arc<Shared>>,
+    _a: Admin,
+    Path(name): Path<String>,
+    body: Bytes,
+) -> R {
+    let m = parse(&body, Flavor::Artifactory)?;
+    let mut repo = Map::new();
+    repo.insert(
+        "repositories".into(),
+        m.get("repositories").cloned().unwrap_or(json!([])),
+    );
+    repo.insert(
+        "include-patterns".into(),
+        split_patterns(m.get("includesPattern"), "**"),
+    );
+    repo.insert(
+        "exclude-patterns".into(),
+        split_patterns(m.get("excludesPattern"), ""),
+    );
+    repo.insert("actions".into(), map_actions(m.get("principals"), true)?);
+    let mut p = Map::new();
+    p.insert("repo".into(), Value::Object(repo));
+    store_permission(&s, &name, p)?;
+    Ok(StatusCode::CREATED.into_response())
+}
+
+async fn permission_v1_delete(
+    State(s): State<Arc<Shared>>,
+    _a: Admin,
+    Path(name): Path<String>,
+) -> R {
+    remove(
+        &s,
+        &PERMISSIONS,
+        &name,
+        StatusCode::OK,
+        Flavor::Artifactory,
+        format!("Permission target '{name}' not found"),
+    )?;
+    Ok((
+        StatusCode::OK,
+        format!("Permission Target '{name}' has been removed successfully."),
+    )
+        .into_response())
 }
 
 async fn permission_delete(State(s): State<Arc<Shared>>, _a: Admin, Path(name): Path<String>) -> R {
@@ -1294,8 +1498,44 @@ async fn tokens_list(State(s): State<Arc<Shared>>, _a: Admin) -> R {
     Ok(axum::Json(json!({"tokens": tokens})).into_response())
 }
 
-async fn token_create(State(s): State<Arc<Shared>>, _a: Admin, body: Bytes) -> R {
-    let m = parse(&body, Flavor::Access)?;
+/// `POST /access/api/v1/tokens` takes JSON or, as the Access REST API documents ("Create
+/// Token", `-d "username=..." -d "scope=..."`), `application/x-www-form-urlencoded`; form
+/// values are strings, so numbers and booleans are read from their text.
+fn token_request(
+    headers: &axum::http::HeaderMap,
+    body: &Bytes,
+) -> Result<Map<String, Value>, ApiError> {
+    let form = headers
+        .get(axum::http::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with("application/x-www-form-urlencoded"));
+    if !form {
+        return parse(body, Flavor::Access);
+    }
+    let mut m = Map::new();
+    for (k, v) in url::form_urlencoded::parse(body) {
+        let value = match k.as_ref() {
+            "expires_in" => v
+                .parse::<i64>()
+                .map(|n| json!(n))
+                .map_err(|_| acc(StatusCode::BAD_REQUEST, format!("Invalid expires_in '{v}'")))?,
+            "refreshable" | "include_reference_token" | "force_revocable" => {
+                json!(query_bool(Some(&v)))
+            }
+            _ => json!(v),
+        };
+        m.insert(k.into_owned(), value);
+    }
+    Ok(m)
+}
+
+async fn token_create(
+    State(s): State<Arc<Shared>>,
+    _a: Admin,
+    headers: axum::http::HeaderMap,
+    body: Bytes,
+) -> R {
+    let m = token_request(&headers, &body)?;
     let bad = |msg: String| acc(StatusCode::BAD_REQUEST, msg);
     let grant = m
         .get("grant_type")
