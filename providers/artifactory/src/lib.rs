@@ -14,12 +14,16 @@ use jfrog_client::ClientMetrics;
 use provider_common::{Ping, Provider};
 use provider_runtime::managed::KindRegistration;
 
+#[rustfmt::skip]
+pub mod checks;
 pub mod access;
 pub mod configuration;
 pub mod repository;
 pub mod seed;
 pub mod webhook;
 
+#[cfg(test)]
+mod admission_tests;
 #[cfg(test)]
 mod export_tests;
 
@@ -84,4 +88,12 @@ pub async fn run_main(mut args: Vec<String>) -> anyhow::Result<()> {
     let mode = repository::bulk::take_flag(&mut args).map_err(anyhow::Error::msg)?;
     repository::bulk::set_mode(mode);
     provider_family::export::run_main(PROVIDER, kinds_with, family_kinds, args).await
+}
+
+/// Every admission check of `checks` names a declared Kind and fits its schema.
+#[cfg(test)]
+#[test]
+fn checks_fit() {
+    let problems = provider_family::checks::verify(&family_kinds(), checks::CHECKS);
+    assert!(problems.is_empty(), "{problems:#?}");
 }

@@ -37,6 +37,7 @@ use secrecy::ExposeSecret;
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 
+use crate::checks::{self, KindChecks};
 use crate::decl::{DeclError, Field, Id, KindDecl, ResolvedKind, Ty};
 use crate::diff::{self, DiffContext};
 use crate::hooks::HookCtx;
@@ -131,6 +132,8 @@ impl Singletons {
 pub struct FamilyKind {
     info: KindInfo,
     kind: Arc<ResolvedKind>,
+    /// The upstream validators checked at admission (the table entries that match it).
+    checks: Vec<&'static KindChecks>,
 }
 
 impl FamilyKind {
@@ -169,7 +172,14 @@ impl FamilyKind {
         Ok(FamilyKind {
             info,
             kind: Arc::new(kind),
+            checks: Vec::new(),
         })
+    }
+
+    /// The Kind with the admission checks of its upstream validators.
+    pub fn with_checks(mut self, checks: Vec<&'static KindChecks>) -> Self {
+        self.checks = checks;
+        self
     }
 
     /// The composed declaration.
@@ -218,7 +228,12 @@ impl ManagedKind for FamilyKind {
     // Built on demand: only CRD generation asks, and holding hundreds of schemas would cost
     // a running provider megabytes for nothing.
     fn parameters_schema(&self) -> Value {
-        schema::parameters_schema(&self.kind)
+        let mut s = schema::parameters_schema(&self.kind);
+        for c in &self.checks {
+            // Every provider's tests apply its checks to every Kind (`checks_fit`).
+            checks::apply(&mut s, c).expect("checks fit the schema (tested)");
+        }
+        s
     }
     fn observation_schema(&self) -> Value {
         schema::observation_schema(&self.kind)
@@ -386,9 +401,18 @@ impl ClientCache {
 /// process: their `KindInfo` strings are `'static`). Panics only if a declaration does not
 /// compose, which each family's tests rule out.
 pub fn compose(decls: &[KindDecl]) -> Vec<Arc<FamilyKind>> {
+    compose_checked(decls, &[])
+}
+
+/// As [`compose`], each Kind with its admission checks from `checks` (the provider's
+/// generated table of upstream validators).
+pub fn compose_checked(decls: &[KindDecl], checks: &'static [KindChecks]) -> Vec<Arc<FamilyKind>> {
     decls
         .iter()
-        .map(|d| Arc::new(FamilyKind::new(d).expect("declarations compose (tested)")))
+        .map(|d| {
+            let k = FamilyKind::new(d).expect("declarations compose (tested)");
+            Arc::new(k.with_checks(checks::of(checks, d.kind)))
+        })
         .collect()
 }
 
@@ -929,6 +953,16 @@ impl FamilyClient {
             .map_err(bad)
     }
 
+    /// The family's rules that need other objects of the platform, before any write.
+    async fn check_against_platform(&self, key: &str, params: &Value) -> Result<(), ExternalError> {
+        self.kind
+            .decl
+            .hooks
+            .check_against_platform(self.hook_ctx(key), params)
+            .await
+            .map_err(|rule| ExternalError::msg(format!("invalid spec.forProvider: {rule}")))
+    }
+
     /// Whether the observed object is of this Kind (its identity members match).
     fn check_identity(&self, key: &str, body: &Value) -> Result<(), ExternalError> {
         for (wire, want) in self.kind.decl.identity {
@@ -1105,6 +1139,8 @@ impl ExternalClient<FamilyKind> for FamilyClient {
             self.check_key(&key)?;
         }
         self.check_params(&mr.create_parameters)?;
+        self.check_against_platform(&key, &mr.create_parameters)
+            .await?;
         let address = self.address(&key, &mr.create_parameters);
         if address.is_empty() && self.kind.decl.id != Id::ServerAssigned {
             return Err(ExternalError::msg(format!(
@@ -1168,6 +1204,7 @@ impl ExternalClient<FamilyKind> for FamilyClient {
     async fn update(&self, mr: &mut Managed<FamilyKind>) -> Result<ExternalUpdate, ExternalError> {
         let key = self.key(mr, &mr.for_provider.clone());
         self.check_params(&mr.for_provider)?;
+        self.check_against_platform(&key, &mr.for_provider).await?;
         let address = self.address(&key, &mr.for_provider);
         let _write = self.begin_write(&address);
         // Immutable fields are guarded at admission; a value that differs here was set

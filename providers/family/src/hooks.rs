@@ -3,6 +3,7 @@
 //! family with none declares [`NoHooks`].
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use async_trait::async_trait;
 use jfrog_client::JfrogClient;
@@ -12,7 +13,7 @@ use serde_json::{Map, Value};
 use crate::adapter::FamilyKind;
 use crate::decl::{KindDecl, ResolvedKind};
 use crate::diff::DiffContext;
-use crate::snapshot::{Snapshot, WriteGuard};
+use crate::snapshot::{Lookup, Snapshot, WriteGuard};
 use crate::wire::Mode;
 
 /// What a hook may use: the client, the Kind, the identifier, and the write marks of the
@@ -30,6 +31,27 @@ pub struct HookCtx<'a> {
 }
 
 impl HookCtx<'_> {
+    /// Another object of this family (one its REST binding reads at `key`), for rules that
+    /// need other objects: as the family's list shows it when the list can tell (no request
+    /// in steady state), else read once; `None` when it does not exist or cannot be read
+    /// (the rule is then left to JFrog).
+    pub async fn listed(&self, key: &str) -> Option<Arc<Value>> {
+        if let Some(s) = self.snapshot {
+            match s.lookup(self.client, key, Duration::MAX).await {
+                Lookup::Found(v) => return Some(v),
+                Lookup::Absent => return None,
+                Lookup::Unknown => {}
+            }
+        }
+        self.kind
+            .decl
+            .rest
+            .read(self.client, key)
+            .await
+            .ok()
+            .map(Arc::new)
+    }
+
     /// Mark another object of the family as written by us until the guard is dropped.
     pub fn begin_write(&self, key: &str) -> Option<WriteGuard> {
         self.snapshot.map(|s| s.begin_write(key))
@@ -65,6 +87,16 @@ pub trait Hooks: Send + Sync + std::fmt::Debug {
     /// Check `forProvider` before any write, for rules the CRD schema cannot express; the
     /// error names the field and the rule.
     fn check_params(&self, _kind: &ResolvedKind, _params: &Value) -> Result<(), String> {
+        Ok(())
+    }
+
+    /// Rules that need the platform's other objects (see [`HookCtx::listed`]), checked
+    /// before a create or an update, with no write: `Err` says which field breaks which rule.
+    async fn check_against_platform(
+        &self,
+        _ctx: HookCtx<'_>,
+        _params: &Value,
+    ) -> Result<(), String> {
         Ok(())
     }
 

@@ -13,6 +13,7 @@
 //! - [`snapshot`]: observation by list, for any family with a list call.
 //! - [`adapter`]: the `ManagedKind`, `Connector` and `ExternalClient` of every declared Kind,
 //!   and the client cache a provider's Kinds share.
+//! - [`checks`]: the upstream validators as admission checks (OpenAPI keywords and CEL).
 //! - [`examples`]: example manifests generated from the declarations.
 //! - [`export`]: manifests that adopt a live platform's objects, from the list calls.
 //! - `suite` (feature `suite`, for tests): the generic family test suite.
@@ -38,6 +39,7 @@
 //!   of a weak password can be brute-forced by someone who can read the MR.
 
 pub mod adapter;
+pub mod checks;
 pub mod decl;
 pub mod diff;
 pub mod examples;
@@ -51,7 +53,10 @@ pub mod snapshot;
 pub mod suite;
 pub mod wire;
 
-pub use adapter::{ClientCache, FamilyClient, FamilyConnector, FamilyKind, compose, registrations};
+pub use adapter::{
+    ClientCache, FamilyClient, FamilyConnector, FamilyKind, compose, compose_checked, registrations,
+};
+pub use checks::{Check, KindChecks, RuleCheck};
 pub use decl::{Dv, Field, Id, KindDecl, MapWire, Norm, ResolvedKind, Rule, Ty};
 pub use hooks::{HookCtx, Hooks, NoHooks};
 pub use rest::{

@@ -638,6 +638,47 @@ impl CrdSchemas {
             .unwrap_or_else(|e| panic!("{name}: {e:?}"))
     }
 
+    /// The admission errors (field and message) of an MR of `d` whose `forProvider` is
+    /// `for_provider`, in both scopes (the same rules apply to each).
+    pub fn admission_errors(&self, d: &crate::KindDecl, for_provider: Value) -> Vec<String> {
+        let mut errors = Vec::new();
+        for legacy in [false, true] {
+            let mut mr =
+                crate::examples::manifest(d, "admission-test", for_provider.clone(), legacy);
+            // As the API server does: defaults first (managementPolicies, ...), then rules.
+            let schema = self.schema(d, legacy);
+            schema.apply_defaults(&mut mr);
+            let errs = schema.validate(&mr, None);
+            errors.extend(errs.iter().map(|e| format!("{}: {}", e.field, e.detail)));
+        }
+        errors
+    }
+
+    /// Each case `(kind, valid, invalid, message)` of a provider's upstream validators: the
+    /// valid `forProvider` is admitted, the invalid one refused with an error containing
+    /// `message` (so a rule that never fires, or fires on valid input, fails).
+    pub fn refuse_cases(
+        &self,
+        kinds: &[Arc<crate::FamilyKind>],
+        cases: &[(&str, Value, Value, &str)],
+    ) {
+        for (kind, valid, invalid, message) in cases {
+            let d = &kinds
+                .iter()
+                .find(|k| k.resolved().decl.kind == *kind)
+                .unwrap_or_else(|| panic!("no Kind {kind}"))
+                .resolved()
+                .decl;
+            let ok = self.admission_errors(d, valid.clone());
+            assert!(ok.is_empty(), "{kind}: the valid case is refused: {ok:?}");
+            let refused = self.admission_errors(d, invalid.clone());
+            assert!(
+                refused.iter().any(|e| e.contains(message)),
+                "{kind}: {invalid} should be refused with {message:?}, got {refused:?}"
+            );
+        }
+    }
+
     /// Every example of `decls` (both scopes) validates without pruning.
     pub fn accept_examples<'a>(
         &self,

@@ -13,8 +13,12 @@ use jfrog_client::ClientMetrics;
 use provider_common::{Ping, Provider};
 use provider_runtime::managed::KindRegistration;
 
+#[rustfmt::skip]
+pub mod checks;
 pub mod projects;
 
+#[cfg(test)]
+mod admission_tests;
 #[cfg(test)]
 mod family_suite;
 #[cfg(test)]
@@ -61,4 +65,12 @@ pub fn crds() -> Vec<provider_runtime::crd::GeneratedCrd> {
 /// child processes it starts (`sandbox provider project ...`).
 pub async fn run_main(args: Vec<String>) -> anyhow::Result<()> {
     provider_family::export::run_main(PROVIDER, kinds_with, family_kinds, args).await
+}
+
+/// Every admission check of `checks` names a declared Kind and fits its schema.
+#[cfg(test)]
+#[test]
+fn checks_fit() {
+    let problems = provider_family::checks::verify(&family_kinds(), checks::CHECKS);
+    assert!(problems.is_empty(), "{problems:#?}");
 }

@@ -78,7 +78,9 @@ macro_rules! group_fns {
         pub fn kinds() -> &'static [std::sync::Arc<provider_family::FamilyKind>] {
             static KINDS: std::sync::OnceLock<Vec<std::sync::Arc<provider_family::FamilyKind>>> =
                 std::sync::OnceLock::new();
-            KINDS.get_or_init(|| provider_family::compose(tables::KINDS))
+            KINDS.get_or_init(|| {
+                provider_family::compose_checked(tables::KINDS, crate::checks::CHECKS)
+            })
         }
 
         /// The runtime registrations of the group, sharing the provider's client cache.

@@ -15,6 +15,8 @@ use jfrog_client::ClientMetrics;
 use provider_common::{Ping, Provider};
 use provider_runtime::managed::KindRegistration;
 
+#[rustfmt::skip]
+pub mod checks;
 mod common;
 pub mod configuration;
 pub mod examples;
@@ -89,4 +91,12 @@ pub fn family_kinds() -> Vec<Arc<provider_family::FamilyKind>> {
 /// adopt the platform's existing objects (see `provider_family::export`).
 pub async fn run_main(args: Vec<String>) -> anyhow::Result<()> {
     provider_family::export::run_main(PROVIDER, kinds_with, family_kinds, args).await
+}
+
+/// Every admission check of `checks` names a declared Kind and fits its schema.
+#[cfg(test)]
+#[test]
+fn checks_fit() {
+    let problems = provider_family::checks::verify(&family_kinds(), checks::CHECKS);
+    assert!(problems.is_empty(), "{problems:#?}");
 }

@@ -15,6 +15,7 @@ use serde_json::Value;
 
 mod access;
 mod access_api;
+mod checks;
 mod configuration;
 mod overrides;
 mod repository;
@@ -94,6 +95,11 @@ pub fn generate(catalog_dir: &Path) -> Result<Vec<(PathBuf, String)>> {
     out.extend(
         xray.into_iter()
             .map(|(group, text)| (PathBuf::from(xray::tables_path(&group)), text)),
+    );
+    out.extend(
+        checks::generate(catalog_dir)?
+            .into_iter()
+            .map(|(path, text)| (PathBuf::from(path), text)),
     );
     Ok(out)
 }

@@ -250,7 +250,7 @@ pub fn declarations() -> &'static [KindDecl] {
 /// Every Kind of the family, composed once per process.
 pub fn kinds() -> &'static [Arc<FamilyKind>] {
     static KINDS: OnceLock<Vec<Arc<FamilyKind>>> = OnceLock::new();
-    KINDS.get_or_init(|| provider_family::compose(tables::KINDS))
+    KINDS.get_or_init(|| provider_family::compose_checked(tables::KINDS, crate::checks::CHECKS))
 }
 
 /// The runtime registrations of every Kind, sharing the provider's client cache.

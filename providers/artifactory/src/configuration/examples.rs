@@ -13,6 +13,8 @@ use super::tables::KINDS;
 
 /// The Secret the OauthSettings example reads its client secret from.
 pub const OAUTH_SECRET: &str = "example-oauth-client";
+/// The Secret holding the LDAP v2 example's manager password.
+pub const LDAP_SECRET: &str = "example-ldap-manager";
 
 /// The repository the artifact examples deploy into (the `LocalGenericRepository` example).
 pub const EXAMPLE_REPOSITORY: &str = "example-local-generic";
@@ -59,13 +61,25 @@ pub fn example_params(d: &KindDecl) -> Value {
             "createArchive": false,
         }),
         "GeneralSecurity" => json!({"enableAnonymousAccess": false}),
-        "LdapSetting" | "LdapSettingV2" => json!({
+        "LdapSetting" => json!({
             "ldapUrl": "ldap://ldap.example.com:389/dc=example,dc=com",
             "userDnPattern": "uid={0},ou=People",
             "emailAttribute": "mail",
             "searchFilter": "(uid={0})",
             "searchBase": "ou=People",
             "managerDn": "cn=admin,dc=example,dc=com",
+        }),
+        // The v2 API takes the search settings together: a search filter, base, sub-tree
+        // flag, manager DN and password are all set or none (upstream's rule).
+        "LdapSettingV2" => json!({
+            "ldapUrl": "ldap://ldap.example.com:389/dc=example,dc=com",
+            "userDnPattern": "uid={0},ou=People",
+            "emailAttribute": "mail",
+            "searchFilter": "(uid={0})",
+            "searchBase": "ou=People",
+            "searchSubTree": true,
+            "managerDn": "cn=admin,dc=example,dc=com",
+            "managerPasswordSecretRef": {"name": LDAP_SECRET, "key": "password"},
         }),
         "LdapGroupSetting" => json!({
             "ldapSettingKey": "example-ldap-setting",
@@ -173,14 +187,20 @@ pub fn example(d: &KindDecl) -> Value {
 
 /// The Secret an example needs, if any.
 pub fn example_secret(d: &KindDecl) -> Option<Value> {
-    (d.kind == "OauthSettings").then(|| {
-        json!({
-            "apiVersion": "v1",
-            "kind": "Secret",
-            "metadata": {"name": OAUTH_SECRET, "namespace": NAMESPACE},
-            "stringData": {"clientSecret": "example-client-secret"}
-        })
-    })
+    let (name, data) = match d.kind {
+        "OauthSettings" => (
+            OAUTH_SECRET,
+            json!({"clientSecret": "example-client-secret"}),
+        ),
+        "LdapSettingV2" => (LDAP_SECRET, json!({"password": "example-manager-password"})),
+        _ => return None,
+    };
+    Some(json!({
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "metadata": {"name": name, "namespace": NAMESPACE},
+        "stringData": data
+    }))
 }
 
 /// Every example file: (path relative to `examples/artifactory/`, content).

@@ -111,7 +111,7 @@ pub fn declarations() -> &'static [KindDecl] {
 /// Every configuration Kind, composed once per process.
 pub fn kinds() -> &'static [Arc<FamilyKind>] {
     static KINDS: OnceLock<Vec<Arc<FamilyKind>>> = OnceLock::new();
-    KINDS.get_or_init(|| provider_family::compose(tables::KINDS))
+    KINDS.get_or_init(|| provider_family::compose_checked(tables::KINDS, crate::checks::CHECKS))
 }
 
 /// The runtime registrations of every configuration Kind, sharing the provider's client cache

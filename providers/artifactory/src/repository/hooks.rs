@@ -263,6 +263,18 @@ pub fn system_repository(key: &str, config: &Value) -> Option<String> {
         .then(|| format!("a {pt} repository Artifactory creates itself"))
 }
 
+/// Whether a virtual repository of package type `own` can aggregate a member of package
+/// type `member` (JFrog's rule: the same type; a generic virtual takes any; the Maven family
+/// mixes; an unknown type is left for JFrog to judge).
+fn aggregates(own: &str, member: &str) -> bool {
+    const JAVA: &[&str] = &["maven", "gradle", "ivy", "sbt"];
+    let (own, member) = (own.to_ascii_lowercase(), member.to_ascii_lowercase());
+    member.is_empty()
+        || own == member
+        || own == "generic"
+        || (JAVA.contains(&own.as_str()) && JAVA.contains(&member.as_str()))
+}
+
 #[async_trait]
 impl Hooks for RepositoryHooks {
     fn platform_owned(&self, key: &str, object: &Value) -> Option<String> {
@@ -296,6 +308,37 @@ impl Hooks for RepositoryHooks {
         {
             body.insert("members".into(), Value::Array(Vec::new()));
         }
+    }
+
+    /// A virtual repository aggregates only repositories of its package type (a generic one
+    /// anything; Maven, Gradle, Ivy and SBT one another): a member the repositories list
+    /// shows with another type is refused before the write that JFrog would refuse.
+    async fn check_against_platform(&self, ctx: HookCtx<'_>, params: &Value) -> Result<(), String> {
+        if class_of(&ctx.kind.decl) != Class::Virtual {
+            return Ok(());
+        }
+        let Some(own) = ctx.kind.decl.identity_value("packageType") else {
+            return Ok(());
+        };
+        let members = user_value(params, "repositories")
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default();
+        for m in members.iter().filter_map(Value::as_str) {
+            let Some(listed) = ctx.listed(m).await else {
+                continue;
+            };
+            let theirs = listed
+                .get("packageType")
+                .and_then(Value::as_str)
+                .unwrap_or_default();
+            if !aggregates(own, theirs) {
+                return Err(format!(
+                    "repositories: '{m}' is a {theirs} repository; a virtual {own} repository can only aggregate {own} repositories"
+                ));
+            }
+        }
+        Ok(())
     }
 
     fn diff_context(&self, client: &JfrogClient, key: &str) -> DiffContext {

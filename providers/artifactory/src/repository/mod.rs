@@ -107,7 +107,7 @@ pub fn package_type(d: &KindDecl) -> &'static str {
 /// `'static`). Panics only if a declaration does not compose, which the tests rule out.
 pub fn kinds() -> &'static [Arc<FamilyKind>] {
     static KINDS: OnceLock<Vec<Arc<FamilyKind>>> = OnceLock::new();
-    KINDS.get_or_init(|| provider_family::compose(tables::KINDS))
+    KINDS.get_or_init(|| provider_family::compose_checked(tables::KINDS, crate::checks::CHECKS))
 }
 
 /// The runtime registrations of every repository Kind, sharing one client cache; each hands

@@ -653,3 +653,54 @@ async fn snapshot_memory_at_10000() {
         rss_kib().saturating_sub(before)
     );
 }
+
+/// A virtual repository over a member of another package type is refused before any write,
+/// from the repositories list observation already holds (source: JFrog's virtual
+/// repositories aggregate repositories of their own package type; Maven, Gradle, Ivy and SBT
+/// mix; a generic virtual takes any), and accepted once the member fits.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_virtual_repository_over_another_package_type_is_refused_before_any_write() {
+    let sim = sim().await;
+    let cache = cache(LONG);
+    let npm = kind("LocalNPMRepository");
+    let gradle = kind("LocalGradleRepository");
+    for (k, key) in [(&npm, "pkgs-npm"), (&gradle, "libs-gradle")] {
+        let c = client(&sim, &cache, k);
+        let mut m = mr(key, json!({}));
+        c.observe(&mut m).await.expect("observe");
+        c.create(&mut m).await.expect("create");
+    }
+    let virt = kind("VirtualMavenRepository");
+    let c = client(&sim, &cache, &virt);
+    expire(&cache).await;
+    cache.set_snapshot_ttl(Some(LONG));
+    let mut m = mr(
+        "all-maven",
+        json!({"repositories": ["libs-gradle", "pkgs-npm"]}),
+    );
+    c.observe(&mut m).await.expect("observe");
+    let puts = sim.request_count("PUT", BY_KEY);
+    let err = c.create(&mut m).await.expect_err("refused");
+    let text = err.to_string();
+    assert!(
+        text.contains("repositories: 'pkgs-npm' is a npm repository")
+            && text.contains("virtual maven"),
+        "{text}"
+    );
+    assert_eq!(sim.request_count("PUT", BY_KEY), puts, "no write was sent");
+    // Gradle members are fine for a Maven virtual, and a generic virtual takes anything.
+    let mut m = mr("all-maven", json!({"repositories": ["libs-gradle"]}));
+    c.create(&mut m)
+        .await
+        .expect("a Maven virtual aggregates Gradle");
+    let generic = kind("VirtualGenericRepository");
+    let c = client(&sim, &cache, &generic);
+    let mut m = mr(
+        "everything",
+        json!({"repositories": ["libs-gradle", "pkgs-npm"]}),
+    );
+    c.observe(&mut m).await.expect("observe");
+    c.create(&mut m)
+        .await
+        .expect("a generic virtual aggregates anything");
+}
