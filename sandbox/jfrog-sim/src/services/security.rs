@@ -55,7 +55,10 @@ const fn decl(name: &'static str, key_field: &'static str, key_case: KeyCase) ->
 }
 
 pub(crate) static USERS: Declaration = decl("users", "username", KeyCase::Insensitive);
-pub(crate) static GROUPS: Declaration = decl("groups", "name", KeyCase::Insensitive);
+/// Groups live in one store, the Access groups (`/access/api/v2/groups`), which the
+/// security API (`/api/security/groups`) reads and writes in its own member names, as on a
+/// JFrog Platform where Artifactory's groups are Access's.
+pub(crate) use super::platform::GROUPS;
 pub(crate) static PERMISSIONS: Declaration = decl("permission_targets", "name", KeyCase::Sensitive);
 pub(crate) static CERTIFICATES: Declaration =
     decl("certificates", "certificateAlias", KeyCase::Sensitive);
@@ -72,7 +75,6 @@ pub(crate) static REPLICATIONS: Declaration = decl("replications", "repoKey", Ke
 pub(crate) fn collections() -> Vec<&'static Declaration> {
     vec![
         &USERS,
-        &GROUPS,
         &PERMISSIONS,
         &CERTIFICATES,
         &TRUSTED_KEYS,
@@ -95,9 +97,6 @@ pub(crate) fn user_exists(s: &Shared, name: &str) -> bool {
 /// Whether the platform has group `name` (made through the security API or Access v2).
 pub(crate) fn group_exists(s: &Shared, name: &str) -> bool {
     s.collections.get_raw(GROUPS.name, name).is_some()
-        || s.collections
-            .get_raw(crate::services::platform::GROUPS.name, name)
-            .is_some()
 }
 
 /// JFrog's 404 for a member that is not a user or group of the platform.
@@ -117,8 +116,11 @@ pub(crate) fn seed(s: &Shared) {
         json!({"email": "", "admin": false, "profile_updatable": false, "disable_ui_access": true,
                "internal_password_disabled": true, "groups": [], "realm": "internal", "status": "enabled"}),
     );
-    s.collections
-        .put_raw(GROUPS.name, "readers", group_defaults(json!({})));
+    s.collections.put_raw(
+        GROUPS.name,
+        "readers",
+        access_group(&group_defaults(json!({"name": "readers"}))),
+    );
 }
 
 pub(crate) fn routes() -> Router<Arc<Shared>> {
@@ -600,6 +602,47 @@ async fn legacy_user_delete(
 // ---------------------------------------------------------------------------------------
 // Groups
 
+/// Security API member <-> Access v2 member of a group ("Security Configuration JSON"
+/// Group and Access "Create Group"); other members are not kept.
+const GROUP_MEMBERS: &[(&str, &str)] = &[
+    ("name", "name"),
+    ("description", "description"),
+    ("autoJoin", "auto_join"),
+    ("adminPrivileges", "admin_privileges"),
+    ("realm", "realm"),
+    ("realmAttributes", "realm_attributes"),
+    ("externalId", "external_id"),
+    ("watchManager", "watch_manager"),
+    ("policyManager", "policy_manager"),
+    ("reportsManager", "reports_manager"),
+    ("userNames", "members"),
+];
+
+/// A security-API group (with its defaults) as the Access store keeps it.
+fn access_group(legacy: &Value) -> Value {
+    let mut out = Map::new();
+    for (l, a) in GROUP_MEMBERS {
+        if let Some(v) = legacy.get(*l).filter(|v| !v.is_null()) {
+            out.insert((*a).to_string(), v.clone());
+        }
+    }
+    if out.get("description").and_then(Value::as_str) == Some("") {
+        out.remove("description");
+    }
+    Value::Object(out)
+}
+
+/// A stored (Access) group as the security API answers it.
+fn legacy_group(stored: &Value) -> Value {
+    let mut out = Map::new();
+    for (l, a) in GROUP_MEMBERS {
+        if let Some(v) = stored.get(*a).filter(|v| !v.is_null()) {
+            out.insert((*l).to_string(), v.clone());
+        }
+    }
+    group_defaults(Value::Object(out))
+}
+
 fn group_defaults(v: Value) -> Value {
     let mut g = json!({"description": "", "autoJoin": false, "adminPrivileges": false,
         "realm": "internal", "realmAttributes": "", "externalId": "", "watchManager": false,
@@ -662,13 +705,13 @@ async fn group_read(
     Path(name): Path<String>,
     Query(q): Query<IncludeUsers>,
 ) -> R {
-    let mut g = fetch(
+    let mut g = legacy_group(&fetch(
         &s,
         &GROUPS,
         &name,
         Flavor::Artifactory,
         format!("Group '{name}' not found"),
-    )?;
+    )?);
     if !query_bool(q.include_users.as_deref())
         && let Some(m) = g.as_object_mut()
     {
@@ -683,9 +726,10 @@ async fn group_put(
     Path(name): Path<String>,
     body: Bytes,
 ) -> R {
-    let g = group_defaults(Value::Object(parse(&body, Flavor::Artifactory)?));
+    let mut g = group_defaults(Value::Object(parse(&body, Flavor::Artifactory)?));
+    g["name"] = json!(name);
     check_group(&s, &name, &g)?;
-    s.collections.put_raw(GROUPS.name, &name, g);
+    s.collections.put_raw(GROUPS.name, &name, access_group(&g));
     Ok(StatusCode::CREATED.into_response())
 }
 
@@ -695,20 +739,20 @@ async fn group_post(
     Path(name): Path<String>,
     body: Bytes,
 ) -> R {
-    let mut g = fetch(
+    let mut g = legacy_group(&fetch(
         &s,
         &GROUPS,
         &name,
         Flavor::Artifactory,
         format!("Group '{name}' not found"),
-    )?;
+    )?);
     for (k, v) in parse(&body, Flavor::Artifactory)? {
         if !v.is_null() && k != "name" {
             g[k] = v;
         }
     }
     check_group(&s, &name, &g)?;
-    s.collections.put_raw(GROUPS.name, &name, g);
+    s.collections.put_raw(GROUPS.name, &name, access_group(&g));
     Ok(StatusCode::OK.into_response())
 }
 
@@ -766,7 +810,12 @@ fn check_permission(s: &Shared, p: &mut Map<String, Value>) -> Result<(), ApiErr
             for (who, store) in [("users", USERS.name), ("groups", GROUPS.name)] {
                 if let Some(Value::Object(map)) = actions.get(who) {
                     for (n, perms) in map {
-                        if s.collections.get_raw(store, n).is_none() {
+                        let known = if who == "users" {
+                            user_exists(s, n)
+                        } else {
+                            s.collections.get_raw(store, n).is_some()
+                        };
+                        if !known {
                             return Err(ApiError::bad_request(format!(
                                 "{} '{n}' does not exist",
                                 if who == "users" { "User" } else { "Group" }
