@@ -124,7 +124,7 @@ async fn a_project_applied_at_once_converges_stays_quiet_and_deletes_only_its_ow
         .put_object("users", "alice", &json!({"email": "alice@example.com"}))
         .await;
     sb.sim
-        .put_object("groups", "devs", &json!({"description": ""}))
+        .put_object("access_groups", "devs", &json!({"description": ""}))
         .await;
     // A repository made outside Kubernetes (as a JFrog admin would), assigned by an MR.
     sb.sim

@@ -38,7 +38,7 @@ fn seed(sim: &jfrog_sim::Simulator) {
         "example-user",
         json!({"email": "example-user@example.com"})
     ));
-    assert!(sim.put_object("groups", "example-group", json!({"description": ""})));
+    assert!(sim.put_object("access_groups", "example-group", json!({"description": ""})));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

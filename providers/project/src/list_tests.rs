@@ -109,7 +109,10 @@ async fn one_list_per_poll_per_project_and_kind() {
         );
     }
     for n in ["listed-group-0", "listed-group-1"] {
-        assert!(env.sim.put_object("groups", n, json!({"description": ""})));
+        assert!(
+            env.sim
+                .put_object("access_groups", n, json!({"description": ""}))
+        );
     }
     let kind = |k: &str| {
         kinds()

@@ -80,7 +80,7 @@ async fn projects_environments_roles_and_members() {
     assert_eq!(r.status, StatusCode::NOT_FOUND, "{}", r.text);
     assert!(r.text.contains("Group 'devs' does not exist"), "{}", r.text);
     assert!(sim.put_object("users", "alice", json!({"email": "alice@example.com"})));
-    assert!(sim.put_object("groups", "devs", json!({"description": ""})));
+    assert!(sim.put_object("access_groups", "devs", json!({"description": ""})));
     let r = api
         .put(
             &format!("{PROJECTS}/team/users/alice"),
@@ -317,7 +317,9 @@ async fn platform_lists_answer_in_jfrogs_shapes() {
     );
     assert_eq!(
         api.get("/access/api/v2/groups").await.json(),
-        json!({"groups": [{"group_name": "devs", "uri": "/access/api/v2/groups/devs"}]})
+        // One store: the built-in `readers` group is an Access group too.
+        json!({"groups": [{"group_name": "devs", "uri": "/access/api/v2/groups/devs"},
+                          {"group_name": "readers", "uri": "/access/api/v2/groups/readers"}]})
     );
     let resource = json!({"actions": {"users": {"admin": ["READ"]}, "groups": {}},
         "targets": {"libs": {"include_patterns": ["**"], "exclude_patterns": []}}});

@@ -33,7 +33,7 @@ async fn seed_drift_count_and_delete_over_http() {
         assert_eq!(counts.get(name), Some(&json!(0)), "{r}");
     }
     for (name, n) in counts {
-        let built_in = matches!(name.as_str(), "users" | "groups");
+        let built_in = matches!(name.as_str(), "users" | "access_groups");
         assert_eq!(*n, json!(u8::from(built_in)), "{name} in {r}");
     }
 

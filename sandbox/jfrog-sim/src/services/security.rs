@@ -55,7 +55,10 @@ const fn decl(name: &'static str, key_field: &'static str, key_case: KeyCase) ->
 }
 
 pub(crate) static USERS: Declaration = decl("users", "username", KeyCase::Insensitive);
-pub(crate) static GROUPS: Declaration = decl("groups", "name", KeyCase::Insensitive);
+/// Groups live in one store, the Access groups (`/access/api/v2/groups`), which the
+/// security API (`/api/security/groups`) reads and writes in its own member names, as on a
+/// JFrog Platform where Artifactory's groups are Access's.
+pub(crate) use super::platform::GROUPS;
 pub(crate) static PERMISSIONS: Declaration = decl("permission_targets", "name", KeyCase::Sensitive);
 pub(crate) static CERTIFICATES: Declaration =
     decl("certificates", "certificateAlias", KeyCase::Sensitive);
@@ -72,7 +75,6 @@ pub(crate) static REPLICATIONS: Declaration = decl("replications", "repoKey", Ke
 pub(crate) fn collections() -> Vec<&'static Declaration> {
     vec![
         &USERS,
-        &GROUPS,
         &PERMISSIONS,
         &CERTIFICATES,
         &TRUSTED_KEYS,
@@ -95,9 +97,6 @@ pub(crate) fn user_exists(s: &Shared, name: &str) -> bool {
 /// Whether the platform has group `name` (made through the security API or Access v2).
 pub(crate) fn group_exists(s: &Shared, name: &str) -> bool {
     s.collections.get_raw(GROUPS.name, name).is_some()
-        || s.collections
-            .get_raw(crate::services::platform::GROUPS.name, name)
-            .is_some()
 }
 
 /// JFrog's 404 for a member that is not a user or group of the platform.
@@ -117,8 +116,11 @@ pub(crate) fn seed(s: &Shared) {
         json!({"email": "", "admin": false, "profile_updatable": false, "disable_ui_access": true,
                "internal_password_disabled": true, "groups": [], "realm": "internal", "status": "enabled"}),
     );
-    s.collections
-        .put_raw(GROUPS.name, "readers", group_defaults(json!({})));
+    s.collections.put_raw(
+        GROUPS.name,
+        "readers",
+        access_group(&group_defaults(json!({"name": "readers"}))),
+    );
 }
 
 pub(crate) fn routes() -> Router<Arc<Shared>> {
@@ -155,6 +157,16 @@ pub(crate) fn routes() -> Router<Arc<Shared>> {
                 .post(permission_create)
                 .put(permission_replace)
                 .delete(permission_delete),
+        )
+        .route(
+            "/artifactory/api/security/permissions",
+            get(permissions_v1_list),
+        )
+        .route(
+            "/artifactory/api/security/permissions/{name}",
+            get(permission_v1_read)
+                .put(permission_v1_put)
+                .delete(permission_v1_delete),
         )
         .route(
             "/artifactory/api/system/security/certificates",
@@ -368,7 +380,7 @@ fn check_user(
         .and_then(Value::as_object)
         .cloned()
         .unwrap_or_else(|| {
-            json!({"admin": false, "profile_updatable": true, "disable_ui_access": true,
+            json!({"admin": false, "profile_updatable": true, "disable_ui_access": false,
                    "internal_password_disabled": false, "groups": [], "realm": "internal",
                    "status": "enabled"})
             .as_object()
@@ -429,8 +441,12 @@ fn user_create_common(s: &Shared, m: Map<String, Value>, flavor: Flavor) -> R {
         ));
     }
     let user = check_user(s, m, None, flavor)?;
-    s.collections.put_raw(USERS.name, &name, user);
-    Ok(StatusCode::CREATED.into_response())
+    s.collections.put_raw(USERS.name, &name, user.clone());
+    // Access "Create User" answers 201 with the user; the security API answers 201 empty.
+    Ok(match flavor {
+        Flavor::Access => (StatusCode::CREATED, axum::Json(user)).into_response(),
+        _ => StatusCode::CREATED.into_response(),
+    })
 }
 
 fn access_api(s: &Shared) -> Result<(), ApiError> {
@@ -567,6 +583,7 @@ async fn legacy_user_delete(
     _a: Admin,
     Path(name): Path<String>,
 ) -> R {
+    // REST API "Delete User": 200 with the text "User 'NAME' has been removed successfully."
     remove(
         &s,
         &USERS,
@@ -574,11 +591,57 @@ async fn legacy_user_delete(
         StatusCode::OK,
         Flavor::Artifactory,
         format!("User '{name}' not found"),
+    )?;
+    Ok((
+        StatusCode::OK,
+        format!("User '{name}' has been removed successfully."),
     )
+        .into_response())
 }
 
 // ---------------------------------------------------------------------------------------
 // Groups
+
+/// Security API member <-> Access v2 member of a group ("Security Configuration JSON"
+/// Group and Access "Create Group"); other members are not kept.
+const GROUP_MEMBERS: &[(&str, &str)] = &[
+    ("name", "name"),
+    ("description", "description"),
+    ("autoJoin", "auto_join"),
+    ("adminPrivileges", "admin_privileges"),
+    ("realm", "realm"),
+    ("realmAttributes", "realm_attributes"),
+    ("externalId", "external_id"),
+    ("watchManager", "watch_manager"),
+    ("policyManager", "policy_manager"),
+    ("reportsManager", "reports_manager"),
+    ("userNames", "members"),
+];
+
+/// A security-API group (with its defaults) as the Access store keeps it.
+fn access_group(legacy: &Value) -> Value {
+    let mut out = Map::new();
+    for (l, a) in GROUP_MEMBERS {
+        if let Some(v) = legacy.get(*l).filter(|v| !v.is_null()) {
+            out.insert((*a).to_string(), v.clone());
+        }
+    }
+    if out.get("description").and_then(Value::as_str) == Some("") {
+        out.remove("description");
+    }
+    Value::Object(out)
+}
+
+/// A stored (Access) group as the security API answers it.
+fn legacy_group(stored: &Value) -> Value {
+    let mut out = Map::new();
+    for (l, a) in GROUP_MEMBERS {
+        if let Some(v) = stored.get(*a).filter(|v| !v.is_null()) {
+            out.insert((*l).to_string(), v.clone());
+        }
+    }
+    group_defaults(Value::Object(out))
+}
 
 fn group_defaults(v: Value) -> Value {
     let mut g = json!({"description": "", "autoJoin": false, "adminPrivileges": false,
@@ -627,7 +690,13 @@ async fn groups_list(State(s): State<Arc<Shared>>, _a: Admin) -> R {
 #[derive(serde::Deserialize)]
 struct IncludeUsers {
     #[serde(rename = "includeUsers")]
-    include_users: Option<bool>,
+    include_users: Option<String>,
+}
+
+/// A boolean query parameter as Artifactory's JAX-RS layer parses it (`Boolean.valueOf`):
+/// `true` in any letter case is true, anything else false (Python clients send `True`).
+pub(crate) fn query_bool(v: Option<&str>) -> bool {
+    v.is_some_and(|v| v.eq_ignore_ascii_case("true"))
 }
 
 async fn group_read(
@@ -636,14 +705,14 @@ async fn group_read(
     Path(name): Path<String>,
     Query(q): Query<IncludeUsers>,
 ) -> R {
-    let mut g = fetch(
+    let mut g = legacy_group(&fetch(
         &s,
         &GROUPS,
         &name,
         Flavor::Artifactory,
         format!("Group '{name}' not found"),
-    )?;
-    if !q.include_users.unwrap_or(false)
+    )?);
+    if !query_bool(q.include_users.as_deref())
         && let Some(m) = g.as_object_mut()
     {
         m.remove("userNames");
@@ -657,9 +726,10 @@ async fn group_put(
     Path(name): Path<String>,
     body: Bytes,
 ) -> R {
-    let g = group_defaults(Value::Object(parse(&body, Flavor::Artifactory)?));
+    let mut g = group_defaults(Value::Object(parse(&body, Flavor::Artifactory)?));
+    g["name"] = json!(name);
     check_group(&s, &name, &g)?;
-    s.collections.put_raw(GROUPS.name, &name, g);
+    s.collections.put_raw(GROUPS.name, &name, access_group(&g));
     Ok(StatusCode::CREATED.into_response())
 }
 
@@ -669,20 +739,20 @@ async fn group_post(
     Path(name): Path<String>,
     body: Bytes,
 ) -> R {
-    let mut g = fetch(
+    let mut g = legacy_group(&fetch(
         &s,
         &GROUPS,
         &name,
         Flavor::Artifactory,
         format!("Group '{name}' not found"),
-    )?;
+    )?);
     for (k, v) in parse(&body, Flavor::Artifactory)? {
         if !v.is_null() && k != "name" {
             g[k] = v;
         }
     }
     check_group(&s, &name, &g)?;
-    s.collections.put_raw(GROUPS.name, &name, g);
+    s.collections.put_raw(GROUPS.name, &name, access_group(&g));
     Ok(StatusCode::OK.into_response())
 }
 
@@ -740,7 +810,12 @@ fn check_permission(s: &Shared, p: &mut Map<String, Value>) -> Result<(), ApiErr
             for (who, store) in [("users", USERS.name), ("groups", GROUPS.name)] {
                 if let Some(Value::Object(map)) = actions.get(who) {
                     for (n, perms) in map {
-                        if s.collections.get_raw(store, n).is_none() {
+                        let known = if who == "users" {
+                            user_exists(s, n)
+                        } else {
+                            s.collections.get_raw(store, n).is_some()
+                        };
+                        if !known {
                             return Err(ApiError::bad_request(format!(
                                 "{} '{n}' does not exist",
                                 if who == "users" { "User" } else { "Group" }
@@ -818,34 +893,212 @@ async fn permission_replace(
     permission_write(&s, &name, &body, false)
 }
 
-/// Create (409 when it exists) or replace (404 when it does not) a permission target.
+/// `POST` creates (409 when it exists); `PUT` is the documented "Create or Replace
+/// Permission Target" (REST API, Permission Targets v2): 201 when it creates, 200 when it
+/// replaces.
 fn permission_write(s: &Shared, name: &str, body: &Bytes, create: bool) -> R {
-    match (s.collections.get_raw(PERMISSIONS.name, name), create) {
-        (Some(_), true) => {
-            return Err(art(
-                StatusCode::CONFLICT,
-                format!("Permission target '{name}' already exists"),
-            ));
-        }
-        (None, false) => {
-            return Err(art(
-                StatusCode::NOT_FOUND,
-                format!("Permission target '{name}' not found"),
-            ));
-        }
-        _ => {}
+    let exists = s.collections.get_raw(PERMISSIONS.name, name).is_some();
+    if exists && create {
+        return Err(art(
+            StatusCode::CONFLICT,
+            format!("Permission target '{name}' already exists"),
+        ));
     }
-    let mut p = parse(body, Flavor::Artifactory)?;
+    let p = permission_v2_of(parse(body, Flavor::Artifactory)?);
+    store_permission(s, name, p)?;
+    Ok(if exists {
+        StatusCode::OK
+    } else {
+        StatusCode::CREATED
+    }
+    .into_response())
+}
+
+/// The members of a v2 permission target Artifactory keeps (REST API "Permission Target
+/// v2" JSON: `name` and the `repo`, `build`, `releaseBundle` sections, each with
+/// `repositories`, `include-patterns`, `exclude-patterns` and `actions.{users,groups}`);
+/// anything else is dropped.
+fn permission_v2_of(mut m: Map<String, Value>) -> Map<String, Value> {
+    let mut out = Map::new();
+    for section in ["repo", "build", "releaseBundle"] {
+        if let Some(Value::Object(mut sec)) = m.remove(section) {
+            sec.retain(|k, _| {
+                matches!(
+                    k.as_str(),
+                    "repositories" | "include-patterns" | "exclude-patterns" | "actions"
+                )
+            });
+            if let Some(Value::Object(a)) = sec.get_mut("actions") {
+                a.retain(|k, _| k == "users" || k == "groups");
+            }
+            out.insert(section.into(), Value::Object(sec));
+        }
+    }
+    out
+}
+
+fn store_permission(s: &Shared, name: &str, mut p: Map<String, Value>) -> Result<(), ApiError> {
     check_permission(s, &mut p)?;
+    for section in ["repo", "build", "releaseBundle"] {
+        if let Some(Value::Object(sec)) = p.get_mut(section) {
+            sec.entry("exclude-patterns").or_insert_with(|| json!([]));
+            sec.entry("actions").or_insert_with(|| json!({}));
+        }
+    }
     p.insert("name".into(), json!(name));
     s.collections
         .put_raw(PERMISSIONS.name, name, Value::Object(p));
-    Ok(if create {
-        StatusCode::CREATED
-    } else {
-        StatusCode::OK
+    Ok(())
+}
+
+// The v1 permission target API (`/api/security/permissions/{name}`, "Security
+// Configuration JSON" PermissionTarget): one store with v2; a v1 target is the v2 `repo`
+// section with comma-separated patterns and one-letter permissions.
+
+/// v1 letter <-> v2 action (Security Configuration JSON: m=admin/manage, d=delete,
+/// w=deploy/write, n=annotate, r=read, mxm=managedXrayMeta, x=distribute).
+const V1_ACTIONS: &[(&str, &str)] = &[
+    ("m", "manage"),
+    ("d", "delete"),
+    ("w", "write"),
+    ("n", "annotate"),
+    ("r", "read"),
+    ("mxm", "managedXrayMeta"),
+    ("x", "distribute"),
+];
+
+fn map_actions(v: Option<&Value>, to_v2: bool) -> Result<Value, ApiError> {
+    let mut out = Map::new();
+    for who in ["users", "groups"] {
+        let mut names = Map::new();
+        for (n, perms) in v
+            .and_then(|p| p.get(who))
+            .and_then(Value::as_object)
+            .into_iter()
+            .flatten()
+        {
+            let mut mapped = Vec::new();
+            for perm in perms.as_array().into_iter().flatten() {
+                let p = perm.as_str().unwrap_or_default();
+                let hit = V1_ACTIONS
+                    .iter()
+                    .find(|(l, a)| if to_v2 { *l == p } else { *a == p });
+                match hit {
+                    Some((l, a)) => mapped.push(json!(if to_v2 { a } else { l })),
+                    None => {
+                        return Err(ApiError::bad_request(format!("Invalid permission {perm}")));
+                    }
+                }
+            }
+            names.insert(n.clone(), Value::Array(mapped));
+        }
+        out.insert(who.into(), Value::Object(names));
     }
-    .into_response())
+    Ok(Value::Object(out))
+}
+
+fn split_patterns(v: Option<&Value>, default: &str) -> Value {
+    let s = v.and_then(Value::as_str).unwrap_or(default);
+    Value::Array(
+        s.split(',')
+            .map(str::trim)
+            .filter(|p| !p.is_empty())
+            .map(|p| json!(p))
+            .collect(),
+    )
+}
+
+fn join_patterns(v: &Value) -> String {
+    v.as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+fn permission_v1_view(p: &Value) -> Result<Value, ApiError> {
+    let repo = &p["repo"];
+    Ok(json!({
+        "name": p["name"],
+        "includesPattern": join_patterns(&repo["include-patterns"]),
+        "excludesPattern": join_patterns(&repo["exclude-patterns"]),
+        "repositories": repo.get("repositories").cloned().unwrap_or(json!([])),
+        "principals": map_actions(repo.get("actions"), false)?,
+    }))
+}
+
+async fn permissions_v1_list(State(s): State<Arc<Shared>>, _a: Admin) -> R {
+    let base = &s.base_url;
+    let list = listed(&s, &PERMISSIONS, |p| {
+        let name = p["name"].as_str().unwrap_or_default();
+        json!({"name": name,
+               "uri": format!("{base}/artifactory/api/security/permissions/{name}")})
+    });
+    Ok(axum::Json(list).into_response())
+}
+
+async fn permission_v1_read(
+    State(s): State<Arc<Shared>>,
+    _a: Admin,
+    Path(name): Path<String>,
+) -> R {
+    let p = fetch(
+        &s,
+        &PERMISSIONS,
+        &name,
+        Flavor::Artifactory,
+        format!("Permission target '{name}' not found"),
+    )?;
+    Ok(axum::Json(permission_v1_view(&p)?).into_response())
+}
+
+/// v1 "Create or Replace Permission Target": 201 either way (no body).
+async fn permission_v1_put(
+    State(s): State<Arc<Shared>>,
+    _a: Admin,
+    Path(name): Path<String>,
+    body: Bytes,
+) -> R {
+    let m = parse(&body, Flavor::Artifactory)?;
+    let mut repo = Map::new();
+    repo.insert(
+        "repositories".into(),
+        m.get("repositories").cloned().unwrap_or(json!([])),
+    );
+    repo.insert(
+        "include-patterns".into(),
+        split_patterns(m.get("includesPattern"), "**"),
+    );
+    repo.insert(
+        "exclude-patterns".into(),
+        split_patterns(m.get("excludesPattern"), ""),
+    );
+    repo.insert("actions".into(), map_actions(m.get("principals"), true)?);
+    let mut p = Map::new();
+    p.insert("repo".into(), Value::Object(repo));
+    store_permission(&s, &name, p)?;
+    Ok(StatusCode::CREATED.into_response())
+}
+
+async fn permission_v1_delete(
+    State(s): State<Arc<Shared>>,
+    _a: Admin,
+    Path(name): Path<String>,
+) -> R {
+    remove(
+        &s,
+        &PERMISSIONS,
+        &name,
+        StatusCode::OK,
+        Flavor::Artifactory,
+        format!("Permission target '{name}' not found"),
+    )?;
+    Ok((
+        StatusCode::OK,
+        format!("Permission Target '{name}' has been removed successfully."),
+    )
+        .into_response())
 }
 
 async fn permission_delete(State(s): State<Arc<Shared>>, _a: Admin, Path(name): Path<String>) -> R {
@@ -1294,8 +1547,44 @@ async fn tokens_list(State(s): State<Arc<Shared>>, _a: Admin) -> R {
     Ok(axum::Json(json!({"tokens": tokens})).into_response())
 }
 
-async fn token_create(State(s): State<Arc<Shared>>, _a: Admin, body: Bytes) -> R {
-    let m = parse(&body, Flavor::Access)?;
+/// `POST /access/api/v1/tokens` takes JSON or, as the Access REST API documents ("Create
+/// Token", `-d "username=..." -d "scope=..."`), `application/x-www-form-urlencoded`; form
+/// values are strings, so numbers and booleans are read from their text.
+fn token_request(
+    headers: &axum::http::HeaderMap,
+    body: &Bytes,
+) -> Result<Map<String, Value>, ApiError> {
+    let form = headers
+        .get(axum::http::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with("application/x-www-form-urlencoded"));
+    if !form {
+        return parse(body, Flavor::Access);
+    }
+    let mut m = Map::new();
+    for (k, v) in url::form_urlencoded::parse(body) {
+        let value = match k.as_ref() {
+            "expires_in" => v
+                .parse::<i64>()
+                .map(|n| json!(n))
+                .map_err(|_| acc(StatusCode::BAD_REQUEST, format!("Invalid expires_in '{v}'")))?,
+            "refreshable" | "include_reference_token" | "force_revocable" => {
+                json!(query_bool(Some(&v)))
+            }
+            _ => json!(v),
+        };
+        m.insert(k.into_owned(), value);
+    }
+    Ok(m)
+}
+
+async fn token_create(
+    State(s): State<Arc<Shared>>,
+    _a: Admin,
+    headers: axum::http::HeaderMap,
+    body: Bytes,
+) -> R {
+    let m = token_request(&headers, &body)?;
     let bad = |msg: String| acc(StatusCode::BAD_REQUEST, msg);
     let grant = m
         .get("grant_type")

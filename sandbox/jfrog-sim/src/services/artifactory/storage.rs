@@ -24,7 +24,7 @@ use axum::body::Bytes;
 use axum::extract::{Path, Query, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
-use axum::routing::{get, post, put};
+use axum::routing::{get, post};
 use serde_json::{Map, Value, json};
 use sha2::{Digest, Sha256};
 
@@ -64,6 +64,10 @@ pub(crate) fn routes() -> Router<Arc<Shared>> {
             "/artifactory/api/storage/{*item}",
             get(storage_get).put(props_put).delete(props_delete),
         )
+        .route(
+            "/artifactory/api/metadata/{*item}",
+            axum::routing::patch(props_patch),
+        )
         .route("/lifecycle/api/v2/release_bundle", post(bundle_create))
         .route(
             "/lifecycle/api/v2/release_bundle/records/{name}/{version}",
@@ -79,42 +83,87 @@ pub(crate) fn routes() -> Router<Arc<Shared>> {
         )
 }
 
-/// The deploy and delete routes (`/artifactory/{repo}/{path}`): a catch-all, merged last.
+/// The artifact routes (`/artifactory/{repo}/{path}`: deploy, download, delete): a
+/// catch-all, merged last. `/artifactory/api/...` paths that no route serves answer
+/// Artifactory's 404 body instead of being taken for a repository named `api`.
 pub(crate) fn item_routes() -> Router<Arc<Shared>> {
-    Router::new().route("/artifactory/{*item}", put(deploy).delete(undeploy))
+    Router::new().route(
+        "/artifactory/{*item}",
+        get(download)
+            .put(deploy)
+            .delete(undeploy)
+            .fallback(unserved),
+    )
 }
 
 fn not_found(msg: impl Into<String>) -> ApiError {
     ApiError::art(StatusCode::NOT_FOUND, msg)
 }
 
+/// An `/artifactory/api/...` path the simulator does not serve, or a method the artifact
+/// catch-all does not take: Artifactory's error body (404 / 405), never an empty answer.
+fn api_path(item: &str) -> Result<(), ApiError> {
+    if item == "api" || item.starts_with("api/") {
+        Err(not_found("Not Found"))
+    } else {
+        Ok(())
+    }
+}
+
+async fn unserved(Path(item): Path<String>) -> ApiError {
+    match api_path(&item) {
+        Err(e) => e,
+        Ok(()) => ApiError::art(StatusCode::METHOD_NOT_ALLOWED, "Method Not Allowed"),
+    }
+}
+
 fn now() -> String {
     chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
 }
 
-/// `repo/path` split; the path keeps its leading `/`.
+/// `repo/path` split; the path keeps its leading `/` (`/` for the repository's root).
 fn split(item: &str) -> Result<(String, String), ApiError> {
     let item = item.trim_start_matches('/');
-    match item.split_once('/') {
-        Some((r, p)) if !r.is_empty() && !p.is_empty() => {
-            Ok((r.to_string(), format!("/{}", p.trim_end_matches('/'))))
-        }
-        _ => Err(ApiError::bad_request(format!(
+    let (r, p) = item.split_once('/').unwrap_or((item, ""));
+    if r.is_empty() {
+        return Err(ApiError::bad_request(format!(
             "'{item}' is not a repository path"
-        ))),
+        )));
     }
+    Ok((r.to_string(), format!("/{}", p.trim_matches('/'))))
 }
 
 fn key_of(repo: &str, path: &str) -> String {
-    format!("{repo}{path}")
+    if path == "/" {
+        format!("{repo}/")
+    } else {
+        format!("{repo}{path}")
+    }
 }
 
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn is_folder(v: &Value) -> bool {
+    v.get("folder").and_then(Value::as_bool).unwrap_or(false)
+}
+
+/// The storage info of an item as the REST API's File Info / Folder Info answer it
+/// (JFrog REST API "File Info" and "Folder Info" sample responses): a file has `downloadUri`,
+/// `size` (a string), `mimeType`, `checksums` and `originalChecksums` (md5, sha1, sha256); a
+/// folder has `children` (`[{uri: "/name", folder}]`); both have `uri`, `repo`, `path`,
+/// `created`, `createdBy`, `lastModified`, `modifiedBy` and `lastUpdated`.
 fn info(s: &Shared, item: &Value) -> Value {
     let mut v = item.clone();
     if let Value::Object(m) = &mut v {
         m.remove("__key");
         m.remove("properties");
         m.remove("content");
+        let folder = m
+            .remove("folder")
+            .and_then(|f| f.as_bool())
+            .unwrap_or(false);
         let repo = m
             .get("repo")
             .and_then(Value::as_str)
@@ -125,14 +174,19 @@ fn info(s: &Shared, item: &Value) -> Value {
             .and_then(Value::as_str)
             .unwrap_or_default()
             .to_string();
-        m.insert(
-            "downloadUri".into(),
-            json!(format!("{}/artifactory/{repo}{path}", s.base_url)),
-        );
+        let shown = if path == "/" { "" } else { path.as_str() };
+        if folder {
+            m.insert("children".into(), Value::Array(children(s, &repo, &path)));
+        } else {
+            m.insert(
+                "downloadUri".into(),
+                json!(format!("{}/artifactory/{repo}{shown}", s.base_url)),
+            );
+        }
         m.insert(
             "uri".into(),
             json!(format!(
-                "{}/artifactory/api/storage/{repo}{path}",
+                "{}/artifactory/api/storage/{repo}{shown}",
                 s.base_url
             )),
         );
@@ -140,57 +194,252 @@ fn info(s: &Shared, item: &Value) -> Value {
     v
 }
 
+/// The direct children of a folder: `[{"uri": "/name", "folder": bool}]`.
+fn children(s: &Shared, repo: &str, path: &str) -> Vec<Value> {
+    let prefix = if path == "/" {
+        format!("{repo}/")
+    } else {
+        format!("{repo}{path}/")
+    };
+    s.collections
+        .list_raw(ITEMS.name)
+        .unwrap_or_default()
+        .into_iter()
+        .filter_map(|v| {
+            let key = v.get("__key").and_then(Value::as_str)?;
+            let rest = key.strip_prefix(&prefix)?;
+            (!rest.is_empty() && !rest.contains('/'))
+                .then(|| json!({"uri": format!("/{rest}"), "folder": is_folder(&v)}))
+        })
+        .collect()
+}
+
+/// A folder record (the repository root is the folder `/`).
+fn folder_record(repo: &str, path: &str, by: &str) -> Value {
+    let t = now();
+    json!({"repo": repo, "path": path, "folder": true, "created": t, "createdBy": by,
+           "lastModified": t, "modifiedBy": by, "lastUpdated": t, "properties": {}})
+}
+
+/// Artifactory creates the parent folders of a deployed item (and the repository's root),
+/// each a storage item of its own with folder info and properties.
+fn ensure_folders(s: &Shared, repo: &str, path: &str, by: &str) -> Result<(), ApiError> {
+    let mut at = String::new();
+    let parents: Vec<&str> = path.trim_matches('/').split('/').collect();
+    let mut folders = vec!["/".to_string()];
+    for seg in &parents[..parents.len().saturating_sub(1)] {
+        at.push('/');
+        at.push_str(seg);
+        folders.push(at.clone());
+    }
+    for f in folders {
+        let key = key_of(repo, &f);
+        match s.collections.get_raw(ITEMS.name, &key) {
+            Some(v) if !is_folder(&v) => {
+                return Err(ApiError::bad_request(format!(
+                    "Cannot create folder '{repo}:{f}': a file exists at that path"
+                )));
+            }
+            Some(_) => {}
+            None => {
+                s.collections
+                    .put_raw(ITEMS.name, &key, folder_record(repo, &f, by));
+            }
+        }
+    }
+    Ok(())
+}
+
 async fn deploy(
     State(s): State<Arc<Shared>>,
-    _admin: Admin,
+    admin: Admin,
     Path(item): Path<String>,
     body: Bytes,
 ) -> Result<Response, ApiError> {
+    api_path(&item)?;
     let (repo, path) = split(&item)?;
     if s.artifactory.repository_raw(&repo).is_none() {
         return Err(not_found(format!("Repository '{repo}' not found")));
     }
+    if path == "/" {
+        return Err(ApiError::bad_request(
+            "A path inside the repository is required",
+        ));
+    }
+    let by = admin.0.username.clone();
+    ensure_folders(&s, &repo, &path, &by)?;
     let key = key_of(&repo, &path);
-    let sha = Sha256::digest(&body)
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect::<String>();
-    let properties = s
-        .collections
-        .get_raw(ITEMS.name, &key)
+    let previous = s.collections.get_raw(ITEMS.name, &key);
+    let t = now();
+    // `PUT .../folder/` creates a folder (REST API "Create Directory").
+    if item.ends_with('/') {
+        if previous.as_ref().is_some_and(|v| !is_folder(v)) {
+            return Err(ApiError::bad_request(format!(
+                "Cannot create folder '{repo}:{path}': a file exists at that path"
+            )));
+        }
+        let stored = previous.unwrap_or_else(|| folder_record(&repo, &path, &by));
+        s.collections.put_raw(ITEMS.name, &key, stored.clone());
+        return Ok((StatusCode::CREATED, axum::Json(info(&s, &stored))).into_response());
+    }
+    if previous.as_ref().is_some_and(is_folder) {
+        return Err(ApiError::bad_request(format!(
+            "Cannot deploy file '{repo}:{path}': a folder exists at that path"
+        )));
+    }
+    let checksums = json!({
+        "md5": hex(&md5::Md5::digest(&body)),
+        "sha1": hex(&sha1::Sha1::digest(&body)),
+        "sha256": hex(&Sha256::digest(&body)),
+    });
+    let properties = previous
+        .as_ref()
         .and_then(|v| v.get("properties").cloned())
         .unwrap_or_else(|| json!({}));
+    let (created, created_by) = previous
+        .as_ref()
+        .map(|v| (v["created"].clone(), v["createdBy"].clone()))
+        .unwrap_or((json!(t), json!(by)));
+    use base64::Engine;
     let stored = json!({
         "repo": repo,
         "path": path,
-        "created": now(),
-        "createdBy": "admin",
-        "mimeType": "application/octet-stream",
+        "created": created,
+        "createdBy": created_by,
+        "lastModified": t,
+        "modifiedBy": by,
+        "lastUpdated": t,
+        "mimeType": mime_type(&path),
         "size": body.len().to_string(),
-        "checksums": {"sha256": sha},
+        "checksums": checksums,
+        "originalChecksums": checksums,
         "properties": properties,
+        "content": base64::engine::general_purpose::STANDARD.encode(&body),
     });
     s.collections.put_raw(ITEMS.name, &key, stored.clone());
     Ok((StatusCode::CREATED, axum::Json(info(&s, &stored))).into_response())
 }
 
+/// The MIME type Artifactory derives from a file name's extension (its default mime types).
+fn mime_type(path: &str) -> &'static str {
+    let ext = path.rsplit_once('.').map(|(_, e)| e).unwrap_or("");
+    match ext {
+        "json" => "application/json",
+        "xml" | "pom" => "application/xml",
+        "txt" => "text/plain",
+        "jar" | "war" | "zip" => "application/zip",
+        "tgz" | "gz" => "application/x-gzip",
+        _ => "application/octet-stream",
+    }
+}
+
+/// `GET /artifactory/{repo}/{path}`: the file's content with its checksum headers
+/// (REST API "Retrieve Artifact").
+async fn download(
+    State(s): State<Arc<Shared>>,
+    _admin: Admin,
+    Path(raw): Path<String>,
+) -> Result<Response, ApiError> {
+    api_path(&raw)?;
+    let (repo, path) = split(&raw)?;
+    if s.artifactory.repository_raw(&repo).is_none() {
+        return Err(not_found(format!("Repository '{repo}' not found")));
+    }
+    let v = s
+        .collections
+        .get_raw(ITEMS.name, &key_of(&repo, &path))
+        .ok_or_else(|| not_found(format!("Could not locate artifact '{repo}:{path}'")))?;
+    if is_folder(&v) {
+        let names: Vec<String> = children(&s, &repo, &path)
+            .iter()
+            .filter_map(|c| {
+                c["uri"]
+                    .as_str()
+                    .map(|u| u.trim_start_matches('/').to_string())
+            })
+            .collect();
+        return Ok((
+            [(axum::http::header::CONTENT_TYPE, "text/html")],
+            names.join("\n"),
+        )
+            .into_response());
+    }
+    use base64::Engine;
+    let body = base64::engine::general_purpose::STANDARD
+        .decode(v["content"].as_str().unwrap_or_default())
+        .unwrap_or_default();
+    let str_at = |k: &str| v["checksums"][k].as_str().unwrap_or_default().to_string();
+    Ok((
+        [
+            (
+                axum::http::header::CONTENT_TYPE,
+                v["mimeType"]
+                    .as_str()
+                    .unwrap_or("application/octet-stream")
+                    .to_string(),
+            ),
+            (
+                axum::http::HeaderName::from_static("x-checksum-sha1"),
+                str_at("sha1"),
+            ),
+            (
+                axum::http::HeaderName::from_static("x-checksum-sha256"),
+                str_at("sha256"),
+            ),
+            (
+                axum::http::HeaderName::from_static("x-checksum-md5"),
+                str_at("md5"),
+            ),
+        ],
+        body,
+    )
+        .into_response())
+}
+
+/// `DELETE /artifactory/{repo}/{path}`: the item, and everything below a folder.
 async fn undeploy(
     State(s): State<Arc<Shared>>,
     _admin: Admin,
     Path(item): Path<String>,
 ) -> Result<Response, ApiError> {
+    api_path(&item)?;
     let (repo, path) = split(&item)?;
-    if !s.collections.delete_raw(ITEMS.name, &key_of(&repo, &path)) {
+    let key = key_of(&repo, &path);
+    let Some(v) = s.collections.get_raw(ITEMS.name, &key) else {
         return Err(not_found(format!(
             "Could not locate artifact '{repo}:{path}'"
         )));
+    };
+    if is_folder(&v) {
+        let below = format!("{}/", key.trim_end_matches('/'));
+        for k in s
+            .collections
+            .list_raw(ITEMS.name)
+            .unwrap_or_default()
+            .iter()
+            .filter_map(|x| x.get("__key").and_then(Value::as_str))
+            .filter(|k| k.starts_with(&below))
+        {
+            s.collections.delete_raw(ITEMS.name, k);
+        }
+    }
+    if path != "/" {
+        s.collections.delete_raw(ITEMS.name, &key);
     }
     Ok(StatusCode::NO_CONTENT.into_response())
 }
 
 fn item(s: &Shared, raw: &str) -> Result<(String, Value), ApiError> {
     let (repo, path) = split(raw)?;
+    if s.artifactory.repository_raw(&repo).is_none() {
+        return Err(not_found(format!("Repository '{repo}' not found")));
+    }
     let key = key_of(&repo, &path);
+    // A repository's root exists as soon as the repository does.
+    if path == "/" && s.collections.get_raw(ITEMS.name, &key).is_none() {
+        s.collections
+            .put_raw(ITEMS.name, &key, folder_record(&repo, "/", "admin"));
+    }
     let v = s
         .collections
         .get_raw(ITEMS.name, &key)
@@ -269,6 +518,52 @@ async fn props_delete(
     if let Some(Value::Object(p)) = v.get_mut("properties") {
         for n in names.split(',') {
             p.remove(n);
+        }
+    }
+    s.collections.put_raw(ITEMS.name, &key, v);
+    Ok(StatusCode::NO_CONTENT.into_response())
+}
+
+/// `PATCH /api/metadata/{repo}/{path}` (REST API "Update Item Properties"): `{"props":
+/// {k: v | [v] | null}}`, a merge where `null` removes the key; 204.
+async fn props_patch(
+    State(s): State<Arc<Shared>>,
+    _admin: Admin,
+    Path(raw): Path<String>,
+    body: Bytes,
+) -> Result<Response, ApiError> {
+    let (key, mut v) = item(&s, &raw)?;
+    let b: Value = serde_json::from_slice(&body)
+        .map_err(|e| ApiError::bad_request(format!("Invalid JSON: {e}")))?;
+    let Some(Value::Object(props)) = b.get("props") else {
+        return Err(ApiError::bad_request("The body needs a 'props' object"));
+    };
+    let mut set = Map::new();
+    let mut unset = Vec::new();
+    for (k, val) in props {
+        if !valid_property(k) {
+            return Err(ApiError::bad_request(format!(
+                "Invalid property name '{k}'"
+            )));
+        }
+        let vals: Vec<Value> = match val {
+            Value::Null => {
+                unset.push(k.clone());
+                continue;
+            }
+            Value::Array(a) => a
+                .iter()
+                .map(|x| Value::String(x.as_str().map_or_else(|| x.to_string(), str::to_string)))
+                .collect(),
+            Value::String(x) => x.split(',').map(|x| Value::String(x.to_string())).collect(),
+            other => vec![Value::String(other.to_string())],
+        };
+        set.insert(k.clone(), Value::Array(vals));
+    }
+    if let Some(Value::Object(p)) = v.get_mut("properties") {
+        p.extend(set);
+        for k in unset {
+            p.remove(&k);
         }
     }
     s.collections.put_raw(ITEMS.name, &key, v);

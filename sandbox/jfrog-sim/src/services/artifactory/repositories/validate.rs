@@ -316,7 +316,10 @@ pub(crate) fn create(
     }
     let sent_patterns = body.get("externalDependenciesPatterns").cloned();
     deep_merge(&mut config, body);
-    external_dependencies(sent_patterns.as_ref(), &config)?;
+    keep_typed(resolved, &mut config);
+    if resolved.fields.contains_key("externalDependenciesPatterns") {
+        external_dependencies(sent_patterns.as_ref(), &config)?;
+    }
     // `null` members mean "the default".
     fill_defaults(&mut config, &resolved.defaults);
     finish(store, key, resolved, &package_type, config, base_url)
@@ -359,8 +362,11 @@ pub(crate) fn update(
     let mut config = existing.config.clone();
     let sent_patterns = body.get("externalDependenciesPatterns").cloned();
     deep_merge(&mut config, body);
-    external_dependencies(sent_patterns.as_ref(), &config)?;
     let resolved = resolve(existing.rclass, &existing.package_type, &config)?;
+    keep_typed(resolved, &mut config);
+    if resolved.fields.contains_key("externalDependenciesPatterns") {
+        external_dependencies(sent_patterns.as_ref(), &config)?;
+    }
     fill_defaults(&mut config, &resolved.defaults);
     finish(
         store,
@@ -472,7 +478,19 @@ fn finish(
     })
 }
 
-/// Patterns sent without `externalDependenciesEnabled: true` (see the module comment).
+/// Artifactory keeps only the typed configuration of the repository's class and package
+/// type: a member the type does not have (a misspelling, or `terraformType` and
+/// `externalDependenciesPatterns` as clients such as pyartifactory send them on every
+/// package type) is dropped, neither validated nor echoed back.
+fn keep_typed(resolved: &Resolved, config: &mut Map<String, Value>) {
+    config.retain(|k, _| {
+        matches!(k.as_str(), "key" | "rclass" | "packageType")
+            || resolved.fields.contains_key(k.as_str())
+    });
+}
+
+/// Patterns sent without `externalDependenciesEnabled: true` (see the module comment), on
+/// the types that have the member.
 fn external_dependencies(
     sent: Option<&Value>,
     config: &Map<String, Value>,
