@@ -75,7 +75,6 @@ pub static CHECKS: &[KindChecks] = &[
             ("name", &[Check::Length(Some(1), None)]),
         ],
         rules: &[
-            ("", RuleCheck::AtLeastOneOf(&["key", "keySecretRef"])),
         ],
         late_init_safe: &[],
     },
