@@ -31,7 +31,7 @@ const CASES: &[(&str, &str, &str, &str)] = &[
         "Group",
         "PUT",
         "/artifactory/api/security/groups/",
-        "groups",
+        "access_groups",
     ),
     (
         "Certificate",

@@ -180,7 +180,7 @@ async fn one_invalid_object_among_twenty_fails_alone() {
         mr(
             "Proxy",
             "bad-proxy",
-            json!({"host": "bad.example.com", "port": 70000}),
+            json!({"host": "bad.example.com", "port": 0}),
         ),
     ));
     let env = env_with(mrs).await;
