@@ -670,7 +670,7 @@ fn check_group(s: &Shared, name: &str, g: &Value) -> Result<(), ApiError> {
     }
     if let Some(users) = g["userNames"].as_array() {
         for u in users.iter().filter_map(Value::as_str) {
-            if s.collections.get_raw(USERS.name, u).is_none() {
+            if !user_exists(s, u) {
                 return Err(ApiError::bad_request(format!("User '{u}' does not exist")));
             }
         }
