@@ -20,7 +20,6 @@ pub static CHECKS: &[KindChecks] = &[
         fields: &[
             ("cronExpression", &[Check::Format("^\\s*\\S+(\\s+\\S+){5,6}\\s*$", "a Quartz cron expression (6 or 7 fields, seconds first)")]),
             ("projectKey", &[Check::Format("^[a-z][a-z0-9\\-]{1,31}$", "project key: 2-32 characters, lowercase letters, digits and hyphens, starting with a letter")]),
-            ("searchCriteria", &[Check::Items(Some(1), Some(1))]),
             ("searchCriteria.packageTypes", &[Check::Items(Some(1), None), Check::Each(&Check::OneOf(&["alpine", "ansible", "cargo", "chef", "cocoapods", "composer", "conan", "conda", "debian", "docker", "gems", "generic", "go", "gradle", "helm", "helmoci", "huggingfaceml", "machinelearning", "maven", "npm", "nuget", "oci", "opkg", "puppet", "pypi", "sbt", "swift", "terraform", "terraformbackend", "vagrant", "rpm", "yum"]))]),
             ("searchCriteria.repos", &[Check::Items(Some(1), None)]),
             ("searchCriteria.excludedRepos", &[Check::Items(Some(1), None)]),
@@ -498,7 +497,6 @@ pub static CHECKS: &[KindChecks] = &[
         fields: &[
             ("cronExpression", &[Check::Format("^\\s*\\S+(\\s+\\S+){5,6}\\s*$", "a Quartz cron expression (6 or 7 fields, seconds first)")]),
             ("projectKey", &[Check::Format("^[a-z][a-z0-9\\-]{1,31}$", "project key: 2-32 characters, lowercase letters, digits and hyphens, starting with a letter")]),
-            ("searchCriteria", &[Check::Items(Some(1), Some(1))]),
             ("searchCriteria.packageTypes", &[Check::Each(&Check::OneOf(&["alpine", "ansible", "cargo", "chef", "cocoapods", "composer", "conan", "conda", "debian", "docker", "gems", "generic", "go", "gradle", "helm", "helmoci", "huggingfaceml", "machinelearning", "maven", "npm", "nuget", "oci", "puppet", "pypi", "sbt", "swift", "terraform", "terraformbackend", "rpm", "yum"]))]),
             ("searchCriteria.repos", &[Check::Items(Some(1), None)]),
             ("searchCriteria.excludedRepos", &[Check::Items(Some(1), None)]),
@@ -516,8 +514,8 @@ pub static CHECKS: &[KindChecks] = &[
             ("searchCriteria", RuleCheck::Cel("!(has(self.keepLastNVersions) && self.keepLastNVersions > 0) || !(((has(self.createdBeforeInDays) && self.createdBeforeInDays > 0) || (has(self.lastDownloadedBeforeInDays) && self.lastDownloadedBeforeInDays > 0)) || ((has(self.createdBeforeInMonths) && self.createdBeforeInMonths > 0) || (has(self.lastDownloadedBeforeInMonths) && self.lastDownloadedBeforeInMonths > 0)) || (has(self.includedProperties) && size(self.includedProperties) > 0))", "searchCriteria: keepLastNVersions cannot be combined with time-based conditions or includedProperties")),
             ("searchCriteria", RuleCheck::Cel("!has(self.includedProperties) || (size(self.includedProperties) == 1 && self.includedProperties.all(k, size(self.includedProperties[k]) == 1))", "searchCriteria.includedProperties must have exactly one key with exactly one value")),
             ("searchCriteria", RuleCheck::Cel("!has(self.excludedProperties) || (size(self.excludedProperties) == 1 && self.excludedProperties.all(k, size(self.excludedProperties[k]) == 1))", "searchCriteria.excludedProperties must have exactly one key with exactly one value")),
-            ("", RuleCheck::Cel("!has(self.projectKey) || self.projectKey == '' || !has(self.searchCriteria) || size(self.searchCriteria) == 0 || !has(self.searchCriteria[0].includeAllProjects) || !self.searchCriteria[0].includeAllProjects", "a project-level policy (projectKey set) cannot set searchCriteria.includeAllProjects to true")),
-            ("", RuleCheck::Cel("!has(self.projectKey) || self.projectKey == '' || !has(self.searchCriteria) || size(self.searchCriteria) == 0 || !has(self.searchCriteria[0].includedProjects) || size(self.searchCriteria[0].includedProjects) == 0", "a project-level policy (projectKey set) must leave searchCriteria.includedProjects empty")),
+            ("", RuleCheck::Cel("!has(self.projectKey) || self.projectKey == '' || !has(self.searchCriteria) || !has(self.searchCriteria.includeAllProjects) || !self.searchCriteria.includeAllProjects", "a project-level policy (projectKey set) cannot set searchCriteria.includeAllProjects to true")),
+            ("", RuleCheck::Cel("!has(self.projectKey) || self.projectKey == '' || !has(self.searchCriteria) || !has(self.searchCriteria.includedProjects) || size(self.searchCriteria.includedProjects) == 0", "a project-level policy (projectKey set) must leave searchCriteria.includedProjects empty")),
         ],
         late_init_safe: &[],
     },
@@ -624,7 +622,6 @@ pub static CHECKS: &[KindChecks] = &[
             ("keypairName", &[Check::Length(Some(1), None)]),
             ("projectKey", &[Check::Length(Some(1), None), Check::Format("^[a-z][a-z0-9\\-]{1,31}$", "project key: 2-32 characters, lowercase letters, digits and hyphens, starting with a letter")]),
             ("sourceType", &[Check::Length(Some(1), None), Check::OneOf(&["aql", "artifacts", "builds", "release_bundles"])]),
-            ("source", &[Check::Items(Some(1), Some(1))]),
             ("source.artifacts.path", &[Check::Length(Some(1), None)]),
             ("source.artifacts.sha256", &[Check::Length(Some(1), None)]),
             ("source.builds.name", &[Check::Length(Some(1), None)]),
@@ -638,7 +635,7 @@ pub static CHECKS: &[KindChecks] = &[
         ],
         rules: &[
             ("source", RuleCheck::Cel("[has(self.aql), has(self.artifacts), has(self.builds), has(self.releaseBundles)].filter(x, x).size() <= 1", "source: set only one of aql, artifacts, builds and releaseBundles")),
-            ("", RuleCheck::Cel("!has(self.sourceType) || !has(self.source) || size(self.source) == 0 || (self.sourceType == 'aql' ? has(self.source[0].aql) : self.sourceType == 'artifacts' ? has(self.source[0].artifacts) : self.sourceType == 'builds' ? has(self.source[0].builds) : self.sourceType == 'release_bundles' ? has(self.source[0].releaseBundles) : true)", "source must contain the member named by sourceType (aql, artifacts, builds or releaseBundles)")),
+            ("", RuleCheck::Cel("!has(self.sourceType) || !has(self.source) || (self.sourceType == 'aql' ? has(self.source.aql) : self.sourceType == 'artifacts' ? has(self.source.artifacts) : self.sourceType == 'builds' ? has(self.source.builds) : self.sourceType == 'release_bundles' ? has(self.source.releaseBundles) : true)", "source must contain the member named by sourceType (aql, artifacts, builds or releaseBundles)")),
         ],
         late_init_safe: &[],
     },
@@ -646,7 +643,6 @@ pub static CHECKS: &[KindChecks] = &[
         kind: "ReleaseBundleV2CleanupPolicy",
         fields: &[
             ("cronExpression", &[Check::Format("^\\s*\\S+(\\s+\\S+){5,6}\\s*$", "a Quartz cron expression (6 or 7 fields, seconds first)")]),
-            ("searchCriteria", &[Check::Items(Some(1), Some(1))]),
             ("searchCriteria.releaseBundles.name", &[Check::Length(Some(1), None)]),
         ],
         rules: &[
@@ -842,9 +838,7 @@ pub static CHECKS: &[KindChecks] = &[
     KindChecks {
         kind: "VaultConfiguration",
         fields: &[
-            ("config", &[Check::Items(Some(1), Some(1))]),
             ("config.url", &[Check::Format("^https?://[^\\s/$.?#][^\\s]*$", "an http:// or https:// URL")]),
-            ("config.auth", &[Check::Items(Some(1), Some(1))]),
             ("config.auth.type", &[Check::OneOf(&["Certificate", "AppRole", "Agent"])]),
             ("config.mounts.type", &[Check::OneOf(&["KV1", "KV2"])]),
         ],

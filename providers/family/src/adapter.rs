@@ -1575,6 +1575,86 @@ mod tests {
         );
     }
 
+    const LEAF: &[Field] = &[
+        Field::new("digit", "digit", Some("digit"), Ty::Int),
+        Field::new("name", "name", Some("name"), Ty::Str),
+    ];
+    const NESTINGS: &[Field] = &[
+        Field::new("single", "single", Some("single"), Ty::Object(LEAF)),
+        Field::new("block", "block", Some("block"), Ty::Block(LEAF)),
+        Field::new("list", "list", Some("list"), Ty::ObjList(LEAF)),
+        Field::new("set", "set", Some("set"), Ty::ObjSet(LEAF)),
+        Field::new("map", "map", Some("map"), Ty::Map(crate::MapWire::Object)),
+    ];
+
+    /// Each Terraform nesting mode as Upjet renders it: a single-nested attribute or block
+    /// is a plain object in the CRD, a list block of at most one an array of one (both one
+    /// JSON object on the wire), list and set blocks arrays (a set compares in any order), a
+    /// map an object of strings; each reads back in its CRD shape and compares equal.
+    #[test]
+    fn each_nesting_mode_renders_maps_and_compares_as_terraform_defines_it() {
+        let d = KindDecl {
+            extends: NESTINGS,
+            ..decl(Id::Name)
+        };
+        let kind = d.resolve().expect("composes");
+        let schema = crate::schema::parameters_schema(&kind);
+        let p = &schema["properties"];
+        assert_eq!(p["single"]["type"], "object");
+        assert!(p["single"].get("items").is_none());
+        assert_eq!(p["single"]["properties"]["digit"]["type"], "integer");
+        assert_eq!(p["block"]["type"], "array");
+        assert_eq!(p["block"]["maxItems"], 1);
+        assert_eq!(
+            p["block"]["items"]["properties"]["digit"]["type"],
+            "integer"
+        );
+        assert_eq!(p["list"]["type"], "array");
+        assert!(p["list"].get("maxItems").is_none());
+        assert_eq!(p["set"]["type"], "array");
+        assert_eq!(p["map"]["type"], "object");
+        assert_eq!(p["map"]["additionalProperties"]["type"], "string");
+
+        let params = json!({
+            "single": {"digit": 1, "name": "s"},
+            "block": [{"digit": 2}],
+            "list": [{"name": "a"}, {"name": "b"}],
+            "set": [{"name": "x"}, {"name": "y"}],
+            "map": {"k": "v"},
+        });
+        let body = wire::to_wire(
+            &kind,
+            "p",
+            &params,
+            &BTreeMap::new(),
+            Mode::Create,
+            &[],
+            None,
+        )
+        .expect("body");
+        assert_eq!(body["single"], json!({"digit": 1, "name": "s"}));
+        assert_eq!(body["block"], json!({"digit": 2}));
+        assert_eq!(body["list"], json!([{"name": "a"}, {"name": "b"}]));
+        assert_eq!(body["map"], json!({"k": "v"}));
+        let mut answer = Value::Object(body.clone());
+        answer["set"] = json!([{"name": "y"}, {"name": "x"}]);
+        let observed = wire::from_wire(&kind, &answer);
+        assert_eq!(observed["single"], params["single"]);
+        assert_eq!(observed["block"], params["block"]);
+        let ctx = DiffContext::default();
+        assert!(diff::diff(&kind, &params, &[], &observed, &ctx).is_empty());
+        // A change inside the single-nested object is drift of that field only; a list's
+        // order is meaningful.
+        let mut changed = answer.clone();
+        changed["single"]["digit"] = json!(3);
+        changed["list"] = json!([{"name": "b"}, {"name": "a"}]);
+        let observed = wire::from_wire(&kind, &changed);
+        assert_eq!(
+            diff::diff(&kind, &params, &[], &observed, &ctx),
+            vec!["single", "list"]
+        );
+    }
+
     const PLAIN_SECRET_ELEM: &[Field] = &[
         Field::new("key", "key", Some("key"), Ty::Str).required(),
         Field::new("value", "value", Some("value"), Ty::Str)

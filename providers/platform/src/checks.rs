@@ -117,7 +117,6 @@ pub static CHECKS: &[KindChecks] = &[
         fields: &[
             ("providerName", &[Check::Length(Some(1), Some(255)), Check::Format("^[a-z]{1}[a-z0-9\\-]+$", "providerName must start with a lowercase letter and contain only lowercase letters, digits and '-'")]),
             ("priority", &[Check::Range(Some(1.0), Some(9223372036854775808.0))]),
-            ("tokenSpec", &[Check::Items(Some(1), Some(1))]),
             ("tokenSpec.username", &[Check::Length(Some(1), None)]),
             ("tokenSpec.usernamePattern", &[Check::Length(Some(1), None)]),
             ("tokenSpec.groupsPattern", &[Check::Length(Some(1), None)]),
@@ -233,7 +232,6 @@ pub static CHECKS: &[KindChecks] = &[
         kind: "WorkersService",
         fields: &[
             ("action", &[Check::OneOf(&["BEFORE_DOWNLOAD", "AFTER_DOWNLOAD", "BEFORE_UPLOAD", "AFTER_CREATE", "AFTER_BUILD_INFO_SAVE", "AFTER_MOVE", "BEFORE_PROPERTY_CREATE", "BEFORE_PROPERTY_DELETE", "AFTER_PROPERTY_CREATE", "AFTER_PROPERTY_DELETE", "SCHEDULED_EVENT"])]),
-            ("filterCriteria", &[Check::Items(Some(1), Some(1))]),
         ],
         rules: &[
             ("filterCriteria", RuleCheck::ExactlyOneOf(&["artifactFilterCriteria", "schedule"])),

@@ -345,7 +345,8 @@ impl Gen<'_> {
                     }
                 };
                 match t {
-                    "object" | "block" => format!("Ty::Block({name})"),
+                    "object" => format!("Ty::Object({name})"),
+                    "block" => format!("Ty::Block({name})"),
                     "set<object>" => format!("Ty::ObjSet({name})"),
                     _ => format!("Ty::ObjList({name})"),
                 }

@@ -276,7 +276,8 @@ impl Gen<'_> {
                     "/// The `{crd}` block.\npub const {c}: &[Field] = &[\n{lines}];\n"
                 ));
                 match t {
-                    "object" | "block" => format!("Ty::Block({c})"),
+                    "object" => format!("Ty::Object({c})"),
+                    "block" => format!("Ty::Block({c})"),
                     "set<object>" => format!("Ty::ObjSet({c})"),
                     _ => format!("Ty::ObjList({c})"),
                 }

@@ -185,7 +185,7 @@ fn field(
                 "/// `{kind}`: the elements of `{tf}`.\npub const {cname}: &[Field] = &[\n{list}\n];\n"
             ));
             match t {
-                "object" => format!("Ty::Block({cname})"),
+                "object" => format!("Ty::Object({cname})"),
                 "set<object>" => format!("Ty::ObjSet({cname})"),
                 _ => format!("Ty::ObjList({cname})"),
             }

@@ -10,8 +10,10 @@
 //! - the identifier fields of a `name` Kind come from the external name: not parameters,
 //!   their wire member is the Kind's `id_wire`; a server-assigned `id` is the adapter's
 //!   `atProvider.id`; TF's computed `id` attributes without a wire member are dropped;
-//! - an object block of at most one element (`object`, or "exactly/at most one element" in
-//!   its description) is a `Ty::Block` (one JSON object on the wire);
+//! - a single-nested attribute or block (`object`) is a `Ty::Object` (a plain object in the
+//!   CRD, as Upjet renders it); a list or set block of at most one element ("exactly/at most
+//!   one element" in its description) is a `Ty::Block` (an array of one in the CRD); both are
+//!   one JSON object on the wire;
 //! - a wire member that is a filter on a shared list (`filters[type=...]`) is declared as
 //!   `x_<crd>`: the group's hooks fold those into the list and back;
 //! - computed attributes are output-only when their description says "Read-only", carry
@@ -203,11 +205,13 @@ impl Gen<'_> {
                     n
                 }
             };
-            let one = t == "object" || {
+            let one = {
                 let d = desc.to_ascii_lowercase();
                 d.starts_with("exactly one element") || d.starts_with("at most one element")
             };
-            if one {
+            if t == "object" {
+                format!("Ty::Object({name})")
+            } else if one {
                 format!("Ty::Block({name})")
             } else if t.starts_with("set") {
                 format!("Ty::ObjSet({name})")

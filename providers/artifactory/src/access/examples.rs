@@ -160,15 +160,15 @@ pub fn example_params(d: &KindDecl) -> Value {
             "refreshable": true,
         }),
         "VaultConfiguration" => json!({
-            "config": [{
+            "config": {
                 "url": "https://vault.example.com",
-                "auth": [{
+                "auth": {
                     "type": "AppRole",
                     "roleIdSecretRef": secret("role-id"),
                     "secretIdSecretRef": secret("secret-id"),
-                }],
+                },
                 "mounts": [{"path": "secret", "type": "KV2"}],
-            }],
+            },
         }),
         "LocalRepositorySingleReplication" => {
             let mut t = target(1);

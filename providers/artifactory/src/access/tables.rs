@@ -46,7 +46,7 @@ pub const USER_BASE: &[Field] = &[
     Field::new("disableUiAccess", "disable_ui_access", Some("disable_ui_access"), Ty::Bool).default(Dv::Bool(true)).doc("REST-only user (no UI); not allowed for admins."),
     Field::new("internalPasswordDisabled", "internal_password_disabled", Some("internal_password_disabled"), Ty::Bool).default(Dv::Bool(false)).doc("Disable fallback to the internal password when external auth (e.g. LDAP) is used; only sent when it changes on update."),
     Field::new("groups", "groups", Some("groups"), Ty::Set).late_init().doc("Group memberships; when unset membership is emptied (no implicit 'readers')."),
-    Field::new("passwordPolicy", "password_policy", None, Ty::Block(USER_BASE_PASSWORD_POLICY_FIELDS)).doc("Client-side password validation rules (never sent). Defaults when unset: uppercase 1, lowercase 1, special_char 0, digit 1, length 8."),
+    Field::new("passwordPolicy", "password_policy", None, Ty::Object(USER_BASE_PASSWORD_POLICY_FIELDS)).doc("Client-side password validation rules (never sent). Defaults when unset: uppercase 1, lowercase 1, special_char 0, digit 1, length 8."),
 ];
 
 /// Nested block fields.
@@ -217,13 +217,13 @@ pub const VAULT_CONFIGURATION_CONFIG_MOUNTS_FIELDS: &[Field] = &[
 /// Nested block fields.
 pub const VAULT_CONFIGURATION_CONFIG_FIELDS: &[Field] = &[
     Field::new("url", "url", Some("url"), Ty::Str).required().doc("Base URL of the Vault server."),
-    Field::new("auth", "auth", Some("auth"), Ty::Block(VAULT_CONFIGURATION_CONFIG_AUTH_FIELDS)).required().doc("Authentication to Vault."),
+    Field::new("auth", "auth", Some("auth"), Ty::Object(VAULT_CONFIGURATION_CONFIG_AUTH_FIELDS)).required().doc("Authentication to Vault."),
     Field::new("mounts", "mounts", Some("mounts"), Ty::ObjSet(VAULT_CONFIGURATION_CONFIG_MOUNTS_FIELDS)).required().doc("Secret engine mounts to use."),
 ];
 
 /// The own fields of `VaultConfiguration`.
 pub const VAULT_CONFIGURATION_FIELDS: &[Field] = &[
-    Field::new("config", "config", Some("config"), Ty::Block(VAULT_CONFIGURATION_CONFIG_FIELDS)).required().doc("Connector settings."),
+    Field::new("config", "config", Some("config"), Ty::Object(VAULT_CONFIGURATION_CONFIG_FIELDS)).required().doc("Connector settings."),
 ];
 
 /// The own fields of `LocalRepositorySingleReplication`.

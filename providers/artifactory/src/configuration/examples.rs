@@ -28,13 +28,13 @@ pub fn example_key(kind: &str) -> String {
 
 /// `forProvider` of a Kind's example.
 pub fn example_params(d: &KindDecl) -> Value {
-    let criteria = json!([{
+    let criteria = json!({
         "packageTypes": ["docker"],
         "repos": ["**"],
         "includedPackages": ["**"],
         "includedProjects": [],
         "createdBeforeInMonths": 6
-    }]);
+    });
     match d.kind {
         "ArchivePolicy" | "PackageCleanupPolicy" => json!({
             "description": format!("{} managed by Crossplane", kebab(d.kind, "")),
@@ -48,11 +48,11 @@ pub fn example_params(d: &KindDecl) -> Value {
             "cronExpression": "0 0 2 ? * MON-SAT *",
             "durationInMinutes": 60,
             "enabled": false,
-            "searchCriteria": [{
+            "searchCriteria": {
                 "excludePromotedEnvironments": ["PROD"],
                 "includeAllProjects": true,
                 "createdBeforeInMonths": 24
-            }],
+            },
         }),
         "Backup" => json!({
             "cronExp": "0 0 12 * * ? *",
@@ -157,7 +157,7 @@ pub fn example_params(d: &KindDecl) -> Value {
             "version": "1.0.0",
             "keypairName": "example-keypair",
             "sourceType": "artifacts",
-            "source": [{"artifacts": [{"path": format!("{EXAMPLE_REPOSITORY}{EXAMPLE_PATH}")}]}],
+            "source": {"artifacts": [{"path": format!("{EXAMPLE_REPOSITORY}{EXAMPLE_PATH}")}]},
         }),
         "ReleaseBundleV2Promotion" => json!({
             "name": "example-bundle",

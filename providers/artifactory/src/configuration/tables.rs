@@ -62,7 +62,7 @@ pub const ARCHIVEPOLICY: &[Field] = &[
     Field::new("enabled", "enabled", Some("enabled"), Ty::Bool).default(Dv::Bool(true)).doc("Whether the policy is scheduled; toggled through the separate enablement endpoint."),
     Field::new("skipTrashcan", "skip_trashcan", Some("skipTrashcan"), Ty::Bool).default(Dv::Bool(false)).doc("When true deleted packages bypass the Trash Can (permanent delete)."),
     Field::new("projectKey", "project_key", Some("projectKey"), Ty::Str).doc("Project key for a project-level policy; sent in the body, not read back (kept from spec)."),
-    Field::new("searchCriteria", "search_criteria", Some("searchCriteria"), Ty::Block(ARCHIVEPOLICY_SEARCH_CRITERIA)).required().doc("Selection of packages the policy acts on. At least one condition: time-based (days OR months, not both), keep_last_n_versions (alone), or included_properties (may be combined with time-based)."),
+    Field::new("searchCriteria", "search_criteria", Some("searchCriteria"), Ty::Object(ARCHIVEPOLICY_SEARCH_CRITERIA)).required().doc("Selection of packages the policy acts on. At least one condition: time-based (days OR months, not both), keep_last_n_versions (alone), or included_properties (may be combined with time-based)."),
 ];
 
 /// `PackageCleanupPolicy`: the elements of `search_criteria`.
@@ -91,7 +91,7 @@ pub const PACKAGECLEANUPPOLICY: &[Field] = &[
     Field::new("enabled", "enabled", Some("enabled"), Ty::Bool).default(Dv::Bool(true)).doc("Whether the policy is scheduled; toggled through the separate enablement endpoint."),
     Field::new("skipTrashcan", "skip_trashcan", Some("skipTrashcan"), Ty::Bool).default(Dv::Bool(false)).doc("When true deleted packages bypass the Trash Can (permanent delete)."),
     Field::new("projectKey", "project_key", Some("projectKey"), Ty::Str).doc("Project key for a project-level policy; sent in the body, not read back (kept from spec)."),
-    Field::new("searchCriteria", "search_criteria", Some("searchCriteria"), Ty::Block(PACKAGECLEANUPPOLICY_SEARCH_CRITERIA)).required().doc("Selection of packages the policy acts on. At least one condition: time-based (days OR months, not both), keep_last_n_versions (alone), or included_properties (may be combined with time-based)."),
+    Field::new("searchCriteria", "search_criteria", Some("searchCriteria"), Ty::Object(PACKAGECLEANUPPOLICY_SEARCH_CRITERIA)).required().doc("Selection of packages the policy acts on. At least one condition: time-based (days OR months, not both), keep_last_n_versions (alone), or included_properties (may be combined with time-based)."),
 ];
 
 /// `ReleaseBundleV2CleanupPolicy`: the elements of `release_bundles`.
@@ -116,7 +116,7 @@ pub const RELEASEBUNDLEV2CLEANUPPOLICY: &[Field] = &[
     Field::new("durationInMinutes", "duration_in_minutes", Some("durationInMinutes"), Ty::Int).doc("Maximum run time in minutes (sent as 0 when unset)."),
     Field::new("enabled", "enabled", Some("enabled"), Ty::Bool).default(Dv::Bool(true)).doc("Whether the policy is scheduled; toggled through the enablement endpoint."),
     Field::new("itemType", "item_type", Some("itemType"), Ty::Str).default(Dv::Str("releaseBundle")).doc("Item type; must be 'releaseBundle'. The TF code always sends the constant regardless of this value."),
-    Field::new("searchCriteria", "search_criteria", Some("searchCriteria"), Ty::Block(RELEASEBUNDLEV2CLEANUPPOLICY_SEARCH_CRITERIA)).required().doc("Which Release Bundles v2 to clean up."),
+    Field::new("searchCriteria", "search_criteria", Some("searchCriteria"), Ty::Object(RELEASEBUNDLEV2CLEANUPPOLICY_SEARCH_CRITERIA)).required().doc("Which Release Bundles v2 to clean up."),
 ];
 
 /// The fields of `Backup`.
@@ -336,7 +336,7 @@ pub const RELEASEBUNDLEV2: &[Field] = &[
     Field::new("projectKey", "project_key", Some("project_key"), Ty::Str).immutable().norm(Norm::KeepWhenServerEmpty).doc("Project of the bundle; sent as the 'project' query parameter."),
     Field::new("skipDockerManifestResolution", "skip_docker_manifest_resolution", Some("skip_docker_manifest_resolution"), Ty::Bool).immutable().default(Dv::Bool(false)).norm(Norm::KeepWhenServerEmpty).doc("Do not expand Docker manifests into image layers."),
     Field::new("sourceType", "source_type", Some("source_type"), Ty::Str).required().immutable().norm(Norm::KeepWhenServerEmpty).doc("aql, artifacts, builds or release_bundles; the matching source.* attribute must be set."),
-    Field::new("source", "source", Some("source"), Ty::Block(RELEASEBUNDLEV2_SOURCE)).required().immutable().norm(Norm::KeepWhenServerEmpty).doc("Content of the bundle; exactly one member matching source_type."),
+    Field::new("source", "source", Some("source"), Ty::Object(RELEASEBUNDLEV2_SOURCE)).required().immutable().norm(Norm::KeepWhenServerEmpty).doc("Content of the bundle; exactly one member matching source_type."),
     Field::new("created", "created", Some("created"), Ty::Str).status_only().doc("Creation timestamp (ISO 8601)."),
     Field::new("createdBy", "created_by", Some("created_by"), Ty::Str).status_only().doc("User who created the bundle (from GET)."),
     Field::new("serviceId", "service_id", Some("service_id"), Ty::Str).status_only().doc("Artifactory service id where it was created (from GET)."),

@@ -53,13 +53,13 @@ pub fn example_params(d: &KindDecl, legacy: bool) -> Value {
         }),
         "GroupMembers" => json!({"name": "example-group", "members": ["admin"]}),
         "Permission" => json!({
-            "artifact": [{
-                "actions": [{
+            "artifact": {
+                "actions": {
                     "users": [{"name": "admin", "permissions": ["READ", "WRITE"]}],
                     "groups": [{"name": "example-group", "permissions": ["READ"]}],
-                }],
+                },
                 "targets": [{"name": "example-local-generic", "includePatterns": ["**"]}],
-            }],
+            },
         }),
         "SCIMGroup" => json!({
             "displayName": "example-scim-group",
@@ -92,7 +92,7 @@ pub fn example_params(d: &KindDecl, legacy: bool) -> Value {
             "providerName": "example-oidc-configuration",
             "priority": 1,
             "claimsJson": "{\"repository\": \"example-org/app\"}",
-            "tokenSpec": [{"scope": "applied-permissions/groups:example-group"}],
+            "tokenSpec": {"scope": "applied-permissions/groups:example-group"},
         }),
         "SAMLSettings" => json!({
             "enable": true,
@@ -113,7 +113,7 @@ pub fn example_params(d: &KindDecl, legacy: bool) -> Value {
             "enabled": false,
             "sourceCode": "export default async () => ({ status: 'DOWNLOAD_PROCEED' });",
             "action": "BEFORE_DOWNLOAD",
-            "filterCriteria": [{"artifactFilterCriteria": [{"repoKeys": ["example-local-generic"]}]}],
+            "filterCriteria": {"artifactFilterCriteria": {"repoKeys": ["example-local-generic"]}},
         }),
         "Lifecycle" => json!({"promoteStages": ["qa"]}),
         "LifecycleStage" => json!({"category": "promote"}),

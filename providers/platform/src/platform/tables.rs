@@ -66,7 +66,7 @@ pub const PERMISSION_ARTIFACT_TARGETS_FIELDS: &[Field] = &[
 
 /// The `artifact` block.
 pub const PERMISSION_ARTIFACT_FIELDS: &[Field] = &[
-    Field::new("actions", "actions", Some("actions"), Ty::Block(PERMISSION_ARTIFACT_ACTIONS_FIELDS)).doc("Who gets which permissions; at least one of users or groups."),
+    Field::new("actions", "actions", Some("actions"), Ty::Object(PERMISSION_ARTIFACT_ACTIONS_FIELDS)).doc("Who gets which permissions; at least one of users or groups."),
     Field::new("targets", "targets", Some("targets"), Ty::ObjSet(PERMISSION_ARTIFACT_TARGETS_FIELDS)).required().doc("At least one target; sent as a map keyed by target name."),
 ];
 
@@ -97,7 +97,7 @@ pub const PERMISSION_BUILD_TARGETS_FIELDS: &[Field] = &[
 
 /// The `build` block.
 pub const PERMISSION_BUILD_FIELDS: &[Field] = &[
-    Field::new("actions", "actions", Some("actions"), Ty::Block(PERMISSION_BUILD_ACTIONS_FIELDS)).doc("Who gets which permissions; at least one of users or groups."),
+    Field::new("actions", "actions", Some("actions"), Ty::Object(PERMISSION_BUILD_ACTIONS_FIELDS)).doc("Who gets which permissions; at least one of users or groups."),
     Field::new("targets", "targets", Some("targets"), Ty::ObjSet(PERMISSION_BUILD_TARGETS_FIELDS)).required().doc("Exactly one target (build info repository) is allowed."),
 ];
 
@@ -128,7 +128,7 @@ pub const PERMISSION_RELEASEBUNDLE_TARGETS_FIELDS: &[Field] = &[
 
 /// The `releaseBundle` block.
 pub const PERMISSION_RELEASEBUNDLE_FIELDS: &[Field] = &[
-    Field::new("actions", "actions", Some("actions"), Ty::Block(PERMISSION_RELEASEBUNDLE_ACTIONS_FIELDS)).doc("Who gets which permissions; at least one of users or groups."),
+    Field::new("actions", "actions", Some("actions"), Ty::Object(PERMISSION_RELEASEBUNDLE_ACTIONS_FIELDS)).doc("Who gets which permissions; at least one of users or groups."),
     Field::new("targets", "targets", Some("targets"), Ty::ObjSet(PERMISSION_RELEASEBUNDLE_TARGETS_FIELDS)).required().doc("At least one target; sent as a map keyed by target name."),
 ];
 
@@ -159,7 +159,7 @@ pub const PERMISSION_DESTINATION_TARGETS_FIELDS: &[Field] = &[
 
 /// The `destination` block.
 pub const PERMISSION_DESTINATION_FIELDS: &[Field] = &[
-    Field::new("actions", "actions", Some("actions"), Ty::Block(PERMISSION_DESTINATION_ACTIONS_FIELDS)).doc("Who gets which permissions; at least one of users or groups."),
+    Field::new("actions", "actions", Some("actions"), Ty::Object(PERMISSION_DESTINATION_ACTIONS_FIELDS)).doc("Who gets which permissions; at least one of users or groups."),
     Field::new("targets", "targets", Some("targets"), Ty::ObjSet(PERMISSION_DESTINATION_TARGETS_FIELDS)).required().doc("At least one target; sent as a map keyed by target name."),
 ];
 
@@ -190,17 +190,17 @@ pub const PERMISSION_PIPELINESOURCE_TARGETS_FIELDS: &[Field] = &[
 
 /// The `pipelineSource` block.
 pub const PERMISSION_PIPELINESOURCE_FIELDS: &[Field] = &[
-    Field::new("actions", "actions", Some("actions"), Ty::Block(PERMISSION_PIPELINESOURCE_ACTIONS_FIELDS)).doc("Who gets which permissions; at least one of users or groups."),
+    Field::new("actions", "actions", Some("actions"), Ty::Object(PERMISSION_PIPELINESOURCE_ACTIONS_FIELDS)).doc("Who gets which permissions; at least one of users or groups."),
     Field::new("targets", "targets", Some("targets"), Ty::ObjSet(PERMISSION_PIPELINESOURCE_TARGETS_FIELDS)).required().doc("At least one target; sent as a map keyed by target name."),
 ];
 
 /// The fields of `Permission`.
 pub const PERMISSION_FIELDS: &[Field] = &[
-    Field::new("artifact", "artifact", Some("resources.artifact"), Ty::Block(PERMISSION_ARTIFACT_FIELDS)).doc("Repositories covered by the permission. Wire: resources.artifact = {actions:{users:{name:[perms]}, groups:{name:[perms]}}, targets:{name:{include_patterns, exclude_patterns}}}."),
-    Field::new("build", "build", Some("resources.build"), Ty::Block(PERMISSION_BUILD_FIELDS)).doc("Builds covered by the permission. Wire: resources.build = {actions:{users:{name:[perms]}, groups:{name:[perms]}}, targets:{name:{include_patterns, exclude_patterns}}}."),
-    Field::new("releaseBundle", "release_bundle", Some("resources.release_bundle"), Ty::Block(PERMISSION_RELEASEBUNDLE_FIELDS)).doc("Release bundles covered by the permission. Wire: resources.release_bundle = {actions:{users:{name:[perms]}, groups:{name:[perms]}}, targets:{name:{include_patterns, exclude_patterns}}}."),
-    Field::new("destination", "destination", Some("resources.destination"), Ty::Block(PERMISSION_DESTINATION_FIELDS)).doc("Distribution destinations covered by the permission. Wire: resources.destination = {actions:{users:{name:[perms]}, groups:{name:[perms]}}, targets:{name:{include_patterns, exclude_patterns}}}."),
-    Field::new("pipelineSource", "pipeline_source", Some("resources.pipeline_source"), Ty::Block(PERMISSION_PIPELINESOURCE_FIELDS)).doc("Pipeline sources covered by the permission. Wire: resources.pipeline_source = {actions:{users:{name:[perms]}, groups:{name:[perms]}}, targets:{name:{include_patterns, exclude_patterns}}}."),
+    Field::new("artifact", "artifact", Some("resources.artifact"), Ty::Object(PERMISSION_ARTIFACT_FIELDS)).doc("Repositories covered by the permission. Wire: resources.artifact = {actions:{users:{name:[perms]}, groups:{name:[perms]}}, targets:{name:{include_patterns, exclude_patterns}}}."),
+    Field::new("build", "build", Some("resources.build"), Ty::Object(PERMISSION_BUILD_FIELDS)).doc("Builds covered by the permission. Wire: resources.build = {actions:{users:{name:[perms]}, groups:{name:[perms]}}, targets:{name:{include_patterns, exclude_patterns}}}."),
+    Field::new("releaseBundle", "release_bundle", Some("resources.release_bundle"), Ty::Object(PERMISSION_RELEASEBUNDLE_FIELDS)).doc("Release bundles covered by the permission. Wire: resources.release_bundle = {actions:{users:{name:[perms]}, groups:{name:[perms]}}, targets:{name:{include_patterns, exclude_patterns}}}."),
+    Field::new("destination", "destination", Some("resources.destination"), Ty::Object(PERMISSION_DESTINATION_FIELDS)).doc("Distribution destinations covered by the permission. Wire: resources.destination = {actions:{users:{name:[perms]}, groups:{name:[perms]}}, targets:{name:{include_patterns, exclude_patterns}}}."),
+    Field::new("pipelineSource", "pipeline_source", Some("resources.pipeline_source"), Ty::Object(PERMISSION_PIPELINESOURCE_FIELDS)).doc("Pipeline sources covered by the permission. Wire: resources.pipeline_source = {actions:{users:{name:[perms]}, groups:{name:[perms]}}, targets:{name:{include_patterns, exclude_patterns}}}."),
 ];
 
 /// The `members` block.
@@ -295,7 +295,7 @@ pub const OIDCIDENTITYMAPPING_FIELDS: &[Field] = &[
     Field::new("providerName", "provider_name", Some("provider_name"), Ty::Str).required().doc("Name of the OIDC configuration the mapping belongs to; used in the URL path and the body. Not marked ForceNew in TF but effectively immutable (it is part of the URL)."),
     Field::new("priority", "priority", Some("priority"), Ty::Int).required().doc("Evaluation priority, 1 = highest."),
     Field::new("claimsJson", "claims_json", Some("claims"), Ty::Str).required().norm(provider_family::Norm::JsonText).doc("JSON object of claims to match; sent as a parsed JSON object, read back and re-serialised (compare semantically, not textually)."),
-    Field::new("tokenSpec", "token_spec", Some("token_spec"), Ty::Block(OIDCIDENTITYMAPPING_TOKENSPEC_FIELDS)).required().doc("Token to issue when the mapping matches."),
+    Field::new("tokenSpec", "token_spec", Some("token_spec"), Ty::Object(OIDCIDENTITYMAPPING_TOKENSPEC_FIELDS)).required().doc("Token to issue when the mapping matches."),
     Field::new("projectKey", "project_key", None, Ty::Str).immutable().doc("Scope the mapping to a project; sent as query parameter project_key on every call (the response echoes it as project_key). 2-32 chars, regex ^[a-z][a-z0-9-]{1,31}$."),
 ];
 
@@ -355,8 +355,8 @@ pub const WORKERSSERVICE_FILTERCRITERIA_SCHEDULE_FIELDS: &[Field] = &[
 
 /// The `filterCriteria` block.
 pub const WORKERSSERVICE_FILTERCRITERIA_FIELDS: &[Field] = &[
-    Field::new("artifactFilterCriteria", "artifact_filter_criteria", Some("artifactFilterCriteria"), Ty::Block(WORKERSSERVICE_FILTERCRITERIA_ARTIFACTFILTERCRITERIA_FIELDS)).doc("Repository-based trigger for artifact events."),
-    Field::new("schedule", "schedule", Some("schedule"), Ty::Block(WORKERSSERVICE_FILTERCRITERIA_SCHEDULE_FIELDS)).doc("Cron trigger for SCHEDULED_EVENT workers."),
+    Field::new("artifactFilterCriteria", "artifact_filter_criteria", Some("artifactFilterCriteria"), Ty::Object(WORKERSSERVICE_FILTERCRITERIA_ARTIFACTFILTERCRITERIA_FIELDS)).doc("Repository-based trigger for artifact events."),
+    Field::new("schedule", "schedule", Some("schedule"), Ty::Object(WORKERSSERVICE_FILTERCRITERIA_SCHEDULE_FIELDS)).doc("Cron trigger for SCHEDULED_EVENT workers."),
 ];
 
 /// The `secrets` block.
@@ -372,7 +372,7 @@ pub const WORKERSSERVICE_FIELDS: &[Field] = &[
     Field::new("enabled", "enabled", Some("enabled"), Ty::Bool).required().doc("Whether the worker is enabled."),
     Field::new("sourceCode", "source_code", Some("sourceCode"), Ty::Str).required().doc("Worker script in TypeScript or JavaScript."),
     Field::new("action", "action", Some("action"), Ty::Str).required().doc("Triggering event: BEFORE_DOWNLOAD, AFTER_DOWNLOAD, BEFORE_UPLOAD, AFTER_CREATE, AFTER_BUILD_INFO_SAVE, AFTER_MOVE, BEFORE_PROPERTY_CREATE, BEFORE_PROPERTY_DELETE, AFTER_PROPERTY_CREATE, AFTER_PROPERTY_DELETE or SCHEDULED_EVENT."),
-    Field::new("filterCriteria", "filter_criteria", Some("filterCriteria"), Ty::Block(WORKERSSERVICE_FILTERCRITERIA_FIELDS)).required().doc("When the worker fires; exactly one of artifact_filter_criteria or schedule."),
+    Field::new("filterCriteria", "filter_criteria", Some("filterCriteria"), Ty::Object(WORKERSSERVICE_FILTERCRITERIA_FIELDS)).required().doc("When the worker fires; exactly one of artifact_filter_criteria or schedule."),
     Field::new("secrets", "secrets", Some("secrets"), Ty::ObjSet(WORKERSSERVICE_SECRETS_FIELDS)).write_only().doc("Secrets exposed to the worker. Write-only (GET does not return them); not flagged Sensitive in TF."),
 ];
 

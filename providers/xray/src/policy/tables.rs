@@ -257,7 +257,7 @@ pub const IGNORE_RULE_FIELDS: &[Field] = &[
     Field::new("build", "build", Some("ignore_filters.builds"), Ty::ObjSet(IGNORERULE_BUILD)).immutable().doc("Builds the rule applies to; each element also gets project=<project_key> on the wire."),
     Field::new("component", "component", Some("ignore_filters.components"), Ty::ObjSet(IGNORERULE_COMPONENT)).immutable().doc("Components the rule applies to."),
     Field::new("artifact", "artifact", Some("ignore_filters.artifacts"), Ty::ObjSet(IGNORERULE_ARTIFACT)).immutable().doc("Artifacts the rule applies to."),
-    Field::new("exposures", "exposures", Some("ignore_filters.exposures"), Ty::Block(IGNORERULE_EXPOSURES)).immutable().doc("Exposure violations to ignore; sent as {scanners, categories, file_path}."),
+    Field::new("exposures", "exposures", Some("ignore_filters.exposures"), Ty::Object(IGNORERULE_EXPOSURES)).immutable().doc("Exposure violations to ignore; sent as {scanners, categories, file_path}."),
 ];
 
 /// The children of `CustomIssue.component.vulnerable_ranges`.
