@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, bail};
 use clap::{Parser, Subcommand};
 
+mod descriptions;
 mod nesting;
 mod reliability;
 mod xpkg;

@@ -267,7 +267,7 @@ pub static CHECKS: &[KindChecks] = &[
     KindChecks {
         kind: "DistributionPublicKey",
         fields: &[
-            ("publicKey", &[Check::Format("(?s)^\\s*-----BEGIN ([A-Z]+ )?PUBLIC KEY-----.+-----END ([A-Z]+ )?PUBLIC KEY-----\\s*$", "a PEM-encoded public key")]),
+            ("publicKey", &[Check::Format("(?s)(BEGIN PGP PUBLIC KEY BLOCK|^\\s*-----BEGIN ([A-Z]+ )?PUBLIC KEY-----.+-----END ([A-Z]+ )?PUBLIC KEY-----\\s*$)", "a PEM-encoded public key or a PGP public key block (as upstream accepts GPG keys)")]),
         ],
         rules: &[
         ],
@@ -374,7 +374,7 @@ pub static CHECKS: &[KindChecks] = &[
         kind: "Keypair",
         fields: &[
             ("alias", &[Check::Length(Some(1), None)]),
-            ("publicKey", &[Check::Format("(?s)^\\s*-----BEGIN ([A-Z]+ )?PUBLIC KEY-----.+-----END ([A-Z]+ )?PUBLIC KEY-----\\s*$", "a PEM-encoded public key")]),
+            ("publicKey", &[Check::Format("(?s)(BEGIN PGP PUBLIC KEY BLOCK|^\\s*-----BEGIN ([A-Z]+ )?PUBLIC KEY-----.+-----END ([A-Z]+ )?PUBLIC KEY-----\\s*$)", "a PEM-encoded public key or a PGP public key block (as upstream accepts GPG keys)")]),
         ],
         rules: &[
         ],

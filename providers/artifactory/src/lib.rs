@@ -27,6 +27,8 @@ pub mod webhook;
 mod admission_tests;
 #[cfg(test)]
 mod export_tests;
+#[cfg(test)]
+mod upjet_tests;
 
 #[cfg(test)]
 mod family_suite;

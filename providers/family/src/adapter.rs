@@ -148,7 +148,8 @@ impl FamilyKind {
             decl.id.strategy(),
         );
         // KindInfo holds `&'static str`; one short text per Kind, built once per process.
-        info.description = Box::leak(decl.hooks.description(decl).into_boxed_str());
+        info.description =
+            Box::leak(crate::describe::for_users(&decl.hooks.description(decl)).into_boxed_str());
         for f in kind.params() {
             // A field with a Secret-reference form is required as "one of the two", checked
             // before any write (`check_params`).
@@ -718,7 +719,28 @@ impl FamilyClient {
             }
             Id::SpecField(f) => field(f),
             Id::Composite(fields, sep) => {
-                let parts: Vec<String> = fields.iter().map(|f| field(f)).collect();
+                let decl = |f: &str| self.kind.field(f);
+                let mut parts: Vec<String> = fields
+                    .iter()
+                    .map(|f| match field(f) {
+                        v if v.is_empty() && decl(f).is_some_and(|d| d.from_name) => {
+                            if mr.external_name.is_empty() {
+                                mr.name.clone()
+                            } else {
+                                mr.external_name.clone()
+                            }
+                        }
+                        v => v,
+                    })
+                    .collect();
+                // Optional trailing parts left unset are left out with their separator
+                // (ItemProperties of the repository itself: `<repo>`, as upstream imports it).
+                while parts.len() > 1
+                    && parts.last().is_some_and(String::is_empty)
+                    && !decl(fields[parts.len() - 1]).is_some_and(|d| d.required)
+                {
+                    parts.pop();
+                }
                 if parts.iter().any(String::is_empty) {
                     String::new()
                 } else {
@@ -728,6 +750,39 @@ impl FamilyClient {
             Id::ServerAssigned => mr.external_name.clone(),
             Id::Singleton(s) => s.to_string(),
         }
+    }
+
+    /// The external name recorded for the JFrog identifier `key`: the key itself, or, for a
+    /// composite identifier with a part taken from the external name when unset
+    /// ([`Field::from_name`]), that part (so a manifest without it keeps reaching the object).
+    fn recorded_name(&self, key: &str) -> String {
+        if let Id::Composite(fields, sep) = self.kind.decl.id
+            && let Some(i) = fields
+                .iter()
+                .position(|f| self.kind.field(f).is_some_and(|d| d.from_name))
+            && let Some(part) = key.splitn(fields.len(), sep).nth(i)
+        {
+            return part.to_string();
+        }
+        key.to_string()
+    }
+
+    /// `params` with the identifier parts taken from the external name filled in from
+    /// `key`, so the body carries them as upstream sends them.
+    fn with_identity<'a>(&self, key: &str, params: &'a Value) -> std::borrow::Cow<'a, Value> {
+        let Id::Composite(fields, sep) = self.kind.decl.id else {
+            return std::borrow::Cow::Borrowed(params);
+        };
+        let mut out = std::borrow::Cow::Borrowed(params);
+        for (f, part) in fields.iter().zip(key.splitn(fields.len(), sep)) {
+            if self.kind.field(f).is_some_and(|d| d.from_name)
+                && user_value(params, f).is_none()
+                && let Value::Object(m) = out.to_mut()
+            {
+                m.insert(f.to_string(), Value::String(part.to_string()));
+            }
+        }
+        out
     }
 
     /// The claim key of a singleton on this client's platform.
@@ -832,7 +887,8 @@ impl FamilyClient {
         skip: &[String],
         observed: Option<&Value>,
     ) -> Result<Map<String, Value>, ExternalError> {
-        let mut body = wire::to_wire(&self.kind, key, params, secrets, mode, skip, observed)
+        let params = self.with_identity(key, params);
+        let mut body = wire::to_wire(&self.kind, key, &params, secrets, mode, skip, observed)
             .map_err(ExternalError::new)?;
         self.kind
             .decl
@@ -1211,8 +1267,9 @@ impl ExternalClient<FamilyKind> for FamilyClient {
                 (key, answer)
             }
         };
-        if mr.external_name != key {
-            mr.external_name = key.clone();
+        let recorded = self.recorded_name(&key);
+        if mr.external_name != recorded {
+            mr.external_name = recorded;
         }
         let mut connection_details = connection_details(&self.kind, &answer);
         if let Some((tf, value)) = generated {
@@ -1356,6 +1413,15 @@ mod tests {
         Field::new("enabled", "enabled", Some("enabled"), Ty::Bool).default(Dv::Bool(true)),
     ];
 
+    const REQUIRED_PARTS: &[Field] = &[
+        Field::new("repoKey", "repo_key", Some("repoKey"), Ty::Str).required(),
+        Field::new("projectKey", "project_key", Some("projectKey"), Ty::Str).required(),
+    ];
+    const NAME_PARTS: &[Field] = &[
+        Field::new("name", "name", Some("name"), Ty::Str).from_name(),
+        Field::new("version", "version", Some("version"), Ty::Str).required(),
+    ];
+
     fn decl(id: Id) -> KindDecl {
         KindDecl {
             provider: "platform",
@@ -1382,10 +1448,14 @@ mod tests {
     }
 
     fn client(id: Id) -> FamilyClient {
+        client_of(decl(id))
+    }
+
+    fn client_of(d: KindDecl) -> FamilyClient {
         let jfrog = JfrogClient::builder("http://127.0.0.1:1")
             .build()
             .expect("client");
-        let kind = FamilyKind::new(&decl(id)).expect("composes");
+        let kind = FamilyKind::new(&d).expect("composes");
         FamilyClient::new(jfrog, kind.resolved().clone())
     }
 
@@ -1406,11 +1476,33 @@ mod tests {
             client(Id::Composite(&["repoKey", "projectKey"], ":")).key(&m, &params),
             "libs-local:team"
         );
-        // A composite with a part missing is not known yet (no request with half a key).
+        // A composite with a required part missing is not known yet (no request with half
+        // a key); an optional trailing part left unset is left out with its separator.
         let half = json!({"repoKey": "libs-local"});
         assert_eq!(
             client(Id::Composite(&["repoKey", "projectKey"], ":")).key(&m, &half),
-            ""
+            "libs-local"
+        );
+        let required = client_of(KindDecl {
+            extends: REQUIRED_PARTS,
+            ..decl(Id::Composite(&["repoKey", "projectKey"], ":"))
+        });
+        assert_eq!(required.key(&m, &half), "");
+        assert_eq!(required.key(&m, &json!({"projectKey": "team"})), "");
+        // A part taken from the external name when unset (Upjet's NameAsIdentifier).
+        let named = client_of(KindDecl {
+            extends: NAME_PARTS,
+            ..decl(Id::Composite(&["name", "version"], ":"))
+        });
+        let bundle = mr("bundle-a", "bundle-a", json!({"version": "1.0"}));
+        assert_eq!(
+            named.key(&bundle, &json!({"version": "1.0"})),
+            "bundle-a:1.0"
+        );
+        assert_eq!(named.recorded_name("bundle-a:1.0"), "bundle-a");
+        assert_eq!(
+            named.key(&bundle, &json!({"name": "given", "version": "1.0"})),
+            "given:1.0"
         );
         assert_eq!(
             client(Id::ServerAssigned).key(&mr("my-thing", "", params.clone()), &params),

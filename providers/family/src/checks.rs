@@ -146,7 +146,18 @@ fn apply_check(node: &mut Value, name: &str, check: &Check) -> Result<(), String
         Check::Format(p, what) => {
             want(t == "string", "a format")?;
             node["pattern"] = json!(p);
-            append_description(node, &format!("Must be {what}."));
+            // A message that names the field already reads as a sentence.
+            let text = if what.contains(" must ") {
+                let mut c = what.chars();
+                let first: String = c
+                    .next()
+                    .map(|f| f.to_uppercase().collect())
+                    .unwrap_or_default();
+                format!("{first}{}.", c.as_str())
+            } else {
+                format!("Must be {what}.")
+            };
+            append_description(node, &text);
         }
         Check::Length(min, max) => {
             want(t == "string", "a length")?;

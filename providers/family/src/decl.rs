@@ -192,6 +192,10 @@ pub struct Field {
     /// required field needs one of them. Such a field is write-only (compared by a hash of
     /// what was sent, whichever form gave it).
     pub secret_ref: Option<&'static str>,
+    /// An identifier part that, when unset, is the MR's external name (`metadata.name`
+    /// unless annotated otherwise), as Upjet's `NameAsIdentifier` gives it: a manifest may
+    /// leave it out or set it, and both reach the same object.
+    pub from_name: bool,
 }
 
 /// A validation rule checked at admission: a CEL expression and the message naming the
@@ -235,12 +239,20 @@ impl Field {
             connection: false,
             query: false,
             secret_ref: None,
+            from_name: false,
         }
     }
     /// Accept the value from a Secret too, as `ref_crd` (see [`Field::secret_ref`]).
     pub const fn secret_ref(self, ref_crd: &'static str) -> Self {
         Field {
             secret_ref: Some(ref_crd),
+            ..self
+        }
+    }
+    /// Unset, the external name (see [`Field::from_name`]).
+    pub const fn from_name(self) -> Self {
+        Field {
+            from_name: true,
             ..self
         }
     }

@@ -305,6 +305,8 @@ pub fn diff(
         let desired = match user_value(params, f.crd) {
             Some(v) => Some(v.clone()),
             None if f.ignore_unset => continue,
+            // An identifier part taken from the external name: the object was found by it.
+            None if f.from_name => continue,
             None => f.default.to_json(),
         };
         if !equal(f, desired.as_ref(), obs.get(f.crd), ctx) {

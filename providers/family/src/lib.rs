@@ -43,6 +43,7 @@
 pub mod adapter;
 pub mod checks;
 pub mod decl;
+pub mod describe;
 pub mod diff;
 pub mod examples;
 pub mod export;

@@ -35,7 +35,7 @@ fn default_text(d: Dv) -> Option<String> {
 }
 
 fn describe(f: &Field, for_params: bool) -> String {
-    let mut d = f.doc.to_string();
+    let mut d = crate::describe::for_users(f.doc);
     if for_params {
         if let Some(t) = default_text(f.default) {
             d.push_str(&format!(" Defaults to {t}."));
@@ -49,7 +49,7 @@ fn describe(f: &Field, for_params: bool) -> String {
             d.push_str(" Write-only: JFrog never returns it.");
         }
     }
-    d
+    d.trim_start().to_string()
 }
 
 /// The schema of a Secret key reference.

@@ -483,8 +483,10 @@ pub fn generate(catalog: &Value, overrides: &Value) -> Result<String> {
             None => "None".to_string(),
         };
         let doc = format!(
-            "{kind}: the JFrog object Terraform manages as `{}`.",
+            "Artifactory {}.",
             str_of(k, "tf_resource")?
+                .trim_start_matches("artifactory_")
+                .replace('_', " ")
         );
         kind_lines.push(format!(
             "    k!({kind}, {}, {id}, {id_wire}, {extends}, {prefix}_FIELDS, {prefix}, [{}], {}),",

@@ -51,12 +51,12 @@ fn format(name: &str) -> Result<(&'static str, &'static str)> {
             "an RFC 3339 date and time (2024-01-31T12:00:00Z)",
         ),
         "pem_private_key" => (
-            r"(?s)^\s*-----BEGIN ([A-Z]+ )?PRIVATE KEY-----.+-----END ([A-Z]+ )?PRIVATE KEY-----\s*$",
-            "a PEM-encoded private key",
+            r"(?s)(BEGIN PGP PRIVATE KEY BLOCK|^\s*-----BEGIN ([A-Z]+ )?PRIVATE KEY-----.+-----END ([A-Z]+ )?PRIVATE KEY-----\s*$)",
+            "a PEM-encoded private key or a PGP private key block",
         ),
         "pem_public_key" => (
-            r"(?s)^\s*-----BEGIN ([A-Z]+ )?PUBLIC KEY-----.+-----END ([A-Z]+ )?PUBLIC KEY-----\s*$",
-            "a PEM-encoded public key",
+            r"(?s)(BEGIN PGP PUBLIC KEY BLOCK|^\s*-----BEGIN ([A-Z]+ )?PUBLIC KEY-----.+-----END ([A-Z]+ )?PUBLIC KEY-----\s*$)",
+            "a PEM-encoded public key or a PGP public key block (as upstream accepts GPG keys)",
         ),
         "pem_certificate" => (
             r"(?s)^\s*-----BEGIN CERTIFICATE-----.+-----END CERTIFICATE-----\s*$",

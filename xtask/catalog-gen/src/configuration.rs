@@ -180,7 +180,9 @@ fn field(
         "map<list<string>>" | "map<set<string>>" => "Ty::Map(MapWire::Lists)".into(),
         t @ ("object" | "set<object>" | "list<object>") => {
             let cname = format!("{prefix}_{}", const_name(tf));
-            let list = field_list(kind, &cname, arr(&f, "children")?, &[], overrides, out)?;
+            // A nested field's override context is `<Kind>.<block path>`.
+            let inner = format!("{kind}.{tf}");
+            let list = field_list(&inner, &cname, arr(&f, "children")?, &[], overrides, out)?;
             out.push(format!(
                 "/// `{kind}`: the elements of `{tf}`.\npub const {cname}: &[Field] = &[\n{list}\n];\n"
             ));
@@ -211,6 +213,9 @@ fn field(
         }
         if truthy(f.get("immutable")) {
             s.push_str(".immutable()");
+        }
+        if truthy(f.get("from_name")) {
+            s.push_str(".from_name()");
         }
         match f.get("default").filter(|d| !d.is_null()) {
             Some(d) => s.push_str(&format!(".default({})", dv(d)?)),

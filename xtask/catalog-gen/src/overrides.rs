@@ -23,6 +23,7 @@ const SETTABLE: &[&str] = &[
     "type",
     "wire",
     "secret_ref",
+    "from_name",
 ];
 
 /// A correction of one field (by Terraform name), in some contexts or everywhere.
@@ -108,7 +109,8 @@ pub struct Overrides {
     /// provider-xray's Kind corrections (identifier strategy, admission rules).
     pub xray_kinds: Vec<XrayKind>,
     /// Field corrections of the configuration, lifecycle and artifact Kinds (contexts are
-    /// Kind names); the section is optional.
+    /// Kind names for top-level fields, `<Kind>.<block path>` inside blocks); the section is
+    /// optional.
     pub configuration_fields: Vec<FieldOverride>,
     /// Identifier corrections of those Kinds: (Kind, strategy, constant).
     pub configuration_ids: Vec<(String, String, String)>,

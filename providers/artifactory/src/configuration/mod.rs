@@ -130,6 +130,8 @@ pub fn registrations(cache: Arc<ClientCache>) -> Vec<Arc<dyn KindRegistration>> 
 #[cfg(test)]
 mod descriptor_tests;
 #[cfg(test)]
+mod identifier_tests;
+#[cfg(test)]
 mod item_properties_tests;
 #[cfg(test)]
 mod secret_ref_tests;

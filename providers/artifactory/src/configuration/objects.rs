@@ -385,8 +385,12 @@ pub struct ItemProperties;
 
 const PROPS: &str = "/api/storage/{*item}";
 
-/// `<repo>/<path>` of a `<repo>:<path>` identifier.
+/// `<repo>/<path>` of a `<repo>:<path>` identifier; `<repo>` of a `<repo>` one (the
+/// repository's own properties, as upstream's import ID without a path).
 pub fn item_path(key: &str) -> Result<String, Error> {
+    if !key.contains(':') && !key.is_empty() {
+        return Ok(key.to_string());
+    }
     let p = parts(key, 2, PROPS)?;
     Ok(format!("{}/{}", p[0], p[1].trim_start_matches('/')))
 }

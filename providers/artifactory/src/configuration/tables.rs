@@ -94,7 +94,7 @@ pub const PACKAGECLEANUPPOLICY: &[Field] = &[
     Field::new("searchCriteria", "search_criteria", Some("searchCriteria"), Ty::Object(PACKAGECLEANUPPOLICY_SEARCH_CRITERIA)).required().doc("Selection of packages the policy acts on. At least one condition: time-based (days OR months, not both), keep_last_n_versions (alone), or included_properties (may be combined with time-based)."),
 ];
 
-/// `ReleaseBundleV2CleanupPolicy`: the elements of `release_bundles`.
+/// `ReleaseBundleV2CleanupPolicy.search_criteria`: the elements of `release_bundles`.
 pub const RELEASEBUNDLEV2CLEANUPPOLICY_SEARCH_CRITERIA_RELEASE_BUNDLES: &[Field] = &[
     Field::new("name", "name", Some("name"), Ty::Str).required().doc("Release bundle name, or '**' for all."),
     Field::new("projectKey", "project_key", Some("projectKey"), Ty::Str).required().doc("Project key of the bundle; empty string for global."),
@@ -232,7 +232,7 @@ pub const OAUTHSETTINGS: &[Field] = &[
     Field::new("oauthProvider", "oauth_provider", Some("security.oauthSettings.oauthProvidersSettings"), Ty::ObjSet(OAUTHSETTINGS_OAUTH_PROVIDER)).required().doc("OAuth providers (at least one); written as a map keyed by provider name, read back as the 'providers' array."),
 ];
 
-/// `PropertySet`: the elements of `predefined_value`.
+/// `PropertySet.property`: the elements of `predefined_value`.
 pub const PROPERTYSET_PROPERTY_PREDEFINED_VALUE: &[Field] = &[
     Field::new("name", "name", Some("value"), Ty::Str).required().doc("The value (YAML map key; XML <value>)."),
     Field::new("defaultValue", "default_value", Some("defaultValue"), Ty::Bool).required().doc("Pre-selected in the UI."),
@@ -297,13 +297,13 @@ pub const TRASHCANCONFIG: &[Field] = &[
     Field::new("retentionPeriodDays", "retention_period_days", Some("retentionPeriodDays"), Ty::Int).default(Dv::Int(14)).doc("Days deleted items stay in the trash can."),
 ];
 
-/// `ReleaseBundleV2`: the elements of `artifacts`.
+/// `ReleaseBundleV2.source`: the elements of `artifacts`.
 pub const RELEASEBUNDLEV2_SOURCE_ARTIFACTS: &[Field] = &[
     Field::new("path", "path", Some("path"), Ty::Str).required().doc("Artifact path (repo/path/file)."),
     Field::new("sha256", "sha256", Some("sha256"), Ty::Str).doc("Artifact SHA-256."),
 ];
 
-/// `ReleaseBundleV2`: the elements of `builds`.
+/// `ReleaseBundleV2.source`: the elements of `builds`.
 pub const RELEASEBUNDLEV2_SOURCE_BUILDS: &[Field] = &[
     Field::new("name", "name", Some("build_name"), Ty::Str).required().doc("Build name."),
     Field::new("number", "number", Some("build_number"), Ty::Str).required().doc("Build number."),
@@ -312,7 +312,7 @@ pub const RELEASEBUNDLEV2_SOURCE_BUILDS: &[Field] = &[
     Field::new("includeDependencies", "include_dependencies", Some("include_dependencies"), Ty::Bool).default(Dv::Bool(false)).doc("Also include build dependencies (local/federated only)."),
 ];
 
-/// `ReleaseBundleV2`: the elements of `release_bundles`.
+/// `ReleaseBundleV2.source`: the elements of `release_bundles`.
 pub const RELEASEBUNDLEV2_SOURCE_RELEASE_BUNDLES: &[Field] = &[
     Field::new("projectKey", "project_key", Some("project_key"), Ty::Str).norm(Norm::KeepWhenServerEmpty).doc("Project of the source bundle."),
     Field::new("repositoryKey", "repository_key", Some("repository_key"), Ty::Str).doc("Release bundle repository key."),
@@ -330,7 +330,7 @@ pub const RELEASEBUNDLEV2_SOURCE: &[Field] = &[
 
 /// The fields of `ReleaseBundleV2`.
 pub const RELEASEBUNDLEV2: &[Field] = &[
-    Field::new("name", "name", Some("release_bundle_name"), Ty::Str).required().immutable().doc("Release bundle name (1-128 chars)."),
+    Field::new("name", "name", Some("release_bundle_name"), Ty::Str).immutable().from_name().doc("Release bundle name (1-128 chars)."),
     Field::new("version", "version", Some("release_bundle_version"), Ty::Str).required().immutable().doc("Release bundle version (1-32 chars)."),
     Field::new("keypairName", "keypair_name", Some("keypair_name"), Ty::Str).required().immutable().norm(Norm::KeepWhenServerEmpty).doc("Signing key pair name; sent as the X-JFrog-Signing-Key-Name header, not in the body."),
     Field::new("projectKey", "project_key", Some("project_key"), Ty::Str).immutable().norm(Norm::KeepWhenServerEmpty).doc("Project of the bundle; sent as the 'project' query parameter."),
@@ -344,7 +344,7 @@ pub const RELEASEBUNDLEV2: &[Field] = &[
 
 /// The fields of `ReleaseBundleV2Promotion`.
 pub const RELEASEBUNDLEV2PROMOTION: &[Field] = &[
-    Field::new("name", "name", None, Ty::Str).required().immutable().doc("Release bundle name."),
+    Field::new("name", "name", None, Ty::Str).immutable().from_name().doc("Release bundle name."),
     Field::new("version", "version", None, Ty::Str).required().immutable().doc("Release bundle version to promote."),
     Field::new("keypairName", "keypair_name", Some("keypair_name"), Ty::Str).required().immutable().norm(Norm::KeepWhenServerEmpty).doc("Signing key pair; sent as header X-JFrog-Signing-Key-Name."),
     Field::new("projectKey", "project_key", Some("project_key"), Ty::Str).immutable().norm(Norm::KeepWhenServerEmpty).doc("Project of the bundle; 'project' query parameter."),
@@ -375,7 +375,7 @@ pub const ARTIFACT: &[Field] = &[
 /// The fields of `ItemProperties`.
 pub const ITEMPROPERTIES: &[Field] = &[
     Field::new("repoKey", "repo_key", None, Ty::Str).required().immutable().doc("Repository key."),
-    Field::new("itemPath", "item_path", None, Ty::Str).required().immutable().doc("Path of the file/folder inside the repository; unset for the repository itself."),
+    Field::new("itemPath", "item_path", None, Ty::Str).immutable().doc("Path of the file/folder inside the repository; unset for the repository itself."),
     Field::new("properties", "properties", Some("properties"), Ty::Map(MapWire::Lists)).required().norm(Norm::DeclaredKeys).doc("Property name -> values (keys start with a letter, <=255 chars, no special chars; values <=2400 chars)."),
     Field::new("isRecursive", "is_recursive", Some("recursive"), Ty::Bool).default(Dv::Bool(false)).norm(Norm::KeepWhenServerEmpty).doc("Apply to the folder and everything below it."),
 ];

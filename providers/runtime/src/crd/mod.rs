@@ -244,7 +244,7 @@ pub fn managed_crd(input: &ManagedCrdInput, scope: MrScope) -> GeneratedCrd {
     set_description(&mut for_provider, "");
     set_description(
         &mut init_provider,
-        "THIS IS A BETA FIELD. It will be honored unless the Management Policies feature flag is disabled. InitProvider holds the same fields as ForProvider, with the exception of Identifier and other resource reference fields. The fields that are in InitProvider are merged into ForProvider when the resource is created. The same fields are also added to the terraform ignore_changes hook, to avoid updating them after creation. This is useful for fields that are required on creation, but we do not desire to update them after creation, for example because of an external controller is managing them, like an autoscaler.",
+        "Values sent to JFrog only when the provider creates the object: at creation they are merged into forProvider (forProvider wins where both set a field); afterwards the provider never compares them with JFrog's values and never updates them, so someone else may change them in JFrog. For fields needed at creation that another process manages later. Honoured while the management policies feature is enabled.",
     );
     if let Some(o) = for_provider.as_object_mut() {
         o.remove("description");

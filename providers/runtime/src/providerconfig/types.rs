@@ -88,7 +88,7 @@ pub struct ProviderCredentials {
     /// Source of the credentials.
     pub source: CredentialsSource,
     /// A Secret key holding an access token, or a JSON object with `url` and `access_token`
-    /// (or `username` and `password`), as the Upjet JFrog providers read it.
+    /// (or `username` and `password`), as the official JFrog providers read it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub secret_ref: Option<SecretKeySelector>,
     /// An environment variable holding the same content as `secretRef`.
