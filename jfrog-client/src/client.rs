@@ -450,10 +450,25 @@ impl<'a> Request<'a> {
             span.record("duration_ms", started.elapsed().as_millis() as u64);
             tracing::debug!(status, attempts, "JFrog request finished");
         };
+        // An exchanged token the platform refused is renewed and the call sent once more,
+        // whatever its idempotency: a 401 means the platform did not act on it.
+        let mut renewed_after_401 = false;
         loop {
             platform.wait_turn().await;
+            let bearer = match &inner.credentials {
+                Credentials::OidcExchange(source) => {
+                    match source.token(&inner.http, &inner.base, &inner.metrics).await {
+                        Ok(t) => Some(t),
+                        Err(e) => {
+                            finish("token_exchange", retry + 1);
+                            return Err(e);
+                        }
+                    }
+                }
+                _ => None,
+            };
             let attempt_started = Instant::now();
-            let result = self.send_once(&url).await;
+            let result = self.send_once(&url, bearer.as_ref()).await;
             let elapsed = attempt_started.elapsed().as_secs_f64();
             let (outcome, error) = match result {
                 Ok((status, headers, body)) => {
@@ -466,6 +481,16 @@ impl<'a> Request<'a> {
                         "JFrog attempt"
                     );
                     let code = status.as_u16();
+                    if code == 401
+                        && !renewed_after_401
+                        && let (Credentials::OidcExchange(source), Some(token)) =
+                            (&inner.credentials, &bearer)
+                    {
+                        tracing::debug!("exchanged JFrog token refused (401): renewing it");
+                        source.invalidate(token).await;
+                        renewed_after_401 = true;
+                        continue;
+                    }
                     // Redirects were followed by reqwest; a 3xx left over is not a success.
                     if status.is_success() {
                         finish(status.as_str(), retry + 1);
@@ -565,6 +590,7 @@ impl<'a> Request<'a> {
     async fn send_once(
         &self,
         url: &url::Url,
+        bearer: Option<&secrecy::SecretString>,
     ) -> Result<(http::StatusCode, HeaderMap, Bytes), reqwest::Error> {
         let inner = &self.client.inner;
         let mut rb = inner
@@ -591,6 +617,10 @@ impl<'a> Request<'a> {
                     Err(_) => rb,
                 }
             }
+            Credentials::OidcExchange(_) => match bearer {
+                Some(token) => rb.bearer_auth(token.expose_secret()),
+                None => rb,
+            },
             Credentials::Anonymous => rb,
         };
         if let Some((body, content_type)) = &self.body {

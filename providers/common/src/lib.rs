@@ -6,6 +6,8 @@
 //! It is the one place where the JFrog-agnostic runtime meets the JFrog client, so each
 //! provider crate only declares its identity ([`Provider`]) and its Kinds.
 
+pub mod identity;
+
 use std::future::Future;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -51,16 +53,19 @@ impl Provider {
         config: &ResolvedConfig,
         metrics: &ClientMetrics,
     ) -> Result<JfrogClient, jfrog_client::Error> {
+        let config_name = match &config.config_namespace {
+            Some(ns) => format!("{ns}/{}", config.config_name),
+            None => config.config_name.clone(),
+        };
         let credentials = match &config.credentials {
             Credentials::Token(t) => JfrogCredentials::access_token(t.expose_secret()),
             Credentials::Basic { username, password } => {
                 JfrogCredentials::basic(username.clone(), password.expose_secret())
             }
+            Credentials::Injected(identity) => JfrogCredentials::OidcExchange(
+                identity::exchange_for(config, &config_name, identity),
+            ),
             Credentials::None => JfrogCredentials::Anonymous,
-        };
-        let config_name = match &config.config_namespace {
-            Some(ns) => format!("{ns}/{}", config.config_name),
-            None => config.config_name.clone(),
         };
         let origin = match &config.credentials_from {
             Some(from) => format!(
@@ -165,8 +170,27 @@ pub struct ExportArgs {
     #[arg(long)]
     pub url: String,
     /// A file holding an access token with admin rights (read, never written anywhere).
-    #[arg(long, value_name = "FILE")]
-    pub token_file: PathBuf,
+    #[arg(
+        long,
+        value_name = "FILE",
+        required_unless_present = "oidc_provider_name"
+    )]
+    pub token_file: Option<PathBuf>,
+    /// Instead of a token: the platform's OIDC integration that exchanges the token of
+    /// `--oidc-token-file` for a short-lived access token (as InjectedIdentity does).
+    #[arg(
+        long,
+        value_name = "NAME",
+        requires = "oidc_token_file",
+        conflicts_with = "token_file"
+    )]
+    pub oidc_provider_name: Option<String>,
+    /// A file holding the OIDC token (e.g. a projected service-account token) to exchange.
+    #[arg(long, value_name = "FILE", requires = "oidc_provider_name")]
+    pub oidc_token_file: Option<PathBuf>,
+    /// The project of the exchange (`project_key`), when its identity mapping is a project's.
+    #[arg(long, value_name = "KEY", requires = "oidc_provider_name")]
+    pub oidc_project_key: Option<String>,
     /// Groups or Kinds to export (comma-separated, e.g. repository,webhook); default: all.
     #[arg(long, value_delimiter = ',')]
     pub kinds: Vec<String>,
@@ -186,6 +210,27 @@ pub struct ExportArgs {
     /// Output directory (files go to DIR/<provider>/<group>/).
     #[arg(long, default_value = "export", value_name = "DIR")]
     pub out: PathBuf,
+}
+
+impl ExportArgs {
+    /// The credentials these flags give: the token file's token, or the OIDC exchange.
+    pub fn credentials(&self) -> Result<JfrogCredentials, (String, String)> {
+        if let (Some(name), Some(file)) = (&self.oidc_provider_name, &self.oidc_token_file) {
+            return Ok(JfrogCredentials::OidcExchange(identity::file_exchange(
+                name,
+                self.oidc_project_key.clone(),
+                file.clone(),
+            )));
+        }
+        let path = self.token_file.clone().unwrap_or_default();
+        let shown = path.display().to_string();
+        let text = std::fs::read_to_string(&path).map_err(|e| (shown.clone(), e.to_string()))?;
+        let token = text.trim();
+        if token.is_empty() {
+            return Err((shown, "the file is empty".to_string()));
+        }
+        Ok(JfrogCredentials::access_token(token))
+    }
 }
 
 /// Checks a config against the platform with an authenticated call, so that an unreachable

@@ -401,6 +401,18 @@ impl ClientCache {
                 h.update(b"\0");
                 h.update(password.expose_secret().as_bytes());
             }
+            // The exchanged token changes every lifetime; the client (and its observation
+            // snapshots) stays, since its token source renews the token itself.
+            Credentials::Injected(i) => {
+                h.update(b"\0injected\0");
+                h.update(i.provider_name.as_bytes());
+                h.update(b"\0");
+                h.update(i.audience.as_bytes());
+                h.update(b"\0");
+                h.update(i.project_key.as_deref().unwrap_or("").as_bytes());
+                h.update(b"\0");
+                h.update(i.subject.describe().as_bytes());
+            }
             Credentials::None => h.update(b"\0none"),
         }
         h.update(config.ca_bundle.as_deref().unwrap_or("").as_bytes());

@@ -1273,22 +1273,11 @@ pub async fn run(
 ) -> Result<Report, RunError> {
     use std::io::{IsTerminal, Write};
     let started = std::time::Instant::now();
-    let token = std::fs::read_to_string(&args.token_file)
-        .map_err(|e| e.to_string())
-        .and_then(|t| {
-            let t = t.trim().to_string();
-            if t.is_empty() {
-                Err("the file is empty".to_string())
-            } else {
-                Ok(t)
-            }
-        })
-        .map_err(|message| RunError::Token {
-            path: args.token_file.display().to_string(),
-            message,
-        })?;
+    let credentials = args
+        .credentials()
+        .map_err(|(path, message)| RunError::Token { path, message })?;
     let client = JfrogClient::builder(args.url.clone())
-        .credentials(jfrog_client::Credentials::access_token(token))
+        .credentials(credentials)
         .user_agent(provider.user_agent())
         .build()
         .map_err(RunError::Client)?;

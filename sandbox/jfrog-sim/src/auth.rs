@@ -32,6 +32,8 @@ pub struct Caller {
 
 struct TokenInfo {
     caller: Caller,
+    /// Unix seconds after which the token is refused (exchanged tokens only).
+    expires_at: Option<i64>,
 }
 
 struct BasicUser {
@@ -91,7 +93,59 @@ impl Auth {
             username: username.to_owned(),
             admin,
         };
-        write(&self.tokens).insert(token.clone(), TokenInfo { caller });
+        write(&self.tokens).insert(
+            token.clone(),
+            TokenInfo {
+                caller,
+                expires_at: None,
+            },
+        );
+        token
+    }
+
+    /// Issues a token for `username` that is refused after `lifetime` (the OIDC exchange's).
+    pub(crate) fn issue_expiring_token(
+        &self,
+        username: &str,
+        admin: bool,
+        scope: &str,
+        lifetime: std::time::Duration,
+    ) -> String {
+        let now = chrono::Utc::now().timestamp();
+        let exp = now + lifetime.as_secs() as i64;
+        let header =
+            serde_json::json!({"ver": "2", "typ": "JWT", "alg": "RS256", "kid": "jfrog-sim"});
+        let payload = serde_json::json!({
+            "sub": format!("jfac@01jfrogsim/users/{username}"),
+            "scp": scope,
+            "aud": "*@*",
+            "iss": "jfac@01jfrogsim",
+            "exp": exp,
+            "iat": now,
+            "jti": uuid::Uuid::new_v4().to_string(),
+        });
+        let mut sig = [0u8; 64];
+        rand::rng().fill_bytes(&mut sig);
+        let token = format!(
+            "{}.{}.{}",
+            URL_SAFE_NO_PAD.encode(header.to_string()),
+            URL_SAFE_NO_PAD.encode(payload.to_string()),
+            URL_SAFE_NO_PAD.encode(sig)
+        );
+        let caller = Caller {
+            username: username.to_owned(),
+            admin,
+        };
+        let mut tokens = write(&self.tokens);
+        // Expired exchanged tokens are dropped as new ones are issued.
+        tokens.retain(|_, t| t.expires_at.is_none_or(|e| e > now));
+        tokens.insert(
+            token.clone(),
+            TokenInfo {
+                caller,
+                expires_at: Some(exp),
+            },
+        );
         token
     }
 
@@ -101,7 +155,13 @@ impl Auth {
             username: username.to_owned(),
             admin,
         };
-        write(&self.tokens).insert(token.to_owned(), TokenInfo { caller });
+        write(&self.tokens).insert(
+            token.to_owned(),
+            TokenInfo {
+                caller,
+                expires_at: None,
+            },
+        );
     }
 
     /// Revokes a token; false when it was not known.
@@ -121,7 +181,11 @@ impl Auth {
     }
 
     fn token(&self, token: &str) -> Option<Caller> {
-        read(&self.tokens).get(token).map(|t| t.caller.clone())
+        let now = chrono::Utc::now().timestamp();
+        read(&self.tokens)
+            .get(token)
+            .filter(|t| t.expires_at.is_none_or(|e| e > now))
+            .map(|t| t.caller.clone())
     }
 
     fn check(&self, authorization: Option<&str>) -> Result<Caller, Denied> {

@@ -62,6 +62,7 @@ mod counts;
 mod descriptor;
 mod errors;
 pub mod faults;
+mod oidc_exchange;
 pub mod server;
 pub mod services;
 

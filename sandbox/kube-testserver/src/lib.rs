@@ -108,8 +108,9 @@
 //!   [`openapi`]).
 //! - RBAC: no aggregation of ClusterRoles, `nonResourceURLs` rules not evaluated (see [`rbac`]).
 //! - Unauthenticated requests get 401 everywhere but the health endpoints (no anonymous access).
-//! - Tokens come only from [`TestServer::issue_token`]: no TokenRequest API, ServiceAccounts
-//!   get no token Secrets.
+//! - Credentials come only from [`TestServer::issue_token`]; the TokenRequest API issues signed
+//!   service-account tokens for relying parties (with OIDC discovery, see [`sa_tokens`]) that
+//!   this server does not accept as credentials; ServiceAccounts get no token Secrets.
 //! - Namespace deletion removes the contents and then the namespace at once; the
 //!   `spec.finalizers: [kubernetes]` of a Namespace is informational (no `/finalize` call).
 //! - CRD `selectableFields` are not supported (field selectors on custom resources allow
@@ -129,6 +130,7 @@ pub mod patch;
 pub mod protobuf;
 pub mod rbac;
 pub mod registry;
+mod sa_tokens;
 pub mod selectors;
 pub mod ssa;
 pub mod status;
@@ -213,6 +215,8 @@ pub(crate) struct Shared {
     restart_tx: tokio::sync::mpsc::UnboundedSender<Duration>,
     /// List and watch requests per (verb, user).
     reads: Mutex<HashMap<(String, String), u64>>,
+    /// The key that signs service-account tokens (TokenRequest).
+    pub(crate) sa_signer: sa_tokens::Signer,
 }
 
 impl Shared {
@@ -328,6 +332,7 @@ impl TestServer {
             cancel: cancel.clone(),
             restart_tx,
             reads: Mutex::new(HashMap::new()),
+            sa_signer: sa_tokens::Signer::generate(),
         });
         let gc_shared = shared.clone();
         let gc_cancel = cancel.clone();
@@ -411,6 +416,12 @@ impl TestServer {
     /// The listening address.
     pub fn addr(&self) -> SocketAddr {
         self.addr
+    }
+
+    /// The service-account issuer (`iss` of TokenRequest tokens), whose OIDC discovery this
+    /// server serves: its https URL.
+    pub fn service_account_issuer(&self) -> String {
+        self.url()
     }
 
     /// The PEM of the CA that signed the serving certificate.
