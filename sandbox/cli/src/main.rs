@@ -22,6 +22,7 @@ mod bench;
 mod chaos;
 mod children;
 mod export;
+mod identity;
 mod kubeapi;
 mod progress;
 mod real_cluster;

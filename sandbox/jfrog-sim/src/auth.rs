@@ -164,6 +164,14 @@ impl Auth {
         );
     }
 
+    /// Revokes every token the OIDC exchange issued; returns how many.
+    pub(crate) fn revoke_expiring_tokens(&self) -> usize {
+        let mut tokens = write(&self.tokens);
+        let before = tokens.len();
+        tokens.retain(|_, t| t.expires_at.is_none());
+        before - tokens.len()
+    }
+
     /// Revokes a token; false when it was not known.
     pub(crate) fn revoke_token(&self, token: &str) -> bool {
         write(&self.tokens).remove(token).is_some()

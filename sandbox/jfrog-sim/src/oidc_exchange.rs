@@ -31,9 +31,12 @@
 //! `issued_token_type` (`urn:ietf:params:oauth:token-type:access_token`) and `username`.
 //!
 //! Admin API (no authentication, like the rest of `/__sim/`): `PUT /__sim/oidc` with
-//! `{"caPem": "...", "maxTokenLifetimeSeconds": 30}` sets the CA certificates trusted for
-//! issuers (the simulator trusts no public roots) and the lifetime cap; `GET /__sim/oidc`
-//! shows them with the number of exchanges answered and refused.
+//! `{"caPem": "...", "maxTokenLifetimeSeconds": 30}` adds a CA certificate trusted for
+//! issuers (the simulator trusts no public roots) and sets the lifetime cap, and
+//! `{"revokeIssued": true}` revokes every token the exchange issued; `GET /__sim/oidc`
+//! shows them with the number of exchanges answered and refused (and answered per subject
+//! `sub`), `GET /__sim/oidc/tokens` the last issued tokens (for tests that look for them where
+//! they must not be).
 //!
 //! Deviations: the issuer's documents are fetched for every exchange (no JWKS cache); the
 //! refusal texts are the simulator's own.
@@ -73,7 +76,14 @@ struct Settings {
     max_lifetime: Option<u64>,
     issued: u64,
     refused: u64,
+    /// Issued tokens per subject token `sub`.
+    by_subject: std::collections::BTreeMap<String, u64>,
+    /// The last issued tokens (for tests that look for them where they must not be).
+    tokens: std::collections::VecDeque<String>,
 }
+
+/// Issued tokens kept for `GET /__sim/oidc/tokens`.
+const KEPT_TOKENS: usize = 2000;
 
 impl std::fmt::Debug for OidcState {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -89,15 +99,21 @@ impl OidcState {
             .clone()
     }
 
-    fn count(&self, issued: bool) {
+    fn count(&self, issued: Option<(&str, &str)>) {
         let mut s = self
             .inner
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        if issued {
-            s.issued += 1;
-        } else {
-            s.refused += 1;
+        match issued {
+            Some((subject, token)) => {
+                s.issued += 1;
+                *s.by_subject.entry(subject.to_owned()).or_default() += 1;
+                if s.tokens.len() >= KEPT_TOKENS {
+                    s.tokens.pop_front();
+                }
+                s.tokens.push_back(token.to_owned());
+            }
+            None => s.refused += 1,
         }
     }
 }
@@ -109,7 +125,13 @@ pub(crate) fn routes() -> Router<Arc<Shared>> {
 
 /// The admin route.
 pub(crate) fn admin_routes() -> Router<Arc<Shared>> {
-    Router::new().route("/__sim/oidc", get(get_settings).put(put_settings))
+    Router::new()
+        .route("/__sim/oidc", get(get_settings).put(put_settings))
+        .route("/__sim/oidc/tokens", get(get_tokens))
+}
+
+async fn get_tokens(State(s): State<Arc<Shared>>) -> Json<Value> {
+    Json(json!({"tokens": s.oidc.settings().tokens}))
 }
 
 async fn get_settings(State(s): State<Arc<Shared>>) -> Json<Value> {
@@ -119,6 +141,7 @@ async fn get_settings(State(s): State<Arc<Shared>>) -> Json<Value> {
         "maxTokenLifetimeSeconds": st.max_lifetime,
         "issued": st.issued,
         "refused": st.refused,
+        "issuedBySubject": st.by_subject,
     }))
 }
 
@@ -134,6 +157,11 @@ async fn put_settings(State(s): State<Arc<Shared>>, Json(body): Json<Value>) -> 
     if let Some(v) = body.get("maxTokenLifetimeSeconds") {
         st.max_lifetime = v.as_u64().filter(|s| *s > 0);
     }
+    drop(st);
+    if body.get("revokeIssued").and_then(Value::as_bool) == Some(true) {
+        let revoked = s.auth.revoke_expiring_tokens();
+        return Json(json!({"revoked": revoked})).into_response();
+    }
     StatusCode::NO_CONTENT.into_response()
 }
 
@@ -143,14 +171,21 @@ fn refuse(status: StatusCode, message: impl Into<String>) -> ApiError {
 
 async fn exchange(State(s): State<Arc<Shared>>, body: axum::body::Bytes) -> Response {
     let result = exchange_inner(&s, &body).await;
-    s.oidc.count(result.is_ok());
     match result {
-        Ok(v) => Json(v).into_response(),
-        Err(e) => e.into_response(),
+        Ok((v, subject)) => {
+            s.oidc
+                .count(Some((&subject, v["access_token"].as_str().unwrap_or(""))));
+            Json(v).into_response()
+        }
+        Err(e) => {
+            s.oidc.count(None);
+            e.into_response()
+        }
     }
 }
 
-async fn exchange_inner(s: &Shared, body: &[u8]) -> Result<Value, ApiError> {
+/// The answer and the subject token's `sub`.
+async fn exchange_inner(s: &Shared, body: &[u8]) -> Result<(Value, String), ApiError> {
     // JFrog's clients send JSON; a form body (RFC 8693's encoding) is read as well.
     let req: Map<String, Value> = match serde_json::from_slice::<Value>(body) {
         Ok(Value::Object(m)) => m,
@@ -261,14 +296,22 @@ async fn exchange_inner(s: &Shared, body: &[u8]) -> Result<Value, ApiError> {
         s.auth
             .issue_expiring_token(&username, admin, &scope, Duration::from_secs(expires_in));
     tracing::debug!(provider, mapping = %mapping["name"], expires_in, "OIDC token exchanged");
-    Ok(json!({
-        "access_token": token,
-        "token_type": "Bearer",
-        "expires_in": expires_in,
-        "scope": scope,
-        "issued_token_type": "urn:ietf:params:oauth:token-type:access_token",
-        "username": username,
-    }))
+    let sub = claims
+        .get("sub")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_owned();
+    Ok((
+        json!({
+            "access_token": token,
+            "token_type": "Bearer",
+            "expires_in": expires_in,
+            "scope": scope,
+            "issued_token_type": "urn:ietf:params:oauth:token-type:access_token",
+            "username": username,
+        }),
+        sub,
+    ))
 }
 
 /// `{{claim}}` in a pattern replaced by the token's claim.

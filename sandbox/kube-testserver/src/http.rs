@@ -128,6 +128,14 @@ fn fault_admin(
     }
     match (method.as_str(), op) {
         ("GET", "requests") => json_response(200, &shared.read_counts(), &[]),
+        ("GET", "service-account-tokens") => {
+            let tokens = shared
+                .sa_issued
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .clone();
+            json_response(200, &json!({"tokens": tokens}), &[])
+        }
         ("POST", "expire-watches") => {
             shared.expire_watches();
             json_response(200, &json!({"expired": true}), &[])
@@ -335,6 +343,13 @@ async fn route(shared: &Arc<Shared>, req: Req) -> Result<Resp, ApiError> {
         let body = decode(&req)?;
         let issuer = format!("https://{}", shared.addr);
         let answer = crate::sa_tokens::token_request(&shared.sa_signer, &issuer, &sa, &body)?;
+        {
+            let mut issued = shared.sa_issued.lock().unwrap_or_else(|p| p.into_inner());
+            if issued.len() >= 2000 {
+                issued.pop_front();
+            }
+            issued.push_back(answer["status"]["token"].as_str().unwrap_or("").to_owned());
+        }
         return Ok(json_response(201, &answer, &[]));
     }
     if let Some(sub) = &target.sub

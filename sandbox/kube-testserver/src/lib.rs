@@ -73,8 +73,10 @@
 //! so that a client resuming from a resourceVersion it saw gets 410 Expired and must list
 //! again. Both are also `POST /__testserver/restart?downSeconds=N` and
 //! `POST /__testserver/expire-watches` for `system:masters` (the sandbox's admin kubeconfig:
-//! `kubectl create --raw ... -f -`), and `GET /__testserver/requests` counts the list and
-//! watch requests per user, to see clients list again.
+//! `kubectl create --raw ... -f -`), `GET /__testserver/requests` counts the list and
+//! watch requests per user, to see clients list again, and
+//! `GET /__testserver/service-account-tokens` lists the last TokenRequest tokens issued (for
+//! tests that look for them where they must not be).
 //!
 //! The `sandbox kube` subcommand ([`cli`]) serves it alone and writes `DIR/kubeconfig`.
 //! `cargo run -p kube-testserver --example perf` measures it at scale (600 CRDs, 10,000 objects,
@@ -217,6 +219,8 @@ pub(crate) struct Shared {
     reads: Mutex<HashMap<(String, String), u64>>,
     /// The key that signs service-account tokens (TokenRequest).
     pub(crate) sa_signer: sa_tokens::Signer,
+    /// The last service-account tokens issued (for tests that look for them).
+    pub(crate) sa_issued: Mutex<std::collections::VecDeque<String>>,
 }
 
 impl Shared {
@@ -333,6 +337,7 @@ impl TestServer {
             restart_tx,
             reads: Mutex::new(HashMap::new()),
             sa_signer: sa_tokens::Signer::generate(),
+            sa_issued: Mutex::new(std::collections::VecDeque::new()),
         });
         let gc_shared = shared.clone();
         let gc_cancel = cancel.clone();
