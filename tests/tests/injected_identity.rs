@@ -82,14 +82,9 @@ async fn all_ready_now(mrs: &[Mr]) -> Result<(), String> {
     Ok(())
 }
 
-fn restore_integration_docs(issuer: &str) -> (Value, Value) {
-    (
-        json!({"name": INTEGRATION, "provider_type": "Generic OpenID Connect",
-               "issuer_url": issuer, "audience": "jfrog-generic"}),
-        json!({"name": "crossplane-providers", "priority": 1,
-               "claims": {"sub": "system:serviceaccount:crossplane-system:provider-*"},
-               "token_spec": {"scope": "applied-permissions/admin", "username": "crossplane"}}),
-    )
+fn restore_integration_doc(issuer: &str) -> Value {
+    json!({"name": INTEGRATION, "provider_type": "Generic OpenID Connect",
+           "issuer_url": issuer, "audience": "jfrog-generic"})
 }
 
 /// The issuer the sandbox configured (the integration as the simulator stores it).
@@ -228,16 +223,10 @@ async fn injected_identity_makes_every_example_ready_and_refreshes() {
     }
 
     // Restored: recovery without a restart.
-    let (integration, mapping) = restore_integration_docs(&issuer);
+    // (The simulator keeps the integration's identity mapping.)
+    let integration = restore_integration_doc(&issuer);
     sb.sim
         .rest_send(reqwest::Method::POST, "/access/api/v1/oidc", &integration)
-        .await;
-    sb.sim
-        .rest_send(
-            reqwest::Method::POST,
-            &format!("/access/api/v1/oidc/{INTEGRATION}/identity_mappings"),
-            &mapping,
-        )
         .await;
     let restored = Instant::now();
     sb.wait_all_ready(&mrs, Duration::from_secs(300)).await;

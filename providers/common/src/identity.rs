@@ -44,7 +44,7 @@ pub fn exchange_for(
         identity.provider_name.as_str(),
         identity.audience.as_str(),
         identity.project_key.as_deref().unwrap_or(""),
-        &identity.subject.describe(),
+        &identity.subject.key(),
     ]
     .join("\0");
     let mut map = SOURCES

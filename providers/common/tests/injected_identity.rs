@@ -247,18 +247,8 @@ async fn injected_identity_exchanges_refreshes_and_reports_refusals() {
     );
     no_token_in(&e);
     // Restored: recovery without a restart (after the short failure hold).
+    // (The simulator keeps the integration's identity mappings.)
     sim_call(&sim, Method::POST, "/api/v1/oidc", integration.clone()).await;
-    sim_call(
-        &sim,
-        Method::POST,
-        "/api/v1/oidc/k8s/identity_mappings",
-        json!({
-            "name": "crossplane", "priority": 1,
-            "claims": {"sub": "system:serviceaccount:crossplane-system:provider-*"},
-            "token_spec": {"scope": "applied-permissions/admin", "username": "crossplane"},
-        }),
-    )
-    .await;
     tokio::time::sleep(jfrog_client::oidc::FAILURE_HOLD).await;
     ping(&resolver, &metrics).await.expect("recovered");
 
@@ -300,7 +290,16 @@ async fn injected_identity_exchanges_refreshes_and_reports_refusals() {
     );
     no_token_in(&e);
 
-    // A ProviderConfig without the integration's name.
+    // A ProviderConfig without the integration's name (made anew: apply would keep the
+    // emptied object).
+    let configs: Api<DynamicObject> = Api::all_with(
+        admin.clone(),
+        &ConfigApi::new("artifactory").api_resource(ConfigKind::ClusterProviderConfig),
+    );
+    configs
+        .delete("default", &Default::default())
+        .await
+        .expect("delete the config");
     apply_config(&admin, &sim.url(), Value::Null).await;
     let e = ping(&resolver, &metrics)
         .await

@@ -411,7 +411,7 @@ impl ClientCache {
                 h.update(b"\0");
                 h.update(i.project_key.as_deref().unwrap_or("").as_bytes());
                 h.update(b"\0");
-                h.update(i.subject.describe().as_bytes());
+                h.update(i.subject.key().as_bytes());
             }
             Credentials::None => h.update(b"\0none"),
         }

@@ -45,8 +45,11 @@ pub const REUSE_FRACTION: f64 = 0.8;
 pub trait SubjectToken: Send + Sync {
     /// A currently valid token; the error says where it was looked for, never a token.
     async fn token(&self) -> Result<SecretString, String>;
-    /// `service account "ns/name"` or `file "/path"`, for messages.
+    /// `service account "ns/name"` or `file "/path"`, for messages (it may become more
+    /// precise once the ServiceAccount is known).
     fn describe(&self) -> String;
+    /// What identifies this source for caches (stable for its life, no secret).
+    fn key(&self) -> String;
 }
 
 /// The spec of an InjectedIdentity config, resolved.
@@ -94,6 +97,10 @@ impl SubjectToken for FileSubject {
 
     fn describe(&self) -> String {
         format!("token file \"{}\"", self.path.display())
+    }
+
+    fn key(&self) -> String {
+        format!("file\0{}", self.path.display())
     }
 }
 
@@ -167,6 +174,10 @@ impl SubjectToken for TokenRequestSubject {
                 self.audience
             ),
         }
+    }
+
+    fn key(&self) -> String {
+        format!("token-request\0{}", self.audience)
     }
 }
 

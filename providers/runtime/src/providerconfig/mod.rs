@@ -372,7 +372,7 @@ fn fingerprint(c: &ResolvedConfig) -> [u8; 32] {
             h.update([0]);
             h.update(i.project_key.as_deref().unwrap_or("").as_bytes());
             h.update([0]);
-            h.update(i.subject.describe().as_bytes());
+            h.update(i.subject.key().as_bytes());
         }
         Credentials::None => h.update(b"none"),
         Credentials::Token(t) => {
