@@ -186,15 +186,11 @@ async fn injected_identity_makes_every_example_ready_and_refreshes() {
         )
         .await;
     sb.sim.put_oidc(json!({"revokeIssued": true})).await;
-    let probes: Vec<&Mr> = [
-        "LocalGenericRepository",
-        "SecurityPolicy",
-        "Project",
-        "Group",
-    ]
-    .iter()
-    .filter_map(|k| mrs.iter().find(|m| m.kind == *k))
-    .collect();
+    // One MR per provider (the first of its API groups), namespaced and legacy alike.
+    let probes: Vec<&Mr> = ["artifactory", "xray", "project", "platform"]
+        .iter()
+        .filter_map(|p| mrs.iter().find(|m| m.group.contains(&format!(".{p}."))))
+        .collect();
     assert_eq!(probes.len(), 4, "one probe MR per provider");
     for mr in &probes {
         let what = format!(

@@ -16,7 +16,8 @@ use clap::{Args, Command, FromArgMatches, Parser};
 use jfrog_client::{ClientMetrics, Credentials as JfrogCredentials, JfrogClient};
 use provider_runtime::managed::{Credentials, KindRegistration, ResolvedConfig};
 use provider_runtime::process::{ProviderFlags, ProviderProcess, kinds_help, run};
-use provider_runtime::providerconfig::ConfigVerifier;
+use provider_runtime::providerconfig::identity::IdentityContext;
+use provider_runtime::providerconfig::{ConfigApi, ConfigKind, ConfigTarget, ConfigVerifier};
 use secrecy::ExposeSecret;
 
 /// The authenticated call that checks a ProviderConfig against the platform.
@@ -86,6 +87,37 @@ impl Provider {
             builder = builder.ca_bundle_pem(ca.as_bytes().to_vec());
         }
         builder.build()
+    }
+
+    /// The JFrog client of the ProviderConfig `kind`/`name` (`namespace` for a namespaced
+    /// ProviderConfig), read from the cluster with the reconcilers' rules and credential
+    /// sources: a Secret, or InjectedIdentity's exchange (whose token, cached per ProviderConfig
+    /// in this process, the reconcilers share). For commands that act for a ProviderConfig
+    /// outside a reconcile (a preview); the error names the config, never a credential.
+    pub async fn client_for_provider_config(
+        &self,
+        kube: &kube::Client,
+        kind: ConfigKind,
+        name: &str,
+        namespace: Option<&str>,
+        metrics: &ClientMetrics,
+    ) -> Result<JfrogClient, String> {
+        let api = ConfigApi::new(self.short);
+        let target = ConfigTarget {
+            kind,
+            name: name.to_string(),
+            namespace: namespace.map(str::to_string),
+        };
+        let obj = provider_runtime::providerconfig::credentials::get_config(kube, &api, &target)
+            .await
+            .map_err(|e| e.to_string())?;
+        let identity = Arc::new(IdentityContext::new(kube.clone(), None));
+        let config = provider_runtime::providerconfig::credentials::resolve_config_object_with(
+            kube, &identity, &target, &obj,
+        )
+        .await
+        .map_err(|e| e.to_string())?;
+        self.client_for(&config, metrics).map_err(|e| e.to_string())
     }
 
     /// The connection check of this provider's configs.

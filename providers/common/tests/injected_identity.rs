@@ -225,6 +225,19 @@ async fn injected_identity_exchanges_refreshes_and_reports_refusals() {
         ping(&resolver, &metrics).await.expect("cached token");
     }
     assert_eq!(exchanges(&sim).await, 1, "one exchange per token lifetime");
+    // A command acting for the config outside a reconcile (a preview) shares the token.
+    let preview = PROVIDER
+        .client_for_provider_config(
+            &provider,
+            ConfigKind::ClusterProviderConfig,
+            "default",
+            None,
+            &metrics,
+        )
+        .await
+        .expect("the preview's client");
+    preview.artifactory().version().await.expect("preview call");
+    assert_eq!(exchanges(&sim).await, 1, "the preview shares the token");
     // Refreshed before it expires (3 s lifetime, refreshed after 2.4 s).
     tokio::time::sleep(Duration::from_millis(2600)).await;
     ping(&resolver, &metrics).await.expect("refreshed token");

@@ -121,9 +121,11 @@ pub async fn configure(
         .await
         .map_err(|e| anyhow::anyhow!("creating RoleBinding {name}: {}", kube_message(&e)))?;
 
+    // A merge patch of the configs `setup::provider_configs` made: `secretRef: null` removes
+    // the Secret reference.
     let spec = json!({
         "url": sim_url,
-        "credentials": {"source": "InjectedIdentity",
+        "credentials": {"source": "InjectedIdentity", "secretRef": null,
                         "injectedIdentity": {"providerName": INTEGRATION}},
     });
     for p in providers {
@@ -144,9 +146,8 @@ pub async fn configure(
                 client.clone(),
                 &ApiResource::from_gvk_with_plural(&gvk, plural),
             );
-            let obj = json!({"apiVersion": format!("{group}/v1beta1"), "kind": kind,
-                             "metadata": {"name": "default"}, "spec": spec});
-            api.patch("default", &pp, &Patch::Apply(&obj))
+            let obj = json!({"spec": spec});
+            api.patch("default", &PatchParams::default(), &Patch::Merge(&obj))
                 .await
                 .map_err(|e| {
                     anyhow::anyhow!("creating {kind} default ({group}): {}", kube_message(&e))
