@@ -12,8 +12,8 @@
 //! - the exchange requests per provider per hour, measured at the mapping's default lifetime
 //!   (JFrog's 60 s).
 //!
-//! A second test is a fault-suite row: the exchange answers 503 for a minute while MRs are
-//! created; afterwards every MR converges, 0 duplicates.
+//! A second test is a fault-suite row (`oidc-exchange-5xx`): the exchange answers 503 for a
+//! minute while MRs are created; afterwards every MR converges, 0 duplicates.
 //!
 //! Run: `cargo build -p sandbox && cargo test -p e2e --test injected_identity -- --nocapture`.
 
@@ -291,7 +291,7 @@ async fn injected_identity_makes_every_example_ready_and_refreshes() {
 /// (tokens live 30 s, so every provider must exchange during the outage); afterwards every MR
 /// is Ready and Synced and JFrog holds each repository once.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn exchange_outage_during_creation_converges_without_duplicates() {
+async fn reliability_oidc_exchange_outage() {
     let sb = Sandbox::start(
         SandboxOptions::new("oidc-5xx")
             .providers("artifactory")
@@ -333,6 +333,7 @@ async fn exchange_outage_during_creation_converges_without_duplicates() {
     );
     let recovered = Instant::now();
     sb.wait_all_ready(&mrs, Duration::from_secs(300)).await;
+    let converge_secs = recovered.elapsed().as_secs_f64();
     eprintln!(
         "[oidc-5xx] all {} Ready and Synced {:.1}s after the outage ended",
         mrs.len(),
@@ -360,7 +361,43 @@ async fn exchange_outage_during_creation_converges_without_duplicates() {
         docs.len(),
         sb.sim.oidc().await
     );
+    let writes: u64 = e2e::writes(&counts_now(&sb).await).values().sum();
+    let tokens = sb.sim.oidc_tokens().await;
+    let mut secrets: Vec<&str> = tokens.iter().map(String::as_str).collect();
+    let subjects = sb.service_account_tokens();
+    secrets.extend(subjects.iter().map(String::as_str));
+    let secrets_found = sb.secrets_in_outputs(&mrs, &secrets).await;
+    let fired = faulted
+        .first()
+        .and_then(|f| f["fired"].as_u64())
+        .unwrap_or(0);
+    let pass = missing == 0 && duplicates == 0 && secrets_found == 0 && fired > 0;
+    e2e::reliability::record(&e2e::reliability::Row {
+        id: "oidc-exchange-5xx".into(),
+        scenario: "OIDC token exchange answering 503 for a minute while MRs are created (InjectedIdentity, tokens of 30 s)".into(),
+        size: "30 repositories (10 before the outage, 20 during), provider-artifactory (debug build)".into(),
+        faults: fired,
+        converge_secs,
+        expected_objects: docs.len() as u64,
+        jfrog_objects: keys.len() as u64,
+        duplicates: duplicates as u64,
+        missing: missing as u64,
+        writes,
+        secrets_found,
+        pass,
+        result: format!(
+            "{}: {fired} exchange attempts refused, the token expired during the outage, the 20 new MRs waited with the refusal in Synced and converged once the exchange answered; {} Ready and Synced",
+            if pass { "pass" } else { "FAIL" },
+            mrs.len()
+        ),
+    });
     assert_eq!(missing, 0);
     assert_eq!(duplicates, 0, "a repository was created more than once");
+    assert_eq!(secrets_found, 0, "tokens in outputs");
+    assert!(fired > 0, "the outage refused no exchange");
     sb.assert_running();
+}
+
+async fn counts_now(sb: &Sandbox) -> BTreeMap<String, u64> {
+    sb.sim.requests().await
 }
