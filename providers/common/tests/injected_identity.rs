@@ -10,6 +10,7 @@
 
 use std::time::Duration;
 
+use clap::Parser;
 use jfrog_client::{Idempotency, JfrogClient, Method, Service};
 use kube::Api;
 use kube::api::{DynamicObject, Patch, PatchParams, PostParams};
@@ -238,14 +239,42 @@ async fn injected_identity_exchanges_refreshes_and_reports_refusals() {
         .expect("the preview's client");
     preview.artifactory().version().await.expect("preview call");
     assert_eq!(exchanges(&sim).await, 1, "the preview shares the token");
+    // `export --oidc-provider-name --oidc-token-file`: the same exchange from a token file.
+    let answer = sas
+        .create_token_request(
+            SA,
+            &PostParams::default(),
+            &serde_json::from_value(json!({"spec": {"audiences": ["jfrog-generic"]}})).unwrap(),
+        )
+        .await
+        .expect("TokenRequest");
+    let file = std::env::temp_dir().join(format!("oidc-export-{}", std::process::id()));
+    std::fs::write(&file, answer.status.expect("status").token).expect("token file");
+    let args = provider_common::ExportArgs::try_parse_from([
+        "export".to_string(),
+        "--url".into(),
+        sim.url(),
+        "--oidc-provider-name".into(),
+        "k8s".into(),
+        "--oidc-token-file".into(),
+        file.display().to_string(),
+    ])
+    .expect("export flags");
+    let export = JfrogClient::builder(sim.url())
+        .credentials(args.credentials().expect("credentials"))
+        .build()
+        .expect("client");
+    export.artifactory().version().await.expect("export's call");
+    assert_eq!(exchanges(&sim).await, 2, "export exchanged its own token");
+    std::fs::remove_file(&file).ok();
     // Refreshed before it expires (3 s lifetime, refreshed after 2.4 s).
     tokio::time::sleep(Duration::from_millis(2600)).await;
     ping(&resolver, &metrics).await.expect("refreshed token");
-    assert_eq!(exchanges(&sim).await, 2);
+    assert_eq!(exchanges(&sim).await, 3);
     // A token revoked early: the 401 renews it at once, the request succeeds.
     sim_admin(&sim, json!({"revokeIssued": true})).await;
     ping(&resolver, &metrics).await.expect("renewed after 401");
-    assert_eq!(exchanges(&sim).await, 3);
+    assert_eq!(exchanges(&sim).await, 4);
 
     // The integration deleted: a clear refusal, naming the config and the integration.
     sim_call(&sim, Method::DELETE, "/api/v1/oidc/k8s", Value::Null).await;
