@@ -292,3 +292,28 @@ fn repository_configuration_and_indexing_are_refused_at_admission() {
         ],
     );
 }
+
+/// A rule on `forProvider` applies to `initProvider` too: with only some of the fields
+/// there (or none), nothing the rules read is required, and every example is admitted with
+/// an initProvider beside it.
+#[test]
+fn rules_admit_a_partial_init_provider() {
+    let crds = CrdSchemas::new("xray", &crate::kinds());
+    for k in crate::family_kinds() {
+        let d = &k.resolved().decl;
+        for init in [json!({}), json!({"description": "given at creation"})] {
+            let mut mr = provider_family::examples::manifest(
+                d,
+                "init",
+                crate::examples::example_params(d.kind),
+                false,
+            );
+            mr["spec"]["initProvider"] = init;
+            let schema = crds.schema(d, false);
+            schema.apply_defaults(&mut mr);
+            let _ = schema.prune(&mut mr);
+            let errs = schema.validate(&mr, None);
+            assert!(errs.is_empty(), "{}: {errs:?}", d.kind);
+        }
+    }
+}

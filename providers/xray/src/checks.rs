@@ -369,7 +369,7 @@ pub static CHECKS: &[KindChecks] = &[
             ("rule.criteria", RuleCheck::Cel("!((has(self.vulnerabilityIds) && size(self.vulnerabilityIds) > 0) && ((has(self.maliciousPackage) && self.maliciousPackage) || has(self.minSeverity) || (has(self.cvssRange) && size(self.cvssRange) > 0) || (has(self.exposures) && size(self.exposures) > 0) || (has(self.sast) && size(self.sast) > 0) || has(self.packageName) || has(self.packageType) || (has(self.packageVersions) && size(self.packageVersions) > 0)))", "criteria.vulnerabilityIds cannot be combined with maliciousPackage, minSeverity, cvssRange, exposures, sast, packageName, packageType or packageVersions")),
             ("rule.criteria", RuleCheck::RequiredWith("packageName", &["packageType"])),
             ("rule.criteria", RuleCheck::RequiredWith("packageType", &["packageName"])),
-            ("", RuleCheck::Cel("self.rule.all(r, self.rule.exists_one(o, o.name == r.name))", "rule names must be unique")),
+            ("", RuleCheck::Cel("!has(self.rule) || self.rule.all(r, self.rule.exists_one(o, o.name == r.name))", "rule names must be unique")),
             ("rule.criteria", RuleCheck::Cel("!(has(self.maliciousPackage) && self.maliciousPackage && has(self.minSeverity))", "maliciousPackage cannot be true when minSeverity is set")),
             ("rule.criteria", RuleCheck::Cel("!(has(self.maliciousPackage) && self.maliciousPackage && (has(self.cvssRange) && size(self.cvssRange) > 0))", "maliciousPackage cannot be true when cvssRange is set")),
             ("rule.criteria", RuleCheck::Cel("!(has(self.maliciousPackage) && self.maliciousPackage && has(self.fixVersionDependant) && self.fixVersionDependant)", "fixVersionDependant must be false when maliciousPackage is true")),
