@@ -46,7 +46,7 @@ fn invalid_manifests_are_refused_at_admission() {
 }
 
 #[test]
-fn curation_policies_and_conditions_are_refused_at_admission() {
+fn invalid_manifests_of_curation_policies_and_conditions_are_refused() {
     let crds = CrdSchemas::new("xray", &crate::kinds());
     let policy =
         json!({"name": "p", "conditionId": "1", "scope": "all_repos", "policyAction": "block"});
@@ -108,7 +108,7 @@ fn curation_policies_and_conditions_are_refused_at_admission() {
 }
 
 #[test]
-fn issues_and_ignore_rules_are_refused_at_admission() {
+fn invalid_manifests_of_custom_issues_and_ignore_rules_are_refused() {
     let crds = CrdSchemas::new("xray", &crate::kinds());
     let issue = json!({"description": "d", "summary": "s", "type": "security", "providerName": "audit",
                        "packageType": "generic", "severity": "High"});
@@ -218,7 +218,7 @@ fn issues_and_ignore_rules_are_refused_at_admission() {
 }
 
 #[test]
-fn repository_configuration_and_indexing_are_refused_at_admission() {
+fn invalid_manifests_of_repository_and_indexing_configuration_are_refused() {
     let crds = CrdSchemas::new("xray", &crate::kinds());
     let paths = json!([{"pattern": [{"include": "core/**"}], "allOtherArtifacts": [{"retentionInDays": 30}]}]);
     crds.refuse_cases(
