@@ -347,4 +347,38 @@ async fn injected_identity_exchanges_refreshes_and_reports_refusals() {
         .await
         .expect_err("no providerName");
     assert!(e.contains("injectedIdentity.providerName"), "{e}");
+
+    // `tokenPath`: the file a projected volume mounts (here written from a TokenRequest).
+    sim_call(
+        &sim,
+        Method::POST,
+        "/api/v1/oidc/k8s/identity_mappings",
+        json!({"name": "projected", "priority": 2,
+               "claims": {"sub": "system:serviceaccount:crossplane-system:provider-*"},
+               "token_spec": {"scope": "applied-permissions/admin", "username": "crossplane"}}),
+    )
+    .await;
+    let answer = sas
+        .create_token_request(
+            SA,
+            &PostParams::default(),
+            &serde_json::from_value(json!({"spec": {"audiences": ["jfrog-generic"]}})).unwrap(),
+        )
+        .await
+        .expect("TokenRequest");
+    let file = std::env::temp_dir().join(format!("oidc-projected-{}", std::process::id()));
+    std::fs::write(&file, answer.status.expect("status").token).expect("token file");
+    apply_config(
+        &admin,
+        &sim.url(),
+        json!({"providerName": "k8s", "tokenPath": file.display().to_string()}),
+    )
+    .await;
+    ping(&resolver, &metrics)
+        .await
+        .expect("the projected token is exchanged");
+    std::fs::remove_file(&file).ok();
+    let e = ping(&resolver, &metrics).await;
+    // The exchanged token is still valid: the file is read again only for the next exchange.
+    assert!(e.is_ok(), "{e:?}");
 }
