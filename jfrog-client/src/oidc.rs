@@ -14,7 +14,7 @@
 //! it exchanges on first use, keeps the token in memory ([`SecretString`]), exchanges again
 //! once [`REFRESH_FRACTION`] of its lifetime has passed (a failed refresh keeps using the
 //! still-valid token), drops it at once when the platform answers 401 to it
-//! ([`OidcTokenSource::invalidate`]), and lets one exchange run at a time whatever the number
+//! (the client renews it and sends the request once more), and lets one exchange run at a time whatever the number
 //! of concurrent requests. A failure is remembered for [`FAILURE_HOLD`] so that a storm of
 //! reconciles does not turn into a storm of exchanges.
 //!
@@ -106,15 +106,6 @@ struct ExchangeAnswer {
     access_token: String,
     #[serde(default)]
     expires_in: Option<u64>,
-}
-
-/// Statistics of one source, for tests and measurements.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct ExchangeStats {
-    /// Exchanges that issued a token.
-    pub issued: u64,
-    /// Exchanges that failed.
-    pub failed: u64,
 }
 
 impl OidcTokenSource {

@@ -39,7 +39,9 @@
 //!   ServiceAccount, Event in `v1` and `events.k8s.io/v1` (one store, two views; see [`events`]),
 //!   Lease, CustomResourceDefinition, Role, ClusterRole, RoleBinding, ClusterRoleBinding;
 //!   `authorization.k8s.io/v1` SelfSubjectAccessReview and SelfSubjectRulesReview and
-//!   `authentication.k8s.io/v1` SelfSubjectReview (create only).
+//!   `authentication.k8s.io/v1` SelfSubjectReview (create only); TokenRequest
+//!   (`serviceaccounts/<name>/token`) with signed service-account tokens, and the issuer's OIDC
+//!   discovery (`/.well-known/openid-configuration`, `/openid/v1/jwks`), see [`sa_tokens`].
 //! - CRDs: unknown fields reported as `fieldValidation` asks (`crd_schema::prune_crd_unknown_fields`),
 //!   defaulted by `crd_schema::default_crd`, checked by `crd_schema::validate_crd`, `NamesAccepted` and
 //!   `Established` set at once (or `NameConflict`), the resource served immediately in every
@@ -132,7 +134,7 @@ pub mod patch;
 pub mod protobuf;
 pub mod rbac;
 pub mod registry;
-mod sa_tokens;
+pub mod sa_tokens;
 pub mod selectors;
 pub mod ssa;
 pub mod status;
