@@ -13,9 +13,9 @@
 //! [`OidcTokenSource`] is one such credential, shared by every client of one ProviderConfig:
 //! it exchanges on first use, keeps the token in memory ([`SecretString`]), exchanges again
 //! once [`REFRESH_FRACTION`] of its lifetime has passed (a failed refresh keeps using the
-//! still-valid token), drops it at once when the platform answers 401 to it
-//! (the client renews it and sends the request once more), and lets one exchange run at a time whatever the number
-//! of concurrent requests. A failure is remembered for [`FAILURE_HOLD`] so that a storm of
+//! still-valid token), drops it at once when the platform answers 401 to it (the client then
+//! renews it and sends the request once more), and lets one exchange run at a time whatever
+//! the number of concurrent requests. A failure is remembered for [`FAILURE_HOLD`] so that a storm of
 //! reconciles does not turn into a storm of exchanges.
 //!
 //! Neither the subject token nor the issued one is ever logged, put in an error or shown by
