@@ -16,7 +16,7 @@
 //! counts (`"POST /event/api/v1/subscriptions"`) and every fault (latency, 5xx, 429 with
 //! `Retry-After`, a create applied whose answer is lost) apply to them like to the others.
 //!
-//! Collections without routes (e.g. `proxies`, until the proxy Kind arrives) still exist for the
+//! Collections without routes (e.g. `proxies`) still exist for the
 //! admin API and for other families' validation (a webhook handler's proxy must exist).
 //!
 //! Locking: each collection has its own mutex; a validation hook may read other collections

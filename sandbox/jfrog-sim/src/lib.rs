@@ -37,7 +37,7 @@
 //!   `/__sim/collections`; object families declare their rules on it instead of writing a
 //!   server.
 //! - [`services`]: one module per JFrog service (`artifactory`, `access`, `event`, `xray`), each
-//!   registering its routes; later Kind families extend them and add `lifecycle` and `worker`. The repository behaviour is data: `services::artifactory::repositories::spec`
+//!   registering its routes (lifecycle and worker APIs live in `platform`). The repository behaviour is data: `services::artifactory::repositories::spec`
 //!   (classes, package types, defaults; generated table) and its `validate` rules.
 //!
 //! # Deviations from JFrog (known simplifications)
@@ -45,8 +45,8 @@
 //! - Validation messages whose exact wording could not be verified against a live Artifactory
 //!   are plausible paraphrases (listed in the README); status codes follow JFrog's docs.
 //! - Only HTTP/1.1 without TLS (loopback only).
-//! - Project existence, proxies and key pairs referenced by repositories are not checked yet
-//!   (their Kinds come in later issues); repository layouts are checked against the layouts a
+//! - Project existence, proxies and key pairs referenced by repositories are not checked;
+//!   repository layouts are checked against the layouts a
 //!   fresh Artifactory ships with.
 //! - Permissions are binary: an admin token may do everything, a non-admin token may read.
 //! - A missing repository answers 404 by default; [`SimConfig::missing_repository_status`]

@@ -27,8 +27,8 @@
 //!   `release_bundle_v2_promotion` needs a `selectedEnvironments` list; `user` and
 //!   `artifact_lifecycle` take no criteria (absent, null or `{}`).
 //! - `handlers`: at least one; `handler_type` is `webhook` or `custom-webhook`; `url` an
-//!   absolute http(s) URL; `proxy` the key of an existing proxy (collection `proxies`, seeded
-//!   through the admin API until the proxy Kind exists): a URL is refused, a missing proxy gets
+//!   absolute http(s) URL; `proxy` the key of an existing proxy (collection `proxies`, which
+//!   has no routes and is seeded through the admin API): a URL is refused, a missing proxy gets
 //!   JFrog's "proxy with key 'X' not found" (the Terraform provider retries on that text);
 //!   header and secret lists are `[{name, value}]`; custom-webhook secret names match
 //!   `^[a-zA-Z_][a-zA-Z0-9_]*$`; a custom-webhook `method` is an HTTP method.

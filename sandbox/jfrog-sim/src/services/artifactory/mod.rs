@@ -1,6 +1,7 @@
 //! The Artifactory service (`/artifactory`): system calls and the repository API, and the
-//! `proxies` collection (no routes yet: the proxy Kind brings them; tests seed proxies through
-//! the admin API so that webhook handlers can name one).
+//! `proxies` collection (no routes: the Proxy Kind writes the system configuration descriptor,
+//! which is not this collection; tests seed proxies through the admin API so that webhook
+//! handlers can name one).
 
 use std::sync::Arc;
 
