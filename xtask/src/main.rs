@@ -106,7 +106,7 @@ fn root() -> PathBuf {
         .unwrap_or_default()
 }
 
-/// The `package/<provider>/crossplane.yaml` meta Provider (reference §15.7).
+/// The `package/<provider>/crossplane.yaml` meta Provider (docs/managed-reconciler.md §15.7).
 fn crossplane_yaml(p: &Provider) -> String {
     let mut doc = serde_json::json!({
         "apiVersion": "meta.pkg.crossplane.io/v1",
@@ -126,7 +126,7 @@ fn crossplane_yaml(p: &Provider) -> String {
             "capabilities": ["safe-start"]
         }
     });
-    // The reads its cross-provider references need (reference §15.4: Crossplane grants them
+    // The reads its cross-provider references need (docs/managed-reconciler.md §15.4: Crossplane grants them
     // when the package asks).
     let requests = provider_runtime::crd::references::permission_requests(p.short, &(p.kinds)());
     if !requests.is_empty() {

@@ -1,4 +1,4 @@
-//! Generic reference resolution (reference §11; crossplane-runtime `pkg/reference`:
+//! Generic reference resolution (docs/managed-reconciler.md §11; crossplane-runtime `pkg/reference`:
 //! `APINamespacedResolver` for namespaced MRs, `APIResolver` for legacy cluster-scoped ones).
 //!
 //! A Kind declares its reference fields ([`ReferenceField`]); for each one the resolver reads

@@ -1,4 +1,4 @@
-//! The provider process shared by the four binaries (reference §15): flags, logs, the
+//! The provider process shared by the four binaries (docs/managed-reconciler.md §15): flags, logs, the
 //! Kubernetes client, health and metrics endpoints, leader election, the safe-start gate that
 //! starts each Kind's controllers once its CRD is established, and graceful shutdown on
 //! SIGTERM/SIGINT.
