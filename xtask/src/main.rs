@@ -10,6 +10,8 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, bail};
 use clap::{Parser, Subcommand};
 
+#[cfg(test)]
+mod citations;
 mod descriptions;
 mod nesting;
 mod reliability;
