@@ -128,8 +128,8 @@ fn crossplane_yaml(p: &Provider) -> String {
             "capabilities": ["safe-start"]
         }
     });
-    // The reads its cross-provider references need (docs/managed-reconciler.md §15.4: Crossplane grants them
-    // when the package asks).
+    // The reads its cross-provider references need (docs/managed-reconciler.md §15.4: Crossplane
+    // grants them when the package asks).
     let requests = provider_runtime::crd::references::permission_requests(p.short, &(p.kinds)());
     if !requests.is_empty() {
         doc["spec"]["controller"] = serde_json::json!({"permissionRequests": requests});

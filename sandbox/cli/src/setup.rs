@@ -248,8 +248,8 @@ pub fn role_name(p: Provider) -> String {
     format!("crossplane:provider:{}:system", p.name())
 }
 
-/// The ClusterRole rules Crossplane grants a provider (docs/managed-reconciler.md §15.4): on its own CRDs
-/// get/list/watch/update/patch/create (no delete) and the same on `/status`, update on
+/// The ClusterRole rules Crossplane grants a provider (docs/managed-reconciler.md §15.4): on its
+/// own CRDs get/list/watch/update/patch/create (no delete) and the same on `/status`, update on
 /// `/finalizers`; everything on Secrets, ConfigMaps, core Events and Leases; read on CRDs.
 pub fn provider_rules(groups: &BTreeMap<String, BTreeSet<String>>) -> Vec<serde_json::Value> {
     let edit = ["get", "list", "watch", "update", "patch", "create"];

@@ -36,9 +36,11 @@
 //!   server-assigned IDs, validation hooks), reached by the admin API under
 //!   `/__sim/collections`; object families declare their rules on it instead of writing a
 //!   server.
-//! - [`services`]: one module per JFrog service (`artifactory`, `access`, `event`, `xray`), each
-//!   registering its routes (lifecycle and worker APIs live in `platform`). The repository behaviour is data: `services::artifactory::repositories::spec`
-//!   (classes, package types, defaults; generated table) and its `validate` rules.
+//! - [`services`]: one module per JFrog API area (`artifactory`, `access`, `security`,
+//!   `projects`, `event`, `xray`, and `platform`, which also holds the lifecycle and worker
+//!   APIs), each registering its routes. The repository behaviour is data:
+//!   `services::artifactory::repositories::spec` (classes, package types, defaults; generated
+//!   table) and its `validate` rules.
 //!
 //! # Deviations from JFrog (known simplifications)
 //!

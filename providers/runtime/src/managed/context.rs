@@ -15,7 +15,8 @@ use super::config::ProviderConfigResolver;
 use super::metrics::ManagedMetrics;
 use super::ratelimit::GlobalRateLimiter;
 
-/// The JFrog providers' default poll interval (docs/managed-reconciler.md §5: Upjet providers use 10 m).
+/// The JFrog providers' default poll interval (docs/managed-reconciler.md §5: Upjet providers use
+/// 10 m).
 pub const DEFAULT_POLL: Duration = Duration::from_secs(600);
 /// The external-call deadline (docs/managed-reconciler.md §1.5: Upjet providers use 3 minutes).
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(180);

@@ -32,7 +32,8 @@ impl Scope {
 ///
 /// Every strategy but [`IdentifierStrategy::ServerAssigned`] keeps Crossplane's external-name
 /// initialiser (`crossplane.io/external-name` defaults to `metadata.name`); the adapter may
-/// later rewrite the annotation to the canonical identifier (docs/managed-reconciler.md §2 step 7, §12.1).
+/// later rewrite the annotation to the canonical identifier (docs/managed-reconciler.md §2 step 7,
+/// §12.1).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum IdentifierStrategy {
     /// The external name is the identifier (e.g. a repository key).
@@ -53,7 +54,8 @@ pub enum IdentifierStrategy {
 }
 
 impl IdentifierStrategy {
-    /// Whether the external-name initialiser runs for this Kind (docs/managed-reconciler.md §2 step 7).
+    /// Whether the external-name initialiser runs for this Kind
+    /// (docs/managed-reconciler.md §2 step 7).
     pub fn initialises_external_name(&self) -> bool {
         !matches!(self, IdentifierStrategy::ServerAssigned)
     }
@@ -69,7 +71,8 @@ impl IdentifierStrategy {
     }
 }
 
-/// Where a reference's value is extracted from on the target MR (docs/managed-reconciler.md §11.2 step 3).
+/// Where a reference's value is extracted from on the target MR
+/// (docs/managed-reconciler.md §11.2 step 3).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ReferenceSource {
     /// The target's `crossplane.io/external-name` annotation (the default extractor).
@@ -275,7 +278,8 @@ pub struct KindInfo {
     /// How the external name is derived.
     pub identifier: IdentifierStrategy,
     /// camelCase `forProvider` fields that must be set in forProvider or initProvider unless
-    /// the policies exclude Create and Update (CEL rule in the CRD, docs/managed-reconciler.md §14.2).
+    /// the policies exclude Create and Update (CEL rule in the CRD,
+    /// docs/managed-reconciler.md §14.2).
     pub required_params: Vec<&'static str>,
     /// camelCase `forProvider` fields that cannot change after creation.
     pub immutable_fields: Vec<&'static str>,
@@ -366,8 +370,9 @@ impl KindInfo {
         GroupVersionKind::gvk(&self.api_group(scope), self.version, self.kind)
     }
 
-    /// The controller name, `managed/<kind>.<group>` in lowercase (docs/managed-reconciler.md §1.1). It is the
-    /// events' source and the `controller` metric label.
+    /// The controller name, `managed/<kind>.<group>` in lowercase
+    /// (docs/managed-reconciler.md §1.1). It is the events' source and the `controller` metric
+    /// label.
     pub fn controller_name(&self, scope: Scope) -> String {
         format!("managed/{}.{}", self.kind, self.api_group(scope)).to_lowercase()
     }

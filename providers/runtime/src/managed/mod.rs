@@ -45,8 +45,9 @@
 //!
 //! # Deviations
 //!
-//! - Operations are synchronous (docs/managed-reconciler.md §13 recommends it); `LastAsyncOperation` is set by
-//!   the reconciler with Upjet's reasons and messages for Kinds that declare it.
+//! - Operations are synchronous (docs/managed-reconciler.md §13 recommends it);
+//!   `LastAsyncOperation` is set by the reconciler with Upjet's reasons and messages for Kinds that
+//!   declare it.
 //! - The event filter also reacts to `deletionTimestamp` appearing (see [`meta::FilterKey`]).
 //! - Undecodable parameters and unreadable `...SecretRef` inputs fail Connect.
 //! - Events are written inline (awaited, failures only logged) rather than from a background

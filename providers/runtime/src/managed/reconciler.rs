@@ -1,5 +1,5 @@
-//! The managed reconciler: the state machine of docs/managed-reconciler.md §2, step by step, for any Kind in
-//! either scope, on `DynamicObject`.
+//! The managed reconciler: the state machine of docs/managed-reconciler.md §2, step by step, for
+//! any Kind in either scope, on `DynamicObject`.
 //!
 //! Each step's comment names its number in `docs/managed-reconciler.md` §2. One
 //! call of [`Reconciler::reconcile`] is one reconcile; it returns an [`Outcome`] that the
@@ -302,8 +302,8 @@ impl<K: ManagedKind> Reconciler<K> {
         Ok(())
     }
 
-    /// The critical annotation updater (docs/managed-reconciler.md §4.3): retries any error 5 times, 10 ms
-    /// apart; on a conflict re-reads the object and merges our annotations over it.
+    /// The critical annotation updater (docs/managed-reconciler.md §4.3): retries any error 5
+    /// times, 10 ms apart; on a conflict re-reads the object and merges our annotations over it.
     async fn update_critical_annotations(&self, run: &mut Run) -> Result<(), StepError> {
         let ours = annotations(&run.obj);
         let name = run.obj.metadata.name.clone().unwrap_or_default();
@@ -897,9 +897,10 @@ impl<K: ManagedKind> Reconciler<K> {
         }
 
         // Step 8: creation-incomplete guard. `deterministicExternalName` comes from the
-        // identifier strategy (docs/managed-reconciler.md §16 Q6): a deterministic identifier lets Observe tell
-        // whether the interrupted create happened, so only server-assigned IDs stop here. The
-        // annotations are left as they are: the next Create rewrites pending and succeeded.
+        // identifier strategy (docs/managed-reconciler.md §16 Q6): a deterministic identifier lets
+        // Observe tell whether the interrupted create happened, so only server-assigned IDs stop
+        // here. The annotations are left as they are: the next Create rewrites pending and
+        // succeeded.
         let incomplete = meta::external_create_incomplete(&annotations(&run.obj));
         if incomplete && self.info().identifier.is_deterministic() {
             tracing::debug!(
