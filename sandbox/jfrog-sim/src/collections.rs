@@ -328,7 +328,7 @@ impl Collections {
 
 /// How a create is answered.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[allow(dead_code)] // Object and Id serve later families.
+#[allow(dead_code)] // `Id` is constructed only by the tests.
 pub(crate) enum CreateAnswer {
     /// No body.
     Empty,
