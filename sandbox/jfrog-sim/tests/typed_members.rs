@@ -420,3 +420,68 @@ async fn xray_webhooks_keep_only_the_typed_members() {
         ]
     );
 }
+
+/// terraform-provider-xray v3.1.9 `IgnoreRuleAPIModel` / `IgnoreFiltersAPIModel`
+/// (`resource_xray_ignore_rule.go`), `CurationPolicyAPIModel`
+/// (`resource_xray_curation_policy.go`), `CustomCurationConditionAPIModel`
+/// (`resource_xray_custom_curation_condition.go`), `CustomIssueAPIModel`
+/// (`resource_xray_custom_issue.go`).
+#[tokio::test]
+async fn other_xray_objects_keep_only_the_typed_members() {
+    let sim = start().await;
+    let api = Api::admin(&sim);
+    let r = api
+        .post(
+            "/xray/api/v1/ignore_rules",
+            json!({"notes": "n", "colour": 1,
+                   "ignore_filters": {"cves": ["CVE-2024-1"], "shoe": ["x"],
+                                      "components": [{"name": "c", "version": "1", "x": 2}]}}),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
+    let list = api.get("/xray/api/v1/ignore_rules").await.json();
+    let rule = list["data"][0].clone();
+    assert!(rule.get("colour").is_none(), "{list}");
+    assert_eq!(
+        rule["ignore_filters"],
+        json!({"cves": ["CVE-2024-1"], "components": [{"name": "c", "version": "1"}]}),
+        "{list}"
+    );
+
+    let r = api
+        .post(
+            "/xray/api/v1/curation/conditions",
+            json!({"name": "cond", "condition_template_id": "OpenSSF", "colour": 1,
+                   "param_values": [{"param_id": "p", "value": 5, "x": 1}]}),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
+    let c = r.json();
+    assert!(c.get("colour").is_none(), "{c}");
+    assert_eq!(c["param_values"], json!([{"param_id": "p", "value": 5}]));
+    let r = api
+        .post(
+            "/xray/api/v1/curation/policies",
+            json!({"name": "pol", "condition_id": "1", "scope": "all_repos",
+                   "policy_action": "block", "colour": 1}),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
+    assert!(r.json().get("colour").is_none(), "{}", r.text);
+
+    let r = api
+        .post(
+            "/xray/api/v1/events",
+            json!({"id": "issue-1", "type": "Security", "provider": "custom", "summary": "s",
+                   "description": "d", "package_type": "generic", "severity": "High",
+                   "colour": 1, "cves": [{"cve": "CVE-2024-1", "cvss_v2": "", "cvss_v3": "", "x": 1}]}),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
+    let i = api.get("/xray/api/v2/events/issue-1").await.json();
+    assert!(i.get("colour").is_none(), "{i}");
+    assert_eq!(
+        i["cves"],
+        json!([{"cve": "CVE-2024-1", "cvss_v2": "", "cvss_v3": ""}])
+    );
+}

@@ -184,6 +184,148 @@ const WEBHOOK: Shape = Shape::Object(&[
     ("headers", Shape::Leaf),
 ]);
 
+const NAME_VERSION: Shape = Shape::Object(&[("name", Shape::Leaf), ("version", Shape::Leaf)]);
+/// `IgnoreRuleAPIModel` and `IgnoreFiltersAPIModel` (`resource_xray_ignore_rule.go`).
+const IGNORE_RULE: Shape = Shape::Object(&[
+    ("id", Shape::Leaf),
+    ("author", Shape::Leaf),
+    ("created", Shape::Leaf),
+    ("is_expired", Shape::Leaf),
+    ("notes", Shape::Leaf),
+    ("expires_at", Shape::Leaf),
+    (
+        "ignore_filters",
+        Shape::Object(&[
+            ("vulnerabilities", Shape::Leaf),
+            ("licenses", Shape::Leaf),
+            ("cves", Shape::Leaf),
+            ("policies", Shape::Leaf),
+            ("watches", Shape::Leaf),
+            ("docker-layers", Shape::Leaf),
+            ("operational_risk", Shape::Leaf),
+            ("release-bundles", Shape::Items(&NAME_VERSION)),
+            ("release_bundles_v2", Shape::Items(&NAME_VERSION)),
+            (
+                "exposures",
+                Shape::Object(&[
+                    ("scanners", Shape::Leaf),
+                    ("categories", Shape::Leaf),
+                    ("file_path", Shape::Leaf),
+                ]),
+            ),
+            (
+                "builds",
+                Shape::Items(&Shape::Object(&[
+                    ("name", Shape::Leaf),
+                    ("version", Shape::Leaf),
+                    ("project", Shape::Leaf),
+                ])),
+            ),
+            ("components", Shape::Items(&NAME_VERSION)),
+            (
+                "artifacts",
+                Shape::Items(&Shape::Object(&[
+                    ("name", Shape::Leaf),
+                    ("version", Shape::Leaf),
+                    ("path", Shape::Leaf),
+                ])),
+            ),
+        ]),
+    ),
+]);
+/// `CurationPolicyAPIModel` (`resource_xray_curation_policy.go`).
+const CURATION_POLICY: Shape = Shape::Object(&[
+    ("id", Shape::Leaf),
+    ("name", Shape::Leaf),
+    ("condition_id", Shape::Leaf),
+    ("scope", Shape::Leaf),
+    ("repo_exclude", Shape::Leaf),
+    ("repo_include", Shape::Leaf),
+    ("pkg_types_include", Shape::Leaf),
+    ("policy_action", Shape::Leaf),
+    (
+        "waivers",
+        Shape::Items(&Shape::Object(&[
+            ("pkg_type", Shape::Leaf),
+            ("pkg_name", Shape::Leaf),
+            ("all_versions", Shape::Leaf),
+            ("pkg_versions", Shape::Leaf),
+            ("justification", Shape::Leaf),
+        ])),
+    ),
+    (
+        "label_waivers",
+        Shape::Items(&Shape::Object(&[
+            ("label", Shape::Leaf),
+            ("justification", Shape::Leaf),
+        ])),
+    ),
+    ("notify_emails", Shape::Leaf),
+    ("waiver_request_config", Shape::Leaf),
+    ("decision_owners", Shape::Leaf),
+]);
+/// `CustomCurationConditionAPIModel` (`resource_xray_custom_curation_condition.go`).
+const CURATION_CONDITION: Shape = Shape::Object(&[
+    ("id", Shape::Leaf),
+    ("name", Shape::Leaf),
+    ("condition_template_id", Shape::Leaf),
+    (
+        "param_values",
+        Shape::Items(&Shape::Object(&[
+            ("param_id", Shape::Leaf),
+            ("value", Shape::Leaf),
+        ])),
+    ),
+    ("is_custom", Shape::Leaf),
+    ("created_by", Shape::Leaf),
+    ("created_at", Shape::Leaf),
+    ("updated_by", Shape::Leaf),
+    ("updated_at", Shape::Leaf),
+    ("risk_type", Shape::Leaf),
+    ("supported_pkg_types", Shape::Leaf),
+]);
+/// `CustomIssueAPIModel` (`resource_xray_custom_issue.go`).
+const CUSTOM_ISSUE: Shape = Shape::Object(&[
+    ("id", Shape::Leaf),
+    ("description", Shape::Leaf),
+    ("summary", Shape::Leaf),
+    ("type", Shape::Leaf),
+    ("provider", Shape::Leaf),
+    ("package_type", Shape::Leaf),
+    ("severity", Shape::Leaf),
+    (
+        "components",
+        Shape::Items(&Shape::Object(&[
+            ("id", Shape::Leaf),
+            ("vulnerable_versions", Shape::Leaf),
+            ("fixed_versions", Shape::Leaf),
+            (
+                "vulnerable_ranges",
+                Shape::Items(&Shape::Object(&[
+                    ("vulnerable_versions", Shape::Leaf),
+                    ("fixed_versions", Shape::Leaf),
+                ])),
+            ),
+        ])),
+    ),
+    (
+        "cves",
+        Shape::Items(&Shape::Object(&[
+            ("cve", Shape::Leaf),
+            ("cvss_v2", Shape::Leaf),
+            ("cvss_v3", Shape::Leaf),
+        ])),
+    ),
+    (
+        "sources",
+        Shape::Items(&Shape::Object(&[
+            ("source_id", Shape::Leaf),
+            ("name", Shape::Leaf),
+            ("url", Shape::Leaf),
+        ])),
+    ),
+]);
+
 /// A watch as Xray stores it: its members only, `general_data.id` Xray's (kept on update).
 fn watch_stored(mut body: Value, existing: Option<&Value>) -> Value {
     prune(&mut body, &WATCH);
@@ -333,6 +475,25 @@ fn validate_webhook(ctx: &Ctx<'_>, mut body: Value, op: Op<'_>) -> Result<Value,
     named_body(ctx, body, op)
 }
 
+fn validate_curation_policy(ctx: &Ctx<'_>, mut body: Value, op: Op<'_>) -> Result<Value, ApiError> {
+    prune(&mut body, &CURATION_POLICY);
+    named_body(ctx, body, op)
+}
+
+fn validate_curation_condition(
+    ctx: &Ctx<'_>,
+    mut body: Value,
+    op: Op<'_>,
+) -> Result<Value, ApiError> {
+    prune(&mut body, &CURATION_CONDITION);
+    named_body(ctx, body, op)
+}
+
+fn validate_custom_issue(ctx: &Ctx<'_>, mut body: Value, op: Op<'_>) -> Result<Value, ApiError> {
+    prune(&mut body, &CUSTOM_ISSUE);
+    object_body(ctx, body, op)
+}
+
 /// A webhook's password is never answered.
 fn webhook_view(v: &Value) -> Value {
     let mut v = v.clone();
@@ -392,7 +553,7 @@ collection!(
     "id",
     Ids::Counter,
     "Curation policy",
-    named_body,
+    validate_curation_policy,
     as_stored
 );
 collection!(
@@ -401,7 +562,7 @@ collection!(
     "id",
     Ids::Counter,
     "Curation condition",
-    named_body,
+    validate_curation_condition,
     as_stored
 );
 collection!(
@@ -410,7 +571,7 @@ collection!(
     "id",
     Ids::Body,
     "Custom issue",
-    object_body,
+    validate_custom_issue,
     as_stored
 );
 collection!(
@@ -1064,6 +1225,7 @@ async fn create_ignore_rule(
 ) -> Result<Response, ApiError> {
     let store = Store::of(&s, IGNORE_RULES.name, "ignore_rule", &q)?;
     let mut body = json_of(&body)?;
+    prune(&mut body, &IGNORE_RULE);
     if str_at(&body, "/notes").is_empty() {
         return Err(bad("notes is required"));
     }
