@@ -348,7 +348,8 @@ pub(crate) async fn start(args: &Args, running: &mut Running) -> anyhow::Result<
             }
         }
         _ => {
-            let (sim, sim_runtime) = start_simulator(args.artifactory_version.clone(), args.jfrog_saas).await?;
+            let (sim, sim_runtime) =
+                start_simulator(args.artifactory_version.clone(), args.jfrog_saas).await?;
             running.sim_runtime = Some(sim_runtime);
             if args.jfrog_latency_ms > 0 {
                 let latency = Duration::from_millis(args.jfrog_latency_ms);
