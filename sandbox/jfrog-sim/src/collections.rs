@@ -16,8 +16,9 @@
 //! counts (`"POST /event/api/v1/subscriptions"`) and every fault (latency, 5xx, 429 with
 //! `Retry-After`, a create applied whose answer is lost) apply to them like to the others.
 //!
-//! Collections without routes (e.g. `proxies`, until the proxy Kind arrives) still exist for the
-//! admin API and for other families' validation (a webhook handler's proxy must exist).
+//! Collections without generic routes (stores written by hand-written handlers) still exist for
+//! the admin API. Proxies are not a collection: they are the system configuration descriptor's
+//! (`Ctx::proxy_exists`), the platform's one proxy store.
 //!
 //! Locking: each collection has its own mutex; a validation hook may read other collections
 //! through [`Ctx`] (never its own: the write path re-checks existence under the lock).
