@@ -64,8 +64,10 @@ mod counts;
 mod descriptor;
 mod errors;
 pub mod faults;
+mod saas;
 pub mod server;
 pub mod services;
+mod shape;
 
 pub use faults::{Fault, FaultCounts, FaultId};
 pub use server::{SimConfig, Simulator};
