@@ -160,8 +160,10 @@ fn masked(info: &KindInfo, mut params: Value) -> Value {
         for (i, seg) in segs.iter().enumerate() {
             let Some(Value::Object(m)) = node else { break };
             if i + 1 == segs.len() {
+                // A `...SecretRef` names a Secret (no value): shown as it is.
                 if let Some(v) = m.get_mut(*seg)
                     && !v.is_null()
+                    && !(seg.ends_with("SecretRef") && v.is_object())
                 {
                     *v = Value::String("(set)".into());
                 }
