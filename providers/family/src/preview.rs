@@ -84,7 +84,7 @@ pub enum Format {
     Text,
     /// A pull-request comment: counts first, then one section per change.
     Markdown,
-    /// Stable JSON (see [`Report`]).
+    /// Stable JSON (fields documented in the README).
     Json,
 }
 
@@ -869,6 +869,11 @@ pub async fn run(
                 None => None,
             };
             let old = live.as_ref().and_then(|l| serde_json::to_value(l).ok());
+            // What the API server judges is the object as applied: over the live MR (whose
+            // late-initialised fields an apply keeps), else the manifest itself.
+            if let Some(l) = &live {
+                value = serde_json::to_value(applied_over(l, &value)).unwrap_or(value);
+            }
             let decided = admission
                 .admit(
                     &info.crd_name(scope),
@@ -887,10 +892,7 @@ pub async fn run(
                     });
                 }
             };
-            let (object, known) = match &live {
-                Some(l) => (applied_over(l, &value), true),
-                None => (object, false),
-            };
+            let known = live.is_some();
             items.push(None);
             pending.push((
                 items.len() - 1,
@@ -1010,7 +1012,10 @@ pub async fn run(
     }
     let (requests, _) = metrics.totals();
     let items = if args.hide_skipped {
-        items.into_iter().filter(|i| i.action != "skipped").collect()
+        items
+            .into_iter()
+            .filter(|i| i.action != "skipped")
+            .collect()
     } else {
         items
     };
