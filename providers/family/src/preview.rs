@@ -1187,7 +1187,12 @@ pub fn text(r: &Report) -> String {
         "{:<w_action$}  {:<w_kind$}  {:<w_name$}  EXTERNAL-NAME\n",
         "ACTION", "KIND", "NAME"
     ));
-    for i in &r.items {
+    // Unchanged and skipped objects are counted in the summary line only.
+    for i in r
+        .items
+        .iter()
+        .filter(|i| !matches!(i.action.as_str(), "no change" | "skipped"))
+    {
         out.push_str(&format!(
             "{:<w_action$}  {:<w_kind$}  {:<w_name$}  {}\n",
             i.action,
