@@ -18,6 +18,7 @@ use provider_runtime::managed::KindRegistration;
 pub mod checks;
 pub mod access;
 pub mod configuration;
+pub mod local_file;
 pub mod references;
 pub mod repository;
 pub mod seed;

@@ -121,6 +121,9 @@ pub enum Norm {
     CommaSet,
     /// Sent and compared only when the named boolean field is true.
     OnlyWhen(&'static str),
+    /// Sent and compared only when the named boolean field is false (a Group's own
+    /// `members`, honoured only with `useGroupMembersResource: false`).
+    OnlyUnless(&'static str),
     /// Compared only when the repository belongs to a project (JFrog ignores environments
     /// otherwise).
     WhenInProject,
@@ -133,6 +136,18 @@ pub enum Norm {
     /// A map compared on the keys the user declares: keys others set on the same object are
     /// not drift (an item's properties).
     DeclaredKeys,
+}
+
+impl Norm {
+    /// The boolean field that switches this value on, and the value that does
+    /// ([`Norm::OnlyWhen`] true, [`Norm::OnlyUnless`] false).
+    pub fn gate(self) -> Option<(&'static str, bool)> {
+        match self {
+            Norm::OnlyWhen(g) => Some((g, true)),
+            Norm::OnlyUnless(g) => Some((g, false)),
+            _ => None,
+        }
+    }
 }
 
 /// One parameter of a Kind.
@@ -523,7 +538,7 @@ impl KindDecl {
             {
                 return Err(err(format!("{} requires unknown boolean {g}", f.crd)));
             }
-            if let Norm::OnlyWhen(g) = f.norm
+            if let Some((g, _)) = f.norm.gate()
                 && !fields
                     .iter()
                     .any(|x| x.crd == g && matches!(x.ty, Ty::Bool))

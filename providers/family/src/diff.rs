@@ -282,18 +282,10 @@ pub fn diff(
         if init_only.iter().any(|s| s == f.crd) {
             continue;
         }
-        if let Norm::OnlyWhen(gate) = f.norm {
-            let on = match user_value(params, gate) {
-                Some(v) => v.as_bool().unwrap_or(false),
-                None => kind
-                    .field(gate)
-                    .and_then(|g| g.default.to_json())
-                    .and_then(|d| d.as_bool())
-                    .unwrap_or(false),
-            };
-            if !on {
-                continue;
-            }
+        if let Some((gate, on)) = f.norm.gate()
+            && crate::wire::desired_bool(kind, params, gate) != on
+        {
+            continue;
         }
         if f.norm == Norm::WhenInProject && !in_project {
             continue;
@@ -341,13 +333,10 @@ pub fn late_initialize(
         if p.get(f.crd).is_some_and(|v| !v.is_null()) {
             continue;
         }
-        // A value that only counts while a boolean is true is not adopted while it is
-        // false: it would then be refused as set without its gate.
-        let gate = match f.norm {
-            Norm::OnlyWhen(g) => Some(g),
-            _ => f.requires,
-        };
-        if let Some(g) = gate {
+        // A value that only counts while a boolean has a value is not adopted otherwise: it
+        // would then be refused as set without its gate.
+        let gate = f.norm.gate().or(f.requires.map(|g| (g, true)));
+        if let Some((g, wanted)) = gate {
             let on = match p.get(g).filter(|v| !v.is_null()) {
                 Some(v) => v.as_bool().unwrap_or(false),
                 None => kind
@@ -356,7 +345,7 @@ pub fn late_initialize(
                     .and_then(|d| d.as_bool())
                     .unwrap_or(false),
             };
-            if !on {
+            if on != wanted {
                 continue;
             }
         }

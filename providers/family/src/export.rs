@@ -792,11 +792,8 @@ fn object(
             }
             continue;
         }
-        let gate = match f.norm {
-            Norm::OnlyWhen(g) => Some(g),
-            _ => f.requires,
-        };
-        if gate.is_some_and(|g| !gate_on(kind, &observed, g)) {
+        let gate = f.norm.gate().or(f.requires.map(|g| (g, true)));
+        if gate.is_some_and(|(g, wanted)| gate_on(kind, &observed, g) != wanted) {
             continue;
         }
         if f.norm == Norm::WhenInProject && !in_project {

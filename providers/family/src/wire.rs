@@ -294,8 +294,8 @@ pub fn to_wire(
         if skip.iter().any(|s| s == f.crd) {
             continue;
         }
-        if let Norm::OnlyWhen(gate) = f.norm
-            && !desired_bool(kind, params, gate)
+        if let Some((gate, on)) = f.norm.gate()
+            && desired_bool(kind, params, gate) != on
         {
             continue;
         }

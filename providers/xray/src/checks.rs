@@ -7,6 +7,38 @@ use provider_family::{Check, KindChecks, RuleCheck};
 /// The admission checks of provider-xray's Kinds, by Kind.
 pub static CHECKS: &[KindChecks] = &[
     KindChecks {
+        kind: "BinaryManagerBuilds",
+        fields: &[
+            ("projectKey", &[Check::Format("^[a-z][a-z0-9\\-]{1,31}$", "projectKey must be 2-32 lowercase letters, digits or hyphens, starting with a letter")]),
+            ("indexedBuilds", &[Check::Each(&Check::Format("^[^*?|]*$", "each name must contain none of *, ? and | (Ant-style patterns are not supported; upstream's character class [*|?] also refuses |)"))]),
+        ],
+        rules: &[
+        ],
+        late_init_safe: &[],
+    },
+    KindChecks {
+        kind: "BinaryManagerReleaseBundlesV2",
+        fields: &[
+            ("projectKey", &[Check::Format("^[a-z][a-z0-9\\-]{1,31}$", "projectKey must be 2-32 lowercase letters, digits or hyphens, starting with a letter")]),
+            ("indexedReleaseBundleV2", &[Check::Each(&Check::Format("^[^*?|]*$", "each name must contain none of *, ? and | (Ant-style patterns are not supported; upstream's character class [*|?] also refuses |)"))]),
+        ],
+        rules: &[
+        ],
+        late_init_safe: &[],
+    },
+    KindChecks {
+        kind: "BinaryManagerRepos",
+        fields: &[
+            ("projectKey", &[Check::Format("^[a-z][a-z0-9\\-]{1,31}$", "projectKey must be 2-32 lowercase letters, digits or hyphens, starting with a letter")]),
+            ("indexedRepos.name", &[Check::Length(Some(1), Some(64)), Check::Format("^[^ !@#$%^&*()+={}\\[\\]:;<>,/?~`|\\\\]*$", "indexedRepos.name must be a repository key: 1-64 characters, no spaces and none of !@#$%^&*()+={}[]:;<>,/?~`|\\")]),
+            ("indexedRepos.type", &[Check::OneOf(&["local", "remote", "federated"])]),
+            ("indexedRepos.packageType", &[Check::OneOf(&["Alpine Linux", "Bower", "Cargo", "Composer", "CocoaPods", "Conan", "Conda", "CRAN", "Debian", "Docker", "Gems", "Generic", "Go", "Gradle", "HuggingFaceML", "Ivy", "Maven", "npm", "NuGet", "OCI", "Pypi", "RPM", "SBT", "TerraformBackend"])]),
+        ],
+        rules: &[
+        ],
+        late_init_safe: &[],
+    },
+    KindChecks {
         kind: "CatalogLabels",
         fields: &[
             ("labels", &[Check::Items(Some(1), Some(500)), Check::Unique("name")]),
@@ -18,6 +50,54 @@ pub static CHECKS: &[KindChecks] = &[
         rules: &[
             ("", RuleCheck::Cel("!has(self.packageAssignments) || self.packageAssignments.all(a, self.packageAssignments.exists_one(b, b.packageName == a.packageName && b.packageType == a.packageType))", "packageAssignments: one label per package (the Catalog supports only one label per package)")),
             ("", RuleCheck::Cel("!has(self.versionAssignments) || self.versionAssignments.all(a, self.versionAssignments.exists_one(b, b.labelName == a.labelName && b.packageName == a.packageName && b.packageType == a.packageType))", "versionAssignments: one entry per label and package (list all its versions in that entry)")),
+        ],
+        late_init_safe: &[],
+    },
+    KindChecks {
+        kind: "CurationPolicy",
+        fields: &[
+            ("name", &[Check::Length(Some(1), None)]),
+            ("conditionId", &[Check::Format("^\\d+$", "conditionId must be a numeric string (3, 146)")]),
+            ("scope", &[Check::OneOf(&["all_repos", "specific_repos", "pkg_types"])]),
+            ("policyAction", &[Check::OneOf(&["block", "dry_run"])]),
+            ("waivers.justification", &[Check::Length(Some(1), None)]),
+            ("labelWaivers.justification", &[Check::Length(Some(1), None)]),
+            ("waiverRequestConfig", &[Check::OneOf(&["forbidden", "manual", "auto_approved"])]),
+        ],
+        rules: &[
+            ("", RuleCheck::Cel("!has(self.scope) || self.scope != 'specific_repos' || ((has(self.repoInclude) && size(self.repoInclude) > 0) || (has(self.repoIncludeRefs) && size(self.repoIncludeRefs) > 0) || has(self.repoIncludeSelector))", "repoInclude (or repoIncludeRefs / repoIncludeSelector) must name at least one repository when scope is specific_repos")),
+            ("", RuleCheck::Cel("!has(self.scope) || self.scope != 'pkg_types' || (has(self.pkgTypesInclude) && size(self.pkgTypesInclude) > 0)", "pkgTypesInclude must name at least one package type when scope is pkg_types")),
+            ("", RuleCheck::Cel("!has(self.scope) || self.scope == 'specific_repos' || !((has(self.repoInclude) && size(self.repoInclude) > 0) || (has(self.repoIncludeRefs) && size(self.repoIncludeRefs) > 0) || has(self.repoIncludeSelector))", "repoInclude (and repoIncludeRefs / repoIncludeSelector) may be set only when scope is specific_repos")),
+            ("", RuleCheck::Cel("!has(self.scope) || self.scope == 'pkg_types' || !(has(self.pkgTypesInclude) && size(self.pkgTypesInclude) > 0)", "pkgTypesInclude may be set only when scope is pkg_types")),
+            ("", RuleCheck::Cel("!has(self.scope) || self.scope == 'all_repos' || !((has(self.repoExclude) && size(self.repoExclude) > 0) || (has(self.repoExcludeRefs) && size(self.repoExcludeRefs) > 0) || has(self.repoExcludeSelector))", "repoExclude (and repoExcludeRefs / repoExcludeSelector) may be set only when scope is all_repos")),
+            ("", RuleCheck::Cel("!has(self.scope) || self.scope != 'all_repos' || !has(self.repoExclude) || size(self.repoExclude) > 0 || (has(self.repoExcludeRefs) && size(self.repoExcludeRefs) > 0) || has(self.repoExcludeSelector)", "repoExclude, when given with scope all_repos, must name at least one repository")),
+            ("", RuleCheck::Cel("!has(self.waiverRequestConfig) || self.waiverRequestConfig != 'manual' || (has(self.decisionOwners) && size(self.decisionOwners) > 0)", "decisionOwners must name at least one group when waiverRequestConfig is manual")),
+            ("waivers", RuleCheck::Cel("!has(self.allVersions) || !self.allVersions || !has(self.pkgVersions) || size(self.pkgVersions) == 0", "waivers: pkgVersions may not be set when allVersions is true")),
+            ("waivers", RuleCheck::Cel("!has(self.allVersions) || self.allVersions || (has(self.pkgVersions) && size(self.pkgVersions) > 0)", "waivers: pkgVersions must name at least one version when allVersions is false")),
+        ],
+        late_init_safe: &[],
+    },
+    KindChecks {
+        kind: "CustomCurationCondition",
+        fields: &[
+            ("name", &[Check::Length(Some(1), None)]),
+            ("conditionTemplateId", &[Check::OneOf(&["OpenSSF", "BannedLabels", "AllowedLabels", "SpecificVersions", "AllowedLicenses", "BannedLicenses", "CVECVSSRange", "isImmature", "CVEName"])]),
+            ("paramValues", &[Check::Format("^\\s*\\[\\s*\\{[\\s\\S]*\\}\\s*\\]\\s*$", "paramValues must be a JSON array of at least one {\"param_id\": ..., \"value\": ...} object")]),
+        ],
+        rules: &[
+        ],
+        late_init_safe: &[],
+    },
+    KindChecks {
+        kind: "CustomIssue",
+        fields: &[
+            ("type", &[Check::OneOf(&["other", "performance", "security", "versions"])]),
+            ("packageType", &[Check::OneOf(&["alpine", "bower", "cargo", "composer", "conan", "conda", "cran", "debian", "docker", "generic", "go", "gradle", "huggingface", "ivy", "maven", "npm", "nuget", "oci", "pypi", "rpm", "rubygems", "sbt", "terraformbe"])]),
+            ("severity", &[Check::OneOf(&["Critical", "High", "Medium", "Low", "Information"])]),
+            ("source.url", &[Check::Format("^https?://[^\\s/$.?#][^\\s]*$", "an http:// or https:// URL")]),
+        ],
+        rules: &[
+            ("", RuleCheck::Cel("!has(self.providerName) || !self.providerName.matches('(?i)^jfrog$')", "providerName must not be jfrog (in any case)")),
         ],
         late_init_safe: &[],
     },
@@ -66,6 +146,30 @@ pub static CHECKS: &[KindChecks] = &[
             ("filters.scanDate", RuleCheck::Cel("!(has(self.start) && has(self.end)) || timestamp(self.end) >= timestamp(self.start)", "filters.scanDate.end must not be before filters.scanDate.start")),
         ],
         late_init_safe: &["cronScheduleTimezone"],
+    },
+    KindChecks {
+        kind: "IgnoreRule",
+        fields: &[
+            ("projectKey", &[Check::Format("^[a-z][a-z0-9\\-]{1,31}$", "projectKey must be 2-32 lowercase letters, digits or hyphens, starting with a letter")]),
+            ("expirationDate", &[Check::Format("^\\d{4}-(0[1-9]|1[012])-(0[1-9]|[12][0-9]|3[0-1])$", "expirationDate must be a date, YYYY-MM-DD")]),
+            ("operationalRisk", &[Check::Each(&Check::OneOf(&["any"]))]),
+            ("dockerLayers", &[Check::Each(&Check::Format("^[0-9a-z]{64}$", "each of dockerLayers must be a SHA-256 digest (64 lowercase hex characters)"))]),
+            ("releaseBundle.version", &[Check::Length(Some(1), None)]),
+            ("releaseBundlesV2.name", &[Check::Format("^releaseBundleV2://[a-zA-Z0-9_\\-\\.]+$", "releaseBundlesV2.name must be releaseBundleV2:// followed by the bundle's name")]),
+            ("releaseBundlesV2.version", &[Check::Length(Some(1), None)]),
+            ("build.version", &[Check::Length(Some(1), None)]),
+            ("component.version", &[Check::Length(Some(1), None)]),
+            ("artifact.version", &[Check::Length(Some(1), None)]),
+            ("artifact.path", &[Check::Length(Some(1), None), Check::Format("^.+/$", "artifact.path must end with /")]),
+            ("exposures.scanners", &[Check::Items(Some(1), None), Check::Each(&Check::Format("^EXP-\\d+$", "each of exposures.scanners must be EXP- followed by a number"))]),
+            ("exposures.categories", &[Check::Items(Some(1), None), Check::Each(&Check::OneOf(&["secrets", "services", "applications", "iac"]))]),
+            ("exposures.filePath", &[Check::Items(Some(1), None), Check::Each(&Check::Format("^/.*$", "each of exposures.filePath must start with /"))]),
+        ],
+        rules: &[
+            ("", RuleCheck::Conflicts(&["vulnerabilities", "licenses", "operationalRisk"])),
+            ("", RuleCheck::Conflicts(&["cves", "licenses", "operationalRisk"])),
+        ],
+        late_init_safe: &[],
     },
     KindChecks {
         kind: "LicensePolicy",
@@ -215,6 +319,26 @@ pub static CHECKS: &[KindChecks] = &[
         late_init_safe: &["cronScheduleTimezone"],
     },
     KindChecks {
+        kind: "RepositoryConfig",
+        fields: &[
+            ("repoName", &[Check::Length(Some(1), None)]),
+            ("config", &[Check::Items(Some(1), Some(1))]),
+            ("config.retentionInDays", &[Check::Range(Some(0.0), None)]),
+            ("pathsConfig.pattern", &[Check::Items(Some(1), None)]),
+            ("pathsConfig.pattern.include", &[Check::Length(Some(1), None)]),
+            ("pathsConfig.pattern.exclude", &[Check::Length(Some(1), None)]),
+            ("pathsConfig.pattern.retentionInDays", &[Check::Range(Some(0.0), None)]),
+            ("pathsConfig.allOtherArtifacts", &[Check::Items(Some(1), Some(1))]),
+            ("pathsConfig.allOtherArtifacts.retentionInDays", &[Check::Range(Some(0.0), None)]),
+        ],
+        rules: &[
+            ("", RuleCheck::Cel("!has(self.jasEnabled) || self.jasEnabled || !has(self.config) || self.config.all(c, !has(c.vulnContextualAnalysis))", "config.vulnContextualAnalysis cannot be set when jasEnabled is false")),
+            ("", RuleCheck::Cel("!has(self.jasEnabled) || self.jasEnabled || !has(self.config) || self.config.all(c, !has(c.exposures) || size(c.exposures) == 0)", "config.exposures cannot be set when jasEnabled is false")),
+            ("", RuleCheck::Cel("!has(self.jasEnabled) || (has(self.pathsConfig) && size(self.pathsConfig) > 0) || !has(self.config) || self.config.all(c, has(c.retentionInDays))", "config.retentionInDays must be set when pathsConfig is not set")),
+        ],
+        late_init_safe: &[],
+    },
+    KindChecks {
         kind: "SecurityPolicy",
         fields: &[
             ("type", &[Check::OneOf(&["security", "license", "operational_risk"])]),
@@ -245,7 +369,7 @@ pub static CHECKS: &[KindChecks] = &[
             ("rule.criteria", RuleCheck::Cel("!((has(self.vulnerabilityIds) && size(self.vulnerabilityIds) > 0) && ((has(self.maliciousPackage) && self.maliciousPackage) || has(self.minSeverity) || (has(self.cvssRange) && size(self.cvssRange) > 0) || (has(self.exposures) && size(self.exposures) > 0) || (has(self.sast) && size(self.sast) > 0) || has(self.packageName) || has(self.packageType) || (has(self.packageVersions) && size(self.packageVersions) > 0)))", "criteria.vulnerabilityIds cannot be combined with maliciousPackage, minSeverity, cvssRange, exposures, sast, packageName, packageType or packageVersions")),
             ("rule.criteria", RuleCheck::RequiredWith("packageName", &["packageType"])),
             ("rule.criteria", RuleCheck::RequiredWith("packageType", &["packageName"])),
-            ("", RuleCheck::Cel("self.rule.all(r, self.rule.exists_one(o, o.name == r.name))", "rule names must be unique")),
+            ("", RuleCheck::Cel("!has(self.rule) || self.rule.all(r, self.rule.exists_one(o, o.name == r.name))", "rule names must be unique")),
             ("rule.criteria", RuleCheck::Cel("!(has(self.maliciousPackage) && self.maliciousPackage && has(self.minSeverity))", "maliciousPackage cannot be true when minSeverity is set")),
             ("rule.criteria", RuleCheck::Cel("!(has(self.maliciousPackage) && self.maliciousPackage && (has(self.cvssRange) && size(self.cvssRange) > 0))", "maliciousPackage cannot be true when cvssRange is set")),
             ("rule.criteria", RuleCheck::Cel("!(has(self.maliciousPackage) && self.maliciousPackage && has(self.fixVersionDependant) && self.fixVersionDependant)", "fixVersionDependant must be false when maliciousPackage is true")),

@@ -88,8 +88,8 @@ pub fn example_params(kind: &str) -> Value {
         }),
         "CustomCurationCondition" => json!({
             "name": "example-custom-curation-condition",
-            "conditionTemplateId": "OpenSSF",
-            "paramValues": "[{\"param_id\":\"openssf_score\",\"value\":5}]"
+            "conditionTemplateId": "CVEName",
+            "paramValues": "[{\"param_id\":\"cve_name\",\"value\":\"CVE-2021-44228\"}]"
         }),
         "IgnoreRule" => json!({
             "notes": "False positive: the vulnerable code path is not shipped",
@@ -98,7 +98,7 @@ pub fn example_params(kind: &str) -> Value {
         "CustomIssue" => json!({
             "description": "A vulnerability found by an internal audit",
             "summary": "Internal audit finding",
-            "type": "Security",
+            "type": "security",
             "providerName": "custom",
             "packageType": "generic",
             "severity": "High",
@@ -141,7 +141,7 @@ pub fn example_params(kind: &str) -> Value {
         }),
         "BinaryManagerBuilds" => json!({"indexedBuilds": ["example-build"]}),
         "BinaryManagerRepos" => json!({
-            "indexedRepos": [{"name": REPOSITORY, "type": "local", "packageType": "generic"}]
+            "indexedRepos": [{"name": REPOSITORY, "type": "local", "packageType": "Generic"}]
         }),
         "BinaryManagerReleaseBundlesV2" => json!({"indexedReleaseBundleV2": ["example-bundle"]}),
         "VulnerabilitiesReport" => json!({

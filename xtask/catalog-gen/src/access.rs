@@ -34,6 +34,7 @@ const SETTABLE: &[&str] = &[
     "type",
     "wire",
     "secret_ref",
+    "description",
 ];
 
 /// A correction of one field (by Terraform name) in some Kinds or everywhere.

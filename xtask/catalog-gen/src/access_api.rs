@@ -312,7 +312,11 @@ impl Gen<'_> {
         }
         let suffix = crate::secret_ref_suffix(&f, crd, &s);
         s.push_str(&suffix);
-        s.push_str(&format!(".doc({})", rs(desc)));
+        // The description as the overrides leave it.
+        s.push_str(&format!(
+            ".doc({})",
+            rs(opt_str(&f, "description").unwrap_or(desc))
+        ));
         Ok(s)
     }
 }

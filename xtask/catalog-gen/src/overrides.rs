@@ -23,6 +23,7 @@ const SETTABLE: &[&str] = &[
     "type",
     "wire",
     "secret_ref",
+    "description",
     "from_name",
 ];
 

@@ -307,3 +307,55 @@ async fn a_generated_password_reaches_the_connection_secret_only_and_does_not_ch
     }
     assert_eq!(writes(&env), 1, "{:?}", env.sim.request_counts());
 }
+
+/// A certificate's `fileSecretRef` (upstream's `file`, as the Upjet provider renders it): a
+/// Secret holding the path of a PEM file on the provider's filesystem. The provider reads
+/// the file and uploads its PEM (one create, quiet afterwards); a path that cannot be read
+/// gives Synced=False naming the field, never the Secret's value.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_certificate_from_a_file_on_the_providers_filesystem() {
+    let mut env = env(examples::TEST_VERSION).await;
+    let dir = std::env::temp_dir().join(format!("cert-file-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("dir");
+    let pem = dir.join("client.pem");
+    std::fs::write(&pem, examples::PEM).expect("write");
+    let missing = dir.join("not-mounted.pem");
+    let ns = crate::family_suite::NS;
+    env.create_objects(&[json!({
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "metadata": {"name": "certificate-paths", "namespace": ns},
+        "stringData": {"path": pem.to_str().expect("utf-8"), "missing": missing.to_str().expect("utf-8")},
+    })])
+    .await;
+    let d = decl("Certificate");
+    let from_file = |name: &str, key: &str| {
+        provider_family::examples::manifest(
+            d,
+            name,
+            json!({"fileSecretRef": {"name": "certificate-paths", "namespace": ns, "key": key}}),
+            false,
+        )
+    };
+    add(&mut env, "Certificate", from_file("from-file", "path")).await;
+    converge(&env.mrs).await;
+    assert!(env.sim.object("certificates", "from-file").is_some());
+    env.sim.reset_counts();
+    for _ in 0..2 {
+        env.mrs[0].reconcile().await;
+    }
+    assert_eq!(writes(&env), 0, "{:?}", env.sim.request_counts());
+
+    add(&mut env, "Certificate", from_file("not-mounted", "missing")).await;
+    env.mrs[1].reconcile().await;
+    let (status, message) = synced(&env.mrs[1].get().await);
+    assert_eq!(status, "False");
+    assert!(
+        message.contains("the file named by fileSecretRef")
+            && message.contains("DeploymentRuntimeConfig"),
+        "{message}"
+    );
+    assert!(!message.contains("not-mounted.pem"), "{message}");
+    assert!(env.sim.object("certificates", "not-mounted").is_none());
+    std::fs::remove_dir_all(&dir).ok();
+}

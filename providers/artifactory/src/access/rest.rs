@@ -58,6 +58,10 @@ pub enum Delete {
     },
 }
 
+/// The member of a [`Shape::Text`] body that names a file on the provider's filesystem
+/// holding the text, when the text member itself is not given (a certificate's `file`).
+pub const FILE_MEMBER: &str = "file";
+
 /// How the body goes on the wire.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Shape {
@@ -319,13 +323,25 @@ impl Api {
         self.check_retired(client, call).await?;
         let r = call_request(client, self.service, call, idem, key);
         let r = match self.shape {
-            Shape::Text(member) => r.text(
-                body.get(member)
-                    .and_then(Value::as_str)
-                    .unwrap_or_default()
-                    .to_string(),
-                "text/plain",
-            ),
+            Shape::Text(member) => {
+                let text = match (body.get(member), body.get(FILE_MEMBER)) {
+                    (Some(v), _) => v.as_str().unwrap_or_default().to_string(),
+                    // A path on the provider's filesystem instead of the text itself.
+                    (None, Some(Value::String(path))) => String::from_utf8_lossy(
+                        &crate::local_file::read(
+                            path,
+                            "fileSecretRef",
+                            false,
+                            self.service,
+                            call.path,
+                        )
+                        .await?,
+                    )
+                    .into_owned(),
+                    _ => String::new(),
+                };
+                r.text(text, "text/plain")
+            }
             _ => r.json(&self.wire_body(key, body)),
         };
         let answer = r.send().await?;

@@ -66,7 +66,7 @@ pub const API_KEY_FIELDS: &[Field] = &[
 /// The own fields of `Certificate`.
 pub const CERTIFICATE_FIELDS: &[Field] = &[
     Field::new("contentSecretRef", "content", Some("content"), Ty::Str).sensitive().write_only().doc("PEM with the client certificate and private key, sent as the raw text/plain request body (no JSON name); never returned. Conflicts with file."),
-    Field::new("fileSecretRef", "file", None, Ty::Str).sensitive().write_only().doc("Local path of a PEM file read by the provider; not meaningful for a Kubernetes controller. Conflicts with content."),
+    Field::new("fileSecretRef", "file", Some("file"), Ty::Str).sensitive().write_only().doc("Secret holding the path of a PEM file on the provider's filesystem (mounted into the provider's pod, e.g. by a DeploymentRuntimeConfig volume); the provider reads the file and sends its PEM as contentSecretRef would. Conflicts with contentSecretRef."),
     Field::new("fingerprint", "fingerprint", Some("fingerprint"), Ty::Str).status_only().doc("SHA-256 fingerprint of the certificate."),
     Field::new("issuedOn", "issued_on", Some("issuedOn"), Ty::Str).status_only().doc("Start of validity."),
     Field::new("issuedBy", "issued_by", Some("issuedBy"), Ty::Str).status_only().doc("Issuing CA name."),
@@ -352,7 +352,7 @@ pub const ANONYMOUS_USER_FIELDS: &[Field] = &[
 /// member, template, own fields, REST binding, [admission rules], description)`.
 pub const KINDS: &[KindDecl] = &[
     k!(APIKey, "security", Id::ServerAssigned, None, NONE, API_KEY_FIELDS, API_KEY, [], "Artifactory api key."),
-    k!(Certificate, "security", Id::Name, Some("certificateAlias"), NONE, CERTIFICATE_FIELDS, CERTIFICATE, [Rule { cel: "!has(self.fileSecretRef)", message: "fileSecretRef is not supported by a Kubernetes controller: put the PEM in a Secret and use contentSecretRef" }], "Artifactory certificate."),
+    k!(Certificate, "security", Id::Name, Some("certificateAlias"), NONE, CERTIFICATE_FIELDS, CERTIFICATE, [Rule { cel: "!(has(self.contentSecretRef) && has(self.fileSecretRef))", message: "contentSecretRef and fileSecretRef conflict: give the PEM itself or the path of a PEM file on the provider's filesystem, not both" }], "Artifactory certificate."),
     k!(DistributionPublicKey, "security", Id::Name, Some("alias"), NONE, DISTRIBUTION_PUBLIC_KEY_FIELDS, DISTRIBUTION_PUBLIC_KEY, [], "Artifactory distribution public key."),
     k!(GlobalEnvironment, "security", Id::Name, Some("name"), NONE, GLOBAL_ENVIRONMENT_FIELDS, GLOBAL_ENVIRONMENT, [], "Artifactory global environment."),
     k!(Group, "security", Id::Name, Some("name"), NONE, GROUP_FIELDS, GROUP, [Rule { cel: "!(has(self.autoJoin) && self.autoJoin && has(self.adminPrivileges) && self.adminPrivileges)", message: "autoJoin cannot be true together with adminPrivileges" }], "Artifactory group."),

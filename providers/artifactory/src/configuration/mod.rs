@@ -65,13 +65,14 @@ impl Hooks for ConfigurationHooks {
                     .and_then(Value::as_str)
                     .is_some_and(|s| !s.is_empty())
             };
-            if set("filePath") {
-                return Err("filePath is not supported: the provider cannot read files on your machine; give the content in contentBase64".into());
-            }
-            if !set("contentBase64") {
-                return Err(
-                    "contentBase64 is required (the artifact's content, base64-encoded)".into(),
-                );
+            match (set("filePath"), set("contentBase64")) {
+                (true, true) => {
+                    return Err("filePath and contentBase64 conflict: give exactly one".into());
+                }
+                (false, false) => {
+                    return Err("one of filePath (a file on the provider's filesystem) or contentBase64 (the content, base64-encoded) is required".into());
+                }
+                _ => {}
             }
         }
         Ok(())
@@ -129,6 +130,8 @@ pub fn registrations(cache: Arc<ClientCache>) -> Vec<Arc<dyn KindRegistration>> 
 
 #[cfg(test)]
 mod descriptor_tests;
+#[cfg(test)]
+mod file_path_tests;
 #[cfg(test)]
 mod identifier_tests;
 #[cfg(test)]

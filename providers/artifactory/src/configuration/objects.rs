@@ -281,16 +281,20 @@ impl Artifacts {
         item: &str,
         body: &Map<String, Value>,
     ) -> Result<Value, Error> {
-        let content = str_of(body, "content_base64").unwrap_or_default();
-        let bytes = base64::engine::general_purpose::STANDARD
-            .decode(content)
-            .map_err(|e| {
-                invalid(
-                    Service::Artifactory,
-                    ITEM,
-                    format!("contentBase64 is not base64: {e}"),
-                )
-            })?;
+        let bytes = match (str_of(body, "content_base64"), str_of(body, "file_path")) {
+            (None, Some(path)) => {
+                crate::local_file::read(path, "filePath", true, Service::Artifactory, ITEM).await?
+            }
+            (content, _) => base64::engine::general_purpose::STANDARD
+                .decode(content.unwrap_or_default())
+                .map_err(|e| {
+                    invalid(
+                        Service::Artifactory,
+                        ITEM,
+                        format!("contentBase64 is not base64: {e}"),
+                    )
+                })?,
+        };
         let r = client
             .request(
                 Service::Artifactory,

@@ -359,7 +359,7 @@ pub const RELEASEBUNDLEV2PROMOTION: &[Field] = &[
 pub const ARTIFACT: &[Field] = &[
     Field::new("repository", "repository", Some("repo"), Ty::Str).required().immutable().doc("Target repository key."),
     Field::new("path", "path", Some("path"), Ty::Str).required().immutable().doc("Path inside the repository, starting with '/'; may carry ;key=value matrix parameters as properties."),
-    Field::new("filePath", "file_path", None, Ty::Str).doc("Local file read by the provider (exactly one of file_path/content_base64); not meaningful for a Kubernetes controller."),
+    Field::new("filePath", "file_path", Some("file_path"), Ty::Str).write_only().doc("Path of a file on the provider's filesystem (mounted into the provider's pod, e.g. by a DeploymentRuntimeConfig volume) whose bytes are deployed; exactly one of filePath and contentBase64. Another path re-deploys."),
     Field::new("contentBase64", "content_base64", Some("content_base64"), Ty::Str).write_only().doc("Base64 of the file content; decoded and uploaded as the raw body (exactly one of file_path/content_base64)."),
     Field::new("checksumMd5", "checksum_md5", Some("checksums.md5"), Ty::Str).status_only().doc("MD5 of the stored file."),
     Field::new("checksumSha1", "checksum_sha1", Some("checksums.sha1"), Ty::Str).status_only().doc("SHA-1 of the stored file."),

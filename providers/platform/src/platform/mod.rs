@@ -56,9 +56,12 @@
 //! extra); deleting the MR removes the members it declares and leaves the group. The MR's
 //! object exists while the group has one of the declared members. Project members are the
 //! opposite: a project `User` or `Group` MR manages its one membership and never others'.
-//! Group's own `members` list (deprecated upstream, honoured only with
-//! `useGroupMembersResource: false`) is not managed; a manifest turning the switch off is
-//! refused before any write.
+//! Group's own `members` list (deprecated upstream) is honoured, as upstream honours it,
+//! only with `useGroupMembersResource: false`: then the Group owns its member list (sent at
+//! creation, compared with the group's read, changed by the members PATCH: a member added
+//! by hand is drift). With the switch on (the default) `members` is ignored, and must not
+//! be combined with a GroupMembers MR for the same group when off (both would own the
+//! list).
 //!
 //! # Secrets
 //!
@@ -155,9 +158,6 @@ impl Hooks for PlatformHooks {
     fn check_params(&self, kind: &ResolvedKind, params: &Value) -> Result<(), String> {
         match kind.decl.kind {
             "Group" => {
-                if bool_param(params, "useGroupMembersResource") == Some(false) {
-                    return Err("useGroupMembersResource=false (members inside the Group) is not supported: leave it true and declare the members with a GroupMembers MR".into());
-                }
                 if bool_param(params, "autoJoin") == Some(true)
                     && bool_param(params, "adminPrivileges") == Some(true)
                 {
@@ -269,6 +269,9 @@ pub fn registrations(cache: Arc<ClientCache>) -> Vec<Arc<dyn KindRegistration>> 
 }
 
 #[cfg(test)]
+mod members_tests;
+
+#[cfg(test)]
 mod tests {
     use super::*;
 
@@ -325,10 +328,14 @@ mod tests {
             .check_params(&g, &json!({"autoJoin": true, "adminPrivileges": true}))
             .expect_err("refused");
         assert!(e.contains("autoJoin"), "{e}");
+        // Upstream honours the deprecated members with the switch off: so do we.
         assert!(
             HOOKS
-                .check_params(&g, &json!({"useGroupMembersResource": false}))
-                .is_err()
+                .check_params(
+                    &g,
+                    &json!({"useGroupMembersResource": false, "members": ["alice"]})
+                )
+                .is_ok()
         );
         let a = kind("AWSIAMRole");
         assert!(

@@ -46,7 +46,7 @@ pub static GLOBALROLE: Paths = crud(
 /// Groups (v2): updated by PATCH; listed by `GET /api/v2/groups`
 /// (`{"groups": [{"group_name", "uri"}]}`, names only: list, then read each).
 pub static GROUP: Listed = Listed {
-    rest: &GROUP_CALLS,
+    rest: &GroupRest,
     list: ListCall {
         service: A,
         path: "/api/v2/groups",
@@ -63,6 +63,58 @@ static GROUP_CALLS: Paths = Paths {
     update: Call::new(Verb::Patch, "/api/v2/groups/{key}"),
     ..crud("/api/v2/groups", "/api/v2/groups/{key}", None)
 };
+
+/// A group with, when `useGroupMembersResource` is false, its own member list (the body
+/// then carries `members`, see the Kind's `members` field): created with the group in the
+/// POST body (JFrog's "Create Group" takes `members`), read from the group's answer, and
+/// changed through the group's members PATCH, since the group PATCH does not take them
+/// (upstream's `groupAPIModel`: "only for create"). With the switch on, the body never
+/// carries `members` and this is the plain binding.
+#[derive(Debug)]
+pub struct GroupRest;
+
+#[async_trait]
+impl Rest for GroupRest {
+    async fn read(&self, client: &JfrogClient, key: &str) -> Result<Value, Error> {
+        GROUP_CALLS.read(client, key).await
+    }
+    async fn create(
+        &self,
+        client: &JfrogClient,
+        key: &str,
+        body: &Map<String, Value>,
+    ) -> Result<Value, Error> {
+        GROUP_CALLS.create(client, key, body).await
+    }
+    async fn update(
+        &self,
+        client: &JfrogClient,
+        key: &str,
+        body: &Map<String, Value>,
+    ) -> Result<(), Error> {
+        let mut group = body.clone();
+        let members = group.remove("members");
+        GROUP_CALLS.update(client, key, &group).await?;
+        let Some(members) = members else {
+            return Ok(());
+        };
+        let declared: Vec<&str> = members
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+            .collect();
+        let have = GROUPMEMBERS.members(client, key).await?;
+        let (add, remove) = member_changes(&declared, &have);
+        if add.is_empty() && remove.is_empty() {
+            return Ok(());
+        }
+        GROUPMEMBERS.patch(client, key, &add, &remove).await
+    }
+    async fn delete(&self, client: &JfrogClient, key: &str) -> Result<(), Error> {
+        GROUP_CALLS.delete(client, key).await
+    }
+}
 
 /// SCIM groups, listed by a SCIM `ListResponse` (`{"Resources": [...]}`, full resources).
 pub static SCIMGROUP: Paths = crud(

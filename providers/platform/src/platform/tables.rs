@@ -21,7 +21,7 @@ pub const GROUP_FIELDS: &[Field] = &[
     Field::new("externalId", "external_id", Some("external_id"), Ty::Str).doc("External group ID, used to match the group in Azure AD. Omitted when unset."),
     Field::new("autoJoin", "auto_join", Some("auto_join"), Ty::Bool).default(Dv::Bool(false)).doc("Automatically add every new user to the group; cannot be true together with admin_privileges=true."),
     Field::new("adminPrivileges", "admin_privileges", Some("admin_privileges"), Ty::Bool).default(Dv::Bool(false)).doc("Members get platform admin privileges."),
-    Field::new("members", "members", None, Ty::Set).doc("Deprecated. User names in the group; only honoured when use_group_members_resource=false. Sent in the POST body; later changes go through the /members PATCH."),
+    Field::new("members", "members", Some("members"), Ty::Set).norm(provider_family::Norm::OnlyUnless("useGroupMembersResource")).doc("Deprecated. User names in the group, owned by this Group only when useGroupMembersResource is false (then a member added elsewhere is drift and removed); ignored otherwise. Do not combine with a GroupMembers MR for the same group."),
     Field::new("useGroupMembersResource", "use_group_members_resource", None, Ty::Bool).default(Dv::Bool(true)).doc("Client-side switch: ignore members here and let GroupMembers manage membership. Never sent."),
     Field::new("reportsManager", "reports_manager", Some("reports_manager"), Ty::Bool).late_init().doc("Group has the reports-manager role (Artifactory 7.128.0+). Omitted when unset; value is taken from the server."),
     Field::new("watchManager", "watch_manager", Some("watch_manager"), Ty::Bool).late_init().doc("Group has the watch-manager role (7.128.0+)."),

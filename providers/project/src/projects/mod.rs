@@ -57,10 +57,12 @@
 //!
 //! A `User` or `Group` MR manages exactly one membership (one member's roles in one
 //! project): it never reads, sets or removes other members, whoever added them. The
-//! project's embedded member, group, role and repository lists (deprecated upstream and
-//! ignored while the `useProject*Resource` switches are true, their default) are not
-//! managed: a manifest that turns a switch off is refused before any write, naming the
-//! Kind to use instead.
+//! project's embedded member, group, role and repository lists (deprecated upstream) are
+//! ignored while the `useProject*Resource` switches are true, their default; a switch set
+//! to false hands that list to the Project, as upstream does: the Project MR then owns it
+//! whole (read beside the project, each entry added, changed or removed to match the spec:
+//! [`rest::ProjectRest`]), so it must not be combined with `User`, `Group`, `Role` or
+//! `Repository` MRs for the same project and list.
 //!
 //! # Order
 //!
@@ -98,6 +100,14 @@ pub static HOOKS: ProjectHooks = ProjectHooks;
 /// provider-project's behaviour beyond the generic adapter.
 #[derive(Debug, Clone, Copy)]
 pub struct ProjectHooks;
+
+/// The switch that hands each of [`rest::EMBEDDED`] to the Project when false.
+const EMBEDDED_SWITCHES: [&str; 4] = [
+    "useProjectUserResource",
+    "useProjectGroupResource",
+    "useProjectRoleResource",
+    "useProjectRepositoryResource",
+];
 
 /// Kinds that live inside a project (`spec.forProvider.projectKey`).
 const IN_PROJECT: &[&str] = &["Environment", "Role", "User", "Group", "Repository"];
@@ -151,6 +161,21 @@ impl Hooks for ProjectHooks {
                 str_param(params, "targetProjectKey")
             ),
             "ShareRepositoryWithAll" => format!("{key}//{read_only}"),
+            "Project" => {
+                let owned: Vec<&str> = rest::EMBEDDED
+                    .into_iter()
+                    .zip(EMBEDDED_SWITCHES)
+                    .filter(|(_, switch)| {
+                        user_value(params, switch).and_then(Value::as_bool) == Some(false)
+                    })
+                    .map(|(list, _)| list)
+                    .collect();
+                if owned.is_empty() {
+                    key.to_string()
+                } else {
+                    format!("{key}/{}", owned.join(","))
+                }
+            }
             _ => key.to_string(),
         }
     }
@@ -185,20 +210,6 @@ impl Hooks for ProjectHooks {
                 check_project_key(v).map_err(|e| format!("{f}: {e}"))?;
             }
         }
-        if kind.decl.kind == "Project" {
-            for (switch, list, instead) in [
-                ("useProjectUserResource", "member", "User"),
-                ("useProjectGroupResource", "group", "Group"),
-                ("useProjectRoleResource", "role", "Role"),
-                ("useProjectRepositoryResource", "repos", "Repository"),
-            ] {
-                if user_value(params, switch).and_then(Value::as_bool) == Some(false) {
-                    return Err(format!(
-                        "{switch}=false (managing {list} inside the Project) is not supported: leave it true and declare each entry as a {instead} MR"
-                    ));
-                }
-            }
-        }
         Ok(())
     }
 }
@@ -219,6 +230,9 @@ pub fn kinds() -> &'static [Arc<FamilyKind>] {
 pub fn registrations(cache: Arc<ClientCache>) -> Vec<Arc<dyn KindRegistration>> {
     provider_family::registrations(kinds(), cache)
 }
+
+#[cfg(test)]
+mod embedded_tests;
 
 #[cfg(test)]
 mod tests {
@@ -282,10 +296,22 @@ mod tests {
             .check_params(&kind("User"), &json!({"projectKey": "Team_1"}))
             .expect_err("refused");
         assert!(e.starts_with("projectKey:"), "{e}");
-        let e = HOOKS
-            .check_params(&kind("Project"), &json!({"useProjectUserResource": false}))
-            .expect_err("refused");
-        assert!(e.contains("User MR"), "{e}");
+        // A switch off hands its list to the Project (upstream's deprecated form): accepted,
+        // and the address names the lists the Project then owns.
+        let off = json!({"useProjectUserResource": false, "useProjectRepositoryResource": false});
+        assert!(HOOKS.check_params(&kind("Project"), &off).is_ok());
+        assert_eq!(
+            HOOKS.address(&kind("Project"), "team", &off),
+            "team/member,repos"
+        );
+        assert_eq!(
+            HOOKS.address(
+                &kind("Project"),
+                "team",
+                &json!({"useProjectUserResource": true})
+            ),
+            "team"
+        );
         assert!(
             HOOKS
                 .check_params(&kind("Project"), &json!({"displayName": "x"}))

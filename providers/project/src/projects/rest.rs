@@ -32,7 +32,7 @@ fn call<'a>(
 /// answers it): both are turned into our units by [`project_from_jfrog`] in the family's
 /// `decode` hook, which serves reads and list entries alike.
 pub static PROJECT: Listed = Listed {
-    rest: &PROJECT_CALLS,
+    rest: &ProjectRest,
     list: ListCall {
         service: Service::Access,
         path: "/api/v1/projects",
@@ -76,6 +76,266 @@ pub fn project_from_jfrog(v: &mut Value) {
     }
     if let Some(soft) = v.get("soft_limit").and_then(Value::as_bool) {
         v["soft_limit"] = json!(!soft);
+    }
+}
+
+/// The lists a project owns beside itself when one of the `useProject*Resource` switches
+/// is off (the Kind's fields `member`, `group`, `role`, `repos`, gated by their switch):
+/// the address is then `<key>/<list>,<list>...` (the family's `address` hook), and the
+/// project is read by key rather than from the projects list, which carries none of them.
+pub const EMBEDDED: [&str; 4] = ["member", "group", "role", "repos"];
+
+/// A project, and the embedded lists its MR owns (see [`EMBEDDED`]), as upstream's project
+/// resource manages them with a switch off: users and groups with their roles (the
+/// project's member lists, upserted by PUT and removed by DELETE per member), custom roles
+/// (the project's roles of type `CUSTOM`: POST, PUT, DELETE per role) and assigned
+/// repositories (`GET /artifactory/api/repositories?project=<key>` lists the repositories
+/// assigned to or shared with the project; each one's Access status tells which are
+/// assigned; attached with `force=true` and detached as the Repository Kind does). An
+/// entry the spec lacks is removed, as upstream removes it: the list is the MR's.
+#[derive(Debug)]
+pub struct ProjectRest;
+
+fn project_and_lists(address: &str) -> (&str, Vec<&str>) {
+    let (p, lists) = address_pair(address);
+    (p, lists.split(',').filter(|l| !l.is_empty()).collect())
+}
+
+/// Strings of an array (sorted), for comparing sets.
+fn sorted_strings(v: &Value) -> Vec<String> {
+    let mut out: Vec<String> = v
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .map(str::to_string)
+        .collect();
+    out.sort();
+    out
+}
+
+/// A role or member compared as JFrog keeps it: set-valued members unordered, absent and
+/// empty alike.
+fn same_entry(a: &Value, b: &Value) -> bool {
+    let keys = a
+        .as_object()
+        .into_iter()
+        .flatten()
+        .chain(b.as_object().into_iter().flatten())
+        .map(|(k, _)| k.as_str());
+    let mut keys: Vec<&str> = keys.collect();
+    keys.sort_unstable();
+    keys.dedup();
+    keys.into_iter().all(|k| {
+        let (x, y) = (&a[k], &b[k]);
+        match (x, y) {
+            (Value::Array(_), _) | (_, Value::Array(_)) => sorted_strings(x) == sorted_strings(y),
+            _ => {
+                let empty = |v: &Value| v.is_null() || v.as_str() == Some("");
+                (empty(x) && empty(y)) || x == y
+            }
+        }
+    })
+}
+
+fn entries(v: Option<&Value>) -> Vec<Value> {
+    v.and_then(Value::as_array).cloned().unwrap_or_default()
+}
+
+fn name_of(v: &Value) -> &str {
+    v["name"].as_str().unwrap_or("")
+}
+
+const REPO_ATTACH: &str = "/api/v1/projects/_/attach/repositories/{key}/{project}";
+const REPO_DETACH: &str = "/api/v1/projects/_/attach/repositories/{key}";
+
+impl ProjectRest {
+    /// One embedded list as the project has it now.
+    async fn read_list(&self, client: &JfrogClient, p: &str, list: &str) -> Result<Value, Error> {
+        let get = |path: &'static str| {
+            call(client, Verb::Get, path, Idempotency::Idempotent, &[p]).send_value()
+        };
+        Ok(match list {
+            "member" => get(USERS).await?["members"].clone(),
+            "group" => get(GROUPS).await?["members"].clone(),
+            "role" => Value::Array(
+                entries(Some(&get(ROLES).await?))
+                    .into_iter()
+                    .filter(|r| r["type"].as_str() == Some("CUSTOM"))
+                    .collect(),
+            ),
+            "repos" => {
+                let listed = request(
+                    client,
+                    Service::Artifactory,
+                    Verb::Get,
+                    "/api/repositories",
+                    Idempotency::Idempotent,
+                    &[],
+                )
+                .query("project", p)
+                .send_value()
+                .await?;
+                let mut assigned = Vec::new();
+                for r in entries(Some(&listed)) {
+                    let Some(repo) = r["key"].as_str() else {
+                        continue;
+                    };
+                    if status(client, repo).await?["assigned_to"].as_str() == Some(p) {
+                        assigned.push(json!(repo));
+                    }
+                }
+                Value::Array(assigned)
+            }
+            _ => Value::Null,
+        })
+    }
+
+    /// Make one embedded list the declared one: only what differs is sent.
+    async fn set_list(
+        &self,
+        client: &JfrogClient,
+        p: &str,
+        list: &str,
+        declared: Option<&Value>,
+    ) -> Result<(), Error> {
+        let have = entries(Some(&self.read_list(client, p, list).await?));
+        let want = entries(declared);
+        match list {
+            "member" | "group" | "role" => {
+                let (collection, item) = match list {
+                    "member" => (USERS, "/api/v1/projects/{project}/users/{name}"),
+                    "group" => (GROUPS, "/api/v1/projects/{project}/groups/{name}"),
+                    _ => (ROLES, "/api/v1/projects/{project}/roles/{name}"),
+                };
+                for w in &want {
+                    let name = name_of(w);
+                    match have.iter().find(|h| name_of(h) == name) {
+                        Some(h) if same_entry(h, w) => {}
+                        // Roles are created on the collection; members upserted by name.
+                        None if list == "role" => {
+                            call(
+                                client,
+                                Verb::Post,
+                                collection,
+                                Idempotency::NonIdempotent,
+                                &[p],
+                            )
+                            .json(w)
+                            .send_empty()
+                            .await?;
+                        }
+                        _ => {
+                            call(client, Verb::Put, item, Idempotency::Idempotent, &[p, name])
+                                .json(w)
+                                .send_empty()
+                                .await?;
+                        }
+                    }
+                }
+                for h in &have {
+                    let name = name_of(h);
+                    if !want.iter().any(|w| name_of(w) == name) {
+                        call(
+                            client,
+                            Verb::Delete,
+                            item,
+                            Idempotency::Idempotent,
+                            &[p, name],
+                        )
+                        .send_empty()
+                        .await?;
+                    }
+                }
+            }
+            "repos" => {
+                for w in want.iter().filter(|w| !have.contains(w)) {
+                    let repo = w.as_str().unwrap_or("");
+                    call(
+                        client,
+                        Verb::Put,
+                        REPO_ATTACH,
+                        Idempotency::Idempotent,
+                        &[repo, p],
+                    )
+                    .query("force", "true")
+                    .send_empty()
+                    .await?;
+                }
+                for h in have.iter().filter(|h| !want.contains(h)) {
+                    let repo = h.as_str().unwrap_or("");
+                    call(
+                        client,
+                        Verb::Delete,
+                        REPO_DETACH,
+                        Idempotency::Idempotent,
+                        &[repo],
+                    )
+                    .send_empty()
+                    .await?;
+                }
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    /// The project's own body (the embedded lists are not project members on the wire).
+    fn project_body(body: &Map<String, Value>) -> Map<String, Value> {
+        let mut b = body.clone();
+        for l in EMBEDDED {
+            b.remove(l);
+        }
+        b
+    }
+}
+
+#[async_trait]
+impl Rest for ProjectRest {
+    async fn read(&self, client: &JfrogClient, key: &str) -> Result<Value, Error> {
+        let (p, lists) = project_and_lists(key);
+        let mut v = PROJECT_CALLS.read(client, p).await?;
+        for l in lists {
+            v[l] = self.read_list(client, p, l).await?;
+        }
+        Ok(v)
+    }
+    async fn create(
+        &self,
+        client: &JfrogClient,
+        key: &str,
+        body: &Map<String, Value>,
+    ) -> Result<Value, Error> {
+        let (p, lists) = project_and_lists(key);
+        let answer = PROJECT_CALLS
+            .create(client, p, &Self::project_body(body))
+            .await?;
+        for l in lists {
+            self.set_list(client, p, l, body.get(l)).await?;
+        }
+        Ok(answer)
+    }
+    async fn update(
+        &self,
+        client: &JfrogClient,
+        key: &str,
+        body: &Map<String, Value>,
+    ) -> Result<(), Error> {
+        let (p, lists) = project_and_lists(key);
+        PROJECT_CALLS
+            .update(client, p, &Self::project_body(body))
+            .await?;
+        for l in lists {
+            self.set_list(client, p, l, body.get(l)).await?;
+        }
+        Ok(())
+    }
+    async fn delete(&self, client: &JfrogClient, key: &str) -> Result<(), Error> {
+        PROJECT_CALLS.delete(client, project_and_lists(key).0).await
+    }
+    /// A project with embedded lists is read by key: the list carries none of them.
+    fn list_key(&self, address: &str) -> Option<String> {
+        (!address.contains('/')).then(|| address.to_string())
     }
 }
 
