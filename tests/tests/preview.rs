@@ -69,6 +69,25 @@ fn preview(sb: &Sandbox, file: &Path, format: &str, extra: &[&str]) -> (i32, Str
     (code, stdout)
 }
 
+/// `sandbox preview --state-dir DIR -- --all-namespaces --format json`: the cluster's
+/// MRs as they are (exit code, stdout).
+fn preview_cluster(sb: &Sandbox) -> (i32, String) {
+    let o = Command::new(sandbox_binary())
+        .args(["preview", "--state-dir"])
+        .arg(&sb.dir)
+        .args(["--", "--all-namespaces", "--format", "json"])
+        .output()
+        .expect("run sandbox preview");
+    let code = o.status.code().unwrap_or(-1);
+    let stdout = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert!(
+        code == 0 || code == 2,
+        "sandbox preview failed ({code}):\n{stdout}\n{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    (code, stdout)
+}
+
 /// The JSON reports of every provider (one document each), merged: items and totals.
 fn reports(text: &str) -> (Vec<Value>, u64, f64) {
     let mut items = Vec::new();
@@ -475,6 +494,64 @@ async fn preview_lists_exactly_what_applying_does() {
         "{actions:#?}"
     );
     assert_eq!(code, 0);
+    assert!(writes(&sb.sim.requests().await).is_empty());
+
+    // Cluster mode: the cluster's MRs as they are, all in sync; then a paused MR edited in
+    // the cluster previews as what its first reconcile after unpausing would do.
+    let (code, out) = preview_cluster(&sb);
+    let (items, requests, seconds) = reports(&out);
+    let actions = by_action(&items);
+    assert_eq!(
+        actions.keys().collect::<Vec<_>>(),
+        ["no change"],
+        "{:#?}",
+        not_unchanged(&items)
+    );
+    assert_eq!(
+        items.len(),
+        mrs.len() + NEW_REPOS.len(),
+        "every MR of the cluster"
+    );
+    assert_eq!(code, 0);
+    eprintln!(
+        "cluster mode: {} MRs, {requests} JFrog requests, {seconds:.2}s",
+        items.len()
+    );
+    let maven = examples
+        .iter()
+        .find(|d| d["kind"] == "LocalMavenRepository" && d["metadata"]["namespace"] == "default")
+        .expect("a namespaced LocalMavenRepository example");
+    let maven_mr = sb.mr_of(maven);
+    maven_mr
+        .api
+        .patch(
+            &maven_mr.name,
+            &kube::api::PatchParams::default(),
+            &kube::api::Patch::Merge(json!({
+                "metadata": {"annotations": {"crossplane.io/paused": "true"}},
+                "spec": {"forProvider": {"description": "edited while paused"}},
+            })),
+        )
+        .await
+        .expect("pause and edit");
+    sb.sim.reset_requests().await;
+    let (code, out) = preview_cluster(&sb);
+    let (items, _, _) = reports(&out);
+    let paused: Vec<&Value> = not_unchanged(&items);
+    assert_eq!(paused.len(), 1, "{paused:#?}");
+    assert_eq!(paused[0]["action"], "update");
+    assert_eq!(paused[0]["name"], maven_mr.name.as_str());
+    assert_eq!(paused[0]["changes"][0]["path"], "forProvider.description");
+    assert_eq!(paused[0]["changes"][0]["new"], "edited while paused");
+    assert!(
+        paused[0]["notes"][0]
+            .as_str()
+            .unwrap()
+            .starts_with("paused"),
+        "{}",
+        paused[0]
+    );
+    assert_eq!(code, 2);
     assert!(writes(&sb.sim.requests().await).is_empty());
 
     // 4. Drift made in JFrog: reverted, and the event says so.

@@ -1159,7 +1159,17 @@ fn summary_line(r: &Report) -> String {
 /// The text table.
 pub fn text(r: &Report) -> String {
     let mut out = format!("{} preview: {}\n", r.provider, summary_line(r));
-    if r.items.is_empty() {
+    // Unchanged and skipped objects are counted in the summary line only.
+    let shown: Vec<&Item> = r
+        .items
+        .iter()
+        .filter(|i| !matches!(i.action.as_str(), "no change" | "skipped"))
+        .collect();
+    if shown.is_empty() {
+        out.push_str(&format!(
+            "Nothing would change in JFrog. {} JFrog requests, 0 writes, {:.2}s\n",
+            r.requests, r.seconds
+        ));
         return out;
     }
     let w_action = r
@@ -1187,12 +1197,7 @@ pub fn text(r: &Report) -> String {
         "{:<w_action$}  {:<w_kind$}  {:<w_name$}  EXTERNAL-NAME\n",
         "ACTION", "KIND", "NAME"
     ));
-    // Unchanged and skipped objects are counted in the summary line only.
-    for i in r
-        .items
-        .iter()
-        .filter(|i| !matches!(i.action.as_str(), "no change" | "skipped"))
-    {
+    for i in shown {
         out.push_str(&format!(
             "{:<w_action$}  {:<w_kind$}  {:<w_name$}  {}\n",
             i.action,
