@@ -30,8 +30,8 @@
 //!   process are not serialised; their overlaps are absorbed by the merge-failure retry.
 //! - A 429 is retried for non-idempotent calls too (the platform refused the request
 //!   without processing it); other 5xx are not.
-//! - Event and Lifecycle expose no documented health call; only their base paths exist so
-//!   far (Worker has its readiness probe).
+//! - Event and Lifecycle expose no documented health call; only their base paths exist
+//!   (Worker has its readiness probe).
 //!
 //! ```no_run
 //! # async fn example() -> Result<(), jfrog_client::Error> {

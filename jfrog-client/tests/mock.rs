@@ -1,4 +1,4 @@
-//! Calls the simulator does not serve yet, against a minimal axum server on loopback that
+//! Calls the simulator does not serve, against a minimal axum server on loopback that
 //! records what it received.
 
 use std::sync::{Arc, Mutex};

@@ -10,6 +10,8 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, bail};
 use clap::{Parser, Subcommand};
 
+#[cfg(test)]
+mod citations;
 mod descriptions;
 mod nesting;
 mod reliability;
@@ -106,7 +108,7 @@ fn root() -> PathBuf {
         .unwrap_or_default()
 }
 
-/// The `package/<provider>/crossplane.yaml` meta Provider (reference §15.7).
+/// The `package/<provider>/crossplane.yaml` meta Provider (docs/managed-reconciler.md §15.7).
 fn crossplane_yaml(p: &Provider) -> String {
     let mut doc = serde_json::json!({
         "apiVersion": "meta.pkg.crossplane.io/v1",
@@ -126,8 +128,8 @@ fn crossplane_yaml(p: &Provider) -> String {
             "capabilities": ["safe-start"]
         }
     });
-    // The reads its cross-provider references need (reference §15.4: Crossplane grants them
-    // when the package asks).
+    // The reads its cross-provider references need (docs/managed-reconciler.md §15.4: Crossplane
+    // grants them when the package asks).
     let requests = provider_runtime::crd::references::permission_requests(p.short, &(p.kinds)());
     if !requests.is_empty() {
         doc["spec"]["controller"] = serde_json::json!({"permissionRequests": requests});

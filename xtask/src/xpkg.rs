@@ -1,5 +1,5 @@
 //! The Crossplane package as an OCI image layout that is also the provider's runtime image
-//! (reference §15.7, Crossplane's "embedded runtime image").
+//! (docs/managed-reconciler.md §15.7, Crossplane's "embedded runtime image").
 //!
 //! Layers, in order:
 //! 1. the base: the files a glibc-linked binary needs to start, taken from the build

@@ -4,9 +4,9 @@
 //! - [`PROVIDER`]: its identity; the JFrog connection and the process entry point are
 //!   shared by the four providers (`provider-common`).
 //!
-//! Status: the repository Kinds ([`repository`]), the webhook Kinds ([`webhook`]) and the
-//! user, security and replication Kinds ([`access`]) are declared on the family layer
-//! (`provider-family`); the other families are not yet.
+//! Every Kind is declared on the family layer (`provider-family`), one module per family:
+//! repositories ([`repository`]), webhooks ([`webhook`]), users, security and replication
+//! ([`access`]), and system configuration, lifecycle and artifacts ([`configuration`]).
 
 use std::sync::Arc;
 

@@ -1,6 +1,6 @@
 //! The `provider-artifactory` binary against the Kubernetes API test server, with the RBAC
-//! Crossplane grants a provider (reference §15.4): it reports healthy, leads on its Lease,
-//! serves metrics, starts a Kind's controller only after that Kind's CRD is applied (the
+//! Crossplane grants a provider (docs/managed-reconciler.md §15.4): it reports healthy, leads on
+//! its Lease, serves metrics, starts a Kind's controller only after that Kind's CRD is applied (the
 //! ClusterProviderConfig controller is the gated Kind here), and shuts down cleanly on
 //! SIGTERM, releasing its Lease. Checklist item 107 (non-root runtime) runs it as UID 2000.
 

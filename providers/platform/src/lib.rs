@@ -4,7 +4,7 @@
 //! - [`PROVIDER`]: its identity; the JFrog connection and the process entry point are
 //!   shared by the four providers (`provider-common`).
 //!
-//! Status: the 17 Kinds of the platform catalog ([`platform`]) are declared on the family
+//! The 17 Kinds of the platform catalog ([`platform`]) are declared on the family
 //! layer (`provider-family`), each in both scopes.
 
 use std::sync::Arc;

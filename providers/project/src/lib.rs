@@ -4,7 +4,7 @@
 //! - [`PROVIDER`]: its identity; the JFrog connection and the process entry point are
 //!   shared by the four providers (`provider-common`).
 //!
-//! Status: the 8 Kinds of the project catalog ([`projects`]) are declared on the family layer
+//! The 8 Kinds of the project catalog ([`projects`]) are declared on the family layer
 //! (`provider-family`), each in both scopes.
 
 use std::sync::Arc;

@@ -3,7 +3,7 @@
 //! It knows nothing of JFrog. Layout (each module has one owner and one job):
 //!
 //! - [`managed`]: the managed reconciler (the state machine of
-//!   `shared/reference/managed-reconciler.md`), the `ExternalClient` / `Connector` traits that
+//!   `docs/managed-reconciler.md`), the `ExternalClient` / `Connector` traits that
 //!   adapters implement, Kind declarations (`KindInfo`, `KindRegistration`), conditions, events
 //!   (core/v1), management policies, references, connection-details Secrets, and the
 //!   kube-runtime controller wiring (work queue, poll with jitter, per-object back-off, global

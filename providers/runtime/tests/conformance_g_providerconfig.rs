@@ -1,5 +1,5 @@
 //! Conformance tests of checklist section G (ProviderConfig and credentials) of
-//! `shared/reference/managed-reconciler.md` §17: the real reconciler, the real
+//! `docs/managed-reconciler.md` §17: the real reconciler, the real
 //! `KubeConfigResolver` and the real config controllers against the Kubernetes API test
 //! server, with the RBAC Crossplane grants a provider.
 

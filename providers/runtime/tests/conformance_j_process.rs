@@ -1,5 +1,5 @@
 //! Conformance tests of checklist section J (shared external objects and process) of
-//! `shared/reference/managed-reconciler.md` §17, against the Kubernetes API test server with
+//! `docs/managed-reconciler.md` §17, against the Kubernetes API test server with
 //! the RBAC Crossplane grants a provider. Items 107 (non-root runtime, with the real binary)
 //! and 108 (package lint) are tested in `providers/artifactory/tests` and `xtask`.
 

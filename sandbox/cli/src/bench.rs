@@ -340,6 +340,7 @@ async fn bench(args: &Args, running: &mut Running) -> anyhow::Result<Report> {
         state_dir: args.state_dir.clone(),
         jfrog_latency_ms: args.latency_ms,
         artifactory_version: jfrog_sim::SimConfig::default().artifactory_version,
+        jfrog_saas: false,
         poll: args.poll,
         once: true,
         timeout: args.timeout,

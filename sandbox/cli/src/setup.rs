@@ -1,7 +1,7 @@
 //! Preparing a cluster for the providers: the CRDs of `crds/`, the `crossplane-system`
 //! objects (the JFrog credentials Secret, a `ClusterProviderConfig` and a legacy
 //! `ProviderConfig` named `default` per provider), and each provider's RBAC as Crossplane
-//! grants it (reference §15.4).
+//! grants it (docs/managed-reconciler.md §15.4).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -248,8 +248,8 @@ pub fn role_name(p: Provider) -> String {
     format!("crossplane:provider:{}:system", p.name())
 }
 
-/// The ClusterRole rules Crossplane grants a provider (reference §15.4): on its own CRDs
-/// get/list/watch/update/patch/create (no delete) and the same on `/status`, update on
+/// The ClusterRole rules Crossplane grants a provider (docs/managed-reconciler.md §15.4): on its
+/// own CRDs get/list/watch/update/patch/create (no delete) and the same on `/status`, update on
 /// `/finalizers`; everything on Secrets, ConfigMaps, core Events and Leases; read on CRDs.
 pub fn provider_rules(groups: &BTreeMap<String, BTreeSet<String>>) -> Vec<serde_json::Value> {
     let edit = ["get", "list", "watch", "update", "patch", "create"];

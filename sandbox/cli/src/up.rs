@@ -63,6 +63,11 @@ pub struct Args {
     /// API (from 7.84.3); e.g. 7.117.5 shows an APIKey refused, naming ScopedToken.
     #[arg(long, value_name = "VERSION", default_value = "7.90.1")]
     pub artifactory_version: String,
+    /// Let the embedded simulator answer as JFrog Cloud (SaaS) does: the system configuration
+    /// descriptor and licence calls are refused with Cloud's answers, so the Kinds that need
+    /// a self-hosted platform show what they do there.
+    #[arg(long)]
+    pub jfrog_saas: bool,
     /// The providers' --poll (how often an up-to-date managed resource is checked for drift).
     #[arg(long, value_name = "DURATION", default_value = "1m", value_parser = duration)]
     pub poll: Duration,
@@ -140,6 +145,7 @@ pub(crate) struct Running {
 /// under a benchmark's load that added 7-10 ms to every 50 ms request.
 async fn start_simulator(
     artifactory_version: String,
+    saas: bool,
 ) -> anyhow::Result<(jfrog_sim::Simulator, tokio::sync::oneshot::Sender<()>)> {
     let (started_tx, started_rx) = tokio::sync::oneshot::channel();
     let (keep_tx, keep_rx) = tokio::sync::oneshot::channel::<()>();
@@ -159,6 +165,7 @@ async fn start_simulator(
             rt.block_on(async move {
                 let sim = jfrog_sim::Simulator::start(jfrog_sim::SimConfig {
                     artifactory_version,
+                    saas,
                     ..jfrog_sim::SimConfig::default()
                 })
                 .await
@@ -341,7 +348,8 @@ pub(crate) async fn start(args: &Args, running: &mut Running) -> anyhow::Result<
             }
         }
         _ => {
-            let (sim, sim_runtime) = start_simulator(args.artifactory_version.clone()).await?;
+            let (sim, sim_runtime) =
+                start_simulator(args.artifactory_version.clone(), args.jfrog_saas).await?;
             running.sim_runtime = Some(sim_runtime);
             if args.jfrog_latency_ms > 0 {
                 let latency = Duration::from_millis(args.jfrog_latency_ms);

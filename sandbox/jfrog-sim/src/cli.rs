@@ -29,6 +29,10 @@ pub struct Args {
     /// Admin token to accept instead of a generated one (kept across restarts).
     #[arg(long, env = "JFROG_SIM_ADMIN_TOKEN", hide_env_values = true)]
     pub admin_token: Option<String>,
+    /// Answer as JFrog Cloud (SaaS) does: the system configuration descriptor and licence
+    /// calls are refused with Cloud's answers.
+    #[arg(long)]
+    pub saas: bool,
 }
 
 impl std::fmt::Debug for Args {
@@ -38,6 +42,7 @@ impl std::fmt::Debug for Args {
             .field("state_dir", &self.state_dir)
             .field("seed", &self.seed)
             .field("write_latency", &self.write_latency)
+            .field("saas", &self.saas)
             .field(
                 "no_descriptor_merge_emulation",
                 &self.no_descriptor_merge_emulation,
@@ -63,6 +68,7 @@ async fn run_until(args: Args, stop: impl std::future::Future<Output = ()>) -> a
         descriptor_merge_emulation: !args.no_descriptor_merge_emulation,
         write_latency: args.write_latency,
         admin_token: args.admin_token,
+        saas: args.saas,
         ..SimConfig::default()
     };
     let sim = Simulator::start(cfg)
@@ -110,6 +116,7 @@ mod tests {
             write_latency: Duration::ZERO,
             no_descriptor_merge_emulation: false,
             admin_token: Some("cli-test-token".into()),
+            saas: false,
         };
         assert!(!format!("{args:?}").contains("cli-test-token"));
         let (tx, rx) = tokio::sync::oneshot::channel::<()>();

@@ -16,8 +16,9 @@
 //! counts (`"POST /event/api/v1/subscriptions"`) and every fault (latency, 5xx, 429 with
 //! `Retry-After`, a create applied whose answer is lost) apply to them like to the others.
 //!
-//! Collections without routes (e.g. `proxies`, until the proxy Kind arrives) still exist for the
-//! admin API and for other families' validation (a webhook handler's proxy must exist).
+//! Collections without generic routes (stores written by hand-written handlers) still exist for
+//! the admin API. Proxies are not a collection: they are the system configuration descriptor's
+//! (`Ctx::proxy_exists`), the platform's one proxy store.
 //!
 //! Locking: each collection has its own mutex; a validation hook may read other collections
 //! through [`Ctx`] (never its own: the write path re-checks existence under the lock).
@@ -73,15 +74,25 @@ pub(crate) enum Op<'a> {
 
 /// What a validation hook may look at besides the body.
 pub(crate) struct Ctx<'a> {
+    #[allow(dead_code)] // for hooks that check other collections (none does today)
     pub(crate) collections: &'a Collections,
+    /// The system configuration descriptor's sections (the one store of proxies).
+    pub(crate) descriptor: &'a Mutex<Value>,
 }
 
 impl Ctx<'_> {
-    /// Whether an object exists in another collection.
-    pub(crate) fn exists(&self, collection: &str, key: &str) -> bool {
-        self.collections
-            .get(collection)
-            .is_some_and(|c| c.lock().get(key).is_some())
+    /// Whether the system configuration descriptor has a proxy with this key (the proxies of
+    /// `GET/PATCH /artifactory/api/system/configuration`: one proxy store for remote
+    /// repositories, webhook handlers and the descriptor).
+    pub(crate) fn proxy_exists(&self, key: &str) -> bool {
+        self.descriptor
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .pointer(&format!(
+                "/proxies/{}",
+                key.replace('~', "~0").replace('/', "~1")
+            ))
+            .is_some_and(|p| !p.is_null())
     }
 }
 
@@ -328,7 +339,7 @@ impl Collections {
 
 /// How a create is answered.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[allow(dead_code)] // Object and Id serve later families.
+#[allow(dead_code)] // `Id` is constructed only by the tests.
 pub(crate) enum CreateAnswer {
     /// No body.
     Empty,
@@ -535,6 +546,7 @@ impl Binding {
         let body = self.parse(body)?;
         let ctx = Ctx {
             collections: &s.collections,
+            descriptor: &s.descriptor.content,
         };
         let value = (self.decl.validate)(&ctx, body, Op::Create)?;
         let handle = self.store(s);
@@ -596,6 +608,7 @@ impl Binding {
             .ok_or_else(|| self.not_found(key))?;
         let ctx = Ctx {
             collections: &s.collections,
+            descriptor: &s.descriptor.content,
         };
         let value = (self.decl.validate)(
             &ctx,

@@ -36,17 +36,19 @@
 //!   server-assigned IDs, validation hooks), reached by the admin API under
 //!   `/__sim/collections`; object families declare their rules on it instead of writing a
 //!   server.
-//! - [`services`]: one module per JFrog service (`artifactory`, `access`, `event`, `xray`), each
-//!   registering its routes; later Kind families extend them and add `lifecycle` and `worker`. The repository behaviour is data: `services::artifactory::repositories::spec`
-//!   (classes, package types, defaults; generated table) and its `validate` rules.
+//! - [`services`]: one module per JFrog API area (`artifactory`, `access`, `security`,
+//!   `projects`, `event`, `xray`, and `platform`, which also holds the lifecycle and worker
+//!   APIs), each registering its routes. The repository behaviour is data:
+//!   `services::artifactory::repositories::spec` (classes, package types, defaults; generated
+//!   table) and its `validate` rules.
 //!
 //! # Deviations from JFrog (known simplifications)
 //!
 //! - Validation messages whose exact wording could not be verified against a live Artifactory
 //!   are plausible paraphrases (listed in the README); status codes follow JFrog's docs.
 //! - Only HTTP/1.1 without TLS (loopback only).
-//! - Project existence, proxies and key pairs referenced by repositories are not checked yet
-//!   (their Kinds come in later issues); repository layouts are checked against the layouts a
+//! - Project existence, proxies and key pairs referenced by repositories are not checked;
+//!   repository layouts are checked against the layouts a
 //!   fresh Artifactory ships with.
 //! - Permissions are binary: an admin token may do everything, a non-admin token may read.
 //! - A missing repository answers 404 by default; [`SimConfig::missing_repository_status`]
@@ -62,8 +64,10 @@ mod counts;
 mod descriptor;
 mod errors;
 pub mod faults;
+mod saas;
 pub mod server;
 pub mod services;
+mod shape;
 
 pub use faults::{Fault, FaultCounts, FaultId};
 pub use server::{SimConfig, Simulator};

@@ -53,6 +53,9 @@ pub struct SimConfig {
     /// How long the read APIs keep answering a repository's previous state after a write
     /// (JFrog's documented propagation delay on large instances); zero (default) = none.
     pub read_after_write_lag: Duration,
+    /// Answer as JFrog Cloud (SaaS) does: the self-hosted-only calls (the system
+    /// configuration descriptor, licences) are refused with Cloud's answers (`crate::saas`).
+    pub saas: bool,
 }
 
 impl std::fmt::Debug for SimConfig {
@@ -66,6 +69,7 @@ impl std::fmt::Debug for SimConfig {
             )
             .field("write_latency", &self.write_latency)
             .field("artifactory_version", &self.artifactory_version)
+            .field("saas", &self.saas)
             .field(
                 "admin_token",
                 &self.admin_token.as_ref().map(|_| "<redacted>"),
@@ -85,6 +89,7 @@ impl Default for SimConfig {
             admin_token: None,
             missing_repository_status: 404,
             read_after_write_lag: Duration::ZERO,
+            saas: false,
         }
     }
 }
@@ -512,7 +517,15 @@ async fn pipeline(State(shared): State<Arc<Shared>>, req: Request, next: Next) -
     if !decision.delay.is_zero() {
         tokio::time::sleep(decision.delay).await;
     }
+    let saas_refusal = shared
+        .config
+        .saas
+        .then(|| crate::saas::refusal(&path))
+        .flatten();
     let resp = match decision.action {
+        _ if saas_refusal.is_some() => saas_refusal
+            .map(IntoResponse::into_response)
+            .unwrap_or_default(),
         Some(Action::Error {
             status,
             retry_after,

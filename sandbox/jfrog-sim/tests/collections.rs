@@ -29,7 +29,7 @@ async fn seed_drift_count_and_delete_over_http() {
     // (the anonymous user, the readers group).
     let r = admin.get("/__sim/collections").await.json();
     let counts = r.as_object().expect("an object");
-    for name in ["event_subscriptions", "proxies", "repositories"] {
+    for name in ["event_subscriptions", "repositories"] {
         assert_eq!(counts.get(name), Some(&json!(0)), "{r}");
     }
     for (name, n) in counts {
@@ -216,22 +216,25 @@ async fn repositories_are_a_collection_too() {
 async fn library_api() {
     let sim = start().await;
     let names = sim.collection_names();
-    for name in ["event_subscriptions", "proxies", "repositories"] {
+    for name in ["event_subscriptions", "repositories"] {
         assert!(names.iter().any(|n| n == name), "{names:?}");
     }
-    assert!(sim.put_object("proxies", "corp-proxy", json!({"host": "p", "port": 3128})));
+    // Proxies live in the system configuration descriptor (the one proxy store), not in a
+    // collection of their own.
+    assert!(!names.iter().any(|n| n == "proxies"), "{names:?}");
+    assert!(sim.put_object("event_subscriptions", "corp-hook", json!({"enabled": true})));
     assert_eq!(
-        sim.object("proxies", "corp-proxy"),
-        Some(json!({"key": "corp-proxy", "host": "p", "port": 3128}))
+        sim.object("event_subscriptions", "corp-hook"),
+        Some(json!({"key": "corp-hook", "enabled": true}))
     );
-    assert_eq!(sim.objects("proxies").map(|v| v.len()), Some(1));
-    assert_eq!(sim.object_count("proxies"), 1);
-    assert!(!sim.put_object("proxies", "x", json!("not an object")));
+    assert_eq!(sim.objects("event_subscriptions").map(|v| v.len()), Some(1));
+    assert_eq!(sim.object_count("event_subscriptions"), 1);
+    assert!(!sim.put_object("event_subscriptions", "x", json!("not an object")));
     assert!(!sim.put_object("unknown", "x", json!({})));
     assert!(sim.objects("unknown").is_none());
     assert_eq!(sim.object_count("unknown"), 0);
-    assert!(sim.delete_object("proxies", "corp-proxy"));
-    assert!(!sim.delete_object("proxies", "corp-proxy"));
+    assert!(sim.delete_object("event_subscriptions", "corp-hook"));
+    assert!(!sim.delete_object("event_subscriptions", "corp-hook"));
     assert!(sim.put_object("repositories", "r-local", json!({"rclass": "local"})));
     assert_eq!(
         sim.object("repositories", "r-local").unwrap()["rclass"],

@@ -47,11 +47,13 @@ async fn create_read_list_replace_delete() {
     let api = Api::admin(&sim);
     let r = api.post(BASE, hook("deploy-hook")).await;
     assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
-    assert!(r.text.is_empty());
+    // "Create a New Webhook Subscription": the answer is the subscription (as a read shows it).
+    let created = r.json();
 
     let got = api.get(&format!("{BASE}/deploy-hook")).await;
     assert_eq!(got.status, StatusCode::OK);
     let got = got.json();
+    assert_eq!(created, got);
     assert_eq!(got["key"], "deploy-hook");
     assert_eq!(got["enabled"], true, "enabled defaults to true");
     assert_eq!(
@@ -290,12 +292,20 @@ async fn validation_messages() {
     assert_eq!(r.status, StatusCode::BAD_REQUEST);
     assert_eq!(sim.object_count("event_subscriptions"), 0);
 
-    // A seeded proxy can be named.
-    assert!(sim.put_object(
-        "proxies",
-        "corp-proxy",
-        json!({"host": "proxy.example", "port": 3128})
-    ));
+    // A proxy of the system configuration descriptor can be named.
+    let r = api
+        .http
+        .patch(format!(
+            "{}/artifactory/api/system/configuration",
+            sim.url()
+        ))
+        .bearer_auth(sim.admin_token())
+        .header("Content-Type", "application/yaml")
+        .body("proxies:\n  corp-proxy:\n    host: proxy.example\n    port: 3128\n")
+        .send()
+        .await
+        .expect("patch");
+    assert_eq!(r.status(), StatusCode::OK);
     let mut h = hook("k11");
     h["handlers"][0]["proxy"] = json!("corp-proxy");
     assert_eq!(api.post(BASE, h).await.status, StatusCode::CREATED);

@@ -999,7 +999,7 @@ async fn provider_service_account_rbac() {
     let server = server().await;
     let admin_client = admin(&server).await;
     install_widget_crd(&admin_client).await;
-    // The permissions Crossplane grants a provider (managed-reconciler.md section 15.4).
+    // The permissions Crossplane grants a provider (docs/managed-reconciler.md §15.4).
     let role: k8s_openapi::api::rbac::v1::ClusterRole = serde_json::from_value(json!({
         "metadata": {"name": "crossplane:provider:example:system"},
         "rules": [

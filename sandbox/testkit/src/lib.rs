@@ -2,9 +2,9 @@
 //!
 //! Several test suites need the same steps: start the Kubernetes API test server and the
 //! JFrog simulator, build a kube client for a token, give a provider's identity exactly the
-//! RBAC Crossplane grants a provider (reference §15.4), install CRDs and wait until they are
-//! Established, poll for a condition with a timeout and a message that says what was awaited,
-//! run `kubectl` against a kubeconfig, and make sure no child process outlives a test.
+//! RBAC Crossplane grants a provider (docs/managed-reconciler.md §15.4), install CRDs and wait
+//! until they are Established, poll for a condition with a timeout and a message that says what was
+//! awaited, run `kubectl` against a kubeconfig, and make sure no child process outlives a test.
 //!
 //! - [`wait`]: [`wait_for`] (async), [`wait_for_with`] (with details on timeout) and
 //!   [`wait_until`] (blocking, for `#[test]`s that drive processes);

@@ -1,5 +1,5 @@
-//! The RBAC Crossplane's RBAC manager gives a provider (reference §15.4), so that a request a
-//! real cluster would forbid fails in the tests too.
+//! The RBAC Crossplane's RBAC manager gives a provider (docs/managed-reconciler.md §15.4), so that
+//! a request a real cluster would forbid fails in the tests too.
 
 use std::collections::BTreeMap;
 

@@ -100,6 +100,8 @@ pub enum Delete {
 /// One descriptor Kind's REST binding.
 #[derive(Debug)]
 pub struct Section {
+    /// The Kind it serves (named in the message a platform without a descriptor gets).
+    pub kind: &'static str,
     /// Where it lives.
     pub place: Place,
     /// Its fields (wire names are YAML/XML member names, relative to the place).
@@ -117,6 +119,26 @@ fn ctx(method: Method) -> RequestContext {
         service: Service::Artifactory,
         method,
         route: format!("/artifactory{PATH}"),
+    }
+}
+
+/// What JFrog Cloud (SaaS) answers to the descriptor (400; jfrog/terraform-provider-artifactory
+/// issues #452 and #550: "Artifactory Online does not support accessing this API endpoint,
+/// ...").
+const CLOUD_REFUSAL: &str = "does not support accessing this API endpoint";
+
+/// The start of the message a descriptor Kind gets on a platform without a descriptor.
+const SELF_HOSTED_ONLY: &str = "needs a self-hosted JFrog platform";
+
+/// The error of a platform that refuses the descriptor (`message`: JFrog's answer).
+fn self_hosted_only(status: u16, kind: &str, message: &str) -> Error {
+    Error::BadRequest {
+        ctx: ctx(Method::GET),
+        status,
+        message: format!(
+            "{kind}{}{SELF_HOSTED_ONLY}: this platform (JFrog Cloud) does not serve the system configuration descriptor ({message})",
+            if kind.is_empty() { "" } else { " " }
+        ),
     }
 }
 
@@ -367,6 +389,14 @@ fn nest(path: &str, value: Value) -> Value {
 // ---------------------------------------------------------------------------------------
 // One platform: the shared read and the coalescing writer.
 
+/// JFrog Cloud's refusal of the descriptor, kept like an answer (for the poll, so that every
+/// descriptor MR of the platform shares one `GET` per poll instead of each retrying it).
+struct Refused {
+    status: u16,
+    message: String,
+    sent: Instant,
+}
+
 struct Cached {
     tree: Arc<Node>,
     /// When the request was sent.
@@ -397,6 +427,7 @@ struct Pending {
 pub struct Platform {
     client: JfrogClient,
     cached: Mutex<Option<Cached>>,
+    refused: Mutex<Option<Refused>>,
     fetch: tokio::sync::Mutex<()>,
     write: tokio::sync::Mutex<()>,
     pending: Mutex<Vec<Pending>>,
@@ -450,6 +481,7 @@ pub fn platform(client: &JfrogClient) -> Arc<Platform> {
     let p = Arc::new(Platform {
         client: client.clone(),
         cached: Mutex::new(None),
+        refused: Mutex::new(None),
         fetch: tokio::sync::Mutex::new(()),
         write: tokio::sync::Mutex::new(()),
         pending: Mutex::new(Vec::new()),
@@ -462,6 +494,17 @@ pub fn platform(client: &JfrogClient) -> Arc<Platform> {
 impl Platform {
     fn generation(&self) -> u64 {
         *lock(&self.generation)
+    }
+
+    /// A usable cached refusal (JFrog Cloud) for a reader that asked at `asked`.
+    fn refusal(&self, asked: Instant) -> Option<Error> {
+        let r = lock(&self.refused);
+        let r = r.as_ref()?;
+        let fresh = match ttl() {
+            Some(ttl) => r.sent.elapsed() <= ttl,
+            None => r.sent >= asked,
+        };
+        fresh.then(|| self_hosted_only(r.status, "", &r.message))
     }
 
     /// A usable cached tree for a reader that asked at `asked`.
@@ -484,13 +527,19 @@ impl Platform {
         if let Some(t) = self.usable(asked) {
             return Ok(t);
         }
+        if let Some(e) = self.refusal(asked) {
+            return Err(e);
+        }
         let _flight = self.fetch.lock().await;
         if let Some(t) = self.usable(asked) {
             return Ok(t);
         }
+        if let Some(e) = self.refusal(asked) {
+            return Err(e);
+        }
         let generation = self.generation();
         let sent = Instant::now();
-        let r = self
+        let r = match self
             .client
             .request(
                 Service::Artifactory,
@@ -500,7 +549,22 @@ impl Platform {
             )
             .header("Accept", "application/xml")
             .send()
-            .await?;
+            .await
+        {
+            Err(Error::BadRequest {
+                status, message, ..
+            }) if message.contains(CLOUD_REFUSAL) => {
+                let e = self_hosted_only(status, "", &message);
+                *lock(&self.refused) = Some(Refused {
+                    status,
+                    message,
+                    sent,
+                });
+                return Err(e);
+            }
+            r => r?,
+        };
+        *lock(&self.refused) = None;
         let tree = Arc::new(
             parse_xml(r.body()).map_err(|message| Error::UnexpectedStatus {
                 ctx: ctx(Method::GET),
@@ -734,16 +798,33 @@ impl Section {
         let current = if create {
             None
         } else {
-            self.find(&*p.tree().await?, key)
+            self.find(&*p.tree().await.map_err(|e| self.named(e))?, key)
         };
         p.write(self.patch(key, current.as_ref(), body)).await
+    }
+}
+
+impl Section {
+    /// Names the Kind in the error of a platform without a descriptor.
+    fn named(&self, e: Error) -> Error {
+        match e {
+            Error::BadRequest {
+                status, message, ..
+            } if message.starts_with(SELF_HOSTED_ONLY) => {
+                let jfrog = message
+                    .split_once(" descriptor (")
+                    .map_or(message.as_str(), |(_, m)| m.trim_end_matches(')'));
+                self_hosted_only(status, self.kind, jfrog)
+            }
+            e => e,
+        }
     }
 }
 
 #[async_trait]
 impl Rest for Section {
     async fn read(&self, client: &JfrogClient, key: &str) -> Result<Value, Error> {
-        let tree = platform(client).tree().await?;
+        let tree = platform(client).tree().await.map_err(|e| self.named(e))?;
         self.find(&tree, key)
             .map(Value::Object)
             .ok_or_else(|| not_found(key))
@@ -773,7 +854,10 @@ impl Rest for Section {
         let patch = match (self.place, self.delete) {
             (_, Delete::Keep) => return Ok(()),
             (Place::Keyed { path, .. }, _) => {
-                if self.find(&*p.tree().await?, key).is_none() {
+                if self
+                    .find(&*p.tree().await.map_err(|e| self.named(e))?, key)
+                    .is_none()
+                {
                     return Err(not_found(key));
                 }
                 let mut m = Map::new();
@@ -826,6 +910,7 @@ mod tests {
             ),
         ];
         let s = Section {
+            kind: "Backup",
             place: Place::Keyed {
                 path: "backups",
                 key_member: "key",

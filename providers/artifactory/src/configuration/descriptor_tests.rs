@@ -206,3 +206,46 @@ async fn one_invalid_object_among_twenty_fails_alone() {
     println!("20 valid + 1 invalid: {patches} descriptor PATCH (split batches included)");
     assert!(patches > 1, "the batch was split");
 }
+
+/// JFrog Cloud refuses the system configuration descriptor (400 "Artifactory Online does not
+/// support accessing this API endpoint, ...": jfrog/terraform-provider-artifactory issues #452
+/// and #550; the simulator's SaaS mode answers so): every descriptor MR is Synced=False with
+/// one message naming its Kind and that it needs a self-hosted platform, and all of them share
+/// one descriptor `GET` per poll however often they are retried (no retry storm against JFrog).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn on_jfrog_cloud_descriptor_kinds_say_they_need_a_self_hosted_platform() {
+    let cache = Arc::new(ClientCache::new(crate::PROVIDER));
+    cache.set_snapshot_ttl(Some(Duration::from_secs(60)));
+    super::descriptor::use_settings_of(&cache);
+    let sim = jfrog_sim::SimConfig {
+        saas: true,
+        ..jfrog_sim::SimConfig::default()
+    };
+    let mut env = crate::family_suite::start_with(super::kinds(), cache, sim).await;
+    for (k, m) in mixed(4) {
+        env.add(&k, m).await;
+    }
+    env.sim.reset_counts();
+    let all: Vec<&Mr> = env.mrs.iter().collect();
+    rounds(&all, 3).await;
+    for m in &all {
+        let o = m.get().await;
+        let (status, _reason, message) =
+            testkit::condition(&o, "Synced").expect("a Synced condition");
+        assert_eq!(status, "False", "{}", m.name);
+        let kind = m.kind.resolved().decl.kind;
+        assert!(
+            message.contains(&format!("{kind} needs a self-hosted JFrog platform")),
+            "{}: {message}",
+            m.name
+        );
+        assert!(message.contains("Artifactory Online"), "{message}");
+        println!("{}: {message}", m.name);
+    }
+    assert_eq!(
+        env.sim.request_count("GET", PATCH),
+        1,
+        "one descriptor read for 4 MRs x 3 rounds"
+    );
+    assert_eq!(env.sim.request_count("PATCH", PATCH), 0);
+}

@@ -60,11 +60,13 @@ pub static LDAPGROUPSETTINGV2: Paths = item(
 );
 
 const fn keyed(
+    kind: &'static str,
     path: &'static str,
     key_member: &'static str,
     fields: &'static [provider_family::Field],
 ) -> Section {
     Section {
+        kind,
         place: Place::Keyed { path, key_member },
         fields,
         delete: Delete::Remove,
@@ -72,17 +74,28 @@ const fn keyed(
 }
 
 /// `backups`.
-pub static BACKUP: Section = keyed("backups", "key", tables::BACKUP);
+pub static BACKUP: Section = keyed("Backup", "backups", "key", tables::BACKUP);
 /// `proxies`.
-pub static PROXY: Section = keyed("proxies", "key", tables::PROXY);
+pub static PROXY: Section = keyed("Proxy", "proxies", "key", tables::PROXY);
 /// `propertySets`.
-pub static PROPERTYSET: Section = keyed("propertySets", "name", tables::PROPERTYSET);
+pub static PROPERTYSET: Section = keyed("PropertySet", "propertySets", "name", tables::PROPERTYSET);
 /// `repoLayouts`.
-pub static REPOSITORYLAYOUT: Section = keyed("repoLayouts", "name", tables::REPOSITORYLAYOUT);
+pub static REPOSITORYLAYOUT: Section = keyed(
+    "RepositoryLayout",
+    "repoLayouts",
+    "name",
+    tables::REPOSITORYLAYOUT,
+);
 /// `security.ldapSettings`.
-pub static LDAPSETTING: Section = keyed("security.ldapSettings", "key", tables::LDAPSETTING);
+pub static LDAPSETTING: Section = keyed(
+    "LdapSetting",
+    "security.ldapSettings",
+    "key",
+    tables::LDAPSETTING,
+);
 /// `security.ldapGroupSettings`.
 pub static LDAPGROUPSETTING: Section = keyed(
+    "LdapGroupSetting",
     "security.ldapGroupSettings",
     "name",
     tables::LDAPGROUPSETTING,
@@ -90,6 +103,7 @@ pub static LDAPGROUPSETTING: Section = keyed(
 
 /// `mailServer` (a delete removes the block).
 pub static MAILSERVER: Section = Section {
+    kind: "MailServer",
     place: Place::Block {
         at: "mailServer",
         exists: Some("host"),
@@ -100,6 +114,7 @@ pub static MAILSERVER: Section = Section {
 
 /// `trashcanConfig` (a delete resets JFrog's defaults).
 pub static TRASHCANCONFIG: Section = Section {
+    kind: "TrashcanConfig",
     place: Place::Block {
         at: "trashcanConfig",
         exists: None,
@@ -111,6 +126,7 @@ pub static TRASHCANCONFIG: Section = Section {
 /// `security.anonAccessEnabled` and `security.passwordSettings` (a delete leaves them, as
 /// upstream does).
 pub static GENERALSECURITY: Section = Section {
+    kind: "GeneralSecurity",
     place: Place::Block {
         at: "",
         exists: None,
@@ -122,6 +138,7 @@ pub static GENERALSECURITY: Section = Section {
 /// `security.oauthSettings` (exists while it has providers; a delete turns it off and
 /// removes them).
 pub static OAUTHSETTINGS: Section = Section {
+    kind: "OauthSettings",
     place: Place::Block {
         at: "",
         exists: Some("security.oauthSettings.oauthProvidersSettings"),
@@ -134,6 +151,7 @@ pub static OAUTHSETTINGS: Section = Section {
 
 /// `security.samlSettings` (a delete turns the integration off).
 pub static SAMLSETTINGS: Section = Section {
+    kind: "SamlSettings",
     place: Place::Block {
         at: "",
         exists: Some("security.samlSettings.loginUrl"),

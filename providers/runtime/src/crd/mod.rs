@@ -1,5 +1,6 @@
-//! CRD generation (reference §14): `apiextensions.k8s.io/v1` CustomResourceDefinitions for
-//! managed Kinds in both scopes and for the config Kinds, from Kind declarations.
+//! CRD generation (docs/managed-reconciler.md §14): `apiextensions.k8s.io/v1`
+//! CustomResourceDefinitions for managed Kinds in both scopes and for the config Kinds, from Kind
+//! declarations.
 //!
 //! Managed Kinds: the envelope (forProvider required, initProvider, managementPolicies with
 //! its enum and `["*"]` default, providerConfigRef with the scope's default, deletionPolicy

@@ -1,4 +1,5 @@
-//! Crossplane conditions (`status.conditions`) and their set semantics (reference §7).
+//! Crossplane conditions (`status.conditions`) and their set semantics
+//! (docs/managed-reconciler.md §7).
 //!
 //! A condition list is a map keyed by `type`: setting a new type appends, setting an existing
 //! type replaces that entry in place unless the two are equal (type, status, reason, message,

@@ -1,11 +1,12 @@
-//! The contract between the managed reconciler and ProviderConfig handling (reference §9).
+//! The contract between the managed reconciler and ProviderConfig handling
+//! (docs/managed-reconciler.md §9).
 //!
 //! The reconciler knows nothing about how configs are stored or credentials extracted: it
 //! hands a [`ManagedRef`] to a [`ProviderConfigResolver`] (implemented in `providerconfig`)
 //! and gets a [`ResolvedConfig`] back, which the Kind's connector turns into a client.
 //!
-//! Order (reference §9.4, "track before use"): `track_usage` is called first, on every
-//! reconcile that reaches Connect, then `resolve`. A missing config therefore still produces
+//! Order (docs/managed-reconciler.md §9.4, "track before use"): `track_usage` is called first, on
+//! every reconcile that reaches Connect, then `resolve`. A missing config therefore still produces
 //! a usage record. (The brief proposed `track_usage(mr, &ResolvedConfig)` after resolving;
 //! that would skip the record for a missing config, which the reference rules out.)
 
@@ -118,7 +119,7 @@ impl ConfigError {
     }
 
     /// A Kubernetes 409 Conflict (e.g. on the usage record update): the reconciler turns it
-    /// into a silent back-off (reference §1.4).
+    /// into a silent back-off (docs/managed-reconciler.md §1.4).
     pub fn conflict(message: impl Into<String>) -> Self {
         ConfigError {
             message: message.into(),
@@ -143,11 +144,11 @@ impl std::error::Error for ConfigError {}
 /// Resolves ProviderConfigs and records their usage. Implemented by `providerconfig`.
 #[async_trait]
 pub trait ProviderConfigResolver: Send + Sync {
-    /// Create or update the ProviderConfigUsage of this MR (reference §9.4). Called before
-    /// `resolve` on every reconcile that reaches Connect.
+    /// Create or update the ProviderConfigUsage of this MR (docs/managed-reconciler.md §9.4).
+    /// Called before `resolve` on every reconcile that reaches Connect.
     async fn track_usage(&self, mr: &ManagedRef) -> Result<(), ConfigError>;
 
-    /// Read the config and its credentials (reference §9.2, §9.3).
+    /// Read the config and its credentials (docs/managed-reconciler.md §9.2, §9.3).
     async fn resolve(&self, mr: &ManagedRef) -> Result<ResolvedConfig, ConfigError>;
 }
 

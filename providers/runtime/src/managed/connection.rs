@@ -1,4 +1,5 @@
-//! Connection-details Secrets (reference §10; crossplane-runtime `APISecretPublisher`).
+//! Connection-details Secrets (docs/managed-reconciler.md §10; crossplane-runtime
+//! `APISecretPublisher`).
 //!
 //! The Secret named by `spec.writeConnectionSecretToRef` is created on the first non-deleting
 //! reconcile (even with empty data), owned by the MR through a controller owner reference,

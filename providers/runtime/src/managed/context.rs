@@ -15,11 +15,12 @@ use super::config::ProviderConfigResolver;
 use super::metrics::ManagedMetrics;
 use super::ratelimit::GlobalRateLimiter;
 
-/// The JFrog providers' default poll interval (reference §5: Upjet providers use 10 m).
+/// The JFrog providers' default poll interval (docs/managed-reconciler.md §5: Upjet providers use
+/// 10 m).
 pub const DEFAULT_POLL: Duration = Duration::from_secs(600);
-/// The external-call deadline (reference §1.5: Upjet providers use 3 minutes).
+/// The external-call deadline (docs/managed-reconciler.md §1.5: Upjet providers use 3 minutes).
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(180);
-/// The creation grace period (reference §2 step 13).
+/// The creation grace period (docs/managed-reconciler.md §2 step 13).
 pub const DEFAULT_CREATION_GRACE_PERIOD: Duration = Duration::from_secs(30);
 /// The default `--max-reconcile-rate`.
 pub const DEFAULT_MAX_RECONCILE_RATE: usize = 10;

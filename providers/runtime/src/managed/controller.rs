@@ -1,5 +1,5 @@
 //! The controller wiring of one Kind in one scope: watch, event filter, work queue, workers
-//! (reference §1).
+//! (docs/managed-reconciler.md §1).
 //!
 //! Built on kube-runtime's `watcher` with our own work queue rather than on
 //! `kube::runtime::Controller`, because the Crossplane rules need things `Controller` does not

@@ -5,7 +5,7 @@
 //! reference resolution and the ProviderConfig code all use it, so none of them has to import
 //! another for a message.
 
-/// The creation-incomplete stop message (reference §2 step 8, Appendix A).
+/// The creation-incomplete stop message (docs/managed-reconciler.md §2 step 8, Appendix A).
 pub const MSG_CREATION_INCOMPLETE: &str = "cannot determine creation result - remove the crossplane.io/external-create-pending annotation if it is safe to proceed";
 
 /// The Kubernetes API error text as Go prints a `StatusError`: the API server's
@@ -38,7 +38,7 @@ pub fn is_not_found(e: &kube::Error) -> bool {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum StepError {
     /// A Kubernetes 409 Conflict. The text is kept for the one place that reports it anyway
-    /// (a failed create's annotation write, reference §2 step 17.3).
+    /// (a failed create's annotation write, docs/managed-reconciler.md §2 step 17.3).
     #[error("{0}")]
     Conflict(String),
     /// Any other failure.

@@ -1,4 +1,4 @@
-//! A core/v1 Event recorder that behaves like client-go's (reference §8.2).
+//! A core/v1 Event recorder that behaves like client-go's (docs/managed-reconciler.md §8.2).
 //!
 //! kube-runtime's `Recorder` writes `events.k8s.io/v1`, which Crossplane's provider RBAC does
 //! not allow, so this one writes core/v1 `Event`s: `source.component` and

@@ -1,13 +1,13 @@
 //! The adapter side of the contract: [`ManagedKind`], the [`Managed`] view, [`ExternalClient`]
-//! and [`Connector`] (reference §12).
+//! and [`Connector`] (docs/managed-reconciler.md §12).
 //!
 //! Adapters never touch Kubernetes. The reconciler reads the MR, decodes `forProvider`,
 //! `initProvider` and `atProvider` into the Kind's types (which may be `serde_json::Value` for
 //! data-driven families), resolves secret inputs, and hands the adapter a [`Managed`] view.
 //! Whatever the adapter changes on that view is written back by the reconciler under the
-//! Crossplane persistence rules (reference §4): annotations set by Create are persisted,
-//! `forProvider` changes from Observe only with LateInitialize, status changes from Create are
-//! discarded, status changes from Update kept.
+//! Crossplane persistence rules (docs/managed-reconciler.md §4): annotations set by Create are
+//! persisted, `forProvider` changes from Observe only with LateInitialize, status changes from
+//! Create are discarded, status changes from Update kept.
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -77,7 +77,7 @@ impl fmt::Debug for ConnectionDetails {
     }
 }
 
-/// What Observe found (reference §12.1).
+/// What Observe found (docs/managed-reconciler.md §12.1).
 #[derive(Debug, Clone, Default)]
 pub struct ExternalObservation {
     /// The external resource exists.
@@ -254,7 +254,8 @@ impl std::error::Error for ExternalError {}
 /// - `for_provider` in Observe: persisted (full update) when Observe reports
 ///   `resource_late_initialized` and LateInitialize is allowed; otherwise discarded.
 /// - `external_name` / `annotations` in Create: persisted with the create-succeeded stamp; in
-///   Observe: persisted like late initialisation; in Update: discarded (reference §4.2).
+///   Observe: persisted like late initialisation; in Update: discarded
+///   (docs/managed-reconciler.md §4.2).
 /// - `at_provider` and conditions: persisted after Observe and Update, discarded after Create.
 #[derive(Debug, Clone)]
 pub struct Managed<K: ManagedKind> {
@@ -280,7 +281,8 @@ pub struct Managed<K: ManagedKind> {
     /// management-policy feature is disabled).
     pub init_provider: serde_json::Value,
     /// The parameters of a create request: `forProvider` deep-merged over `initProvider`
-    /// (reference §12.3). Equal to `for_provider` when initProvider is empty or ignored.
+    /// (docs/managed-reconciler.md §12.3). Equal to `for_provider` when initProvider is empty or
+    /// ignored.
     pub create_parameters: K::Parameters,
     /// Top-level `forProvider` keys that are set only in `initProvider`: adapters must not
     /// compare them for drift, nor send them in Update.
@@ -333,7 +335,7 @@ fn entries_under<'a>(
         .collect()
 }
 
-/// The per-MR client an adapter implements (reference §12).
+/// The per-MR client an adapter implements (docs/managed-reconciler.md §12).
 #[async_trait]
 pub trait ExternalClient<K: ManagedKind>: Send + Sync {
     /// Read the external resource. MUST NOT change it. A JFrog "not found" is

@@ -32,7 +32,8 @@ impl Scope {
 ///
 /// Every strategy but [`IdentifierStrategy::ServerAssigned`] keeps Crossplane's external-name
 /// initialiser (`crossplane.io/external-name` defaults to `metadata.name`); the adapter may
-/// later rewrite the annotation to the canonical identifier (reference §2 step 7, §12.1).
+/// later rewrite the annotation to the canonical identifier (docs/managed-reconciler.md §2 step 7,
+/// §12.1).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum IdentifierStrategy {
     /// The external name is the identifier (e.g. a repository key).
@@ -53,14 +54,15 @@ pub enum IdentifierStrategy {
 }
 
 impl IdentifierStrategy {
-    /// Whether the external-name initialiser runs for this Kind (reference §2 step 7).
+    /// Whether the external-name initialiser runs for this Kind
+    /// (docs/managed-reconciler.md §2 step 7).
     pub fn initialises_external_name(&self) -> bool {
         !matches!(self, IdentifierStrategy::ServerAssigned)
     }
 
     /// Whether the identifier is known before Create, so that Observe alone tells whether an
     /// interrupted create happened (crossplane-runtime's `deterministicExternalName`,
-    /// reference §2 step 8 and §16 Q6). True for every strategy but
+    /// docs/managed-reconciler.md §2 step 8 and §16 Q6). True for every strategy but
     /// [`IdentifierStrategy::ServerAssigned`]: such Kinds continue to Observe after a restart
     /// mid-create (adopt or create, never a duplicate); a server-assigned ID lost with the
     /// interrupted create cannot be found again, so those Kinds keep the step-8 stop.
@@ -69,7 +71,8 @@ impl IdentifierStrategy {
     }
 }
 
-/// Where a reference's value is extracted from on the target MR (reference §11.2 step 3).
+/// Where a reference's value is extracted from on the target MR
+/// (docs/managed-reconciler.md §11.2 step 3).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ReferenceSource {
     /// The target's `crossplane.io/external-name` annotation (the default extractor).
@@ -275,7 +278,8 @@ pub struct KindInfo {
     /// How the external name is derived.
     pub identifier: IdentifierStrategy,
     /// camelCase `forProvider` fields that must be set in forProvider or initProvider unless
-    /// the policies exclude Create and Update (CEL rule in the CRD, reference §14.2).
+    /// the policies exclude Create and Update (CEL rule in the CRD,
+    /// docs/managed-reconciler.md §14.2).
     pub required_params: Vec<&'static str>,
     /// camelCase `forProvider` fields that cannot change after creation.
     pub immutable_fields: Vec<&'static str>,
@@ -290,7 +294,7 @@ pub struct KindInfo {
     /// Reference fields resolved generically before Connect.
     pub references: Vec<ReferenceField>,
     /// Whether the Kind maintains the `LastAsyncOperation` condition as the Upjet JFrog
-    /// providers do (reference §13.2). True for every JFrog Kind.
+    /// providers do (docs/managed-reconciler.md §13.2). True for every JFrog Kind.
     pub last_async_operation: bool,
     /// Extra printer columns are not declared here; the CRD generator adds Upjet's set.
     /// A short description of the Kind for the CRD and docs.
@@ -366,13 +370,14 @@ impl KindInfo {
         GroupVersionKind::gvk(&self.api_group(scope), self.version, self.kind)
     }
 
-    /// The controller name, `managed/<kind>.<group>` in lowercase (reference §1.1). It is the
-    /// events' source and the `controller` metric label.
+    /// The controller name, `managed/<kind>.<group>` in lowercase
+    /// (docs/managed-reconciler.md §1.1). It is the events' source and the `controller` metric
+    /// label.
     pub fn controller_name(&self, scope: Scope) -> String {
         format!("managed/{}.{}", self.kind, self.api_group(scope)).to_lowercase()
     }
 
-    /// The `gvk` metric label: `<group>/<version>, Kind=<Kind>` (reference §15.5).
+    /// The `gvk` metric label: `<group>/<version>, Kind=<Kind>` (docs/managed-reconciler.md §15.5).
     pub fn gvk_label(&self, scope: Scope) -> String {
         format!("{}, Kind={}", self.api_version(scope), self.kind)
     }

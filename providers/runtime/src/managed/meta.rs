@@ -1,6 +1,6 @@
 //! Crossplane annotations, their timestamp format, the Go duration syntax of the poll-interval
-//! annotation, and the watch event filter key (reference §1.2, §3; crossplane-runtime
-//! `pkg/meta/meta.go`, `pkg/resource/predicates.go`).
+//! annotation, and the watch event filter key (docs/managed-reconciler.md §1.2, §3;
+//! crossplane-runtime `pkg/meta/meta.go`, `pkg/resource/predicates.go`).
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -111,8 +111,8 @@ pub fn parse_go_duration(s: &str) -> Option<Duration> {
     Some(Duration::from_secs_f64(total))
 }
 
-/// The effective poll interval (reference §3.4): the annotation if valid and positive, raised
-/// to the minimum; otherwise `--poll`.
+/// The effective poll interval (docs/managed-reconciler.md §3.4): the annotation if valid and
+/// positive, raised to the minimum; otherwise `--poll`.
 pub fn effective_poll(
     annotations: &BTreeMap<String, String>,
     poll: Duration,
@@ -137,9 +137,9 @@ pub fn jittered(d: Duration, j: Duration) -> Duration {
     Duration::from_secs_f64(secs.max(0.0))
 }
 
-/// The part of an object the event filter compares (reference §1.2): generation, labels and
-/// annotations without the create-pending and create-failed keys. Our deviation: whether the
-/// object is being deleted is included too, so that `kubectl delete` of an MR always triggers
+/// The part of an object the event filter compares (docs/managed-reconciler.md §1.2): generation,
+/// labels and annotations without the create-pending and create-failed keys. Our deviation: whether
+/// the object is being deleted is included too, so that `kubectl delete` of an MR always triggers
 /// a reconcile even on an API server that does not bump `generation` when it sets
 /// `deletionTimestamp` (a real one does, so this adds nothing there).
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]

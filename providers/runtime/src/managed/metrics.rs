@@ -1,5 +1,6 @@
-//! Metrics with crossplane-runtime's names (reference §15.5) and controller-runtime's standard
-//! controller and work-queue names, registered into the process's prometheus-client registry.
+//! Metrics with crossplane-runtime's names (docs/managed-reconciler.md §15.5) and
+//! controller-runtime's standard controller and work-queue names, registered into the process's
+//! prometheus-client registry.
 //!
 //! Deviation (allowed, Q7): the first-reconcile and last-up-to-date memories are keyed by
 //! namespace and name, not by name only.

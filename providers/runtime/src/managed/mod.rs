@@ -1,6 +1,6 @@
 //! The generic Crossplane managed reconciler: one code path for every Kind and both scopes.
 //!
-//! It follows `shared/reference/managed-reconciler.md` rule by rule and knows nothing of JFrog.
+//! It follows `docs/managed-reconciler.md` rule by rule and knows nothing of JFrog.
 //!
 //! # How a provider uses it
 //!
@@ -21,7 +21,7 @@
 //!
 //! [`ProviderConfigResolver`] is implemented by the `providerconfig` module: the reconciler
 //! calls `track_usage(&ManagedRef)` and then `resolve(&ManagedRef)` on every reconcile that
-//! reaches Connect (track before use, reference §9.4), then the Kind's connector.
+//! reaches Connect (track before use, docs/managed-reconciler.md §9.4), then the Kind's connector.
 //!
 //! # Modules
 //!
@@ -45,8 +45,9 @@
 //!
 //! # Deviations
 //!
-//! - Operations are synchronous (reference §13 recommends it); `LastAsyncOperation` is set by
-//!   the reconciler with Upjet's reasons and messages for Kinds that declare it.
+//! - Operations are synchronous (docs/managed-reconciler.md §13 recommends it);
+//!   `LastAsyncOperation` is set by the reconciler with Upjet's reasons and messages for Kinds that
+//!   declare it.
 //! - The event filter also reacts to `deletionTimestamp` appearing (see [`meta::FilterKey`]).
 //! - Undecodable parameters and unreadable `...SecretRef` inputs fail Connect.
 //! - Events are written inline (awaited, failures only logged) rather than from a background

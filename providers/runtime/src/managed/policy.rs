@@ -1,4 +1,4 @@
-//! Management policies and the legacy `deletionPolicy` matrix (reference §6;
+//! Management policies and the legacy `deletionPolicy` matrix (docs/managed-reconciler.md §6;
 //! crossplane-runtime `pkg/reconciler/managed/policies.go`).
 
 use std::collections::BTreeSet;
@@ -46,7 +46,7 @@ pub struct PolicyResolver {
     deletion_policy: Option<String>,
 }
 
-/// The 15 supported sets (reference §6.2).
+/// The 15 supported sets (docs/managed-reconciler.md §6.2).
 fn supported_sets() -> Vec<BTreeSet<Action>> {
     use Action::*;
     let sets: [&[Action]; 15] = [
@@ -116,8 +116,8 @@ impl PolicyResolver {
         !self.unknown && self.set.len() == 1 && self.set.contains(&Action::All)
     }
 
-    /// Validate (reference §6.2). Errors carry the exact upstream messages; actions are listed
-    /// in first-appearance order (allowed deviation Q2).
+    /// Validate (docs/managed-reconciler.md §6.2). Errors carry the exact upstream messages;
+    /// actions are listed in first-appearance order (allowed deviation Q2).
     pub fn validate(&self) -> Result<(), String> {
         if !self.enabled {
             if self.is_default() || self.raw.is_empty() {
@@ -171,7 +171,8 @@ impl PolicyResolver {
         self.allows(Action::LateInitialize)
     }
 
-    /// Delete allowed, including the legacy `deletionPolicy` matrix (reference §6.5).
+    /// Delete allowed, including the legacy `deletionPolicy` matrix
+    /// (docs/managed-reconciler.md §6.5).
     pub fn should_delete(&self) -> bool {
         match &self.deletion_policy {
             None => self.allows(Action::Delete),

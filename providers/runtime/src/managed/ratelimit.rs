@@ -1,4 +1,4 @@
-//! Rate limiting and back-off (reference §1.3).
+//! Rate limiting and back-off (docs/managed-reconciler.md §1.3).
 //!
 //! - [`GlobalRateLimiter`]: the one token bucket every controller of the process shares
 //!   (crossplane-runtime `pkg/ratelimiter/reconciler.go`): rate `--max-reconcile-rate`/s,

@@ -6,7 +6,7 @@
 //! use these constants, never a literal. A leaf module: it imports nothing.
 
 /// Reasons of the core/v1 Events the managed reconciler and the config controllers record
-/// (reference §8).
+/// (docs/managed-reconciler.md §8).
 pub mod event {
     /// Warning: the external-name initialiser's write failed, or step 8 stopped because a
     /// create may have been interrupted.
@@ -48,7 +48,7 @@ pub mod event {
     pub const USAGE_ACCOUNTING: &str = "UsageAccounting";
 }
 
-/// Reasons of `status.conditions` entries (reference §7, §13.2).
+/// Reasons of `status.conditions` entries (docs/managed-reconciler.md §7, §13.2).
 pub mod condition {
     /// `Ready=True`: the external resource exists.
     pub const AVAILABLE: &str = "Available";

@@ -1,7 +1,7 @@
-//! The managed reconciler: the state machine of reference §2, step by step, for any Kind in
-//! either scope, on `DynamicObject`.
+//! The managed reconciler: the state machine of docs/managed-reconciler.md §2, step by step, for
+//! any Kind in either scope, on `DynamicObject`.
 //!
-//! Each step's comment names its number in `shared/reference/managed-reconciler.md` §2. One
+//! Each step's comment names its number in `docs/managed-reconciler.md` §2. One
 //! call of [`Reconciler::reconcile`] is one reconcile; it returns an [`Outcome`] that the
 //! work queue (`controller`) turns into DONE / BACKOFF / AFTER(d).
 //!
@@ -9,7 +9,7 @@
 //! - A `forProvider`/`initProvider`/`atProvider` that does not decode into the Kind's types,
 //!   or a `...SecretRef` that cannot be read, fails Connect (`connect failed: ...`), which is
 //!   where Upjet reads sensitive parameters too.
-//! - The Kinds run synchronously (reference §13 recommends it); for Kinds with
+//! - The Kinds run synchronously (docs/managed-reconciler.md §13 recommends it); for Kinds with
 //!   `last_async_operation` the reconciler sets `LastAsyncOperation` itself with Upjet's
 //!   reasons and messages, and the error texts carry Upjet's `async <op> failed: ` prefix.
 //! - Messages of Kubernetes API errors are the API server's `Status.message` (as Go's
@@ -208,7 +208,7 @@ impl<K: ManagedKind> Reconciler<K> {
     }
 
     /// Reconcile one MR: the whole §2 state machine under the overall deadline
-    /// (`timeout + 30 s`, reference §1.5).
+    /// (`timeout + 30 s`, docs/managed-reconciler.md §1.5).
     pub async fn reconcile(&self, namespace: Option<&str>, name: &str) -> Outcome {
         let overall = self.ctx.timeout + Duration::from_secs(30);
         match tokio::time::timeout(overall, self.reconcile_inner(namespace, name)).await {
@@ -248,7 +248,7 @@ impl<K: ManagedKind> Reconciler<K> {
         self.recorder.record(&obj, ann, t, reason, message).await;
     }
 
-    /// "finish with R": a status update, then R (reference §2 preamble).
+    /// "finish with R": a status update, then R (docs/managed-reconciler.md §2 preamble).
     /// Step 10 failed (the MR's view or the connection): a warning event, Synced=False,
     /// back off.
     async fn connect_failed(&self, run: &mut Run, m: &str) -> Outcome {
@@ -306,8 +306,8 @@ impl<K: ManagedKind> Reconciler<K> {
         Ok(())
     }
 
-    /// The critical annotation updater (reference §4.3): retries any error 5 times, 10 ms
-    /// apart; on a conflict re-reads the object and merges our annotations over it.
+    /// The critical annotation updater (docs/managed-reconciler.md §4.3): retries any error 5
+    /// times, 10 ms apart; on a conflict re-reads the object and merges our annotations over it.
     async fn update_critical_annotations(&self, run: &mut Run) -> Result<(), StepError> {
         let ours = annotations(&run.obj);
         let name = run.obj.metadata.name.clone().unwrap_or_default();
@@ -796,9 +796,10 @@ impl<K: ManagedKind> Reconciler<K> {
         }
 
         // Step 8: creation-incomplete guard. `deterministicExternalName` comes from the
-        // identifier strategy (reference §16 Q6): a deterministic identifier lets Observe tell
-        // whether the interrupted create happened, so only server-assigned IDs stop here. The
-        // annotations are left as they are: the next Create rewrites pending and succeeded.
+        // identifier strategy (docs/managed-reconciler.md §16 Q6): a deterministic identifier lets
+        // Observe tell whether the interrupted create happened, so only server-assigned IDs stop
+        // here. The annotations are left as they are: the next Create rewrites pending and
+        // succeeded.
         let incomplete = meta::external_create_incomplete(&annotations(&run.obj));
         if incomplete && self.info().identifier.is_deterministic() {
             tracing::debug!(

@@ -1,5 +1,5 @@
-//! The provider flags (reference §15.1), with upstream names, defaults and environment
-//! variables, plus the deprecated Upjet flags (accepted, with a warning).
+//! The provider flags (docs/managed-reconciler.md §15.1), with upstream names, defaults and
+//! environment variables, plus the deprecated Upjet flags (accepted, with a warning).
 
 use std::net::SocketAddr;
 use std::path::PathBuf;

@@ -1,5 +1,5 @@
-//! The safe-start gate (reference §15.6): a Kind's controller starts only once its CRD is
-//! `Established` and the Kind's version is served; the provider never fails because a CRD
+//! The safe-start gate (docs/managed-reconciler.md §15.6): a Kind's controller starts only once its
+//! CRD is `Established` and the Kind's version is served; the provider never fails because a CRD
 //! is missing. If the provider may not watch CRDs (checked with a SelfSubjectAccessReview
 //! for get, list and watch), every controller starts at once, as upstream does.
 //!

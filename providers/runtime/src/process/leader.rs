@@ -1,4 +1,4 @@
-//! Leader election on a `coordination.k8s.io/v1` Lease (reference §15.2), as
+//! Leader election on a `coordination.k8s.io/v1` Lease (docs/managed-reconciler.md §15.2), as
 //! controller-runtime does it: Lease `crossplane-leader-election-<provider>` in the pod's
 //! namespace, duration 60 s, renew deadline 50 s, retry period 2 s, holder
 //! `<hostname>_<uuid>`.

@@ -1,5 +1,5 @@
-//! The provider process shared by the four binaries (reference §15): flags, logs, the
-//! Kubernetes client, health and metrics endpoints, leader election, the safe-start gate that
+//! The provider process shared by the four binaries (docs/managed-reconciler.md §15): flags, logs,
+//! the Kubernetes client, health and metrics endpoints, leader election, the safe-start gate that
 //! starts each Kind's controllers once its CRD is established, and graceful shutdown on
 //! SIGTERM/SIGINT.
 //!

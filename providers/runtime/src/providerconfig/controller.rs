@@ -1,5 +1,5 @@
-//! The config controllers (reference §9.5): one per config Kind. Each counts the usage
-//! records that point at a config into `status.users`, holds the `in-use.crossplane.io`
+//! The config controllers (docs/managed-reconciler.md §9.5): one per config Kind. Each counts the
+//! usage records that point at a config into `status.users`, holds the `in-use.crossplane.io`
 //! finalizer, and blocks deletion while users remain (`Terminating=True`, reason `InUse`,
 //! Warning event `UsageAccounting`).
 //!

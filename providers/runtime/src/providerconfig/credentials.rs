@@ -1,7 +1,7 @@
 //! Credentials resolution: from a managed resource's `providerConfigRef` to a
 //! [`ResolvedConfig`] (URL, credentials, CA bundle).
 //!
-//! Rules (reference §9.2, §9.3):
+//! Rules (docs/managed-reconciler.md §9.2, §9.3):
 //! - a modern MR reads a `ClusterProviderConfig` (cluster-scoped) or a `ProviderConfig` in the
 //!   MR's own namespace; any other kind is `unsupported provider config kind: <kind>`;
 //! - a legacy MR reads the legacy cluster-scoped `ProviderConfig`;

@@ -1,4 +1,4 @@
-//! ProviderConfig handling (reference §9): the config and usage Kinds, credentials
+//! ProviderConfig handling (docs/managed-reconciler.md §9): the config and usage Kinds, credentials
 //! resolution from Secrets, usage records, and the config controllers.
 //!
 //! - [`types`]: the spec/status types and [`ConfigApi`], which addresses the config Kinds of

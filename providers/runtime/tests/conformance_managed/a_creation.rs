@@ -1,4 +1,4 @@
-//! Checklist section A. Creation and adoption (`shared/reference/managed-reconciler.md` §17).
+//! Checklist section A. Creation and adoption (`docs/managed-reconciler.md` §17).
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -411,7 +411,8 @@ async fn conformance_011b_restart_mid_create_deterministic_adopts() {
         assert_eq!(ann(&o, meta::EXTERNAL_NAME).as_deref(), Some(name.as_str()));
 
         // The stamps still say "incomplete"; the next reconcile adopts again, never creates.
-        // (The first reconcile's finalizer write discarded Observe's status, reference §4.2.)
+        // (The first reconcile's finalizer write discarded Observe's status,
+        // docs/managed-reconciler.md §4.2.)
         let out = e.reconcile(scope, &name).await;
         assert!(matches!(out, Outcome::After(_)), "{scope:?}: {out:?}");
         assert_eq!(e.count("create"), 0);

@@ -1,4 +1,4 @@
-//! Checklist section B. Observe, drift, updates (`shared/reference/managed-reconciler.md` §17).
+//! Checklist section B. Observe, drift, updates (`docs/managed-reconciler.md` §17).
 
 use std::time::Duration;
 

@@ -1,4 +1,4 @@
-//! Checklist section C. Deletion (`shared/reference/managed-reconciler.md` §17).
+//! Checklist section C. Deletion (`docs/managed-reconciler.md` §17).
 
 use k8s_openapi::api::core::v1::Secret;
 use kube::Api;

@@ -1,4 +1,4 @@
-//! Checklist section D. Pause and management policies (`shared/reference/managed-reconciler.md` §17).
+//! Checklist section D. Pause and management policies (`docs/managed-reconciler.md` §17).
 
 use provider_runtime::managed::meta;
 use provider_runtime::managed::*;

@@ -1,4 +1,4 @@
-//! Checklist section E. Conditions and events (`shared/reference/managed-reconciler.md` §17).
+//! Checklist section E. Conditions and events (`docs/managed-reconciler.md` §17).
 
 use std::collections::BTreeMap;
 

@@ -1,4 +1,4 @@
-//! Checklist section F. References (`shared/reference/managed-reconciler.md` §17).
+//! Checklist section F. References (`docs/managed-reconciler.md` §17).
 
 use kube::Api;
 use kube::api::PostParams;

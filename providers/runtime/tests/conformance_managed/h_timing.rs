@@ -1,4 +1,4 @@
-//! Checklist section H. Timing, triggers, annotations (`shared/reference/managed-reconciler.md` §17).
+//! Checklist section H. Timing, triggers, annotations (`docs/managed-reconciler.md` §17).
 
 use std::sync::Arc;
 use std::time::Duration;

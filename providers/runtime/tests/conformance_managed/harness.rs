@@ -515,7 +515,7 @@ pub fn roles_api(admin: &kube::Client) -> Api<DynamicObject> {
     testkit::rbac_api(admin, "ClusterRole", "clusterroles")
 }
 
-/// The rules Crossplane's RBAC manager grants a provider (reference §15.4); with
+/// The rules Crossplane's RBAC manager grants a provider (docs/managed-reconciler.md §15.4); with
 /// `mr_update = false` the MRs themselves can no longer be updated (their status can).
 pub fn provider_rules(mr_update: bool) -> Vec<Value> {
     let groups = json!(["test.fake.m.crossplane.io", "test.fake.crossplane.io"]);

@@ -1,4 +1,4 @@
-//! Checklist section I. Connection details (`shared/reference/managed-reconciler.md` §17).
+//! Checklist section I. Connection details (`docs/managed-reconciler.md` §17).
 
 use std::collections::BTreeMap;
 

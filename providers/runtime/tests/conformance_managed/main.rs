@@ -1,5 +1,5 @@
 //! Conformance tests of the managed reconciler: checklist sections A–F, H and I of
-//! `shared/reference/managed-reconciler.md` §17, one test per item (`conformance_NNN_...`).
+//! `docs/managed-reconciler.md` §17, one test per item (`conformance_NNN_...`).
 //!
 //! Each test starts its own Kubernetes API test server (random port), installs the CRDs of
 //! two fake Kinds (`Widget`: name-as-identifier with references, a key secret input and

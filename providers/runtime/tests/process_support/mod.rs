@@ -1,8 +1,8 @@
 //! Shared environment of the ProviderConfig and process conformance tests (sections G and
 //! J): a Kubernetes API test server with the config CRDs of a fake provider `fake` and the
 //! CRDs of a fake managed Kind `test.fake.../Thing`, a client with exactly the RBAC
-//! Crossplane grants a provider (reference §15.4), and a scripted external system keyed by
-//! external name. The server, RBAC, CRD and waiting plumbing is the shared `testkit`.
+//! Crossplane grants a provider (docs/managed-reconciler.md §15.4), and a scripted external system
+//! keyed by external name. The server, RBAC, CRD and waiting plumbing is the shared `testkit`.
 
 #![allow(dead_code)]
 

@@ -3,7 +3,7 @@
 //!
 //! | call | path | answer |
 //! |---|---|---|
-//! | create | `POST /event/api/v1/subscriptions` | 201, no body; 409 when the key exists; 400 invalid |
+//! | create | `POST /event/api/v1/subscriptions` | 201, the subscription (read view); 409 when the key exists; 400 invalid |
 //! | list | `GET /event/api/v1/subscriptions` | 200, JSON array of every subscription (read view) |
 //! | read | `GET /event/api/v1/subscriptions/{key}` | 200 JSON / 404 |
 //! | replace | `PUT /event/api/v1/subscriptions/{key}` | 200, no body / 404 / 400 |
@@ -27,8 +27,8 @@
 //!   `release_bundle_v2_promotion` needs a `selectedEnvironments` list; `user` and
 //!   `artifact_lifecycle` take no criteria (absent, null or `{}`).
 //! - `handlers`: at least one; `handler_type` is `webhook` or `custom-webhook`; `url` an
-//!   absolute http(s) URL; `proxy` the key of an existing proxy (collection `proxies`, seeded
-//!   through the admin API until the proxy Kind exists): a URL is refused, a missing proxy gets
+//!   absolute http(s) URL; `proxy` the key of a proxy of the system configuration descriptor
+//!   (`proxies`, the platform's one proxy store): a URL is refused, a missing proxy gets
 //!   JFrog's "proxy with key 'X' not found" (the Terraform provider retries on that text);
 //!   header and secret lists are `[{name, value}]`; custom-webhook secret names match
 //!   `^[a-zA-Z_][a-zA-Z0-9_]*$`; a custom-webhook `method` is an HTTP method.
@@ -39,8 +39,10 @@
 //! names with an empty `value`. The admin API (`/__sim/collections/event_subscriptions`) shows
 //! them in clear.
 //!
+//! Members the Event service's types lack (see `TOP_MEMBERS`) are dropped, never answered.
+//!
 //! Deviations: the error messages are paraphrases (JFrog's exact wording is not documented); the
-//! create and replace answers carry no body; members the rules do not know are kept as sent.
+//! replace answer carries no body.
 
 use std::sync::Arc;
 
@@ -51,7 +53,6 @@ use serde_json::{Map, Value, json};
 use crate::collections::{Access, Binding, CreateAnswer, Ctx, Declaration, Ids, KeyCase, Op};
 use crate::errors::{ApiError, Flavor};
 use crate::server::Shared;
-use crate::services::artifactory::PROXIES;
 
 /// The subscription collection.
 pub(crate) static SUBSCRIPTIONS: Declaration = Declaration {
@@ -81,7 +82,8 @@ static BINDING: Binding = Binding {
     base: "/event/api/v1/subscriptions",
     item: "/event/api/v1/subscriptions/{key}",
     create_status: StatusCode::CREATED,
-    create_answer: CreateAnswer::Empty,
+    // "Create a New Webhook Subscription": the sample output is the subscription.
+    create_answer: CreateAnswer::Object,
     update_status: StatusCode::OK,
     delete_status: StatusCode::OK,
     read_access: Access::Admin,
@@ -153,6 +155,117 @@ pub(crate) const DOMAINS: &[(&str, &[&str])] = &[
 ];
 
 const HTTP_METHODS: &[&str] = &["GET", "POST", "PUT", "PATCH", "DELETE"];
+
+/// The members a subscription keeps: JFrog REST API "Create a New Webhook Subscription" (its
+/// sample input, `project_key` included) and the Terraform provider's `WebhookAPIModel`,
+/// `EventFilterAPIModel`, the per-domain criteria models, `HandlerAPIModel` and
+/// `CustomHandlerAPIModel` (`pkg/artifactory/resource/webhook`, v12.11.7). The Event service
+/// binds the body to those types, so anything else is dropped: never stored, never answered.
+const TOP_MEMBERS: &[&str] = &[
+    "key",
+    "project_key",
+    "description",
+    "enabled",
+    "event_filter",
+    "handlers",
+];
+const FILTER_MEMBERS: &[&str] = &["domain", "event_types", "criteria"];
+const WEBHOOK_HANDLER_MEMBERS: &[&str] = &[
+    "handler_type",
+    "url",
+    "secret",
+    "use_secret_for_signing",
+    "proxy",
+    "custom_http_headers",
+];
+const CUSTOM_HANDLER_MEMBERS: &[&str] = &[
+    "handler_type",
+    "url",
+    "method",
+    "secrets",
+    "proxy",
+    "http_headers",
+    "payload",
+];
+const PAIR_MEMBERS: &[&str] = &["name", "value"];
+
+/// A domain's criteria members (`BaseCriteriaAPIModel` and the domain's criteria model).
+fn criteria_members(domain: &str) -> &'static [&'static str] {
+    match domain {
+        "artifact" | "artifact_property" | "docker" => &[
+            "includePatterns",
+            "excludePatterns",
+            "anyLocal",
+            "anyRemote",
+            "anyFederated",
+            "repoKeys",
+        ],
+        "build" => &[
+            "includePatterns",
+            "excludePatterns",
+            "anyBuild",
+            "selectedBuilds",
+        ],
+        "release_bundle" | "distribution" | "artifactory_release_bundle" | "destination" => &[
+            "includePatterns",
+            "excludePatterns",
+            "anyReleaseBundle",
+            "registeredReleaseBundlesNames",
+        ],
+        "release_bundle_v2" => &[
+            "includePatterns",
+            "excludePatterns",
+            "anyReleaseBundle",
+            "selectedReleaseBundles",
+        ],
+        "release_bundle_v2_promotion" => &["selectedEnvironments"],
+        _ => &[],
+    }
+}
+
+fn keep(v: &mut Value, members: &[&str]) {
+    if let Value::Object(m) = v {
+        m.retain(|k, _| members.contains(&k.as_str()));
+    }
+}
+
+/// Drops every member the Event service's types do not have (the body is valid).
+fn drop_unknown(m: &mut Map<String, Value>) {
+    m.retain(|k, _| TOP_MEMBERS.contains(&k.as_str()));
+    if let Some(f) = m.get_mut("event_filter") {
+        keep(f, FILTER_MEMBERS);
+        let domain = f["domain"].as_str().unwrap_or_default().to_owned();
+        if let Some(c) = f.get_mut("criteria") {
+            keep(c, criteria_members(&domain));
+        }
+    }
+    for h in m
+        .get_mut("handlers")
+        .and_then(Value::as_array_mut)
+        .into_iter()
+        .flatten()
+    {
+        let custom = h["handler_type"] == "custom-webhook";
+        keep(
+            h,
+            if custom {
+                CUSTOM_HANDLER_MEMBERS
+            } else {
+                WEBHOOK_HANDLER_MEMBERS
+            },
+        );
+        for list in ["custom_http_headers", "secrets", "http_headers"] {
+            for p in h
+                .get_mut(list)
+                .and_then(Value::as_array_mut)
+                .into_iter()
+                .flatten()
+            {
+                keep(p, PAIR_MEMBERS);
+            }
+        }
+    }
+}
 
 fn bad(msg: impl Into<String>) -> ApiError {
     ApiError::new(Flavor::Access, StatusCode::BAD_REQUEST, msg)
@@ -356,7 +469,7 @@ fn validate_handler(ctx: &Ctx<'_>, i: usize, h: &mut Value) -> Result<(), ApiErr
                 "Invalid proxy '{proxy}': expected the key of a proxy, not a URL"
             )));
         }
-        if !ctx.exists(PROXIES.name, proxy) {
+        if !ctx.proxy_exists(proxy) {
             // JFrog's wording (the Terraform provider retries on it).
             return Err(bad(format!("proxy with key '{proxy}' not found")));
         }
@@ -459,6 +572,7 @@ fn validate(ctx: &Ctx<'_>, body: Value, op: Op<'_>) -> Result<Value, ApiError> {
     for (i, h) in handlers.iter_mut().enumerate() {
         validate_handler(ctx, i, h)?;
     }
+    drop_unknown(&mut m);
     Ok(Value::Object(m))
 }
 
@@ -484,9 +598,15 @@ mod tests {
     use crate::collections::Collections;
 
     fn check(body: Value) -> Result<Value, String> {
-        let c = Collections::new(&[&SUBSCRIPTIONS, &PROXIES]);
-        c.put_raw("proxies", "corp-proxy", json!({}));
-        validate(&Ctx { collections: &c }, body, Op::Create).map_err(|e| e.message)
+        let c = Collections::new(&[&SUBSCRIPTIONS]);
+        let descriptor = std::sync::Mutex::new(
+            json!({"proxies": {"corp-proxy": {"host": "p.example", "port": 3128}}}),
+        );
+        let ctx = Ctx {
+            collections: &c,
+            descriptor: &descriptor,
+        };
+        validate(&ctx, body, Op::Create).map_err(|e| e.message)
     }
 
     fn sub(domain: &str, types: Value, criteria: Value) -> Value {

@@ -28,7 +28,6 @@ use crate::collections::Declaration;
 /// its declaration here and its `Binding`'s routes in [`routes`].
 pub(crate) fn collections() -> Vec<&'static Declaration> {
     let mut all = vec![
-        &artifactory::PROXIES,
         &event::SUBSCRIPTIONS,
         &projects::PROJECTS,
         &projects::ENVIRONMENTS,

@@ -170,6 +170,16 @@ const GROUP_FLAGS: &[&str] = &[
     "manage_webhook",
 ];
 
+/// The writable members of an Access group besides the flags.
+const GROUP_MEMBERS: &[&str] = &[
+    "name",
+    "description",
+    "external_id",
+    "auto_join",
+    "admin_privileges",
+    "members",
+];
+
 fn check_group(m: &mut Map<String, Value>) -> Result<(), ApiError> {
     let flag = |m: &Map<String, Value>, k: &str| m.get(k).and_then(Value::as_bool) == Some(true);
     if flag(m, "auto_join") && flag(m, "admin_privileges") {
@@ -213,8 +223,10 @@ fn validate_group(_: &Ctx<'_>, body: Value, op: Op<'_>) -> Result<Value, ApiErro
         }
         d
     });
-    m.remove("realm");
-    m.remove("realm_attributes");
+    // Access "Create Group" / "Update Group" (`/access/api/v2/groups`) and the JFrog Platform
+    // Terraform provider's `GroupAPIModel`: `realm` and `realm_attributes` are read-only,
+    // anything else not listed is dropped (never stored or answered).
+    m.retain(|k, _| GROUP_MEMBERS.contains(&k.as_str()) || GROUP_FLAGS.contains(&k.as_str()));
     for (k, v) in m {
         if !v.is_null() {
             out.insert(k, v);
@@ -247,6 +259,7 @@ async fn patch_group(
         serde_json::from_slice(&body).map_err(|e| bad(format!("Invalid JSON: {e}")))?;
     let ctx = Ctx {
         collections: &s.collections,
+        descriptor: &s.descriptor.content,
     };
     let v = validate_group(
         &ctx,
@@ -1229,6 +1242,7 @@ async fn replace_worker(
         .ok_or_else(|| missing(format!("Worker '{key}' was not found")))?;
     let ctx = Ctx {
         collections: &s.collections,
+        descriptor: &s.descriptor.content,
     };
     let v = validate_worker(
         &ctx,

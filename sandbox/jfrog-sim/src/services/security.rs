@@ -339,7 +339,72 @@ const LEGACY: &[(&str, &str)] = &[
     ("profileUpdatable", "profile_updatable"),
     ("disableUIAccess", "disable_ui_access"),
     ("internalPasswordDisabled", "internal_password_disabled"),
+    ("watchManager", "watch_manager"),
+    ("policyManager", "policy_manager"),
+    ("policyViewer", "policy_viewer"),
+    ("reportsManager", "reports_manager"),
 ];
+
+/// The members a security-API user write keeps (REST API "Security Configuration JSON",
+/// `application/vnd.org.jfrog.artifactory.security.User+json`: the optional and mandatory
+/// elements). The read-only ones (`lastLoggedIn`, `realm`, `status`, `mfaStatus`) and unknown
+/// members are dropped, never stored or answered.
+const LEGACY_USER_MEMBERS: &[&str] = &[
+    "name",
+    "email",
+    "password",
+    "admin",
+    "profileUpdatable",
+    "disableUIAccess",
+    "internalPasswordDisabled",
+    "groups",
+    "watchManager",
+    "policyManager",
+    "policyViewer",
+    "reportsManager",
+];
+
+/// The members an Access user write keeps (JFrog REST API "Create User" and "Update a User
+/// (Partial Update)", `/access/api/v2/users`); `realm` and `status` are the server's.
+const ACCESS_USER_MEMBERS: &[&str] = &[
+    "username",
+    "password",
+    "email",
+    "groups",
+    "admin",
+    "profile_updatable",
+    "internal_password_disabled",
+    "disable_ui_access",
+];
+
+/// "Create User": "this parameter is only available starting from Artifactory version
+/// 7.128.0" (before it, the Access API drops them like any unknown member).
+const ACCESS_USER_ROLES: &[&str] = &[
+    "watch_manager",
+    "policy_viewer",
+    "policy_manager",
+    "reports_manager",
+    "resources_manager",
+    "manage_webhook",
+];
+const ACCESS_USER_ROLES_SINCE: (u64, u64, u64) = (7, 128, 0);
+
+/// An Access user body with only the members the platform's version keeps.
+fn access_user_members(s: &Shared, mut m: Map<String, Value>) -> Map<String, Value> {
+    let roles = version_at_least(s, ACCESS_USER_ROLES_SINCE);
+    m.retain(|k, _| {
+        ACCESS_USER_MEMBERS.contains(&k.as_str())
+            || (roles && ACCESS_USER_ROLES.contains(&k.as_str()))
+    });
+    m
+}
+
+/// A security-API user body with only its documented members, renamed to the Access store's.
+fn legacy_user_members(mut m: Map<String, Value>) -> Map<String, Value> {
+    m.retain(|k, _| LEGACY_USER_MEMBERS.contains(&k.as_str()));
+    rename(&mut m, LEGACY, true);
+    m
+}
 
 fn rename(m: &mut Map<String, Value>, pairs: &[(&str, &str)], forward: bool) {
     for (a, b) in pairs {
@@ -494,7 +559,8 @@ async fn legacy_users_list(State(s): State<Arc<Shared>>, _a: Admin) -> R {
 
 async fn user_create(State(s): State<Arc<Shared>>, _a: Admin, body: Bytes) -> R {
     access_api(&s)?;
-    user_create_common(&s, parse(&body, Flavor::Access)?, Flavor::Access)
+    let m = access_user_members(&s, parse(&body, Flavor::Access)?);
+    user_create_common(&s, m, Flavor::Access)
 }
 
 fn user_get(s: &Shared, name: &str, flavor: Flavor) -> Result<Value, ApiError> {
@@ -520,12 +586,8 @@ async fn user_patch(
 ) -> R {
     access_api(&s)?;
     let existing = user_get(&s, &name, Flavor::Access)?;
-    let user = check_user(
-        &s,
-        parse(&body, Flavor::Access)?,
-        Some(&existing),
-        Flavor::Access,
-    )?;
+    let m = access_user_members(&s, parse(&body, Flavor::Access)?);
+    let user = check_user(&s, m, Some(&existing), Flavor::Access)?;
     s.collections.put_raw(USERS.name, &name, user.clone());
     Ok(axum::Json(user).into_response())
 }
@@ -557,8 +619,7 @@ async fn legacy_user_create(
     Path(name): Path<String>,
     body: Bytes,
 ) -> R {
-    let mut m = parse(&body, Flavor::Artifactory)?;
-    rename(&mut m, LEGACY, true);
+    let mut m = legacy_user_members(parse(&body, Flavor::Artifactory)?);
     m.insert("username".into(), json!(name));
     user_create_common(&s, m, Flavor::Artifactory)
 }
@@ -570,8 +631,7 @@ async fn legacy_user_update(
     body: Bytes,
 ) -> R {
     let existing = user_get(&s, &name, Flavor::Artifactory)?;
-    let mut m = parse(&body, Flavor::Artifactory)?;
-    rename(&mut m, LEGACY, true);
+    let mut m = legacy_user_members(parse(&body, Flavor::Artifactory)?);
     m.remove("username");
     let user = check_user(&s, m, Some(&existing), Flavor::Artifactory)?;
     s.collections.put_raw(USERS.name, &name, user);

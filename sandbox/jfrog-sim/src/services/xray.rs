@@ -51,6 +51,300 @@ use crate::collections::{
 };
 use crate::errors::{ApiError, Flavor};
 use crate::server::Shared;
+use crate::shape::{Shape, prune};
+
+// ---- the models Xray binds bodies to (terraform-provider-xray v3.1.9,
+// `pkg/xray/resource/policies.go`, `resource_xray_watch.go`, `resource_xray_webhook.go`, and
+// the Xray REST API "Create Watch" / "Get Watches" samples); other members are dropped ----
+
+const CVSS_RANGE: Shape = Shape::Object(&[("to", Shape::Leaf), ("from", Shape::Leaf)]);
+const EXPOSURES: Shape = Shape::Object(&[
+    ("min_severity", Shape::Leaf),
+    ("secrets", Shape::Leaf),
+    ("applications", Shape::Leaf),
+    ("services", Shape::Leaf),
+    ("iac", Shape::Leaf),
+]);
+const OP_RISK_CUSTOM: Shape = Shape::Object(&[
+    ("use_and_condition", Shape::Leaf),
+    ("is_eol", Shape::Leaf),
+    ("release_date_greater_than_months", Shape::Leaf),
+    ("newer_versions_greater_than", Shape::Leaf),
+    ("release_cadence_per_year_less_than", Shape::Leaf),
+    ("commits_less_than", Shape::Leaf),
+    ("committers_less_than", Shape::Leaf),
+    ("risk", Shape::Leaf),
+]);
+/// `PolicyRuleCriteriaAPIModel`: security, license and operational-risk criteria.
+const CRITERIA: Shape = Shape::Object(&[
+    ("min_severity", Shape::Leaf),
+    ("cvss_range", CVSS_RANGE),
+    ("fix_version_dependant", Shape::Leaf),
+    ("applicable_cves_only", Shape::Leaf),
+    ("malicious_package", Shape::Leaf),
+    ("vulnerability_ids", Shape::Leaf),
+    ("exposures", EXPOSURES),
+    ("package_name", Shape::Leaf),
+    ("package_type", Shape::Leaf),
+    ("package_versions", Shape::Leaf),
+    ("allow_unknown", Shape::Leaf),
+    ("multi_license_permissive", Shape::Leaf),
+    ("banned_licenses", Shape::Leaf),
+    ("allowed_licenses", Shape::Leaf),
+    ("op_risk_custom", OP_RISK_CUSTOM),
+    ("op_risk_min_risk", Shape::Leaf),
+]);
+/// `PolicyRuleActionsAPIModel`.
+const ACTIONS: Shape = Shape::Object(&[
+    ("webhooks", Shape::Leaf),
+    ("mails", Shape::Leaf),
+    ("fail_build", Shape::Leaf),
+    (
+        "block_download",
+        Shape::Object(&[
+            ("unscanned", Shape::Leaf),
+            ("active", Shape::Leaf),
+            ("grace_period_days", Shape::Leaf),
+        ]),
+    ),
+    ("block_release_bundle_distribution", Shape::Leaf),
+    ("block_release_bundle_promotion", Shape::Leaf),
+    ("notify_watch_recipients", Shape::Leaf),
+    ("notify_deployer", Shape::Leaf),
+    ("create_ticket_enabled", Shape::Leaf),
+    (
+        "fail_pull_request",
+        Shape::Object(&[("active", Shape::Leaf)]),
+    ),
+    ("build_failure_grace_period_in_days", Shape::Leaf),
+    ("custom_severity", Shape::Leaf),
+]);
+const RULE: Shape = Shape::Object(&[
+    ("name", Shape::Leaf),
+    ("priority", Shape::Leaf),
+    ("criteria", CRITERIA),
+    ("actions", ACTIONS),
+]);
+/// `PolicyAPIModel` (`author`, `created`, `modified` are Xray's).
+const POLICY: Shape = Shape::Object(&[
+    ("name", Shape::Leaf),
+    ("type", Shape::Leaf),
+    ("author", Shape::Leaf),
+    ("description", Shape::Leaf),
+    ("rules", Shape::Items(&RULE)),
+    ("created", Shape::Leaf),
+    ("modified", Shape::Leaf),
+]);
+const WATCH_RESOURCE: Shape = Shape::Object(&[
+    ("type", Shape::Leaf),
+    ("bin_mgr_id", Shape::Leaf),
+    (
+        "filters",
+        Shape::Items(&Shape::Object(&[
+            ("type", Shape::Leaf),
+            ("value", Shape::Leaf),
+        ])),
+    ),
+    ("name", Shape::Leaf),
+    ("build_repo", Shape::Leaf),
+    ("repo_type", Shape::Leaf),
+]);
+/// `WatchAPIModel`; `general_data.id` is Xray's ("Get Watches" sample response).
+const WATCH: Shape = Shape::Object(&[
+    (
+        "general_data",
+        Shape::Object(&[
+            ("id", Shape::Leaf),
+            ("name", Shape::Leaf),
+            ("description", Shape::Leaf),
+            ("active", Shape::Leaf),
+        ]),
+    ),
+    (
+        "project_resources",
+        Shape::Object(&[("resources", Shape::Items(&WATCH_RESOURCE))]),
+    ),
+    (
+        "assigned_policies",
+        Shape::Items(&Shape::Object(&[
+            ("name", Shape::Leaf),
+            ("type", Shape::Leaf),
+        ])),
+    ),
+    ("watch_recipients", Shape::Leaf),
+]);
+/// `WebhookAPIModel`.
+const WEBHOOK: Shape = Shape::Object(&[
+    ("name", Shape::Leaf),
+    ("url", Shape::Leaf),
+    ("description", Shape::Leaf),
+    ("use_proxy", Shape::Leaf),
+    ("user_name", Shape::Leaf),
+    ("password", Shape::Leaf),
+    ("headers", Shape::Leaf),
+]);
+
+const NAME_VERSION: Shape = Shape::Object(&[("name", Shape::Leaf), ("version", Shape::Leaf)]);
+/// `IgnoreRuleAPIModel` and `IgnoreFiltersAPIModel` (`resource_xray_ignore_rule.go`).
+const IGNORE_RULE: Shape = Shape::Object(&[
+    ("id", Shape::Leaf),
+    ("author", Shape::Leaf),
+    ("created", Shape::Leaf),
+    ("is_expired", Shape::Leaf),
+    ("notes", Shape::Leaf),
+    ("expires_at", Shape::Leaf),
+    (
+        "ignore_filters",
+        Shape::Object(&[
+            ("vulnerabilities", Shape::Leaf),
+            ("licenses", Shape::Leaf),
+            ("cves", Shape::Leaf),
+            ("policies", Shape::Leaf),
+            ("watches", Shape::Leaf),
+            ("docker-layers", Shape::Leaf),
+            ("operational_risk", Shape::Leaf),
+            ("release-bundles", Shape::Items(&NAME_VERSION)),
+            ("release_bundles_v2", Shape::Items(&NAME_VERSION)),
+            (
+                "exposures",
+                Shape::Object(&[
+                    ("scanners", Shape::Leaf),
+                    ("categories", Shape::Leaf),
+                    ("file_path", Shape::Leaf),
+                ]),
+            ),
+            (
+                "builds",
+                Shape::Items(&Shape::Object(&[
+                    ("name", Shape::Leaf),
+                    ("version", Shape::Leaf),
+                    ("project", Shape::Leaf),
+                ])),
+            ),
+            ("components", Shape::Items(&NAME_VERSION)),
+            (
+                "artifacts",
+                Shape::Items(&Shape::Object(&[
+                    ("name", Shape::Leaf),
+                    ("version", Shape::Leaf),
+                    ("path", Shape::Leaf),
+                ])),
+            ),
+        ]),
+    ),
+]);
+/// `CurationPolicyAPIModel` (`resource_xray_curation_policy.go`).
+const CURATION_POLICY: Shape = Shape::Object(&[
+    ("id", Shape::Leaf),
+    ("name", Shape::Leaf),
+    ("condition_id", Shape::Leaf),
+    ("scope", Shape::Leaf),
+    ("repo_exclude", Shape::Leaf),
+    ("repo_include", Shape::Leaf),
+    ("pkg_types_include", Shape::Leaf),
+    ("policy_action", Shape::Leaf),
+    (
+        "waivers",
+        Shape::Items(&Shape::Object(&[
+            ("pkg_type", Shape::Leaf),
+            ("pkg_name", Shape::Leaf),
+            ("all_versions", Shape::Leaf),
+            ("pkg_versions", Shape::Leaf),
+            ("justification", Shape::Leaf),
+        ])),
+    ),
+    (
+        "label_waivers",
+        Shape::Items(&Shape::Object(&[
+            ("label", Shape::Leaf),
+            ("justification", Shape::Leaf),
+        ])),
+    ),
+    ("notify_emails", Shape::Leaf),
+    ("waiver_request_config", Shape::Leaf),
+    ("decision_owners", Shape::Leaf),
+]);
+/// `CustomCurationConditionAPIModel` (`resource_xray_custom_curation_condition.go`).
+const CURATION_CONDITION: Shape = Shape::Object(&[
+    ("id", Shape::Leaf),
+    ("name", Shape::Leaf),
+    ("condition_template_id", Shape::Leaf),
+    (
+        "param_values",
+        Shape::Items(&Shape::Object(&[
+            ("param_id", Shape::Leaf),
+            ("value", Shape::Leaf),
+        ])),
+    ),
+    ("is_custom", Shape::Leaf),
+    ("created_by", Shape::Leaf),
+    ("created_at", Shape::Leaf),
+    ("updated_by", Shape::Leaf),
+    ("updated_at", Shape::Leaf),
+    ("risk_type", Shape::Leaf),
+    ("supported_pkg_types", Shape::Leaf),
+]);
+/// `CustomIssueAPIModel` (`resource_xray_custom_issue.go`).
+const CUSTOM_ISSUE: Shape = Shape::Object(&[
+    ("id", Shape::Leaf),
+    ("description", Shape::Leaf),
+    ("summary", Shape::Leaf),
+    ("type", Shape::Leaf),
+    ("provider", Shape::Leaf),
+    ("package_type", Shape::Leaf),
+    ("severity", Shape::Leaf),
+    (
+        "components",
+        Shape::Items(&Shape::Object(&[
+            ("id", Shape::Leaf),
+            ("vulnerable_versions", Shape::Leaf),
+            ("fixed_versions", Shape::Leaf),
+            (
+                "vulnerable_ranges",
+                Shape::Items(&Shape::Object(&[
+                    ("vulnerable_versions", Shape::Leaf),
+                    ("fixed_versions", Shape::Leaf),
+                ])),
+            ),
+        ])),
+    ),
+    (
+        "cves",
+        Shape::Items(&Shape::Object(&[
+            ("cve", Shape::Leaf),
+            ("cvss_v2", Shape::Leaf),
+            ("cvss_v3", Shape::Leaf),
+        ])),
+    ),
+    (
+        "sources",
+        Shape::Items(&Shape::Object(&[
+            ("source_id", Shape::Leaf),
+            ("name", Shape::Leaf),
+            ("url", Shape::Leaf),
+        ])),
+    ),
+]);
+
+/// A watch as Xray stores it: its members only, `general_data.id` Xray's (kept on update).
+fn watch_stored(mut body: Value, existing: Option<&Value>) -> Value {
+    prune(&mut body, &WATCH);
+    let id = existing
+        .and_then(|e| e.pointer("/general_data/id").cloned())
+        .unwrap_or_else(|| json!(uuid::Uuid::new_v4().simple().to_string()[..24].to_owned()));
+    if let Some(g) = body.get_mut("general_data").and_then(Value::as_object_mut) {
+        g.insert("id".into(), id);
+    }
+    body
+}
+
+/// A watch as a read answers it: `WatchAPIModel`'s members only (the store's own key member
+/// is not one of them).
+fn watch_view(v: &Value) -> Value {
+    let mut v = v.clone();
+    prune(&mut v, &WATCH);
+    v
+}
 
 /// The Xray version the simulator reports.
 const XRAY_VERSION: &str = "3.111.17";
@@ -80,6 +374,7 @@ fn canonical_severity(s: &str) -> Option<&'static str> {
 }
 
 fn validate_policy(_: &Ctx<'_>, mut body: Value, op: Op<'_>) -> Result<Value, ApiError> {
+    prune(&mut body, &POLICY);
     let name = str_at(&body, "/name").to_string();
     if name.is_empty() {
         return Err(bad("Policy name is required"));
@@ -174,6 +469,31 @@ fn named_body(ctx: &Ctx<'_>, body: Value, op: Op<'_>) -> Result<Value, ApiError>
     object_body(ctx, body, op)
 }
 
+/// An Xray webhook: a name, and only `WebhookAPIModel`'s members.
+fn validate_webhook(ctx: &Ctx<'_>, mut body: Value, op: Op<'_>) -> Result<Value, ApiError> {
+    prune(&mut body, &WEBHOOK);
+    named_body(ctx, body, op)
+}
+
+fn validate_curation_policy(ctx: &Ctx<'_>, mut body: Value, op: Op<'_>) -> Result<Value, ApiError> {
+    prune(&mut body, &CURATION_POLICY);
+    named_body(ctx, body, op)
+}
+
+fn validate_curation_condition(
+    ctx: &Ctx<'_>,
+    mut body: Value,
+    op: Op<'_>,
+) -> Result<Value, ApiError> {
+    prune(&mut body, &CURATION_CONDITION);
+    named_body(ctx, body, op)
+}
+
+fn validate_custom_issue(ctx: &Ctx<'_>, mut body: Value, op: Op<'_>) -> Result<Value, ApiError> {
+    prune(&mut body, &CUSTOM_ISSUE);
+    object_body(ctx, body, op)
+}
+
 /// A webhook's password is never answered.
 fn webhook_view(v: &Value) -> Value {
     let mut v = v.clone();
@@ -224,7 +544,7 @@ collection!(
     "name",
     Ids::Body,
     "Webhook",
-    named_body,
+    validate_webhook,
     webhook_view
 );
 collection!(
@@ -233,7 +553,7 @@ collection!(
     "id",
     Ids::Counter,
     "Curation policy",
-    named_body,
+    validate_curation_policy,
     as_stored
 );
 collection!(
@@ -242,7 +562,7 @@ collection!(
     "id",
     Ids::Counter,
     "Curation condition",
-    named_body,
+    validate_curation_condition,
     as_stored
 );
 collection!(
@@ -251,7 +571,7 @@ collection!(
     "id",
     Ids::Body,
     "Custom issue",
-    object_body,
+    validate_custom_issue,
     as_stored
 );
 collection!(
@@ -525,7 +845,12 @@ fn check_watch(s: &Shared, project: Option<&str>, body: &Value) -> Result<String
 
 async fn list_watches(State(s): State<Arc<Shared>>, _u: User) -> Json<Value> {
     Json(Value::Array(
-        s.collections.list_raw(WATCHES.name).unwrap_or_default(),
+        s.collections
+            .list_raw(WATCHES.name)
+            .unwrap_or_default()
+            .iter()
+            .map(watch_view)
+            .collect(),
     ))
 }
 
@@ -543,7 +868,8 @@ async fn create_watch(
             format!("Watch {name} already exists"),
         ));
     }
-    s.collections.put_raw(WATCHES.name, &name, body);
+    s.collections
+        .put_raw(WATCHES.name, &name, watch_stored(body, None));
     Ok((
         StatusCode::CREATED,
         Json(json!({"info": "Watch has been successfully created"})),
@@ -558,7 +884,7 @@ async fn read_watch(
 ) -> Result<Json<Value>, ApiError> {
     s.collections
         .get_raw(WATCHES.name, &name)
-        .map(Json)
+        .map(|w| Json(watch_view(&w)))
         .ok_or_else(|| not_found(format!("Failed to find watch: watch {name} does not exist")))
 }
 
@@ -569,16 +895,17 @@ async fn update_watch(
     body: axum::body::Bytes,
 ) -> Result<Json<Value>, ApiError> {
     let body = json_of(&body)?;
-    if s.collections.get_raw(WATCHES.name, &name).is_none() {
+    let Some(existing) = s.collections.get_raw(WATCHES.name, &name) else {
         return Err(not_found(format!(
             "Failed to find watch: watch {name} does not exist"
         )));
-    }
+    };
     let new_name = check_watch(&s, None, &body)?;
     if new_name != name {
         return Err(bad("Watch name cannot be changed"));
     }
-    s.collections.put_raw(WATCHES.name, &name, body);
+    s.collections
+        .put_raw(WATCHES.name, &name, watch_stored(body, Some(&existing)));
     Ok(Json(json!({"info": "Watch was successfully updated"})))
 }
 
@@ -668,6 +995,7 @@ fn scoped_call(
             Scoped::Policy => {
                 let ctx = Ctx {
                     collections: &s.collections,
+                    descriptor: &s.descriptor.content,
                 };
                 let existing = Value::Null;
                 let op = match key {
@@ -685,7 +1013,8 @@ fn scoped_call(
                 if key.is_some_and(|k| k != n) {
                     return Err(bad("Watch name cannot be changed"));
                 }
-                Ok((n, body))
+                let existing = scoped_get(s, what, project, &n);
+                Ok((n, watch_stored(body, existing.as_ref())))
             }
         }
     };
@@ -896,6 +1225,7 @@ async fn create_ignore_rule(
 ) -> Result<Response, ApiError> {
     let store = Store::of(&s, IGNORE_RULES.name, "ignore_rule", &q)?;
     let mut body = json_of(&body)?;
+    prune(&mut body, &IGNORE_RULE);
     if str_at(&body, "/notes").is_empty() {
         return Err(bad("notes is required"));
     }

@@ -1,16 +1,11 @@
-//! The Artifactory service (`/artifactory`): system calls and the repository API, and the
-//! `proxies` collection (no routes yet: the proxy Kind brings them; tests seed proxies through
-//! the admin API so that webhook handlers can name one).
+//! The Artifactory service (`/artifactory`): system calls, the repository API, the system
+//! configuration descriptor (whose `proxies` section is the platform's one proxy store:
+//! webhook handlers name those proxies) and artifacts.
 
 use std::sync::Arc;
 
-use axum::Router;
-use axum::http::StatusCode;
-
-use crate::collections::{Declaration, Ids, KeyCase, accept_object, as_stored};
-use crate::errors::Flavor;
-
 use crate::server::Shared;
+use axum::Router;
 
 pub(crate) mod configuration;
 pub mod repositories;
@@ -27,16 +22,3 @@ pub(crate) fn routes() -> Router<Arc<Shared>> {
         .merge(storage::routes())
         .merge(storage::item_routes())
 }
-
-/// Artifactory's proxies (`proxy` references of remote repositories and webhook handlers).
-pub(crate) static PROXIES: Declaration = Declaration {
-    name: "proxies",
-    key_field: "key",
-    key_case: KeyCase::Sensitive,
-    ids: Ids::Body,
-    flavor: Flavor::Artifactory,
-    not_found: |k| (StatusCode::NOT_FOUND, format!("Proxy '{k}' not found")),
-    exists: |k| (StatusCode::CONFLICT, format!("Proxy '{k}' already exists")),
-    validate: accept_object,
-    view: as_stored,
-};
