@@ -30,6 +30,7 @@
 use std::collections::HashMap;
 use std::fmt;
 use std::num::NonZeroU32;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, Weak};
 use std::time::Duration;
 
@@ -65,6 +66,9 @@ pub enum Idempotency {
 #[derive(Clone)]
 pub struct JfrogClient {
     inner: Arc<Inner>,
+    /// Set on a read-only client ([`JfrogClient::read_only`]): every write it was asked to
+    /// send (and refused) is counted here.
+    read_only: Option<Arc<AtomicU64>>,
 }
 
 struct Inner {
@@ -194,7 +198,32 @@ impl JfrogClient {
                 platform,
                 credentials_origin: b.credentials_origin,
             }),
+            read_only: None,
         })
+    }
+
+    /// A read-only view of this client (same connection pool, credentials and limiter):
+    /// it sends only `GET`, `HEAD` and requests marked [`Request::reads_only`]; any other
+    /// request fails with [`Error::InvalidRequest`] before it leaves the process, and is
+    /// counted ([`JfrogClient::refused_writes`]). `preview` observes through one, so that
+    /// a write attempted by mistake can neither reach JFrog nor go unnoticed.
+    pub fn read_only(&self) -> JfrogClient {
+        JfrogClient {
+            inner: self.inner.clone(),
+            read_only: Some(self.read_only.clone().unwrap_or_default()),
+        }
+    }
+
+    /// Whether this client is read-only.
+    pub fn is_read_only(&self) -> bool {
+        self.read_only.is_some()
+    }
+
+    /// The writes a read-only client refused to send (0 for any other client).
+    pub fn refused_writes(&self) -> u64 {
+        self.read_only
+            .as_ref()
+            .map_or(0, |n| n.load(Ordering::Relaxed))
     }
 
     /// The normalised platform URL.
@@ -241,6 +270,7 @@ impl JfrogClient {
             build_error: None,
             timeout: None,
             headers: HeaderMap::new(),
+            reads_only: false,
         }
     }
 }
@@ -260,6 +290,7 @@ pub struct Request<'a> {
     build_error: Option<String>,
     timeout: Option<Duration>,
     headers: HeaderMap,
+    reads_only: bool,
 }
 
 impl fmt::Debug for Request<'_> {
@@ -276,6 +307,13 @@ impl fmt::Debug for Request<'_> {
 }
 
 impl<'a> Request<'a> {
+    /// This request only reads, whatever its method (a `POST` search, a GraphQL query): a
+    /// read-only client sends it.
+    pub fn reads_only(mut self) -> Self {
+        self.reads_only = true;
+        self
+    }
+
     /// The next path parameter, in template order.
     pub fn param(mut self, value: impl fmt::Display) -> Self {
         self.params.push(value.to_string());
@@ -410,6 +448,18 @@ impl<'a> Request<'a> {
         let ctx = self.context();
         if let Some(message) = self.build_error.clone() {
             return Err(Error::InvalidRequest { ctx, message });
+        }
+        if let Some(refused) = &self.client.read_only
+            && !self.reads_only
+            && !matches!(self.method, Method::GET | Method::HEAD)
+        {
+            refused.fetch_add(1, Ordering::Relaxed);
+            tracing::error!(route = %ctx.route, method = %self.method, "a read-only client refused to send a write");
+            return Err(Error::InvalidRequest {
+                ctx,
+                message: "refused: this client is read-only (preview), and the request writes"
+                    .into(),
+            });
         }
         let url = self.build_url(&ctx)?;
         let span = tracing::debug_span!(
@@ -716,6 +766,71 @@ mod tests {
     fn url_of(req: Request<'_>) -> Result<String, Error> {
         let ctx = req.context();
         req.build_url(&ctx).map(|u| u.to_string())
+    }
+
+    /// A read-only client refuses every write before it leaves the process (nothing
+    /// listens on the URL: a request that were sent would fail as a transport error) and
+    /// counts it; reads and `reads_only` requests are sent.
+    #[tokio::test]
+    async fn a_read_only_client_refuses_writes_and_counts_them() {
+        let rw = client("http://127.0.0.1:9");
+        let ro = rw.read_only();
+        assert!(ro.is_read_only() && !rw.is_read_only());
+        for method in [Method::PUT, Method::POST, Method::DELETE, Method::PATCH] {
+            let e = ro
+                .request(
+                    Service::Artifactory,
+                    method,
+                    "/api/x",
+                    Idempotency::Idempotent,
+                )
+                .send()
+                .await
+                .unwrap_err();
+            assert!(
+                matches!(&e, Error::InvalidRequest { message, .. } if message.contains("read-only")),
+                "{e}"
+            );
+        }
+        assert_eq!(ro.refused_writes(), 4);
+        // The view of a view shares the count.
+        let again = ro.read_only();
+        let _ = again
+            .request(
+                Service::Xray,
+                Method::POST,
+                "/api/v1/x",
+                Idempotency::Idempotent,
+            )
+            .send()
+            .await;
+        assert_eq!(ro.refused_writes(), 5);
+        // Reads and marked POSTs are sent (and fail only because nothing listens).
+        let get = ro
+            .request(
+                Service::Artifactory,
+                Method::GET,
+                "/api/x",
+                Idempotency::Idempotent,
+            )
+            .send()
+            .await
+            .unwrap_err();
+        assert!(matches!(get, Error::Transport { .. }), "{get}");
+        let search = ro
+            .request(
+                Service::Xray,
+                Method::POST,
+                "/api/v1/reports",
+                Idempotency::Idempotent,
+            )
+            .reads_only()
+            .send()
+            .await
+            .unwrap_err();
+        assert!(matches!(search, Error::Transport { .. }), "{search}");
+        assert_eq!(ro.refused_writes(), 5);
+        assert_eq!(rw.refused_writes(), 0);
     }
 
     #[test]

@@ -175,8 +175,9 @@ impl Provider {
             .about(self.about)
             .version(env!("CARGO_PKG_VERSION"))
             .after_help(format!(
-                "{}\n\n`{} export --help`: write manifests that adopt the platform's existing objects.",
+                "{}\n\n`{} export --help`: write manifests that adopt the platform's existing objects.\n`{} preview --help`: show what applying manifests would do to JFrog, with no write.",
                 kinds_help(self.short, &kinds),
+                self.name,
                 self.name
             ));
         let matches = ProviderFlags::augment_args(command)

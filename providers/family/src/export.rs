@@ -1333,6 +1333,17 @@ pub async fn run_main(
     family_kinds: fn() -> Vec<std::sync::Arc<crate::FamilyKind>>,
     args: Vec<String>,
 ) -> anyhow::Result<()> {
+    if args.get(1).map(String::as_str) == Some("preview") {
+        let code = crate::preview::main(
+            &provider,
+            &family_kinds(),
+            args.into_iter().skip(2).collect(),
+        )
+        .await;
+        use std::io::Write;
+        let _ = std::io::stdout().flush();
+        std::process::exit(code);
+    }
     provider
         .run_main_with_export(
             kinds_with,

@@ -144,12 +144,15 @@ impl ListCall {
 
     /// The list request (with a paged list's query parameters and fixed body).
     pub fn request<'a>(&self, client: &'a JfrogClient) -> jfrog_client::Request<'a> {
-        let r = client.request(
-            self.service,
-            self.verb().method(),
-            self.path,
-            Idempotency::Idempotent,
-        );
+        // A list only reads, even when asked for by `POST`: a read-only client sends it.
+        let r = client
+            .request(
+                self.service,
+                self.verb().method(),
+                self.path,
+                Idempotency::Idempotent,
+            )
+            .reads_only();
         let r = match self.shape {
             ListShape::Paged(page) => page.query.iter().fold(r, |r, &(n, v)| r.query(n, v)),
             _ => r,
@@ -358,7 +361,9 @@ impl Paths {
 #[async_trait]
 impl Rest for Paths {
     async fn read(&self, client: &JfrogClient, key: &str) -> Result<Value, Error> {
+        // The declared read only reads, whatever its verb.
         self.at(client, &self.read, Idempotency::Idempotent, key)
+            .reads_only()
             .send_value()
             .await
     }
