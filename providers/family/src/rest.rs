@@ -221,6 +221,25 @@ pub fn key_in(obj: &Value, member: &str) -> String {
     }
 }
 
+/// What JFrog Cloud's 400 for a call only a self-hosted platform serves says: "Artifactory
+/// Online does not support accessing this API endpoint, ..." (the system configuration
+/// descriptor and its parts), "Artifactory Online does not require license, ..."
+/// (jfrog/terraform-provider-artifactory issues #452, #550, #95;
+/// jfrog/terraform-provider-project #221).
+pub const CLOUD_REFUSAL: &str = "Artifactory Online does not";
+
+/// The start of the message of a Kind that needs a self-hosted platform.
+pub const NEEDS_SELF_HOSTED: &str = "needs a self-hosted JFrog platform";
+
+/// The message for `kind` (empty: no Kind named) on JFrog Cloud, which does not serve
+/// `what` and answered `message`.
+pub fn needs_self_hosted(kind: &str, what: &str, message: &str) -> String {
+    let sep = if kind.is_empty() { "" } else { " " };
+    format!(
+        "{kind}{sep}{NEEDS_SELF_HOSTED}: this platform (JFrog Cloud) does not serve {what} ({message})"
+    )
+}
+
 /// How a family talks to JFrog. Errors keep `jfrog_client`'s typing: only
 /// [`Error::NotFound`] means "does not exist".
 #[async_trait]

@@ -212,13 +212,6 @@ pub static REVERSEPROXY: SelfHostedOnly = SelfHostedOnly {
     },
 };
 
-/// What JFrog Cloud answers (400) to the calls only a self-hosted platform serves: "Artifactory
-/// Online does not support accessing this API endpoint, ..." (the system configuration and
-/// its web server part) and "Artifactory Online does not require license, ..."
-/// (jfrog/terraform-provider-artifactory issues #452, #550, #95;
-/// jfrog/terraform-provider-project #221).
-const CLOUD: &str = "Artifactory Online does not";
-
 /// A setting only a self-hosted platform has: on JFrog Cloud its refusal says so, naming the
 /// Kind, instead of JFrog's bare 400.
 #[derive(Debug)]
@@ -238,13 +231,10 @@ impl SelfHostedOnly {
                 ctx,
                 status,
                 message,
-            } if message.contains(CLOUD) => Error::BadRequest {
+            } if message.contains(provider_family::rest::CLOUD_REFUSAL) => Error::BadRequest {
                 ctx,
                 status,
-                message: format!(
-                    "{} needs a self-hosted JFrog platform: this platform (JFrog Cloud) does not serve {} ({message})",
-                    self.kind, self.what
-                ),
+                message: provider_family::rest::needs_self_hosted(self.kind, self.what, &message),
             },
             e => e,
         }
