@@ -377,8 +377,61 @@ async fn injected_identity_exchanges_refreshes_and_reports_refusals() {
     ping(&resolver, &metrics)
         .await
         .expect("the projected token is exchanged");
-    std::fs::remove_file(&file).ok();
     let e = ping(&resolver, &metrics).await;
     // The exchanged token is still valid: the file is read again only for the next exchange.
     assert!(e.is_ok(), "{e:?}");
+
+    // A projected token that has expired (signed by the issuer, `exp` in the past) and one
+    // that is not signed (`alg: none`): each refused with what is wrong, no token quoted.
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .expect("after 1970")
+        .as_secs() as i64;
+    let claims = |exp: i64| {
+        json!({"iss": server.service_account_issuer(), "aud": ["jfrog-generic"],
+               "sub": format!("system:serviceaccount:{NS}:{SA}"), "iat": exp - 3600,
+               "nbf": exp - 3600, "exp": exp})
+    };
+    let b64 = |v: &Value| {
+        use base64::Engine;
+        base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(v.to_string())
+    };
+    let refusals = [
+        (
+            server.sign_service_account_claims(&claims(now - 60)),
+            "the subject token has expired",
+        ),
+        (
+            format!(
+                "{}.{}.",
+                b64(&json!({"alg": "none"})),
+                b64(&claims(now + 3600))
+            ),
+            "the subject token is not signed",
+        ),
+    ];
+    for (token, refusal) in refusals {
+        std::fs::write(&file, token).expect("token file");
+        sim_admin(&sim, json!({"revokeIssued": true})).await;
+        tokio::time::sleep(jfrog_client::oidc::FAILURE_HOLD).await;
+        let e = ping(&resolver, &metrics).await.expect_err(refusal);
+        assert!(e.contains(refusal), "{e}");
+        assert!(e.contains("OIDC integration \"k8s\""), "{e}");
+        no_token_in(&e);
+    }
+    // A valid projected token again: recovery without a restart.
+    let answer = sas
+        .create_token_request(
+            SA,
+            &PostParams::default(),
+            &serde_json::from_value(json!({"spec": {"audiences": ["jfrog-generic"]}})).unwrap(),
+        )
+        .await
+        .expect("TokenRequest");
+    std::fs::write(&file, answer.status.expect("status").token).expect("token file");
+    tokio::time::sleep(jfrog_client::oidc::FAILURE_HOLD).await;
+    ping(&resolver, &metrics)
+        .await
+        .expect("recovered with a valid projected token");
+    std::fs::remove_file(&file).ok();
 }

@@ -431,6 +431,16 @@ impl TestServer {
         self.url()
     }
 
+    /// A JWT with `claims`, signed with the service-account issuer's key as a TokenRequest
+    /// token is: for tests of a relying party's checks that TokenRequest cannot produce (an
+    /// expired token, a foreign subject).
+    pub fn sign_service_account_claims(&self, claims: &serde_json::Value) -> String {
+        self.shared
+            .sa_signer
+            .sign(claims)
+            .expect("the issuer's key signs")
+    }
+
     /// The PEM of the CA that signed the serving certificate.
     pub fn ca_pem(&self) -> String {
         self.ca_pem.clone()

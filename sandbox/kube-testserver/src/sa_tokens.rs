@@ -60,7 +60,7 @@ impl Signer {
         }]})
     }
 
-    fn sign(&self, claims: &Value) -> Result<String, ApiError> {
+    pub(crate) fn sign(&self, claims: &Value) -> Result<String, ApiError> {
         let header = json!({"alg": "ES256", "kid": self.kid});
         let input = format!(
             "{}.{}",
