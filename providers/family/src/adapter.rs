@@ -1082,25 +1082,37 @@ impl FamilyClient {
             .map_err(|rule| ExternalError::msg(format!("invalid spec.forProvider: {rule}")))
     }
 
-    /// The change of the field `crd` (a top-level parameter that differs): JFrog's value and
-    /// the desired one (the declared default when unset), neither for a sensitive field.
-    fn field_change(
+    /// The changes of the field `crd` (a top-level parameter that differs): JFrog's value and
+    /// the desired one (the declared default when unset), neither for a sensitive field; in an
+    /// object, at the paths of the members that differ ([`diff::changed_paths`]).
+    fn field_changes(
         &self,
         crd: &str,
         params: &Value,
         observed: &Map<String, Value>,
-    ) -> FieldChange {
+    ) -> Vec<FieldChange> {
         let field = self.kind.field(crd);
         let sensitive = field.is_some_and(|f| f.sensitive || f.write_only);
         let desired = user_value(params, crd)
             .cloned()
             .or_else(|| field.and_then(|f| f.default.to_json()));
-        FieldChange {
-            path: format!("forProvider.{crd}"),
-            kind: ChangeKind::Update,
-            old: observed.get(crd).filter(|_| !sensitive).cloned(),
-            new: desired.filter(|_| !sensitive),
+        if sensitive {
+            return vec![FieldChange {
+                path: format!("forProvider.{crd}"),
+                kind: ChangeKind::Update,
+                old: None,
+                new: None,
+            }];
         }
+        diff::changed_paths(crd, observed.get(crd), desired.as_ref())
+            .into_iter()
+            .map(|(path, old, new)| FieldChange {
+                path: format!("forProvider.{path}"),
+                kind: ChangeKind::Update,
+                old,
+                new,
+            })
+            .collect()
     }
 
     /// The CRD path of a write-only wire member (`password` -> `password`, or the
@@ -1262,7 +1274,7 @@ impl ExternalClient<FamilyKind> for FamilyClient {
         obs.changes.extend(
             differ
                 .iter()
-                .map(|crd| self.field_change(crd, &mr.for_provider, &observed)),
+                .flat_map(|crd| self.field_changes(crd, &mr.for_provider, &observed)),
         );
         let mut changed: Vec<String> = differ.into_iter().map(str::to_string).collect();
         let (_, desired_hashes) = self.update_body(mr, &key)?;

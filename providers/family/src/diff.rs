@@ -438,3 +438,77 @@ pub fn write_only_hashes(
     }
     out
 }
+
+/// Where a changed top-level field differs, as paths below it: for an object the desired
+/// value sets, each member it sets that JFrog's value does not equal (recursively, an array
+/// being one value), so a review reads `artifact.actions.users` rather than the whole
+/// `artifact`. Members the desired value leaves out are not named (they are JFrog's or the
+/// declared defaults'); when no set member differs (the difference came from a default or a
+/// type rule), or either side is not an object, the field itself: `[(field, old, new)]`.
+pub fn changed_paths(
+    field: &str,
+    old: Option<&Value>,
+    new: Option<&Value>,
+) -> Vec<(String, Option<Value>, Option<Value>)> {
+    let mut out = Vec::new();
+    if let (Some(Value::Object(o)), Some(Value::Object(n))) = (old, new) {
+        for (k, nv) in n {
+            if nv.is_null() || o.get(k) == Some(nv) {
+                continue;
+            }
+            out.extend(changed_paths(&format!("{field}.{k}"), o.get(k), Some(nv)));
+        }
+    }
+    if out.is_empty() {
+        out.push((field.to_owned(), old.cloned(), new.cloned()));
+    }
+    out
+}
+
+#[cfg(test)]
+mod changed_paths_tests {
+    use super::changed_paths;
+    use serde_json::json;
+
+    #[test]
+    fn a_nested_change_is_named_by_its_path() {
+        let old =
+            json!({"actions": {"users": {"alice": ["READ"]}, "groups": {}}, "includes": ["**"]});
+        let new = json!({"actions": {"users": {"alice": ["READ", "WRITE"]}}, "includes": ["**"]});
+        assert_eq!(
+            changed_paths("artifact", Some(&old), Some(&new)),
+            [(
+                "artifact.actions.users.alice".to_owned(),
+                Some(json!(["READ"])),
+                Some(json!(["READ", "WRITE"]))
+            )]
+        );
+    }
+
+    #[test]
+    fn a_leaf_an_array_or_an_unexplained_difference_is_the_field_itself() {
+        let one = |old: serde_json::Value, new: serde_json::Value| {
+            let got = changed_paths("f", Some(&old), Some(&new));
+            assert_eq!(got, [("f".to_owned(), Some(old), Some(new))]);
+        };
+        one(json!("a"), json!("b"));
+        one(json!([{"x": 1}]), json!([{"x": 2}]));
+        // Only a member the desired value leaves out differs: not named.
+        one(json!({"a": 1, "b": 2}), json!({"a": 1}));
+        assert_eq!(
+            changed_paths("f", None, Some(&json!({"a": 1}))),
+            [("f".to_owned(), None, Some(json!({"a": 1})))]
+        );
+    }
+
+    #[test]
+    fn several_members_each_named() {
+        let old = json!({"a": 1, "b": {"c": 2, "d": 3}});
+        let new = json!({"a": 5, "b": {"c": 2, "d": 4}, "e": true});
+        let paths: Vec<String> = changed_paths("s", Some(&old), Some(&new))
+            .into_iter()
+            .map(|(p, ..)| p)
+            .collect();
+        assert_eq!(paths, ["s.a", "s.b.d", "s.e"]);
+    }
+}
