@@ -233,6 +233,45 @@ async fn injected_identity_makes_every_example_ready_and_refreshes() {
     );
     assert_eq!(pids(&sb), pids_before, "a provider restarted");
 
+    // A preview acting for the cluster's InjectedIdentity ProviderConfig (no token given):
+    // its own exchange for the provider's ServiceAccount, everything in sync, no write.
+    let before = sb.sim.requests().await;
+    let sa = format!("crossplane-system/{}", PROVIDERS[0]);
+    let out = std::process::Command::new(e2e::sandbox_binary())
+        .args(["provider", "artifactory", "preview", "--kubeconfig"])
+        .arg(&sb.kubeconfig)
+        .args(["--provider-config", "default", "--service-account", &sa])
+        .args(["--all-namespaces", "--format", "json"])
+        .output()
+        .expect("run the preview");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "preview with --provider-config default:\n{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report: Value = serde_json::from_str(&stdout).expect("the preview's JSON");
+    assert_eq!(report["writes"], 0, "{report}");
+    let after = sb.sim.requests().await;
+    let polled_posts = [
+        "POST /access/api/v1/oidc/token",
+        "POST /xray/api/v1/reports",
+        "POST /catalog/api/v1/custom/graphql",
+    ];
+    let wrote: BTreeMap<String, u64> = e2e::writes(&after)
+        .into_iter()
+        .filter(|(r, _)| !polled_posts.contains(&r.as_str()))
+        .filter(|(r, n)| before.get(r) != Some(n))
+        .collect();
+    assert!(wrote.is_empty(), "writes during the preview: {wrote:?}");
+    assert!(!stdout.contains("eyJ"), "a token in the preview's output");
+    eprintln!(
+        "[oidc] preview --provider-config default: {} items, all in sync, {} JFrog requests, exit 0",
+        report["items"].as_array().map_or(0, Vec::len),
+        report["requests"]
+    );
+
     // At the mapping's default lifetime (JFrog's 60 s): exchanges per provider per hour.
     sb.sim.put_oidc(json!({"maxTokenLifetimeSeconds": 0})).await;
     sb.sim.put_oidc(json!({"revokeIssued": true})).await;

@@ -16,9 +16,11 @@ use serde_json::{Value, json};
 
 fn args(url: &str, token: &Path, files: &[&Path], format: Format) -> PreviewArgs {
     PreviewArgs {
-        url: url.to_string(),
+        url: Some(url.to_string()),
         token_file: Some(token.to_path_buf()),
         token_env: None,
+        provider_config: None,
+        service_account: None,
         files: files.iter().map(|f| f.display().to_string()).collect(),
         format,
         namespace: None,

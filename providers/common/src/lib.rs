@@ -16,7 +16,7 @@ use clap::{Args, Command, FromArgMatches, Parser};
 use jfrog_client::{ClientMetrics, Credentials as JfrogCredentials, JfrogClient};
 use provider_runtime::managed::{Credentials, KindRegistration, ResolvedConfig};
 use provider_runtime::process::{ProviderFlags, ProviderProcess, kinds_help, run};
-use provider_runtime::providerconfig::identity::IdentityContext;
+use provider_runtime::providerconfig::identity::{IdentityContext, ServiceAccountRef};
 use provider_runtime::providerconfig::{ConfigApi, ConfigKind, ConfigTarget, ConfigVerifier};
 use secrecy::ExposeSecret;
 
@@ -102,6 +102,24 @@ impl Provider {
         namespace: Option<&str>,
         metrics: &ClientMetrics,
     ) -> Result<JfrogClient, String> {
+        let config = self
+            .resolve_provider_config(kube, kind, name, namespace, None)
+            .await?;
+        self.client_for(&config, metrics).map_err(|e| e.to_string())
+    }
+
+    /// The ProviderConfig `kind`/`name` resolved as the reconcilers resolve it (URL, CA and
+    /// credentials: a Secret's, or InjectedIdentity's exchange for `service_account`'s token,
+    /// else for the identity the API server says `kube` is). The error names the config,
+    /// never a credential.
+    pub async fn resolve_provider_config(
+        &self,
+        kube: &kube::Client,
+        kind: ConfigKind,
+        name: &str,
+        namespace: Option<&str>,
+        service_account: Option<ServiceAccountRef>,
+    ) -> Result<ResolvedConfig, String> {
         let api = ConfigApi::new(self.short);
         let target = ConfigTarget {
             kind,
@@ -111,13 +129,12 @@ impl Provider {
         let obj = provider_runtime::providerconfig::credentials::get_config(kube, &api, &target)
             .await
             .map_err(|e| e.to_string())?;
-        let identity = Arc::new(IdentityContext::new(kube.clone(), None));
-        let config = provider_runtime::providerconfig::credentials::resolve_config_object_with(
+        let identity = Arc::new(IdentityContext::new(kube.clone(), service_account));
+        provider_runtime::providerconfig::credentials::resolve_config_object_with(
             kube, &identity, &target, &obj,
         )
         .await
-        .map_err(|e| e.to_string())?;
-        self.client_for(&config, metrics).map_err(|e| e.to_string())
+        .map_err(|e| e.to_string())
     }
 
     /// The connection check of this provider's configs.

@@ -96,14 +96,25 @@ pub enum Format {
 )]
 pub struct PreviewArgs {
     /// The platform's URL, e.g. https://acme.jfrog.io.
-    #[arg(long)]
-    pub url: String,
+    #[arg(long, required_unless_present = "provider_config")]
+    pub url: Option<String>,
     /// A file holding an access token (read-only rights are enough; never printed).
     #[arg(long, value_name = "FILE", conflicts_with = "token_env")]
     pub token_file: Option<PathBuf>,
     /// An environment variable holding the access token (never printed).
     #[arg(long, value_name = "VAR")]
     pub token_env: Option<String>,
+    /// With `--kubeconfig`: the platform and credentials of this ProviderConfig, as the
+    /// provider resolves them (a Secret's token or InjectedIdentity's OIDC exchange): `NAME`
+    /// for a ClusterProviderConfig, `NAMESPACE/NAME` for a namespaced ProviderConfig.
+    #[arg(long, value_name = "[NAMESPACE/]NAME", requires = "kubeconfig",
+          conflicts_with_all = ["url", "token_file", "token_env"])]
+    pub provider_config: Option<String>,
+    /// With an InjectedIdentity `--provider-config`: the ServiceAccount (`NAMESPACE/NAME`)
+    /// whose token (TokenRequest, with the kubeconfig's rights) is exchanged; default: the
+    /// kubeconfig's own identity when it is a service account.
+    #[arg(long, value_name = "NAMESPACE/NAME", requires = "provider_config")]
+    pub service_account: Option<String>,
     /// Manifests: a file, a folder (searched recursively for .yaml, .yml and .json), or `-`
     /// for standard input (e.g. `kustomize build | ... -f -`). Repeatable.
     #[arg(short = 'f', long = "filename", value_name = "PATH")]
@@ -243,6 +254,41 @@ pub enum PreviewError {
 struct Doc {
     value: Value,
     source: String,
+}
+
+/// The ProviderConfig `--provider-config` names, resolved as the provider resolves it.
+async fn provider_config(
+    provider: &provider_common::Provider,
+    kube: &kube::Client,
+    named: &str,
+    args: &PreviewArgs,
+) -> Result<ResolvedConfig, PreviewError> {
+    use provider_runtime::providerconfig::ConfigKind;
+    use provider_runtime::providerconfig::identity::ServiceAccountRef;
+    let (kind, namespace, name) = match named.split_once('/') {
+        Some((ns, name)) => (ConfigKind::ProviderConfig, Some(ns), name),
+        None => (ConfigKind::ClusterProviderConfig, None, named),
+    };
+    let service_account = match &args.service_account {
+        None => None,
+        Some(sa) => match sa.split_once('/') {
+            Some((namespace, name)) if !namespace.is_empty() && !name.is_empty() => {
+                Some(ServiceAccountRef {
+                    namespace: namespace.to_string(),
+                    name: name.to_string(),
+                })
+            }
+            _ => {
+                return Err(PreviewError::Platform(format!(
+                    "--service-account {sa:?}: give NAMESPACE/NAME"
+                )));
+            }
+        },
+    };
+    provider
+        .resolve_provider_config(kube, kind, name, namespace, service_account)
+        .await
+        .map_err(PreviewError::Platform)
 }
 
 fn read_token(args: &PreviewArgs) -> Result<String, PreviewError> {
@@ -766,25 +812,31 @@ pub async fn run(
     if args.files.is_empty() && args.kubeconfig.is_none() {
         return Err(PreviewError::Nothing);
     }
-    let token = read_token(args)?;
+    let kube = match &args.kubeconfig {
+        Some(k) => Some(kube_client(k).await?),
+        None => None,
+    };
     let metrics = ClientMetrics::new();
     let cache = Arc::new(ClientCache::with_metrics(*provider, metrics.clone()).read_only());
     // Observation by list, each list read once for the whole preview.
     cache.set_snapshot_ttl(Some(Duration::from_secs(3600)));
     let regs = crate::adapter::registrations(family_kinds, cache.clone());
-    let config = ResolvedConfig {
-        config_kind: "ClusterProviderConfig".into(),
-        config_name: "preview".into(),
-        config_namespace: None,
-        config_uid: None,
-        url: args.url.clone(),
-        credentials: Credentials::Token(SecretString::from(token)),
-        credentials_from: Some(match (&args.token_file, &args.token_env) {
-            (Some(f), _) => format!("--token-file {}", f.display()),
-            (None, Some(v)) => format!("--token-env {v}"),
-            _ => "the command line".into(),
-        }),
-        ca_bundle: None,
+    let config = match (&args.provider_config, &kube) {
+        (Some(named), Some(kube)) => provider_config(provider, kube, named, args).await?,
+        _ => ResolvedConfig {
+            config_kind: "ClusterProviderConfig".into(),
+            config_name: "preview".into(),
+            config_namespace: None,
+            config_uid: None,
+            url: args.url.clone().unwrap_or_default(),
+            credentials: Credentials::Token(SecretString::from(read_token(args)?)),
+            credentials_from: Some(match (&args.token_file, &args.token_env) {
+                (Some(f), _) => format!("--token-file {}", f.display()),
+                (None, Some(v)) => format!("--token-env {v}"),
+                _ => "the command line".into(),
+            }),
+            ca_bundle: None,
+        },
     };
     let client = cache
         .client(&config)
@@ -796,13 +848,9 @@ pub async fn run(
     pinged.map_err(|e| {
         PreviewError::Platform(format!(
             "cannot connect to JFrog platform {}: {e}",
-            args.url
+            config.url
         ))
     })?;
-    let kube = match &args.kubeconfig {
-        Some(k) => Some(kube_client(k).await?),
-        None => None,
-    };
     let index = Index::new(provider.short, &regs);
     let mut admission = Admission::new(provider.short, &regs);
     let default_ns = args.namespace.clone().unwrap_or_else(|| "default".into());
