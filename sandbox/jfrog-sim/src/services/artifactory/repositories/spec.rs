@@ -550,9 +550,15 @@ mod tests {
         let api = |r: Option<&Resolved>| r.map(|r| r.defaults["dockerApiVersion"].clone());
         let v2 = resolve(RClass::Local, "docker", &body);
         assert_eq!(api(v2), Some(Value::from("V2")));
-        assert_eq!(v2.map(|r| r.defaults["blockPushingSchema1"].clone()), Some(true.into()));
+        assert_eq!(
+            v2.map(|r| r.defaults["blockPushingSchema1"].clone()),
+            Some(true.into())
+        );
         body.insert("dockerApiVersion".into(), Value::from("V1"));
-        assert_eq!(api(resolve(RClass::Local, "docker", &body)), Some(Value::from("V1")));
+        assert_eq!(
+            api(resolve(RClass::Local, "docker", &body)),
+            Some(Value::from("V1"))
+        );
         let tm = resolve(RClass::Local, "terraform", &Map::new());
         assert_eq!(layout(tm), Some(Value::from("terraform-module-default")));
         body.insert("terraformType".into(), Value::from("provider"));
