@@ -30,6 +30,7 @@
 use std::collections::HashMap;
 use std::fmt;
 use std::num::NonZeroU32;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, Weak};
 use std::time::Duration;
 
@@ -65,6 +66,9 @@ pub enum Idempotency {
 #[derive(Clone)]
 pub struct JfrogClient {
     inner: Arc<Inner>,
+    /// Set on a read-only client ([`JfrogClient::read_only`]): every write it was asked to
+    /// send (and refused) is counted here.
+    read_only: Option<Arc<AtomicU64>>,
 }
 
 struct Inner {
@@ -194,7 +198,32 @@ impl JfrogClient {
                 platform,
                 credentials_origin: b.credentials_origin,
             }),
+            read_only: None,
         })
+    }
+
+    /// A read-only view of this client (same connection pool, credentials and limiter):
+    /// it sends only `GET`, `HEAD` and requests marked [`Request::reads_only`]; any other
+    /// request fails with [`Error::InvalidRequest`] before it leaves the process, and is
+    /// counted ([`JfrogClient::refused_writes`]). `preview` observes through one, so that
+    /// a write attempted by mistake can neither reach JFrog nor go unnoticed.
+    pub fn read_only(&self) -> JfrogClient {
+        JfrogClient {
+            inner: self.inner.clone(),
+            read_only: Some(self.read_only.clone().unwrap_or_default()),
+        }
+    }
+
+    /// Whether this client is read-only.
+    pub fn is_read_only(&self) -> bool {
+        self.read_only.is_some()
+    }
+
+    /// The writes a read-only client refused to send (0 for any other client).
+    pub fn refused_writes(&self) -> u64 {
+        self.read_only
+            .as_ref()
+            .map_or(0, |n| n.load(Ordering::Relaxed))
     }
 
     /// The normalised platform URL.
@@ -241,6 +270,7 @@ impl JfrogClient {
             build_error: None,
             timeout: None,
             headers: HeaderMap::new(),
+            reads_only: false,
         }
     }
 }
@@ -260,6 +290,7 @@ pub struct Request<'a> {
     build_error: Option<String>,
     timeout: Option<Duration>,
     headers: HeaderMap,
+    reads_only: bool,
 }
 
 impl fmt::Debug for Request<'_> {
@@ -276,6 +307,13 @@ impl fmt::Debug for Request<'_> {
 }
 
 impl<'a> Request<'a> {
+    /// This request only reads, whatever its method (a `POST` search, a GraphQL query): a
+    /// read-only client sends it.
+    pub fn reads_only(mut self) -> Self {
+        self.reads_only = true;
+        self
+    }
+
     /// The next path parameter, in template order.
     pub fn param(mut self, value: impl fmt::Display) -> Self {
         self.params.push(value.to_string());
@@ -411,6 +449,18 @@ impl<'a> Request<'a> {
         if let Some(message) = self.build_error.clone() {
             return Err(Error::InvalidRequest { ctx, message });
         }
+        if let Some(refused) = &self.client.read_only
+            && !self.reads_only
+            && !matches!(self.method, Method::GET | Method::HEAD)
+        {
+            refused.fetch_add(1, Ordering::Relaxed);
+            tracing::error!(route = %ctx.route, method = %self.method, "a read-only client refused to send a write");
+            return Err(Error::InvalidRequest {
+                ctx,
+                message: "refused: this client is read-only (preview), and the request writes"
+                    .into(),
+            });
+        }
         let url = self.build_url(&ctx)?;
         let span = tracing::debug_span!(
             "jfrog_request",
@@ -450,10 +500,25 @@ impl<'a> Request<'a> {
             span.record("duration_ms", started.elapsed().as_millis() as u64);
             tracing::debug!(status, attempts, "JFrog request finished");
         };
+        // An exchanged token the platform refused is renewed and the call sent once more,
+        // whatever its idempotency: a 401 means the platform did not act on it.
+        let mut renewed_after_401 = false;
         loop {
             platform.wait_turn().await;
+            let bearer = match &inner.credentials {
+                Credentials::OidcExchange(source) => {
+                    match source.token(&inner.http, &inner.base, &inner.metrics).await {
+                        Ok(t) => Some(t),
+                        Err(e) => {
+                            finish("token_exchange", retry + 1);
+                            return Err(e);
+                        }
+                    }
+                }
+                _ => None,
+            };
             let attempt_started = Instant::now();
-            let result = self.send_once(&url).await;
+            let result = self.send_once(&url, bearer.as_ref()).await;
             let elapsed = attempt_started.elapsed().as_secs_f64();
             let (outcome, error) = match result {
                 Ok((status, headers, body)) => {
@@ -466,6 +531,16 @@ impl<'a> Request<'a> {
                         "JFrog attempt"
                     );
                     let code = status.as_u16();
+                    if code == 401
+                        && !renewed_after_401
+                        && let (Credentials::OidcExchange(source), Some(token)) =
+                            (&inner.credentials, &bearer)
+                    {
+                        tracing::debug!("exchanged JFrog token refused (401): renewing it");
+                        source.invalidate(token).await;
+                        renewed_after_401 = true;
+                        continue;
+                    }
                     // Redirects were followed by reqwest; a 3xx left over is not a success.
                     if status.is_success() {
                         finish(status.as_str(), retry + 1);
@@ -565,6 +640,7 @@ impl<'a> Request<'a> {
     async fn send_once(
         &self,
         url: &url::Url,
+        bearer: Option<&secrecy::SecretString>,
     ) -> Result<(http::StatusCode, HeaderMap, Bytes), reqwest::Error> {
         let inner = &self.client.inner;
         let mut rb = inner
@@ -591,6 +667,10 @@ impl<'a> Request<'a> {
                     Err(_) => rb,
                 }
             }
+            Credentials::OidcExchange(_) => match bearer {
+                Some(token) => rb.bearer_auth(token.expose_secret()),
+                None => rb,
+            },
             Credentials::Anonymous => rb,
         };
         if let Some((body, content_type)) = &self.body {
@@ -686,6 +766,71 @@ mod tests {
     fn url_of(req: Request<'_>) -> Result<String, Error> {
         let ctx = req.context();
         req.build_url(&ctx).map(|u| u.to_string())
+    }
+
+    /// A read-only client refuses every write before it leaves the process (nothing
+    /// listens on the URL: a request that were sent would fail as a transport error) and
+    /// counts it; reads and `reads_only` requests are sent.
+    #[tokio::test]
+    async fn a_read_only_client_refuses_writes_and_counts_them() {
+        let rw = client("http://127.0.0.1:9");
+        let ro = rw.read_only();
+        assert!(ro.is_read_only() && !rw.is_read_only());
+        for method in [Method::PUT, Method::POST, Method::DELETE, Method::PATCH] {
+            let e = ro
+                .request(
+                    Service::Artifactory,
+                    method,
+                    "/api/x",
+                    Idempotency::Idempotent,
+                )
+                .send()
+                .await
+                .unwrap_err();
+            assert!(
+                matches!(&e, Error::InvalidRequest { message, .. } if message.contains("read-only")),
+                "{e}"
+            );
+        }
+        assert_eq!(ro.refused_writes(), 4);
+        // The view of a view shares the count.
+        let again = ro.read_only();
+        let _ = again
+            .request(
+                Service::Xray,
+                Method::POST,
+                "/api/v1/x",
+                Idempotency::Idempotent,
+            )
+            .send()
+            .await;
+        assert_eq!(ro.refused_writes(), 5);
+        // Reads and marked POSTs are sent (and fail only because nothing listens).
+        let get = ro
+            .request(
+                Service::Artifactory,
+                Method::GET,
+                "/api/x",
+                Idempotency::Idempotent,
+            )
+            .send()
+            .await
+            .unwrap_err();
+        assert!(matches!(get, Error::Transport { .. }), "{get}");
+        let search = ro
+            .request(
+                Service::Xray,
+                Method::POST,
+                "/api/v1/reports",
+                Idempotency::Idempotent,
+            )
+            .reads_only()
+            .send()
+            .await
+            .unwrap_err();
+        assert!(matches!(search, Error::Transport { .. }), "{search}");
+        assert_eq!(ro.refused_writes(), 5);
+        assert_eq!(rw.refused_writes(), 0);
     }
 
     #[test]

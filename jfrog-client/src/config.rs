@@ -27,6 +27,7 @@ use secrecy::SecretString;
 use crate::client::JfrogClient;
 use crate::error::Error;
 use crate::metrics::ClientMetrics;
+use crate::oidc::OidcTokenSource;
 use crate::retry::RetryPolicy;
 
 /// How the client authenticates.
@@ -44,6 +45,9 @@ pub enum Credentials {
     },
     /// A (deprecated) Artifactory API key sent in the `X-JFrog-Art-Api` header.
     ApiKey(SecretString),
+    /// An access token obtained and renewed through the platform's OIDC token exchange
+    /// (shared by every client of one configuration; see [`crate::oidc`]).
+    OidcExchange(Arc<OidcTokenSource>),
     /// No credentials (anonymous access, ping).
     #[default]
     Anonymous,
@@ -74,6 +78,7 @@ impl Credentials {
             Credentials::AccessToken(_) => "access-token",
             Credentials::Basic { .. } => "basic",
             Credentials::ApiKey(_) => "api-key",
+            Credentials::OidcExchange(_) => "oidc-exchange",
             Credentials::Anonymous => "anonymous",
         }
     }
@@ -89,6 +94,9 @@ impl fmt::Debug for Credentials {
                 .field("password", &"[REDACTED]")
                 .finish(),
             Credentials::ApiKey(_) => f.write_str("ApiKey([REDACTED])"),
+            Credentials::OidcExchange(source) => {
+                f.debug_tuple("OidcExchange").field(source).finish()
+            }
             Credentials::Anonymous => f.write_str("Anonymous"),
         }
     }

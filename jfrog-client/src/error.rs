@@ -163,6 +163,27 @@ pub enum Error {
     /// The client configuration is invalid (URL, CA bundle, TLS setup).
     #[error("invalid JFrog client configuration: {0}")]
     Config(String),
+    /// No access token could be obtained through the OIDC token exchange (see
+    /// [`crate::oidc`]): the platform refused it, or the subject token was missing. No request
+    /// was sent with the missing token.
+    #[error("{origin}: cannot obtain a JFrog access token through {integration}: {}{message}", status_prefix(*status))]
+    TokenExchange {
+        /// The configuration the credential belongs to (`ClusterProviderConfig "default"`).
+        origin: String,
+        /// The integration and identity (`OIDC integration "k8s" with service account ...`).
+        integration: String,
+        /// The exchange's status, when the platform answered.
+        status: Option<u16>,
+        /// The platform's message (or what failed before the exchange).
+        message: String,
+    },
+}
+
+fn status_prefix(status: Option<u16>) -> String {
+    match status {
+        Some(s) => format!("the platform answered {s}: "),
+        None => String::new(),
+    }
 }
 
 /// An error and its causes, `": "`-joined: reqwest's own message ("error sending
@@ -245,7 +266,7 @@ impl Error {
             | Error::Indeterminate { ctx, .. }
             | Error::Decode { ctx, .. }
             | Error::InvalidRequest { ctx, .. } => Some(ctx),
-            Error::Config(_) => None,
+            Error::Config(_) | Error::TokenExchange { .. } => None,
         }
     }
 
@@ -274,13 +295,34 @@ impl Error {
     /// permissions, not found). [`Error::Indeterminate`] is transient too, but the caller
     /// must observe before it retries a create.
     pub fn is_transient(&self) -> bool {
-        matches!(
-            self,
+        match self {
             Error::RateLimited { .. }
-                | Error::Server { .. }
-                | Error::Transport { .. }
-                | Error::Indeterminate { .. }
-        )
+            | Error::Server { .. }
+            | Error::Transport { .. }
+            | Error::Indeterminate { .. } => true,
+            Error::TokenExchange { status, .. } => status.is_none_or(|s| s == 429 || s >= 500),
+            _ => false,
+        }
+    }
+
+    /// A copy of an error kept for answering again ([`Error::TokenExchange`] and
+    /// [`Error::Config`] exactly; any other as a configuration error with its text).
+    pub(crate) fn duplicate(&self) -> Error {
+        match self {
+            Error::TokenExchange {
+                origin,
+                integration,
+                status,
+                message,
+            } => Error::TokenExchange {
+                origin: origin.clone(),
+                integration: integration.clone(),
+                status: *status,
+                message: message.clone(),
+            },
+            Error::Config(m) => Error::Config(m.clone()),
+            other => Error::Config(other.to_string()),
+        }
     }
 
     /// Builds the error for a non-success response, classifying by status.

@@ -49,6 +49,7 @@ pub mod client;
 pub mod config;
 pub mod error;
 pub mod metrics;
+pub mod oidc;
 pub mod retry;
 pub mod service;
 pub mod services;
@@ -59,6 +60,7 @@ pub use error::{Error, RequestContext};
 /// The HTTP method type of [`JfrogClient::request`].
 pub use http::Method;
 pub use metrics::ClientMetrics;
+pub use oidc::{OidcExchangeSettings, OidcTokenSource, SubjectTokenSource};
 pub use retry::RetryPolicy;
 pub use service::{ErrorFormat, Service};
 pub use services::{Access, Event, Lifecycle, Worker, Xray, XrayVersion};

@@ -118,6 +118,32 @@ impl ClientMetrics {
             .get()
     }
 
+    /// Every request counted so far, whatever its labels, and how many of them were not
+    /// `GET`s (for reports such as `preview`'s; read from the families' text encoding,
+    /// which is the one way the families list their label sets).
+    pub fn totals(&self) -> (u64, u64) {
+        let mut registry = Registry::default();
+        registry.register("r", "", self.requests.clone());
+        let mut text = String::new();
+        if prometheus_client::encoding::text::encode(&mut text, &registry).is_err() {
+            return (0, 0);
+        }
+        let mut all = 0;
+        let mut not_get = 0;
+        for line in text.lines().filter(|l| l.starts_with("r_total{")) {
+            let n: u64 = line
+                .rsplit(' ')
+                .next()
+                .and_then(|v| v.parse::<f64>().ok())
+                .map_or(0, |v| v as u64);
+            all += n;
+            if !line.contains("method=\"GET\"") {
+                not_get += n;
+            }
+        }
+        (all, not_get)
+    }
+
     /// The retry count for one label set (for tests and diagnostics).
     pub fn retry_count(&self, service: &str, method: &str, reason: &str) -> u64 {
         self.retries

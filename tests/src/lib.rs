@@ -98,6 +98,7 @@ fn newest_file(path: &Path, newest: &mut Option<(std::time::SystemTime, PathBuf)
 
 pub use testkit::{TempDir, conditions, require_kubectl, wait_for};
 
+pub mod identity;
 pub mod outputs;
 pub mod process;
 pub mod reliability;

@@ -29,6 +29,8 @@ mod admission_tests;
 #[cfg(test)]
 mod export_tests;
 #[cfg(test)]
+mod preview_tests;
+#[cfg(test)]
 mod upjet_tests;
 
 #[cfg(test)]

@@ -6,6 +6,8 @@
 //! It is the one place where the JFrog-agnostic runtime meets the JFrog client, so each
 //! provider crate only declares its identity ([`Provider`]) and its Kinds.
 
+pub mod identity;
+
 use std::future::Future;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -14,7 +16,8 @@ use clap::{Args, Command, FromArgMatches, Parser};
 use jfrog_client::{ClientMetrics, Credentials as JfrogCredentials, JfrogClient};
 use provider_runtime::managed::{Credentials, KindRegistration, ResolvedConfig};
 use provider_runtime::process::{ProviderFlags, ProviderProcess, kinds_help, run};
-use provider_runtime::providerconfig::ConfigVerifier;
+use provider_runtime::providerconfig::identity::IdentityContext;
+use provider_runtime::providerconfig::{ConfigApi, ConfigKind, ConfigTarget, ConfigVerifier};
 use secrecy::ExposeSecret;
 
 /// The authenticated call that checks a ProviderConfig against the platform.
@@ -51,16 +54,19 @@ impl Provider {
         config: &ResolvedConfig,
         metrics: &ClientMetrics,
     ) -> Result<JfrogClient, jfrog_client::Error> {
+        let config_name = match &config.config_namespace {
+            Some(ns) => format!("{ns}/{}", config.config_name),
+            None => config.config_name.clone(),
+        };
         let credentials = match &config.credentials {
             Credentials::Token(t) => JfrogCredentials::access_token(t.expose_secret()),
             Credentials::Basic { username, password } => {
                 JfrogCredentials::basic(username.clone(), password.expose_secret())
             }
+            Credentials::Injected(identity) => JfrogCredentials::OidcExchange(
+                identity::exchange_for(config, &config_name, identity),
+            ),
             Credentials::None => JfrogCredentials::Anonymous,
-        };
-        let config_name = match &config.config_namespace {
-            Some(ns) => format!("{ns}/{}", config.config_name),
-            None => config.config_name.clone(),
         };
         let origin = match &config.credentials_from {
             Some(from) => format!(
@@ -81,6 +87,37 @@ impl Provider {
             builder = builder.ca_bundle_pem(ca.as_bytes().to_vec());
         }
         builder.build()
+    }
+
+    /// The JFrog client of the ProviderConfig `kind`/`name` (`namespace` for a namespaced
+    /// ProviderConfig), read from the cluster with the reconcilers' rules and credential
+    /// sources: a Secret, or InjectedIdentity's exchange (whose token, cached per ProviderConfig
+    /// in this process, the reconcilers share). For commands that act for a ProviderConfig
+    /// outside a reconcile (a preview); the error names the config, never a credential.
+    pub async fn client_for_provider_config(
+        &self,
+        kube: &kube::Client,
+        kind: ConfigKind,
+        name: &str,
+        namespace: Option<&str>,
+        metrics: &ClientMetrics,
+    ) -> Result<JfrogClient, String> {
+        let api = ConfigApi::new(self.short);
+        let target = ConfigTarget {
+            kind,
+            name: name.to_string(),
+            namespace: namespace.map(str::to_string),
+        };
+        let obj = provider_runtime::providerconfig::credentials::get_config(kube, &api, &target)
+            .await
+            .map_err(|e| e.to_string())?;
+        let identity = Arc::new(IdentityContext::new(kube.clone(), None));
+        let config = provider_runtime::providerconfig::credentials::resolve_config_object_with(
+            kube, &identity, &target, &obj,
+        )
+        .await
+        .map_err(|e| e.to_string())?;
+        self.client_for(&config, metrics).map_err(|e| e.to_string())
     }
 
     /// The connection check of this provider's configs.
@@ -138,8 +175,9 @@ impl Provider {
             .about(self.about)
             .version(env!("CARGO_PKG_VERSION"))
             .after_help(format!(
-                "{}\n\n`{} export --help`: write manifests that adopt the platform's existing objects.",
+                "{}\n\n`{} export --help`: write manifests that adopt the platform's existing objects.\n`{} preview --help`: show what applying manifests would do to JFrog, with no write.",
                 kinds_help(self.short, &kinds),
+                self.name,
                 self.name
             ));
         let matches = ProviderFlags::augment_args(command)
@@ -165,8 +203,27 @@ pub struct ExportArgs {
     #[arg(long)]
     pub url: String,
     /// A file holding an access token with admin rights (read, never written anywhere).
-    #[arg(long, value_name = "FILE")]
-    pub token_file: PathBuf,
+    #[arg(
+        long,
+        value_name = "FILE",
+        required_unless_present = "oidc_provider_name"
+    )]
+    pub token_file: Option<PathBuf>,
+    /// Instead of a token: the platform's OIDC integration that exchanges the token of
+    /// `--oidc-token-file` for a short-lived access token (as InjectedIdentity does).
+    #[arg(
+        long,
+        value_name = "NAME",
+        requires = "oidc_token_file",
+        conflicts_with = "token_file"
+    )]
+    pub oidc_provider_name: Option<String>,
+    /// A file holding the OIDC token (e.g. a projected service-account token) to exchange.
+    #[arg(long, value_name = "FILE", requires = "oidc_provider_name")]
+    pub oidc_token_file: Option<PathBuf>,
+    /// The project of the exchange (`project_key`), when its identity mapping is a project's.
+    #[arg(long, value_name = "KEY", requires = "oidc_provider_name")]
+    pub oidc_project_key: Option<String>,
     /// Groups or Kinds to export (comma-separated, e.g. repository,webhook); default: all.
     #[arg(long, value_delimiter = ',')]
     pub kinds: Vec<String>,
@@ -186,6 +243,27 @@ pub struct ExportArgs {
     /// Output directory (files go to DIR/<provider>/<group>/).
     #[arg(long, default_value = "export", value_name = "DIR")]
     pub out: PathBuf,
+}
+
+impl ExportArgs {
+    /// The credentials these flags give: the token file's token, or the OIDC exchange.
+    pub fn credentials(&self) -> Result<JfrogCredentials, (String, String)> {
+        if let (Some(name), Some(file)) = (&self.oidc_provider_name, &self.oidc_token_file) {
+            return Ok(JfrogCredentials::OidcExchange(identity::file_exchange(
+                name,
+                self.oidc_project_key.clone(),
+                file.clone(),
+            )));
+        }
+        let path = self.token_file.clone().unwrap_or_default();
+        let shown = path.display().to_string();
+        let text = std::fs::read_to_string(&path).map_err(|e| (shown.clone(), e.to_string()))?;
+        let token = text.trim();
+        if token.is_empty() {
+            return Err((shown, "the file is empty".to_string()));
+        }
+        Ok(JfrogCredentials::access_token(token))
+    }
 }
 
 /// Checks a config against the platform with an authenticated call, so that an unreachable

@@ -27,8 +27,8 @@ use provider_common::Provider;
 use provider_runtime::managed::Condition;
 use provider_runtime::managed::config::{Credentials, ResolvedConfig};
 use provider_runtime::managed::external::{
-    ConnectionDetails, Connector, ExternalClient, ExternalCreation, ExternalDelete, ExternalError,
-    ExternalObservation, ExternalUpdate, Managed, ManagedKind,
+    ChangeKind, ConnectionDetails, Connector, ExternalClient, ExternalCreation, ExternalDelete,
+    ExternalError, ExternalObservation, ExternalUpdate, FieldChange, Managed, ManagedKind,
 };
 use provider_runtime::managed::kind::{KindInfo, SecretRefField};
 use provider_runtime::managed::meta::EXTERNAL_CREATE_FAILED;
@@ -284,6 +284,8 @@ pub struct ClientCache {
     marks: Mutex<HashMap<&'static str, Arc<WriteMarks>>>,
     settings: Arc<SnapshotSettings>,
     singletons: Arc<Singletons>,
+    /// Clients are read-only (`preview`): see [`JfrogClient::read_only`].
+    read_only: bool,
 }
 
 impl std::fmt::Debug for ClientCache {
@@ -311,7 +313,15 @@ impl ClientCache {
             marks: Mutex::default(),
             settings: Arc::default(),
             singletons: Arc::default(),
+            read_only: false,
         }
+    }
+
+    /// This cache, building read-only clients only ([`JfrogClient::read_only`]): a write
+    /// any adapter attempts through them fails before it leaves the process, and is counted.
+    pub fn read_only(mut self) -> Self {
+        self.read_only = true;
+        self
     }
 
     /// The snapshot settings shared by every client of this cache.
@@ -401,6 +411,18 @@ impl ClientCache {
                 h.update(b"\0");
                 h.update(password.expose_secret().as_bytes());
             }
+            // The exchanged token changes every lifetime; the client (and its observation
+            // snapshots) stays, since its token source renews the token itself.
+            Credentials::Injected(i) => {
+                h.update(b"\0injected\0");
+                h.update(i.provider_name.as_bytes());
+                h.update(b"\0");
+                h.update(i.audience.as_bytes());
+                h.update(b"\0");
+                h.update(i.project_key.as_deref().unwrap_or("").as_bytes());
+                h.update(b"\0");
+                h.update(i.subject.key().as_bytes());
+            }
             Credentials::None => h.update(b"\0none"),
         }
         h.update(config.ca_bundle.as_deref().unwrap_or("").as_bytes());
@@ -409,8 +431,13 @@ impl ClientCache {
         if let Some(c) = map.get(&key) {
             return Ok(c.clone());
         }
+        let client = self.provider.client_for(config, &self.metrics)?;
         let cached = Cached {
-            client: self.provider.client_for(config, &self.metrics)?,
+            client: if self.read_only {
+                client.read_only()
+            } else {
+                client
+            },
             snapshots: Arc::default(),
         };
         map.insert(key, cached.clone());
@@ -1055,6 +1082,50 @@ impl FamilyClient {
             .map_err(|rule| ExternalError::msg(format!("invalid spec.forProvider: {rule}")))
     }
 
+    /// The change of the field `crd` (a top-level parameter that differs): JFrog's value and
+    /// the desired one (the declared default when unset), neither for a sensitive field.
+    fn field_change(
+        &self,
+        crd: &str,
+        params: &Value,
+        observed: &Map<String, Value>,
+    ) -> FieldChange {
+        let field = self.kind.field(crd);
+        let sensitive = field.is_some_and(|f| f.sensitive || f.write_only);
+        let desired = user_value(params, crd)
+            .cloned()
+            .or_else(|| field.and_then(|f| f.default.to_json()));
+        FieldChange {
+            path: format!("forProvider.{crd}"),
+            kind: ChangeKind::Update,
+            old: observed.get(crd).filter(|_| !sensitive).cloned(),
+            new: desired.filter(|_| !sensitive),
+        }
+    }
+
+    /// The CRD path of a write-only wire member (`password` -> `password`, or the
+    /// `...SecretRef` beside it; `handler[]` -> `handler[].secret`).
+    fn secret_path(&self, wire: &str) -> String {
+        let (wire, nested) = match wire.strip_suffix("[]") {
+            Some(w) => (w, true),
+            None => (wire, false),
+        };
+        let Some(f) = self.kind.params().find(|f| f.wire == Some(wire)) else {
+            return wire.to_string();
+        };
+        if nested {
+            let inner: Vec<&str> =
+                f.ty.children()
+                    .unwrap_or_default()
+                    .iter()
+                    .filter(|c| c.sensitive || c.write_only)
+                    .map(|c| c.crd)
+                    .collect();
+            return format!("{}[].{}", f.crd, inner.join(","));
+        }
+        f.crd.to_string()
+    }
+
     /// Whether the observed object is of this Kind (its identity members match).
     fn check_identity(&self, key: &str, body: &Value) -> Result<(), ExternalError> {
         for (wire, want) in self.kind.decl.identity {
@@ -1172,20 +1243,28 @@ impl ExternalClient<FamilyKind> for FamilyClient {
         }
         if mr.late_initialize {
             let init_only = mr.init_only_fields.clone();
+            let before = mr.for_provider.clone();
             obs.resource_late_initialized =
                 diff::late_initialize(&self.kind, &mut mr.for_provider, &init_only, &observed);
+            if obs.resource_late_initialized {
+                obs.changes
+                    .extend(late_initialized(&before, &mr.for_provider));
+            }
         }
         let ctx = self.context(&key);
-        let mut changed: Vec<String> = diff::diff(
+        let differ = diff::diff(
             &self.kind,
             &mr.for_provider,
             &mr.init_only_fields,
             &observed,
             &ctx,
-        )
-        .into_iter()
-        .map(str::to_string)
-        .collect();
+        );
+        obs.changes.extend(
+            differ
+                .iter()
+                .map(|crd| self.field_change(crd, &mr.for_provider, &observed)),
+        );
+        let mut changed: Vec<String> = differ.into_iter().map(str::to_string).collect();
         let (_, desired_hashes) = self.update_body(mr, &key)?;
         let skip = self.init_only_wires(&mr.init_only_fields);
         let generated = self.generated_wire(&mr.for_provider);
@@ -1211,6 +1290,17 @@ impl ExternalClient<FamilyKind> for FamilyClient {
             }
             if desired_hashes.get(w) != recorded.get(w) {
                 changed.push(format!("{w} (write-only)"));
+                let kind = match (desired_hashes.contains_key(w), recorded.contains_key(w)) {
+                    (true, false) => ChangeKind::SecretSet,
+                    (false, _) => ChangeKind::SecretCleared,
+                    (true, true) => ChangeKind::SecretChanged,
+                };
+                obs.changes.push(FieldChange {
+                    path: format!("forProvider.{}", self.secret_path(w)),
+                    kind,
+                    old: None,
+                    new: None,
+                });
             }
         }
         if !changed.is_empty() {
@@ -1218,6 +1308,63 @@ impl ExternalClient<FamilyKind> for FamilyClient {
             obs.diff = format!("fields differ: {}", changed.join(", "));
         }
         Ok(obs)
+    }
+
+    async fn check_write(
+        &self,
+        mr: &Managed<FamilyKind>,
+        create: bool,
+    ) -> Result<Option<String>, ExternalError> {
+        if create {
+            let key = self.key(mr, &mr.create_parameters);
+            if self.kind.decl.id == Id::ServerAssigned {
+                self.check_params(&mr.create_parameters)?;
+                return Ok(None);
+            }
+            if key.is_empty() {
+                return Err(ExternalError::msg(format!(
+                    "cannot create: the identifier of this {} is not set in spec.forProvider",
+                    self.kind.decl.kind
+                )));
+            }
+            self.check_key(&key)?;
+            self.check_params(&mr.create_parameters)?;
+            self.check_against_platform(&key, &mr.create_parameters)
+                .await?;
+            if self
+                .address(&key, &mr.create_parameters, &Value::Null)
+                .is_empty()
+            {
+                return Err(ExternalError::msg(format!(
+                    "cannot create: the {} belongs to an object not named in spec.forProvider",
+                    self.kind.decl.kind
+                )));
+            }
+            return Ok(Some(key));
+        }
+        if !self.kind.decl.rest.updatable() {
+            return Err(ExternalError::msg(format!(
+                "a {} cannot be changed in JFrog: its parameters are fixed at create (delete the managed resource and create it anew)",
+                self.kind.decl.kind
+            )));
+        }
+        let key = self.key(mr, &mr.for_provider);
+        self.check_params(&mr.for_provider)?;
+        self.check_against_platform(&key, &mr.for_provider).await?;
+        for f in self.kind.params().filter(|f| f.immutable) {
+            if let (Some(d), Some(o)) = (
+                user_value(&mr.for_provider, f.crd),
+                mr.at_provider.get(f.crd),
+            ) && !o.is_null()
+                && d != o
+            {
+                return Err(ExternalError::msg(format!(
+                    "{} is immutable: JFrog has {o}, the spec asks for {d}",
+                    f.crd
+                )));
+            }
+        }
+        Ok(Some(key))
     }
 
     async fn create(
@@ -1375,6 +1522,23 @@ impl ExternalClient<FamilyKind> for FamilyClient {
         self.release_singleton(&address, mr);
         Ok(ExternalDelete::default())
     }
+}
+
+/// The fields late initialisation filled in (`after` against `before`), with JFrog's value.
+fn late_initialized(before: &Value, after: &Value) -> Vec<FieldChange> {
+    let Value::Object(after) = after else {
+        return Vec::new();
+    };
+    after
+        .iter()
+        .filter(|(k, v)| !v.is_null() && before.get(k.as_str()).is_none_or(Value::is_null))
+        .map(|(k, v)| FieldChange {
+            path: format!("forProvider.{k}"),
+            kind: ChangeKind::LateInit,
+            old: None,
+            new: Some(v.clone()),
+        })
+        .collect()
 }
 
 /// The error of a create call: one whose outcome is unknown (the answer was lost after

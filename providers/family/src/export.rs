@@ -1270,22 +1270,11 @@ pub async fn run(
 ) -> Result<Report, RunError> {
     use std::io::{IsTerminal, Write};
     let started = std::time::Instant::now();
-    let token = std::fs::read_to_string(&args.token_file)
-        .map_err(|e| e.to_string())
-        .and_then(|t| {
-            let t = t.trim().to_string();
-            if t.is_empty() {
-                Err("the file is empty".to_string())
-            } else {
-                Ok(t)
-            }
-        })
-        .map_err(|message| RunError::Token {
-            path: args.token_file.display().to_string(),
-            message,
-        })?;
+    let credentials = args
+        .credentials()
+        .map_err(|(path, message)| RunError::Token { path, message })?;
     let client = JfrogClient::builder(args.url.clone())
-        .credentials(jfrog_client::Credentials::access_token(token))
+        .credentials(credentials)
         .user_agent(provider.user_agent())
         .build()
         .map_err(RunError::Client)?;
@@ -1344,6 +1333,17 @@ pub async fn run_main(
     family_kinds: fn() -> Vec<std::sync::Arc<crate::FamilyKind>>,
     args: Vec<String>,
 ) -> anyhow::Result<()> {
+    if args.get(1).map(String::as_str) == Some("preview") {
+        let code = crate::preview::main(
+            &provider,
+            &family_kinds(),
+            args.into_iter().skip(2).collect(),
+        )
+        .await;
+        use std::io::Write;
+        let _ = std::io::stdout().flush();
+        std::process::exit(code);
+    }
     provider
         .run_main_with_export(
             kinds_with,

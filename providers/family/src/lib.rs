@@ -18,6 +18,7 @@
 //! - [`checks`]: the upstream validators as admission checks (OpenAPI keywords and CEL).
 //! - [`examples`]: example manifests generated from the declarations.
 //! - [`export`]: manifests that adopt a live platform's objects, from the list calls.
+//! - [`preview`]: what applying manifests would do to JFrog, with no write.
 //! - `suite` (feature `suite`, for tests): the generic family test suite.
 //!
 //! # Field semantics
@@ -48,6 +49,7 @@ pub mod diff;
 pub mod examples;
 pub mod export;
 pub mod hooks;
+pub mod preview;
 pub mod refs;
 pub mod rest;
 pub mod schema;

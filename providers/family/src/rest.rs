@@ -144,12 +144,15 @@ impl ListCall {
 
     /// The list request (with a paged list's query parameters and fixed body).
     pub fn request<'a>(&self, client: &'a JfrogClient) -> jfrog_client::Request<'a> {
-        let r = client.request(
-            self.service,
-            self.verb().method(),
-            self.path,
-            Idempotency::Idempotent,
-        );
+        // A list only reads, even when asked for by `POST`: a read-only client sends it.
+        let r = client
+            .request(
+                self.service,
+                self.verb().method(),
+                self.path,
+                Idempotency::Idempotent,
+            )
+            .reads_only();
         let r = match self.shape {
             ListShape::Paged(page) => page.query.iter().fold(r, |r, &(n, v)| r.query(n, v)),
             _ => r,
@@ -216,6 +219,25 @@ pub fn key_in(obj: &Value, member: &str) -> String {
         Some(Value::Number(n)) => n.to_string(),
         _ => String::new(),
     }
+}
+
+/// What JFrog Cloud's 400 for a call only a self-hosted platform serves says: "Artifactory
+/// Online does not support accessing this API endpoint, ..." (the system configuration
+/// descriptor and its parts), "Artifactory Online does not require license, ..."
+/// (jfrog/terraform-provider-artifactory issues #452, #550, #95;
+/// jfrog/terraform-provider-project #221).
+pub const CLOUD_REFUSAL: &str = "Artifactory Online does not";
+
+/// The start of the message of a Kind that needs a self-hosted platform.
+pub const NEEDS_SELF_HOSTED: &str = "needs a self-hosted JFrog platform";
+
+/// The message for `kind` (empty: no Kind named) on JFrog Cloud, which does not serve
+/// `what` and answered `message`.
+pub fn needs_self_hosted(kind: &str, what: &str, message: &str) -> String {
+    let sep = if kind.is_empty() { "" } else { " " };
+    format!(
+        "{kind}{sep}{NEEDS_SELF_HOSTED}: this platform (JFrog Cloud) does not serve {what} ({message})"
+    )
 }
 
 /// How a family talks to JFrog. Errors keep `jfrog_client`'s typing: only
@@ -358,7 +380,9 @@ impl Paths {
 #[async_trait]
 impl Rest for Paths {
     async fn read(&self, client: &JfrogClient, key: &str) -> Result<Value, Error> {
+        // The declared read only reads, whatever its verb.
         self.at(client, &self.read, Idempotency::Idempotent, key)
+            .reads_only()
             .send_value()
             .await
     }

@@ -877,6 +877,18 @@ impl KindRegistration for PollAwareRegistration {
         self.settings.use_poll(ctx.poll, ctx.min_poll_interval);
         self.inner.start(ctx, scope)
     }
+    fn preview(
+        &self,
+        input: provider_runtime::managed::preview::PreviewInput,
+    ) -> std::pin::Pin<
+        Box<
+            dyn std::future::Future<Output = provider_runtime::managed::preview::Planned>
+                + Send
+                + 'static,
+        >,
+    > {
+        self.inner.preview(input)
+    }
 }
 
 #[cfg(test)]

@@ -362,6 +362,8 @@ async fn bench(args: &Args, running: &mut Running) -> anyhow::Result<Report> {
         kubeconfig: None,
         jfrog_url: None,
         jfrog_token_file: None,
+        injected_identity: false,
+        oidc_token_lifetime: None,
         latency_in_descriptor: true,
         restart_backoff_max: if args.kill_every.is_some() {
             KILL_RESTART_BACKOFF

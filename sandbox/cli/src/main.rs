@@ -5,6 +5,8 @@
 //! - `sandbox up`: everything at once (see [`up`]);
 //! - `sandbox bench`: `up`'s start-up, N repositories, and the figures (see [`bench`]);
 //! - `sandbox export`: the providers' `export` against a sandbox's simulator (see [`export`]);
+//! - `sandbox preview`: the providers' `preview` (what applying manifests would do to JFrog,
+//!   with no write) against a sandbox's simulator and cluster (see [`preview`]);
 //! - `sandbox activate --state-dir DIR PATTERN...`: activate more managed-resource CRDs in a
 //!   running `sandbox up` (see [`activate`]);
 //! - `sandbox real-cluster up|down|build`: a real kube-apiserver, etcd and
@@ -22,7 +24,9 @@ mod bench;
 mod chaos;
 mod children;
 mod export;
+mod identity;
 mod kubeapi;
+mod preview;
 mod progress;
 mod real_cluster;
 mod setup;
@@ -52,6 +56,10 @@ enum Command {
     /// Write manifests that adopt the existing objects of the sandbox's simulator
     /// (`--state-dir`) or of a platform (`--url`, `--token-file`), for every provider.
     Export(Box<export::Args>),
+    /// Show what applying manifests would do to the sandbox's simulator (`--state-dir`) or a
+    /// platform (`--url`, `--token-file`), for every provider, without writing anything.
+    /// Exit status: 0 nothing would change, 2 something would, 1 error.
+    Preview(Box<preview::Args>),
     /// Kill one provider of a running `sandbox up --state-dir DIR` (SIGKILL by default), as a
     /// crash would; `sandbox up` starts it again after its back-off.
     ProviderKill(ProviderKillArgs),
@@ -165,6 +173,11 @@ fn main() -> anyhow::Result<()> {
                 }
             })
         }
+        Command::Preview(args) => {
+            init_logging("warn");
+            let code = runtime.block_on(preview::run(*args))?;
+            std::process::exit(code);
+        }
         command => {
             // `up` draws a progress view on stderr: only warnings may interrupt it.
             init_logging(
@@ -186,7 +199,7 @@ fn main() -> anyhow::Result<()> {
                     Command::RealCluster(args) => real_cluster::run(args).await,
                     Command::Kube(args) => kube_testserver::cli::run(args).await,
                     Command::Jfrog(args) => jfrog_sim::cli::run(args).await,
-                    Command::Provider(_) | Command::ProviderKill(_) => {
+                    Command::Provider(_) | Command::ProviderKill(_) | Command::Preview(_) => {
                         unreachable!("handled above")
                     }
                 }

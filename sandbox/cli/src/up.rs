@@ -115,6 +115,15 @@ pub struct Args {
     /// File holding the access token for --jfrog-url.
     #[arg(long, value_name = "FILE", requires = "jfrog_url")]
     pub jfrog_token_file: Option<PathBuf>,
+    /// Run the providers with `credentials.source: InjectedIdentity` and no token Secret: the
+    /// simulator exchanges their service-account tokens (TokenRequest of the test server)
+    /// under an OIDC integration `sandbox-cluster` (embedded server and simulator only).
+    #[arg(long, conflicts_with_all = ["kubeconfig", "jfrog_url"])]
+    pub injected_identity: bool,
+    /// With --injected-identity: the longest lifetime of the exchanged JFrog tokens (default:
+    /// the identity mapping's, JFrog's 60 s).
+    #[arg(long, value_name = "DURATION", value_parser = duration, requires = "injected_identity")]
+    pub oidc_token_lifetime: Option<Duration>,
     /// The longest back-off before a provider that exited is started again (it doubles from
     /// 1 s per consecutive crash). A fault test that kills a provider dozens of times lowers
     /// it so that the run measures the recovery, not the back-off.
@@ -411,6 +420,23 @@ pub(crate) async fn start(args: &Args, running: &mut Running) -> anyhow::Result<
         }
     );
     setup::provider_configs(&client, &platform, &providers).await?;
+    if args.injected_identity
+        && let Some(server) = &running.server
+    {
+        crate::identity::configure(
+            &client,
+            server,
+            &platform.url,
+            &platform.token,
+            &providers,
+            args.oidc_token_lifetime,
+        )
+        .await?;
+        eprintln!(
+            "credentials: InjectedIdentity through the simulator's OIDC integration {} (no token Secret)",
+            crate::identity::INTEGRATION
+        );
+    }
 
     // The providers.
     let leases: Api<Lease> = Api::namespaced(client.clone(), NAMESPACE);

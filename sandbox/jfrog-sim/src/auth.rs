@@ -32,6 +32,8 @@ pub struct Caller {
 
 struct TokenInfo {
     caller: Caller,
+    /// Unix seconds after which the token is refused (exchanged tokens only).
+    expires_at: Option<i64>,
 }
 
 struct BasicUser {
@@ -58,40 +60,85 @@ enum Denied {
     Bad,
 }
 
+/// A JFrog-shaped access token (a JWT with a random signature: the simulator knows its own
+/// tokens by their text) for `username` with `scope`, issued at `iat`, expiring at `exp`.
+fn jwt(username: &str, scope: &str, iat: i64, exp: i64, ext: Option<&str>) -> String {
+    let header = serde_json::json!({"ver": "2", "typ": "JWT", "alg": "RS256", "kid": "jfrog-sim"});
+    let mut payload = serde_json::json!({
+        "sub": format!("jfac@01jfrogsim/users/{username}"),
+        "scp": scope,
+        "aud": "*@*",
+        "iss": "jfac@01jfrogsim",
+        "exp": exp,
+        "iat": iat,
+        "jti": uuid::Uuid::new_v4().to_string(),
+    });
+    if let Some(ext) = ext {
+        payload["ext"] = serde_json::json!(ext);
+    }
+    let mut sig = [0u8; 64];
+    rand::rng().fill_bytes(&mut sig);
+    format!(
+        "{}.{}.{}",
+        URL_SAFE_NO_PAD.encode(header.to_string()),
+        URL_SAFE_NO_PAD.encode(payload.to_string()),
+        URL_SAFE_NO_PAD.encode(sig)
+    )
+}
+
 impl Auth {
     /// Issues a new token for `username`.
     pub(crate) fn issue_token(&self, username: &str, admin: bool) -> String {
-        let now = chrono::Utc::now().timestamp();
-        let header =
-            serde_json::json!({"ver": "2", "typ": "JWT", "alg": "RS256", "kid": "jfrog-sim"});
         let scope = if admin {
             "applied-permissions/admin"
         } else {
             "applied-permissions/user"
         };
-        let payload = serde_json::json!({
-            "ext": "{\"revocable\":\"true\"}",
-            "sub": format!("jfac@01jfrogsim/users/{username}"),
-            "scp": scope,
-            "aud": "*@*",
-            "iss": "jfac@01jfrogsim",
-            "exp": now + 365 * 24 * 3600,
-            "iat": now,
-            "jti": uuid::Uuid::new_v4().to_string(),
-        });
-        let mut sig = [0u8; 64];
-        rand::rng().fill_bytes(&mut sig);
-        let token = format!(
-            "{}.{}.{}",
-            URL_SAFE_NO_PAD.encode(header.to_string()),
-            URL_SAFE_NO_PAD.encode(payload.to_string()),
-            URL_SAFE_NO_PAD.encode(sig)
+        let now = chrono::Utc::now().timestamp();
+        let token = jwt(
+            username,
+            scope,
+            now,
+            now + 365 * 24 * 3600,
+            Some("{\"revocable\":\"true\"}"),
         );
-        let caller = Caller {
-            username: username.to_owned(),
-            admin,
-        };
-        write(&self.tokens).insert(token.clone(), TokenInfo { caller });
+        write(&self.tokens).insert(
+            token.clone(),
+            TokenInfo {
+                caller: Caller {
+                    username: username.to_owned(),
+                    admin,
+                },
+                expires_at: None,
+            },
+        );
+        token
+    }
+
+    /// Issues a token for `username` that is refused after `lifetime` (the OIDC exchange's).
+    pub(crate) fn issue_expiring_token(
+        &self,
+        username: &str,
+        admin: bool,
+        scope: &str,
+        lifetime: std::time::Duration,
+    ) -> String {
+        let now = chrono::Utc::now().timestamp();
+        let exp = now + lifetime.as_secs() as i64;
+        let token = jwt(username, scope, now, exp, None);
+        let mut tokens = write(&self.tokens);
+        // Expired exchanged tokens are dropped as new ones are issued.
+        tokens.retain(|_, t| t.expires_at.is_none_or(|e| e > now));
+        tokens.insert(
+            token.clone(),
+            TokenInfo {
+                caller: Caller {
+                    username: username.to_owned(),
+                    admin,
+                },
+                expires_at: Some(exp),
+            },
+        );
         token
     }
 
@@ -101,7 +148,21 @@ impl Auth {
             username: username.to_owned(),
             admin,
         };
-        write(&self.tokens).insert(token.to_owned(), TokenInfo { caller });
+        write(&self.tokens).insert(
+            token.to_owned(),
+            TokenInfo {
+                caller,
+                expires_at: None,
+            },
+        );
+    }
+
+    /// Revokes every token the OIDC exchange issued; returns how many.
+    pub(crate) fn revoke_expiring_tokens(&self) -> usize {
+        let mut tokens = write(&self.tokens);
+        let before = tokens.len();
+        tokens.retain(|_, t| t.expires_at.is_none());
+        before - tokens.len()
     }
 
     /// Revokes a token; false when it was not known.
@@ -121,7 +182,11 @@ impl Auth {
     }
 
     fn token(&self, token: &str) -> Option<Caller> {
-        read(&self.tokens).get(token).map(|t| t.caller.clone())
+        let now = chrono::Utc::now().timestamp();
+        read(&self.tokens)
+            .get(token)
+            .filter(|t| t.expires_at.is_none_or(|e| e > now))
+            .map(|t| t.caller.clone())
     }
 
     fn check(&self, authorization: Option<&str>) -> Result<Caller, Denied> {

@@ -64,6 +64,7 @@ mod counts;
 mod descriptor;
 mod errors;
 pub mod faults;
+mod oidc_exchange;
 mod saas;
 pub mod server;
 pub mod services;

@@ -107,6 +107,8 @@ pub(crate) struct Shared {
     pub(crate) artifactory: services::artifactory::State,
     /// The generic collection service's stores (webhook subscriptions, proxies, ...).
     pub(crate) collections: crate::collections::Collections,
+    /// The OIDC token exchange's settings and counters.
+    pub(crate) oidc: crate::oidc_exchange::OidcState,
 }
 
 impl Shared {
@@ -126,6 +128,7 @@ impl Shared {
             descriptor: Descriptor::new(cfg.descriptor_merge_emulation, cfg.write_latency),
             artifactory: services::artifactory::State::default(),
             collections: crate::collections::Collections::new(&services::collections()),
+            oidc: Default::default(),
             config: cfg,
         };
         shared
@@ -487,12 +490,14 @@ impl Drop for Simulator {
 fn router(shared: Arc<Shared>) -> Router {
     Router::new()
         .merge(services::routes())
+        .merge(crate::oidc_exchange::routes())
         .fallback(not_found)
         .layer(axum::middleware::from_fn_with_state(
             shared.clone(),
             pipeline,
         ))
         .merge(crate::admin::routes())
+        .merge(crate::oidc_exchange::admin_routes())
         .with_state(shared)
 }
 

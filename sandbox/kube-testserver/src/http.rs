@@ -72,6 +72,17 @@ pub(crate) async fn handle(shared: Arc<Shared>, req: http::Request<Body>) -> Res
         );
         return r;
     }
+    // Public OIDC discovery of the service-account issuer (see `sa_tokens`).
+    if parts.method == Method::GET {
+        let issuer = format!("https://{}", shared.addr);
+        match path.as_str() {
+            "/.well-known/openid-configuration" => {
+                return json_response(200, &crate::sa_tokens::discovery(&issuer), &[]);
+            }
+            "/openid/v1/jwks" => return json_response(200, &shared.sa_signer.jwks(), &[]),
+            _ => {}
+        }
+    }
     let user = match authenticate(&shared, &parts.headers) {
         Some(u) => u,
         None => return error_response(&ApiError::unauthorized()),
@@ -117,6 +128,14 @@ fn fault_admin(
     }
     match (method.as_str(), op) {
         ("GET", "requests") => json_response(200, &shared.read_counts(), &[]),
+        ("GET", "service-account-tokens") => {
+            let tokens = shared
+                .sa_issued
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .clone();
+            json_response(200, &json!({"tokens": tokens}), &[])
+        }
         ("POST", "expire-watches") => {
             shared.expire_watches();
             json_response(200, &json!({"expired": true}), &[])
@@ -306,6 +325,33 @@ async fn route(shared: &Arc<Shared>, req: Req) -> Result<Resp, ApiError> {
             ));
         }
     }
+    if target.sub.as_deref() == Some("token")
+        && target.rt.plural == "serviceaccounts"
+        && target.rt.group.is_empty()
+        && verb == "create"
+    {
+        let name = target.name.as_deref().unwrap_or_default();
+        let sa = {
+            let st = shared.lock();
+            st.get(
+                &target.rt.store,
+                target.ns.as_deref().unwrap_or_default(),
+                name,
+            )
+        }
+        .ok_or_else(|| ApiError::not_found(&target.rt.qualified(), name))?;
+        let body = decode(&req)?;
+        let issuer = format!("https://{}", shared.addr);
+        let answer = crate::sa_tokens::token_request(&shared.sa_signer, &issuer, &sa, &body)?;
+        {
+            let mut issued = shared.sa_issued.lock().unwrap_or_else(|p| p.into_inner());
+            if issued.len() >= 2000 {
+                issued.pop_front();
+            }
+            issued.push_back(answer["status"]["token"].as_str().unwrap_or("").to_owned());
+        }
+        return Ok(json_response(201, &answer, &[]));
+    }
     if let Some(sub) = &target.sub
         && (sub != "status" || !target.rt.status_subresource)
     {
@@ -385,6 +431,7 @@ fn verb_of(req: &Req, t: &Target) -> &'static str {
         (&Method::GET, true) => "get",
         (&Method::GET, false) => "list",
         (&Method::POST, false) => "create",
+        (&Method::POST, true) if t.sub.as_deref() == Some("token") => "create",
         (&Method::PUT, true) => "update",
         (&Method::PATCH, true) => "patch",
         (&Method::DELETE, true) => "delete",

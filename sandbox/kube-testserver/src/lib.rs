@@ -39,7 +39,9 @@
 //!   ServiceAccount, Event in `v1` and `events.k8s.io/v1` (one store, two views; see [`events`]),
 //!   Lease, CustomResourceDefinition, Role, ClusterRole, RoleBinding, ClusterRoleBinding;
 //!   `authorization.k8s.io/v1` SelfSubjectAccessReview and SelfSubjectRulesReview and
-//!   `authentication.k8s.io/v1` SelfSubjectReview (create only).
+//!   `authentication.k8s.io/v1` SelfSubjectReview (create only); TokenRequest
+//!   (`serviceaccounts/<name>/token`) with signed service-account tokens, and the issuer's OIDC
+//!   discovery (`/.well-known/openid-configuration`, `/openid/v1/jwks`), see [`sa_tokens`].
 //! - CRDs: unknown fields reported as `fieldValidation` asks (`crd_schema::prune_crd_unknown_fields`),
 //!   defaulted by `crd_schema::default_crd`, checked by `crd_schema::validate_crd`, `NamesAccepted` and
 //!   `Established` set at once (or `NameConflict`), the resource served immediately in every
@@ -73,8 +75,10 @@
 //! so that a client resuming from a resourceVersion it saw gets 410 Expired and must list
 //! again. Both are also `POST /__testserver/restart?downSeconds=N` and
 //! `POST /__testserver/expire-watches` for `system:masters` (the sandbox's admin kubeconfig:
-//! `kubectl create --raw ... -f -`), and `GET /__testserver/requests` counts the list and
-//! watch requests per user, to see clients list again.
+//! `kubectl create --raw ... -f -`), `GET /__testserver/requests` counts the list and
+//! watch requests per user, to see clients list again, and
+//! `GET /__testserver/service-account-tokens` lists the last TokenRequest tokens issued (for
+//! tests that look for them where they must not be).
 //!
 //! The `sandbox kube` subcommand ([`cli`]) serves it alone and writes `DIR/kubeconfig`.
 //! `cargo run -p kube-testserver --example perf` measures it at scale (600 CRDs, 10,000 objects,
@@ -108,8 +112,9 @@
 //!   [`openapi`]).
 //! - RBAC: no aggregation of ClusterRoles, `nonResourceURLs` rules not evaluated (see [`rbac`]).
 //! - Unauthenticated requests get 401 everywhere but the health endpoints (no anonymous access).
-//! - Tokens come only from [`TestServer::issue_token`]: no TokenRequest API, ServiceAccounts
-//!   get no token Secrets.
+//! - Credentials come only from [`TestServer::issue_token`]; the TokenRequest API issues signed
+//!   service-account tokens for relying parties (with OIDC discovery, see [`sa_tokens`]) that
+//!   this server does not accept as credentials; ServiceAccounts get no token Secrets.
 //! - Namespace deletion removes the contents and then the namespace at once; the
 //!   `spec.finalizers: [kubernetes]` of a Namespace is informational (no `/finalize` call).
 //! - CRD `selectableFields` are not supported (field selectors on custom resources allow
@@ -129,6 +134,7 @@ pub mod patch;
 pub mod protobuf;
 pub mod rbac;
 pub mod registry;
+pub mod sa_tokens;
 pub mod selectors;
 pub mod ssa;
 pub mod status;
@@ -213,6 +219,10 @@ pub(crate) struct Shared {
     restart_tx: tokio::sync::mpsc::UnboundedSender<Duration>,
     /// List and watch requests per (verb, user).
     reads: Mutex<HashMap<(String, String), u64>>,
+    /// The key that signs service-account tokens (TokenRequest).
+    pub(crate) sa_signer: sa_tokens::Signer,
+    /// The last service-account tokens issued (for tests that look for them).
+    pub(crate) sa_issued: Mutex<std::collections::VecDeque<String>>,
 }
 
 impl Shared {
@@ -328,6 +338,8 @@ impl TestServer {
             cancel: cancel.clone(),
             restart_tx,
             reads: Mutex::new(HashMap::new()),
+            sa_signer: sa_tokens::Signer::generate(),
+            sa_issued: Mutex::new(std::collections::VecDeque::new()),
         });
         let gc_shared = shared.clone();
         let gc_cancel = cancel.clone();
@@ -411,6 +423,12 @@ impl TestServer {
     /// The listening address.
     pub fn addr(&self) -> SocketAddr {
         self.addr
+    }
+
+    /// The service-account issuer (`iss` of TokenRequest tokens), whose OIDC discovery this
+    /// server serves: its https URL.
+    pub fn service_account_issuer(&self) -> String {
+        self.url()
     }
 
     /// The PEM of the CA that signed the serving certificate.

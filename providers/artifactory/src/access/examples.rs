@@ -77,12 +77,16 @@ fn secret(key: &str) -> Value {
 }
 
 /// The JFrog name (metadata.name) of a Kind's example.
+///
+/// The namespaced Group is `example-artifactory-group`: provider-platform's example Group is
+/// `example-group`, and two MRs with different settings for one JFrog group would revert
+/// each other at every poll.
 pub fn example_name(kind: &str, legacy: bool) -> String {
     let k = kebab(kind, "");
-    if legacy {
-        format!("legacy-{k}")
-    } else {
-        format!("example-{k}")
+    match (kind, legacy) {
+        (_, true) => format!("legacy-{k}"),
+        ("Group", false) => "example-artifactory-group".into(),
+        _ => format!("example-{k}"),
     }
 }
 

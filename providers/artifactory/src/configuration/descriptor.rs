@@ -38,6 +38,7 @@
 //! - A section is read only through the fields its Kind declares; members the descriptor
 //!   holds beyond them are neither compared nor touched.
 
+use provider_family::rest::{CLOUD_REFUSAL, NEEDS_SELF_HOSTED as SELF_HOSTED_ONLY};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
 use std::time::{Duration, Instant};
 
@@ -122,22 +123,15 @@ fn ctx(method: Method) -> RequestContext {
     }
 }
 
-/// What JFrog Cloud (SaaS) answers to the descriptor (400; jfrog/terraform-provider-artifactory
-/// issues #452 and #550: "Artifactory Online does not support accessing this API endpoint,
-/// ...").
-const CLOUD_REFUSAL: &str = "does not support accessing this API endpoint";
-
-/// The start of the message a descriptor Kind gets on a platform without a descriptor.
-const SELF_HOSTED_ONLY: &str = "needs a self-hosted JFrog platform";
-
 /// The error of a platform that refuses the descriptor (`message`: JFrog's answer).
 fn self_hosted_only(status: u16, kind: &str, message: &str) -> Error {
     Error::BadRequest {
         ctx: ctx(Method::GET),
         status,
-        message: format!(
-            "{kind}{}{SELF_HOSTED_ONLY}: this platform (JFrog Cloud) does not serve the system configuration descriptor ({message})",
-            if kind.is_empty() { "" } else { " " }
+        message: provider_family::rest::needs_self_hosted(
+            kind,
+            "the system configuration descriptor",
+            message,
         ),
     }
 }

@@ -270,6 +270,8 @@ pub fn registrations(cache: Arc<ClientCache>) -> Vec<Arc<dyn KindRegistration>> 
 
 #[cfg(test)]
 mod members_tests;
+#[cfg(test)]
+mod saas_tests;
 
 #[cfg(test)]
 mod tests {

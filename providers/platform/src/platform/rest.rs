@@ -191,18 +191,93 @@ pub static HTTPSSOSETTINGS: Settings = Settings {
 };
 
 /// The licence (self-hosted).
-pub static LICENSE: Settings = Settings {
-    service: Service::Artifactory,
-    read: "/api/system/license",
-    write: Call::new(Verb::Post, "/api/system/licenses"),
+pub static LICENSE: SelfHostedOnly = SelfHostedOnly {
+    kind: "License",
+    what: "licences",
+    settings: Settings {
+        service: Service::Artifactory,
+        read: "/api/system/license",
+        write: Call::new(Verb::Post, "/api/system/licenses"),
+    },
 };
 
 /// The reverse proxy configuration (self-hosted).
-pub static REVERSEPROXY: Settings = Settings {
-    service: Service::Artifactory,
-    read: "/api/system/configuration/webServer",
-    write: Call::new(Verb::Post, "/api/system/configuration/webServer"),
+pub static REVERSEPROXY: SelfHostedOnly = SelfHostedOnly {
+    kind: "ReverseProxy",
+    what: "the reverse proxy configuration",
+    settings: Settings {
+        service: Service::Artifactory,
+        read: "/api/system/configuration/webServer",
+        write: Call::new(Verb::Post, "/api/system/configuration/webServer"),
+    },
 };
+
+/// A setting only a self-hosted platform has: on JFrog Cloud its refusal says so, naming the
+/// Kind, instead of JFrog's bare 400.
+#[derive(Debug)]
+pub struct SelfHostedOnly {
+    /// The Kind, for the message.
+    pub kind: &'static str,
+    /// What the platform does not serve, for the message.
+    pub what: &'static str,
+    /// The calls.
+    pub settings: Settings,
+}
+
+impl SelfHostedOnly {
+    fn explain(&self, e: Error) -> Error {
+        match e {
+            Error::BadRequest {
+                ctx,
+                status,
+                message,
+            } if message.contains(provider_family::rest::CLOUD_REFUSAL) => Error::BadRequest {
+                ctx,
+                status,
+                message: provider_family::rest::needs_self_hosted(self.kind, self.what, &message),
+            },
+            e => e,
+        }
+    }
+}
+
+#[async_trait]
+impl Rest for SelfHostedOnly {
+    async fn read(&self, client: &JfrogClient, key: &str) -> Result<Value, Error> {
+        self.settings
+            .read(client, key)
+            .await
+            .map_err(|e| self.explain(e))
+    }
+    async fn create(
+        &self,
+        client: &JfrogClient,
+        key: &str,
+        body: &Map<String, Value>,
+    ) -> Result<Value, Error> {
+        self.settings
+            .create(client, key, body)
+            .await
+            .map_err(|e| self.explain(e))
+    }
+    async fn update(
+        &self,
+        client: &JfrogClient,
+        key: &str,
+        body: &Map<String, Value>,
+    ) -> Result<(), Error> {
+        self.settings
+            .update(client, key, body)
+            .await
+            .map_err(|e| self.explain(e))
+    }
+    async fn delete(&self, client: &JfrogClient, key: &str) -> Result<(), Error> {
+        self.settings.delete(client, key).await
+    }
+    fn forgets_on_delete(&self) -> bool {
+        self.settings.forgets_on_delete()
+    }
+}
 
 /// OIDC configurations: plain CRUD, with two provider types spelled differently on the
 /// wire (turned back by [`oidc_from_jfrog`] in the family's `decode` hook, which serves

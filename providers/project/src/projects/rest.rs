@@ -146,8 +146,33 @@ fn name_of(v: &Value) -> &str {
     v["name"].as_str().unwrap_or("")
 }
 
-const REPO_ATTACH: &str = "/api/v1/projects/_/attach/repositories/{key}/{project}";
-const REPO_DETACH: &str = "/api/v1/projects/_/attach/repositories/{key}";
+/// Assign `repo` to project `p` (`force=true`, as upstream: a repository assigned elsewhere
+/// moves).
+async fn attach(client: &JfrogClient, repo: &str, p: &str) -> Result<(), Error> {
+    call(
+        client,
+        Verb::Put,
+        "/api/v1/projects/_/attach/repositories/{key}/{project}",
+        Idempotency::Idempotent,
+        &[repo, p],
+    )
+    .query("force", "true")
+    .send_empty()
+    .await
+}
+
+/// Detach `repo` from its project.
+async fn detach(client: &JfrogClient, repo: &str) -> Result<(), Error> {
+    call(
+        client,
+        Verb::Delete,
+        "/api/v1/projects/_/attach/repositories/{key}",
+        Idempotency::Idempotent,
+        &[repo],
+    )
+    .send_empty()
+    .await
+}
 
 impl ProjectRest {
     /// One embedded list as the project has it now.
@@ -250,29 +275,10 @@ impl ProjectRest {
             }
             "repos" => {
                 for w in want.iter().filter(|w| !have.contains(w)) {
-                    let repo = w.as_str().unwrap_or("");
-                    call(
-                        client,
-                        Verb::Put,
-                        REPO_ATTACH,
-                        Idempotency::Idempotent,
-                        &[repo, p],
-                    )
-                    .query("force", "true")
-                    .send_empty()
-                    .await?;
+                    attach(client, w.as_str().unwrap_or(""), p).await?;
                 }
                 for h in have.iter().filter(|h| !want.contains(h)) {
-                    let repo = h.as_str().unwrap_or("");
-                    call(
-                        client,
-                        Verb::Delete,
-                        REPO_DETACH,
-                        Idempotency::Idempotent,
-                        &[repo],
-                    )
-                    .send_empty()
-                    .await?;
+                    detach(client, h.as_str().unwrap_or("")).await?;
                 }
             }
             _ => {}
@@ -669,16 +675,7 @@ impl Rest for RepositoryRest {
         _body: &Map<String, Value>,
     ) -> Result<Value, Error> {
         let (p, repo) = address_pair(key);
-        call(
-            client,
-            Verb::Put,
-            "/api/v1/projects/_/attach/repositories/{key}/{project}",
-            Idempotency::Idempotent,
-            &[repo, p],
-        )
-        .query("force", "true")
-        .send_empty()
-        .await?;
+        attach(client, repo, p).await?;
         Ok(Value::Null)
     }
     async fn update(
@@ -691,16 +688,7 @@ impl Rest for RepositoryRest {
         Ok(())
     }
     async fn delete(&self, client: &JfrogClient, key: &str) -> Result<(), Error> {
-        let (_, repo) = address_pair(key);
-        call(
-            client,
-            Verb::Delete,
-            "/api/v1/projects/_/attach/repositories/{key}",
-            Idempotency::Idempotent,
-            &[repo],
-        )
-        .send_empty()
-        .await
+        detach(client, address_pair(key).1).await
     }
 }
 

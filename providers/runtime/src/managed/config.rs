@@ -60,6 +60,9 @@ pub enum Credentials {
         /// The password.
         password: SecretString,
     },
+    /// The provider's workload identity (`source: InjectedIdentity`): the provider exchanges
+    /// its subject token for its platform's credential.
+    Injected(crate::providerconfig::identity::InjectedIdentity),
     /// No credentials (`source: None`).
     None,
 }
@@ -74,6 +77,7 @@ impl fmt::Debug for Credentials {
                     "Basic {{ username: {username:?}, password: <redacted> }}"
                 )
             }
+            Credentials::Injected(i) => write!(f, "Injected({i:?})"),
             Credentials::None => f.write_str("None"),
         }
     }

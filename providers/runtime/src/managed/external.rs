@@ -91,6 +91,53 @@ pub struct ExternalObservation {
     pub connection_details: ConnectionDetails,
     /// A human-readable diff, for debug logs only. Never put secret values here.
     pub diff: String,
+    /// What differs, field by field: the paths an Update would change (and, with
+    /// LateInitialize, the fields Observe filled in). The reconciler names the paths in its
+    /// `UpdatedExternalResource` event and `preview` shows them; values of sensitive fields
+    /// are never carried ([`FieldChange::old`] / [`FieldChange::new`] are `None` for them).
+    pub changes: Vec<FieldChange>,
+}
+
+/// What happens to one field.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub enum ChangeKind {
+    /// The desired value differs from JFrog's: an Update sends it.
+    Update,
+    /// Unset in `forProvider`, filled in from JFrog's value (LateInitialize): written to the
+    /// MR, not to JFrog.
+    LateInit,
+    /// A write-only secret JFrog never shows, none recorded for it: an Update sends it.
+    SecretSet,
+    /// A write-only secret whose recorded hash differs from the desired value's: an Update
+    /// sends it.
+    SecretChanged,
+    /// A write-only secret that was sent before and is no longer wanted: an Update clears it.
+    SecretCleared,
+}
+
+/// One field of an [`ExternalObservation`] that differs.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct FieldChange {
+    /// The field's path in the MR, e.g. `forProvider.description` or
+    /// `forProvider.handler[0].url`.
+    pub path: String,
+    /// What happens to it.
+    pub kind: ChangeKind,
+    /// JFrog's value (`None`: absent, or a sensitive field).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub old: Option<serde_json::Value>,
+    /// The desired value (`None`: unset, or a sensitive field).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub new: Option<serde_json::Value>,
+}
+
+impl FieldChange {
+    /// Whether the change is made in JFrog (an Update sends it), as opposed to a late
+    /// initialisation, which only writes the MR.
+    pub fn is_external(&self) -> bool {
+        self.kind != ChangeKind::LateInit
+    }
 }
 
 /// What Create returned.
@@ -305,6 +352,17 @@ pub trait ExternalClient<K: ManagedKind>: Send + Sync {
 
     /// Delete it; "already gone" is success.
     async fn delete(&self, mr: &mut Managed<K>) -> Result<ExternalDelete, ExternalError>;
+
+    /// The checks Create (`create`) or Update makes before it writes, without writing:
+    /// `preview` asks them so that a write the provider would refuse is shown refused.
+    /// `Ok` carries the identifier the write would address, when known. None by default.
+    async fn check_write(
+        &self,
+        _mr: &Managed<K>,
+        _create: bool,
+    ) -> Result<Option<String>, ExternalError> {
+        Ok(None)
+    }
 
     /// Release per-MR resources; called on every exit path after Connect.
     async fn disconnect(&self) -> Result<(), ExternalError> {

@@ -36,6 +36,7 @@ use super::connection::{self, SecretTarget};
 use super::context::ControllerContext;
 use super::errors::{MSG_CREATION_INCOMPLETE, StepError, is_not_found};
 use super::events::{EventRecorder, EventType, InvolvedObject};
+use super::explain;
 use super::external::{
     ConnectionDetails, Connector, ExternalClient, ExternalError, ExternalObservation, Managed,
     ManagedKind,
@@ -89,6 +90,9 @@ struct Run {
     obj: DynamicObject,
     token: Option<String>,
     external_name_at_start: String,
+    /// `Synced=True` for the current generation when the reconcile began: what an update
+    /// changes now was changed outside Crossplane (see [`explain::in_sync`]).
+    in_sync_at_start: bool,
 }
 
 fn annotations(obj: &DynamicObject) -> BTreeMap<String, String> {
@@ -481,129 +485,21 @@ impl<K: ManagedKind> Reconciler<K> {
 
     /// Build the adapter's view of the MR.
     fn view(&self, obj: &DynamicObject, policies: &PolicyResolver) -> Result<Managed<K>, String> {
-        let sp = spec(obj).cloned().unwrap_or(Value::Object(Map::new()));
-        let mut fp = sp
-            .get("forProvider")
-            .cloned()
-            .unwrap_or(Value::Object(Map::new()));
-        strip_nulls(&mut fp);
-        let init = if policies.enabled() {
-            let mut i = sp
-                .get("initProvider")
-                .cloned()
-                .unwrap_or(Value::Object(Map::new()));
-            strip_nulls(&mut i);
-            i
-        } else {
-            Value::Object(Map::new())
-        };
-        let for_provider: K::Parameters = serde_json::from_value(fp.clone())
-            .map_err(|e| format!("cannot decode spec.forProvider: {e}"))?;
-        let create_parameters: K::Parameters = serde_json::from_value(deep_merge(&init, &fp))
-            .map_err(|e| format!("cannot decode spec.initProvider: {e}"))?;
-        let init_only_fields = match (&init, &fp) {
-            (Value::Object(i), Value::Object(f)) => {
-                i.keys().filter(|k| !f.contains_key(*k)).cloned().collect()
-            }
-            _ => Vec::new(),
-        };
-        let at_provider: K::Observation =
-            match obj.data.get("status").and_then(|s| s.get("atProvider")) {
-                Some(v) if !v.is_null() => serde_json::from_value(v.clone()).unwrap_or_default(),
-                _ => K::Observation::default(),
-            };
-        let ann = annotations(obj);
-        Ok(Managed {
-            scope: self.scope,
-            name: obj.metadata.name.clone().unwrap_or_default(),
-            namespace: obj.metadata.namespace.clone(),
-            uid: obj.metadata.uid.clone().unwrap_or_default(),
-            generation: obj.metadata.generation.unwrap_or(0),
-            external_name: ann.get(EXTERNAL_NAME).cloned().unwrap_or_default(),
-            annotations: ann,
-            labels: obj.metadata.labels.clone().unwrap_or_default(),
-            for_provider,
-            init_provider: init,
-            create_parameters,
-            init_only_fields,
-            at_provider,
-            conditions: conditions_of(obj),
-            secrets: BTreeMap::new(),
-            deleting: obj.metadata.deletion_timestamp.is_some(),
-            late_initialize: policies.should_late_initialize(),
-            observe_only: policies.should_only_observe(),
-        })
+        view_of(self.scope, obj, policies)
     }
 
-    /// Read the Kind's `...SecretRef` inputs: a key ref gives one entry under its field path,
-    /// a whole-Secret ref one entry `<field>.<key>` per key of the Secret. Values never reach
-    /// a log or an error message; keys and Secret names may.
-    ///
-    /// A ref given only in `initProvider` (management policies enabled) is read too, since
-    /// Create uses initProvider; as it matters only to Create, a missing Secret or key there
-    /// is left out rather than failing Connect (the adapter names the missing value if a
-    /// Create needs it). This lets an adopted object carry the reference of a write-only
-    /// value JFrog keeps without the Secret existing.
     async fn read_secrets(
         &self,
         obj: &DynamicObject,
     ) -> Result<BTreeMap<String, SecretString>, String> {
-        let mut out = BTreeMap::new();
-        let fp = spec(obj).and_then(|s| s.get("forProvider"));
-        let ip = spec(obj)
-            .and_then(|s| s.get("initProvider"))
-            .filter(|_| self.ctx.management_policies_enabled);
-        let info = self.info();
-        let refs = info.secret_refs.iter().map(|sr| (sr, false));
-        let wholes = info.whole_secret_refs.iter().map(|sr| (sr, true));
-        for (sr, whole) in refs.chain(wholes) {
-            let at = |root: Option<&'_ Value>| {
-                root.and_then(|v| field_at(v, sr.field))
-                    .filter(|x| !x.is_null())
-                    .cloned()
-            };
-            let (r, init_only) = match (at(fp), at(ip)) {
-                (Some(r), _) => (r, false),
-                (None, Some(r)) => (r, true),
-                (None, None) => {
-                    if sr.required {
-                        return Err(format!("spec.forProvider.{} is required", sr.field));
-                    }
-                    continue;
-                }
-            };
-            let section = if init_only {
-                "initProvider"
-            } else {
-                "forProvider"
-            };
-            let (ns, name) = secret_ref_location(self.scope, obj.metadata.namespace.as_deref(), &r);
-            let api: Api<Secret> = Api::namespaced(self.ctx.client.clone(), &ns);
-            let s = match api.get(&name).await {
-                Ok(s) => s,
-                Err(kube::Error::Api(e)) if init_only && e.code == 404 => continue,
-                Err(e) => {
-                    return Err(format!(
-                        "cannot get secret \"{ns}/{name}\" for spec.{section}.{}: {}",
-                        sr.field,
-                        kube_message(&e)
-                    ));
-                }
-            };
-            if whole {
-                out.extend(whole_secret_entries(sr.field, &s, &ns, &name)?);
-            } else {
-                let key = r.get("key").and_then(Value::as_str).unwrap_or_default();
-                match secret_key_text(&s, &ns, &name, key) {
-                    Ok(text) => {
-                        out.insert(sr.field.to_string(), SecretString::from(text));
-                    }
-                    Err(_) if init_only => continue,
-                    Err(e) => return Err(e),
-                }
-            }
-        }
-        Ok(out)
+        read_secrets(
+            &self.ctx.client,
+            self.info(),
+            self.scope,
+            self.ctx.management_policies_enabled,
+            obj,
+        )
+        .await
     }
 
     async fn connect(
@@ -757,11 +653,14 @@ impl<K: ManagedKind> Reconciler<K> {
             .get(EXTERNAL_NAME)
             .cloned()
             .unwrap_or_default();
+        let in_sync_at_start =
+            explain::in_sync(&conditions_of(&obj), obj.metadata.generation.unwrap_or(0));
         let mut run = Run {
             api,
             obj,
             token: None,
             external_name_at_start: external_name,
+            in_sync_at_start,
         };
         let metric_key = self.metric_key(namespace, name);
         if get_condition(&conditions_of(&run.obj), TYPE_SYNCED).is_none() {
@@ -1079,8 +978,14 @@ impl<K: ManagedKind> Reconciler<K> {
                 return self.finish(run, Outcome::Backoff).await;
             }
         };
-        if self.ctx.debug && !obs.diff.is_empty() {
-            tracing::debug!(name = %view.name, diff = %obs.diff, "observed a diff");
+        if self.ctx.debug && (!obs.diff.is_empty() || !obs.changes.is_empty()) {
+            tracing::debug!(
+                name = %view.name,
+                diff = %obs.diff,
+                fields = %explain::named_paths(&obs.changes),
+                drift = run.in_sync_at_start,
+                "observed a diff"
+            );
         }
         self.apply_view_status(run, &view, &before_observe);
         // An adapter that set Ready itself during Observe (an object that exists but is not
@@ -1316,11 +1221,14 @@ impl<K: ManagedKind> Reconciler<K> {
                 {
                     return out;
                 }
+                // The fields that differed (never a value), and whether JFrog had been
+                // changed outside Crossplane (drift reverted) or the spec had.
+                let message = explain::update_message(&obs.changes, run.in_sync_at_start);
                 self.event(
                     run,
                     EventType::Normal,
                     event::UPDATED_EXTERNAL_RESOURCE,
-                    "Successfully requested update of external resource",
+                    &message,
                 )
                 .await;
                 self.mark(run, Condition::reconcile_success());
@@ -1518,11 +1426,145 @@ fn whole_secret_entries(
 
 /// The value at a dotted field path such as `customHttpHeaders.0.valueSecretRef`, where a
 /// numeric segment indexes a list.
-fn field_at<'a>(root: &'a Value, path: &str) -> Option<&'a Value> {
+pub(crate) fn field_at<'a>(root: &'a Value, path: &str) -> Option<&'a Value> {
     path.split('.').try_fold(root, |v, seg| match v {
         Value::Array(items) => seg.parse::<usize>().ok().and_then(|i| items.get(i)),
         _ => v.get(seg),
     })
+}
+
+/// The adapter's view of an MR (step 10), as the reconciler builds it; `preview` builds
+/// its views with it too, so an adapter sees a previewed MR exactly as it would see it.
+pub fn view_of<K: ManagedKind>(
+    scope: Scope,
+    obj: &DynamicObject,
+    policies: &PolicyResolver,
+) -> Result<Managed<K>, String> {
+    let sp = spec(obj).cloned().unwrap_or(Value::Object(Map::new()));
+    let mut fp = sp
+        .get("forProvider")
+        .cloned()
+        .unwrap_or(Value::Object(Map::new()));
+    strip_nulls(&mut fp);
+    let init = if policies.enabled() {
+        let mut i = sp
+            .get("initProvider")
+            .cloned()
+            .unwrap_or(Value::Object(Map::new()));
+        strip_nulls(&mut i);
+        i
+    } else {
+        Value::Object(Map::new())
+    };
+    let for_provider: K::Parameters = serde_json::from_value(fp.clone())
+        .map_err(|e| format!("cannot decode spec.forProvider: {e}"))?;
+    let create_parameters: K::Parameters = serde_json::from_value(deep_merge(&init, &fp))
+        .map_err(|e| format!("cannot decode spec.initProvider: {e}"))?;
+    let init_only_fields = match (&init, &fp) {
+        (Value::Object(i), Value::Object(f)) => {
+            i.keys().filter(|k| !f.contains_key(*k)).cloned().collect()
+        }
+        _ => Vec::new(),
+    };
+    let at_provider: K::Observation = match obj.data.get("status").and_then(|s| s.get("atProvider"))
+    {
+        Some(v) if !v.is_null() => serde_json::from_value(v.clone()).unwrap_or_default(),
+        _ => K::Observation::default(),
+    };
+    let ann = annotations(obj);
+    Ok(Managed {
+        scope,
+        name: obj.metadata.name.clone().unwrap_or_default(),
+        namespace: obj.metadata.namespace.clone(),
+        uid: obj.metadata.uid.clone().unwrap_or_default(),
+        generation: obj.metadata.generation.unwrap_or(0),
+        external_name: ann.get(EXTERNAL_NAME).cloned().unwrap_or_default(),
+        annotations: ann,
+        labels: obj.metadata.labels.clone().unwrap_or_default(),
+        for_provider,
+        init_provider: init,
+        create_parameters,
+        init_only_fields,
+        at_provider,
+        conditions: conditions_of(obj),
+        secrets: BTreeMap::new(),
+        deleting: obj.metadata.deletion_timestamp.is_some(),
+        late_initialize: policies.should_late_initialize(),
+        observe_only: policies.should_only_observe(),
+    })
+}
+
+/// Read the Kind's `...SecretRef` inputs: a key ref gives one entry under its field path,
+/// a whole-Secret ref one entry `<field>.<key>` per key of the Secret. Values never reach
+/// a log or an error message; keys and Secret names may.
+///
+/// A ref given only in `initProvider` (management policies enabled) is read too, since
+/// Create uses initProvider; as it matters only to Create, a missing Secret or key there
+/// is left out rather than failing Connect (the adapter names the missing value if a
+/// Create needs it). This lets an adopted object carry the reference of a write-only
+/// value JFrog keeps without the Secret existing.
+pub async fn read_secrets(
+    client: &kube::Client,
+    info: &KindInfo,
+    scope: Scope,
+    management_policies_enabled: bool,
+    obj: &DynamicObject,
+) -> Result<BTreeMap<String, SecretString>, String> {
+    let mut out = BTreeMap::new();
+    let fp = spec(obj).and_then(|s| s.get("forProvider"));
+    let ip = spec(obj)
+        .and_then(|s| s.get("initProvider"))
+        .filter(|_| management_policies_enabled);
+    let refs = info.secret_refs.iter().map(|sr| (sr, false));
+    let wholes = info.whole_secret_refs.iter().map(|sr| (sr, true));
+    for (sr, whole) in refs.chain(wholes) {
+        let at = |root: Option<&'_ Value>| {
+            root.and_then(|v| field_at(v, sr.field))
+                .filter(|x| !x.is_null())
+                .cloned()
+        };
+        let (r, init_only) = match (at(fp), at(ip)) {
+            (Some(r), _) => (r, false),
+            (None, Some(r)) => (r, true),
+            (None, None) => {
+                if sr.required {
+                    return Err(format!("spec.forProvider.{} is required", sr.field));
+                }
+                continue;
+            }
+        };
+        let section = if init_only {
+            "initProvider"
+        } else {
+            "forProvider"
+        };
+        let (ns, name) = secret_ref_location(scope, obj.metadata.namespace.as_deref(), &r);
+        let api: Api<Secret> = Api::namespaced(client.clone(), &ns);
+        let s = match api.get(&name).await {
+            Ok(s) => s,
+            Err(kube::Error::Api(e)) if init_only && e.code == 404 => continue,
+            Err(e) => {
+                return Err(format!(
+                    "cannot get secret \"{ns}/{name}\" for spec.{section}.{}: {}",
+                    sr.field,
+                    kube_message(&e)
+                ));
+            }
+        };
+        if whole {
+            out.extend(whole_secret_entries(sr.field, &s, &ns, &name)?);
+        } else {
+            let key = r.get("key").and_then(Value::as_str).unwrap_or_default();
+            match secret_key_text(&s, &ns, &name, key) {
+                Ok(text) => {
+                    out.insert(sr.field.to_string(), SecretString::from(text));
+                }
+                Err(_) if init_only => continue,
+                Err(e) => return Err(e),
+            }
+        }
+    }
+    Ok(out)
 }
 
 #[cfg(test)]

@@ -12,6 +12,7 @@ use futures::future::BoxFuture;
 use super::controller;
 use super::external::{Connector, ManagedKind};
 use super::kind::{KindInfo, Scope};
+use super::preview::{self, Action, Planned, PreviewInput};
 
 // The context moved to its own leaf module; these paths stay for existing users.
 pub use super::context::{
@@ -30,6 +31,21 @@ pub trait KindRegistration: Send + Sync {
     fn observation_schema(&self) -> serde_json::Value;
     /// Run the Kind's controller in `scope` until `ctx.shutdown` is cancelled.
     fn start(&self, ctx: ControllerContext, scope: Scope) -> BoxFuture<'static, ()>;
+    /// What the next reconcile of one MR would do, without a write (see [`preview::plan`]).
+    fn preview(&self, input: PreviewInput) -> BoxFuture<'static, Planned> {
+        let _ = input;
+        let kind = self.info().kind;
+        Box::pin(async move {
+            Planned {
+                action: Action::Blocked,
+                external_name: String::new(),
+                changes: Vec::new(),
+                create: None,
+                message: format!("{kind} cannot be previewed"),
+                notes: Vec::new(),
+            }
+        })
+    }
 }
 
 /// A Kind together with its connector.
@@ -52,6 +68,11 @@ impl<K: ManagedKind> KindRegistration for Registration<K> {
         let kind = self.kind.clone();
         let connector = self.connector.clone();
         Box::pin(async move { controller::run(kind, connector, ctx, scope).await })
+    }
+    fn preview(&self, input: PreviewInput) -> BoxFuture<'static, Planned> {
+        let kind = self.kind.clone();
+        let connector = self.connector.clone();
+        Box::pin(async move { preview::plan(kind.as_ref(), connector.as_ref(), input).await })
     }
 }
 

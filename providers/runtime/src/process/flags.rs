@@ -93,6 +93,12 @@ pub struct ProviderFlags {
     #[arg(long, env = "POD_NAMESPACE", hide = true)]
     pub leader_election_namespace: Option<String>,
 
+    /// The provider's ServiceAccount, whose tokens InjectedIdentity configs request through
+    /// the TokenRequest API (in POD_NAMESPACE); default: the identity the API server reports
+    /// for this process (SelfSubjectReview).
+    #[arg(long, env = "SERVICE_ACCOUNT_NAME")]
+    pub service_account_name: Option<String>,
+
     /// Lease duration (controller-runtime's default; shorter only in tests).
     #[arg(long, default_value = "60s", value_parser = duration, hide = true)]
     pub leader_election_lease_duration: Duration,
@@ -153,6 +159,18 @@ impl ProviderFlags {
             .or_else(|| std::env::var_os("TLS_SERVER_CERTS_DIR").map(PathBuf::from))
             .or_else(|| std::env::var_os("WEBHOOK_TLS_CERT_DIR").map(PathBuf::from))
             .unwrap_or_else(|| PathBuf::from("/tls/server"))
+    }
+
+    /// The provider's ServiceAccount when `--service-account-name` names it.
+    pub fn service_account(&self) -> Option<crate::providerconfig::identity::ServiceAccountRef> {
+        let name = self
+            .service_account_name
+            .clone()
+            .filter(|s| !s.trim().is_empty())?;
+        Some(crate::providerconfig::identity::ServiceAccountRef {
+            namespace: self.effective_namespace(),
+            name,
+        })
     }
 
     /// The namespace of the leader-election Lease.

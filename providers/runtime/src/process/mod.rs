@@ -316,7 +316,8 @@ pub async fn run_until(
         tracing::info!(address = %bound, "serving metrics");
     }
 
-    let mut resolver = KubeConfigResolver::new(client.clone(), ConfigApi::new(&short));
+    let mut resolver = KubeConfigResolver::new(client.clone(), ConfigApi::new(&short))
+        .with_service_account(flags.service_account());
     if let Some(v) = verifier {
         resolver = resolver.with_verifier(v);
     }

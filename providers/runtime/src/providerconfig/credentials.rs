@@ -18,6 +18,7 @@ use kube::Api;
 use kube::api::DynamicObject;
 use secrecy::SecretString;
 
+use super::identity::{self, IdentityContext, InjectedIdentity};
 use super::types::{
     ConfigApi, ConfigKind, CredentialsSource, ProviderConfigSpec, SecretKeySelector, config_spec,
 };
@@ -161,9 +162,22 @@ pub fn parse_url(kind: &str, name: &str, raw: &str) -> Result<url::Url, ResolveE
     Ok(url)
 }
 
-/// Resolves a config object (already read) into URL, credentials and CA bundle.
+/// Resolves a config object (already read) into URL, credentials and CA bundle (an
+/// InjectedIdentity config with a context of its own: use [`resolve_config_object_with`] to
+/// keep its subject tokens across calls).
 pub async fn resolve_config_object(
     client: &kube::Client,
+    target: &ConfigTarget,
+    obj: &DynamicObject,
+) -> Result<ResolvedConfig, ResolveError> {
+    let identity = std::sync::Arc::new(IdentityContext::new(client.clone(), None));
+    resolve_config_object_with(client, &identity, target, obj).await
+}
+
+/// [`resolve_config_object`], InjectedIdentity's subject tokens coming from `identity`.
+pub async fn resolve_config_object_with(
+    client: &kube::Client,
+    identity: &std::sync::Arc<IdentityContext>,
     target: &ConfigTarget,
     obj: &DynamicObject,
 ) -> Result<ResolvedConfig, ResolveError> {
@@ -177,6 +191,7 @@ pub async fn resolve_config_object(
 
     // Where the credentials come from, for messages (never the value).
     let mut from: Option<String> = None;
+    let mut injected: Option<InjectedIdentity> = None;
     let blob = match creds.source {
         CredentialsSource::None => None,
         CredentialsSource::Secret => match (&creds.secret_ref, &creds.username_secret_ref) {
@@ -263,7 +278,35 @@ pub async fn resolve_config_object(
             Some(blob)
         }
         CredentialsSource::InjectedIdentity => {
-            return Err(ResolveError::NoHandler(creds.source.as_str().to_string()));
+            let Some(ii) = creds
+                .injected_identity
+                .as_ref()
+                .filter(|i| !i.provider_name.trim().is_empty())
+            else {
+                return Err(ResolveError::NoInjectedIdentity {
+                    kind: kind.to_string(),
+                    name: target.name.clone(),
+                });
+            };
+            let audience = ii
+                .audience
+                .clone()
+                .filter(|a| !a.trim().is_empty())
+                .unwrap_or_else(|| identity::DEFAULT_AUDIENCE.to_string());
+            let token_path = ii.token_path.as_deref().filter(|p| !p.trim().is_empty());
+            let subject = identity.subject(&audience, token_path);
+            from = Some(format!(
+                "injected identity: {}, OIDC integration \"{}\"",
+                subject.describe(),
+                ii.provider_name
+            ));
+            injected = Some(InjectedIdentity {
+                provider_name: ii.provider_name.trim().to_string(),
+                audience,
+                project_key: ii.project_key.clone().filter(|p| !p.trim().is_empty()),
+                subject,
+            });
+            None
         }
     };
 
@@ -279,7 +322,10 @@ pub async fn resolve_config_object(
     let url = parse_url(kind, &target.name, &raw_url)?.to_string();
 
     let credentials = match blob {
-        None => Credentials::None,
+        None => match injected {
+            Some(i) => Credentials::Injected(i),
+            None => Credentials::None,
+        },
         Some(Blob { token: Some(t), .. }) => Credentials::Token(t),
         Some(Blob {
             username: Some(u),

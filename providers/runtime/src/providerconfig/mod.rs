@@ -24,6 +24,7 @@
 
 pub mod controller;
 pub mod credentials;
+pub mod identity;
 pub mod types;
 pub mod usage;
 
@@ -106,6 +107,16 @@ pub enum ResolveError {
     /// A source with no handler.
     #[error("no extraction handler registered for source: {0}")]
     NoHandler(String),
+    /// `source: InjectedIdentity` without `injectedIdentity.providerName`.
+    #[error(
+        "{kind} \"{name}\" uses source InjectedIdentity but sets no credentials.injectedIdentity.providerName (the platform's OIDC integration)"
+    )]
+    NoInjectedIdentity {
+        /// Config Kind.
+        kind: String,
+        /// Config name.
+        name: String,
+    },
     /// Deviation Q8: the Secret has no such key, or it is empty.
     #[error("credentials secret \"{namespace}/{name}\" has no key \"{key}\" (or it is empty)")]
     MissingKey {
@@ -253,6 +264,7 @@ pub const VERIFY_CACHE_TTL: Duration = Duration::from_secs(300);
 pub struct KubeConfigResolver {
     client: kube::Client,
     api: ConfigApi,
+    identity: Arc<identity::IdentityContext>,
     verifier: Option<Arc<dyn ConfigVerifier>>,
     verified: Arc<Mutex<HashMap<[u8; 32], Instant>>>,
 }
@@ -261,6 +273,7 @@ impl KubeConfigResolver {
     /// A resolver for the given provider's config Kinds.
     pub fn new(client: kube::Client, api: ConfigApi) -> Self {
         Self {
+            identity: Arc::new(identity::IdentityContext::new(client.clone(), None)),
             client,
             api,
             verifier: None,
@@ -271,6 +284,13 @@ impl KubeConfigResolver {
     /// Adds the provider's verifier (JFrog ping).
     pub fn with_verifier(mut self, verifier: Arc<dyn ConfigVerifier>) -> Self {
         self.verifier = Some(verifier);
+        self
+    }
+
+    /// Names the provider's ServiceAccount (for InjectedIdentity's TokenRequest) instead of
+    /// asking the API server who this process is.
+    pub fn with_service_account(mut self, sa: Option<identity::ServiceAccountRef>) -> Self {
+        self.identity = Arc::new(identity::IdentityContext::new(self.client.clone(), sa));
         self
     }
 
@@ -288,7 +308,9 @@ impl KubeConfigResolver {
     pub async fn resolve(&self, mr: &ManagedRef) -> Result<ResolvedConfig, ResolveError> {
         let target = config_target(mr)?;
         let obj = credentials::get_config(&self.client, &self.api, &target).await?;
-        let resolved = credentials::resolve_config_object(&self.client, &target, &obj).await?;
+        let resolved =
+            credentials::resolve_config_object_with(&self.client, &self.identity, &target, &obj)
+                .await?;
         if let Some(verifier) = &self.verifier {
             let key = fingerprint(&resolved);
             let fresh = self
@@ -342,6 +364,16 @@ fn fingerprint(c: &ResolvedConfig) -> [u8; 32] {
     h.update(c.url.as_bytes());
     h.update([0]);
     match &c.credentials {
+        Credentials::Injected(i) => {
+            h.update(b"injected\0");
+            h.update(i.provider_name.as_bytes());
+            h.update([0]);
+            h.update(i.audience.as_bytes());
+            h.update([0]);
+            h.update(i.project_key.as_deref().unwrap_or("").as_bytes());
+            h.update([0]);
+            h.update(i.subject.key().as_bytes());
+        }
         Credentials::None => h.update(b"none"),
         Credentials::Token(t) => {
             h.update(b"token\0");

@@ -32,7 +32,8 @@ pub enum CredentialsSource {
     /// From a Kubernetes Secret.
     #[default]
     Secret,
-    /// Not supported by the JFrog providers; kept for schema compatibility.
+    /// The provider's own workload identity: its Kubernetes service-account token,
+    /// exchanged by the platform for a short-lived access token (see `injectedIdentity`).
     InjectedIdentity,
     /// From an environment variable of the provider process.
     Environment,
@@ -103,6 +104,34 @@ pub struct ProviderCredentials {
     /// A Secret key holding the password for basic authentication.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub password_secret_ref: Option<SecretKeySelector>,
+    /// With `source: InjectedIdentity`: how the provider's service-account token is exchanged
+    /// for a short-lived access token (no Secret is read).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub injected_identity: Option<InjectedIdentitySpec>,
+}
+
+/// The settings of `source: InjectedIdentity`: the provider proves who it is with its
+/// Kubernetes service-account token and the platform's OIDC integration answers with a
+/// short-lived access token whose user and scope its identity mapping sets.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct InjectedIdentitySpec {
+    /// Name of the platform's OIDC integration (an OIDCConfiguration) that trusts the
+    /// cluster's service-account issuer.
+    #[schemars(length(min = 1))]
+    pub provider_name: String,
+    /// Audience of the service-account token, as the OIDC integration expects it
+    /// (default `jfrog-generic`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub audience: Option<String>,
+    /// A service-account token file mounted by a projected volume (its audience is the
+    /// volume's); without it the provider requests a token for its own ServiceAccount
+    /// through the TokenRequest API.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub token_path: Option<String>,
+    /// A project whose identity mappings apply (the exchange's `project_key`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub project_key: Option<String>,
 }
 
 /// Spec of ClusterProviderConfig, ProviderConfig and the legacy ProviderConfig.

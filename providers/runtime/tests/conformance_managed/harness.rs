@@ -294,6 +294,7 @@ impl ExternalClient<FakeKind> for FakeClient {
             resource_late_initialized: late,
             connection_details: details,
             diff: String::new(),
+            changes: Vec::new(),
         })
     }
 

@@ -293,13 +293,19 @@ impl CatalogLabelsRest {
     }
 
     async fn graphql(client: &JfrogClient, query: &str) -> Result<Value, Error> {
-        let answer = client
-            .request(
-                Service::Catalog,
-                Method::POST,
-                GRAPHQL,
-                Idempotency::Idempotent,
-            )
+        let request = client.request(
+            Service::Catalog,
+            Method::POST,
+            GRAPHQL,
+            Idempotency::Idempotent,
+        );
+        // A query only reads (a read-only client sends it); a mutation writes.
+        let request = if query.trim_start().starts_with("mutation") {
+            request
+        } else {
+            request.reads_only()
+        };
+        let answer = request
             .json(&json!({ "query": query }))
             .send_value()
             .await?;

@@ -137,12 +137,16 @@ impl Hooks for ReportHooks {
         };
         let report_type = report_type(ctx.kind.decl.kind);
         // The create's scope: a project's reports are listed with its query only.
-        let mut request = ctx.client.request(
-            Service::Xray,
-            Method::POST,
-            "/api/v1/reports",
-            Idempotency::Idempotent,
-        );
+        // A search: it only reads.
+        let mut request = ctx
+            .client
+            .request(
+                Service::Xray,
+                Method::POST,
+                "/api/v1/reports",
+                Idempotency::Idempotent,
+            )
+            .reads_only();
         if let Some(project) = common::project_of(ctx.key) {
             request = request.query("projectKey", project);
         }
