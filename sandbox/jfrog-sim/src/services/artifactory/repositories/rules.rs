@@ -1,6 +1,3 @@
-//! UNUSED DRAFT (not compiled: no `mod rules;`): the hand-written replacement of `table.rs`.
-//! It needs the `KindSpec` shape of commit 4ff5391 (`layout`, no `kind`) to build; see the report.
-
 //! The repository rules as data, written by hand from JFrog's sources: per class (local, remote,
 //! virtual, federated) the members every repository of the class takes with their defaults,
 //! then per package type the members it adds, its default layout and the constants it carries.
