@@ -1,4 +1,4 @@
-//! The Artifactory repository API for all four classes and every package type of the catalog.
+//! The Artifactory repository API for all four classes and every package type `rules.rs` lists.
 //!
 //! | call | path | who | answer |
 //! |---|---|---|---|

@@ -394,12 +394,29 @@ pub(super) const KINDS: &[KindSpec] = &[
     kind(Remote, "nix", "nix-default", REMOTE_BASE),
     // Not in v12.11.7 (later provider releases; remote only, base members): bazelmodules
     // (provider 12.11.8, PR #1433), jetbrainsplugins (appended to `PackageTypesLikeBasic`,
-    // PR #1463), aieditorextensions (PR #1450: curation and the generic members, HEAD requests
-    // bypassed). Unverified against a JFrog page.
+    // PR #1463). Unverified against a JFrog page.
     kind(Remote, "bazelmodules", "simple-default", REMOTE_BASE),
     kind(Remote, "jetbrainsplugins", "simple-default", REMOTE_BASE),
-    kind(Remote, "aieditorextensions", "simple-default", &[COMMON, STORED, REMOTE, CURATION, REMOTE_GENERIC])
-        .fixed(&[("bypassHeadRequests", D::Bool(true))]),
+    // aieditorextensions, remote only: [TF] after v12.11.7, PR #1450 (JTFPR-318),
+    // remote/resource_artifactory_remote_aieditorextensions_repository.go
+    // `RemoteAIEditorExtensionsAPIModel`: the remote base, `CurationAPIModel`,
+    // externalDependenciesEnabled (true: "unlike other package types", the payloads live on
+    // the vsassets.io CDN), externalDependenciesPatterns (["**/**vsassets.io/**"], "the
+    // pattern Artifactory applies by default for this package type"; stored whether enabled
+    // or not), enableTokenAuthentication (false, "matching the Artifactory default for this
+    // package type"), propagateQueryParams and retrieveSha256FromServer (false),
+    // customHttpHeaders; bypassHeadRequests pinned to true ("Artifactory pins
+    // bypassHeadRequests to true for this package type"). `url` required: no default gallery.
+    KindSpec {
+        own: &[
+            F::new("externalDependenciesEnabled", T::Bool, D::Bool(true)),
+            F::new("externalDependenciesPatterns", T::StrList, D::Strs(&["**/**vsassets.io/**"])),
+            F::new("enableTokenAuthentication", T::Bool, D::Bool(false)),
+            F::new("customHttpHeaders", T::ObjList, D::None),
+        ],
+        ..kind(Remote, "aieditorextensions", "simple-default", &[COMMON, STORED, REMOTE, CURATION, REMOTE_GENERIC])
+            .fixed(&[("bypassHeadRequests", D::Bool(true))])
+    },
     // [TF] remote/resource_artifactory_remote_<type>_repository.go, one per type (each own
     // member with the resource's schema default, taken as the server's like every other; the
     // url defaults of ansible, huggingfaceml and npm too, unverified against a JFrog page).
