@@ -485,3 +485,78 @@ async fn other_xray_objects_keep_only_the_typed_members() {
         json!([{"cve": "CVE-2024-1", "cvss_v2": "", "cvss_v3": ""}])
     );
 }
+
+/// terraform-provider-xray v3.1.9 (`pkg/xray/resource/`): `WorkersCountAPIModel`
+/// (`resource_xray_workers_count.go`), `BasicSettingsRequestAPIModel`
+/// (`resource_xray_settings.go`, Artifactory's `updateXrayBasicSettings`),
+/// `RepositoryConfigurationAPIModel` and its parts (`resource_xray_repository_config.go`),
+/// `BinaryManagerRepoAPIModel` (`resource_xray_binary_manager_repos.go`).
+#[tokio::test]
+async fn xray_settings_keep_only_the_typed_members() {
+    let sim = start().await;
+    let api = Api::admin(&sim);
+    xray_fixtures(&api).await;
+    let r = api
+        .put(
+            "/xray/api/v1/configuration/workersCount",
+            json!({"index": {"new_content": 5, "existing_content": 3, "turbo": true},
+                   "colour": {"new_content": 0}}),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+    let w = api
+        .get("/xray/api/v1/configuration/workersCount")
+        .await
+        .json();
+    assert!(w.get("colour").is_none(), "{w}");
+    assert_eq!(w["index"], json!({"new_content": 5, "existing_content": 3}));
+
+    let r = api
+        .post(
+            "/artifactory/api/xrayRepo/updateXrayBasicSettings",
+            json!({"xrayEnabled": true, "allowBlockedArtifactsDownload": true, "colour": 1}),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+    let b = api
+        .get("/artifactory/api/xrayRepo/getIntegrationConfig")
+        .await
+        .json();
+    assert!(b.get("colour").is_none(), "{b}");
+    assert_eq!(b["allowBlockedArtifactsDownload"], true, "{b}");
+
+    let r = api
+        .put(
+            "/xray/api/v1/repos_config",
+            json!({"repo_name": "libs-local", "colour": 1,
+                   "repo_config": {"retention_in_days": 90, "x": 1,
+                                   "exposures": {"scanners_category": {"secrets": true}, "y": 2}},
+                   "repo_paths_config": {"patterns": [{"include": "a/**", "exclude": "",
+                       "index_new_artifacts": true, "retention_in_days": 30, "z": 3}]}}),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+    let c = api.get("/xray/api/v1/repos_config/libs-local").await.json();
+    assert_eq!(
+        c,
+        json!({"repo_name": "libs-local",
+               "repo_config": {"retention_in_days": 90,
+                               "exposures": {"scanners_category": {"secrets": true}}},
+               "repo_paths_config": {"patterns": [{"include": "a/**", "exclude": "",
+                   "index_new_artifacts": true, "retention_in_days": 30}]}})
+    );
+
+    let r = api
+        .put(
+            "/xray/api/v1/binMgr/default/repos",
+            json!({"indexed_repos": [{"name": "libs-local", "type": "local",
+                                      "pkg_type": "Maven", "colour": 1}]}),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+    let m = api.get("/xray/api/v1/binMgr/default/repos").await.json();
+    assert_eq!(
+        m["indexed_repos"],
+        json!([{"name": "libs-local", "type": "local", "pkg_type": "Maven"}])
+    );
+}
