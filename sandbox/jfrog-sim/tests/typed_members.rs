@@ -69,6 +69,65 @@ async fn access_users_keep_only_the_documented_members() {
     assert!(r.json().get("nickname").is_none(), "{}", r.text);
 }
 
+/// JFrog REST API "Update a User (Partial Update)" (`PATCH /access/api/v2/users/{username}`):
+/// the request is `{email, password, admin, profile_updatable, internal_password_disabled,
+/// disable_ui_access}`, no `groups` and no `username`; memberships change through
+/// `PATCH /access/api/v2/users/{username}/groups` with `{add, remove}`, as JFrog's Terraform
+/// provider changes them (v12.11.7 `pkg/artifactory/resource/user/user.go`,
+/// `syncReadersGroup`, `GroupsAddRemove`).
+#[tokio::test]
+async fn access_user_patch_leaves_groups_to_the_groups_call() {
+    let sim = start().await;
+    let api = Api::admin(&sim);
+    for g in ["devs", "ops"] {
+        let r = api.post("/access/api/v2/groups", json!({"name": g})).await;
+        assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
+    }
+    let r = api
+        .post(
+            "/access/api/v2/users",
+            json!({"username": "u2", "email": "u2@example.com", "password": "Passw0rd1",
+                   "groups": ["devs"]}),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
+    let r = api
+        .call(
+            Method::PATCH,
+            "/access/api/v2/users/u2",
+            Some(json!({"email": "u2@corp.example.com", "groups": ["ops"], "username": "other"})),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+    let u = api.get("/access/api/v2/users/u2").await.json();
+    assert_eq!(u["email"], "u2@corp.example.com");
+    assert_eq!(u["groups"], json!(["devs"]), "PATCH leaves the groups: {u}");
+    assert_eq!(u["username"], "u2");
+    let groups = "/access/api/v2/users/u2/groups";
+    let r = api
+        .call(
+            Method::PATCH,
+            groups,
+            Some(json!({"add": ["ops"], "remove": ["devs"]})),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+    let u = api.get("/access/api/v2/users/u2").await.json();
+    assert_eq!(u["groups"], json!(["ops"]), "{u}");
+    let r = api
+        .call(Method::PATCH, groups, Some(json!({"add": ["nobody"]})))
+        .await;
+    assert_eq!(r.status, StatusCode::BAD_REQUEST, "{}", r.text);
+    let r = api
+        .call(
+            Method::PATCH,
+            "/access/api/v2/users/ghost/groups",
+            Some(json!({"add": ["ops"]})),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::NOT_FOUND, "{}", r.text);
+}
+
 /// REST API "Security Configuration JSON", `application/vnd.org.jfrog.artifactory.security.
 /// User+json`: `name`, `email`, `password`, `admin`, `profileUpdatable`, `disableUIAccess`,
 /// `internalPasswordDisabled`, `groups`, `watchManager`, `policyManager`, `policyViewer`,
