@@ -39,8 +39,8 @@
 //! - [`services`]: one module per JFrog API area (`artifactory`, `access`, `security`,
 //!   `projects`, `event`, `xray`, and `platform`, which also holds the lifecycle and worker
 //!   APIs), each registering its routes. The repository behaviour is data:
-//!   `services::artifactory::repositories::spec` (classes, package types, defaults; generated
-//!   table) and its `validate` rules.
+//!   `services::artifactory::repositories::spec` (classes, package types, defaults; the
+//!   hand-written `rules`) and its `validate` rules.
 //!
 //! # Deviations from JFrog (known simplifications)
 //!

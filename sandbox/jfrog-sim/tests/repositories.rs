@@ -176,6 +176,108 @@ async fn package_specific_defaults() {
     );
 }
 
+/// Remote `aieditorextensions` as JFrog's Terraform resource for it models the repository
+/// (jfrog/terraform-provider-artifactory PR #1450,
+/// `remote/resource_artifactory_remote_aieditorextensions_repository.go`): external
+/// dependencies on by default with the vsassets.io pattern, token authentication, the
+/// curation and generic members, HEAD requests bypassed, `url` required, and patterns stored
+/// whether external dependencies are enabled or not.
+#[tokio::test]
+async fn remote_aieditorextensions_follows_jfrogs_resource() {
+    let sim = start().await;
+    let api = Api::admin(&sim);
+    let gallery = "https://marketplace.visualstudio.com/_apis/public/gallery";
+    let r = api
+        .create(
+            "vsx-remote",
+            json!({"rclass": "remote", "packageType": "aieditorextensions"}),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::BAD_REQUEST, "{}", r.text);
+    assert_eq!(r.art_error(), "Remote URL '' is not valid");
+    let r = api
+        .create(
+            "vsx-remote",
+            json!({"rclass": "remote", "packageType": "aieditorextensions", "url": gallery}),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+    let got = api.repo("vsx-remote").await.json();
+    for (member, want) in [
+        ("externalDependenciesEnabled", json!(true)),
+        (
+            "externalDependenciesPatterns",
+            json!(["**/**vsassets.io/**"]),
+        ),
+        ("bypassHeadRequests", json!(true)),
+        ("enableTokenAuthentication", json!(false)),
+        ("propagateQueryParams", json!(false)),
+        ("retrieveSha256FromServer", json!(false)),
+        ("curated", json!(false)),
+        ("passThrough", json!(false)),
+        ("listRemoteFolderItems", json!(false)),
+        ("repoLayoutRef", json!("simple-default")),
+    ] {
+        assert_eq!(got[member], want, "{member}: {got}");
+    }
+    // Every member of the resource's request struct is kept.
+    let r = api
+        .post(
+            "/artifactory/api/repositories/vsx-remote",
+            json!({
+                "externalDependenciesEnabled": false,
+                "externalDependenciesPatterns": ["**/**staged.example.com/**"],
+                "enableTokenAuthentication": true,
+                "propagateQueryParams": true,
+                "retrieveSha256FromServer": true,
+                "curated": true,
+                "passThrough": true,
+                "customHttpHeaders": [{"name": "x-team", "value": "editors"}],
+            }),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+    let got = api.repo("vsx-remote").await.json();
+    assert_eq!(got["externalDependenciesEnabled"], false);
+    assert_eq!(
+        got["externalDependenciesPatterns"],
+        json!(["**/**staged.example.com/**"])
+    );
+    for member in [
+        "enableTokenAuthentication",
+        "propagateQueryParams",
+        "retrieveSha256FromServer",
+        "curated",
+        "passThrough",
+    ] {
+        assert_eq!(got[member], true, "{member}");
+    }
+    assert_eq!(got["customHttpHeaders"][0]["name"], "x-team");
+    // An update that omits the patterns keeps the stored ones.
+    api.post(
+        "/artifactory/api/repositories/vsx-remote",
+        json!({"externalDependenciesEnabled": true}),
+    )
+    .await;
+    assert_eq!(
+        api.repo("vsx-remote").await.json()["externalDependenciesPatterns"],
+        json!(["**/**staged.example.com/**"])
+    );
+    // Other package types still refuse patterns without the flag.
+    api.create(
+        "helm-remote",
+        json!({"rclass": "remote", "packageType": "helm", "url": "https://charts.example.com"}),
+    )
+    .await;
+    let r = api
+        .post(
+            "/artifactory/api/repositories/helm-remote",
+            json!({"externalDependenciesPatterns": ["**/charts.example.com/**"]}),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::BAD_REQUEST, "{}", r.text);
+}
+
 #[tokio::test]
 async fn remote_password_is_write_only() {
     let sim = start().await;

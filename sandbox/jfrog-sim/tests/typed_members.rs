@@ -69,6 +69,65 @@ async fn access_users_keep_only_the_documented_members() {
     assert!(r.json().get("nickname").is_none(), "{}", r.text);
 }
 
+/// JFrog REST API "Update a User (Partial Update)" (`PATCH /access/api/v2/users/{username}`):
+/// the request is `{email, password, admin, profile_updatable, internal_password_disabled,
+/// disable_ui_access}`, no `groups` and no `username`; memberships change through
+/// `PATCH /access/api/v2/users/{username}/groups` with `{add, remove}`, as JFrog's Terraform
+/// provider changes them (v12.11.7 `pkg/artifactory/resource/user/user.go`,
+/// `syncReadersGroup`, `GroupsAddRemove`).
+#[tokio::test]
+async fn access_user_patch_leaves_groups_to_the_groups_call() {
+    let sim = start().await;
+    let api = Api::admin(&sim);
+    for g in ["devs", "ops"] {
+        let r = api.post("/access/api/v2/groups", json!({"name": g})).await;
+        assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
+    }
+    let r = api
+        .post(
+            "/access/api/v2/users",
+            json!({"username": "u2", "email": "u2@example.com", "password": "Passw0rd1",
+                   "groups": ["devs"]}),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
+    let r = api
+        .call(
+            Method::PATCH,
+            "/access/api/v2/users/u2",
+            Some(json!({"email": "u2@corp.example.com", "groups": ["ops"], "username": "other"})),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+    let u = api.get("/access/api/v2/users/u2").await.json();
+    assert_eq!(u["email"], "u2@corp.example.com");
+    assert_eq!(u["groups"], json!(["devs"]), "PATCH leaves the groups: {u}");
+    assert_eq!(u["username"], "u2");
+    let groups = "/access/api/v2/users/u2/groups";
+    let r = api
+        .call(
+            Method::PATCH,
+            groups,
+            Some(json!({"add": ["ops"], "remove": ["devs"]})),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+    let u = api.get("/access/api/v2/users/u2").await.json();
+    assert_eq!(u["groups"], json!(["ops"]), "{u}");
+    let r = api
+        .call(Method::PATCH, groups, Some(json!({"add": ["nobody"]})))
+        .await;
+    assert_eq!(r.status, StatusCode::BAD_REQUEST, "{}", r.text);
+    let r = api
+        .call(
+            Method::PATCH,
+            "/access/api/v2/users/ghost/groups",
+            Some(json!({"add": ["ops"]})),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::NOT_FOUND, "{}", r.text);
+}
+
 /// REST API "Security Configuration JSON", `application/vnd.org.jfrog.artifactory.security.
 /// User+json`: `name`, `email`, `password`, `admin`, `profileUpdatable`, `disableUIAccess`,
 /// `internalPasswordDisabled`, `groups`, `watchManager`, `policyManager`, `policyViewer`,
@@ -483,5 +542,80 @@ async fn other_xray_objects_keep_only_the_typed_members() {
     assert_eq!(
         i["cves"],
         json!([{"cve": "CVE-2024-1", "cvss_v2": "", "cvss_v3": ""}])
+    );
+}
+
+/// terraform-provider-xray v3.1.9 (`pkg/xray/resource/`): `WorkersCountAPIModel`
+/// (`resource_xray_workers_count.go`), `BasicSettingsRequestAPIModel`
+/// (`resource_xray_settings.go`, Artifactory's `updateXrayBasicSettings`),
+/// `RepositoryConfigurationAPIModel` and its parts (`resource_xray_repository_config.go`),
+/// `BinaryManagerRepoAPIModel` (`resource_xray_binary_manager_repos.go`).
+#[tokio::test]
+async fn xray_settings_keep_only_the_typed_members() {
+    let sim = start().await;
+    let api = Api::admin(&sim);
+    xray_fixtures(&api).await;
+    let r = api
+        .put(
+            "/xray/api/v1/configuration/workersCount",
+            json!({"index": {"new_content": 5, "existing_content": 3, "turbo": true},
+                   "colour": {"new_content": 0}}),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+    let w = api
+        .get("/xray/api/v1/configuration/workersCount")
+        .await
+        .json();
+    assert!(w.get("colour").is_none(), "{w}");
+    assert_eq!(w["index"], json!({"new_content": 5, "existing_content": 3}));
+
+    let r = api
+        .post(
+            "/artifactory/api/xrayRepo/updateXrayBasicSettings",
+            json!({"xrayEnabled": true, "allowBlockedArtifactsDownload": true, "colour": 1}),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+    let b = api
+        .get("/artifactory/api/xrayRepo/getIntegrationConfig")
+        .await
+        .json();
+    assert!(b.get("colour").is_none(), "{b}");
+    assert_eq!(b["allowBlockedArtifactsDownload"], true, "{b}");
+
+    let r = api
+        .put(
+            "/xray/api/v1/repos_config",
+            json!({"repo_name": "libs-local", "colour": 1,
+                   "repo_config": {"retention_in_days": 90, "x": 1,
+                                   "exposures": {"scanners_category": {"secrets": true}, "y": 2}},
+                   "repo_paths_config": {"patterns": [{"include": "a/**", "exclude": "",
+                       "index_new_artifacts": true, "retention_in_days": 30, "z": 3}]}}),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+    let c = api.get("/xray/api/v1/repos_config/libs-local").await.json();
+    assert_eq!(
+        c,
+        json!({"repo_name": "libs-local",
+               "repo_config": {"retention_in_days": 90,
+                               "exposures": {"scanners_category": {"secrets": true}}},
+               "repo_paths_config": {"patterns": [{"include": "a/**", "exclude": "",
+                   "index_new_artifacts": true, "retention_in_days": 30}]}})
+    );
+
+    let r = api
+        .put(
+            "/xray/api/v1/binMgr/default/repos",
+            json!({"indexed_repos": [{"name": "libs-local", "type": "local",
+                                      "pkg_type": "Maven", "colour": 1}]}),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+    let m = api.get("/xray/api/v1/binMgr/default/repos").await.json();
+    assert_eq!(
+        m["indexed_repos"],
+        json!([{"name": "libs-local", "type": "local", "pkg_type": "Maven"}])
     );
 }

@@ -174,6 +174,47 @@ async fn users_go_through_the_api_of_the_platforms_version() {
     }
 }
 
+/// A user's memberships change through `PATCH /access/api/v2/users/{name}/groups` with
+/// `{add, remove}`: JFrog's "Update a User (Partial Update)" takes no `groups`, and JFrog's
+/// Terraform provider syncs them that way after every update (`syncReadersGroup`, v12.11.7
+/// `pkg/artifactory/resource/user/user.go`). One update adds, another removes; quiet after.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn user_groups_change_through_the_groups_call() {
+    let mut env = env(examples::TEST_VERSION).await;
+    add(
+        &mut env,
+        "ManagedUser",
+        examples::example(decl("ManagedUser"), false),
+    )
+    .await;
+    converge(&env.mrs).await;
+    let groups_call = "PATCH /access/api/v2/users/{name}/groups";
+    for groups in [json!(["readers"]), json!([])] {
+        let mut o = env.mrs[0].get().await;
+        o.data["spec"]["forProvider"]["groups"] = groups.clone();
+        env.mrs[0]
+            .api
+            .replace(&env.mrs[0].name, &Default::default(), &o)
+            .await
+            .expect("replace");
+        env.sim.reset_counts();
+        for _ in 0..3 {
+            env.mrs[0].reconcile().await;
+        }
+        let counts = env.sim.request_counts();
+        assert_eq!(counts.get(groups_call), Some(&1), "{groups}: {counts:?}");
+        let user = env
+            .sim
+            .object("users", "example-managed-user")
+            .expect("user");
+        assert_eq!(user["groups"], groups, "{user}");
+        assert!(env.mrs[0].ready_and_synced().await, "{groups}");
+    }
+    env.sim.reset_counts();
+    env.mrs[0].reconcile().await;
+    assert_eq!(writes(&env), 0, "{:?}", env.sim.request_counts());
+}
+
 /// Requests per MR per poll in steady state, with observation by list on (as the provider
 /// runs it: the snapshot TTL is the controllers' --poll): every example, one poll, counted.
 /// Printed for the record; asserted only as "no MR costs more than one request per poll and

@@ -39,7 +39,9 @@
 //!
 //! The user API depends on the platform: the Access API (`/access/api/v2/users`) from
 //! Artifactory 7.84.3, the security API (`/artifactory/api/security/users`) before; the
-//! version is read once per platform and process.
+//! version is read once per platform and process. On the Access API an update's `groups`
+//! go through `PATCH /access/api/v2/users/{name}/groups` (`{add, remove}` against the
+//! user's memberships), since its partial update takes no `groups`.
 //!
 //! # Observation by list
 //!

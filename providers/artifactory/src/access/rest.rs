@@ -563,6 +563,8 @@ const LEGACY_MEMBERS: &[(&str, &str)] = &[
 ];
 
 const ACCESS_USER: Call = Call::new(Verb::Get, "/api/v2/users/{key}");
+/// The memberships of an Access user (`{add, remove}`).
+const USER_GROUPS: &str = "/api/v2/users/{key}/groups";
 const LEGACY_USER: Call = Call::new(Verb::Get, "/api/security/users/{key}");
 
 impl UserApi {
@@ -640,20 +642,52 @@ impl Rest for UserApi {
         body: &Map<String, Value>,
     ) -> Result<(), Error> {
         let (service, path, access) = self.api(client).await?;
-        let mut body = Value::Object(body.clone());
-        if let Some(m) = body.as_object_mut() {
-            m.remove("username");
-        }
-        let method = if access {
-            Method::PATCH
-        } else {
+        let mut body = body.clone();
+        body.remove("username");
+        if !access {
+            let mut body = Value::Object(body);
             rename(&mut body, LEGACY_MEMBERS);
-            Method::POST
-        };
-        client
-            .request(service, method, path, Idempotency::Idempotent)
+            return client
+                .request(service, Method::POST, path, Idempotency::Idempotent)
+                .param(key)
+                .json(&body)
+                .send_empty()
+                .await;
+        }
+        // "Update a User (Partial Update)" takes no `groups`: the memberships change through
+        // `PATCH .../groups` with `{add, remove}` against what the user has, as JFrog's
+        // Terraform provider does after every update (`syncReadersGroup`).
+        let wanted = body.remove("groups");
+        let user = client
+            .request(service, Method::PATCH, path, Idempotency::Idempotent)
             .param(key)
-            .json(&body)
+            .json(&Value::Object(body))
+            .send_value()
+            .await?;
+        let Some(Value::Array(wanted)) = wanted else {
+            return Ok(());
+        };
+        let names = |v: &[Value]| -> Vec<String> {
+            v.iter()
+                .filter_map(Value::as_str)
+                .map(str::to_owned)
+                .collect()
+        };
+        let wanted = names(&wanted);
+        let has = names(
+            user.get("groups")
+                .and_then(Value::as_array)
+                .map_or(&[], Vec::as_slice),
+        );
+        let add: Vec<&String> = wanted.iter().filter(|g| !has.contains(g)).collect();
+        let remove: Vec<&String> = has.iter().filter(|g| !wanted.contains(g)).collect();
+        if add.is_empty() && remove.is_empty() {
+            return Ok(());
+        }
+        client
+            .request(service, Method::PATCH, USER_GROUPS, Idempotency::Idempotent)
+            .param(key)
+            .json(&json!({"add": add, "remove": remove}))
             .send_empty()
             .await
     }

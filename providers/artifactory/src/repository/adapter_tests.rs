@@ -493,3 +493,31 @@ async fn manifests_the_official_validation_refuses_cost_no_request() {
     );
     c.create(&mut m).await.expect("created");
 }
+
+/// RemoteAieditorextensionsRepository takes `externalDependenciesPatterns` while external
+/// dependencies are disabled: JFrog's resource for it (jfrog/terraform-provider-artifactory
+/// PR #1450) deliberately has no rule against it, because Artifactory stores the patterns
+/// either way. Created, up to date, and the patterns read back as sent.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn aieditorextensions_patterns_need_no_flag() {
+    let sim = sim().await;
+    let cache = ClientCache::new(crate::PROVIDER);
+    let k = kind("RemoteAieditorextensionsRepository");
+    let c = client(&sim, &cache, &k);
+    let mut m = mr(
+        "vsx-staged-remote",
+        json!({
+            "url": "https://marketplace.visualstudio.com/_apis/public/gallery",
+            "externalDependenciesEnabled": false,
+            "externalDependenciesPatterns": ["**/**staged.example.com/**"],
+        }),
+    );
+    c.create(&mut m).await.expect("created");
+    let o = c.observe(&mut m).await.expect("observe");
+    assert!(o.resource_up_to_date, "{:?}", m.at_provider);
+    assert_eq!(m.at_provider["externalDependenciesEnabled"], false);
+    assert_eq!(
+        m.at_provider["externalDependenciesPatterns"],
+        json!(["**/**staged.example.com/**"])
+    );
+}

@@ -131,6 +131,10 @@ pub(crate) fn routes() -> Router<Arc<Shared>> {
             "/access/api/v2/users/{name}",
             get(user_read).patch(user_patch).delete(user_delete),
         )
+        .route(
+            "/access/api/v2/users/{name}/groups",
+            axum::routing::patch(user_groups_patch),
+        )
         .route("/artifactory/api/security/users", get(legacy_users_list))
         .route(
             "/artifactory/api/security/users/{name}",
@@ -377,6 +381,23 @@ const ACCESS_USER_MEMBERS: &[&str] = &[
     "disable_ui_access",
 ];
 
+/// The members "Update a User (Partial Update)" (`PATCH /access/api/v2/users/{username}`)
+/// takes: `{email, password, admin, profile_updatable, internal_password_disabled,
+/// disable_ui_access}` ("All fields are optional; if a specific field is not specified the
+/// value will not change"), with the role flags from 7.128.0. No `username` (the path names
+/// the user) and no `groups`: memberships change through `PATCH .../{username}/groups`
+/// (`{add, remove}`), which is how JFrog's Terraform provider (v12.11.7,
+/// `pkg/artifactory/resource/user/user.go`, `syncReadersGroup` after every create and
+/// update) keeps them in line.
+const ACCESS_USER_PATCH_MEMBERS: &[&str] = &[
+    "password",
+    "email",
+    "admin",
+    "profile_updatable",
+    "internal_password_disabled",
+    "disable_ui_access",
+];
+
 /// "Create User": "this parameter is only available starting from Artifactory version
 /// 7.128.0" (before it, the Access API drops them like any unknown member).
 const ACCESS_USER_ROLES: &[&str] = &[
@@ -578,6 +599,8 @@ async fn user_read(State(s): State<Arc<Shared>>, _a: Admin, Path(name): Path<Str
     Ok(axum::Json(user_get(&s, &name, Flavor::Access)?).into_response())
 }
 
+/// "Update a User (Partial Update)": only the members it documents change (see
+/// [`ACCESS_USER_PATCH_MEMBERS`]); a `groups` member is ignored like any other.
 async fn user_patch(
     State(s): State<Arc<Shared>>,
     _a: Admin,
@@ -586,8 +609,66 @@ async fn user_patch(
 ) -> R {
     access_api(&s)?;
     let existing = user_get(&s, &name, Flavor::Access)?;
-    let m = access_user_members(&s, parse(&body, Flavor::Access)?);
+    let mut m = access_user_members(&s, parse(&body, Flavor::Access)?);
+    m.retain(|k, _| {
+        ACCESS_USER_PATCH_MEMBERS.contains(&k.as_str()) || ACCESS_USER_ROLES.contains(&k.as_str())
+    });
     let user = check_user(&s, m, Some(&existing), Flavor::Access)?;
+    s.collections.put_raw(USERS.name, &name, user.clone());
+    Ok(axum::Json(user).into_response())
+}
+
+/// `PATCH /access/api/v2/users/{name}/groups` with `{add: [..], remove: [..]}`: the user's
+/// memberships, as JFrog's Terraform provider changes them (`GroupsAddRemove`,
+/// `UserGroupEndpointPath` in `pkg/artifactory/resource/user/user.go`, v12.11.7). Added
+/// groups must exist (400); removing a group the user is not in changes nothing. Answers
+/// the user as a read does (unverified: the provider reads only the error).
+async fn user_groups_patch(
+    State(s): State<Arc<Shared>>,
+    _a: Admin,
+    Path(name): Path<String>,
+    body: Bytes,
+) -> R {
+    access_api(&s)?;
+    let existing = user_get(&s, &name, Flavor::Access)?;
+    let m = parse(&body, Flavor::Access)?;
+    let names = |member: &str| -> Result<Vec<String>, ApiError> {
+        match m.get(member) {
+            None | Some(Value::Null) => Ok(Vec::new()),
+            Some(Value::Array(a)) if a.iter().all(Value::is_string) => Ok(a
+                .iter()
+                .filter_map(Value::as_str)
+                .map(str::to_owned)
+                .collect()),
+            Some(_) => Err(acc(
+                StatusCode::BAD_REQUEST,
+                format!("'{member}' must be a list of group names"),
+            )),
+        }
+    };
+    let (add, remove) = (names("add")?, names("remove")?);
+    let mut groups: Vec<String> = existing
+        .get("groups")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .map(str::to_owned)
+        .collect();
+    for g in &add {
+        if s.collections.get_raw(GROUPS.name, g).is_none() {
+            return Err(acc(
+                StatusCode::BAD_REQUEST,
+                format!("Group '{g}' does not exist"),
+            ));
+        }
+        if !groups.contains(g) {
+            groups.push(g.clone());
+        }
+    }
+    groups.retain(|g| !remove.contains(g));
+    let mut user = existing;
+    user["groups"] = json!(groups);
     s.collections.put_raw(USERS.name, &name, user.clone());
     Ok(axum::Json(user).into_response())
 }

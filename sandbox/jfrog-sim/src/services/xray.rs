@@ -26,6 +26,7 @@
 //! - configuration: the workers count, the DB sync time and the integration settings
 //!   (singletons, defaults until set), a repository's Xray configuration (the repository
 //!   must exist), the binary manager's indexed builds, repositories and release bundles;
+//!   each body keeps only the members of the Xray Terraform provider's API model;
 //! - catalog labels on `POST /catalog/api/v1/custom/graphql` (GraphQL documents with literal
 //!   arguments or variables, answers selecting what the document asks): `getLabel`,
 //!   `searchLabels`, create/update/delete of one label and of several, assign/remove a label
@@ -1479,6 +1480,87 @@ async fn delete_report(
 
 // --- configuration singletons ---
 
+// The models Xray and Artifactory bind the configuration bodies to (terraform-provider-xray
+// v3.1.9, `pkg/xray/resource/`); other members are dropped, never stored or answered.
+
+/// `WorkersCountNewContentAPIModel` (`resource_xray_workers_count.go`).
+const NEW_CONTENT: Shape = Shape::Object(&[("new_content", Shape::Leaf)]);
+/// `WorkersCountNewExistingContentAPIModel`.
+const NEW_EXISTING_CONTENT: Shape = Shape::Object(&[
+    ("new_content", Shape::Leaf),
+    ("existing_content", Shape::Leaf),
+]);
+/// `WorkersCountAPIModel` (`resource_xray_workers_count.go`).
+const WORKERS_COUNT: Shape = Shape::Object(&[
+    ("index", NEW_EXISTING_CONTENT),
+    ("persist", NEW_EXISTING_CONTENT),
+    ("analysis", NEW_EXISTING_CONTENT),
+    ("policy_enforcer", NEW_EXISTING_CONTENT),
+    ("sbom", NEW_EXISTING_CONTENT),
+    ("usercatalog", NEW_EXISTING_CONTENT),
+    ("sbomimpactanalysis", NEW_EXISTING_CONTENT),
+    ("migrationsbom", NEW_EXISTING_CONTENT),
+    ("impact_analysis", NEW_CONTENT),
+    ("notification", NEW_CONTENT),
+    ("panoramic", NEW_CONTENT),
+    ("sbomenricher", NEW_EXISTING_CONTENT),
+    ("sbomdependencies", NEW_EXISTING_CONTENT),
+    ("sbomdeleter", NEW_EXISTING_CONTENT),
+]);
+/// `BasicSettingsRequestAPIModel` (`resource_xray_settings.go`), the body of Artifactory's
+/// `POST /api/xrayRepo/updateXrayBasicSettings`.
+const BASIC_SETTINGS: Shape = Shape::Object(&[
+    ("xrayEnabled", Shape::Leaf),
+    ("allowBlockedArtifactsDownload", Shape::Leaf),
+    ("allowDownloadsXrayUnavailable", Shape::Leaf),
+    ("blockUnscannedTimeoutSeconds", Shape::Leaf),
+    ("blockUnfinishedScansTimeoutSeconds", Shape::Leaf),
+]);
+/// `PatternAPIModel` / `AllOtherArtifactsAPIModel` (`resource_xray_repository_config.go`).
+const PATH_PATTERN: Shape = Shape::Object(&[
+    ("include", Shape::Leaf),
+    ("exclude", Shape::Leaf),
+    ("index_new_artifacts", Shape::Leaf),
+    ("retention_in_days", Shape::Leaf),
+]);
+/// `RepositoryConfigurationAPIModel`, `RepoConfigurationAPIModel`, `ExposuresAPIModel`
+/// (`scanners_category` a map of booleans, kept whole), `PathsConfigurationAPIModel`
+/// (`resource_xray_repository_config.go`).
+const REPOSITORY_CONFIG: Shape = Shape::Object(&[
+    ("repo_name", Shape::Leaf),
+    (
+        "repo_config",
+        Shape::Object(&[
+            ("vuln_contextual_analysis", Shape::Leaf),
+            ("retention_in_days", Shape::Leaf),
+            (
+                "exposures",
+                Shape::Object(&[("scanners_category", Shape::Leaf)]),
+            ),
+        ]),
+    ),
+    (
+        "repo_paths_config",
+        Shape::Object(&[
+            ("patterns", Shape::Items(&PATH_PATTERN)),
+            (
+                "all_other_artifacts",
+                Shape::Object(&[
+                    ("index_new_artifacts", Shape::Leaf),
+                    ("retention_in_days", Shape::Leaf),
+                ]),
+            ),
+        ]),
+    ),
+]);
+/// `BinaryManagerRepoAPIModel` (`resource_xray_binary_manager_repos.go`): an indexed
+/// repository of the binary manager.
+const BIN_MGR_REPO: Shape = Shape::Object(&[
+    ("name", Shape::Leaf),
+    ("type", Shape::Leaf),
+    ("pkg_type", Shape::Leaf),
+]);
+
 fn config_get(s: &Shared, key: &str, default: Value) -> Value {
     let mut v = s.collections.get_raw(CONFIG.name, key).unwrap_or(default);
     if let Value::Object(m) = &mut v {
@@ -1514,7 +1596,8 @@ async fn write_workers(
     _u: User,
     body: axum::body::Bytes,
 ) -> Result<Json<Value>, ApiError> {
-    let body = json_of(&body)?;
+    let mut body = json_of(&body)?;
+    prune(&mut body, &WORKERS_COUNT);
     let Value::Object(m) = &body else {
         return Err(bad("The request body must be a JSON object"));
     };
@@ -1581,7 +1664,8 @@ async fn write_integration(
     _u: User,
     body: axum::body::Bytes,
 ) -> Result<StatusCode, ApiError> {
-    let body = json_of(&body)?;
+    let mut body = json_of(&body)?;
+    prune(&mut body, &BASIC_SETTINGS);
     let Value::Object(m) = body else {
         return Err(bad("The request body must be a JSON object"));
     };
@@ -1598,7 +1682,8 @@ async fn write_repo_config(
     _u: User,
     body: axum::body::Bytes,
 ) -> Result<Json<Value>, ApiError> {
-    let body = json_of(&body)?;
+    let mut body = json_of(&body)?;
+    prune(&mut body, &REPOSITORY_CONFIG);
     let repo = str_at(&body, "/repo_name").to_string();
     if s.artifactory.repository_view(&repo).is_none() {
         return Err(bad(format!("Repository '{repo}' does not exist")));
@@ -1672,8 +1757,9 @@ async fn write_bin_mgr(
     }
     let store = Store::of(&s, CONFIG.name, "bin_mgr", &q)?;
     let body = json_of(&body)?;
-    let list = body.get(indexed).cloned().unwrap_or(json!([]));
+    let mut list = body.get(indexed).cloned().unwrap_or(json!([]));
     if what == "repos" {
+        prune(&mut list, &Shape::Items(&BIN_MGR_REPO));
         for r in list.as_array().into_iter().flatten() {
             let name = str_at(r, "/name");
             if s.artifactory.repository_view(name).is_none() {

@@ -1,4 +1,4 @@
-//! The Artifactory repository API for all four classes and every package type of the catalog.
+//! The Artifactory repository API for all four classes and every package type `rules.rs` lists.
 //!
 //! | call | path | who | answer |
 //! |---|---|---|---|
@@ -10,9 +10,9 @@
 //! | federation config sync | `POST /artifactory/api/federation/configSync/{key}` | admin | 200 / 404 / 400 (not federated) |
 //! | all configurations | `GET /artifactory/api/repositories/configurations` | admin | `{"LOCAL":[..],"REMOTE":[..],"VIRTUAL":[..],"FEDERATED":[..],"RELEASE_BUNDLE":[]}` |
 //!
-//! Behaviour is data-driven from `table.rs` (fields, types, defaults per class and package type,
-//! generated from the catalog) and `spec.rs` (server-side defaults, enums, layouts); the rules
-//! are in `validate.rs`. Create, update and delete are configuration-descriptor writes (see
+//! Behaviour is data-driven from `rules.rs` (members, types, defaults per class and package
+//! type, written by hand from JFrog's sources) and `spec.rs` (server-side defaults, enums,
+//! layouts); the rules are in `validate.rs`. Create, update and delete are configuration-descriptor writes (see
 //! `crate::descriptor`): an invalid write is refused at once; a valid one takes
 //! `write_latency` and fails with 500 "Could not merge and save new descriptor" when another
 //! write committed meanwhile and the emulation is on.
@@ -50,7 +50,7 @@ mod lag;
 pub mod spec;
 mod store;
 #[rustfmt::skip]
-mod table;
+mod rules;
 pub(crate) mod validate;
 
 use spec::RClass;

@@ -1,18 +1,20 @@
-//! The vocabulary of the repository table (`table.rs`) and its resolution into one effective
-//! field list per Kind, with the server-side defaults Artifactory fills in.
+//! The vocabulary of the repository rules (`rules.rs`, written by hand from JFrog's sources)
+//! and their resolution into one effective member list per class and package type, with the
+//! server-side defaults Artifactory fills in.
 //!
-//! A Kind's effective fields are its class template, then its mixins in order, then its own
-//! fields; a later field replaces an earlier one with the same wire name. Defaults come from,
-//! in increasing precedence: `SERVER_DEFAULTS` (what Artifactory answers for fields the
-//! catalog leaves without a default), the field defaults, the Kind's `overrides`, and its
-//! `fixed` body members (rclass-level constants such as `dockerApiVersion`).
+//! A package type's effective members are its parts in order (class base, then shared
+//! groups), then its own members; a later member replaces an earlier one with the same wire
+//! name. Defaults come from, in increasing precedence: `SERVER_DEFAULTS` (what Artifactory
+//! answers for members the sources give no default), the member defaults, the package type's
+//! layout (`repoLayoutRef`), its `overrides`, and its `fixed` members (constants such as
+//! `dockerApiVersion`).
 
 use std::collections::HashMap;
 use std::sync::OnceLock;
 
 use serde_json::{Map, Value};
 
-use super::table::KINDS;
+use super::rules::KINDS;
 
 /// Repository class (`rclass`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -175,21 +177,36 @@ impl F {
     }
 }
 
-/// One repository Kind of the catalog, as generated into `table.rs`.
+/// One package type of one class (Docker and Terraform local and federated have two
+/// variants each, told apart by `dockerApiVersion` / `terraformType`).
 #[derive(Debug)]
 pub struct KindSpec {
-    pub kind: &'static str,
     pub rclass: RClass,
     pub package_type: &'static str,
+    /// The default `repoLayoutRef`.
+    pub layout: &'static str,
     pub parts: &'static [&'static [F]],
     pub own: &'static [F],
     pub fixed: &'static [(&'static str, D)],
     pub overrides: &'static [(&'static str, D)],
 }
 
-/// Defaults Artifactory fills in for fields the catalog gives no default (the Terraform
-/// provider leaves them to the server, so they are what late initialisation picks up).
-/// Applied only to fields the Kind has, per class (`None` = every class).
+impl KindSpec {
+    pub const fn fixed(mut self, fixed: &'static [(&'static str, D)]) -> KindSpec {
+        self.fixed = fixed;
+        self
+    }
+    pub const fn overrides(mut self, overrides: &'static [(&'static str, D)]) -> KindSpec {
+        self.overrides = overrides;
+        self
+    }
+}
+
+/// Defaults Artifactory fills in for members the sources of `rules.rs` give no default (the
+/// Terraform provider leaves them to the server). Unverified against a JFrog page: each is
+/// the value a repository created through the UI shows (false / empty / the documented
+/// option default). Applied only to members the package type has, per class (`None` = every
+/// class).
 const SERVER_DEFAULTS: &[(Option<RClass>, &str, D)] = &[
     (None, "description", D::Str("")),
     (None, "notes", D::Str("")),
@@ -197,7 +214,6 @@ const SERVER_DEFAULTS: &[(Option<RClass>, &str, D)] = &[
     (None, "propertySets", D::Strs(&[])),
     (None, "archiveBrowsingEnabled", D::Bool(false)),
     (None, "downloadRedirect", D::Bool(false)),
-    (Some(RClass::Federated), "proxy", D::Str("")),
     (None, "forceMavenAuthentication", D::Bool(false)),
     (
         None,
@@ -277,6 +293,9 @@ impl Resolved {
             }
             let f = fields[wire];
             let mut value = f.default.to_value();
+            if *wire == "repoLayoutRef" {
+                value = Some(Value::String(spec.layout.to_owned()));
+            }
             if let Some((_, d)) = spec.overrides.iter().find(|(w, _)| w == wire) {
                 value = d.to_value();
             }
@@ -493,27 +512,58 @@ mod tests {
     use super::*;
 
     #[test]
-    fn every_catalog_kind_resolves_with_a_layout_default() {
-        assert_eq!(KINDS.len(), 150);
+    fn every_package_type_resolves_with_a_shipped_layout() {
+        // 40 local, 40 remote, 33 virtual, 36 federated (rules.rs).
+        assert_eq!(KINDS.len(), 149);
         for spec in KINDS {
             let r = Resolved::new(spec);
+            let name = format!("{} {}", spec.rclass.as_str(), spec.package_type);
             let layout = r.defaults.get("repoLayoutRef").and_then(Value::as_str);
-            let layout = layout.unwrap_or_else(|| panic!("{} has no layout default", spec.kind));
-            assert!(DEFAULT_LAYOUTS.contains(&layout), "{}: {layout}", spec.kind);
+            let layout = layout.unwrap_or_else(|| panic!("{name} has no layout default"));
+            assert!(DEFAULT_LAYOUTS.contains(&layout), "{name}: {layout}");
+        }
+    }
+
+    #[test]
+    fn no_two_entries_share_class_package_type_and_variant() {
+        let mut seen = std::collections::HashSet::new();
+        for spec in KINDS {
+            let variant: Vec<_> = spec
+                .fixed
+                .iter()
+                .filter(|(w, _)| matches!(*w, "dockerApiVersion" | "terraformType"))
+                .map(|(w, d)| format!("{w}={d:?}"))
+                .collect();
+            assert!(
+                seen.insert((spec.rclass, spec.package_type, variant.clone())),
+                "{:?} {} {variant:?} twice",
+                spec.rclass,
+                spec.package_type
+            );
         }
     }
 
     #[test]
     fn variants_are_picked_by_fixed_members() {
         let mut body = Map::new();
-        let v2 = resolve(RClass::Local, "docker", &body).map(|r| r.spec.kind);
-        assert_eq!(v2, Some("LocalDockerV2Repository"));
+        let layout = |r: Option<&Resolved>| r.map(|r| r.defaults["repoLayoutRef"].clone());
+        let api = |r: Option<&Resolved>| r.map(|r| r.defaults["dockerApiVersion"].clone());
+        let v2 = resolve(RClass::Local, "docker", &body);
+        assert_eq!(api(v2), Some(Value::from("V2")));
+        assert_eq!(
+            v2.map(|r| r.defaults["blockPushingSchema1"].clone()),
+            Some(true.into())
+        );
         body.insert("dockerApiVersion".into(), Value::from("V1"));
-        let v1 = resolve(RClass::Local, "docker", &body).map(|r| r.spec.kind);
-        assert_eq!(v1, Some("LocalDockerV1Repository"));
+        assert_eq!(
+            api(resolve(RClass::Local, "docker", &body)),
+            Some(Value::from("V1"))
+        );
+        let tm = resolve(RClass::Local, "terraform", &Map::new());
+        assert_eq!(layout(tm), Some(Value::from("terraform-module-default")));
         body.insert("terraformType".into(), Value::from("provider"));
-        let tp = resolve(RClass::Local, "terraform", &body).map(|r| r.spec.kind);
-        assert_eq!(tp, Some("LocalTerraformProviderRepository"));
+        let tp = resolve(RClass::Local, "terraform", &body);
+        assert_eq!(layout(tp), Some(Value::from("terraform-provider-default")));
         assert!(resolve(RClass::Virtual, "vagrant", &Map::new()).is_none());
         assert_eq!(classes_of("bazelmodules"), vec![RClass::Remote]);
     }

@@ -45,8 +45,13 @@
 //!   refuses them otherwise at plan time, so a client sending them alone has a bug the
 //!   simulator should surface; the default `["**"]` is accepted alone because Artifactory
 //!   itself answers it with the flag off, so a read-modify-write round trip must pass.
+//!   Not for remote `aieditorextensions`: JFrog's Terraform resource for that type (PR #1450,
+//!   `resource_artifactory_remote_aieditorextensions_repository.go`) sends the patterns on
+//!   every write, enabled or not, because "Artifactory accepts and stores" them either way
+//!   and "keeps whatever it already has when an update omits them"; they are stored as sent.
 //! - An empty `repoLayoutRef` means the package type's default layout.
-//! - Unknown members of the body are kept and returned (lenient; Artifactory ignores them).
+//! - Members the class and package type do not have are dropped, neither validated nor
+//!   answered (`keep_typed`).
 
 use serde_json::{Map, Value};
 
@@ -317,7 +322,7 @@ pub(crate) fn create(
     let sent_patterns = body.get("externalDependenciesPatterns").cloned();
     deep_merge(&mut config, body);
     keep_typed(resolved, &mut config);
-    if resolved.fields.contains_key("externalDependenciesPatterns") {
+    if patterns_need_the_flag(resolved) {
         external_dependencies(sent_patterns.as_ref(), &config)?;
     }
     // `null` members mean "the default".
@@ -364,7 +369,7 @@ pub(crate) fn update(
     deep_merge(&mut config, body);
     let resolved = resolve(existing.rclass, &existing.package_type, &config)?;
     keep_typed(resolved, &mut config);
-    if resolved.fields.contains_key("externalDependenciesPatterns") {
+    if patterns_need_the_flag(resolved) {
         external_dependencies(sent_patterns.as_ref(), &config)?;
     }
     fill_defaults(&mut config, &resolved.defaults);
@@ -487,6 +492,15 @@ fn keep_typed(resolved: &Resolved, config: &mut Map<String, Value>) {
         matches!(k.as_str(), "key" | "rclass" | "packageType")
             || resolved.fields.contains_key(k.as_str())
     });
+}
+
+/// Whether patterns sent without `externalDependenciesEnabled: true` are refused: on the
+/// types that have the member, except remote `aieditorextensions`, whose patterns Artifactory
+/// stores whether enabled or not (see the module comment).
+fn patterns_need_the_flag(resolved: &Resolved) -> bool {
+    resolved.fields.contains_key("externalDependenciesPatterns")
+        && !(resolved.spec.rclass == RClass::Remote
+            && resolved.spec.package_type == "aieditorextensions")
 }
 
 /// Patterns sent without `externalDependenciesEnabled: true` (see the module comment), on
