@@ -582,7 +582,10 @@ async fn xray_settings_keep_only_the_typed_members() {
         .await
         .json();
     assert!(b.get("colour").is_none(), "{b}");
-    assert_eq!(b["allowBlockedArtifactsDownload"], true, "{b}");
+    // The answer names two settings apart from the write (BasicSettingsResponseAPIModel).
+    assert_eq!(b["xrayAllowBlocked"], true, "{b}");
+    assert_eq!(b["xrayAllowWhenUnavailable"], false, "{b}");
+    assert!(b.get("allowBlockedArtifactsDownload").is_none(), "{b}");
 
     let r = api
         .put(

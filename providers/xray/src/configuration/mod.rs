@@ -101,6 +101,12 @@ impl SettingsRest {
     }
 }
 
+/// The basic settings' names in `getIntegrationConfig`'s answer, and in the write.
+const BASIC_READ_NAMES: [(&str, &str); 2] = [
+    ("xrayAllowBlocked", "allowBlockedArtifactsDownload"),
+    ("xrayAllowWhenUnavailable", "allowDownloadsXrayUnavailable"),
+];
+
 #[async_trait]
 impl Rest for SettingsRest {
     async fn read(&self, client: &JfrogClient, _key: &str) -> Result<Value, Error> {
@@ -122,8 +128,18 @@ impl Rest for SettingsRest {
             )
             .send_value()
             .await?;
-        if let (Value::Object(b), Some(s)) = (&mut basic, sync.get(DB_SYNC)) {
-            b.insert(DB_SYNC.into(), s.clone());
+        if let Value::Object(b) = &mut basic {
+            // The answer names two settings apart from the write (the Xray Terraform provider
+            // v3.1.9's BasicSettingsResponseAPIModel): back to the write's names, which the
+            // fields declare.
+            for (read, write) in BASIC_READ_NAMES {
+                if let Some(v) = b.remove(read) {
+                    b.insert(write.into(), v);
+                }
+            }
+            if let Some(s) = sync.get(DB_SYNC) {
+                b.insert(DB_SYNC.into(), s.clone());
+            }
         }
         Ok(basic)
     }

@@ -1655,8 +1655,24 @@ fn default_integration() -> Value {
     })
 }
 
+/// `GET /artifactory/api/xrayRepo/getIntegrationConfig`: the basic settings under the names
+/// the answer uses, which for two of them are not the write's (`allowBlockedArtifactsDownload`
+/// is read back as `xrayAllowBlocked`, `allowDownloadsXrayUnavailable` as
+/// `xrayAllowWhenUnavailable`: the Xray Terraform provider v3.1.9's
+/// `BasicSettingsResponseAPIModel`, "schemas for request and response are not identical").
 async fn read_integration(State(s): State<Arc<Shared>>, _u: User) -> Json<Value> {
-    Json(config_get(&s, "integration", default_integration()))
+    let mut v = config_get(&s, "integration", default_integration());
+    if let Value::Object(m) = &mut v {
+        for (write, read) in [
+            ("allowBlockedArtifactsDownload", "xrayAllowBlocked"),
+            ("allowDownloadsXrayUnavailable", "xrayAllowWhenUnavailable"),
+        ] {
+            if let Some(x) = m.remove(write) {
+                m.insert(read.to_owned(), x);
+            }
+        }
+    }
+    Json(v)
 }
 
 async fn write_integration(
