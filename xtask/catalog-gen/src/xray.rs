@@ -100,7 +100,10 @@ pub fn generate(catalog: &Value, overrides: &Overrides) -> Result<Vec<(String, S
             decls.join("\n")
         ));
         let body = body.join("\n");
-        out.push((group.to_string(), header(group, &body) + "\n" + &body + "\n"));
+        out.push((
+            group.to_string(),
+            header(group, &body) + "\n" + &body + "\n",
+        ));
     }
     Ok(out)
 }
@@ -109,7 +112,9 @@ pub fn generate(catalog: &Value, overrides: &Overrides) -> Result<Vec<(String, S
 /// no group needs an `allow(unused_imports)`) and the empty field list `NONE` when `body`
 /// names it.
 fn header(group: &str, body: &str) -> String {
-    const IMPORTS: [&str; 8] = ["Dv", "Field", "Id", "KindDecl", "MapWire", "Norm", "Rule", "Ty"];
+    const IMPORTS: [&str; 8] = [
+        "Dv", "Field", "Id", "KindDecl", "MapWire", "Norm", "Rule", "Ty",
+    ];
     let none = if body.contains("extends: NONE,") {
         "\n/// No fields (a Kind without a template).\nconst NONE: &[Field] = &[];\n"
     } else {
