@@ -270,7 +270,6 @@ impl Error {
         }
     }
 
-    /// How long the server asked to wait, for [`Error::RateLimited`].
     /// A 401 names the credentials the platform refused (`origin`, in words, never the
     /// value); any other error is returned as it is.
     pub fn refused_credentials(self, origin: Option<&str>) -> Error {
@@ -283,6 +282,8 @@ impl Error {
         }
     }
 
+    /// How long the server asked to wait, for [`Error::RateLimited`] (its `Retry-After`, when
+    /// it sent one); `None` for every other error.
     pub fn retry_after(&self) -> Option<Duration> {
         match self {
             Error::RateLimited { retry_after, .. } => *retry_after,

@@ -43,6 +43,7 @@
 //! let repos = client.artifactory().repositories().list(&ListFilter::all()).await?;
 //! # let _ = (version, repos); Ok(()) }
 //! ```
+#![warn(clippy::unwrap_used, clippy::expect_used)]
 
 pub mod artifactory;
 pub mod client;

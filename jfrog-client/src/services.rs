@@ -18,7 +18,10 @@ pub struct Access<'a> {
 /// platform's Artifactory ping covers reachability.
 #[derive(Debug, Clone, Copy)]
 pub struct Event<'a> {
-    #[allow(dead_code)] // no call goes through it: the webhook Kinds use the family REST binding
+    #[expect(
+        dead_code,
+        reason = "no call goes through it: the webhook Kinds use the family REST binding"
+    )]
     client: &'a JfrogClient,
 }
 
@@ -31,7 +34,10 @@ pub struct Xray<'a> {
 /// Lifecycle (`/lifecycle`): release bundles v2 and promotions. No documented health call.
 #[derive(Debug, Clone, Copy)]
 pub struct Lifecycle<'a> {
-    #[allow(dead_code)] // no call goes through it: the lifecycle Kinds use the family REST binding
+    #[expect(
+        dead_code,
+        reason = "no call goes through it: the lifecycle Kinds use the family REST binding"
+    )]
     client: &'a JfrogClient,
 }
 

@@ -7,6 +7,7 @@
 //! Every Kind is declared on the family layer (`provider-family`), one module per family:
 //! repositories ([`repository`]), webhooks ([`webhook`]), users, security and replication
 //! ([`access`]), and system configuration, lifecycle and artifacts ([`configuration`]).
+#![warn(clippy::unwrap_used, clippy::expect_used)]
 
 use std::sync::Arc;
 

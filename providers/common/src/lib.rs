@@ -5,6 +5,7 @@
 //!
 //! It is the one place where the JFrog-agnostic runtime meets the JFrog client, so each
 //! provider crate only declares its identity ([`Provider`]) and its Kinds.
+#![warn(clippy::unwrap_used, clippy::expect_used)]
 
 pub mod identity;
 

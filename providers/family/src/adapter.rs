@@ -248,6 +248,10 @@ impl ManagedKind for FamilyKind {
     }
     // Built on demand: only CRD generation asks, and holding hundreds of schemas would cost
     // a running provider megabytes for nothing.
+    #[expect(
+        clippy::expect_used,
+        reason = "the checks are compiled-in tables; every provider's `checks_fit` test applies each to its Kind"
+    )]
     fn parameters_schema(&self) -> Value {
         let mut s = schema::parameters_schema(&self.kind);
         for c in &self.checks {
@@ -460,6 +464,10 @@ pub fn compose_checked(decls: &[KindDecl], checks: &'static [KindChecks]) -> Vec
 
 /// As [`compose_checked`], each Kind also with the references of the provider's table (see
 /// [`crate::refs`]).
+#[expect(
+    clippy::expect_used,
+    reason = "the declarations are compiled in; each family's tests compose every one of them"
+)]
 pub fn compose_with_references(
     decls: &[KindDecl],
     checks: &'static [KindChecks],

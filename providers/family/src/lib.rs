@@ -40,6 +40,7 @@
 //! - Write-only values are compared by a salted SHA-256 hash (salt: MR UID) stored in an
 //!   annotation after Create and in `atProvider.appliedWriteOnlyHashes` after Update; a hash
 //!   of a weak password can be brute-forced by someone who can read the MR.
+#![warn(clippy::unwrap_used, clippy::expect_used)]
 
 pub mod adapter;
 pub mod checks;

@@ -426,10 +426,6 @@ impl Snapshot {
         }
     }
 
-    /// Take the list call from `rest` on each refresh ([`Rest::list_on`]), and when its list
-    /// shows only which objects exist ([`Rest::list_reads_each`]), use the snapshot only to
-    /// know that an object is absent: a listed one is read by key (the read then serves the
-    /// MR's poll interval like any entry).
     /// Make this the snapshot of one parent's list: `parents` fill the list path's
     /// parameters, and each listed object is keyed `<parents joined by '/'>/<key member>`
     /// (the address the family's `address` hook builds, or what [`Rest::list_key`] maps it
@@ -449,6 +445,10 @@ impl Snapshot {
         self
     }
 
+    /// Take the list call from `rest` on each refresh ([`Rest::list_on`]), and when its list
+    /// shows only which objects exist ([`Rest::list_reads_each`]), use the snapshot only to
+    /// know that an object is absent: a listed one is read by key (the read then serves the
+    /// MR's poll interval like any entry).
     pub fn with_rest(mut self, rest: &'static dyn Rest) -> Self {
         self.reads_each = rest.list_reads_each();
         self.rest = Some(rest);

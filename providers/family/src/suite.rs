@@ -11,6 +11,10 @@
 //! binding addresses them ([`crate::Hooks::address`]: an object inside a project is
 //! `<projectKey>/<name>`). [`crds_accept_examples_and_refuse`] checks a family's CRDs
 //! against its examples at admission.
+#![expect(
+    clippy::expect_used,
+    reason = "test code (feature `suite`): a failed step panics and fails the provider test that runs it"
+)]
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -30,7 +34,9 @@ use provider_runtime::managed::{
 use secrecy::SecretString;
 use serde_json::{Value, json};
 
+/// The namespace of the suite's namespaced MRs and of the Secrets its examples name.
 pub const NS: &str = "default";
+/// How long the suite waits for an MR to converge or a CRD to be served.
 pub const WAIT: Duration = Duration::from_secs(120);
 
 /// What a provider tells the suite about its families.
@@ -75,12 +81,18 @@ pub fn always_deletes(_kind: &str) -> bool {
 }
 
 /// No Kind's object is removed in JFrog by the drift step.
+/// A [`Suite::removes`] for a family none of whose Kinds JFrog can delete behind the provider's
+/// back.
 pub fn never_removes(_kind: &str) -> bool {
     false
 }
 
+/// A ProviderConfig resolver that gives every MR the simulator's URL and admin token (no
+/// ProviderConfig object is read).
 pub struct SimResolver {
+    /// The simulator's base URL.
     pub url: String,
+    /// The simulator's admin token, sent as the MR's credentials.
     pub token: String,
 }
 
@@ -105,21 +117,29 @@ impl ProviderConfigResolver for SimResolver {
 
 /// One MR and its reconciler.
 pub struct Mr {
+    /// Whether the MR is namespaced or cluster-scoped.
     pub scope: Scope,
+    /// The MR's name.
     pub name: String,
+    /// The MR's Kind.
     pub kind: Arc<FamilyKind>,
+    /// The reconciler the suite drives for it, one reconcile at a time.
     pub rec: Reconciler<FamilyKind>,
+    /// The API of the MR's resource (in [`NS`] when namespaced).
     pub api: Api<DynamicObject>,
 }
 
 impl Mr {
+    /// Run one reconcile of the MR and return what it decided.
     pub async fn reconcile(&self) -> Outcome {
         let ns = (self.scope == Scope::Namespaced).then_some(NS);
         self.rec.reconcile(ns, &self.name).await
     }
+    /// The MR as the API server has it now (panics when it cannot be read).
     pub async fn get(&self) -> DynamicObject {
         self.api.get(&self.name).await.expect("get MR")
     }
+    /// Whether the MR's `Ready` and `Synced` conditions are both `True`.
     pub async fn ready_and_synced(&self) -> bool {
         let o = self.get().await;
         testkit::condition(&o, "Ready").is_some_and(|c| c.0 == "True")
@@ -148,11 +168,18 @@ impl Mr {
 
 /// The servers, the admin client, the MRs.
 pub struct Env {
+    /// The JFrog simulator.
     pub sim: Simulator,
+    /// The Kubernetes API test server, kept running while the environment lives.
     pub _server: kube_testserver::TestServer,
+    /// A client with the test server's admin token (creates the CRDs, examples and Secrets).
     pub admin: kube::Client,
+    /// The controller context the reconcilers share, its client holding only the provider's
+    /// RBAC.
     pub ctx: ControllerContext,
+    /// The cache of JFrog clients the family's connectors share.
     pub cache: Arc<ClientCache>,
+    /// The MRs added so far ([`Env::add`]), each with its reconciler.
     pub mrs: Vec<Mr>,
 }
 

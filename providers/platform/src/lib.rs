@@ -6,6 +6,7 @@
 //!
 //! The 17 Kinds of the platform catalog ([`platform`]) are declared on the family
 //! layer (`provider-family`), each in both scopes.
+#![warn(clippy::unwrap_used, clippy::expect_used)]
 
 use std::sync::Arc;
 

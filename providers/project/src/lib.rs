@@ -6,6 +6,7 @@
 //!
 //! The 8 Kinds of the project catalog ([`projects`]) are declared on the family layer
 //! (`provider-family`), each in both scopes.
+#![warn(clippy::unwrap_used, clippy::expect_used)]
 
 use std::sync::Arc;
 

@@ -14,6 +14,7 @@
 //!   health and metrics endpoints, the safe-start CRD gate that starts a Kind's controllers when
 //!   its CRD is established.
 //! - [`crd`]: CRD generation from Kind declarations (managed Kinds in both scopes, config Kinds).
+#![warn(clippy::unwrap_used, clippy::expect_used)]
 
 pub mod crd;
 pub mod managed;

@@ -8,6 +8,7 @@
 //! per API group: [`policy`], [`configuration`], [`report`], [`watch`], [`webhook`]
 //! (generated declaration tables plus the group's REST binding and hooks); [`examples`]
 //! holds an example manifest per Kind.
+#![warn(clippy::unwrap_used, clippy::expect_used)]
 
 use std::sync::Arc;
 

@@ -33,7 +33,11 @@ pub async fn seed(
             let k = kinds
                 .iter()
                 .find(|k| k.resolved().decl.kind == d.kind)
-                .expect("every declaration is a Kind");
+                .ok_or_else(|| SeedError {
+                    kind: d.kind,
+                    key: String::new(),
+                    message: "the declaration is not among the provider's Kinds".to_string(),
+                })?;
             // Listed but not exported (reports): nothing to adopt.
             if !d.hooks.exportable(k.resolved()) {
                 continue;

@@ -53,13 +53,20 @@ pub const SUPPORTED_REASONS: [&str; 4] = [
 
 /// One compiled `x-kubernetes-validations` entry.
 pub struct CompiledRule {
+    /// The CEL expression as written.
     pub rule: String,
+    /// `message` as written: the text of the error when the rule fails.
     pub message: Option<String>,
+    /// `messageExpression` as written: a CEL expression computing the error text.
     pub message_expression: Option<String>,
+    /// `reason` as written (one of [`SUPPORTED_REASONS`]).
     pub reason: Option<String>,
     /// `fieldPath` as written.
     pub field_path: Option<String>,
+    /// `optionalOldSelf`: the rule also runs on create, with `oldSelf` an empty optional.
     pub optional_old_self: bool,
+    /// Whether the expression refers to `oldSelf` (a transition rule, skipped on create unless
+    /// `optional_old_self`).
     pub uses_old_self: bool,
     program: Arc<Program>,
     message_program: Option<Arc<Program>>,

@@ -14,29 +14,53 @@ use regex::Regex;
 /// A string format apiextensions validates.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Format {
+    /// `bsonobjectid`: a BSON ObjectId, 24 hex digits.
     BsonObjectId,
+    /// `uri`: an absolute URI or an absolute path (Go's `url.ParseRequestURI`).
     Uri,
+    /// `email`: an e-mail address.
     Email,
+    /// `hostname`: an RFC 1123 host name.
     Hostname,
+    /// `ipv4`: an IPv4 address.
     Ipv4,
+    /// `ipv6`: an IPv6 address.
     Ipv6,
+    /// `cidr`: an IP network in CIDR notation.
     Cidr,
+    /// `mac`: a MAC address.
     Mac,
+    /// `uuid`: a UUID of any version.
     Uuid,
+    /// `uuid3`: a version 3 UUID.
     Uuid3,
+    /// `uuid4`: a version 4 UUID.
     Uuid4,
+    /// `uuid5`: a version 5 UUID.
     Uuid5,
+    /// `isbn`: an ISBN-10 or ISBN-13.
     Isbn,
+    /// `isbn10`: an ISBN-10.
     Isbn10,
+    /// `isbn13`: an ISBN-13.
     Isbn13,
+    /// `creditcard`: a credit card number.
     CreditCard,
+    /// `ssn`: a US social security number, 11 characters (`123-45-6789`).
     Ssn,
+    /// `hexcolor`: a colour of 3 or 6 hex digits, `#` optional (`#fa0`, `ffaa00`).
     HexColor,
+    /// `rgbcolor`: an `rgb(r, g, b)` colour.
     RgbColor,
+    /// `byte`: base64-encoded data.
     Byte,
+    /// `password`: any string.
     Password,
+    /// `date`: an RFC 3339 full date (`2024-01-31`).
     Date,
+    /// `duration`: a Go duration (`1h30m`).
     Duration,
+    /// `date-time`: an RFC 3339 timestamp.
     DateTime,
 }
 

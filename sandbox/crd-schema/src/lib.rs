@@ -81,13 +81,21 @@ pub struct FieldError {
 /// The field error types of `k8s.io/apimachinery/pkg/util/validation/field`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum FieldErrorKind {
+    /// A required field is missing (`Required value`).
     Required,
+    /// A value is not valid (`Invalid value`).
     Invalid,
+    /// A value is not one of the allowed values (`Unsupported value`).
     NotSupported,
+    /// A field or value is not allowed here (`Forbidden`).
     Forbidden,
+    /// A string is longer than its maximum (`Too long`).
     TooLong,
+    /// A list or map has more entries than its maximum (`Too many`).
     TooMany,
+    /// A list entry repeats one that must be unique (`Duplicate value`).
     Duplicate,
+    /// A value has the wrong type (`Invalid value`).
     TypeInvalid,
     /// A field the schema does not know (only reported under `fieldValidation=Strict`).
     UnknownField,

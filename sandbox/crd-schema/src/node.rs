@@ -27,6 +27,7 @@ pub struct Node {
     /// The types kube-openapi checks against (`[type]`, or `[integer, string]` for
     /// `x-kubernetes-int-or-string`).
     pub types: Vec<String>,
+    /// `nullable`: `null` is accepted (and kept) as the value.
     pub nullable: bool,
     /// `format` as written.
     pub raw_format: String,
@@ -34,34 +35,65 @@ pub struct Node {
     pub format: Option<String>,
     /// The string format validated, when the kept format is a string format.
     pub string_format: Option<Format>,
+    /// `x-kubernetes-int-or-string`: an integer or a string.
     pub int_or_string: bool,
+    /// `x-kubernetes-preserve-unknown-fields`: fields the schema does not name are kept, not
+    /// pruned.
     pub preserve_unknown_fields: bool,
+    /// `x-kubernetes-embedded-resource`: the value is a Kubernetes object (`apiVersion`,
+    /// `kind`, `metadata`).
     pub embedded_resource: bool,
+    /// `properties`: the schema of each named field.
     pub properties: IndexMap<String, Node>,
+    /// `additionalProperties`, when given.
     pub additional: Option<Additional>,
+    /// `items`: the schema of each list element.
     pub items: Option<Box<Node>>,
+    /// `required`: the fields that must be present.
     pub required: Vec<String>,
+    /// `enum`: the allowed values, when restricted.
     pub enum_values: Option<Vec<Value>>,
+    /// `pattern` as written and compiled.
     pub pattern: Option<(String, Regex)>,
+    /// `maximum`.
     pub maximum: Option<f64>,
+    /// `exclusiveMaximum`: the maximum itself is not allowed.
     pub exclusive_maximum: bool,
+    /// `minimum`.
     pub minimum: Option<f64>,
+    /// `exclusiveMinimum`: the minimum itself is not allowed.
     pub exclusive_minimum: bool,
+    /// `multipleOf`.
     pub multiple_of: Option<f64>,
+    /// `maxLength` of a string, in characters.
     pub max_length: Option<i64>,
+    /// `minLength` of a string, in characters.
     pub min_length: Option<i64>,
+    /// `maxItems` of a list.
     pub max_items: Option<i64>,
+    /// `minItems` of a list.
     pub min_items: Option<i64>,
+    /// `uniqueItems`: list elements must differ.
     pub unique_items: bool,
+    /// `maxProperties` of an object.
     pub max_properties: Option<i64>,
+    /// `minProperties` of an object.
     pub min_properties: Option<i64>,
+    /// `allOf`: schemas the value must all satisfy.
     pub all_of: Vec<Node>,
+    /// `anyOf`: schemas of which the value must satisfy at least one.
     pub any_of: Vec<Node>,
+    /// `oneOf`: schemas of which the value must satisfy exactly one.
     pub one_of: Vec<Node>,
+    /// `not`: a schema the value must not satisfy.
     pub not: Option<Box<Node>>,
+    /// `default`: the value set when the field is absent.
     pub default: Option<Value>,
+    /// `x-kubernetes-list-type` (`atomic`, `set` or `map`).
     pub list_type: Option<String>,
+    /// `x-kubernetes-list-map-keys`: the fields that identify an element of a `map` list.
     pub list_map_keys: Vec<String>,
+    /// `x-kubernetes-map-type` (`atomic` or `granular`).
     pub map_type: Option<String>,
     /// Compiled `x-kubernetes-validations`.
     pub rules: Vec<CompiledRule>,

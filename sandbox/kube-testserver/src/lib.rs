@@ -125,21 +125,21 @@
 //! - A list or watch `resourceVersion` newer than the server's is served at once instead of
 //!   waiting ("Too large resource version").
 
-pub mod admission;
+pub(crate) mod admission;
 pub mod cli;
-pub mod events;
-pub mod http;
-pub mod openapi;
-pub mod patch;
-pub mod protobuf;
-pub mod rbac;
-pub mod registry;
-pub mod sa_tokens;
-pub mod selectors;
-pub mod ssa;
-pub mod status;
-pub mod store;
-pub mod table;
+pub(crate) mod events;
+pub(crate) mod http;
+pub(crate) mod openapi;
+pub(crate) mod patch;
+pub(crate) mod protobuf;
+pub(crate) mod rbac;
+pub(crate) mod registry;
+pub(crate) mod sa_tokens;
+pub(crate) mod selectors;
+pub(crate) mod ssa;
+pub(crate) mod status;
+pub(crate) mod store;
+pub(crate) mod table;
 pub mod tls;
 
 use base64::Engine;
@@ -172,8 +172,15 @@ pub(crate) fn version_info() -> serde_json::Value {
 /// Errors of [`TestServer::start`].
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
+    /// The listen address could not be bound.
     #[error("cannot listen on {addr}: {source}")]
-    Bind { addr: SocketAddr, source: io::Error },
+    Bind {
+        /// The address asked for ([`Config::listen`]).
+        addr: SocketAddr,
+        /// Why the bind failed.
+        source: io::Error,
+    },
+    /// The server's CA or serving certificate could not be made.
     #[error(transparent)]
     Tls(#[from] tls::TlsError),
 }

@@ -422,15 +422,6 @@ impl Registry {
         }
     }
 
-    /// The served types of one CRD.
-    pub fn crd_types(&self, crd_name: &str) -> Vec<Arc<ResourceType>> {
-        self.types
-            .values()
-            .filter(|t| t.crd_name.as_deref() == Some(crd_name))
-            .cloned()
-            .collect()
-    }
-
     pub fn all(&self) -> impl Iterator<Item = &Arc<ResourceType>> {
         self.types.values()
     }

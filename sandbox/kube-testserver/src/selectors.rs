@@ -127,10 +127,6 @@ impl LabelSelector {
         Ok(LabelSelector { reqs })
     }
 
-    pub fn is_empty(&self) -> bool {
-        self.reqs.is_empty()
-    }
-
     /// Whether the labels of `obj` match.
     pub fn matches(&self, obj: &Value) -> bool {
         let labels = obj.pointer("/metadata/labels");

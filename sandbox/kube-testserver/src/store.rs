@@ -25,16 +25,6 @@ pub enum EvKind {
     Deleted,
 }
 
-impl EvKind {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            EvKind::Added => "ADDED",
-            EvKind::Modified => "MODIFIED",
-            EvKind::Deleted => "DELETED",
-        }
-    }
-}
-
 /// One committed change of one object.
 #[derive(Debug)]
 pub struct StoredEvent {

@@ -8,7 +8,10 @@ use std::sync::Arc;
 
 /// The CA (PEM) and a rustls server config using a certificate it signed.
 pub struct Tls {
+    /// The CA certificate (PEM), for a kubeconfig's `certificate-authority-data`.
     pub ca_pem: String,
+    /// Accepts TLS connections with the serving certificate, offering `h2` and `http/1.1` (or
+    /// the protocols given to [`generate_with_alpn`]).
     pub acceptor: tokio_rustls::TlsAcceptor,
 }
 
@@ -16,11 +19,15 @@ pub struct Tls {
 #[derive(Debug, thiserror::Error)]
 pub enum TlsError {
     #[error("cannot generate certificate: {0}")]
+    /// A certificate or key could not be generated.
     Cert(#[from] rcgen::Error),
     #[error("cannot build TLS config: {0}")]
+    /// rustls refused the certificate and key for a server config.
     Rustls(#[from] rustls::Error),
 }
 
+/// A fresh CA and a serving certificate it signed for `127.0.0.1` and `localhost`, offering
+/// HTTP/2 and HTTP/1.1.
 pub fn generate() -> Result<Tls, TlsError> {
     generate_with_alpn(&[b"h2", b"http/1.1"])
 }

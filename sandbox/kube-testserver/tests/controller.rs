@@ -26,27 +26,35 @@ use std::time::Duration;
     namespaced,
     status = "WidgetStatus"
 )]
+/// The spec of the test's managed Kind `Widget`.
 pub struct WidgetSpec {
     #[serde(rename = "forProvider")]
+    /// The desired state.
     pub for_provider: ForProvider,
 }
 
 #[derive(Deserialize, Serialize, Clone, Debug, JsonSchema)]
+/// A Widget's desired state.
 pub struct ForProvider {
+    /// The colour (required).
     pub colour: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// A free-text description.
     pub description: Option<String>,
 }
 
 #[derive(Deserialize, Serialize, Clone, Debug, Default, JsonSchema)]
+/// What the test controller reports of a Widget.
 pub struct WidgetStatus {
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// The Crossplane conditions (`Ready`, `Synced`).
     pub conditions: Option<Vec<serde_json::Value>>,
     #[serde(
         default,
         rename = "atProvider",
         skip_serializing_if = "Option::is_none"
     )]
+    /// The observed state.
     pub at_provider: Option<serde_json::Value>,
 }
 

@@ -132,6 +132,7 @@ pub fn conditions(o: &DynamicObject) -> BTreeMap<String, (String, String, String
 /// A test server with an admin client and a client with a provider's identity and exactly
 /// the RBAC Crossplane grants that provider for the given CRDs.
 pub struct Cluster {
+    /// The Kubernetes API test server, running while the cluster lives.
     pub server: TestServer,
     /// The all-powerful client (`system:masters`).
     pub admin: kube::Client,

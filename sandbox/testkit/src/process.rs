@@ -93,10 +93,13 @@ pub fn temp_dir(prefix: &str) -> PathBuf {
 pub struct TempDir(PathBuf);
 
 impl TempDir {
+    /// A fresh directory under the system temp dir, its name starting with `prefix` (panics
+    /// when it cannot be created).
     pub fn new(prefix: &str) -> TempDir {
         TempDir(temp_dir(prefix))
     }
 
+    /// Where the directory is.
     pub fn path(&self) -> &Path {
         &self.0
     }

@@ -30,8 +30,11 @@ pub enum Read {
     /// The object whose `key_member` is the identifier, in a list answer (an array, or the
     /// array under `wrapper`).
     InList {
+        /// The list call's path under the service.
         path: &'static str,
+        /// The member holding the array, when the answer is an object.
         wrapper: Option<&'static str>,
+        /// The member of each element that holds the identifier.
         key_member: &'static str,
     },
     /// `GET` answering an array (or an object): its first element.
@@ -54,6 +57,7 @@ pub enum Delete {
     ByMember {
         /// The delete call; `{key}` is the member's value.
         call: Call,
+        /// The member of the listed object that the delete call addresses it by.
         member: &'static str,
     },
 }
@@ -92,21 +96,28 @@ pub struct Retired {
 /// One Kind's REST binding.
 #[derive(Debug, Clone, Copy)]
 pub struct Api {
+    /// The JFrog service whose API this is.
     pub service: Service,
     /// `None`: JFrog cannot create one (the message says what to do instead).
     pub create: Result<Call, &'static str>,
+    /// How the object is read.
     pub read: Read,
     /// `None`: nothing can change in place (every parameter is immutable).
     pub update: Option<Call>,
+    /// How the object is deleted.
     pub delete: Delete,
+    /// How a write's body goes on the wire.
     pub shape: Shape,
     /// Members every write carries.
     pub fixed: &'static [(&'static str, &'static str)],
     /// Members renamed on read (`proxyRef` is written as `proxy`).
     pub renames: &'static [(&'static str, &'static str)],
+    /// The call listing every object of the Kind, for observe-only import; `None` when JFrog
+    /// has none.
     pub list: Option<ListCall>,
     /// The list shows only which objects exist: a listed one is read by key.
     pub list_reads_each: bool,
+    /// Set when JFrog removed this API: from which version, and what replaces it.
     pub retired: Option<Retired>,
 }
 
@@ -741,11 +752,16 @@ pub const LEGACY_USERS_LIST: ListCall = ListCall {
 const A: Service = Service::Artifactory;
 const X: Service = Service::Access;
 
+/// The `User` Kind: a user JFrog creates.
 pub const USER: UserApi = UserApi { creatable: true };
+/// The `ManagedUser` Kind: the same binding as [`USER`].
 pub const MANAGED_USER: UserApi = USER;
+/// The `UnmanagedUser` Kind: the same binding as [`USER`].
 pub const UNMANAGED_USER: UserApi = USER;
+/// The `AnonymousUser` Kind: JFrog's built-in anonymous user, which can only be imported.
 pub const ANONYMOUS_USER: UserApi = UserApi { creatable: false };
 
+/// The `APIKey` Kind: the caller's own API key (retired in Artifactory 7.98).
 pub const API_KEY: Api = Api {
     read: Read::ApiKey(Call::new(Verb::Get, "/api/security/apiKey")),
     retired: Some(Retired {
@@ -762,6 +778,8 @@ pub const API_KEY: Api = Api {
 };
 
 const CERTIFICATE_PATH: &str = "/api/system/security/certificates/{key}";
+/// The `Certificate` Kind: a trusted TLS certificate, sent as PEM text and read from the
+/// certificate list.
 pub const CERTIFICATE: Api = Api {
     read: Read::InList {
         path: "/api/system/security/certificates",
@@ -784,6 +802,8 @@ pub const CERTIFICATE: Api = Api {
     )
 };
 
+/// The `DistributionPublicKey` Kind: a trusted key read from the key list and deleted by its
+/// `kid`.
 pub const DISTRIBUTION_PUBLIC_KEY: Api = Api {
     read: Read::InList {
         path: "/api/security/keys/trusted",
@@ -803,6 +823,8 @@ pub const DISTRIBUTION_PUBLIC_KEY: Api = Api {
     )
 };
 
+/// The `GlobalEnvironment` Kind: a platform-wide environment of the Access API, read from its
+/// list.
 pub const GLOBAL_ENVIRONMENT: Api = Api {
     read: Read::InList {
         path: "/api/v1/environments",
@@ -825,6 +847,7 @@ pub const GLOBAL_ENVIRONMENT: Api = Api {
 };
 
 const GROUP_PATH: &str = "/api/security/groups/{key}";
+/// The `Group` Kind: a group, read with its users.
 pub const GROUP: Api = Api {
     read: Read::GetWith(Call::new(Verb::Get, GROUP_PATH), "includeUsers", "true"),
     // `[{name, uri}]`: which groups exist, not their settings.
@@ -866,6 +889,7 @@ pub const KEYPAIR: Api = Api {
 };
 
 const PASSWORD_EXPIRATION: &str = "/api/security/configuration/passwordExpirationPolicy";
+/// The `PasswordExpirationPolicy` Kind: a singleton; deleting it turns expiration off.
 pub const PASSWORD_EXPIRATION_POLICY: Api = Api {
     delete: Delete::Reset(
         Call::new(Verb::Put, PASSWORD_EXPIRATION),
@@ -881,6 +905,7 @@ pub const PASSWORD_EXPIRATION_POLICY: Api = Api {
 };
 
 const USER_LOCK: &str = "/api/security/userLockPolicy";
+/// The `UserLockPolicy` Kind: a singleton; deleting it turns locking off.
 pub const USER_LOCK_POLICY: Api = Api {
     delete: Delete::Reset(
         Call::new(Verb::Put, USER_LOCK),
@@ -896,6 +921,8 @@ pub const USER_LOCK_POLICY: Api = Api {
 };
 
 const PERMISSION_PATH: &str = "/api/v2/security/permissions/{key}";
+/// The `PermissionTarget` Kind: a v2 permission target, its user and group actions as maps on
+/// the wire.
 pub const PERMISSION_TARGET: Api = Api {
     shape: Shape::Permissions,
     // `[{name, uri}]`: which permission targets exist, not their sections.
@@ -915,6 +942,8 @@ pub const PERMISSION_TARGET: Api = Api {
     )
 };
 
+/// The `ScopedToken` Kind: an access token, its scopes and audiences space-separated on the
+/// wire.
 pub const SCOPED_TOKEN: Api = Api {
     shape: Shape::Token,
     // `{"tokens": [...]}`, each as `GET /api/v1/tokens/{id}` answers it.
@@ -934,6 +963,7 @@ pub const SCOPED_TOKEN: Api = Api {
 };
 
 const VAULT_PATH: &str = "/api/v1/vault/configs/{key}";
+/// The `VaultConfiguration` Kind: a HashiCorp Vault connection of the Access API.
 pub const VAULT_CONFIGURATION: Api = Api {
     read: Read::InList {
         path: "/api/v1/vault/configs",
@@ -983,6 +1013,8 @@ pub const LOCAL_REPOSITORY_SINGLE_REPLICATION: Api = Api {
         Call::new(Verb::Delete, REPLICATION),
     )
 };
+/// A remote repository's pull replication: the same call as
+/// [`LOCAL_REPOSITORY_SINGLE_REPLICATION`].
 pub const REMOTE_REPOSITORY_REPLICATION: Api = LOCAL_REPOSITORY_SINGLE_REPLICATION;
 /// The retired pull replication, served through the call its replacement uses.
 pub const PULL_REPLICATION: Api = LOCAL_REPOSITORY_SINGLE_REPLICATION;

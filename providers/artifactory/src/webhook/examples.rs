@@ -45,6 +45,10 @@ fn criteria(d: &KindDecl) -> Option<Value> {
 }
 
 /// `forProvider` of a Kind's example.
+#[expect(
+    clippy::expect_used,
+    reason = "the webhook declarations are compiled in; the family's tests resolve every one of them"
+)]
 pub fn example_params(d: &KindDecl) -> Value {
     let k = d.resolve().expect("webhook declarations compose (tested)");
     let events = k.field("eventTypes").map(|f| f.enums).unwrap_or_default();

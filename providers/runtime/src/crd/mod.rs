@@ -577,7 +577,7 @@ mod tests {
     use super::*;
 
     #[derive(schemars::JsonSchema)]
-    #[allow(dead_code)]
+    #[expect(dead_code, reason = "only its derived schema is used")]
     #[serde(rename_all = "camelCase")]
     struct Params {
         key: Option<String>,
@@ -586,7 +586,7 @@ mod tests {
     }
 
     #[derive(schemars::JsonSchema)]
-    #[allow(dead_code)]
+    #[expect(dead_code, reason = "only its derived schema is used")]
     struct Obs {
         id: Option<String>,
     }

@@ -93,10 +93,12 @@ fn friendly(r: &ReferenceField) -> String {
 pub fn add_reference_schemas(params: &mut Value, refs: &[ReferenceField], scope: MrScope) {
     for r in refs {
         let mut node = &mut *params;
-        let segs: Vec<&str> = r.field.split('.').collect();
-        let (leaf, parents) = segs.split_last().expect("a field path");
-        for seg in parents {
-            node = &mut node["properties"][*seg];
+        let (parents, leaf) = match r.field.rsplit_once('.') {
+            Some((parents, leaf)) => (Some(parents), leaf),
+            None => (None, r.field),
+        };
+        for seg in parents.into_iter().flat_map(|p| p.split('.')) {
+            node = &mut node["properties"][seg];
             if node.get("type").and_then(Value::as_str) == Some("array") {
                 node = &mut node["items"];
             }
@@ -106,7 +108,7 @@ pub fn add_reference_schemas(params: &mut Value, refs: &[ReferenceField], scope:
             .and_then(Value::as_object_mut)
             .unwrap_or_else(|| panic!("reference field {}: no such object", r.field));
         assert!(
-            props.contains_key(*leaf),
+            props.contains_key(leaf),
             "reference field {}: no such field",
             r.field
         );
@@ -139,7 +141,7 @@ pub fn add_reference_schemas(params: &mut Value, refs: &[ReferenceField], scope:
         let mut was_required = false;
         if let Some(Value::Array(req)) = node.get_mut("required") {
             let before = req.len();
-            req.retain(|v| v.as_str() != Some(*leaf));
+            req.retain(|v| v.as_str() != Some(leaf));
             was_required = req.len() != before;
             if req.is_empty() {
                 node.as_object_mut().map(|o| o.remove("required"));

@@ -341,14 +341,14 @@ mod tests {
     use super::*;
 
     #[derive(schemars::JsonSchema)]
-    #[allow(dead_code)]
+    #[expect(dead_code, reason = "only its derived schema is used")]
     enum Color {
         Red,
         Blue,
     }
 
     #[derive(schemars::JsonSchema)]
-    #[allow(dead_code)]
+    #[expect(dead_code, reason = "only its derived schema is used")]
     #[serde(rename_all = "camelCase")]
     struct Inner {
         /// A name.
@@ -357,7 +357,7 @@ mod tests {
     }
 
     #[derive(schemars::JsonSchema)]
-    #[allow(dead_code)]
+    #[expect(dead_code, reason = "only its derived schema is used")]
     #[serde(rename_all = "camelCase")]
     struct Params {
         /// Description of the thing.

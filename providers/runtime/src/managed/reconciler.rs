@@ -110,6 +110,10 @@ fn spec(obj: &DynamicObject) -> Option<&Value> {
     obj.data.get("spec")
 }
 
+#[expect(
+    clippy::expect_used,
+    reason = "each value is made an object just before it is taken as one"
+)]
 fn status_mut(obj: &mut DynamicObject) -> &mut Map<String, Value> {
     if !obj.data.is_object() {
         obj.data = Value::Object(Map::new());

@@ -4,7 +4,10 @@
 //! Crossplane grants a provider (docs/managed-reconciler.md §15.4), and a scripted external system
 //! keyed by external name. The server, RBAC, CRD and waiting plumbing is the shared `testkit`.
 
-#![allow(dead_code)]
+#![allow(
+    dead_code,
+    reason = "each test binary that includes this module uses a different part of it"
+)]
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
@@ -128,8 +131,10 @@ impl ExternalClient<Thing> for FakeClient {
     }
 }
 
-// Each test binary uses a different part of this module.
-#[allow(unused_imports)]
+#[expect(
+    unused_imports,
+    reason = "each test binary that includes this module leaves some of these unused"
+)]
 pub use testkit::{api_resource as ar, client_for, condition, grant, install_crd, provider_role};
 
 /// [`testkit::wait_for`] with this suite's timeout ([`WAIT`]) and pace.

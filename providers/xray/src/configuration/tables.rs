@@ -4,13 +4,11 @@
 //! extracted from jfrog/terraform-provider-xray) with the corrections recorded in
 //! `catalog/overrides.json` (section `xray`); regenerate rather than edit by hand.
 
-#[allow(unused_imports)]
-use provider_family::{Dv, Field, Id, KindDecl, MapWire, Norm, Rule, Ty};
+use provider_family::{Dv, Field, Id, KindDecl, Ty};
 
 use super::{HOOKS, rest};
 
 /// No fields (a Kind without a template).
-#[allow(dead_code)]
 const NONE: &[Field] = &[];
 
 /// The fields of Settings.
