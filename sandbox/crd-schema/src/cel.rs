@@ -68,8 +68,10 @@ pub struct CompiledRule {
     /// Whether the expression refers to `oldSelf` (a transition rule, skipped on create unless
     /// `optional_old_self`).
     pub uses_old_self: bool,
-    program: Arc<Program>,
-    message_program: Option<Arc<Program>>,
+    /// The position of the rule in `x-kubernetes-validations`.
+    pub index: usize,
+    pub(crate) program: Arc<Program>,
+    pub(crate) message_program: Option<Arc<Program>>,
 }
 
 impl std::fmt::Debug for CompiledRule {
@@ -301,6 +303,7 @@ pub(crate) fn compile_rules(
                 .and_then(Value::as_bool)
                 .unwrap_or(false),
             uses_old_self,
+            index: i,
             program,
             message_program,
         });

@@ -20,12 +20,12 @@
 //! resources they are checked by the common `ObjectMeta` rules (field types, names, labels,
 //! annotations), not all of `ValidateObjectMeta`, and not inside metadata lists.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 use serde_json::{Value, json};
 
 use crate::node::Node;
-use crate::{FieldError, go_quote, path, render_value};
+use crate::{FieldError, FieldErrorKind, go_quote, path, render_value};
 
 const PRINTER_COLUMN_TYPES: [&str; 5] = ["boolean", "date", "integer", "number", "string"];
 const PRINTER_COLUMN_FORMATS: [&str; 8] = [
@@ -536,10 +536,11 @@ fn validate_spec(spec: &Value, old_spec: Option<&Value>) -> Vec<FieldError> {
                 .and_then(|sc| sc.get("openAPIV3Schema"))
                 .filter(|x| !x.is_null())
         {
-            errs.extend(validate_crd_schema(
+            errs.extend(validate_crd_schema_with(
                 schema,
                 &format!("{at}.schema.openAPIV3Schema"),
                 status_enabled,
+                schema_unchanged(versions, old_spec, s(v, "name")),
             ));
         }
         if top_subresources.is_none() {
@@ -595,10 +596,12 @@ fn validate_spec(spec: &Value, old_spec: Option<&Value>) -> Vec<FieldError> {
             || versions
                 .iter()
                 .any(|v| subresources_status_enabled(v.get("subresources")));
-        errs.extend(validate_crd_schema(
+        let first = versions.first().map(|v| s(v, "name")).unwrap_or_default();
+        errs.extend(validate_crd_schema_with(
             schema,
             "spec.validation.openAPIV3Schema",
             status_enabled,
+            schema_unchanged(versions, old_spec, first),
         ));
     }
     if let Some(sub) = top_subresources {
@@ -972,6 +975,60 @@ pub(crate) fn structural_conversion_error(v: &Value) -> Option<String> {
 /// is the path of the schema (e.g. `spec.validation.openAPIV3Schema`, or empty for paths
 /// relative to the schema); `status_enabled` whether the version has the status subresource.
 pub fn validate_crd_schema(schema: &Value, sat: &str, status_enabled: bool) -> Vec<FieldError> {
+    validate_crd_schema_with(schema, sat, status_enabled, false)
+}
+
+/// Whether an update leaves the schema of version `name` as it was: kube-apiserver then skips
+/// the per-rule cost limit for it (`suppressPerExpressionCost`), so that CRDs admitted by an
+/// older estimator stay updatable.
+fn schema_unchanged(versions: &[Value], old_spec: Option<&Value>, name: &str) -> bool {
+    let schema_of = |vs: &[Value]| {
+        vs.iter()
+            .find(|v| s(v, "name") == name)
+            .and_then(|v| v.get("schema"))
+            .filter(|x| !x.is_null())
+            .cloned()
+    };
+    let Some(old) = old_spec
+        .and_then(|o| o.get("versions"))
+        .and_then(Value::as_array)
+    else {
+        return false;
+    };
+    match (schema_of(versions), schema_of(old)) {
+        (Some(a), Some(b)) => a == b,
+        _ => false,
+    }
+}
+
+/// Where kube-apiserver puts a CEL error of a rule among the others: the node (its subtree
+/// first, see [`crate::cost::SchemaCost::order`]), the rule's index, then the rule's cost, its
+/// compile error, its `messageExpression`, and its `oldSelf` use.
+fn cel_error_key(e: &FieldError, order: &HashMap<&str, usize>) -> (usize, usize, u8) {
+    let Some((node, rest)) = e.field.split_once(".x-kubernetes-validations[") else {
+        return (usize::MAX, usize::MAX, u8::MAX);
+    };
+    let (idx, what) = rest.split_once("].").unwrap_or((rest, ""));
+    let cat = match what {
+        "rule" if e.kind == FieldErrorKind::Forbidden => 0,
+        "rule" if e.detail.starts_with("oldSelf cannot be used") => 3,
+        "rule" => 1,
+        "messageExpression" => 2,
+        _ => 3,
+    };
+    (
+        order.get(node).copied().unwrap_or(usize::MAX),
+        idx.parse().unwrap_or(usize::MAX),
+        cat,
+    )
+}
+
+fn validate_crd_schema_with(
+    schema: &Value,
+    sat: &str,
+    status_enabled: bool,
+    suppress_per_expression_cost: bool,
+) -> Vec<FieldError> {
     let mut errs = Vec::new();
     let sat = sat.to_string();
     let Some(m) = schema.as_object() else {
@@ -1053,7 +1110,22 @@ pub fn validate_crd_schema(schema: &Value, sat: &str, status_enabled: bool) -> V
                     })
                     .collect();
                 cel_all.extend(openapi.cel_errs);
+                let priced = crate::cost::price_schema(
+                    &node,
+                    &sat,
+                    &|p| openapi.cel_nodes.contains(p),
+                    suppress_per_expression_cost,
+                );
+                cel_all.extend(priced.rule_errors.iter().map(|(_, _, e)| e.clone()));
+                let order: HashMap<&str, usize> = priced
+                    .order
+                    .iter()
+                    .enumerate()
+                    .map(|(i, p)| (p.as_str(), i))
+                    .collect();
+                cel_all.sort_by_cached_key(|e| cel_error_key(e, &order));
                 errs.extend(cel_all);
+                errs.extend(priced.total_errors(&sat));
             }
             return errs;
         }

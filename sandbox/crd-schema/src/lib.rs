@@ -46,6 +46,7 @@
 //! - See also the module docs of [`crd`], [`validate`], [`cel`] and [`formats`].
 
 pub mod cel;
+pub mod cost;
 pub mod crd;
 pub mod crd_fields;
 pub mod formats;
