@@ -1637,3 +1637,19 @@ impl Walker<'_> {
         }
     }
 }
+
+/// The estimated worst-case cost of one evaluation of `rule` on values of `schema` (one
+/// schema node, with `resource_root` when it is the root or an embedded resource), before the
+/// cardinality multiplication: what kube-apiserver calls the rule's `MaxCost`. Errors when
+/// the rule does not parse or CEL cannot see the node.
+pub fn rule_cost(
+    schema: &serde_json::Value,
+    rule: &str,
+    resource_root: bool,
+) -> Result<u64, String> {
+    let (node, _) = Node::compile(schema, "");
+    let decl = Decl::build(&node, resource_root)
+        .ok_or_else(|| "the schema has no CEL type".to_string())?;
+    let program = crate::cel::compile_program(rule)?;
+    Ok(estimate(program.expression(), &decl).max)
+}
