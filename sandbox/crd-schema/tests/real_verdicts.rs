@@ -104,3 +104,59 @@ fn report_crd_dir() {
         start.elapsed()
     );
 }
+
+/// Writes `crds/probe-<name>.yaml` for every probe of `probes.yaml` (see there). Not a check.
+#[test]
+#[ignore = "regenerates fixture files"]
+fn write_probe_fixtures() {
+    let probes = load_yaml(&dir().join("probes.yaml"));
+    let schemas = &probes["schemas"];
+    let list_maps: Vec<&str> = probes["listMap"]
+        .as_array()
+        .expect("listMap")
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    let group = "cost.example.com";
+    for (name, rule) in probes["probes"].as_object().expect("probes") {
+        let rule = rule.as_str().expect("a rule");
+        let schema_name = if name.starts_with("string64-") {
+            "str64"
+        } else if name.starts_with("string-") {
+            "str"
+        } else {
+            "obj"
+        };
+        let mut items = schemas[schema_name].clone();
+        let cost = crd_schema::cost::rule_cost(&items, rule, false)
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
+        // About 1.2 times the per-rule limit in total.
+        let max_items = (12_000_000u64.div_ceil(cost.max(1))).max(1);
+        items["x-kubernetes-validations"] = serde_json::json!([{ "rule": rule }]);
+        let mut list = serde_json::json!({"type": "array", "maxItems": max_items, "items": items});
+        if list_maps.contains(&name.as_str()) {
+            list["x-kubernetes-list-type"] = "map".into();
+            list["x-kubernetes-list-map-keys"] = serde_json::json!(["name"]);
+        }
+        let plural = format!("probe{}", name.replace('-', ""));
+        let crd = serde_json::json!({
+            "apiVersion": "apiextensions.k8s.io/v1",
+            "kind": "CustomResourceDefinition",
+            "metadata": {"name": format!("{plural}.{group}")},
+            "spec": {
+                "group": group,
+                "scope": "Namespaced",
+                "names": {"plural": plural, "singular": plural, "kind": format!("K{plural}"),
+                          "listKind": format!("K{plural}List")},
+                "versions": [{"name": "v1", "served": true, "storage": true, "schema": {
+                    "openAPIV3Schema": {"type": "object", "properties": {"spec": {
+                        "type": "object", "properties": {"probe": list}}}}}}]
+            }
+        });
+        let text = format!(
+            "# Our estimate of one evaluation: {cost}; maxItems {max_items}.\n{}",
+            serde_yaml::to_string(&crd).expect("yaml")
+        );
+        std::fs::write(dir().join(format!("crds/probe-{name}.yaml")), text).expect("write");
+    }
+}
