@@ -65,7 +65,7 @@ fn verdicts_match_real_kube_apiserver() {
 
 /// Not a check: prints the CRDs of a directory tree (default: the repository's `crds/`) that
 /// `validate_crd` refuses, with their errors. `CRD_DIR=... cargo test -p crd-schema --test
-/// real_verdicts -- --ignored --nocapture`.
+/// real_verdicts -- --ignored --nocapture report_crd_dir`.
 #[test]
 #[ignore = "a report over a directory of CRDs"]
 fn report_crd_dir() {
@@ -88,8 +88,10 @@ fn report_crd_dir() {
     files.sort();
     let start = std::time::Instant::now();
     let mut refused = 0;
+    let mut all = BTreeMap::new();
     for f in &files {
         let causes = our_causes(&load_yaml(f));
+        all.insert(f.display().to_string(), causes.clone());
         if !causes.is_empty() {
             refused += 1;
             println!("REFUSED {}", f.display());
@@ -103,6 +105,12 @@ fn report_crd_dir() {
         files.len(),
         start.elapsed()
     );
+    // With CRD_REPORT_JSON set, also writes every file's causes there (to compare with a
+    // real server's answers on the same files).
+    if let Ok(out) = std::env::var("CRD_REPORT_JSON") {
+        let text = serde_json::to_string_pretty(&all).expect("json");
+        std::fs::write(out, text).expect("write report");
+    }
 }
 
 /// Writes `crds/probe-<name>.yaml` for every probe of `probes.yaml` (see there). Not a check.
