@@ -1653,3 +1653,277 @@ pub fn rule_cost(
     let program = crate::cel::compile_program(rule)?;
     Ok(estimate(program.expression(), &decl).max)
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::{Value, json};
+
+    use super::{PER_CRD_LIMIT, PER_EXPRESSION_LIMIT, cost_error_message, rule_cost};
+    use crate::crd::validate_crd_schema;
+
+    const AT: &str = "spec.validation.openAPIV3Schema";
+    const HINT: &str = " (try simplifying the rule, or adding maxItems, maxProperties, and maxLength where arrays, maps, and strings are declared)";
+
+    fn errors(spec: Value) -> Vec<String> {
+        let schema = json!({"type": "object", "properties": {"spec": spec}});
+        validate_crd_schema(&schema, AT, false)
+            .iter()
+            .map(ToString::to_string)
+            .collect()
+    }
+
+    /// A list of `n` strings of at most 250 characters, each matching a 17-character pattern:
+    /// 506 per evaluation (the pattern 5, the string 101, and `self`).
+    fn matching_list(n: u64) -> Value {
+        json!({"type": "array", "maxItems": n, "items": {"type": "string", "maxLength": 250,
+            "x-kubernetes-validations": [{"rule": "self.matches('^[a-z0-9.-]{1,9}$')"}]}})
+    }
+
+    #[test]
+    fn messages_show_the_factor_as_kube_apiserver_does() {
+        let m = |c| cost_error_message("estimated rule cost", c, PER_EXPRESSION_LIMIT);
+        assert_eq!(
+            m(10_000_078),
+            format!("estimated rule cost exceeds budget by factor of 1.000008x{HINT}")
+        );
+        assert_eq!(
+            m(20_240_000),
+            format!("estimated rule cost exceeds budget by factor of 2.0x{HINT}")
+        );
+        assert_eq!(
+            m(1_000_000_001),
+            format!("estimated rule cost exceeds budget by factor of more than 100x{HINT}")
+        );
+    }
+
+    #[test]
+    fn per_evaluation_costs_follow_cel_go() {
+        let obj = json!({"type": "object", "properties": {
+            "name": {"type": "string", "maxLength": 63},
+            "value": {"type": "string"},
+            "tags": {"type": "array", "maxItems": 8, "items": {"type": "string", "maxLength": 16}},
+            "m": {"type": "object", "additionalProperties": {"type": "string"}}}});
+        let cost = |rule| rule_cost(&obj, rule, false).expect("prices");
+        // has() tests cost nothing of their own; the select operand costs 1.
+        assert_eq!(cost("has(self.name)"), 1);
+        // Field selection 1 per step, size() 1, comparison with a scalar 1.
+        assert_eq!(cost("size(self.name) > 3"), 4);
+        // matches: ceil((63*4 + 1) / 10) * ceil(pattern / 4) plus the operands.
+        assert_eq!(cost("self.name.matches('^[a-z]+$')"), 26 * 2 + 2);
+        // all(): range 2 + result 1 + per element (condition 2 + step 1 + predicate).
+        assert_eq!(
+            cost("self.tags.all(t, t.matches('^[a-z]+$'))"),
+            3 + 8 * (3 + 7 * 2 + 1)
+        );
+        // Keys of a map are priced as empty strings.
+        assert_eq!(
+            cost("self.m.all(k, k.matches('^[a-z]+$'))"),
+            3 + 393_215 * (3 + 2 + 1)
+        );
+        // An unbounded string is as long as a request.
+        assert_eq!(cost("self.value.startsWith('abc')"), 2 + 1);
+        assert_eq!(cost("self.value == 'abc'"), 2 + 1);
+        assert_eq!(cost("self.value.upperAscii() == 'A'"), 2 + 314_573 + 1);
+    }
+
+    #[test]
+    fn an_expensive_rule_is_refused_and_bounds_make_it_pass() {
+        let rule = json!([{"rule": "self.items.all(x, x.matches('^[a-z]+$'))"}]);
+        let e = errors(json!({"type": "object", "x-kubernetes-validations": rule,
+            "properties": {"items": {"type": "array", "items": {"type": "string"}}}}));
+        let rule_at = format!("{AT}.properties[spec].x-kubernetes-validations[0].rule");
+        assert_eq!(
+            e,
+            vec![
+                format!(
+                    "{rule_at}: Forbidden: estimated rule cost exceeds budget by factor of more than 100x{HINT}"
+                ),
+                format!(
+                    "{rule_at}: Forbidden: contributed to estimated rule cost total exceeding cost limit for entire OpenAPIv3 schema"
+                ),
+                format!(
+                    "{AT}: Forbidden: x-kubernetes-validations estimated rule cost total for entire OpenAPIv3 schema exceeds budget by factor of more than 100x{HINT}"
+                ),
+            ]
+        );
+        let bounded = errors(json!({"type": "object", "x-kubernetes-validations": rule,
+            "properties": {"items": {"type": "array", "maxItems": 10,
+                "items": {"type": "string", "maxLength": 64}}}}));
+        assert_eq!(bounded, Vec::<String>::new());
+    }
+
+    #[test]
+    fn cardinality_multiplies_through_nested_lists() {
+        let nested = |outer: u64| {
+            errors(
+                json!({"type": "object", "properties": {"outer": {"type": "array",
+                "maxItems": outer, "items": {"type": "array", "maxItems": 100,
+                    "items": {"type": "string", "maxLength": 250, "x-kubernetes-validations":
+                        [{"rule": "self.matches('^[a-z0-9.-]{1,9}$')"}]}}}}}),
+            )
+        };
+        // 506 per evaluation * 100 * 100 = 5,060,000: within budget.
+        assert_eq!(nested(100), Vec::<String>::new());
+        // * 1000 * 100 = 50,600,000.
+        assert_eq!(
+            nested(1000),
+            vec![format!(
+                "{AT}.properties[spec].properties[outer].items.items.x-kubernetes-validations[0].rule: Forbidden: estimated rule cost exceeds budget by factor of 5.1x{HINT}"
+            )]
+        );
+        // Just under and just over the per-rule limit through one list.
+        let one = |n| errors(json!({"type": "object", "properties": {"l": matching_list(n)}}));
+        assert_eq!(one(19_762), Vec::<String>::new());
+        assert_eq!(
+            one(19_763),
+            vec![format!(
+                "{AT}.properties[spec].properties[l].items.x-kubernetes-validations[0].rule: Forbidden: estimated rule cost exceeds budget by factor of 1.000008x{HINT}"
+            )]
+        );
+    }
+
+    #[test]
+    fn an_unbounded_list_uses_the_rules_own_cardinality() {
+        // 3 MiB / (2 + 1) strings of at most 100 characters: 1,048,576 * 329.
+        let e = errors(
+            json!({"type": "object", "properties": {"outer": {"type": "array",
+            "maxItems": 10, "items": {"type": "array", "items": {"type": "string", "maxLength": 100,
+                "x-kubernetes-validations": [{"rule": "self.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?$')"}]}}}}}),
+        );
+        assert_eq!(e.len(), 3, "{e:?}");
+        assert!(e[0].ends_with(&format!("factor of 34.5x{HINT}")), "{e:?}");
+        assert!(e[2].ends_with(&format!("factor of 3.4x{HINT}")), "{e:?}");
+    }
+
+    #[test]
+    fn the_schema_total_names_the_four_most_expensive_rules() {
+        // Eleven rules of distinct costs, each within budget, 102,971,000 in all.
+        let props: serde_json::Map<String, Value> = (0..11u64)
+            .map(|i| (format!("p{i:02}"), matching_list(19_000 - 100 * i)))
+            .collect();
+        let e = errors(json!({"type": "object", "properties": props}));
+        let contributed = |p: &str| {
+            format!(
+                "{AT}.properties[spec].properties[{p}].items.x-kubernetes-validations[0].rule: Forbidden: contributed to estimated rule cost total exceeding cost limit for entire OpenAPIv3 schema"
+            )
+        };
+        assert_eq!(
+            e,
+            vec![
+                contributed("p00"),
+                contributed("p01"),
+                contributed("p02"),
+                contributed("p03"),
+                format!(
+                    "{AT}: Forbidden: x-kubernetes-validations estimated rule cost total for entire OpenAPIv3 schema exceeds budget by factor of 1.029710x{HINT}"
+                ),
+            ]
+        );
+    }
+
+    #[test]
+    fn rules_under_one_percent_of_the_total_limit_are_not_named() {
+        assert_eq!(PER_CRD_LIMIT / 100, 1_000_000);
+        // 59,529,888 and 44,647,416 (both over the per-rule limit) and 506,000.
+        let e = errors(json!({"type": "object", "properties": {
+            "a": matching_list(117_648), "b": matching_list(88_236), "c": matching_list(1000)}}));
+        let at = |p: &str| {
+            format!("{AT}.properties[spec].properties[{p}].items.x-kubernetes-validations[0].rule")
+        };
+        assert_eq!(
+            e,
+            vec![
+                format!(
+                    "{}: Forbidden: estimated rule cost exceeds budget by factor of 6.0x{HINT}",
+                    at("a")
+                ),
+                format!(
+                    "{}: Forbidden: estimated rule cost exceeds budget by factor of 4.5x{HINT}",
+                    at("b")
+                ),
+                format!(
+                    "{}: Forbidden: contributed to estimated rule cost total exceeding cost limit for entire OpenAPIv3 schema",
+                    at("a")
+                ),
+                format!(
+                    "{}: Forbidden: contributed to estimated rule cost total exceeding cost limit for entire OpenAPIv3 schema",
+                    at("b")
+                ),
+                format!(
+                    "{AT}: Forbidden: x-kubernetes-validations estimated rule cost total for entire OpenAPIv3 schema exceeds budget by factor of 1.046833x{HINT}"
+                ),
+            ]
+        );
+    }
+
+    #[test]
+    fn message_expressions_are_priced_once() {
+        // Under a list of a million elements the rule would be multiplied; the message is not.
+        let e = errors(
+            json!({"type": "object", "properties": {"l": {"type": "array",
+            "maxItems": 1_000_000, "items": {"type": "object", "properties": {
+                "name": {"type": "string", "maxLength": 10}},
+                "x-kubernetes-validations": [{"rule": "true",
+                    "messageExpression": "'bad name: ' + self.name"}]}}}}),
+        );
+        assert_eq!(e, Vec::<String>::new());
+        let e = errors(
+            json!({"type": "object", "properties": {"items": {"type": "array",
+            "items": {"type": "string"}}},
+            "x-kubernetes-validations": [{"rule": "size(self.items) < 5",
+                "messageExpression": "'bad: ' + self.items.filter(x, x.matches('^a$')).join(', ')"}]}),
+        );
+        let at = format!("{AT}.properties[spec].x-kubernetes-validations[0].messageExpression");
+        assert_eq!(
+            e[..2],
+            [
+                format!(
+                    "{at}: Forbidden: estimated messageExpression cost exceeds budget by factor of more than 100x{HINT}"
+                ),
+                format!(
+                    "{at}: Forbidden: contributed to estimated rule cost total exceeding cost limit for entire OpenAPIv3 schema"
+                ),
+            ]
+        );
+    }
+
+    #[test]
+    fn resource_roots_declare_bounded_names() {
+        // metadata.name at most 253 characters (1012 bytes); kind unbounded.
+        let root = json!({"type": "object", "properties": {"metadata": {"type": "object"}}});
+        assert_eq!(
+            rule_cost(&root, "self.metadata.name.matches('^[a-z]+$')", true),
+            Ok(102 * 2 + 3)
+        );
+        assert_eq!(
+            rule_cost(&root, "self.kind.matches('^[a-z]+$')", true),
+            Ok(314_573 * 2 + 2)
+        );
+    }
+
+    #[test]
+    fn an_unchanged_schema_skips_the_per_rule_limit_on_update() {
+        let crd = |schema: Value| {
+            let mut c = json!({"apiVersion": "apiextensions.k8s.io/v1",
+                "kind": "CustomResourceDefinition",
+                "metadata": {"name": "widgets.example.com"},
+                "spec": {"group": "example.com", "scope": "Namespaced",
+                    "names": {"plural": "widgets", "kind": "Widget"},
+                    "versions": [{"name": "v1", "served": true, "storage": true,
+                        "schema": {"openAPIV3Schema": schema}}]},
+                "status": {"storedVersions": ["v1"]}});
+            crate::default_crd(&mut c);
+            c
+        };
+        let spec = json!({"type": "object", "properties": {"spec": {"type": "object",
+            "properties": {"l": matching_list(30_000)}}}});
+        let new = crd(spec.clone());
+        let created: Vec<String> = crate::validate_crd(&new, None)
+            .iter()
+            .map(ToString::to_string)
+            .collect();
+        assert_eq!(created.len(), 1, "{created:?}");
+        let updated = crate::validate_crd(&new, Some(&new));
+        assert_eq!(updated, Vec::new());
+    }
+}
