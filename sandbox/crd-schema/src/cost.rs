@@ -29,14 +29,16 @@
 //! `sum`, `min`, `max`, `indexOf`, `lastIndexOf`, IP/CIDR, quantity, semver, format
 //! `validate`, equality of URLs and formats).
 //!
+//! The `sets` extension (size product, `sets.equivalent` twice) and the `lists` extension
+//! (`slice`, `reverse`, `flatten`, `distinct` and `sort`, quadratic for the last two,
+//! `lists.range`) are priced by their own estimators, as version 3 of cel-go's `lists` does.
+//!
 //! Deviations: types come from the schema and a light inference (no full type checker); calls
 //! on values whose type is unknown (`dyn`) are priced as the most expensive of the overloads
-//! they might resolve to, as cel-go does. The cel-go extension estimators of the `sets` and
-//! `lists` libraries and of `charAt`/`indexOf` on strings are not modelled: `sets.*` and the
-//! `lists` functions (`slice`, `flatten`, `distinct`, `reverse`, `sort`, `range`) are priced
-//! conservatively as a traversal of every list argument per element of the others (at least
-//! cel-go's estimate); `cel.bind` is not parsed by the `cel` crate. An `optionalOldSelf` rule's
-//! `oldSelf` is typed like `self`.
+//! they might resolve to, as cel-go does. `cel.bind` and two-variable comprehensions are not
+//! parsed by the `cel` crate, so their pricing is untested. An `optionalOldSelf` rule's
+//! `oldSelf` is typed like `self` (cel-go: an optional of it; the estimate is the same for the
+//! usual `oldSelf.hasValue()` / `oldSelf.value()` shapes).
 
 use std::collections::HashMap;
 
@@ -948,6 +950,73 @@ impl<'d> Coster<'d> {
         })
     }
 
+    /// The estimators cel-go's `sets` and `lists` (version 3) extensions register per
+    /// overload, which take precedence over the others.
+    fn extension_call(
+        &self,
+        ov: Ov,
+        target: Option<&Arg<'d>>,
+        args: &[Arg<'d>],
+    ) -> Option<(Estimate, Option<Estimate>)> {
+        // A call allocating a list: dispatch 1, the list 10, `factor` per element.
+        let allocating = |factor: f64, size: Estimate| {
+            Some((
+                size.factor(factor)
+                    .add(Estimate::fixed(1))
+                    .add(Estimate::fixed(LIST_CREATE)),
+                Some(size),
+            ))
+        };
+        let uint_literal = |a: Option<&Arg<'d>>, default: u64| match a.and_then(|a| a.int_literal) {
+            Some(i) if i < 0 => 0,
+            Some(i) => i as u64,
+            None => default,
+        };
+        match ov {
+            Ov::Sets(factor) if args.len() == 2 => {
+                let c = self
+                    .k8s_size(&args[0])
+                    .mul(self.k8s_size(&args[1]))
+                    .factor(f64::from(factor))
+                    .add(Estimate::fixed(1));
+                Some((c, None))
+            }
+            Ov::ListSlice if args.len() == 2 => {
+                let sz = self.k8s_size(target?);
+                let start = uint_literal(args.first(), 0);
+                let end = uint_literal(args.get(1), sz.max);
+                allocating(1.0, Estimate::fixed(end.wrapping_sub(start)))
+            }
+            Ov::ListsRange if target.is_none() && args.len() == 1 => {
+                allocating(1.0, Estimate::fixed(uint_literal(args.first(), u64::MAX)))
+            }
+            Ov::ListReverse if args.is_empty() => allocating(1.0, self.k8s_size(target?)),
+            Ov::ListFlatten if args.len() <= 1 => {
+                let depth = if args.is_empty() {
+                    1
+                } else {
+                    uint_literal(args.first(), u64::MAX)
+                };
+                allocating(depth as f64, self.k8s_size(target?))
+            }
+            Ov::ListDistinct if args.is_empty() => {
+                let sz = self.k8s_size(target?);
+                allocating(2.0, sz.mul(sz))
+            }
+            Ov::ListSort if args.is_empty() => {
+                let t = target?;
+                let sz = self.k8s_size(t);
+                let stringy = t
+                    .ty
+                    .param()
+                    .is_some_and(|e| matches!(e.kind(), Kind::String | Kind::Bytes | Kind::Dyn));
+                let factor = if stringy { 2.0 + STRING_TRAVERSAL } else { 2.0 };
+                allocating(factor, sz.mul(sz))
+            }
+            _ => None,
+        }
+    }
+
     /// The Kubernetes library's `EstimateCallCost` (before cel-go's own estimates).
     fn k8s_call(
         &self,
@@ -1141,6 +1210,9 @@ impl<'d> Coster<'d> {
         let arg_sum = arg_costs
             .iter()
             .fold(Estimate::fixed(0), |acc, c| acc.add(*c));
+        if let Some((c, rs)) = self.extension_call(ov, target, args) {
+            return (c.add(arg_sum), rs);
+        }
         if let Some((c, rs)) = self.k8s_call(name, ov, target, args) {
             return (c.add(arg_sum), rs);
         }
@@ -1250,20 +1322,6 @@ impl<'d> Coster<'d> {
                 };
                 return (c.factor(STRING_TRAVERSAL).add(arg_sum), None);
             }
-            Ov::Unpriced => {
-                // Extension functions whose own estimators are not modelled: every list or
-                // string argument traversed once per element of every other.
-                let mut c = Estimate::fixed(1);
-                for a in target.into_iter().chain(args) {
-                    if matches!(
-                        a.ty.kind(),
-                        Kind::List | Kind::Map | Kind::String | Kind::Dyn
-                    ) {
-                        c = c.mul(size(a).add(Estimate::fixed(1)));
-                    }
-                }
-                return (c.add(arg_sum), None);
-            }
             _ => {}
         }
         (Estimate::fixed(1).add(arg_sum), None)
@@ -1292,7 +1350,14 @@ enum Ov {
     Quote,
     Format,
     CidrIp,
-    Unpriced,
+    /// `sets.contains`/`intersects` (factor 1) and `sets.equivalent` (2).
+    Sets(u8),
+    ListSlice,
+    ListsRange,
+    ListReverse,
+    ListFlatten,
+    ListDistinct,
+    ListSort,
 }
 
 fn overloads(name: &str, target: Option<&Arg<'_>>, args: &[Arg<'_>]) -> Vec<Ov> {
@@ -1338,10 +1403,14 @@ fn overloads(name: &str, target: Option<&Arg<'_>>, args: &[Arg<'_>]) -> Vec<Ov> 
         "strings.quote" => vec![Ov::Quote],
         "format" if target.is_some() => vec![Ov::Format],
         "ip" if matches!(target.map(|t| &t.ty), Some(Ty::Opaque("net.CIDR"))) => vec![Ov::CidrIp],
-        "sets.contains" | "sets.equivalent" | "sets.intersects" | "slice" | "flatten"
-        | "distinct" | "reverse" | "sort" | "sortBy" | "lists.range" | "first" | "last" => {
-            vec![Ov::Unpriced]
-        }
+        "sets.contains" | "sets.intersects" => vec![Ov::Sets(1)],
+        "sets.equivalent" => vec![Ov::Sets(2)],
+        "slice" if target.is_some() => vec![Ov::ListSlice],
+        "lists.range" => vec![Ov::ListsRange],
+        "reverse" if target.is_some_and(|t| t.ty.kind() == Kind::List) => vec![Ov::ListReverse],
+        "flatten" => vec![Ov::ListFlatten],
+        "distinct" => vec![Ov::ListDistinct],
+        "sort" => vec![Ov::ListSort],
         _ => vec![Ov::Other],
     }
 }
@@ -1429,9 +1498,9 @@ fn result_type<'d>(name: &str, target: Option<&Arg<'d>>, args: &[Arg<'d>]) -> Ty
         "_*_" | "_/_" | "_%_" | "-_" => known(arg(0), arg(1)),
         "sum" | "min" | "max" | "first" | "last" => target.map_or(DYN, |t| t.ty.elem()),
         "math.greatest" | "math.least" => arg(0),
-        "slice" | "flatten" | "distinct" | "reverse" | "sort" | "sortBy" => {
-            target.map_or(DYN, |t| t.ty.clone())
-        }
+        "slice" | "distinct" | "reverse" | "sort" => target.map_or(DYN, |t| t.ty.clone()),
+        "lists.range" => Ty::List(Box::new(p(Kind::Int))),
+        "flatten" => Ty::List(Box::new(DYN)),
         _ => DYN,
     }
 }
