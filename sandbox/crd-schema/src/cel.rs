@@ -25,8 +25,9 @@
 //! `x-kubernetes-preserve-unknown-fields`), selects a field of a scalar, compares scalars of
 //! certainly incompatible types (`self.name == 1`), or visibly does not evaluate to a bool;
 //! other type errors surface at evaluation time as
-//! `... evaluating rule: ...` errors. The CEL cost budget (per rule, per CRD and at run time)
-//! is not enforced. The optional field syntax (`self.?x`) is not parsed (such CRDs are
+//! `... evaluating rule: ...` errors. The static cost of rules (per rule and per CRD) is
+//! estimated and enforced by [`crate::cost`] when the CRD is validated; the cost budget at
+//! evaluation time is not enforced. The optional field syntax (`self.?x`) is not parsed (such CRDs are
 //! rejected). `type(x)` yields the type name as a string. Error texts of the `cel` crate differ
 //! from cel-go's. Failing rules that ratcheting turns into warnings upstream are dropped.
 

@@ -11,7 +11,7 @@
 //! - [`default_crd`] fills the defaults the API server sets on a CRD (`listKind`, `singular`,
 //!   `conversion.strategy`, ...), then [`validate_crd`] checks the CRD as the API server's
 //!   `ValidateCustomResourceDefinition(Update)` does (names, versions, structural schemas,
-//!   defaults, list types, CEL rules, printer columns, subresources).
+//!   defaults, list types, CEL rules and their estimated cost, printer columns, subresources).
 //! - [`Schema::compile`] turns one version's `openAPIV3Schema` into a tree with pre-compiled
 //!   regexes and CEL programs; per object the server calls, in this order,
 //!   [`Schema::prune`], [`Schema::apply_defaults`] and [`Schema::validate`] (or
@@ -38,8 +38,10 @@
 //! - Validation ratcheting (`CRDValidationRatcheting`, on by default since 1.30) is
 //!   implemented for the OpenAPI schema and CEL rules (unchanged subtrees are not judged); the
 //!   warnings kube-apiserver returns for ratcheted CEL failures are not produced.
-//! - CEL: no full type checker and no cost estimation (rules whose estimated cost exceeds the
-//!   budget are accepted; looser); see [`cel`].
+//! - CEL: no full type checker; see [`cel`]. The static cost of rules is estimated as
+//!   kube-apiserver 1.37 does (per rule, times the node's cardinality, and per schema), and
+//!   over-budget rules and schemas are refused with its messages; see [`cost`] for the
+//!   estimator and its few deviations. The cost budget at evaluation time is not enforced.
 //! - Messages of the `cel` crate and of Rust's regex parser differ from cel-go's and Go's.
 //! - CRD defaults inside resource metadata are checked for "must result in valid metadata" by
 //!   the common `ObjectMeta` rules (types, names, labels, annotations), not all of them.
