@@ -1628,14 +1628,7 @@ impl Walker<'_> {
             }
             None => None,
         };
-        if !n.rules.is_empty()
-            && (self.compiled)(at)
-            && let Some(d) = decl
-        {
-            self.price_rules(n, at, d, card);
-        }
         if !n.has_rules {
-            self.out.order.push(at.to_string());
             return;
         }
         let child_card = card.and_then(|c| max_elements(n).map(|m| guard_mul(c, m)));
@@ -1664,7 +1657,13 @@ impl Walker<'_> {
                 false,
             );
         }
-        // kube-apiserver reports a node's rules after those of its subtree.
+        // kube-apiserver prices (and reports) a node's rules after those of its subtree.
+        if !n.rules.is_empty()
+            && (self.compiled)(at)
+            && let Some(d) = decl
+        {
+            self.price_rules(n, at, d, card);
+        }
         self.out.order.push(at.to_string());
     }
 

@@ -52,10 +52,13 @@ fn verdicts_match_real_kube_apiserver() {
             .unwrap_or_else(|| panic!("no recorded verdict for {name}"));
         let got = our_causes(&load_yaml(f));
         // kube-apiserver walks properties in Go map order, so errors of different properties
-        // come in any order; compare them as multisets.
+        // come in any order; compare them as multisets, except for `case-order-*` (one
+        // property path per node), whose order is kube-apiserver's.
         let (mut a, mut b) = (got.clone(), want.clone());
-        a.sort();
-        b.sort();
+        if !name.starts_with("case-order-") {
+            a.sort();
+            b.sort();
+        }
         if a != b {
             mismatches.push(format!("{name}:\n  ours: {got:#?}\n  real: {want:#?}"));
         }

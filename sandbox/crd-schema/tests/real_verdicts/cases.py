@@ -122,6 +122,15 @@ CASES = {
     # kube-apiserver 1.37 has no check that an int64 field's bounds fit in int64.
     "int64-bounds-beyond": crd("int64-bounds-beyond", obj({"priority": {
         "type": "integer", "format": "int64", "minimum": -1.0e19, "maximum": 9.223372036854776e18}})),
+    # Several errors on one node: in rule order, per rule its cost, then its messageExpression
+    # (compared in order, see real_verdicts.rs), after the errors of the node's subtree.
+    "order-one-node": crd("order-one-node", obj({
+        "items": arr(s()), "sub": obj({"l": arr(s())}, **{"x-kubernetes-validations": [
+            {"rule": f"self.l.all(x, x.matches('{R8}'))"}]})}),
+        ["size(self.items) < 100",
+         f"self.items.all(x, x.matches('{R8}'))",
+         {"rule": f"self.items.exists(x, x.matches('{R16}'))",
+          "messageExpression": f"'bad: ' + self.items.filter(x, x.matches('{R8}')).join(', ')"}]),
     # Transition rule on a list of strings and object equality.
     "old-self-list": crd("old-self-list", obj({"items": arr(s())}),
                          ["!has(oldSelf.items) || self.items == oldSelf.items"]),
