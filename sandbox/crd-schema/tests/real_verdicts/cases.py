@@ -131,6 +131,26 @@ CASES = {
          f"self.items.all(x, x.matches('{R8}'))",
          {"rule": f"self.items.exists(x, x.matches('{R16}'))",
           "messageExpression": f"'bad: ' + self.items.filter(x, x.matches('{R8}')).join(', ')"}]),
+    # Embedded resources declare metadata.name (at most 253 characters) like the root.
+    "embedded-resource": crd("embedded-resource", obj({"list": arr({
+        "type": "object", "x-kubernetes-embedded-resource": True,
+        "x-kubernetes-preserve-unknown-fields": True,
+        "x-kubernetes-validations": [{"rule": f"self.metadata.name.matches('{R8}')"}]},
+        maxItems=58000)})),
+    # A root that declares kind, apiVersion and metadata.name/generateName keeps its own
+    # (here unbounded) name.
+    "root-declared-meta": crd("root-declared-meta", obj({}),
+                              root_rules=["self.metadata.name.matches('" + "[a-z]" * 32 + "')"],
+                              root_extra={"kind": s(), "apiVersion": s(), "metadata": obj(
+                                  {"name": s(), "generateName": s()})}),
+    # The smallest serialization of list items (required fields without defaults) bounds an
+    # unbounded list: here {"name":"","id":0} (19 bytes).
+    "required-min-size": crd("required-min-size", obj({"l": arr(obj(
+        {"name": s(maxLength=10), "id": {"type": "integer"}}, required=["name", "id"],
+        **{"x-kubernetes-validations": [{"rule": "self.name.matches('" + "[a-z]" * 12 + "')"}]}))})),
+    "required-with-default": crd("required-with-default", obj({"l": arr(obj(
+        {"name": s(maxLength=10), "id": {"type": "integer", "default": 1}}, required=["name", "id"],
+        **{"x-kubernetes-validations": [{"rule": "self.name.matches('" + "[a-z]" * 12 + "')"}]}))})),
     # Transition rule on a list of strings and object equality.
     "old-self-list": crd("old-self-list", obj({"items": arr(s())}),
                          ["!has(oldSelf.items) || self.items == oldSelf.items"]),
