@@ -38,7 +38,14 @@
 //! they might resolve to, as cel-go does. `cel.bind` and two-variable comprehensions are not
 //! parsed by the `cel` crate, so their pricing is untested. An `optionalOldSelf` rule's
 //! `oldSelf` is typed like `self` (cel-go: an optional of it; the estimate is the same for the
-//! usual `oldSelf.hasValue()` / `oldSelf.value()` shapes).
+//! usual `oldSelf.hasValue()` / `oldSelf.value()` shapes). kube-apiserver visits properties in
+//! Go's random map order, so which of several equally expensive rules of different properties
+//! the CRD total names (and the order of errors across properties) varies there; here it is
+//! the schema's order. On an update that leaves a version's schema unchanged the per-rule limit
+//! is skipped (the total is not), as upstream.
+//!
+//! Checked against a real kube-apiserver v1.37.2: `tests/real_verdicts/` (118 CRDs, 93 of them
+//! pinning the per-evaluation cost of one rule shape to the unit).
 
 use std::collections::HashMap;
 
@@ -1526,8 +1533,8 @@ pub(crate) fn cost_error_message(what: &str, cost: u64, limit: u64) -> String {
 /// The outcome of pricing one schema's rules.
 #[derive(Debug, Default)]
 pub(crate) struct SchemaCost {
-    /// Per-rule (and per-messageExpression) errors: `(node path, rule index, error)`.
-    pub(crate) rule_errors: Vec<(String, usize, crate::FieldError)>,
+    /// Per-rule (and per-messageExpression) errors.
+    pub(crate) rule_errors: Vec<crate::FieldError>,
     /// The sum of all rules' costs (saturating).
     pub(crate) total: u64,
     /// The (up to four) most expensive rules of at least 1% of the schema limit, by cost.
@@ -1673,29 +1680,21 @@ impl Walker<'_> {
             let rule_at = format!("{at}.x-kubernetes-validations[{}]", r.index);
             let cost = guard_mul(estimate(r.program.expression(), d).max, card);
             if !self.suppress && cost > PER_EXPRESSION_LIMIT {
-                self.out.rule_errors.push((
-                    at.to_string(),
-                    r.index,
-                    crate::FieldError::forbidden(
-                        format!("{rule_at}.rule"),
-                        cost_error_message("estimated rule cost", cost, PER_EXPRESSION_LIMIT),
-                    ),
+                self.out.rule_errors.push(crate::FieldError::forbidden(
+                    format!("{rule_at}.rule"),
+                    cost_error_message("estimated rule cost", cost, PER_EXPRESSION_LIMIT),
                 ));
             }
             self.out.observe(format!("{rule_at}.rule"), cost);
             if let Some(m) = &r.message_program {
                 let cost = estimate(m.expression(), d).max;
                 if !self.suppress && cost > PER_EXPRESSION_LIMIT {
-                    self.out.rule_errors.push((
-                        at.to_string(),
-                        r.index,
-                        crate::FieldError::forbidden(
-                            format!("{rule_at}.messageExpression"),
-                            cost_error_message(
-                                "estimated messageExpression cost",
-                                cost,
-                                PER_EXPRESSION_LIMIT,
-                            ),
+                    self.out.rule_errors.push(crate::FieldError::forbidden(
+                        format!("{rule_at}.messageExpression"),
+                        cost_error_message(
+                            "estimated messageExpression cost",
+                            cost,
+                            PER_EXPRESSION_LIMIT,
                         ),
                     ));
                 }

@@ -1116,7 +1116,7 @@ fn validate_crd_schema_with(
                     &|p| openapi.cel_nodes.contains(p),
                     suppress_per_expression_cost,
                 );
-                cel_all.extend(priced.rule_errors.iter().map(|(_, _, e)| e.clone()));
+                cel_all.extend(priced.rule_errors.iter().cloned());
                 let order: HashMap<&str, usize> = priced
                     .order
                     .iter()
