@@ -79,3 +79,115 @@ fn invalid_manifests_are_refused_at_admission() {
         ],
     );
 }
+
+/// A manifest that gives a field through its reference, as the official providers' users
+/// write them, is admitted (references resolve after admission, so a rule cannot see the
+/// value yet), and once resolved the rule holds before the first write. One case per rule
+/// family that reads a field a reference fills.
+#[test]
+fn rules_over_referenced_fields_hold_once_resolved() {
+    let crds = CrdSchemas::new("artifactory", &crate::kinds());
+    let url = "https://hooks.example.com/in";
+    let selector = json!({"matchLabels": {"team": "a"}});
+    crds.reference_cases(
+        &crate::family_kinds(),
+        &[
+            // webhook criteria: repoKeys named by reference while every any* is false; the
+            // selector then matched nothing.
+            (
+                "ArtifactWebhook",
+                json!({"eventTypes": ["deployed"], "handler": [{"url": url}],
+                    "criteria": [{"anyLocal": false, "anyRemote": false, "anyFederated": false,
+                        "repoKeysRefs": [{"name": "libs-local"}]}]}),
+                json!({"eventTypes": ["deployed"], "handler": [{"url": url}],
+                    "criteria": [{"anyLocal": false, "anyRemote": false, "anyFederated": false,
+                        "repoKeysSelector": selector, "repoKeys": []}]}),
+                "repoKeys must not be empty when anyLocal, anyRemote and anyFederated are all false",
+            ),
+            (
+                "DockerCustomWebhook",
+                json!({"eventTypes": ["pushed"], "handler": [{"url": url, "payload": "{}"}],
+                    "criteria": [{"anyLocal": false, "anyRemote": false, "anyFederated": false,
+                        "repoKeysSelector": selector}]}),
+                json!({"eventTypes": ["pushed"], "handler": [{"url": url, "payload": "{}"}],
+                    "criteria": [{"anyLocal": false, "anyRemote": false, "anyFederated": false,
+                        "repoKeysSelector": selector, "repoKeys": []}]}),
+                "repoKeys must not be empty",
+            ),
+            // remote repositories: a proxy named by reference with disableProxy.
+            (
+                "RemoteGenericRepository",
+                json!({"url": "https://example.com/files/", "disableProxy": true,
+                    "proxyRef": {"name": "corp-proxy"}}),
+                json!({"url": "https://example.com/files/", "disableProxy": true,
+                    "proxyRef": {"name": "corp-proxy"}, "proxy": "corp-proxy"}),
+                "proxy cannot be set when disableProxy is true",
+            ),
+            // cleanup policies: a project-level policy (project by reference) cannot span
+            // all projects.
+            (
+                "PackageCleanupPolicy",
+                json!({"cronExpression": "0 0 2 ? * MON-SAT *", "durationInMinutes": 60,
+                    "projectKeyRef": {"name": "team-a"},
+                    "searchCriteria": {"packageTypes": ["docker"], "repos": ["**"],
+                        "includedPackages": ["**"], "includedProjects": [],
+                        "includeAllProjects": true, "createdBeforeInMonths": 6}}),
+                json!({"cronExpression": "0 0 2 ? * MON-SAT *", "durationInMinutes": 60,
+                    "projectKeyRef": {"name": "team-a"}, "projectKey": "team-a",
+                    "searchCriteria": {"packageTypes": ["docker"], "repos": ["**"],
+                        "includedPackages": ["**"], "includedProjects": [],
+                        "includeAllProjects": true, "createdBeforeInMonths": 6}}),
+                "cannot set searchCriteria.includeAllProjects to true",
+            ),
+        ],
+    );
+}
+
+/// The check before a write is the provider's: a webhook whose resolved criteria break the
+/// rule is refused by `check_write` with the rule's message, naming the field, before any
+/// request (the client points at a closed port, so a request would fail differently).
+#[tokio::test]
+async fn a_rule_left_out_of_the_crd_refuses_before_any_request() {
+    use provider_runtime::managed::external::ExternalClient;
+    let kinds = crate::family_kinds();
+    let kind = kinds
+        .iter()
+        .find(|k| k.resolved().decl.kind == "ArtifactWebhook")
+        .expect("ArtifactWebhook");
+    let jfrog = jfrog_client::JfrogClient::builder("http://127.0.0.1:1")
+        .build()
+        .expect("client");
+    let client =
+        provider_family::FamilyClient::new(jfrog, kind.resolved().clone()).with_rules_of(kind);
+    let url = "https://hooks.example.com/in";
+    let criteria =
+        json!([{"anyLocal": true, "anyRemote": false, "anyFederated": false, "repoKeys": []}]);
+    // A handler proxy that is a URL: the rule the API server could not afford on a list
+    // without a bound.
+    let bad = provider_family::adapter::managed(
+        "hook",
+        "hook",
+        json!({"eventTypes": ["deployed"], "criteria": criteria,
+            "handler": [{"url": url}, {"url": url, "proxy": "http://proxy:3128"}]}),
+    );
+    let err = client
+        .check_write(&bad, true)
+        .await
+        .expect_err("refused before the write")
+        .to_string();
+    assert!(
+        err.contains("spec.forProvider.handler[1]")
+            && err.contains("must be the key of an Artifactory proxy, not a URL"),
+        "{err}"
+    );
+    let good = provider_family::adapter::managed(
+        "hook",
+        "hook",
+        json!({"eventTypes": ["deployed"], "criteria": criteria,
+            "handler": [{"url": url, "proxy": "corp-proxy"}]}),
+    );
+    client
+        .check_write(&good, true)
+        .await
+        .expect("the valid twin passes");
+}

@@ -847,7 +847,7 @@ pub static CHECKS: &[KindChecks] = &[
             ("config.auth", RuleCheck::Cel("!(has(self.certificateKey) || has(self.certificateKeySecretRef)) || has(self.certificate)", "config.auth: certificateKey requires certificate")),
             ("config.auth", RuleCheck::RequiredWith("roleIdSecretRef", &["secretIdSecretRef"])),
             ("config.auth", RuleCheck::RequiredWith("secretIdSecretRef", &["roleIdSecretRef"])),
-            ("config.auth", RuleCheck::Cel("self.type != 'Certificate' || (has(self.certificate) && (has(self.certificateKey) || has(self.certificateKeySecretRef)))", "config.auth: type Certificate requires certificate and certificateKey")),
+            ("config.auth", RuleCheck::Cel("!has(self.type) || self.type != 'Certificate' || (has(self.certificate) && (has(self.certificateKey) || has(self.certificateKeySecretRef)))", "config.auth: type Certificate requires certificate and certificateKey")),
             ("config.auth", RuleCheck::RequiredWhen("has(self.type) && self.type == 'AppRole'", &["roleIdSecretRef", "secretIdSecretRef"])),
         ],
         late_init_safe: &[],

@@ -30,7 +30,7 @@ use provider_runtime::managed::external::{
     ChangeKind, ConnectionDetails, Connector, ExternalClient, ExternalCreation, ExternalDelete,
     ExternalError, ExternalObservation, ExternalUpdate, FieldChange, Managed, ManagedKind,
 };
-use provider_runtime::managed::kind::{KindInfo, SecretRefField};
+use provider_runtime::managed::kind::{KindInfo, ReferenceField, SecretRefField};
 use provider_runtime::managed::meta::EXTERNAL_CREATE_FAILED;
 use provider_runtime::managed::registration::{KindRegistration, register_shared};
 use secrecy::ExposeSecret;
@@ -134,6 +134,67 @@ pub struct FamilyKind {
     kind: Arc<ResolvedKind>,
     /// The upstream validators checked at admission (the table entries that match it).
     checks: Vec<&'static KindChecks>,
+    /// The same checks, every one, on the resolved parameters before any write.
+    strict: Arc<StrictSchema>,
+}
+
+/// The strict schema of a Kind's `forProvider` ([`checks::strict_schema`]): every upstream
+/// rule, those the API server cannot afford at admission included, checked on the resolved
+/// parameters (references filled in) before any write. Compiled on the first write.
+pub struct StrictSchema {
+    kind: Arc<ResolvedKind>,
+    checks: Vec<&'static KindChecks>,
+    references: Vec<ReferenceField>,
+    compiled: std::sync::OnceLock<Option<crd_schema::Schema>>,
+}
+
+impl std::fmt::Debug for StrictSchema {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("StrictSchema")
+            .field("kind", &self.kind.decl.kind)
+            .finish_non_exhaustive()
+    }
+}
+
+impl StrictSchema {
+    fn new(
+        kind: Arc<ResolvedKind>,
+        checks: Vec<&'static KindChecks>,
+        references: Vec<ReferenceField>,
+    ) -> Self {
+        StrictSchema {
+            kind,
+            checks,
+            references,
+            compiled: std::sync::OnceLock::new(),
+        }
+    }
+
+    /// The rules `params` (a resolved `forProvider`) breaks, worded as the API server words
+    /// them (`spec.forProvider.handler[0]: Invalid value: "object": <message>`), or `Ok`.
+    /// A schema that does not compile checks nothing (every provider's `checks_fit` test
+    /// compiles each).
+    pub fn check(&self, params: &Value) -> Result<(), String> {
+        if self.checks.is_empty() {
+            return Ok(());
+        }
+        let compiled = self.compiled.get_or_init(|| {
+            let s = checks::strict_schema(&self.kind, &self.checks, &self.references).ok()?;
+            crd_schema::Schema::compile(&s).ok()
+        });
+        let Some(schema) = compiled else {
+            return Ok(());
+        };
+        let errs = schema.validate(&serde_json::json!({"spec": {"forProvider": params}}), None);
+        if errs.is_empty() {
+            return Ok(());
+        }
+        Err(errs
+            .iter()
+            .map(ToString::to_string)
+            .collect::<Vec<_>>()
+            .join("; "))
+    }
 }
 
 impl FamilyKind {
@@ -168,9 +229,11 @@ impl FamilyKind {
             }
             declare_nested_secrets(&mut info, f.crd, &f.ty);
         }
+        let kind = Arc::new(kind);
         Ok(FamilyKind {
             info,
-            kind: Arc::new(kind),
+            strict: Arc::new(StrictSchema::new(kind.clone(), Vec::new(), Vec::new())),
+            kind,
             checks: Vec::new(),
         })
     }
@@ -183,11 +246,21 @@ impl FamilyKind {
                 kind: self.kind.decl.kind,
                 message,
             })?;
+        self.strict = Arc::new(StrictSchema::new(
+            self.kind.clone(),
+            self.checks.clone(),
+            self.info.references.clone(),
+        ));
         Ok(self)
     }
 
     /// The Kind with the admission checks of its upstream validators.
     pub fn with_checks(mut self, checks: Vec<&'static KindChecks>) -> Self {
+        self.strict = Arc::new(StrictSchema::new(
+            self.kind.clone(),
+            checks.clone(),
+            self.info.references.clone(),
+        ));
         self.checks = checks;
         self
     }
@@ -195,6 +268,17 @@ impl FamilyKind {
     /// The composed declaration.
     pub fn resolved(&self) -> &Arc<ResolvedKind> {
         &self.kind
+    }
+
+    /// The reference fields of the Kind (`<field>Ref(s)` / `<field>Selector`).
+    pub fn references(&self) -> &[ReferenceField] {
+        &self.info.references
+    }
+
+    /// The rules a resolved `forProvider` breaks, as the provider checks them before any
+    /// write (every upstream rule, [`StrictSchema::check`]).
+    pub fn check_before_write(&self, params: &Value) -> Result<(), String> {
+        self.strict.check(params)
     }
 }
 
@@ -256,8 +340,10 @@ impl ManagedKind for FamilyKind {
         let mut s = schema::parameters_schema(&self.kind);
         for c in &self.checks {
             // Every provider's tests apply its checks to every Kind (`checks_fit`).
-            checks::apply(&mut s, c).expect("checks fit the schema (tested)");
+            checks::apply_as(&mut s, c, &self.info.references, checks::Mode::Admission)
+                .expect("checks fit the schema (tested)");
         }
+        checks::afford(&mut s, &self.info.references);
         s
     }
     fn observation_schema(&self) -> Value {
@@ -533,6 +619,7 @@ pub fn managed(name: &str, external_name: &str, params: Value) -> Managed<Family
 #[derive(Debug, Clone)]
 pub struct FamilyConnector {
     kind: Arc<ResolvedKind>,
+    strict: Arc<StrictSchema>,
     cache: Arc<ClientCache>,
 }
 
@@ -541,6 +628,7 @@ impl FamilyConnector {
     pub fn new(kind: &FamilyKind, cache: Arc<ClientCache>) -> Self {
         FamilyConnector {
             kind: kind.resolved().clone(),
+            strict: kind.strict.clone(),
             cache,
         }
     }
@@ -558,6 +646,7 @@ impl Connector<FamilyKind> for FamilyConnector {
             .client_and_snapshot_for(config, &self.kind, &mr.for_provider)
             .map_err(ExternalError::new)?;
         let mut c = FamilyClient::new(client, self.kind.clone());
+        c.strict = Some(self.strict.clone());
         c.snapshot = snapshot;
         c.singletons = self.cache.singletons.clone();
         c.claim_lapse = self.cache.settings.ttl().unwrap_or(Duration::from_secs(60)) * CLAIM_LAPSE;
@@ -570,6 +659,8 @@ impl Connector<FamilyKind> for FamilyConnector {
 pub struct FamilyClient {
     client: JfrogClient,
     kind: Arc<ResolvedKind>,
+    /// Every upstream rule, checked on the resolved parameters before any write.
+    strict: Option<Arc<StrictSchema>>,
     snapshot: Option<Arc<Snapshot>>,
     /// The provider's singleton claims.
     singletons: Arc<Singletons>,
@@ -665,10 +756,18 @@ impl FamilyClient {
         FamilyClient {
             client,
             kind,
+            strict: None,
             snapshot: None,
             singletons: Arc::default(),
             claim_lapse: Duration::from_secs(60) * CLAIM_LAPSE,
         }
+    }
+
+    /// Check every rule of `kind` on the resolved parameters before any write, as a client
+    /// its connector made does.
+    pub fn with_rules_of(mut self, kind: &FamilyKind) -> Self {
+        self.strict = Some(kind.strict.clone());
+        self
     }
 
     /// Observe from `snapshot` where it can answer, and mark this client's writes in it.
@@ -1077,7 +1176,13 @@ impl FamilyClient {
             .decl
             .hooks
             .check_params(&self.kind, params)
-            .map_err(bad)
+            .map_err(bad)?;
+        if let Some(strict) = &self.strict {
+            strict
+                .check(params)
+                .map_err(|e| ExternalError::msg(format!("invalid {e}")))?;
+        }
+        Ok(())
     }
 
     /// The family's rules that need other objects of the platform, before any write.

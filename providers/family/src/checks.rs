@@ -11,7 +11,25 @@
 //! cross-field rules) becomes a CEL rule with our own message. [`apply`] walks a path of CRD
 //! names through objects and array elements alike, so a check is written once whatever the
 //! field's nesting (an object or a list block).
+//!
+//! Where a CEL rule goes is decided here, from the schema ([`afford`]). kube-apiserver prices
+//! every rule before it accepts a CRD (a rule's estimated cost times the number of places it
+//! can run, at most 10,000,000 per rule and 100,000,000 per CRD), and prices a list without
+//! `maxItems` as holding as many elements as a 3 MiB request can carry. So a rule goes in the
+//! CRD only when the API server can afford it: it sits on an object reached through bounded
+//! lists only, and a rule that iterates (`all`, `exists`, `join`, ...) or scans strings
+//! (`matches`, ...) reads only bounded values (iteration is allowed on a single instance only
+//! when what it reads is bounded too). Any other rule is checked before any write instead
+//! ([`Mode::BeforeWrite`]: the provider validates the resolved `forProvider` against the
+//! strict schema, which carries every rule), with the same message, naming the field, and no
+//! JFrog request.
+//!
+//! A rule that tests a field a reference can fill (`<field>Ref(s)` / `<field>Selector`, which
+//! resolve after admission) treats the reference as setting it at admission; a hand-written
+//! CEL rule reading such a field is skipped at admission while a reference is given. Both are
+//! checked again, on the resolved values, before the first write.
 
+use provider_runtime::managed::kind::ReferenceField;
 use serde_json::{Value, json};
 
 /// The checks of one Kind.
@@ -82,17 +100,91 @@ pub struct CheckError {
     pub message: String,
 }
 
-/// The node a dotted path names in a parameters schema, stepping into array elements.
-fn node_at<'a>(schema: &'a mut Value, path: &str) -> Option<&'a mut Value> {
+/// Where the CEL rules of a schema go ([`apply_as`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    /// The CRD's schema: each rule where the API server can afford it, a reference counted
+    /// as setting the field it fills.
+    Admission,
+    /// The strict schema the provider checks the resolved `forProvider` against before any
+    /// write: every rule, references ignored (they are resolved by then).
+    BeforeWrite,
+}
+
+/// How [`apply_as`] placed a Kind's checks (counted per check as written in the table).
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct Placed {
+    /// Checks that became OpenAPI keywords (`pattern`, bounds, `enum`, list type).
+    pub openapi: usize,
+    /// CEL rules in the schema.
+    pub cel: usize,
+    /// CEL rules left out of the CRD (the API server could not afford them) and checked
+    /// only before any write.
+    pub before_write: usize,
+}
+
+impl std::ops::AddAssign for Placed {
+    fn add_assign(&mut self, o: Placed) {
+        self.openapi += o.openapi;
+        self.cel += o.cel;
+        self.before_write += o.before_write;
+    }
+}
+
+/// The state of one [`apply_as`].
+struct Placer<'a> {
+    mode: Mode,
+    refs: &'a [ReferenceField],
+    placed: Placed,
+}
+
+impl Placer<'_> {
+    fn place(&mut self, node: &mut Value, rule: String, message: String) {
+        self.placed.cel += 1;
+        push_rule(node, rule, message);
+    }
+
+    /// The references that fill fields of the object at `path` (none before a write).
+    fn twins(&self, path: &str) -> Vec<&ReferenceField> {
+        if self.mode == Mode::BeforeWrite {
+            return Vec::new();
+        }
+        self.refs
+            .iter()
+            .filter(|r| match r.field.rsplit_once('.') {
+                Some((parent, _)) => parent == path,
+                None => path.is_empty(),
+            })
+            .collect()
+    }
+}
+
+/// How many places a schema node can appear in one object: the product of the `maxItems`
+/// of the lists on its way (`None`: a list without one, which the API server prices as a
+/// 3 MiB request full of elements).
+type Cardinality = Option<u64>;
+
+fn times(c: Cardinality, list: &Value) -> Cardinality {
+    let max = list.get("maxItems").and_then(Value::as_u64)?;
+    c.map(|c| c.saturating_mul(max))
+}
+
+/// The node a dotted path names in a parameters schema, stepping into array elements, and
+/// the cardinality of the node (the lists stepped through).
+fn node_at<'a>(schema: &'a mut Value, path: &str) -> Option<(&'a mut Value, Cardinality)> {
     let mut node = schema;
+    let mut card = Some(1);
     if path.is_empty() {
-        return Some(node);
+        return Some((node, card));
     }
     for seg in path.split('.') {
+        if ty(node) == "array" {
+            card = times(card, node);
+        }
         node = element(node);
         node = node.get_mut("properties")?.get_mut(seg)?;
     }
-    Some(node)
+    Some((node, card))
 }
 
 /// An array's element schema (the node itself for anything else).
@@ -108,6 +200,166 @@ fn ty(node: &Value) -> &str {
     node.get("type").and_then(Value::as_str).unwrap_or("")
 }
 
+/// Whether the API server knows a size bound for every string, list and map in `node`.
+fn bounded(node: &Value) -> bool {
+    match ty(node) {
+        "string" => {
+            node.get("maxLength").is_some()
+                || node.get("enum").is_some()
+                || matches!(
+                    node.get("format").and_then(Value::as_str),
+                    Some("date-time" | "date" | "duration")
+                )
+        }
+        "array" => node.get("maxItems").is_some() && bounded(&node["items"]),
+        "object" => match node.get("additionalProperties").filter(|a| a.is_object()) {
+            Some(values) => node.get("maxProperties").is_some() && bounded(values),
+            None => node
+                .get("properties")
+                .and_then(Value::as_object)
+                .is_none_or(|p| p.values().all(bounded)),
+        },
+        _ => true,
+    }
+}
+
+/// A rule that walks a list or map, priced by the API server as its size times its body.
+fn iterates(cel: &str) -> bool {
+    [
+        ".all(",
+        ".exists(",
+        ".exists_one(",
+        ".map(",
+        ".filter(",
+        ".join(",
+    ]
+    .iter()
+    .any(|f| cel.contains(f))
+}
+
+/// A rule that reads a whole string, priced by the API server by its length.
+fn scans(cel: &str) -> bool {
+    [
+        "matches(",
+        ".upperAscii(",
+        ".lowerAscii(",
+        ".contains(",
+        ".endsWith(",
+        ".indexOf(",
+        ".lastIndexOf(",
+        ".split(",
+        ".replace(",
+        ".substring(",
+        ".trim(",
+        "url(",
+        "isURL(",
+    ]
+    .iter()
+    .any(|f| cel.contains(f))
+}
+
+/// Whether the API server can afford the rule `cel` on `node` (an object, or a list or map
+/// the rule reads whole) appearing `card` times: a bounded number of places, and a rule that
+/// iterates or scans only over bounded values (a scan of an unbounded string is affordable
+/// in a single place).
+fn affordable(node: &Value, cel: &str, card: Cardinality) -> bool {
+    let Some(card) = card else {
+        return false;
+    };
+    if !iterates(cel) && !scans(cel) {
+        return true;
+    }
+    let reads_bounded = if ty(node) == "object" && node.get("properties").is_some() {
+        let props = node.get("properties");
+        fields_of(cel)
+            .iter()
+            .all(|f| props.and_then(|p| p.get(f)).is_some_and(bounded))
+    } else {
+        bounded(node)
+    };
+    reads_bounded || (card == 1 && !iterates(cel))
+}
+
+/// Price every CEL rule of a parameters schema as the CRD will carry it, in place: a rule the
+/// API server cannot afford ([`affordable`]) leaves the schema (the provider checks it before
+/// any write, from [`strict_schema`]), and a rule on an object that reads a field one of
+/// `refs` fills, without testing the reference itself, is skipped while the reference is
+/// given (it is checked on the resolved value before the first write). Answers how many
+/// rules left.
+pub fn afford(schema: &mut Value, refs: &[ReferenceField]) -> usize {
+    afford_at(schema, "", Some(1), refs)
+}
+
+fn afford_at(node: &mut Value, path: &str, card: Cardinality, refs: &[ReferenceField]) -> usize {
+    let mut moved = 0;
+    let is_object = ty(node) == "object" && node.get("properties").is_some();
+    let twins: Vec<&ReferenceField> = if is_object {
+        refs.iter()
+            .filter(|r| match r.field.rsplit_once('.') {
+                Some((parent, _)) => parent == path,
+                None => path.is_empty(),
+            })
+            .collect()
+    } else {
+        Vec::new()
+    };
+    let snapshot = node.clone();
+    if let Some(Value::Array(rules)) = node.get_mut("x-kubernetes-validations") {
+        let before = rules.len();
+        rules.retain(|r| {
+            let cel = r.get("rule").and_then(Value::as_str).unwrap_or_default();
+            affordable(&snapshot, cel, card)
+        });
+        moved += before - rules.len();
+        for r in rules.iter_mut() {
+            // A transition rule (immutability) holds whatever fills the field.
+            let Some(cel) = r
+                .get("rule")
+                .and_then(Value::as_str)
+                .filter(|c| !c.contains("oldSelf"))
+            else {
+                continue;
+            };
+            let wrapped = unless_referenced(cel, &twins);
+            r["rule"] = json!(wrapped);
+        }
+        if rules.is_empty() {
+            node.as_object_mut()
+                .map(|o| o.remove("x-kubernetes-validations"));
+        }
+    }
+    match ty(node) {
+        "array" => {
+            let card = times(card, node);
+            if let Some(items) = node.get_mut("items") {
+                moved += afford_at(items, path, card, refs);
+            }
+        }
+        "object" => {
+            if let Some(values) = node
+                .get_mut("additionalProperties")
+                .filter(|a| a.is_object())
+            {
+                let max = snapshot.get("maxProperties").and_then(Value::as_u64);
+                let card = card.zip(max).map(|(c, m)| c.saturating_mul(m));
+                moved += afford_at(values, path, card, refs);
+            }
+            if let Some(Value::Object(props)) = node.get_mut("properties") {
+                for (name, child) in props.iter_mut() {
+                    let child_path = if path.is_empty() {
+                        name.clone()
+                    } else {
+                        format!("{path}.{name}")
+                    };
+                    moved += afford_at(child, &child_path, card, refs);
+                }
+            }
+        }
+        _ => {}
+    }
+    moved
+}
+
 fn push_rule(node: &mut Value, rule: String, message: String) {
     let r = json!({"rule": rule, "message": message});
     match node.get_mut("x-kubernetes-validations") {
@@ -120,6 +372,9 @@ fn push_rule(node: &mut Value, rule: String, message: String) {
     }
 }
 
+/// 2^63 as a float: int64's limit (`i64::MAX` rounds to it).
+const INT64_LIMIT: f64 = 9_223_372_036_854_775_808.0;
+
 fn num(v: f64) -> Value {
     if v.fract() == 0.0 && v.abs() < 9.0e15 {
         json!(v as i64)
@@ -129,7 +384,12 @@ fn num(v: f64) -> Value {
 }
 
 /// Apply one check to the field node `node` (named `name` in messages).
-fn apply_check(node: &mut Value, name: &str, check: &Check) -> Result<(), String> {
+fn apply_check(
+    node: &mut Value,
+    name: &str,
+    check: &Check,
+    placer: &mut Placer<'_>,
+) -> Result<(), String> {
     let t = ty(node).to_string();
     let want = |ok: bool, what: &str| {
         if ok {
@@ -138,6 +398,7 @@ fn apply_check(node: &mut Value, name: &str, check: &Check) -> Result<(), String
             Err(format!("{what} does not apply to a field of type {t:?}"))
         }
     };
+    let keyword = !matches!(check, Check::Not(_) | Check::Unique(_) | Check::Each(_));
     match *check {
         Check::Pattern(p) => {
             want(t == "string", "a pattern")?;
@@ -170,10 +431,14 @@ fn apply_check(node: &mut Value, name: &str, check: &Check) -> Result<(), String
         }
         Check::Range(min, max) => {
             want(t == "integer" || t == "number", "a range")?;
-            if let Some(m) = min {
+            // An integer bound at (or past) int64's own limit says nothing the type does not,
+            // and as a JSON float (2^63) the API server refuses every value checked against it
+            // ("Maximum boundary value must be of type integer with format int64").
+            let within = |m: &f64| t != "integer" || m.abs() < INT64_LIMIT;
+            if let Some(m) = min.filter(within) {
                 node["minimum"] = num(m);
             }
-            if let Some(m) = max {
+            if let Some(m) = max.filter(within) {
                 node["maximum"] = num(m);
             }
         }
@@ -181,7 +446,7 @@ fn apply_check(node: &mut Value, name: &str, check: &Check) -> Result<(), String
             want(t == "integer" || t == "number", "forbidden values")?;
             for v in values {
                 let v = num(*v);
-                push_rule(
+                placer.place(
                     node,
                     format!("self != {v}"),
                     format!("{name} may not be {v}"),
@@ -208,8 +473,9 @@ fn apply_check(node: &mut Value, name: &str, check: &Check) -> Result<(), String
                 if node.get("x-kubernetes-list-type").is_none() {
                     node["x-kubernetes-list-type"] = json!("set");
                 }
+                placer.placed.openapi += 1;
             } else {
-                push_rule(
+                placer.place(
                     node,
                     format!("self.all(x, self.exists_one(y, y.{member} == x.{member}))"),
                     format!("{name}: each {member} may appear only once"),
@@ -218,8 +484,11 @@ fn apply_check(node: &mut Value, name: &str, check: &Check) -> Result<(), String
         }
         Check::Each(inner) => {
             want(t == "array", "a check of each element")?;
-            apply_check(&mut node["items"], name, inner)?;
+            apply_check(&mut node["items"], name, inner, placer)?;
         }
+    }
+    if keyword {
+        placer.placed.openapi += 1;
     }
     Ok(())
 }
@@ -242,8 +511,14 @@ fn append_description(node: &mut Value, text: &str) {
 
 /// The CEL test "`f` is set" on the object node `obj`: a boolean is set when true (a
 /// false flag says nothing; with `present`, any written value counts, as upstream's
-/// RequiredWith counts it), a list or map when not empty, anything else when present.
-fn is_set_as(obj: &Value, f: &str, present: bool) -> Result<String, String> {
+/// RequiredWith counts it), a list or map when not empty, anything else when present. A
+/// reference that fills `f` (one of `twins`) counts as setting it.
+fn is_set_as(
+    obj: &Value,
+    f: &str,
+    present: bool,
+    twins: &[&ReferenceField],
+) -> Result<String, String> {
     let props = obj.get("properties");
     let Some(field) = props.and_then(|p| p.get(f)) else {
         // A secret is a Secret reference here: set when the reference is.
@@ -253,7 +528,7 @@ fn is_set_as(obj: &Value, f: &str, present: bool) -> Result<String, String> {
         }
         return Err(format!("no field {f:?}"));
     };
-    Ok(match ty(field) {
+    let plain = match ty(field) {
         "boolean" if present => format!("has(self.{f})"),
         "boolean" => format!("(has(self.{f}) && self.{f})"),
         "array" => format!("(has(self.{f}) && size(self.{f}) > 0)"),
@@ -261,11 +536,27 @@ fn is_set_as(obj: &Value, f: &str, present: bool) -> Result<String, String> {
             format!("(has(self.{f}) && size(self.{f}) > 0)")
         }
         _ => format!("has(self.{f})"),
-    })
+    };
+    let by_ref: Vec<String> = twins
+        .iter()
+        .filter(|r| leaf(r.field) == f)
+        .flat_map(|r| {
+            let reference = if r.multi {
+                format!("(has(self.{0}) && size(self.{0}) > 0)", r.ref_field)
+            } else {
+                format!("has(self.{})", r.ref_field)
+            };
+            [reference, format!("has(self.{})", r.selector_field)]
+        })
+        .collect();
+    if by_ref.is_empty() {
+        return Ok(plain);
+    }
+    Ok(format!("({plain} || {})", by_ref.join(" || ")))
 }
 
-fn is_set(obj: &Value, f: &str) -> Result<String, String> {
-    is_set_as(obj, f, false)
+fn leaf(path: &str) -> &str {
+    path.rsplit('.').next().unwrap_or(path)
 }
 
 fn names(fields: &[&str]) -> String {
@@ -276,10 +567,10 @@ fn names(fields: &[&str]) -> String {
     }
 }
 
-fn count(obj: &Value, fields: &[&str]) -> Result<String, String> {
+fn count(obj: &Value, fields: &[&str], twins: &[&ReferenceField]) -> Result<String, String> {
     let terms: Vec<String> = fields
         .iter()
-        .map(|f| Ok(format!("({} ? 1 : 0)", is_set(obj, f)?)))
+        .map(|f| Ok(format!("({} ? 1 : 0)", is_set_as(obj, f, false, twins)?)))
         .collect::<Result<_, String>>()?;
     Ok(terms.join(" + "))
 }
@@ -291,12 +582,39 @@ fn secret_ref_of(obj: &Value, f: &str) -> bool {
         && props.and_then(|p| p.get(format!("{f}SecretRef"))).is_some()
 }
 
+/// A hand-written CEL rule at admission: skipped while a reference fills a field it reads
+/// (the rule sees the value only once the reference is resolved, before the first write).
+fn unless_referenced(cel: &str, twins: &[&ReferenceField]) -> String {
+    let read = fields_of(cel);
+    let guards: Vec<String> = twins
+        .iter()
+        .filter(|r| read.iter().any(|f| f == leaf(r.field)))
+        // A rule that tests the reference itself already counts it.
+        .filter(|r| !cel.contains(&format!("self.{}", r.ref_field)))
+        .flat_map(|r| {
+            [
+                format!("has(self.{})", r.ref_field),
+                format!("has(self.{})", r.selector_field),
+            ]
+        })
+        .collect();
+    if guards.is_empty() {
+        cel.to_string()
+    } else {
+        format!("{} || ({cel})", guards.join(" || "))
+    }
+}
+
 /// The CEL rule and message of a cross-field rule on the object node `obj`, or `None` when
 /// nothing is left to check there. A requirement of a secret is left to the provider (which
 /// checks required secrets before any write) and to JFrog: a top-level secret may be given in
 /// `initProvider`, which a rule on `forProvider` cannot see, and an exported manifest carries
 /// no Secret reference JFrog does not show it has (so that adoption writes nothing).
-fn rule_cel(obj: &Value, rule: &RuleCheck) -> Result<Option<(String, String)>, String> {
+fn rule_cel(
+    obj: &Value,
+    rule: &RuleCheck,
+    twins: &[&ReferenceField],
+) -> Result<Option<(String, String)>, String> {
     let visible = |fields: &[&'static str]| -> Vec<&'static str> {
         fields
             .iter()
@@ -307,7 +625,7 @@ fn rule_cel(obj: &Value, rule: &RuleCheck) -> Result<Option<(String, String)>, S
     let all_set = |fields: &[&str]| -> Result<String, String> {
         let terms: Vec<String> = fields
             .iter()
-            .map(|f| is_set_as(obj, f, true))
+            .map(|f| is_set_as(obj, f, true, twins))
             .collect::<Result<_, String>>()?;
         Ok(terms.join(" && "))
     };
@@ -320,7 +638,7 @@ fn rule_cel(obj: &Value, rule: &RuleCheck) -> Result<Option<(String, String)>, S
             return Ok(Some((
                 format!(
                     "!{} || ({})",
-                    is_set_as(obj, field, true)?,
+                    is_set_as(obj, field, true, twins)?,
                     all_set(&requires)?
                 ),
                 format!("{field} needs {} to be set too", requires.join(" and ")),
@@ -332,7 +650,10 @@ fn rule_cel(obj: &Value, rule: &RuleCheck) -> Result<Option<(String, String)>, S
                 return Ok(None);
             }
             return Ok(Some((
-                format!("!({condition}) || ({})", all_set(&requires)?),
+                unless_referenced(
+                    &format!("!({condition}) || ({})", all_set(&requires)?),
+                    twins,
+                ),
                 format!(
                     "{} must be set when {}",
                     requires.join(" and "),
@@ -344,17 +665,17 @@ fn rule_cel(obj: &Value, rule: &RuleCheck) -> Result<Option<(String, String)>, S
     }
     Ok(Some(match *rule {
         RuleCheck::Conflicts(fields) => (
-            format!("{} <= 1", count(obj, fields)?),
+            format!("{} <= 1", count(obj, fields, twins)?),
             format!("set at most one of {}", names(fields)),
         ),
         RuleCheck::ExactlyOneOf(fields) => (
-            format!("{} == 1", count(obj, fields)?),
+            format!("{} == 1", count(obj, fields, twins)?),
             format!("set exactly one of {}", names(fields)),
         ),
         RuleCheck::AtLeastOneOf(fields) => {
             let any: Vec<String> = fields
                 .iter()
-                .map(|f| is_set(obj, f))
+                .map(|f| is_set_as(obj, f, false, twins))
                 .collect::<Result<_, String>>()?;
             (
                 any.join(" || "),
@@ -362,35 +683,88 @@ fn rule_cel(obj: &Value, rule: &RuleCheck) -> Result<Option<(String, String)>, S
             )
         }
         RuleCheck::RequiredWith(..) | RuleCheck::RequiredWhen(..) => return Ok(None),
-        RuleCheck::Cel(cel, message) => (cel.to_string(), message.to_string()),
+        RuleCheck::Cel(cel, message) => (unless_referenced(cel, twins), message.to_string()),
     }))
 }
 
-/// Add `checks` to a parameters schema (`forProvider` / `initProvider`), in place.
+/// Add `checks` to a parameters schema (`forProvider` / `initProvider`) as the CRD carries
+/// them, in place (no reference fields: see [`apply_as`]).
 pub fn apply(schema: &mut Value, checks: &KindChecks) -> Result<(), CheckError> {
+    apply_as(schema, checks, &[], Mode::Admission).map(|_| ())
+}
+
+/// Add `checks` to a parameters schema, in place: as the CRD carries them
+/// ([`Mode::Admission`]: each CEL rule where the API server can afford it, the references
+/// `refs` declares counted as setting their fields) or as the provider checks them before a
+/// write ([`Mode::BeforeWrite`]: every rule). Single-field checks become OpenAPI keywords in
+/// both. Answers how the checks were placed.
+pub fn apply_as(
+    schema: &mut Value,
+    checks: &KindChecks,
+    refs: &[ReferenceField],
+    mode: Mode,
+) -> Result<Placed, CheckError> {
     let err = |path: &str, message: String| CheckError {
         kind: checks.kind,
         path: path.to_string(),
         message,
     };
-    for (path, list) in checks.fields {
-        let name = path.rsplit('.').next().unwrap_or(path);
-        let node = node_at(schema, path).ok_or_else(|| err(path, "no such field".into()))?;
-        for c in *list {
-            apply_check(node, name, c).map_err(|m| err(path, m))?;
-        }
+    let mut placer = Placer {
+        mode,
+        refs,
+        placed: Placed::default(),
+    };
+    // List bounds first: a rule's price depends on them.
+    let (bounds, others): (Vec<_>, Vec<_>) = checks
+        .fields
+        .iter()
+        .flat_map(|(path, list)| list.iter().map(move |c| (*path, c)))
+        .partition(|(_, c)| matches!(c, Check::Items(..) | Check::Length(..)));
+    for (path, c) in bounds.into_iter().chain(others) {
+        let name = leaf(path);
+        let (node, _) = node_at(schema, path).ok_or_else(|| err(path, "no such field".into()))?;
+        apply_check(node, name, c, &mut placer).map_err(|m| err(path, m))?;
     }
     for (path, rule) in checks.rules {
-        let node = node_at(schema, path).ok_or_else(|| err(path, "no such object".into()))?;
+        let twins = placer.twins(path);
+        let (node, _) = node_at(schema, path).ok_or_else(|| err(path, "no such object".into()))?;
         let obj = element(node);
         if ty(obj) != "object" {
             return Err(err(path, "a rule sits on an object".into()));
         }
-        if let Some((cel, message)) = rule_cel(obj, rule).map_err(|m| err(path, m))? {
-            push_rule(obj, cel, message);
+        if let Some((cel, message)) = rule_cel(obj, rule, &twins).map_err(|m| err(path, m))? {
+            placer.place(obj, cel, message);
         }
     }
-    Ok(())
+    Ok(placer.placed)
+}
+
+/// The schema the provider checks a resolved `forProvider` against before any write: the
+/// Kind's parameters with every check of `checks` ([`Mode::BeforeWrite`]) and the reference
+/// fields of `refs`, as the root of an object `{"spec": {"forProvider": ...}}` (so errors
+/// name `spec.forProvider....` as the API server does). Required parameters at the top are
+/// left to the CRD's own rule, which honours the management policies.
+pub fn strict_schema(
+    kind: &crate::ResolvedKind,
+    checks: &[&KindChecks],
+    refs: &[ReferenceField],
+) -> Result<Value, CheckError> {
+    let mut params = crate::schema::parameters_schema(kind);
+    for c in checks {
+        apply_as(&mut params, c, &[], Mode::BeforeWrite)?;
+    }
+    let mut params = provider_runtime::crd::schema::structural(&params);
+    if let Some(o) = params.as_object_mut() {
+        o.remove("required");
+    }
+    provider_runtime::crd::references::add_reference_schemas(
+        &mut params,
+        refs,
+        provider_runtime::crd::MrScope::Modern,
+    );
+    Ok(json!({"type": "object", "properties": {
+        "spec": {"type": "object", "properties": {"forProvider": params}},
+    }}))
 }
 
 /// Whether a Kind name matches a table entry's name, in which `*` stands for any run of
@@ -492,15 +866,90 @@ pub fn verify(
             });
         }
         for k in matched {
-            let mut s = crate::schema::parameters_schema(k.resolved());
-            if let Err(mut e) = apply(&mut s, c) {
-                e.message = format!("{} (in {})", e.message, k.resolved().decl.kind);
-                problems.push(e);
+            for mode in [Mode::Admission, Mode::BeforeWrite] {
+                let mut s = crate::schema::parameters_schema(k.resolved());
+                if let Err(mut e) = apply_as(&mut s, c, k.references(), mode) {
+                    e.message = format!("{} (in {})", e.message, k.resolved().decl.kind);
+                    problems.push(e);
+                }
+            }
+            let strict = strict_schema(k.resolved(), &[c], k.references()).map(|s| {
+                crd_schema::Schema::compile(&s).map_err(|errs| {
+                    errs.iter()
+                        .map(ToString::to_string)
+                        .collect::<Vec<_>>()
+                        .join("; ")
+                })
+            });
+            if let Ok(Err(message)) = strict {
+                problems.push(CheckError {
+                    kind: c.kind,
+                    path: String::new(),
+                    message: format!(
+                        "the schema checked before a write does not compile (in {}): {message}",
+                        k.resolved().decl.kind
+                    ),
+                });
             }
             problems.extend(late_init_in_rules(k.resolved(), c));
         }
     }
+    for k in kinds {
+        use provider_runtime::managed::ManagedKind;
+        for (path, f) in unguarded(&k.parameters_schema()) {
+            problems.push(CheckError {
+                kind: k.resolved().decl.kind,
+                path,
+                message: format!(
+                    "a rule reads {f} without has(self.{f}): where it is absent the API server answers an evaluation error"
+                ),
+            });
+        }
+    }
     problems
+}
+
+/// The rules of a schema that read a member without testing it with `has()` first: where
+/// the member is absent (always possible in `initProvider`, where nothing is required) the
+/// API server answers an evaluation error ("no such key") instead of the rule's message.
+/// Members with a default are always present. Answers (path, member) pairs.
+pub fn unguarded(schema: &Value) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    unguarded_at(schema, "", &mut out);
+    out.dedup();
+    out
+}
+
+fn unguarded_at(node: &Value, path: &str, out: &mut Vec<(String, String)>) {
+    let props = node.get("properties").and_then(Value::as_object);
+    if let (Some(props), Some(Value::Array(rules))) = (props, node.get("x-kubernetes-validations"))
+    {
+        for r in rules {
+            let cel = r.get("rule").and_then(Value::as_str).unwrap_or_default();
+            for f in fields_of(cel) {
+                let Some(field) = props.get(&f) else {
+                    continue;
+                };
+                if field.get("default").is_none() && !cel.contains(&format!("has(self.{f})")) {
+                    out.push((path.to_string(), f));
+                }
+            }
+        }
+    }
+    if let Some(items) = node.get("items") {
+        unguarded_at(items, path, out);
+    }
+    if let Some(values) = node.get("additionalProperties").filter(|a| a.is_object()) {
+        unguarded_at(values, path, out);
+    }
+    for (name, child) in props.into_iter().flatten() {
+        let child_path = if path.is_empty() {
+            name.clone()
+        } else {
+            format!("{path}.{name}")
+        };
+        unguarded_at(child, &child_path, out);
+    }
 }
 
 #[cfg(test)]
@@ -653,5 +1102,200 @@ mod tests {
             late_init_safe: &[],
         };
         assert!(apply(&mut s, &bad).unwrap_err().message.contains("ghost"));
+    }
+
+    fn reference(field: &'static str, multi: bool) -> ReferenceField {
+        let target = provider_runtime::managed::kind::ReferenceTarget {
+            provider: "artifactory",
+            group: "repository",
+            kind: "LocalGenericRepository",
+            version: "v1alpha1",
+        };
+        if multi {
+            ReferenceField::multi(field, target)
+        } else {
+            ReferenceField::single(field, target)
+        }
+    }
+
+    fn rules_at(node: &Value) -> Vec<&str> {
+        node.get("x-kubernetes-validations")
+            .and_then(Value::as_array)
+            .map(|rs| rs.iter().filter_map(|r| r["rule"].as_str()).collect())
+            .unwrap_or_default()
+    }
+
+    /// kube-apiserver prices a rule on the elements of a list without `maxItems` as if a
+    /// 3 MiB request were full of them: such a rule leaves the CRD and stays in the schema
+    /// checked before a write; on a bounded list it stays in the CRD.
+    #[test]
+    fn a_rule_the_api_server_cannot_afford_is_checked_before_the_write() {
+        let handler = json!({"type": "object", "properties": {"proxy": {"type": "string"}}});
+        let base = json!({"type": "object", "properties": {
+            "handler": {"type": "array", "items": handler},
+            "criteria": {"type": "array", "maxItems": 1, "items": handler},
+        }});
+        static C: KindChecks = KindChecks {
+            kind: "Test",
+            fields: &[],
+            rules: &[
+                (
+                    "handler",
+                    RuleCheck::Cel("!has(self.proxy) || self.proxy != 'x'", "no x"),
+                ),
+                (
+                    "criteria",
+                    RuleCheck::Cel("!has(self.proxy) || self.proxy != 'x'", "no x"),
+                ),
+            ],
+            late_init_safe: &[],
+        };
+        let mut crd = base.clone();
+        let placed = apply_as(&mut crd, &C, &[], Mode::Admission).unwrap();
+        assert_eq!(placed.cel, 2);
+        assert_eq!(afford(&mut crd, &[]), 1);
+        assert!(rules_at(&crd["properties"]["handler"]["items"]).is_empty());
+        assert_eq!(rules_at(&crd["properties"]["criteria"]["items"]).len(), 1);
+        let mut strict = base.clone();
+        apply_as(&mut strict, &C, &[], Mode::BeforeWrite).unwrap();
+        assert_eq!(rules_at(&strict["properties"]["handler"]["items"]).len(), 1);
+    }
+
+    /// A rule that iterates or scans stays in the CRD only over bounded values; a scan of an
+    /// unbounded string is affordable in a single place, an iteration over an unbounded list
+    /// nowhere.
+    #[test]
+    fn iterating_and_scanning_rules_need_bounded_values() {
+        let labels = |max: Option<u64>, name_max: Option<u64>| {
+            let mut name = json!({"type": "string"});
+            if let Some(m) = name_max {
+                name["maxLength"] = json!(m);
+            }
+            let mut l =
+                json!({"type": "array", "items": {"type": "object", "properties": {"name": name}}});
+            if let Some(m) = max {
+                l["maxItems"] = json!(m);
+            }
+            json!({"type": "object", "properties": {"labels": l, "id": {"type": "string"}}})
+        };
+        static UNIQUE: KindChecks = KindChecks {
+            kind: "Test",
+            fields: &[("labels", &[Check::Unique("name")])],
+            rules: &[(
+                "",
+                RuleCheck::Cel("!has(self.id) || !self.id.matches('^http')", "no URL"),
+            )],
+            late_init_safe: &[],
+        };
+        for (max, name_max, kept) in [
+            (Some(500), Some(15), 2),
+            (None, Some(15), 1),
+            (Some(500), None, 1),
+        ] {
+            let mut s = labels(max, name_max);
+            apply_as(&mut s, &UNIQUE, &[], Mode::Admission).unwrap();
+            afford(&mut s, &[]);
+            let n = rules_at(&s["properties"]["labels"]).len() + rules_at(&s).len();
+            assert_eq!(n, kept, "maxItems {max:?}, maxLength {name_max:?}");
+            // The scan of `id` at the top (one place) always stays.
+            assert_eq!(rules_at(&s).len(), 1);
+        }
+    }
+
+    /// A field a reference fills is set, for a generated rule, when its reference is; a
+    /// hand-written rule reading it is skipped at admission while the reference is given.
+    /// Before a write neither applies: the reference is resolved by then.
+    #[test]
+    fn references_count_at_admission_and_resolve_before_the_write() {
+        let base = json!({"type": "object", "properties": {
+            "repoKeys": {"type": "array", "items": {"type": "string"}},
+            "anyLocal": {"type": "boolean"},
+            "proxy": {"type": "string"},
+            "disableProxy": {"type": "boolean"},
+        }});
+        static C: KindChecks = KindChecks {
+            kind: "Test",
+            fields: &[],
+            rules: &[
+                ("", RuleCheck::AtLeastOneOf(&["repoKeys", "anyLocal"])),
+                (
+                    "",
+                    RuleCheck::Cel(
+                        "(has(self.anyLocal) && self.anyLocal) || (has(self.repoKeys) && size(self.repoKeys) > 0)",
+                        "repoKeys must not be empty",
+                    ),
+                ),
+                ("", RuleCheck::Conflicts(&["proxy", "disableProxy"])),
+            ],
+            late_init_safe: &[],
+        };
+        let refs = [reference("repoKeys", true), reference("proxy", false)];
+        let mut crd = base.clone();
+        apply_as(&mut crd, &C, &refs, Mode::Admission).unwrap();
+        afford(&mut crd, &refs);
+        let rules = rules_at(&crd);
+        assert_eq!(
+            rules[0],
+            "((has(self.repoKeys) && size(self.repoKeys) > 0) || (has(self.repoKeysRefs) && size(self.repoKeysRefs) > 0) || has(self.repoKeysSelector)) || (has(self.anyLocal) && self.anyLocal)"
+        );
+        assert!(
+            rules[1].starts_with("has(self.repoKeysRefs) || has(self.repoKeysSelector) || ("),
+            "{}",
+            rules[1]
+        );
+        assert!(rules[2].contains("has(self.proxyRef) || has(self.proxySelector)"));
+        let mut strict = base.clone();
+        apply_as(&mut strict, &C, &refs, Mode::BeforeWrite).unwrap();
+        assert!(rules_at(&strict).iter().all(|r| !r.contains("Ref")));
+    }
+
+    /// A rule over an immutable field (`oldSelf`) holds whatever fills the field: never
+    /// skipped for a reference.
+    #[test]
+    fn transition_rules_are_not_skipped_for_references() {
+        let mut s = json!({"type": "object", "properties": {"repoKey": {"type": "string"}},
+            "x-kubernetes-validations": [{"rule": "!has(oldSelf.repoKey) || (has(self.repoKey) && self.repoKey == oldSelf.repoKey)", "message": "immutable"}]});
+        let before = s.clone();
+        afford(&mut s, &[reference("repoKey", false)]);
+        assert_eq!(s, before);
+    }
+
+    /// Upstream's int64 limits are not written as bounds: as JSON floats (2^63) the API
+    /// server refuses every value checked against them.
+    #[test]
+    fn int64_limits_are_no_bounds() {
+        let mut s = json!({"type": "object", "properties": {
+            "priority": {"type": "integer"}, "ratio": {"type": "number"}}});
+        static C: KindChecks = KindChecks {
+            kind: "Test",
+            fields: &[
+                (
+                    "priority",
+                    &[Check::Range(Some(0.0), Some(9_223_372_036_854_775_807.0))],
+                ),
+                ("ratio", &[Check::Range(None, Some(1e19))]),
+            ],
+            rules: &[],
+            late_init_safe: &[],
+        };
+        apply(&mut s, &C).unwrap();
+        assert_eq!(s["properties"]["priority"]["minimum"], 0);
+        assert!(s["properties"]["priority"].get("maximum").is_none());
+        assert_eq!(s["properties"]["ratio"]["maximum"], 1e19);
+    }
+
+    /// A rule reading a member that may be absent must test it with `has()` first.
+    #[test]
+    fn unguarded_reads_are_found() {
+        let s = json!({"type": "object", "properties": {
+            "criteria": {"type": "array", "items": {"type": "object", "properties": {
+                "anyLocal": {"type": "boolean"},
+                "anyRemote": {"type": "boolean", "default": false},
+                "repoKeys": {"type": "array", "items": {"type": "string"}}},
+                "x-kubernetes-validations": [{"rule": "self.anyLocal || self.anyRemote || (has(self.repoKeys) && size(self.repoKeys) > 0)"}]}}}});
+        assert_eq!(
+            unguarded(&s),
+            vec![("criteria".to_string(), "anyLocal".to_string())]
+        );
     }
 }

@@ -684,26 +684,61 @@ impl CrdSchemas {
     }
 
     /// Each case `(kind, valid, invalid, message)` of a provider's upstream validators: the
-    /// valid `forProvider` is admitted, the invalid one refused with an error containing
-    /// `message` (so a rule that never fires, or fires on valid input, fails).
+    /// valid `forProvider` is admitted and passes the check before a write, the invalid one
+    /// is refused with an error containing `message`, at admission or (for a rule the API
+    /// server could not afford, [`crate::checks::afford`]) before any write (so a rule that
+    /// never fires, or fires on valid input, fails).
     pub fn refuse_cases(
         &self,
         kinds: &[Arc<crate::FamilyKind>],
         cases: &[(&str, Value, Value, &str)],
     ) {
         for (kind, valid, invalid, message) in cases {
-            let d = &kinds
+            let k = kinds
                 .iter()
                 .find(|k| k.resolved().decl.kind == *kind)
-                .unwrap_or_else(|| panic!("no Kind {kind}"))
-                .resolved()
-                .decl;
+                .unwrap_or_else(|| panic!("no Kind {kind}"));
+            let d = &k.resolved().decl;
             let ok = self.admission_errors(d, valid.clone());
             assert!(ok.is_empty(), "{kind}: the valid case is refused: {ok:?}");
-            let refused = self.admission_errors(d, invalid.clone());
+            let before_write = k.check_before_write(valid);
+            assert!(
+                before_write.is_ok(),
+                "{kind}: the valid case is refused before the write: {before_write:?}"
+            );
+            let mut refused = self.admission_errors(d, invalid.clone());
+            refused.extend(k.check_before_write(invalid).err());
             assert!(
                 refused.iter().any(|e| e.contains(message)),
                 "{kind}: {invalid} should be refused with {message:?}, got {refused:?}"
+            );
+        }
+    }
+
+    /// Each case `(kind, by_reference, resolved, message)`: a `forProvider` that gives a
+    /// field through its reference (`<field>Ref(s)` / `<field>Selector`) is admitted, since
+    /// the reference resolves after admission; once resolved (`resolved`: the reference and
+    /// the value it filled in) the rule applies before any write and refuses it with an error
+    /// containing `message`.
+    pub fn reference_cases(
+        &self,
+        kinds: &[Arc<crate::FamilyKind>],
+        cases: &[(&str, Value, Value, &str)],
+    ) {
+        for (kind, by_reference, resolved, message) in cases {
+            let k = kinds
+                .iter()
+                .find(|k| k.resolved().decl.kind == *kind)
+                .unwrap_or_else(|| panic!("no Kind {kind}"));
+            let admitted = self.admission_errors(&k.resolved().decl, by_reference.clone());
+            assert!(
+                admitted.is_empty(),
+                "{kind}: {by_reference} is refused at admission: {admitted:?}"
+            );
+            let refused = k.check_before_write(resolved);
+            assert!(
+                refused.as_ref().is_err_and(|e| e.contains(message)),
+                "{kind}: {resolved} should be refused before the write with {message:?}, got {refused:?}"
             );
         }
     }

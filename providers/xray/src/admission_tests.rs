@@ -62,10 +62,11 @@ fn invalid_manifests_of_curation_policies_and_conditions_are_refused() {
                 with(&policy, json!({"conditionId": "cve-check"})),
                 "forProvider.conditionId",
             ),
-            // scopeRequirementsValidator: specific_repos needs repositories (a reference counts).
+            // scopeRequirementsValidator: specific_repos needs repositories (a reference counts:
+            // `rules_over_referenced_fields_hold_once_resolved`).
             (
                 "CurationPolicy",
-                with(&policy, json!({"scope": "specific_repos", "repoIncludeRefs": [{"name": "libs"}]})),
+                with(&policy, json!({"scope": "specific_repos", "repoInclude": ["libs"]})),
                 with(&policy, json!({"scope": "specific_repos"})),
                 "repoInclude (or repoIncludeRefs / repoIncludeSelector) must name at least one repository",
             ),
@@ -316,4 +317,53 @@ fn rules_admit_a_partial_init_provider() {
             assert!(errs.is_empty(), "{}: {errs:?}", d.kind);
         }
     }
+}
+
+/// A manifest that gives a field through its reference is admitted (the reference resolves
+/// after admission), and once resolved the rule holds before the first write: one case per
+/// rule family that reads a field a reference fills.
+#[test]
+fn rules_over_referenced_fields_hold_once_resolved() {
+    let crds = CrdSchemas::new("xray", &crate::kinds());
+    let policy =
+        json!({"name": "p", "conditionId": "1", "scope": "all_repos", "policyAction": "block"});
+    crds.reference_cases(
+        &crate::family_kinds(),
+        &[
+            // scopeRequirementsValidator: repositories only with specific_repos; by reference
+            // the rule tests the reference itself, and after resolution the value.
+            (
+                "CurationPolicy",
+                with(
+                    &policy,
+                    json!({"scope": "specific_repos", "repoIncludeRefs": [{"name": "libs"}]}),
+                ),
+                with(
+                    &policy,
+                    json!({"scope": "specific_repos", "repoIncludeSelector": {"matchLabels": {"team": "a"}}, "repoInclude": []}),
+                ),
+                "repoInclude (or repoIncludeRefs / repoIncludeSelector) must name at least one repository",
+            ),
+            // violations_report filters: watch names (a reference counts as naming them) or
+            // patterns, not both.
+            (
+                "ViolationsReport",
+                report(json!({"type": "security", "watchNamesRefs": [{"name": "w"}]})),
+                report(
+                    json!({"type": "security", "watchNamesRefs": [{"name": "w"}], "watchNames": ["w"], "watchPatterns": ["w*"]}),
+                ),
+                "set at most one of watchNames or watchPatterns",
+            ),
+        ],
+    );
+    // ... and the conflict is seen at admission too, the reference counting as the value.
+    crds.refuse_cases(
+        &crate::family_kinds(),
+        &[(
+            "ViolationsReport",
+            report(json!({"type": "security", "watchNamesRefs": [{"name": "w"}]})),
+            report(json!({"type": "security", "watchNamesRefs": [{"name": "w"}], "watchPatterns": ["w*"]})),
+            "set at most one of watchNames or watchPatterns",
+        )],
+    );
 }

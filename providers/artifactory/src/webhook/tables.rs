@@ -83,7 +83,7 @@ pub const REPO_CRITERIA_FIELDS: &[Field] = &[
 
 /// The rules of the repo criteria.
 pub const REPO_CRITERIA_RULES: &[Rule] = &[
-    Rule { cel: "self.anyLocal || self.anyRemote || self.anyFederated || size(self.repoKeys) > 0", message: "criteria: repoKeys must not be empty when anyLocal, anyRemote and anyFederated are all false" },
+    Rule { cel: "(has(self.anyLocal) && self.anyLocal) || (has(self.anyRemote) && self.anyRemote) || (has(self.anyFederated) && self.anyFederated) || (has(self.repoKeys) && size(self.repoKeys) > 0)", message: "criteria: repoKeys must not be empty when anyLocal, anyRemote and anyFederated are all false" },
 ];
 
 /// The `criteria` block of the repo domains.
@@ -99,8 +99,8 @@ pub const BUILD_CRITERIA_FIELDS: &[Field] = &[
 
 /// The rules of the build criteria.
 pub const BUILD_CRITERIA_RULES: &[Rule] = &[
-    Rule { cel: "self.anyBuild || (has(self.selectedBuilds) && size(self.selectedBuilds) > 0) || (has(self.includePatterns) && size(self.includePatterns) > 0)", message: "criteria: when anyBuild is false, selectedBuilds or includePatterns must not be empty" },
-    Rule { cel: "!self.anyBuild || ((!has(self.includePatterns) || size(self.includePatterns) == 0) && (!has(self.excludePatterns) || size(self.excludePatterns) == 0))", message: "criteria: includePatterns and excludePatterns can only be set when anyBuild is false" },
+    Rule { cel: "(has(self.anyBuild) && self.anyBuild) || (has(self.selectedBuilds) && size(self.selectedBuilds) > 0) || (has(self.includePatterns) && size(self.includePatterns) > 0)", message: "criteria: when anyBuild is false, selectedBuilds or includePatterns must not be empty" },
+    Rule { cel: "!(has(self.anyBuild) && self.anyBuild) || ((!has(self.includePatterns) || size(self.includePatterns) == 0) && (!has(self.excludePatterns) || size(self.excludePatterns) == 0))", message: "criteria: includePatterns and excludePatterns can only be set when anyBuild is false" },
 ];
 
 /// The `criteria` block of the build domains.
@@ -116,8 +116,8 @@ pub const RELEASE_BUNDLE_CRITERIA_FIELDS: &[Field] = &[
 
 /// The rules of the rb criteria.
 pub const RELEASE_BUNDLE_CRITERIA_RULES: &[Rule] = &[
-    Rule { cel: "self.anyReleaseBundle || (has(self.registeredReleaseBundleNames) && size(self.registeredReleaseBundleNames) > 0) || (has(self.includePatterns) && size(self.includePatterns) > 0)", message: "criteria: when anyReleaseBundle is false, registeredReleaseBundleNames or includePatterns must not be empty" },
-    Rule { cel: "!self.anyReleaseBundle || ((!has(self.includePatterns) || size(self.includePatterns) == 0) && (!has(self.excludePatterns) || size(self.excludePatterns) == 0))", message: "criteria: includePatterns and excludePatterns can only be set when anyReleaseBundle is false" },
+    Rule { cel: "(has(self.anyReleaseBundle) && self.anyReleaseBundle) || (has(self.registeredReleaseBundleNames) && size(self.registeredReleaseBundleNames) > 0) || (has(self.includePatterns) && size(self.includePatterns) > 0)", message: "criteria: when anyReleaseBundle is false, registeredReleaseBundleNames or includePatterns must not be empty" },
+    Rule { cel: "!(has(self.anyReleaseBundle) && self.anyReleaseBundle) || ((!has(self.includePatterns) || size(self.includePatterns) == 0) && (!has(self.excludePatterns) || size(self.excludePatterns) == 0))", message: "criteria: includePatterns and excludePatterns can only be set when anyReleaseBundle is false" },
 ];
 
 /// The `criteria` block of the rb domains.
@@ -133,7 +133,7 @@ pub const RELEASE_BUNDLE_V2_CRITERIA_FIELDS: &[Field] = &[
 
 /// The rules of the rbv2 criteria.
 pub const RELEASE_BUNDLE_V2_CRITERIA_RULES: &[Rule] = &[
-    Rule { cel: "self.anyReleaseBundle || (has(self.selectedReleaseBundles) && size(self.selectedReleaseBundles) > 0)", message: "criteria: selectedReleaseBundles must not be empty when anyReleaseBundle is false" },
+    Rule { cel: "(has(self.anyReleaseBundle) && self.anyReleaseBundle) || (has(self.selectedReleaseBundles) && size(self.selectedReleaseBundles) > 0)", message: "criteria: selectedReleaseBundles must not be empty when anyReleaseBundle is false" },
 ];
 
 /// The `criteria` block of the rbv2 domains.
