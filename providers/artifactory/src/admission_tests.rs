@@ -191,3 +191,87 @@ async fn a_rule_left_out_of_the_crd_refuses_before_any_request() {
         .await
         .expect("the valid twin passes");
 }
+
+/// Identifiers taken from the external name (which no CRD rule can read) are checked by the
+/// provider before any JFrog request, with upstream's rule.
+#[tokio::test]
+async fn invalid_manifests_with_invalid_identifiers_are_refused_before_any_request() {
+    let crds = CrdSchemas::new("artifactory", &crate::kinds());
+    crds.refuse_identifiers(
+        &crate::family_kinds(),
+        &[
+            (
+                "GlobalEnvironment",
+                "peer3-env",
+                "peer3_env",
+                "letters, digits and '-' only",
+            ),
+            ("User", "peer3.upper", "Peer3.Upper", "lowercase letters"),
+            ("ManagedUser", "ci-bot@corp", "CI Bot", "lowercase letters"),
+            ("Group", "readers", &"g".repeat(65), "1 to 64 characters"),
+            (
+                "PackageCleanupPolicy",
+                "npm-30d",
+                "ab",
+                "at least 3 characters",
+            ),
+            (
+                "ArchivePolicy",
+                "archive_old",
+                "archive old",
+                "letters, digits, '_' and '-' only",
+            ),
+        ],
+    )
+    .await;
+}
+
+/// A custom webhook's secret names are the keys of the Secret its handler names, which no
+/// CRD rule can read: checked once the provider has read the Secret, before any JFrog
+/// request, naming the handler and the key (never a value).
+#[tokio::test]
+async fn invalid_secret_names_of_custom_webhooks_are_refused_before_any_request() {
+    use provider_runtime::managed::external::ExternalClient;
+    use secrecy::SecretString;
+    let kinds = crate::family_kinds();
+    let kind = kinds
+        .iter()
+        .find(|k| k.resolved().decl.kind == "ArtifactCustomWebhook")
+        .expect("ArtifactCustomWebhook");
+    let jfrog = jfrog_client::JfrogClient::builder("http://127.0.0.1:1")
+        .build()
+        .expect("client");
+    let client =
+        provider_family::FamilyClient::new(jfrog, kind.resolved().clone()).with_rules_of(kind);
+    let params = json!({"eventTypes": ["deployed"],
+    "criteria": [{"anyLocal": true, "anyRemote": false, "anyFederated": false, "repoKeys": []}],
+    "handler": [
+        {"url": "https://a.example.com/in", "payload": "{}"},
+        {"url": "https://b.example.com/in", "payload": "{}", "secretsSecretRef": {"name": "hook-secrets"}},
+    ]});
+    let mut mr = provider_family::adapter::managed("hook", "hook", params);
+    for key in ["token", "_second"] {
+        mr.secrets.insert(
+            format!("handler.1.secretsSecretRef.{key}"),
+            SecretString::from("s3cr3t-value"),
+        );
+    }
+    kind.check_secret_keys(mr.secrets.keys().map(String::as_str))
+        .expect("valid secret names pass");
+    mr.secrets.insert(
+        "handler.1.secretsSecretRef.2nd_secret".into(),
+        SecretString::from("s3cr3t-value"),
+    );
+    let err = client
+        .check_write(&mr, true)
+        .await
+        .expect_err("refused before the write")
+        .to_string();
+    assert!(
+        err.contains("spec.forProvider.handler[1].secretsSecretRef")
+            && err.contains("\"2nd_secret\"")
+            && err.contains("starts with a letter or '_'")
+            && !err.contains("s3cr3t"),
+        "{err}"
+    );
+}

@@ -14,6 +14,8 @@ pub static CHECKS: &[KindChecks] = &[
         rules: &[
         ],
         late_init_safe: &[],
+        key: &[],
+        secret_keys: &[],
     },
     KindChecks {
         kind: "ArchivePolicy",
@@ -39,6 +41,8 @@ pub static CHECKS: &[KindChecks] = &[
             ("searchCriteria", RuleCheck::Cel("!has(self.excludedProperties) || (size(self.excludedProperties) == 1 && self.excludedProperties.all(k, size(self.excludedProperties[k]) == 1))", "searchCriteria.excludedProperties must have exactly one key with exactly one value")),
         ],
         late_init_safe: &[],
+        key: &[Check::Length(Some(3), None), Check::Format("^[a-zA-Z0-9_\\-]+$", "a policy key has letters, digits, '_' and '-' only")],
+        secret_keys: &[],
     },
     KindChecks {
         kind: "Artifact",
@@ -52,6 +56,8 @@ pub static CHECKS: &[KindChecks] = &[
             ("", RuleCheck::ExactlyOneOf(&["filePath", "contentBase64"])),
         ],
         late_init_safe: &[],
+        key: &[],
+        secret_keys: &[],
     },
     KindChecks {
         kind: "ArtifactCustomWebhook",
@@ -68,6 +74,8 @@ pub static CHECKS: &[KindChecks] = &[
             ("handler", RuleCheck::Cel("!has(self.proxy) || !self.proxy.matches('^http.+')", "handler.proxy must be the key of an Artifactory proxy, not a URL (must not start with 'http')")),
         ],
         late_init_safe: &[],
+        key: &[],
+        secret_keys: &[("handler.secretsSecretRef", &[Check::Format("^[a-zA-Z_][a-zA-Z0-9_]*$", "a secret name starts with a letter or '_' and has letters, digits and '_' only")])],
     },
     KindChecks {
         kind: "ArtifactLifecycleCustomWebhook",
@@ -83,6 +91,8 @@ pub static CHECKS: &[KindChecks] = &[
             ("handler", RuleCheck::Cel("!has(self.proxy) || !self.proxy.matches('^http.+')", "handler.proxy must be the key of an Artifactory proxy, not a URL (must not start with 'http')")),
         ],
         late_init_safe: &[],
+        key: &[],
+        secret_keys: &[("handler.secretsSecretRef", &[Check::Format("^[a-zA-Z_][a-zA-Z0-9_]*$", "a secret name starts with a letter or '_' and has letters, digits and '_' only")])],
     },
     KindChecks {
         kind: "ArtifactLifecycleWebhook",
@@ -97,6 +107,8 @@ pub static CHECKS: &[KindChecks] = &[
             ("handler", RuleCheck::Cel("!has(self.proxy) || !self.proxy.matches('^http.+')", "handler.proxy must be the key of an Artifactory proxy, not a URL (must not start with 'http')")),
         ],
         late_init_safe: &[],
+        key: &[],
+        secret_keys: &[],
     },
     KindChecks {
         kind: "ArtifactPropertyCustomWebhook",
@@ -113,6 +125,8 @@ pub static CHECKS: &[KindChecks] = &[
             ("handler", RuleCheck::Cel("!has(self.proxy) || !self.proxy.matches('^http.+')", "handler.proxy must be the key of an Artifactory proxy, not a URL (must not start with 'http')")),
         ],
         late_init_safe: &[],
+        key: &[],
+        secret_keys: &[("handler.secretsSecretRef", &[Check::Format("^[a-zA-Z_][a-zA-Z0-9_]*$", "a secret name starts with a letter or '_' and has letters, digits and '_' only")])],
     },
     KindChecks {
         kind: "ArtifactPropertyWebhook",
@@ -128,6 +142,8 @@ pub static CHECKS: &[KindChecks] = &[
             ("handler", RuleCheck::Cel("!has(self.proxy) || !self.proxy.matches('^http.+')", "handler.proxy must be the key of an Artifactory proxy, not a URL (must not start with 'http')")),
         ],
         late_init_safe: &[],
+        key: &[],
+        secret_keys: &[],
     },
     KindChecks {
         kind: "ArtifactWebhook",
@@ -143,6 +159,8 @@ pub static CHECKS: &[KindChecks] = &[
             ("handler", RuleCheck::Cel("!has(self.proxy) || !self.proxy.matches('^http.+')", "handler.proxy must be the key of an Artifactory proxy, not a URL (must not start with 'http')")),
         ],
         late_init_safe: &[],
+        key: &[],
+        secret_keys: &[],
     },
     KindChecks {
         kind: "ArtifactoryReleaseBundleCustomWebhook",
@@ -159,6 +177,8 @@ pub static CHECKS: &[KindChecks] = &[
             ("handler", RuleCheck::Cel("!has(self.proxy) || !self.proxy.matches('^http.+')", "handler.proxy must be the key of an Artifactory proxy, not a URL (must not start with 'http')")),
         ],
         late_init_safe: &[],
+        key: &[],
+        secret_keys: &[("handler.secretsSecretRef", &[Check::Format("^[a-zA-Z_][a-zA-Z0-9_]*$", "a secret name starts with a letter or '_' and has letters, digits and '_' only")])],
     },
     KindChecks {
         kind: "ArtifactoryReleaseBundleWebhook",
@@ -174,6 +194,8 @@ pub static CHECKS: &[KindChecks] = &[
             ("handler", RuleCheck::Cel("!has(self.proxy) || !self.proxy.matches('^http.+')", "handler.proxy must be the key of an Artifactory proxy, not a URL (must not start with 'http')")),
         ],
         late_init_safe: &[],
+        key: &[],
+        secret_keys: &[],
     },
     KindChecks {
         kind: "Backup",
@@ -185,6 +207,8 @@ pub static CHECKS: &[KindChecks] = &[
         rules: &[
         ],
         late_init_safe: &[],
+        key: &[Check::Length(Some(1), None)],
+        secret_keys: &[],
     },
     KindChecks {
         kind: "BuildCustomWebhook",
@@ -201,6 +225,8 @@ pub static CHECKS: &[KindChecks] = &[
             ("handler", RuleCheck::Cel("!has(self.proxy) || !self.proxy.matches('^http.+')", "handler.proxy must be the key of an Artifactory proxy, not a URL (must not start with 'http')")),
         ],
         late_init_safe: &[],
+        key: &[],
+        secret_keys: &[("handler.secretsSecretRef", &[Check::Format("^[a-zA-Z_][a-zA-Z0-9_]*$", "a secret name starts with a letter or '_' and has letters, digits and '_' only")])],
     },
     KindChecks {
         kind: "BuildWebhook",
@@ -216,6 +242,18 @@ pub static CHECKS: &[KindChecks] = &[
             ("handler", RuleCheck::Cel("!has(self.proxy) || !self.proxy.matches('^http.+')", "handler.proxy must be the key of an Artifactory proxy, not a URL (must not start with 'http')")),
         ],
         late_init_safe: &[],
+        key: &[],
+        secret_keys: &[],
+    },
+    KindChecks {
+        kind: "Certificate",
+        fields: &[
+        ],
+        rules: &[
+        ],
+        late_init_safe: &[],
+        key: &[Check::Length(Some(1), None)],
+        secret_keys: &[],
     },
     KindChecks {
         kind: "DestinationCustomWebhook",
@@ -232,6 +270,8 @@ pub static CHECKS: &[KindChecks] = &[
             ("handler", RuleCheck::Cel("!has(self.proxy) || !self.proxy.matches('^http.+')", "handler.proxy must be the key of an Artifactory proxy, not a URL (must not start with 'http')")),
         ],
         late_init_safe: &[],
+        key: &[],
+        secret_keys: &[("handler.secretsSecretRef", &[Check::Format("^[a-zA-Z_][a-zA-Z0-9_]*$", "a secret name starts with a letter or '_' and has letters, digits and '_' only")])],
     },
     KindChecks {
         kind: "DestinationWebhook",
@@ -247,6 +287,8 @@ pub static CHECKS: &[KindChecks] = &[
             ("handler", RuleCheck::Cel("!has(self.proxy) || !self.proxy.matches('^http.+')", "handler.proxy must be the key of an Artifactory proxy, not a URL (must not start with 'http')")),
         ],
         late_init_safe: &[],
+        key: &[],
+        secret_keys: &[],
     },
     KindChecks {
         kind: "DistributionCustomWebhook",
@@ -263,6 +305,8 @@ pub static CHECKS: &[KindChecks] = &[
             ("handler", RuleCheck::Cel("!has(self.proxy) || !self.proxy.matches('^http.+')", "handler.proxy must be the key of an Artifactory proxy, not a URL (must not start with 'http')")),
         ],
         late_init_safe: &[],
+        key: &[],
+        secret_keys: &[("handler.secretsSecretRef", &[Check::Format("^[a-zA-Z_][a-zA-Z0-9_]*$", "a secret name starts with a letter or '_' and has letters, digits and '_' only")])],
     },
     KindChecks {
         kind: "DistributionPublicKey",
@@ -272,6 +316,8 @@ pub static CHECKS: &[KindChecks] = &[
         rules: &[
         ],
         late_init_safe: &[],
+        key: &[Check::Length(Some(1), None)],
+        secret_keys: &[],
     },
     KindChecks {
         kind: "DistributionWebhook",
@@ -287,6 +333,8 @@ pub static CHECKS: &[KindChecks] = &[
             ("handler", RuleCheck::Cel("!has(self.proxy) || !self.proxy.matches('^http.+')", "handler.proxy must be the key of an Artifactory proxy, not a URL (must not start with 'http')")),
         ],
         late_init_safe: &[],
+        key: &[],
+        secret_keys: &[],
     },
     KindChecks {
         kind: "DockerCustomWebhook",
@@ -303,6 +351,8 @@ pub static CHECKS: &[KindChecks] = &[
             ("handler", RuleCheck::Cel("!has(self.proxy) || !self.proxy.matches('^http.+')", "handler.proxy must be the key of an Artifactory proxy, not a URL (must not start with 'http')")),
         ],
         late_init_safe: &[],
+        key: &[],
+        secret_keys: &[("handler.secretsSecretRef", &[Check::Format("^[a-zA-Z_][a-zA-Z0-9_]*$", "a secret name starts with a letter or '_' and has letters, digits and '_' only")])],
     },
     KindChecks {
         kind: "DockerWebhook",
@@ -318,6 +368,8 @@ pub static CHECKS: &[KindChecks] = &[
             ("handler", RuleCheck::Cel("!has(self.proxy) || !self.proxy.matches('^http.+')", "handler.proxy must be the key of an Artifactory proxy, not a URL (must not start with 'http')")),
         ],
         late_init_safe: &[],
+        key: &[],
+        secret_keys: &[],
     },
     KindChecks {
         kind: "Federated*Repository",
@@ -327,6 +379,8 @@ pub static CHECKS: &[KindChecks] = &[
             ("", RuleCheck::Cel("!(has(self.disableProxy) && self.disableProxy && has(self.proxy) && size(self.proxy) > 0)", "proxy cannot be set when disableProxy is true")),
         ],
         late_init_safe: &[],
+        key: &[],
+        secret_keys: &[],
     },
     KindChecks {
         kind: "FederatedDebianRepository",
@@ -337,6 +391,8 @@ pub static CHECKS: &[KindChecks] = &[
         rules: &[
         ],
         late_init_safe: &[],
+        key: &[],
+        secret_keys: &[],
     },
     KindChecks {
         kind: "FederatedRpmRepository",
@@ -347,6 +403,8 @@ pub static CHECKS: &[KindChecks] = &[
         rules: &[
         ],
         late_init_safe: &[],
+        key: &[],
+        secret_keys: &[],
     },
     KindChecks {
         kind: "GeneralSecurity",
@@ -356,6 +414,28 @@ pub static CHECKS: &[KindChecks] = &[
         rules: &[
         ],
         late_init_safe: &[],
+        key: &[],
+        secret_keys: &[],
+    },
+    KindChecks {
+        kind: "GlobalEnvironment",
+        fields: &[
+        ],
+        rules: &[
+        ],
+        late_init_safe: &[],
+        key: &[Check::Length(Some(1), Some(32)), Check::Format("^[a-zA-Z][a-zA-Z0-9\\-]*$", "an environment name starts with a letter and has letters, digits and '-' only")],
+        secret_keys: &[],
+    },
+    KindChecks {
+        kind: "Group",
+        fields: &[
+        ],
+        rules: &[
+        ],
+        late_init_safe: &[],
+        key: &[Check::Length(Some(1), Some(64))],
+        secret_keys: &[],
     },
     KindChecks {
         kind: "ItemProperties",
@@ -369,6 +449,8 @@ pub static CHECKS: &[KindChecks] = &[
             ("", RuleCheck::Cel("!has(self.properties) || self.properties.all(k, size(self.properties[k]) >= 1 && self.properties[k].all(v, size(v) >= 1 && size(v) <= 2400))", "each property needs at least one value, each value 1-2400 characters")),
         ],
         late_init_safe: &[],
+        key: &[],
+        secret_keys: &[],
     },
     KindChecks {
         kind: "Keypair",
@@ -379,6 +461,8 @@ pub static CHECKS: &[KindChecks] = &[
         rules: &[
         ],
         late_init_safe: &[],
+        key: &[Check::Length(Some(1), None)],
+        secret_keys: &[],
     },
     KindChecks {
         kind: "LdapGroupSetting",
@@ -393,6 +477,8 @@ pub static CHECKS: &[KindChecks] = &[
         rules: &[
         ],
         late_init_safe: &[],
+        key: &[Check::Length(Some(1), None)],
+        secret_keys: &[],
     },
     KindChecks {
         kind: "LdapGroupSettingV2",
@@ -409,6 +495,8 @@ pub static CHECKS: &[KindChecks] = &[
             ("", RuleCheck::Cel("!(has(self.strategy) && self.strategy.upperAscii() == 'HIERARCHICAL' && has(self.subTree) && self.subTree)", "subTree can be true only with the STATIC or DYNAMIC strategy")),
         ],
         late_init_safe: &[],
+        key: &[Check::Length(Some(1), None)],
+        secret_keys: &[],
     },
     KindChecks {
         kind: "LdapSetting",
@@ -420,6 +508,8 @@ pub static CHECKS: &[KindChecks] = &[
         rules: &[
         ],
         late_init_safe: &[],
+        key: &[Check::Length(Some(1), None)],
+        secret_keys: &[],
     },
     KindChecks {
         kind: "LdapSettingV2",
@@ -436,6 +526,8 @@ pub static CHECKS: &[KindChecks] = &[
             ("", RuleCheck::RequiredWith("managerPasswordSecretRef", &["searchFilter", "searchBase", "searchSubTree", "managerDn"])),
         ],
         late_init_safe: &[],
+        key: &[Check::Length(Some(1), None)],
+        secret_keys: &[],
     },
     KindChecks {
         kind: "LocalRepositoryMultiReplication",
@@ -453,6 +545,8 @@ pub static CHECKS: &[KindChecks] = &[
         rules: &[
         ],
         late_init_safe: &[],
+        key: &[],
+        secret_keys: &[],
     },
     KindChecks {
         kind: "LocalRepositorySingleReplication",
@@ -469,6 +563,8 @@ pub static CHECKS: &[KindChecks] = &[
         rules: &[
         ],
         late_init_safe: &[],
+        key: &[],
+        secret_keys: &[],
     },
     KindChecks {
         kind: "MailServer",
@@ -482,6 +578,18 @@ pub static CHECKS: &[KindChecks] = &[
         rules: &[
         ],
         late_init_safe: &[],
+        key: &[],
+        secret_keys: &[],
+    },
+    KindChecks {
+        kind: "ManagedUser",
+        fields: &[
+        ],
+        rules: &[
+        ],
+        late_init_safe: &[],
+        key: &[Check::Length(Some(1), None), Check::Format("^[a-z0-9.\\-_@+]+$", "a user name has lowercase letters, digits and . - _ @ + only")],
+        secret_keys: &[],
     },
     KindChecks {
         kind: "OauthSettings",
@@ -491,6 +599,8 @@ pub static CHECKS: &[KindChecks] = &[
         rules: &[
         ],
         late_init_safe: &[],
+        key: &[],
+        secret_keys: &[],
     },
     KindChecks {
         kind: "PackageCleanupPolicy",
@@ -518,6 +628,8 @@ pub static CHECKS: &[KindChecks] = &[
             ("", RuleCheck::Cel("!has(self.projectKey) || self.projectKey == '' || !has(self.searchCriteria) || !has(self.searchCriteria.includedProjects) || size(self.searchCriteria.includedProjects) == 0", "a project-level policy (projectKey set) must leave searchCriteria.includedProjects empty")),
         ],
         late_init_safe: &[],
+        key: &[Check::Length(Some(3), None), Check::Format("^[a-zA-Z0-9_\\-]+$", "a policy key has letters, digits, '_' and '-' only")],
+        secret_keys: &[],
     },
     KindChecks {
         kind: "PasswordExpirationPolicy",
@@ -527,6 +639,8 @@ pub static CHECKS: &[KindChecks] = &[
         rules: &[
         ],
         late_init_safe: &[],
+        key: &[],
+        secret_keys: &[],
     },
     KindChecks {
         kind: "PermissionTarget",
@@ -541,6 +655,8 @@ pub static CHECKS: &[KindChecks] = &[
         rules: &[
         ],
         late_init_safe: &[],
+        key: &[],
+        secret_keys: &[],
     },
     KindChecks {
         kind: "PropertySet",
@@ -554,6 +670,8 @@ pub static CHECKS: &[KindChecks] = &[
             ("property", RuleCheck::Cel("!((has(self.closedPredefinedValues) && self.closedPredefinedValues) || (has(self.multipleChoice) && self.multipleChoice)) || (has(self.predefinedValue) && size(self.predefinedValue) > 0)", "property: predefinedValue must not be empty when closedPredefinedValues or multipleChoice is true")),
         ],
         late_init_safe: &[],
+        key: &[Check::Length(Some(1), None)],
+        secret_keys: &[],
     },
     KindChecks {
         kind: "Proxy",
@@ -569,6 +687,8 @@ pub static CHECKS: &[KindChecks] = &[
             ("", RuleCheck::Cel("!(has(self.platformDefault) && self.platformDefault) || !has(self.services) || size(self.services) == 0", "services cannot be set when platformDefault is true")),
         ],
         late_init_safe: &[],
+        key: &[Check::Length(Some(1), None)],
+        secret_keys: &[],
     },
     KindChecks {
         kind: "PullReplication",
@@ -585,6 +705,8 @@ pub static CHECKS: &[KindChecks] = &[
             ("", RuleCheck::RequiredWith("password", &["url", "username"])),
         ],
         late_init_safe: &[],
+        key: &[],
+        secret_keys: &[],
     },
     KindChecks {
         kind: "PushReplication",
@@ -597,6 +719,8 @@ pub static CHECKS: &[KindChecks] = &[
         rules: &[
         ],
         late_init_safe: &[],
+        key: &[],
+        secret_keys: &[],
     },
     KindChecks {
         kind: "ReleaseBundleCustomWebhook",
@@ -613,6 +737,8 @@ pub static CHECKS: &[KindChecks] = &[
             ("handler", RuleCheck::Cel("!has(self.proxy) || !self.proxy.matches('^http.+')", "handler.proxy must be the key of an Artifactory proxy, not a URL (must not start with 'http')")),
         ],
         late_init_safe: &[],
+        key: &[],
+        secret_keys: &[("handler.secretsSecretRef", &[Check::Format("^[a-zA-Z_][a-zA-Z0-9_]*$", "a secret name starts with a letter or '_' and has letters, digits and '_' only")])],
     },
     KindChecks {
         kind: "ReleaseBundleV2",
@@ -638,6 +764,8 @@ pub static CHECKS: &[KindChecks] = &[
             ("", RuleCheck::Cel("!has(self.sourceType) || !has(self.source) || (self.sourceType == 'aql' ? has(self.source.aql) : self.sourceType == 'artifacts' ? has(self.source.artifacts) : self.sourceType == 'builds' ? has(self.source.builds) : self.sourceType == 'release_bundles' ? has(self.source.releaseBundles) : true)", "source must contain the member named by sourceType (aql, artifacts, builds or releaseBundles)")),
         ],
         late_init_safe: &[],
+        key: &[],
+        secret_keys: &[],
     },
     KindChecks {
         kind: "ReleaseBundleV2CleanupPolicy",
@@ -648,6 +776,8 @@ pub static CHECKS: &[KindChecks] = &[
         rules: &[
         ],
         late_init_safe: &[],
+        key: &[Check::Length(Some(3), None), Check::Format("^[a-zA-Z0-9_\\-]+$", "a policy key has letters, digits, '_' and '-' only")],
+        secret_keys: &[],
     },
     KindChecks {
         kind: "ReleaseBundleV2CustomWebhook",
@@ -664,6 +794,8 @@ pub static CHECKS: &[KindChecks] = &[
             ("handler", RuleCheck::Cel("!has(self.proxy) || !self.proxy.matches('^http.+')", "handler.proxy must be the key of an Artifactory proxy, not a URL (must not start with 'http')")),
         ],
         late_init_safe: &[],
+        key: &[],
+        secret_keys: &[("handler.secretsSecretRef", &[Check::Format("^[a-zA-Z_][a-zA-Z0-9_]*$", "a secret name starts with a letter or '_' and has letters, digits and '_' only")])],
     },
     KindChecks {
         kind: "ReleaseBundleV2Promotion",
@@ -677,6 +809,8 @@ pub static CHECKS: &[KindChecks] = &[
         rules: &[
         ],
         late_init_safe: &[],
+        key: &[],
+        secret_keys: &[],
     },
     KindChecks {
         kind: "ReleaseBundleV2PromotionCustomWebhook",
@@ -693,6 +827,8 @@ pub static CHECKS: &[KindChecks] = &[
             ("handler", RuleCheck::Cel("!has(self.proxy) || !self.proxy.matches('^http.+')", "handler.proxy must be the key of an Artifactory proxy, not a URL (must not start with 'http')")),
         ],
         late_init_safe: &[],
+        key: &[],
+        secret_keys: &[("handler.secretsSecretRef", &[Check::Format("^[a-zA-Z_][a-zA-Z0-9_]*$", "a secret name starts with a letter or '_' and has letters, digits and '_' only")])],
     },
     KindChecks {
         kind: "ReleaseBundleV2PromotionWebhook",
@@ -708,6 +844,8 @@ pub static CHECKS: &[KindChecks] = &[
             ("handler", RuleCheck::Cel("!has(self.proxy) || !self.proxy.matches('^http.+')", "handler.proxy must be the key of an Artifactory proxy, not a URL (must not start with 'http')")),
         ],
         late_init_safe: &[],
+        key: &[],
+        secret_keys: &[],
     },
     KindChecks {
         kind: "ReleaseBundleV2Webhook",
@@ -723,6 +861,8 @@ pub static CHECKS: &[KindChecks] = &[
             ("handler", RuleCheck::Cel("!has(self.proxy) || !self.proxy.matches('^http.+')", "handler.proxy must be the key of an Artifactory proxy, not a URL (must not start with 'http')")),
         ],
         late_init_safe: &[],
+        key: &[],
+        secret_keys: &[],
     },
     KindChecks {
         kind: "ReleaseBundleWebhook",
@@ -738,6 +878,8 @@ pub static CHECKS: &[KindChecks] = &[
             ("handler", RuleCheck::Cel("!has(self.proxy) || !self.proxy.matches('^http.+')", "handler.proxy must be the key of an Artifactory proxy, not a URL (must not start with 'http')")),
         ],
         late_init_safe: &[],
+        key: &[],
+        secret_keys: &[],
     },
     KindChecks {
         kind: "Remote*Repository",
@@ -747,6 +889,8 @@ pub static CHECKS: &[KindChecks] = &[
             ("", RuleCheck::Cel("!(has(self.disableProxy) && self.disableProxy && has(self.proxy) && size(self.proxy) > 0)", "proxy cannot be set when disableProxy is true")),
         ],
         late_init_safe: &[],
+        key: &[],
+        secret_keys: &[],
     },
     KindChecks {
         kind: "RemoteRepositoryReplication",
@@ -759,6 +903,8 @@ pub static CHECKS: &[KindChecks] = &[
         rules: &[
         ],
         late_init_safe: &[],
+        key: &[],
+        secret_keys: &[],
     },
     KindChecks {
         kind: "RepositoryLayout",
@@ -772,6 +918,8 @@ pub static CHECKS: &[KindChecks] = &[
             ("", RuleCheck::Cel("!(has(self.distinctiveDescriptorPathPattern) && self.distinctiveDescriptorPathPattern) || (has(self.descriptorPathPattern) && size(self.descriptorPathPattern) > 0)", "descriptorPathPattern must be set (non-empty) when distinctiveDescriptorPathPattern is true")),
         ],
         late_init_safe: &[],
+        key: &[Check::Length(Some(1), None)],
+        secret_keys: &[],
     },
     KindChecks {
         kind: "ScopedToken",
@@ -787,6 +935,8 @@ pub static CHECKS: &[KindChecks] = &[
             ("", RuleCheck::Cel("!has(self.audiences) || size(self.audiences.join(' ')) <= 255", "audiences joined with spaces must not exceed 255 characters")),
         ],
         late_init_safe: &["scopes"],
+        key: &[],
+        secret_keys: &[],
     },
     KindChecks {
         kind: "TrashcanConfig",
@@ -796,6 +946,28 @@ pub static CHECKS: &[KindChecks] = &[
         rules: &[
         ],
         late_init_safe: &[],
+        key: &[],
+        secret_keys: &[],
+    },
+    KindChecks {
+        kind: "UnmanagedUser",
+        fields: &[
+        ],
+        rules: &[
+        ],
+        late_init_safe: &[],
+        key: &[Check::Length(Some(1), None), Check::Format("^[a-z0-9.\\-_@+]+$", "a user name has lowercase letters, digits and . - _ @ + only")],
+        secret_keys: &[],
+    },
+    KindChecks {
+        kind: "User",
+        fields: &[
+        ],
+        rules: &[
+        ],
+        late_init_safe: &[],
+        key: &[Check::Length(Some(1), None), Check::Format("^[a-z0-9.\\-_@+]+$", "a user name has lowercase letters, digits and . - _ @ + only")],
+        secret_keys: &[],
     },
     KindChecks {
         kind: "UserCustomWebhook",
@@ -811,6 +983,8 @@ pub static CHECKS: &[KindChecks] = &[
             ("handler", RuleCheck::Cel("!has(self.proxy) || !self.proxy.matches('^http.+')", "handler.proxy must be the key of an Artifactory proxy, not a URL (must not start with 'http')")),
         ],
         late_init_safe: &[],
+        key: &[],
+        secret_keys: &[("handler.secretsSecretRef", &[Check::Format("^[a-zA-Z_][a-zA-Z0-9_]*$", "a secret name starts with a letter or '_' and has letters, digits and '_' only")])],
     },
     KindChecks {
         kind: "UserLockPolicy",
@@ -820,6 +994,8 @@ pub static CHECKS: &[KindChecks] = &[
         rules: &[
         ],
         late_init_safe: &[],
+        key: &[],
+        secret_keys: &[],
     },
     KindChecks {
         kind: "UserWebhook",
@@ -834,6 +1010,8 @@ pub static CHECKS: &[KindChecks] = &[
             ("handler", RuleCheck::Cel("!has(self.proxy) || !self.proxy.matches('^http.+')", "handler.proxy must be the key of an Artifactory proxy, not a URL (must not start with 'http')")),
         ],
         late_init_safe: &[],
+        key: &[],
+        secret_keys: &[],
     },
     KindChecks {
         kind: "VaultConfiguration",
@@ -851,6 +1029,8 @@ pub static CHECKS: &[KindChecks] = &[
             ("config.auth", RuleCheck::RequiredWhen("has(self.type) && self.type == 'AppRole'", &["roleIdSecretRef", "secretIdSecretRef"])),
         ],
         late_init_safe: &[],
+        key: &[Check::Length(Some(1), None)],
+        secret_keys: &[],
     },
     KindChecks {
         kind: "VirtualAlpineRepository",
@@ -860,6 +1040,8 @@ pub static CHECKS: &[KindChecks] = &[
         rules: &[
         ],
         late_init_safe: &[],
+        key: &[],
+        secret_keys: &[],
     },
     KindChecks {
         kind: "VirtualDebianRepository",
@@ -870,6 +1052,8 @@ pub static CHECKS: &[KindChecks] = &[
         rules: &[
         ],
         late_init_safe: &[],
+        key: &[],
+        secret_keys: &[],
     },
     KindChecks {
         kind: "VirtualRpmRepository",
@@ -880,5 +1064,7 @@ pub static CHECKS: &[KindChecks] = &[
         rules: &[
         ],
         late_init_safe: &[],
+        key: &[],
+        secret_keys: &[],
     },
 ];

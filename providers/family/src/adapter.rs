@@ -280,6 +280,23 @@ impl FamilyKind {
     pub fn check_before_write(&self, params: &Value) -> Result<(), String> {
         self.strict.check(params)
     }
+
+    /// Whether the keys of the MR's whole-Secret references (`secrets`: the resolved Secret
+    /// entries by `<field path>.<key>`) pass upstream's checks on them
+    /// ([`checks::check_secret_keys`]).
+    pub fn check_secret_keys<'a>(
+        &self,
+        secrets: impl IntoIterator<Item = &'a str>,
+    ) -> Result<(), String> {
+        checks::check_secret_keys(&self.strict.checks, secrets)
+    }
+
+    /// Whether `key` may identify an object of this Kind: the family's rule and, when the
+    /// identifier is the external name, upstream's checks on it (which no CRD rule can read).
+    /// `Err` is the message the provider gives before any request.
+    pub fn check_identifier(&self, key: &str) -> Result<(), String> {
+        identifier_rules(&self.kind, Some(&self.strict), key)
+    }
 }
 
 /// Declare the Secret references inside the elements of object field `path` of type `ty`
@@ -652,6 +669,34 @@ impl Connector<FamilyKind> for FamilyConnector {
         c.claim_lapse = self.cache.settings.ttl().unwrap_or(Duration::from_secs(60)) * CLAIM_LAPSE;
         Ok(Box::new(c))
     }
+}
+
+/// The family's rule for `key` and, when it is the external name, the key checks of the
+/// Kind's upstream validators, as one message naming the Kind and the identifier.
+fn identifier_rules(
+    kind: &ResolvedKind,
+    strict: Option<&StrictSchema>,
+    key: &str,
+) -> Result<(), String> {
+    let external_name = kind.decl.id == Id::Name;
+    kind.decl
+        .hooks
+        .check_key(key)
+        .and_then(|()| match strict {
+            Some(s) if external_name => checks::check_key(&s.checks, key),
+            _ => Ok(()),
+        })
+        .map_err(|rule| {
+            let source = if external_name {
+                " (the crossplane.io/external-name annotation, else metadata.name)"
+            } else {
+                ""
+            };
+            format!(
+                "invalid {} identifier {key:?}{source}: {rule}",
+                kind.decl.kind
+            )
+        })
 }
 
 /// The external client of one MR.
@@ -1141,14 +1186,18 @@ impl FamilyClient {
         }
     }
 
-    /// The family's rule for the identifier, before any request.
+    /// Upstream's checks on the keys of the MR's whole-Secret references, before any write.
+    fn check_secret_keys(&self, mr: &Managed<FamilyKind>) -> Result<(), ExternalError> {
+        match &self.strict {
+            Some(s) => checks::check_secret_keys(&s.checks, mr.secrets.keys().map(String::as_str))
+                .map_err(ExternalError::msg),
+            None => Ok(()),
+        }
+    }
+
+    /// The family's rule for the identifier and upstream's checks on it, before any request.
     fn check_key(&self, key: &str) -> Result<(), ExternalError> {
-        self.kind.decl.hooks.check_key(key).map_err(|rule| {
-            ExternalError::msg(format!(
-                "invalid {} identifier {key:?}: {rule}",
-                self.kind.decl.kind
-            ))
-        })
+        identifier_rules(&self.kind, self.strict.as_deref(), key).map_err(ExternalError::msg)
     }
 
     /// The declared cross-field rules and the family's parameter rules, before any write.
@@ -1454,6 +1503,7 @@ impl ExternalClient<FamilyKind> for FamilyClient {
             }
             self.check_key(&key)?;
             self.check_params(&mr.create_parameters)?;
+            self.check_secret_keys(mr)?;
             self.check_against_platform(&key, &mr.create_parameters)
                 .await?;
             if self
@@ -1475,6 +1525,7 @@ impl ExternalClient<FamilyKind> for FamilyClient {
         }
         let key = self.key(mr, &mr.for_provider);
         self.check_params(&mr.for_provider)?;
+        self.check_secret_keys(mr)?;
         self.check_against_platform(&key, &mr.for_provider).await?;
         for f in self.kind.params().filter(|f| f.immutable) {
             if let (Some(d), Some(o)) = (

@@ -45,6 +45,14 @@ pub struct KindChecks {
     /// Late-initialised fields the rules may read all the same, because JFrog's values of
     /// them always satisfy the rules (the data says why).
     pub late_init_safe: &'static [&'static str],
+    /// Checks on the identifier when it is the external name (which no CRD rule can read):
+    /// patterns, formats and lengths, checked by the provider before any JFrog request.
+    pub key: &'static [Check],
+    /// Checks on the keys of a whole-Secret reference (a dotted path of CRD names, e.g.
+    /// `handler.secretsSecretRef`): the keys become names JFrog checks (a custom webhook's
+    /// secret names), and live in the Secret, which no CRD rule can read; checked by the
+    /// provider once it has read the Secret, before any write.
+    pub secret_keys: &'static [(&'static str, &'static [Check])],
 }
 
 /// A check on one field's value.
@@ -767,6 +775,85 @@ pub fn strict_schema(
     }}))
 }
 
+/// Whether the keys of the whole-Secret references among `secrets` (the resolved Secret
+/// entries of an MR, by `<path with list indices>.<key>`, e.g. `handler.0.secretsSecretRef.token`)
+/// pass the `secret_keys` checks of `checks`: `Err` names the field (with its list index)
+/// and the key, never a value.
+pub fn check_secret_keys<'a>(
+    checks: &[&KindChecks],
+    secrets: impl IntoIterator<Item = &'a str>,
+) -> Result<(), String> {
+    let rules: Vec<&(&str, &[Check])> = checks.iter().flat_map(|c| c.secret_keys).collect();
+    if rules.is_empty() {
+        return Ok(());
+    }
+    for entry in secrets {
+        // `handler.0.secretsSecretRef.token`: field `handler[0].secretsSecretRef`, key `token`.
+        let Some((field, key)) = entry.rsplit_once('.') else {
+            continue;
+        };
+        let named: Vec<&str> = field
+            .split('.')
+            .filter(|s| s.parse::<usize>().is_err())
+            .collect();
+        let shown = field
+            .split('.')
+            .fold(String::new(), |acc, s| match s.parse::<usize>() {
+                Ok(i) => format!("{acc}[{i}]"),
+                Err(_) if acc.is_empty() => s.to_string(),
+                Err(_) => format!("{acc}.{s}"),
+            });
+        for (_, list) in rules.iter().filter(|(p, _)| named.join(".") == *p) {
+            let one = KindChecks {
+                kind: "",
+                fields: &[],
+                rules: &[],
+                late_init_safe: &[],
+                key: list,
+                secret_keys: &[],
+            };
+            check_key(&[&one], key).map_err(|rule| {
+                format!(
+                    "invalid spec.forProvider.{shown}: the Secret's key {key:?} names a value JFrog refuses: {rule}"
+                )
+            })?;
+        }
+    }
+    Ok(())
+}
+
+/// Whether the identifier `key` (the external name) passes the key checks of `checks`:
+/// `Err` says which rule it breaks, in upstream's terms.
+pub fn check_key(checks: &[&KindChecks], key: &str) -> Result<(), String> {
+    for c in checks.iter().flat_map(|c| c.key) {
+        match *c {
+            Check::Pattern(p) | Check::Format(p, _) => {
+                let re = regex::Regex::new(p).map_err(|e| format!("pattern {p:?}: {e}"))?;
+                if !re.is_match(key) {
+                    return Err(match c {
+                        Check::Format(_, what) => what.to_string(),
+                        _ => format!("it must match {p}"),
+                    });
+                }
+            }
+            Check::Length(min, max) => {
+                let n = key.chars().count() as u64;
+                if min.is_some_and(|m| n < m) || max.is_some_and(|m| n > m) {
+                    let range = match (min, max) {
+                        (Some(a), Some(b)) => format!("{a} to {b}"),
+                        (Some(a), None) => format!("at least {a}"),
+                        (None, Some(b)) => format!("at most {b}"),
+                        (None, None) => String::new(),
+                    };
+                    return Err(format!("it must have {range} characters, it has {n}"));
+                }
+            }
+            _ => return Err(format!("{c:?} does not apply to an identifier")),
+        }
+    }
+    Ok(())
+}
+
 /// Whether a Kind name matches a table entry's name, in which `*` stands for any run of
 /// characters (`Remote*Repository`: every remote repository Kind).
 pub fn matches(pattern: &str, kind: &str) -> bool {
@@ -892,6 +979,34 @@ pub fn verify(
                 });
             }
             problems.extend(late_init_in_rules(k.resolved(), c));
+            if !c.key.is_empty() {
+                if k.resolved().decl.id != crate::Id::Name {
+                    problems.push(CheckError {
+                        kind: c.kind,
+                        path: String::new(),
+                        message: format!(
+                            "key checks on {}, whose identifier is not the external name",
+                            k.resolved().decl.kind
+                        ),
+                    });
+                }
+                for check in c.key {
+                    let ok = match check {
+                        Check::Pattern(p) | Check::Format(p, _) => regex::Regex::new(p).is_ok(),
+                        Check::Length(..) => true,
+                        _ => false,
+                    };
+                    if !ok {
+                        problems.push(CheckError {
+                            kind: c.kind,
+                            path: String::new(),
+                            message: format!(
+                                "key check {check:?}: not a pattern, format or length that compiles"
+                            ),
+                        });
+                    }
+                }
+            }
         }
     }
     for k in kinds {
@@ -1004,6 +1119,8 @@ mod tests {
             ("search", RuleCheck::ExactlyOneOf(&["days", "keep"])),
         ],
         late_init_safe: &[],
+        key: &[],
+        secret_keys: &[],
     };
 
     #[test]
@@ -1086,6 +1203,8 @@ mod tests {
             fields: &[("nope", &[Check::Length(None, Some(3))])],
             rules: &[],
             late_init_safe: &[],
+            key: &[],
+            secret_keys: &[],
         };
         assert_eq!(apply(&mut s, &bad).unwrap_err().message, "no such field");
         let bad = KindChecks {
@@ -1093,6 +1212,8 @@ mod tests {
             fields: &[("port", &[Check::Pattern("^a$")])],
             rules: &[],
             late_init_safe: &[],
+            key: &[],
+            secret_keys: &[],
         };
         assert!(apply(&mut s, &bad).unwrap_err().message.contains("integer"));
         let bad = KindChecks {
@@ -1100,6 +1221,8 @@ mod tests {
             fields: &[],
             rules: &[("", RuleCheck::Conflicts(&["proxy", "ghost"]))],
             late_init_safe: &[],
+            key: &[],
+            secret_keys: &[],
         };
         assert!(apply(&mut s, &bad).unwrap_err().message.contains("ghost"));
     }
@@ -1149,6 +1272,8 @@ mod tests {
                 ),
             ],
             late_init_safe: &[],
+            key: &[],
+            secret_keys: &[],
         };
         let mut crd = base.clone();
         let placed = apply_as(&mut crd, &C, &[], Mode::Admission).unwrap();
@@ -1186,6 +1311,8 @@ mod tests {
                 RuleCheck::Cel("!has(self.id) || !self.id.matches('^http')", "no URL"),
             )],
             late_init_safe: &[],
+            key: &[],
+            secret_keys: &[],
         };
         for (max, name_max, kept) in [
             (Some(500), Some(15), 2),
@@ -1228,6 +1355,8 @@ mod tests {
                 ("", RuleCheck::Conflicts(&["proxy", "disableProxy"])),
             ],
             late_init_safe: &[],
+            key: &[],
+            secret_keys: &[],
         };
         let refs = [reference("repoKeys", true), reference("proxy", false)];
         let mut crd = base.clone();
@@ -1277,6 +1406,8 @@ mod tests {
             ],
             rules: &[],
             late_init_safe: &[],
+            key: &[],
+            secret_keys: &[],
         };
         apply(&mut s, &C).unwrap();
         assert_eq!(s["properties"]["priority"]["minimum"], 0);

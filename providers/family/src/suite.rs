@@ -715,6 +715,42 @@ impl CrdSchemas {
         }
     }
 
+    /// Each case `(kind, valid, invalid, message)` of an identifier taken from the external
+    /// name, which no CRD rule can read: the valid identifier passes the provider's check,
+    /// and an MR named with the invalid one is refused by `check_write` with an error
+    /// containing `message` before any JFrog request (the client points at a closed port, so
+    /// a request would fail with a connection error instead).
+    pub async fn refuse_identifiers(
+        &self,
+        kinds: &[Arc<FamilyKind>],
+        cases: &[(&str, &str, &str, &str)],
+    ) {
+        use provider_runtime::managed::external::ExternalClient;
+        for (kind, valid, invalid, message) in cases {
+            let k = kinds
+                .iter()
+                .find(|k| k.resolved().decl.kind == *kind)
+                .unwrap_or_else(|| panic!("no Kind {kind}"));
+            let ok = k.check_identifier(valid);
+            assert!(ok.is_ok(), "{kind}: {valid:?} is refused: {ok:?}");
+            let jfrog = JfrogClient::builder("http://127.0.0.1:1")
+                .build()
+                .expect("a client");
+            let client = FamilyClient::new(jfrog, k.resolved().clone()).with_rules_of(k);
+            let mr = crate::adapter::managed("identifier-test", invalid, json!({}));
+            let err = client
+                .check_write(&mr, true)
+                .await
+                .map(|_| ())
+                .map_err(|e| e.to_string());
+            assert!(
+                err.as_ref()
+                    .is_err_and(|e| e.contains(message) && e.contains(invalid)),
+                "{kind}: {invalid:?} should be refused before any request with {message:?}, got {err:?}"
+            );
+        }
+    }
+
     /// Each case `(kind, by_reference, resolved, message)`: a `forProvider` that gives a
     /// field through its reference (`<field>Ref(s)` / `<field>Selector`) is admitted, since
     /// the reference resolves after admission; once resolved (`resolved`: the reference and

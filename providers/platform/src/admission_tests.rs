@@ -43,3 +43,30 @@ fn invalid_manifests_are_refused_at_admission() {
         ],
     );
 }
+
+/// Identifiers taken from the external name (which no CRD rule can read) are checked by the
+/// provider before any JFrog request, with upstream's rule.
+#[tokio::test]
+async fn invalid_manifests_with_invalid_identifiers_are_refused_before_any_request() {
+    let crds = CrdSchemas::new("platform", &crate::kinds());
+    crds.refuse_identifiers(
+        &crate::family_kinds(),
+        &[
+            (
+                "OIDCConfiguration",
+                "github-actions",
+                "GitHub_Actions",
+                "lowercase letters, digits and '-'",
+            ),
+            ("OIDCIdentityMapping", "ci-main", "ci main", "no spaces"),
+            (
+                "Permission",
+                "deployers",
+                &"p".repeat(256),
+                "1 to 255 characters",
+            ),
+            ("Group", "readers", &"g".repeat(65), "1 to 64 characters"),
+        ],
+    )
+    .await;
+}

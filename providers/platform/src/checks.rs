@@ -15,6 +15,8 @@ pub static CHECKS: &[KindChecks] = &[
         rules: &[
         ],
         late_init_safe: &[],
+        key: &[],
+        secret_keys: &[],
     },
     KindChecks {
         kind: "CrowdSettings",
@@ -26,6 +28,8 @@ pub static CHECKS: &[KindChecks] = &[
         rules: &[
         ],
         late_init_safe: &[],
+        key: &[],
+        secret_keys: &[],
     },
     KindChecks {
         kind: "GlobalRole",
@@ -38,6 +42,8 @@ pub static CHECKS: &[KindChecks] = &[
         rules: &[
         ],
         late_init_safe: &[],
+        key: &[Check::Length(Some(1), None)],
+        secret_keys: &[],
     },
     KindChecks {
         kind: "Group",
@@ -48,6 +54,8 @@ pub static CHECKS: &[KindChecks] = &[
             ("", RuleCheck::Cel("!(has(self.policyManager) && self.policyManager && has(self.policyViewer) && !self.policyViewer)", "policyViewer cannot be false when policyManager is true (the policy manager role implies the policy viewer role)")),
         ],
         late_init_safe: &["policyManager", "policyViewer"],
+        key: &[Check::Length(Some(1), Some(64))],
+        secret_keys: &[],
     },
     KindChecks {
         kind: "GroupMembers",
@@ -58,6 +66,8 @@ pub static CHECKS: &[KindChecks] = &[
         rules: &[
         ],
         late_init_safe: &[],
+        key: &[],
+        secret_keys: &[],
     },
     KindChecks {
         kind: "HTTPSSOSettings",
@@ -67,6 +77,8 @@ pub static CHECKS: &[KindChecks] = &[
         rules: &[
         ],
         late_init_safe: &[],
+        key: &[],
+        secret_keys: &[],
     },
     KindChecks {
         kind: "License",
@@ -77,6 +89,8 @@ pub static CHECKS: &[KindChecks] = &[
         rules: &[
         ],
         late_init_safe: &[],
+        key: &[],
+        secret_keys: &[],
     },
     KindChecks {
         kind: "Lifecycle",
@@ -86,6 +100,8 @@ pub static CHECKS: &[KindChecks] = &[
             ("", RuleCheck::Cel("!has(self.promoteStages) || self.promoteStages.all(s, !(s.upperAscii() in ['PR', 'COMMIT', 'PROD']))", "promoteStages must not contain the global system stages PR, COMMIT or PROD (any case)")),
         ],
         late_init_safe: &[],
+        key: &[],
+        secret_keys: &[],
     },
     KindChecks {
         kind: "LifecycleStage",
@@ -95,6 +111,8 @@ pub static CHECKS: &[KindChecks] = &[
         rules: &[
         ],
         late_init_safe: &[],
+        key: &[Check::Length(Some(1), None)],
+        secret_keys: &[],
     },
     KindChecks {
         kind: "OIDCConfiguration",
@@ -111,6 +129,8 @@ pub static CHECKS: &[KindChecks] = &[
             ("", RuleCheck::Cel("!has(self.enablePermissiveConfiguration) || (has(self.providerType) && self.providerType in ['GitHub', 'GitHubEnterprise'])", "enablePermissiveConfiguration may only be set when providerType is GitHub or GitHubEnterprise")),
         ],
         late_init_safe: &[],
+        key: &[Check::Length(Some(1), Some(255)), Check::Format("^[a-z]{1}[a-z0-9\\-]+$", "an OIDC provider name starts with a lowercase letter and has lowercase letters, digits and '-' only (at least 2 characters)")],
+        secret_keys: &[],
     },
     KindChecks {
         kind: "OIDCIdentityMapping",
@@ -130,6 +150,8 @@ pub static CHECKS: &[KindChecks] = &[
             ("tokenSpec", RuleCheck::Conflicts(&["username", "usernamePattern", "groupsPattern"])),
         ],
         late_init_safe: &[],
+        key: &[Check::Length(Some(1), Some(255)), Check::Format("^[^ !@#$%^&*()+={}\\[\\]:;'\"<>,\\./?~`|\\\\]+$", "a mapping name has no spaces and none of !@#$%^&*()+={}[]:;'\"<>,./?~`|\\")],
+        secret_keys: &[],
     },
     KindChecks {
         kind: "Permission",
@@ -170,6 +192,8 @@ pub static CHECKS: &[KindChecks] = &[
             ("pipelineSource.actions", RuleCheck::AtLeastOneOf(&["users", "groups"])),
         ],
         late_init_safe: &[],
+        key: &[Check::Length(Some(1), Some(255))],
+        secret_keys: &[],
     },
     KindChecks {
         kind: "ReverseProxy",
@@ -188,6 +212,8 @@ pub static CHECKS: &[KindChecks] = &[
             ("", RuleCheck::RequiredWhen("has(self.useHttps) && self.useHttps == true", &["sslKeyPath", "sslCertificatePath"])),
         ],
         late_init_safe: &[],
+        key: &[],
+        secret_keys: &[],
     },
     KindChecks {
         kind: "SAMLSettings",
@@ -204,6 +230,8 @@ pub static CHECKS: &[KindChecks] = &[
             ("", RuleCheck::Cel("!has(self.logoutUrl) || self.logoutUrl.startsWith('{baseUrl}') || (isURL(self.logoutUrl) && url(self.logoutUrl).getScheme() in ['http', 'https'] && url(self.logoutUrl).getHost() != '')", "logoutUrl must be an http(s) URL with a host or start with the {baseUrl} placeholder")),
         ],
         late_init_safe: &[],
+        key: &[Check::Length(Some(1), None)],
+        secret_keys: &[],
     },
     KindChecks {
         kind: "SCIMGroup",
@@ -216,6 +244,8 @@ pub static CHECKS: &[KindChecks] = &[
         rules: &[
         ],
         late_init_safe: &[],
+        key: &[Check::Length(Some(1), None)],
+        secret_keys: &[],
     },
     KindChecks {
         kind: "SCIMUser",
@@ -227,6 +257,8 @@ pub static CHECKS: &[KindChecks] = &[
         rules: &[
         ],
         late_init_safe: &[],
+        key: &[],
+        secret_keys: &[],
     },
     KindChecks {
         kind: "WorkersService",
@@ -237,5 +269,7 @@ pub static CHECKS: &[KindChecks] = &[
             ("filterCriteria", RuleCheck::ExactlyOneOf(&["artifactFilterCriteria", "schedule"])),
         ],
         late_init_safe: &[],
+        key: &[],
+        secret_keys: &[],
     },
 ];

@@ -33,3 +33,30 @@ fn invalid_manifests_are_refused_at_admission() {
         ],
     );
 }
+
+/// Identifiers taken from the external name (which no CRD rule can read) are checked by the
+/// provider before any JFrog request, with upstream's rule.
+#[tokio::test]
+async fn invalid_manifests_with_invalid_identifiers_are_refused_before_any_request() {
+    let crds = CrdSchemas::new("project", &crate::kinds());
+    crds.refuse_identifiers(
+        &crate::family_kinds(),
+        &[
+            (
+                "Project",
+                "peer3proj",
+                "Peer3Proj",
+                "2-32 lowercase letters, digits and '-'",
+            ),
+            ("Project", "p3", "p", "2-32 lowercase letters"),
+            (
+                "Environment",
+                "peer3-env",
+                "peer3_env",
+                "letters, digits and '-' only",
+            ),
+            ("Role", "developer", &"r".repeat(65), "1 to 64 characters"),
+        ],
+    )
+    .await;
+}

@@ -15,6 +15,8 @@ pub static CHECKS: &[KindChecks] = &[
         rules: &[
         ],
         late_init_safe: &[],
+        key: &[Check::Format("^[a-zA-Z][a-zA-Z0-9-]+$", "an environment name starts with a letter and has letters, digits and '-' only (at least 2 characters)")],
+        secret_keys: &[],
     },
     KindChecks {
         kind: "Group",
@@ -25,6 +27,8 @@ pub static CHECKS: &[KindChecks] = &[
         rules: &[
         ],
         late_init_safe: &[],
+        key: &[Check::Length(Some(1), None)],
+        secret_keys: &[],
     },
     KindChecks {
         kind: "Project",
@@ -41,6 +45,8 @@ pub static CHECKS: &[KindChecks] = &[
         rules: &[
         ],
         late_init_safe: &[],
+        key: &[Check::Format("^[a-z][a-z0-9\\-]{1,31}$", "a project key has 2-32 lowercase letters, digits and '-', starting with a letter")],
+        secret_keys: &[],
     },
     KindChecks {
         kind: "Repository",
@@ -50,6 +56,8 @@ pub static CHECKS: &[KindChecks] = &[
         rules: &[
         ],
         late_init_safe: &[],
+        key: &[Check::Length(Some(1), Some(64)), Check::Format("^[^ !@#$%^&*()+={}\\[\\]:;<>,/?~`|\\\\]*$", "a repository key has no spaces and none of !@#$%^&*()+={}[]:;<>,/?~`|\\")],
+        secret_keys: &[],
     },
     KindChecks {
         kind: "Role",
@@ -59,6 +67,8 @@ pub static CHECKS: &[KindChecks] = &[
         rules: &[
         ],
         late_init_safe: &[],
+        key: &[Check::Length(Some(1), Some(64))],
+        secret_keys: &[],
     },
     KindChecks {
         kind: "ShareRepository",
@@ -69,6 +79,8 @@ pub static CHECKS: &[KindChecks] = &[
         rules: &[
         ],
         late_init_safe: &[],
+        key: &[],
+        secret_keys: &[],
     },
     KindChecks {
         kind: "ShareRepositoryWithAll",
@@ -78,6 +90,8 @@ pub static CHECKS: &[KindChecks] = &[
         rules: &[
         ],
         late_init_safe: &[],
+        key: &[],
+        secret_keys: &[],
     },
     KindChecks {
         kind: "User",
@@ -88,5 +102,7 @@ pub static CHECKS: &[KindChecks] = &[
         rules: &[
         ],
         late_init_safe: &[],
+        key: &[Check::Length(Some(1), None)],
+        secret_keys: &[],
     },
 ];

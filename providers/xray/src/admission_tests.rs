@@ -367,3 +367,49 @@ fn rules_over_referenced_fields_hold_once_resolved() {
         )],
     );
 }
+
+/// Identifiers taken from the external name (which no CRD rule can read) are checked by the
+/// provider before any JFrog request, with upstream's rule.
+#[tokio::test]
+async fn invalid_manifests_with_invalid_identifiers_are_refused_before_any_request() {
+    let crds = CrdSchemas::new("xray", &crate::kinds());
+    crds.refuse_identifiers(
+        &crate::family_kinds(),
+        &[
+            (
+                "CustomIssue",
+                "log4shell-internal",
+                "Xray-custom-1",
+                "must not begin with xray",
+            ),
+            ("Webhook", "ciHook1", "ci_hook", "letters and digits only"),
+        ],
+    )
+    .await;
+}
+
+/// A report's schedule as upstream's IsCronSchedule takes it: minute 00, 15, 30 or 45, a
+/// two-digit hour, or a descriptor.
+#[test]
+fn invalid_manifests_with_report_schedules_upstream_refuses_are_refused() {
+    let crds = CrdSchemas::new("xray", &crate::kinds());
+    let sched = |s: &str| {
+        with(
+            &report(json!({"type": "security"})),
+            json!({"cronSchedule": s, "cronScheduleTimezone": "UTC"}),
+        )
+    };
+    let mut cases = Vec::new();
+    for (valid, invalid) in [
+        ("30 09 * * MON", "05 09 * * MON"),
+        ("00 * * * *", "15 9 * * *"),
+        ("@daily", "@every"),
+        ("@every 1h30m", "@every 1 hour"),
+        ("45 23 1 * *", "45 24 1 * *"),
+    ] {
+        for kind in ["ViolationsReport", "VulnerabilitiesReport"] {
+            cases.push((kind, sched(valid), sched(invalid), "cronSchedule"));
+        }
+    }
+    crds.refuse_cases(&crate::family_kinds(), &cases);
+}

@@ -15,6 +15,8 @@ pub static CHECKS: &[KindChecks] = &[
         rules: &[
         ],
         late_init_safe: &[],
+        key: &[Check::Length(Some(1), None)],
+        secret_keys: &[],
     },
     KindChecks {
         kind: "BinaryManagerReleaseBundlesV2",
@@ -25,6 +27,8 @@ pub static CHECKS: &[KindChecks] = &[
         rules: &[
         ],
         late_init_safe: &[],
+        key: &[Check::Length(Some(1), None)],
+        secret_keys: &[],
     },
     KindChecks {
         kind: "BinaryManagerRepos",
@@ -37,6 +41,8 @@ pub static CHECKS: &[KindChecks] = &[
         rules: &[
         ],
         late_init_safe: &[],
+        key: &[Check::Length(Some(1), None)],
+        secret_keys: &[],
     },
     KindChecks {
         kind: "CatalogLabels",
@@ -52,6 +58,8 @@ pub static CHECKS: &[KindChecks] = &[
             ("", RuleCheck::Cel("!has(self.versionAssignments) || self.versionAssignments.all(a, self.versionAssignments.exists_one(b, b.labelName == a.labelName && b.packageName == a.packageName && b.packageType == a.packageType))", "versionAssignments: one entry per label and package (list all its versions in that entry)")),
         ],
         late_init_safe: &[],
+        key: &[],
+        secret_keys: &[],
     },
     KindChecks {
         kind: "CurationPolicy",
@@ -76,6 +84,8 @@ pub static CHECKS: &[KindChecks] = &[
             ("waivers", RuleCheck::Cel("!has(self.allVersions) || self.allVersions || (has(self.pkgVersions) && size(self.pkgVersions) > 0)", "waivers: pkgVersions must name at least one version when allVersions is false")),
         ],
         late_init_safe: &[],
+        key: &[],
+        secret_keys: &[],
     },
     KindChecks {
         kind: "CustomCurationCondition",
@@ -87,6 +97,8 @@ pub static CHECKS: &[KindChecks] = &[
         rules: &[
         ],
         late_init_safe: &[],
+        key: &[],
+        secret_keys: &[],
     },
     KindChecks {
         kind: "CustomIssue",
@@ -100,13 +112,15 @@ pub static CHECKS: &[KindChecks] = &[
             ("", RuleCheck::Cel("!has(self.providerName) || !self.providerName.matches('(?i)^jfrog$')", "providerName must not be jfrog (in any case)")),
         ],
         late_init_safe: &[],
+        key: &[Check::Format("(?i)^(?:.{0,3}$|[^x]|x[^r]|xr[^a]|xra[^y])", "an issue ID must not begin with xray (in any case)")],
+        secret_keys: &[],
     },
     KindChecks {
         kind: "ExposuresReport",
         fields: &[
             ("name", &[Check::Length(Some(1), None)]),
             ("projectKey", &[Check::Format("^[a-z][a-z0-9\\-]{1,31}$", "projectKey must be 2-32 lowercase letters, digits or hyphens, starting with a letter")]),
-            ("cronSchedule", &[Check::Format("^\\s*\\S+(\\s+\\S+){4}\\s*$", "a cron expression of 5 fields (minute hour day-of-month month day-of-week)")]),
+            ("cronSchedule", &[Check::Format("^\\s*(00|15|30|45)\\s+(\\*|[01][0-9]|2[0-3])\\s+\\S+\\s+\\S+\\s+\\S+\\s*$|^@(hourly|daily|midnight|weekly|monthly|yearly|annually)$|^@every (([0-9]+(\\.[0-9]*)?|\\.[0-9]+)(ns|us|\u{b5}s|\u{3bc}s|ms|s|m|h))+$", "a schedule of 5 fields whose minute is 00, 15, 30 or 45 and hour 00-23 (two digits) or *, or @hourly, @daily, @midnight, @weekly, @monthly, @yearly, @annually or @every <duration>")]),
             ("cronScheduleTimezone", &[Check::Length(Some(1), None)]),
             ("emails", &[Check::Items(Some(1), None)]),
             ("resources", &[Check::Items(Some(1), Some(1))]),
@@ -146,6 +160,8 @@ pub static CHECKS: &[KindChecks] = &[
             ("filters.scanDate", RuleCheck::Cel("!(has(self.start) && has(self.end)) || timestamp(self.end) >= timestamp(self.start)", "filters.scanDate.end must not be before filters.scanDate.start")),
         ],
         late_init_safe: &["cronScheduleTimezone"],
+        key: &[],
+        secret_keys: &[],
     },
     KindChecks {
         kind: "IgnoreRule",
@@ -170,6 +186,8 @@ pub static CHECKS: &[KindChecks] = &[
             ("", RuleCheck::Conflicts(&["cves", "licenses", "operationalRisk"])),
         ],
         late_init_safe: &[],
+        key: &[],
+        secret_keys: &[],
     },
     KindChecks {
         kind: "LicensePolicy",
@@ -194,13 +212,15 @@ pub static CHECKS: &[KindChecks] = &[
             ("rule.criteria", RuleCheck::Conflicts(&["bannedLicenses", "allowedLicenses"])),
         ],
         late_init_safe: &[],
+        key: &[Check::Length(Some(1), None)],
+        secret_keys: &[],
     },
     KindChecks {
         kind: "LicensesReport",
         fields: &[
             ("name", &[Check::Length(Some(1), None)]),
             ("projectKey", &[Check::Format("^[a-z][a-z0-9\\-]{1,31}$", "projectKey must be 2-32 lowercase letters, digits or hyphens, starting with a letter")]),
-            ("cronSchedule", &[Check::Format("^\\s*\\S+(\\s+\\S+){4}\\s*$", "a cron expression of 5 fields (minute hour day-of-month month day-of-week)")]),
+            ("cronSchedule", &[Check::Format("^\\s*(00|15|30|45)\\s+(\\*|[01][0-9]|2[0-3])\\s+\\S+\\s+\\S+\\s+\\S+\\s*$|^@(hourly|daily|midnight|weekly|monthly|yearly|annually)$|^@every (([0-9]+(\\.[0-9]*)?|\\.[0-9]+)(ns|us|\u{b5}s|\u{3bc}s|ms|s|m|h))+$", "a schedule of 5 fields whose minute is 00, 15, 30 or 45 and hour 00-23 (two digits) or *, or @hourly, @daily, @midnight, @weekly, @monthly, @yearly, @annually or @every <duration>")]),
             ("cronScheduleTimezone", &[Check::Length(Some(1), None)]),
             ("emails", &[Check::Items(Some(1), None)]),
             ("resources", &[Check::Items(Some(1), Some(1))]),
@@ -243,6 +263,8 @@ pub static CHECKS: &[KindChecks] = &[
             ("filters.scanDate", RuleCheck::Cel("!(has(self.start) && has(self.end)) || timestamp(self.end) >= timestamp(self.start)", "filters.scanDate.end must not be before filters.scanDate.start")),
         ],
         late_init_safe: &["cronScheduleTimezone"],
+        key: &[],
+        secret_keys: &[],
     },
     KindChecks {
         kind: "OperationalRiskPolicy",
@@ -270,13 +292,15 @@ pub static CHECKS: &[KindChecks] = &[
             ("rule.criteria", RuleCheck::Conflicts(&["opRiskMinRisk", "opRiskCustom"])),
         ],
         late_init_safe: &[],
+        key: &[Check::Length(Some(1), None)],
+        secret_keys: &[],
     },
     KindChecks {
         kind: "OperationalRisksReport",
         fields: &[
             ("name", &[Check::Length(Some(1), None)]),
             ("projectKey", &[Check::Format("^[a-z][a-z0-9\\-]{1,31}$", "projectKey must be 2-32 lowercase letters, digits or hyphens, starting with a letter")]),
-            ("cronSchedule", &[Check::Format("^\\s*\\S+(\\s+\\S+){4}\\s*$", "a cron expression of 5 fields (minute hour day-of-month month day-of-week)")]),
+            ("cronSchedule", &[Check::Format("^\\s*(00|15|30|45)\\s+(\\*|[01][0-9]|2[0-3])\\s+\\S+\\s+\\S+\\s+\\S+\\s*$|^@(hourly|daily|midnight|weekly|monthly|yearly|annually)$|^@every (([0-9]+(\\.[0-9]*)?|\\.[0-9]+)(ns|us|\u{b5}s|\u{3bc}s|ms|s|m|h))+$", "a schedule of 5 fields whose minute is 00, 15, 30 or 45 and hour 00-23 (two digits) or *, or @hourly, @daily, @midnight, @weekly, @monthly, @yearly, @annually or @every <duration>")]),
             ("cronScheduleTimezone", &[Check::Length(Some(1), None)]),
             ("emails", &[Check::Items(Some(1), None)]),
             ("resources", &[Check::Items(Some(1), Some(1))]),
@@ -317,6 +341,8 @@ pub static CHECKS: &[KindChecks] = &[
             ("filters.scanDate", RuleCheck::Cel("!(has(self.start) && has(self.end)) || timestamp(self.end) >= timestamp(self.start)", "filters.scanDate.end must not be before filters.scanDate.start")),
         ],
         late_init_safe: &["cronScheduleTimezone"],
+        key: &[],
+        secret_keys: &[],
     },
     KindChecks {
         kind: "RepositoryConfig",
@@ -337,6 +363,8 @@ pub static CHECKS: &[KindChecks] = &[
             ("", RuleCheck::Cel("!has(self.jasEnabled) || (has(self.pathsConfig) && size(self.pathsConfig) > 0) || !has(self.config) || self.config.all(c, has(c.retentionInDays))", "config.retentionInDays must be set when pathsConfig is not set")),
         ],
         late_init_safe: &[],
+        key: &[],
+        secret_keys: &[],
     },
     KindChecks {
         kind: "SecurityPolicy",
@@ -376,6 +404,8 @@ pub static CHECKS: &[KindChecks] = &[
             ("rule.criteria", RuleCheck::Cel("!(has(self.fixVersionDependant) && self.fixVersionDependant && (has(self.packageName) || has(self.packageType) || has(self.packageVersions)))", "fixVersionDependant must be false when packageName, packageType or packageVersions is set")),
         ],
         late_init_safe: &[],
+        key: &[Check::Length(Some(1), None)],
+        secret_keys: &[],
     },
     KindChecks {
         kind: "Settings",
@@ -385,13 +415,15 @@ pub static CHECKS: &[KindChecks] = &[
         rules: &[
         ],
         late_init_safe: &[],
+        key: &[],
+        secret_keys: &[],
     },
     KindChecks {
         kind: "ViolationsReport",
         fields: &[
             ("name", &[Check::Length(Some(1), None)]),
             ("projectKey", &[Check::Format("^[a-z][a-z0-9\\-]{1,31}$", "projectKey must be 2-32 lowercase letters, digits or hyphens, starting with a letter")]),
-            ("cronSchedule", &[Check::Format("^\\s*\\S+(\\s+\\S+){4}\\s*$", "a cron expression of 5 fields (minute hour day-of-month month day-of-week)")]),
+            ("cronSchedule", &[Check::Format("^\\s*(00|15|30|45)\\s+(\\*|[01][0-9]|2[0-3])\\s+\\S+\\s+\\S+\\s+\\S+\\s*$|^@(hourly|daily|midnight|weekly|monthly|yearly|annually)$|^@every (([0-9]+(\\.[0-9]*)?|\\.[0-9]+)(ns|us|\u{b5}s|\u{3bc}s|ms|s|m|h))+$", "a schedule of 5 fields whose minute is 00, 15, 30 or 45 and hour 00-23 (two digits) or *, or @hourly, @daily, @midnight, @weekly, @monthly, @yearly, @annually or @every <duration>")]),
             ("cronScheduleTimezone", &[Check::Length(Some(1), None)]),
             ("emails", &[Check::Items(Some(1), None)]),
             ("resources", &[Check::Items(Some(1), Some(1))]),
@@ -450,13 +482,15 @@ pub static CHECKS: &[KindChecks] = &[
             ("filters.securityFilters.published", RuleCheck::Cel("!(has(self.start) && has(self.end)) || timestamp(self.end) >= timestamp(self.start)", "filters.securityFilters.published.end must not be before filters.securityFilters.published.start")),
         ],
         late_init_safe: &["cronScheduleTimezone"],
+        key: &[],
+        secret_keys: &[],
     },
     KindChecks {
         kind: "VulnerabilitiesReport",
         fields: &[
             ("name", &[Check::Length(Some(1), None)]),
             ("projectKey", &[Check::Format("^[a-z][a-z0-9\\-]{1,31}$", "projectKey must be 2-32 lowercase letters, digits or hyphens, starting with a letter")]),
-            ("cronSchedule", &[Check::Format("^\\s*\\S+(\\s+\\S+){4}\\s*$", "a cron expression of 5 fields (minute hour day-of-month month day-of-week)")]),
+            ("cronSchedule", &[Check::Format("^\\s*(00|15|30|45)\\s+(\\*|[01][0-9]|2[0-3])\\s+\\S+\\s+\\S+\\s+\\S+\\s*$|^@(hourly|daily|midnight|weekly|monthly|yearly|annually)$|^@every (([0-9]+(\\.[0-9]*)?|\\.[0-9]+)(ns|us|\u{b5}s|\u{3bc}s|ms|s|m|h))+$", "a schedule of 5 fields whose minute is 00, 15, 30 or 45 and hour 00-23 (two digits) or *, or @hourly, @daily, @midnight, @weekly, @monthly, @yearly, @annually or @every <duration>")]),
             ("cronScheduleTimezone", &[Check::Length(Some(1), None)]),
             ("emails", &[Check::Items(Some(1), None)]),
             ("resources", &[Check::Items(Some(1), Some(1))]),
@@ -508,6 +542,8 @@ pub static CHECKS: &[KindChecks] = &[
             ("filters.scanDate", RuleCheck::Cel("!(has(self.start) && has(self.end)) || timestamp(self.end) >= timestamp(self.start)", "filters.scanDate.end must not be before filters.scanDate.start")),
         ],
         late_init_safe: &["cronScheduleTimezone"],
+        key: &[],
+        secret_keys: &[],
     },
     KindChecks {
         kind: "Watch",
@@ -535,6 +571,8 @@ pub static CHECKS: &[KindChecks] = &[
             ("watchResource", RuleCheck::Cel("!has(self.kvFilter) || size(self.kvFilter) == 0 || self.type in ['repository','all-repos']", "kvFilter is only allowed when type is repository or all-repos")),
         ],
         late_init_safe: &[],
+        key: &[Check::Length(Some(1), None)],
+        secret_keys: &[],
     },
     KindChecks {
         kind: "Webhook",
@@ -544,6 +582,8 @@ pub static CHECKS: &[KindChecks] = &[
         rules: &[
         ],
         late_init_safe: &[],
+        key: &[Check::Format("^[a-zA-Z0-9]+$", "a webhook name has letters and digits only")],
+        secret_keys: &[],
     },
     KindChecks {
         kind: "WorkersCount",
@@ -566,5 +606,7 @@ pub static CHECKS: &[KindChecks] = &[
         rules: &[
         ],
         late_init_safe: &[],
+        key: &[],
+        secret_keys: &[],
     },
 ];

@@ -32,6 +32,9 @@ pub fn example_name(kind: &str, legacy: bool) -> String {
     match kind {
         // The binary manager ID is the external name: the platform's default one.
         k if k.starts_with("BinaryManager") && !legacy => "default".to_string(),
+        // Xray takes only letters and digits in a webhook name (upstream's RegexMatches).
+        "Webhook" if legacy => "legacywebhook".to_string(),
+        "Webhook" => "examplewebhook".to_string(),
         k if legacy => format!("legacy-{}", kebab(k, "")),
         k => format!("example-{}", kebab(k, "")),
     }

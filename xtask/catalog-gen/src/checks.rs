@@ -74,6 +74,12 @@ fn format(name: &str) -> Result<(&'static str, &'static str)> {
             r"^\s*\S+(\s+\S+){4}\s*$",
             "a cron expression of 5 fields (minute hour day-of-month month day-of-week)",
         ),
+        // The Xray reports' schedule (the shared IsCronSchedule validator): 5 fields whose
+        // minute is 00, 15, 30 or 45 and hour two digits 00-23 or `*`, or a descriptor.
+        "xray_cron" => (
+            r"^\s*(00|15|30|45)\s+(\*|[01][0-9]|2[0-3])\s+\S+\s+\S+\s+\S+\s*$|^@(hourly|daily|midnight|weekly|monthly|yearly|annually)$|^@every (([0-9]+(\.[0-9]*)?|\.[0-9]+)(ns|us|µs|μs|ms|s|m|h))+$",
+            "a schedule of 5 fields whose minute is 00, 15, 30 or 45 and hour 00-23 (two digits) or *, or @hourly, @daily, @midnight, @weekly, @monthly, @yearly, @annually or @every <duration>",
+        ),
         "duration" => (
             r"^([0-9]+(\.[0-9]+)?(ns|us|ms|s|m|h))+$",
             "a duration (30s, 5m, 1h)",
@@ -203,8 +209,18 @@ fn secret(v: &Value) -> bool {
         .is_some_and(|n| n.trim_start().to_lowercase().starts_with("secret"))
 }
 
-/// A provider's rendered checks, by Kind: (field checks, rules, late-init-safe fields).
-type ByKind = BTreeMap<String, (Vec<String>, Vec<String>, Vec<String>)>;
+/// A provider's rendered checks of one Kind.
+#[derive(Default)]
+struct Rendered {
+    fields: Vec<String>,
+    rules: Vec<String>,
+    late_init_safe: Vec<String>,
+    key: Vec<String>,
+    secret_keys: Vec<String>,
+}
+
+/// A provider's rendered checks, by Kind.
+type ByKind = BTreeMap<String, Rendered>;
 
 /// Every provider's checks table: (path relative to the repository root, exact text).
 pub fn generate(catalog_dir: &Path) -> Result<Vec<(String, String)>> {
@@ -240,7 +256,7 @@ pub fn generate(catalog_dir: &Path) -> Result<Vec<(String, String)>> {
             };
             let entry = kinds.entry(kind.to_string()).or_default();
             if let Some(safe) = k.get("late_init_safe").and_then(Value::as_object) {
-                entry.2.extend(safe.keys().map(|f| rs(f)));
+                entry.late_init_safe.extend(safe.keys().map(|f| rs(f)));
             }
             for f in k
                 .get("fields")
@@ -265,7 +281,7 @@ pub fn generate(catalog_dir: &Path) -> Result<Vec<(String, String)>> {
                     .collect::<Result<_>>()?;
                 if !checks.is_empty() {
                     entry
-                        .0
+                        .fields
                         .push(format!("({}, &[{}])", rs(path), checks.join(", ")));
                 }
             }
@@ -279,16 +295,57 @@ pub fn generate(catalog_dir: &Path) -> Result<Vec<(String, String)>> {
                     continue;
                 }
                 entry
-                    .1
+                    .rules
                     .push(rule(r).with_context(|| format!("{name}: {kind}: rule {r}"))?);
+            }
+            // Checks on the identifier (the external name): patterns, formats and lengths.
+            for c in k.get("key").and_then(Value::as_array).into_iter().flatten() {
+                let shape = c
+                    .as_object()
+                    .and_then(|o| o.keys().find(|k| *k != "message" && *k != "note").cloned());
+                if !matches!(shape.as_deref(), Some("pattern" | "format" | "length")) {
+                    bail!("{name}: {kind}: a key check is a pattern, a format or a length: {c}");
+                }
+                entry
+                    .key
+                    .push(check(c).with_context(|| format!("{name}: {kind}: key"))?);
+            }
+            // Checks on the keys of a whole-Secret reference.
+            for e in k
+                .get("secret_keys")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+            {
+                let path = e
+                    .get("path")
+                    .and_then(Value::as_str)
+                    .with_context(|| format!("{name}: {kind}: secret_keys without a path"))?;
+                let checks: Vec<String> = e
+                    .get("checks")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                    .map(|c| check(c).with_context(|| format!("{name}: {kind}: {path}")))
+                    .collect::<Result<_>>()?;
+                entry
+                    .secret_keys
+                    .push(format!("({}, &[{}])", rs(path), checks.join(", ")));
             }
         }
     }
     let mut out = Vec::new();
     for (provider, kinds) in by {
         let mut table = String::new();
-        for (kind, (fields, rules, safe)) in kinds {
-            if fields.is_empty() && rules.is_empty() {
+        for (kind, r) in kinds {
+            let Rendered {
+                fields,
+                rules,
+                late_init_safe: safe,
+                key,
+                secret_keys,
+            } = r;
+            if fields.is_empty() && rules.is_empty() && key.is_empty() && secret_keys.is_empty() {
                 continue;
             }
             table.push_str(&format!(
@@ -304,8 +361,10 @@ pub fn generate(catalog_dir: &Path) -> Result<Vec<(String, String)>> {
                 table.push_str(&format!("            {r},\n"));
             }
             table.push_str(&format!(
-                "        ],\n        late_init_safe: &[{}],\n    }},\n",
-                safe.join(", ")
+                "        ],\n        late_init_safe: &[{}],\n        key: &[{}],\n        secret_keys: &[{}],\n    }},\n",
+                safe.join(", "),
+                key.join(", "),
+                secret_keys.join(", ")
             ));
         }
         // Import exactly what the table names (an unused import would warn).

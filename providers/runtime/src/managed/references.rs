@@ -194,6 +194,38 @@ fn namespace_of<'a>(ctx: &RefContext<'a>, v: &'a Value) -> Option<&'a str> {
         .or(ctx.namespace)
 }
 
+/// A Ref to an object that does not exist. With one target Kind, crossplane-runtime's
+/// words (`<plural>.<group> "<name>" not found`); with several (a field any of many Kinds may
+/// fill, such as a virtual repository's members: up to 150), the object, its namespace and
+/// where it was looked for, not every Kind's name.
+fn not_found(ctx: &RefContext<'_>, field: &ReferenceField, ns: Option<&str>, name: &str) -> String {
+    if let [t] = field.targets.as_slice() {
+        let ar = t.api_resource(ctx.scope);
+        return format!("{ERR_GET}: {}.{} \"{name}\" not found", ar.plural, ar.group);
+    }
+    let mut groups: Vec<String> = field
+        .targets
+        .iter()
+        .map(|t| t.api_resource(ctx.scope).group)
+        .collect();
+    groups.sort();
+    groups.dedup();
+    let place = match ns {
+        Some(ns) => format!(" in namespace \"{ns}\""),
+        None => String::new(),
+    };
+    let kinds = field.targets.iter().map(|t| t.kind);
+    let named = if field.targets.len() <= 3 {
+        kinds.collect::<Vec<_>>().join(", ")
+    } else {
+        format!("{} Kinds", field.targets.len())
+    };
+    format!(
+        "{ERR_GET}: \"{name}\"{place} not found: no such object among the Kinds it may name ({named} in {})",
+        groups.join(", ")
+    )
+}
+
 /// The value of one Ref. `Ok(None)`: not resolved and optional.
 async fn get_ref<L: Lookup>(
     lookup: &L,
@@ -219,16 +251,7 @@ async fn get_ref<L: Lookup>(
         if optional {
             return Ok(None);
         }
-        let kinds: Vec<String> = field
-            .targets
-            .iter()
-            .map(|t| t.api_resource(ctx.scope))
-            .map(|ar| format!("{}.{}", ar.plural, ar.group))
-            .collect();
-        return Err(format!(
-            "{ERR_GET}: {} \"{name}\" not found",
-            kinds.join(", ")
-        ));
+        return Err(not_found(ctx, field, ns, name));
     };
     let v = extract(&obj, &field.source);
     if v.is_empty() {
@@ -847,11 +870,28 @@ mod tests {
         );
         // A Ref whose target is missing fails the list unless optional.
         let refs = json!({"repositoriesRefs": [{"name": "a"}, {"name": "gone"}]});
+        let err = run(&fake, &f, refs).await.unwrap_err();
         assert!(
-            run(&fake, &f, refs)
-                .await
-                .unwrap_err()
-                .contains("\"gone\" not found")
+            err.ends_with("cannot get referenced resource: \"gone\" in namespace \"ns\" not found: no such object among the Kinds it may name (LocalMavenRepository, RemoteMavenRepository in repository.artifactory.m.crossplane.io)"),
+            "{err}"
+        );
+        // A field many Kinds may fill (a virtual repository's members: up to 150) names how
+        // many, not each.
+        let many = ReferenceField::new(
+            "repositories",
+            true,
+            (0..150).map(|_| t("LocalMavenRepository")).collect(),
+        );
+        let err = run(
+            &fake,
+            &many,
+            json!({"repositoriesRefs": [{"name": "gone"}]}),
+        )
+        .await
+        .unwrap_err();
+        assert!(
+            err.ends_with("\"gone\" in namespace \"ns\" not found: no such object among the Kinds it may name (150 Kinds in repository.artifactory.m.crossplane.io)"),
+            "{err}"
         );
         let refs = json!({"repositoriesRefs": [{"name": "a"}, {"name": "gone", "policy": {"resolution": "Optional"}}]});
         assert_eq!(
