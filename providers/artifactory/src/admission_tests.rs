@@ -274,4 +274,12 @@ async fn invalid_secret_names_of_custom_webhooks_are_refused_before_any_request(
             && !err.contains("s3cr3t"),
         "{err}"
     );
+    // The reconciler's own create makes the same check first.
+    let created = client
+        .create(&mut mr)
+        .await
+        .map(|_| ())
+        .expect_err("create refuses too")
+        .to_string();
+    assert_eq!(created, err);
 }

@@ -1558,6 +1558,7 @@ impl ExternalClient<FamilyKind> for FamilyClient {
             self.check_key(&key)?;
         }
         self.check_params(&mr.create_parameters)?;
+        self.check_secret_keys(mr)?;
         self.check_against_platform(&key, &mr.create_parameters)
             .await?;
         let address = self.address(&key, &mr.create_parameters, &Value::Null);
@@ -1630,6 +1631,7 @@ impl ExternalClient<FamilyKind> for FamilyClient {
         }
         let key = self.key(mr, &mr.for_provider.clone());
         self.check_params(&mr.for_provider)?;
+        self.check_secret_keys(mr)?;
         self.check_against_platform(&key, &mr.for_provider).await?;
         let address = self.address(&key, &mr.for_provider, &mr.at_provider);
         let _write = self.begin_write(&address);
