@@ -224,6 +224,19 @@ async fn invalid_manifests_with_invalid_identifiers_are_refused_before_any_reque
         ],
     )
     .await;
+    // A project-level cleanup policy's key starts with "<projectKey>-" (upstream
+    // ValidateConfig).
+    crds.refuse_identifiers_given(
+        &crate::family_kinds(),
+        &json!({"projectKey": "team-a"}),
+        &[(
+            "PackageCleanupPolicy",
+            "team-a-npm-30d",
+            "npm-30d",
+            "with projectKey \"team-a\" it must start with \"team-a-\"",
+        )],
+    )
+    .await;
 }
 
 /// A custom webhook's secret names are the keys of the Secret its handler names, which no

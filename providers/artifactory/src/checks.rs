@@ -628,7 +628,7 @@ pub static CHECKS: &[KindChecks] = &[
             ("", RuleCheck::Cel("!has(self.projectKey) || self.projectKey == '' || !has(self.searchCriteria) || !has(self.searchCriteria.includedProjects) || size(self.searchCriteria.includedProjects) == 0", "a project-level policy (projectKey set) must leave searchCriteria.includedProjects empty")),
         ],
         late_init_safe: &[],
-        key: &[Check::Length(Some(3), None), Check::Format("^[a-zA-Z0-9_\\-]+$", "a policy key has letters, digits, '_' and '-' only")],
+        key: &[Check::Length(Some(3), None), Check::Format("^[a-zA-Z0-9_\\-]+$", "a policy key has letters, digits, '_' and '-' only"), Check::PrefixedBy("projectKey")],
         secret_keys: &[],
     },
     KindChecks {

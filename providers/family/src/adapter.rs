@@ -292,10 +292,11 @@ impl FamilyKind {
     }
 
     /// Whether `key` may identify an object of this Kind: the family's rule and, when the
-    /// identifier is the external name, upstream's checks on it (which no CRD rule can read).
+    /// identifier is the external name, upstream's checks on it (which no CRD rule can read),
+    /// some with the `forProvider` `params`.
     /// `Err` is the message the provider gives before any request.
-    pub fn check_identifier(&self, key: &str) -> Result<(), String> {
-        identifier_rules(&self.kind, Some(&self.strict), key)
+    pub fn check_identifier(&self, key: &str, params: &Value) -> Result<(), String> {
+        identifier_rules(&self.kind, Some(&self.strict), key, params)
     }
 }
 
@@ -677,13 +678,14 @@ fn identifier_rules(
     kind: &ResolvedKind,
     strict: Option<&StrictSchema>,
     key: &str,
+    params: &Value,
 ) -> Result<(), String> {
     let external_name = kind.decl.id == Id::Name;
     kind.decl
         .hooks
         .check_key(key)
         .and_then(|()| match strict {
-            Some(s) if external_name => checks::check_key(&s.checks, key),
+            Some(s) if external_name => checks::check_key(&s.checks, key, params),
             _ => Ok(()),
         })
         .map_err(|rule| {
@@ -1196,8 +1198,9 @@ impl FamilyClient {
     }
 
     /// The family's rule for the identifier and upstream's checks on it, before any request.
-    fn check_key(&self, key: &str) -> Result<(), ExternalError> {
-        identifier_rules(&self.kind, self.strict.as_deref(), key).map_err(ExternalError::msg)
+    fn check_key(&self, key: &str, params: &Value) -> Result<(), ExternalError> {
+        identifier_rules(&self.kind, self.strict.as_deref(), key, params)
+            .map_err(ExternalError::msg)
     }
 
     /// The declared cross-field rules and the family's parameter rules, before any write.
@@ -1501,7 +1504,7 @@ impl ExternalClient<FamilyKind> for FamilyClient {
                     self.kind.decl.kind
                 )));
             }
-            self.check_key(&key)?;
+            self.check_key(&key, &mr.create_parameters)?;
             self.check_params(&mr.create_parameters)?;
             self.check_secret_keys(mr)?;
             self.check_against_platform(&key, &mr.create_parameters)
@@ -1555,7 +1558,7 @@ impl ExternalClient<FamilyKind> for FamilyClient {
             )));
         }
         if self.kind.decl.id != Id::ServerAssigned {
-            self.check_key(&key)?;
+            self.check_key(&key, &mr.create_parameters)?;
         }
         self.check_params(&mr.create_parameters)?;
         self.check_secret_keys(mr)?;

@@ -15,11 +15,9 @@
 //! Where a CEL rule goes is decided here, from the schema ([`afford`]). kube-apiserver prices
 //! every rule before it accepts a CRD (a rule's estimated cost times the number of places it
 //! can run, at most 10,000,000 per rule and 100,000,000 per CRD), and prices a list without
-//! `maxItems` as holding as many elements as a 3 MiB request can carry. So a rule goes in the
-//! CRD only when the API server can afford it: it sits on an object reached through bounded
-//! lists only, and a rule that iterates (`all`, `exists`, `join`, ...) or scans strings
-//! (`matches`, ...) reads only bounded values (iteration is allowed on a single instance only
-//! when what it reads is bounded too). Any other rule is checked before any write instead
+//! `maxItems` as holding as many elements as a 3 MiB request can carry. Each rule is priced
+//! with the API server's own estimate (`crd_schema::cost`) and stays in the CRD when the
+//! server can afford it; any other rule is checked before any write instead
 //! ([`Mode::BeforeWrite`]: the provider validates the resolved `forProvider` against the
 //! strict schema, which carries every rule), with the same message, naming the field, and no
 //! JFrog request.
@@ -76,6 +74,13 @@ pub enum Check {
     Unique(&'static str),
     /// The check applies to every element of a list of scalars.
     Each(&'static Check),
+    /// (Identifiers only.) When this parameter is set and not empty, the identifier starts
+    /// with its value and `-` (a project-level object's name: `<projectKey>-...`).
+    PrefixedBy(&'static str),
+    /// (Identifiers only.) When this parameter is set and not empty, its length, 1 and the
+    /// identifier's length add up to at most this many characters (JFrog's own name is
+    /// `<parameter>-<identifier>`).
+    JoinedLength(&'static str, u64),
 }
 
 /// A rule across the fields of one object.
@@ -208,97 +213,52 @@ fn ty(node: &Value) -> &str {
     node.get("type").and_then(Value::as_str).unwrap_or("")
 }
 
-/// Whether the API server knows a size bound for every string, list and map in `node`.
-fn bounded(node: &Value) -> bool {
-    match ty(node) {
-        "string" => {
-            node.get("maxLength").is_some()
-                || node.get("enum").is_some()
-                || matches!(
-                    node.get("format").and_then(Value::as_str),
-                    Some("date-time" | "date" | "duration")
-                )
-        }
-        "array" => node.get("maxItems").is_some() && bounded(&node["items"]),
-        "object" => match node.get("additionalProperties").filter(|a| a.is_object()) {
-            Some(values) => node.get("maxProperties").is_some() && bounded(values),
-            None => node
-                .get("properties")
-                .and_then(Value::as_object)
-                .is_none_or(|p| p.values().all(bounded)),
-        },
-        _ => true,
+/// The share of kube-apiserver's per-CRD budget (100,000,000) the rules placed here may use
+/// in one of `forProvider` / `initProvider` (the CRD carries both, with the same rules): the
+/// rest is left for the rules the runtime adds (required parameters, reference companions).
+const PARAMS_BUDGET: u64 = crd_schema::cost::PER_CRD_LIMIT * 2 / 5;
+
+/// `node` without `required` anywhere: `initProvider` requires nothing, so its values can be
+/// smaller, and the API server counts more of them in a request.
+fn without_required(node: &Value) -> Value {
+    match node {
+        Value::Object(m) => Value::Object(
+            m.iter()
+                .filter(|(k, _)| k.as_str() != "required")
+                .map(|(k, v)| (k.clone(), without_required(v)))
+                .collect(),
+        ),
+        Value::Array(a) => Value::Array(a.iter().map(without_required).collect()),
+        other => other.clone(),
     }
 }
 
-/// A rule that walks a list or map, priced by the API server as its size times its body.
-fn iterates(cel: &str) -> bool {
-    [
-        ".all(",
-        ".exists(",
-        ".exists_one(",
-        ".map(",
-        ".filter(",
-        ".join(",
-    ]
-    .iter()
-    .any(|f| cel.contains(f))
+/// What kube-apiserver charges the rule `cel` on `node` appearing `card` times
+/// ([`crd_schema::cost::expression_cost`]); `None` when it cannot price it (then the rule is
+/// left to the provider).
+fn price(node: &Value, cel: &str, card: Cardinality) -> Option<u64> {
+    crd_schema::cost::expression_cost(&without_required(node), cel, card).ok()
 }
 
-/// A rule that reads a whole string, priced by the API server by its length.
-fn scans(cel: &str) -> bool {
-    [
-        "matches(",
-        ".upperAscii(",
-        ".lowerAscii(",
-        ".contains(",
-        ".endsWith(",
-        ".indexOf(",
-        ".lastIndexOf(",
-        ".split(",
-        ".replace(",
-        ".substring(",
-        ".trim(",
-        "url(",
-        "isURL(",
-    ]
-    .iter()
-    .any(|f| cel.contains(f))
-}
-
-/// Whether the API server can afford the rule `cel` on `node` (an object, or a list or map
-/// the rule reads whole) appearing `card` times: a bounded number of places, and a rule that
-/// iterates or scans only over bounded values (a scan of an unbounded string is affordable
-/// in a single place).
-fn affordable(node: &Value, cel: &str, card: Cardinality) -> bool {
-    let Some(card) = card else {
-        return false;
-    };
-    if !iterates(cel) && !scans(cel) {
-        return true;
-    }
-    let reads_bounded = if ty(node) == "object" && node.get("properties").is_some() {
-        let props = node.get("properties");
-        fields_of(cel)
-            .iter()
-            .all(|f| props.and_then(|p| p.get(f)).is_some_and(bounded))
-    } else {
-        bounded(node)
-    };
-    reads_bounded || (card == 1 && !iterates(cel))
-}
-
-/// Price every CEL rule of a parameters schema as the CRD will carry it, in place: a rule the
-/// API server cannot afford ([`affordable`]) leaves the schema (the provider checks it before
-/// any write, from [`strict_schema`]), and a rule on an object that reads a field one of
-/// `refs` fills, without testing the reference itself, is skipped while the reference is
-/// given (it is checked on the resolved value before the first write). Answers how many
-/// rules left.
+/// Price every CEL rule of a parameters schema as the CRD will carry it, in place, with
+/// kube-apiserver's own estimate ([`price`]): a rule stays when it costs at most the per-rule
+/// limit and, taken in schema order, fits the parameters' share of the per-CRD budget; any
+/// other leaves the schema (the provider checks it before any write, from [`strict_schema`]).
+/// A rule on an object that reads a field one of `refs` fills, without testing the
+/// reference itself, is skipped while the reference is given (it is checked on the resolved
+/// value before the first write). Answers how many rules left.
 pub fn afford(schema: &mut Value, refs: &[ReferenceField]) -> usize {
-    afford_at(schema, "", Some(1), refs)
+    let mut spent = 0;
+    afford_at(schema, "", Some(1), refs, &mut spent)
 }
 
-fn afford_at(node: &mut Value, path: &str, card: Cardinality, refs: &[ReferenceField]) -> usize {
+fn afford_at(
+    node: &mut Value,
+    path: &str,
+    card: Cardinality,
+    refs: &[ReferenceField],
+    spent: &mut u64,
+) -> usize {
     let mut moved = 0;
     let is_object = ty(node) == "object" && node.get("properties").is_some();
     let twins: Vec<&ReferenceField> = if is_object {
@@ -316,7 +276,16 @@ fn afford_at(node: &mut Value, path: &str, card: Cardinality, refs: &[ReferenceF
         let before = rules.len();
         rules.retain(|r| {
             let cel = r.get("rule").and_then(Value::as_str).unwrap_or_default();
-            affordable(&snapshot, cel, card)
+            match price(&snapshot, cel, card) {
+                Some(cost)
+                    if cost <= crd_schema::cost::PER_EXPRESSION_LIMIT
+                        && *spent + cost <= PARAMS_BUDGET =>
+                {
+                    *spent += cost;
+                    true
+                }
+                _ => false,
+            }
         });
         moved += before - rules.len();
         for r in rules.iter_mut() {
@@ -340,7 +309,7 @@ fn afford_at(node: &mut Value, path: &str, card: Cardinality, refs: &[ReferenceF
         "array" => {
             let card = times(card, node);
             if let Some(items) = node.get_mut("items") {
-                moved += afford_at(items, path, card, refs);
+                moved += afford_at(items, path, card, refs, spent);
             }
         }
         "object" => {
@@ -350,7 +319,7 @@ fn afford_at(node: &mut Value, path: &str, card: Cardinality, refs: &[ReferenceF
             {
                 let max = snapshot.get("maxProperties").and_then(Value::as_u64);
                 let card = card.zip(max).map(|(c, m)| c.saturating_mul(m));
-                moved += afford_at(values, path, card, refs);
+                moved += afford_at(values, path, card, refs, spent);
             }
             if let Some(Value::Object(props)) = node.get_mut("properties") {
                 for (name, child) in props.iter_mut() {
@@ -359,7 +328,7 @@ fn afford_at(node: &mut Value, path: &str, card: Cardinality, refs: &[ReferenceF
                     } else {
                         format!("{path}.{name}")
                     };
-                    moved += afford_at(child, &child_path, card, refs);
+                    moved += afford_at(child, &child_path, card, refs, spent);
                 }
             }
         }
@@ -406,7 +375,14 @@ fn apply_check(
             Err(format!("{what} does not apply to a field of type {t:?}"))
         }
     };
-    let keyword = !matches!(check, Check::Not(_) | Check::Unique(_) | Check::Each(_));
+    let keyword = !matches!(
+        check,
+        Check::Not(_)
+            | Check::Unique(_)
+            | Check::Each(_)
+            | Check::PrefixedBy(_)
+            | Check::JoinedLength(..)
+    );
     match *check {
         Check::Pattern(p) => {
             want(t == "string", "a pattern")?;
@@ -493,6 +469,9 @@ fn apply_check(
         Check::Each(inner) => {
             want(t == "array", "a check of each element")?;
             apply_check(&mut node["items"], name, inner, placer)?;
+        }
+        Check::PrefixedBy(_) | Check::JoinedLength(..) => {
+            return Err("a check of an identifier does not apply to a field".into());
         }
     }
     if keyword {
@@ -812,7 +791,7 @@ pub fn check_secret_keys<'a>(
                 key: list,
                 secret_keys: &[],
             };
-            check_key(&[&one], key).map_err(|rule| {
+            check_key(&[&one], key, &Value::Null).map_err(|rule| {
                 format!(
                     "invalid spec.forProvider.{shown}: the Secret's key {key:?} names a value JFrog refuses: {rule}"
                 )
@@ -822,11 +801,36 @@ pub fn check_secret_keys<'a>(
     Ok(())
 }
 
-/// Whether the identifier `key` (the external name) passes the key checks of `checks`:
-/// `Err` says which rule it breaks, in upstream's terms.
-pub fn check_key(checks: &[&KindChecks], key: &str) -> Result<(), String> {
+/// Whether the identifier `key` (the external name) passes the key checks of `checks`,
+/// with `params` (the `forProvider`) for the checks that involve a parameter: `Err` says which
+/// rule it breaks, in upstream's terms.
+pub fn check_key(checks: &[&KindChecks], key: &str, params: &Value) -> Result<(), String> {
+    let param = |p: &str| {
+        params
+            .get(p)
+            .and_then(Value::as_str)
+            .filter(|v| !v.is_empty())
+            .map(str::to_string)
+    };
     for c in checks.iter().flat_map(|c| c.key) {
         match *c {
+            Check::PrefixedBy(p) => {
+                if let Some(v) = param(p)
+                    && !key.starts_with(&format!("{v}-"))
+                {
+                    return Err(format!("with {p} {v:?} it must start with \"{v}-\""));
+                }
+            }
+            Check::JoinedLength(p, max) => {
+                if let Some(v) = param(p) {
+                    let n = (v.chars().count() + 1 + key.chars().count()) as u64;
+                    if n > max {
+                        return Err(format!(
+                            "JFrog names it \"{v}-{key}\", which must have at most {max} characters (it has {n})"
+                        ));
+                    }
+                }
+            }
             Check::Pattern(p) | Check::Format(p, _) => {
                 let re = regex::Regex::new(p).map_err(|e| format!("pattern {p:?}: {e}"))?;
                 if !re.is_match(key) {
@@ -994,6 +998,9 @@ pub fn verify(
                     let ok = match check {
                         Check::Pattern(p) | Check::Format(p, _) => regex::Regex::new(p).is_ok(),
                         Check::Length(..) => true,
+                        Check::PrefixedBy(f) | Check::JoinedLength(f, _) => {
+                            k.resolved().params().any(|x| x.crd == *f)
+                        }
                         _ => false,
                     };
                     if !ok {
@@ -1249,11 +1256,13 @@ mod tests {
     }
 
     /// kube-apiserver prices a rule on the elements of a list without `maxItems` as if a
-    /// 3 MiB request were full of them: such a rule leaves the CRD and stays in the schema
-    /// checked before a write; on a bounded list it stays in the CRD.
+    /// 3 MiB request were full of them: a rule that scans an unbounded string there leaves
+    /// the CRD and stays in the schema checked before a write; on a bounded list it stays in
+    /// the CRD, and so does a cheap rule on the unbounded list.
     #[test]
     fn a_rule_the_api_server_cannot_afford_is_checked_before_the_write() {
-        let handler = json!({"type": "object", "properties": {"proxy": {"type": "string"}}});
+        let handler = json!({"type": "object", "properties": {
+            "proxy": {"type": "string"}, "url": {"type": "string"}}});
         let base = json!({"type": "object", "properties": {
             "handler": {"type": "array", "items": handler},
             "criteria": {"type": "array", "maxItems": 1, "items": handler},
@@ -1264,11 +1273,18 @@ mod tests {
             rules: &[
                 (
                     "handler",
-                    RuleCheck::Cel("!has(self.proxy) || self.proxy != 'x'", "no x"),
+                    RuleCheck::Cel(
+                        "!has(self.proxy) || !self.proxy.matches('^http.+')",
+                        "no URL",
+                    ),
                 ),
+                ("handler", RuleCheck::Conflicts(&["proxy", "url"])),
                 (
                     "criteria",
-                    RuleCheck::Cel("!has(self.proxy) || self.proxy != 'x'", "no x"),
+                    RuleCheck::Cel(
+                        "!has(self.proxy) || !self.proxy.matches('^http.+')",
+                        "no URL",
+                    ),
                 ),
             ],
             late_init_safe: &[],
@@ -1277,13 +1293,16 @@ mod tests {
         };
         let mut crd = base.clone();
         let placed = apply_as(&mut crd, &C, &[], Mode::Admission).unwrap();
-        assert_eq!(placed.cel, 2);
+        assert_eq!(placed.cel, 3);
         assert_eq!(afford(&mut crd, &[]), 1);
-        assert!(rules_at(&crd["properties"]["handler"]["items"]).is_empty());
+        assert_eq!(
+            rules_at(&crd["properties"]["handler"]["items"]),
+            ["(has(self.proxy) ? 1 : 0) + (has(self.url) ? 1 : 0) <= 1"]
+        );
         assert_eq!(rules_at(&crd["properties"]["criteria"]["items"]).len(), 1);
         let mut strict = base.clone();
         apply_as(&mut strict, &C, &[], Mode::BeforeWrite).unwrap();
-        assert_eq!(rules_at(&strict["properties"]["handler"]["items"]).len(), 1);
+        assert_eq!(rules_at(&strict["properties"]["handler"]["items"]).len(), 2);
     }
 
     /// A rule that iterates or scans stays in the CRD only over bounded values; a scan of an

@@ -725,19 +725,31 @@ impl CrdSchemas {
         kinds: &[Arc<FamilyKind>],
         cases: &[(&str, &str, &str, &str)],
     ) {
+        self.refuse_identifiers_given(kinds, &json!({}), cases)
+            .await;
+    }
+
+    /// [`CrdSchemas::refuse_identifiers`] with the `forProvider` `params` (for the checks of
+    /// an identifier that involve a parameter, such as a `<projectKey>-` prefix).
+    pub async fn refuse_identifiers_given(
+        &self,
+        kinds: &[Arc<FamilyKind>],
+        params: &Value,
+        cases: &[(&str, &str, &str, &str)],
+    ) {
         use provider_runtime::managed::external::ExternalClient;
         for (kind, valid, invalid, message) in cases {
             let k = kinds
                 .iter()
                 .find(|k| k.resolved().decl.kind == *kind)
                 .unwrap_or_else(|| panic!("no Kind {kind}"));
-            let ok = k.check_identifier(valid);
+            let ok = k.check_identifier(valid, params);
             assert!(ok.is_ok(), "{kind}: {valid:?} is refused: {ok:?}");
             let jfrog = JfrogClient::builder("http://127.0.0.1:1")
                 .build()
                 .expect("a client");
             let client = FamilyClient::new(jfrog, k.resolved().clone()).with_rules_of(k);
-            let mr = crate::adapter::managed("identifier-test", invalid, json!({}));
+            let mr = crate::adapter::managed("identifier-test", invalid, params.clone());
             let err = client
                 .check_write(&mr, true)
                 .await

@@ -69,4 +69,16 @@ async fn invalid_manifests_with_invalid_identifiers_are_refused_before_any_reque
         ],
     )
     .await;
+    // A project's lifecycle stage is named "<projectKey>-...".
+    crds.refuse_identifiers_given(
+        &crate::family_kinds(),
+        &json!({"projectKey": "team-a"}),
+        &[(
+            "LifecycleStage",
+            "team-a-qa",
+            "qa",
+            "must start with \"team-a-\"",
+        )],
+    )
+    .await;
 }

@@ -111,7 +111,7 @@ pub static CHECKS: &[KindChecks] = &[
         rules: &[
         ],
         late_init_safe: &[],
-        key: &[Check::Length(Some(1), None)],
+        key: &[Check::Length(Some(1), None), Check::PrefixedBy("projectKey")],
         secret_keys: &[],
     },
     KindChecks {

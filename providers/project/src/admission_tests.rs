@@ -59,4 +59,16 @@ async fn invalid_manifests_with_invalid_identifiers_are_refused_before_any_reque
         ],
     )
     .await;
+    // JFrog names a project environment "<projectKey>-<name>", at most 32 characters.
+    crds.refuse_identifiers_given(
+        &crate::family_kinds(),
+        &json!({"projectKey": "myproj"}),
+        &[(
+            "Environment",
+            "staging",
+            "staging-environment-europe-west",
+            "at most 32 characters",
+        )],
+    )
+    .await;
 }

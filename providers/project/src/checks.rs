@@ -15,7 +15,7 @@ pub static CHECKS: &[KindChecks] = &[
         rules: &[
         ],
         late_init_safe: &[],
-        key: &[Check::Format("^[a-zA-Z][a-zA-Z0-9-]+$", "an environment name starts with a letter and has letters, digits and '-' only (at least 2 characters)")],
+        key: &[Check::Format("^[a-zA-Z][a-zA-Z0-9-]+$", "an environment name starts with a letter and has letters, digits and '-' only (at least 2 characters)"), Check::JoinedLength("projectKey", 32)],
         secret_keys: &[],
     },
     KindChecks {

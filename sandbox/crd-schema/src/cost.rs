@@ -1721,6 +1721,25 @@ pub fn rule_cost(
     Ok(estimate(program.expression(), &decl).max)
 }
 
+/// What kube-apiserver charges `rule` on `schema` (one schema node, not a resource root)
+/// against its limits ([`PER_EXPRESSION_LIMIT`], and summed per CRD against
+/// [`PER_CRD_LIMIT`]): the per-evaluation cost times how often the node can appear, which is
+/// `cardinality` (the product of the `maxItems`/`maxProperties` on the way to the node) when
+/// every list and map on the way is bounded, else as many of the node's smallest value as a
+/// request can hold. Errors when the rule does not parse or CEL cannot see the node.
+pub fn expression_cost(
+    schema: &serde_json::Value,
+    rule: &str,
+    cardinality: Option<u64>,
+) -> Result<u64, String> {
+    let (node, _) = Node::compile(schema, "");
+    let decl = Decl::build(&node, false).ok_or_else(|| "the schema has no CEL type".to_string())?;
+    let program = crate::cel::compile_program(rule)?;
+    let per = estimate(program.expression(), &decl).max;
+    let card = cardinality.unwrap_or_else(|| decl.max_cardinality());
+    Ok(per.saturating_mul(card))
+}
+
 #[cfg(test)]
 mod tests {
     use serde_json::{Value, json};

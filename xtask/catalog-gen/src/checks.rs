@@ -162,6 +162,22 @@ fn check(c: &Value) -> Result<String> {
         "one_of" => format!("Check::OneOf({})", strs(v)?),
         "unique" => format!("Check::Unique({})", rs(v.as_str().unwrap_or_default())),
         "each" => format!("Check::Each(&{})", check(v)?),
+        "prefixed_by" => format!(
+            "Check::PrefixedBy({})",
+            rs(v.as_str().context("prefixed_by names a parameter")?)
+        ),
+        "joined_length" => {
+            let a = v.as_array().context("joined_length is [parameter, max]")?;
+            let p = a
+                .first()
+                .and_then(Value::as_str)
+                .context("joined_length: a parameter")?;
+            let max = a
+                .get(1)
+                .and_then(Value::as_u64)
+                .context("joined_length: a maximum")?;
+            format!("Check::JoinedLength({}, {max})", rs(p))
+        }
         other => bail!("unknown check {other:?}"),
     })
 }
@@ -303,8 +319,13 @@ pub fn generate(catalog_dir: &Path) -> Result<Vec<(String, String)>> {
                 let shape = c
                     .as_object()
                     .and_then(|o| o.keys().find(|k| *k != "message" && *k != "note").cloned());
-                if !matches!(shape.as_deref(), Some("pattern" | "format" | "length")) {
-                    bail!("{name}: {kind}: a key check is a pattern, a format or a length: {c}");
+                if !matches!(
+                    shape.as_deref(),
+                    Some("pattern" | "format" | "length" | "prefixed_by" | "joined_length")
+                ) {
+                    bail!(
+                        "{name}: {kind}: a key check is a pattern, a format, a length, prefixed_by or joined_length: {c}"
+                    );
                 }
                 entry
                     .key
