@@ -409,3 +409,115 @@ async fn two_replicas_only_the_leader_runs_controllers() {
     setup.server.shutdown().await;
     let _ = std::fs::remove_dir_all(&setup.dir);
 }
+
+/// With every Kind's CRD installed (about 430 watches, over four times the 100 concurrent
+/// streams per connection that kube-apiserver allows and the test server enforces), every
+/// controller's watch is served, the reconcilers' requests go through and the Lease keeps
+/// being renewed: the watches are spread over connections of their own and the leader
+/// election has another (on one shared connection the requests past the 100th stream wait
+/// forever and the Lease is lost).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_kind_is_watched_and_the_lease_renewed_past_the_stream_limit() {
+    let setup = setup("streams").await;
+    let managed: Vec<Value> = provider_artifactory::crds()
+        .into_iter()
+        .map(|c| c.document)
+        .filter(|c| {
+            let g = c["spec"]["group"].as_str().unwrap_or_default();
+            g != "artifactory.m.crossplane.io" && g != "artifactory.crossplane.io"
+        })
+        .collect();
+    assert!(managed.len() > 400, "{} managed CRDs", managed.len());
+    testkit::install_crds(&setup.admin, &managed).await;
+    let (metrics, health) = (free_port(), free_port());
+    let (mut child, log) = spawn(
+        &setup,
+        metrics,
+        health,
+        &[
+            "--leader-election",
+            "--leader-election-lease-duration=6s",
+            "--leader-election-renew-deadline=4s",
+            "--leader-election-retry-period=1s",
+        ],
+        None,
+    );
+    wait_for(
+        "every managed controller started",
+        &mut child,
+        &log,
+        || async {
+            let (_, body) = http_get(metrics, "/metrics").await?;
+            let started = body
+                .lines()
+                .filter(|l| l.starts_with("controller_runtime_max_concurrent_reconciles{"))
+                .count();
+            (started >= managed.len()).then_some(())
+        },
+    )
+    .await;
+
+    // Observe-only MRs of the first, a middle and the last namespaced repository Kind (whose
+    // empty parameters are valid): each is seen by its controller's watch and gets a
+    // condition written back (no ProviderConfig exists, so Synced=False).
+    let namespaced: Vec<&Value> = managed
+        .iter()
+        .filter(|c| {
+            c["spec"]["scope"] == "Namespaced"
+                && c["spec"]["group"] == "repository.artifactory.m.crossplane.io"
+        })
+        .collect();
+    let picks = [
+        namespaced[0],
+        namespaced[namespaced.len() / 2],
+        namespaced[namespaced.len() - 1],
+    ];
+    for crd in picks {
+        let (group, kind, plural) = (
+            crd["spec"]["group"].as_str().expect("group"),
+            crd["spec"]["names"]["kind"].as_str().expect("kind"),
+            crd["spec"]["names"]["plural"].as_str().expect("plural"),
+        );
+        let ar = testkit::api_resource(group, "v1alpha1", kind, plural);
+        let api: Api<DynamicObject> = Api::namespaced_with(setup.admin.clone(), "default", &ar);
+        let mr: DynamicObject = serde_json::from_value(json!({
+            "apiVersion": format!("{group}/v1alpha1"), "kind": kind,
+            "metadata": {"name": "stream-test", "namespace": "default"},
+            "spec": {"managementPolicies": ["Observe"], "forProvider": {}}
+        }))
+        .expect("mr");
+        api.create(&PostParams::default(), &mr)
+            .await
+            .unwrap_or_else(|e| panic!("create {kind}: {e}"));
+        wait_for(&format!("{kind} reconciled"), &mut child, &log, || async {
+            let o = api.get("stream-test").await.ok()?;
+            let n = o.data["status"]["conditions"].as_array()?.len();
+            (n > 0).then_some(())
+        })
+        .await;
+    }
+
+    // The Lease keeps being renewed, several lease durations past the start of every watch.
+    let leases: Api<Lease> = Api::namespaced(setup.admin.clone(), "crossplane-system");
+    let renewed = || async { leases.get(LEASE).await.ok()?.spec?.renew_time.map(|t| t.0) };
+    let mut last = renewed().await.expect("a renewed Lease");
+    for _ in 0..3 {
+        last = wait_for("the Lease renewed again", &mut child, &log, || async {
+            renewed().await.filter(|t| *t > last)
+        })
+        .await;
+    }
+    assert!(
+        !read_log(&log).contains("leader election lost"),
+        "{}",
+        read_log(&log)
+    );
+    let status = terminate(&mut child);
+    assert!(
+        status.success(),
+        "exit status {status}:\n{}",
+        read_log(&log)
+    );
+    setup.server.shutdown().await;
+    let _ = std::fs::remove_dir_all(&setup.dir);
+}

@@ -565,9 +565,11 @@ async fn rebind(addr: SocketAddr, cancel: &CancellationToken) -> Option<tokio::n
     }
 }
 
-/// Streams per HTTP/2 connection: kube-apiserver's `--http2-max-streams-per-connection`
-/// default.
-const H2_MAX_STREAMS: u32 = 1000;
+/// Concurrent streams per HTTP/2 connection, as kube-apiserver allows by default
+/// (`--http2-max-streams-per-connection` 0 means 100 in `k8s.io/apiserver`; 1,000 is only
+/// the aggregated API servers' default). A client that puts more long-lived watches on one
+/// connection sees its further requests wait, as on a real cluster.
+const H2_MAX_STREAMS: u32 = 100;
 
 /// Serves one connection, TLS or plain HTTP/1.1 depending on its first byte; over TLS,
 /// HTTP/2 or HTTP/1.1 as ALPN decides.

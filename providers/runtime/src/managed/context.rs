@@ -5,7 +5,7 @@
 //! rate limiter), so that the reconciler, the controller and the registration can all use it
 //! without importing one another.
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use tokio::sync::Semaphore;
@@ -29,11 +29,82 @@ pub const DEFAULT_MIN_POLL_INTERVAL: Duration = Duration::from_secs(1);
 /// `--poll-state-metric` default.
 pub const DEFAULT_POLL_STATE_METRIC: Duration = Duration::from_secs(5);
 
+/// How many long-lived watches one connection carries at most. kube-apiserver allows 100
+/// concurrent HTTP/2 streams per connection by default (`--http2-max-streams-per-connection`
+/// 0 means 100 in `k8s.io/apiserver`), and hyper opens no second connection when a server's
+/// limit is reached: a request beyond it waits for a free stream, and on a connection full of
+/// watches, which never end, it waits forever. Room is left for the list that starts each
+/// watch and for its restarts.
+pub const WATCHES_PER_CONNECTION: usize = 80;
+
+/// Kubernetes clients for long-lived watches, each over its own connection and carrying at
+/// most [`WATCHES_PER_CONNECTION`] watches; a client is made when the others are full. The
+/// process's main client (reconciler reads and writes, events, ProviderConfigs, Secrets)
+/// carries no watch, and the leader election has a client of its own, so neither waits behind
+/// watches whatever the number of Kinds. Cheap to clone.
+#[derive(Clone)]
+pub struct WatchClients {
+    inner: Arc<Mutex<WatchPool>>,
+}
+
+type MakeClient = dyn Fn() -> Result<kube::Client, kube::Error> + Send + Sync;
+
+struct WatchPool {
+    make: Box<MakeClient>,
+    /// Each client and how many watches it was handed.
+    clients: Vec<(kube::Client, usize)>,
+}
+
+impl WatchClients {
+    /// Clients made by `make`, which must open a new connection each time (a new
+    /// `kube::Client` with its own connection pool).
+    pub fn new(
+        make: impl Fn() -> Result<kube::Client, kube::Error> + Send + Sync + 'static,
+    ) -> Self {
+        WatchClients {
+            inner: Arc::new(Mutex::new(WatchPool {
+                make: Box::new(make),
+                clients: Vec::new(),
+            })),
+        }
+    }
+
+    /// The client for one more long-lived watch: the first with room, else a new one.
+    pub fn next(&self) -> Result<kube::Client, kube::Error> {
+        let mut pool = self
+            .inner
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some((client, n)) = pool
+            .clients
+            .iter_mut()
+            .find(|(_, n)| *n < WATCHES_PER_CONNECTION)
+        {
+            *n += 1;
+            return Ok(client.clone());
+        }
+        let client = (pool.make)()?;
+        pool.clients.push((client.clone(), 1));
+        Ok(client)
+    }
+
+    /// How many watch connections have been made.
+    pub fn connections(&self) -> usize {
+        self.inner
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clients
+            .len()
+    }
+}
+
 /// Everything a Kind's controller needs from the process. Cheap to clone.
 #[derive(Clone)]
 pub struct ControllerContext {
     /// The Kubernetes client (with the provider's identity).
     pub client: kube::Client,
+    /// Clients for long-lived watches ([`WatchClients`]); `None`: watches use `client`.
+    pub watch_clients: Option<WatchClients>,
     /// ProviderConfig resolution and usage tracking.
     pub resolver: Arc<dyn ProviderConfigResolver>,
     /// `--poll`.
@@ -80,6 +151,7 @@ impl ControllerContext {
     ) -> Self {
         ControllerContext {
             client,
+            watch_clients: None,
             resolver,
             poll: DEFAULT_POLL,
             poll_jitter: DEFAULT_POLL / 20,
@@ -95,6 +167,25 @@ impl ControllerContext {
             provider_name: provider_name.into(),
             shutdown: CancellationToken::new(),
             poll_state_metric: DEFAULT_POLL_STATE_METRIC,
+        }
+    }
+
+    /// Watches over `clients` rather than the main client.
+    pub fn with_watch_clients(mut self, clients: WatchClients) -> Self {
+        self.watch_clients = Some(clients);
+        self
+    }
+
+    /// The client for one more long-lived watch: from [`ControllerContext::watch_clients`]
+    /// when set (the main client when none can be made, with a warning).
+    pub fn watch_client(&self) -> kube::Client {
+        match self.watch_clients.as_ref().map(WatchClients::next) {
+            Some(Ok(c)) => c,
+            Some(Err(e)) => {
+                tracing::warn!(error = %e, "cannot open a watch connection; the watch shares the main one");
+                self.client.clone()
+            }
+            None => self.client.clone(),
         }
     }
 
@@ -134,4 +225,38 @@ pub const MIN_IN_FLIGHT: usize = 20;
 
 fn in_flight(rate: usize) -> usize {
     rate.saturating_mul(IN_FLIGHT_PER_RATE).max(MIN_IN_FLIGHT)
+}
+
+#[cfg(test)]
+mod watch_client_tests {
+    use super::*;
+
+    /// A client that connects nowhere (no request is made).
+    fn client() -> Result<kube::Client, kube::Error> {
+        let config = kube::Config::new("http://127.0.0.1:1".parse().expect("uri"));
+        kube::Client::try_from(config)
+    }
+
+    /// Watches fill a connection up to the limit, then a new one is made: 300 watches (about
+    /// provider-artifactory's) take 4 connections, none over 80 streams.
+    #[tokio::test]
+    async fn watches_spread_over_connections_under_the_stream_limit() {
+        let made = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let counter = made.clone();
+        let clients = WatchClients::new(move || {
+            counter.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            client()
+        });
+        for _ in 0..WATCHES_PER_CONNECTION {
+            clients.next().expect("client");
+        }
+        assert_eq!(clients.connections(), 1);
+        clients.next().expect("client");
+        assert_eq!(clients.connections(), 2);
+        for _ in 0..(300 - WATCHES_PER_CONNECTION - 1) {
+            clients.next().expect("client");
+        }
+        assert_eq!(clients.connections(), 4);
+        assert_eq!(made.load(std::sync::atomic::Ordering::SeqCst), 4);
+    }
 }

@@ -347,7 +347,8 @@ pub async fn run<K: ManagedKind>(
     tracing::info!(controller = %controller_name, workers, "starting managed controller");
 
     // Watch and filter.
-    let api: Api<DynamicObject> = Api::all_with(ctx.client.clone(), &ar);
+    // A watch never ends: it gets a connection of the watch pool, never the main one.
+    let api: Api<DynamicObject> = Api::all_with(ctx.watch_client(), &ar);
     let watch = {
         let queue = queue.clone();
         let cache = cache.clone();

@@ -226,7 +226,7 @@ impl SafeStartGate {
             return;
         }
         let ar = ApiResource::erase::<CustomResourceDefinition>(&());
-        let api: Api<CrdHead> = Api::all_with(ctx.client.clone(), &ar);
+        let api: Api<CrdHead> = Api::all_with(ctx.watch_client(), &ar);
         let mut events = watcher(api, watcher::Config::default().page_size(CRD_PAGE)).boxed();
         let mut running: HashMap<usize, Running> = HashMap::new();
         loop {

@@ -5,8 +5,12 @@
 //! Why not `kube::Client::try_from(config)`: kube-rs connects with HTTP/1.1 only, so every
 //! watch holds its own TCP and TLS connection with its own buffers. A provider watches every
 //! managed Kind in both scopes (296 for provider-artifactory), and those connections were
-//! most of its idle memory. Over HTTP/2 all watches and requests share one connection
-//! (kube-apiserver allows 1,000 streams on it); servers without HTTP/2 still get HTTP/1.1.
+//! most of its idle memory. Over HTTP/2 many watches and requests share one connection;
+//! servers without HTTP/2 still get HTTP/1.1. kube-apiserver allows 100 concurrent streams
+//! per connection (`--http2-max-streams-per-connection` 0 means 100; 1,000 is only the
+//! aggregated servers' default), and hyper opens no second connection when that is reached,
+//! so the process opens its own: watches over a pool of connections of at most 80 watches
+//! each, the leader election over another (`managed::context::WatchClients`).
 //!
 //! Liveness: HTTP/2 pings every 30 s, with a 15 s answer timeout, even when idle (client-go's
 //! `ReadIdleTimeout` and `PingTimeout`), replace kube-rs's per-connection read timeout, which

@@ -34,6 +34,7 @@ pub use kubeclient::kube_client;
 pub use leader::{LeaderElectionConfig, LeaderElector, lease_name};
 pub use metrics::MetricsRegistry;
 
+use crate::managed::context::WatchClients;
 use crate::managed::kind::Scope;
 use crate::managed::{ControllerContext, KindRegistration, ManagedMetrics};
 use crate::providerconfig::controller::ConfigController;
@@ -160,7 +161,8 @@ impl GatedController for ConfigGated {
     fn start(&self, ctx: ControllerContext) -> BoxFuture<'static, ()> {
         // Events carry the controller name as their source, as crossplane-runtime's recorder
         // for `providerconfig/<kind>.<group>` does.
-        let c = ConfigController::new(ctx.client.clone(), self.api.clone(), self.kind, self.name())
+        // The controller watches its Kind: a client of the watch pool.
+        let c = ConfigController::new(ctx.watch_client(), self.api.clone(), self.kind, self.name())
             .with_rate_limiter(ctx.rate_limiter.clone());
         let concurrency = u16::try_from(ctx.max_reconcile_rate)
             .unwrap_or(u16::MAX)
@@ -272,7 +274,13 @@ pub async fn run_until(
     let config = kube::Config::infer()
         .await
         .map_err(|e| ProcessError::Kubeconfig(e.to_string()))?;
-    let client =
+    let client = kubeclient::kube_client(config.clone())
+        .map_err(|e| ProcessError::Kubeconfig(e.to_string()))?;
+    // Watches over connections of their own, at most WATCHES_PER_CONNECTION each, and the
+    // leader election over another: see `managed::context::WatchClients`.
+    let watch_config = config.clone();
+    let watch_clients = WatchClients::new(move || kubeclient::kube_client(watch_config.clone()));
+    let lease_client =
         kubeclient::kube_client(config).map_err(|e| ProcessError::Kubeconfig(e.to_string()))?;
 
     let registry = MetricsRegistry::default();
@@ -325,6 +333,7 @@ pub async fn run_until(
         .unwrap_or(usize::MAX)
         .max(1);
     let mut ctx = ControllerContext::new(client.clone(), Arc::new(resolver), name.clone())
+        .with_watch_clients(watch_clients)
         .with_poll(flags.poll)
         .with_max_reconcile_rate(rate);
     ctx.min_poll_interval = flags.min_poll_interval;
@@ -357,7 +366,7 @@ pub async fn run_until(
             retry_period: flags.leader_election_retry_period,
         };
         tracing::info!(lease = %cfg.name, namespace = %cfg.namespace, identity = %cfg.identity, "waiting for leadership");
-        let mut e = LeaderElector::new(client.clone(), cfg, registry.clone());
+        let mut e = LeaderElector::new(lease_client, cfg, registry.clone());
         if !e.acquire(&shutdown).await {
             return Ok(());
         }
