@@ -243,7 +243,8 @@ async fn invalid_manifests_with_invalid_identifiers_are_refused_before_any_reque
 /// CRD rule can read: checked once the provider has read the Secret, before any JFrog
 /// request, naming the handler and the key (never a value).
 #[tokio::test]
-async fn invalid_secret_names_of_custom_webhooks_are_refused_before_any_request() {
+async fn invalid_manifests_with_invalid_custom_webhook_secret_names_are_refused_before_any_request()
+{
     use provider_runtime::managed::external::ExternalClient;
     use secrecy::SecretString;
     let kinds = crate::family_kinds();
