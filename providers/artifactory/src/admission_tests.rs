@@ -150,15 +150,8 @@ fn rules_over_referenced_fields_hold_once_resolved() {
 async fn a_rule_left_out_of_the_crd_refuses_before_any_request() {
     use provider_runtime::managed::external::ExternalClient;
     let kinds = crate::family_kinds();
-    let kind = kinds
-        .iter()
-        .find(|k| k.resolved().decl.kind == "ArtifactWebhook")
-        .expect("ArtifactWebhook");
-    let jfrog = jfrog_client::JfrogClient::builder("http://127.0.0.1:1")
-        .build()
-        .expect("client");
-    let client =
-        provider_family::FamilyClient::new(jfrog, kind.resolved().clone()).with_rules_of(kind);
+    let kind = provider_family::suite::kind_named(&kinds, "ArtifactWebhook");
+    let client = provider_family::suite::offline_client(kind);
     let url = "https://hooks.example.com/in";
     let criteria =
         json!([{"anyLocal": true, "anyRemote": false, "anyFederated": false, "repoKeys": []}]);
@@ -248,15 +241,8 @@ async fn invalid_manifests_with_invalid_custom_webhook_secret_names_are_refused_
     use provider_runtime::managed::external::ExternalClient;
     use secrecy::SecretString;
     let kinds = crate::family_kinds();
-    let kind = kinds
-        .iter()
-        .find(|k| k.resolved().decl.kind == "ArtifactCustomWebhook")
-        .expect("ArtifactCustomWebhook");
-    let jfrog = jfrog_client::JfrogClient::builder("http://127.0.0.1:1")
-        .build()
-        .expect("client");
-    let client =
-        provider_family::FamilyClient::new(jfrog, kind.resolved().clone()).with_rules_of(kind);
+    let kind = provider_family::suite::kind_named(&kinds, "ArtifactCustomWebhook");
+    let client = provider_family::suite::offline_client(kind);
     let params = json!({"eventTypes": ["deployed"],
     "criteria": [{"anyLocal": true, "anyRemote": false, "anyFederated": false, "repoKeys": []}],
     "handler": [

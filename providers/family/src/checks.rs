@@ -125,23 +125,13 @@ pub enum Mode {
 }
 
 /// How [`apply_as`] placed a Kind's checks (counted per check as written in the table).
+/// Which of the CEL rules the CRD can afford is [`afford`]'s to decide.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
 pub struct Placed {
     /// Checks that became OpenAPI keywords (`pattern`, bounds, `enum`, list type).
     pub openapi: usize,
     /// CEL rules in the schema.
     pub cel: usize,
-    /// CEL rules left out of the CRD (the API server could not afford them) and checked
-    /// only before any write.
-    pub before_write: usize,
-}
-
-impl std::ops::AddAssign for Placed {
-    fn add_assign(&mut self, o: Placed) {
-        self.openapi += o.openapi;
-        self.cel += o.cel;
-        self.before_write += o.before_write;
-    }
 }
 
 /// The state of one [`apply_as`].
@@ -159,17 +149,21 @@ impl Placer<'_> {
 
     /// The references that fill fields of the object at `path` (none before a write).
     fn twins(&self, path: &str) -> Vec<&ReferenceField> {
-        if self.mode == Mode::BeforeWrite {
-            return Vec::new();
+        match self.mode {
+            Mode::Admission => twins_at(self.refs, path),
+            Mode::BeforeWrite => Vec::new(),
         }
-        self.refs
-            .iter()
-            .filter(|r| match r.field.rsplit_once('.') {
-                Some((parent, _)) => parent == path,
-                None => path.is_empty(),
-            })
-            .collect()
     }
+}
+
+/// The references of `refs` that fill a field of the object at the dotted `path`.
+fn twins_at<'a>(refs: &'a [ReferenceField], path: &str) -> Vec<&'a ReferenceField> {
+    refs.iter()
+        .filter(|r| match r.field.rsplit_once('.') {
+            Some((parent, _)) => parent == path,
+            None => path.is_empty(),
+        })
+        .collect()
 }
 
 /// How many places a schema node can appear in one object: the product of the `maxItems`
@@ -182,22 +176,17 @@ fn times(c: Cardinality, list: &Value) -> Cardinality {
     c.map(|c| c.saturating_mul(max))
 }
 
-/// The node a dotted path names in a parameters schema, stepping into array elements, and
-/// the cardinality of the node (the lists stepped through).
-fn node_at<'a>(schema: &'a mut Value, path: &str) -> Option<(&'a mut Value, Cardinality)> {
+/// The node a dotted path names in a parameters schema, stepping into array elements.
+fn node_at<'a>(schema: &'a mut Value, path: &str) -> Option<&'a mut Value> {
     let mut node = schema;
-    let mut card = Some(1);
     if path.is_empty() {
-        return Some((node, card));
+        return Some(node);
     }
     for seg in path.split('.') {
-        if ty(node) == "array" {
-            card = times(card, node);
-        }
         node = element(node);
         node = node.get_mut("properties")?.get_mut(seg)?;
     }
-    Some((node, card))
+    Some(node)
 }
 
 /// An array's element schema (the node itself for anything else).
@@ -261,13 +250,8 @@ fn afford_at(
 ) -> usize {
     let mut moved = 0;
     let is_object = ty(node) == "object" && node.get("properties").is_some();
-    let twins: Vec<&ReferenceField> = if is_object {
-        refs.iter()
-            .filter(|r| match r.field.rsplit_once('.') {
-                Some((parent, _)) => parent == path,
-                None => path.is_empty(),
-            })
-            .collect()
+    let twins = if is_object {
+        twins_at(refs, path)
     } else {
         Vec::new()
     };
@@ -637,10 +621,7 @@ fn rule_cel(
                 return Ok(None);
             }
             return Ok(Some((
-                unless_referenced(
-                    &format!("!({condition}) || ({})", all_set(&requires)?),
-                    twins,
-                ),
+                format!("!({condition}) || ({})", all_set(&requires)?),
                 format!(
                     "{} must be set when {}",
                     requires.join(" and "),
@@ -670,7 +651,7 @@ fn rule_cel(
             )
         }
         RuleCheck::RequiredWith(..) | RuleCheck::RequiredWhen(..) => return Ok(None),
-        RuleCheck::Cel(cel, message) => (unless_referenced(cel, twins), message.to_string()),
+        RuleCheck::Cel(cel, message) => (cel.to_string(), message.to_string()),
     }))
 }
 
@@ -709,12 +690,12 @@ pub fn apply_as(
         .partition(|(_, c)| matches!(c, Check::Items(..) | Check::Length(..)));
     for (path, c) in bounds.into_iter().chain(others) {
         let name = leaf(path);
-        let (node, _) = node_at(schema, path).ok_or_else(|| err(path, "no such field".into()))?;
+        let node = node_at(schema, path).ok_or_else(|| err(path, "no such field".into()))?;
         apply_check(node, name, c, &mut placer).map_err(|m| err(path, m))?;
     }
     for (path, rule) in checks.rules {
         let twins = placer.twins(path);
-        let (node, _) = node_at(schema, path).ok_or_else(|| err(path, "no such object".into()))?;
+        let node = node_at(schema, path).ok_or_else(|| err(path, "no such object".into()))?;
         let obj = element(node);
         if ty(obj) != "object" {
             return Err(err(path, "a rule sits on an object".into()));
@@ -783,15 +764,7 @@ pub fn check_secret_keys<'a>(
                 Err(_) => format!("{acc}.{s}"),
             });
         for (_, list) in rules.iter().filter(|(p, _)| named.join(".") == *p) {
-            let one = KindChecks {
-                kind: "",
-                fields: &[],
-                rules: &[],
-                late_init_safe: &[],
-                key: list,
-                secret_keys: &[],
-            };
-            check_key(&[&one], key, &Value::Null).map_err(|rule| {
+            check_identifier(list, key, &Value::Null).map_err(|rule| {
                 format!(
                     "invalid spec.forProvider.{shown}: the Secret's key {key:?} names a value JFrog refuses: {rule}"
                 )
@@ -805,6 +778,13 @@ pub fn check_secret_keys<'a>(
 /// with `params` (the `forProvider`) for the checks that involve a parameter: `Err` says which
 /// rule it breaks, in upstream's terms.
 pub fn check_key(checks: &[&KindChecks], key: &str, params: &Value) -> Result<(), String> {
+    checks
+        .iter()
+        .try_for_each(|c| check_identifier(c.key, key, params))
+}
+
+/// Whether `key` passes `list` (checks of an identifier or of a Secret's key names).
+fn check_identifier(list: &[Check], key: &str, params: &Value) -> Result<(), String> {
     let param = |p: &str| {
         params
             .get(p)
@@ -812,7 +792,7 @@ pub fn check_key(checks: &[&KindChecks], key: &str, params: &Value) -> Result<()
             .filter(|v| !v.is_empty())
             .map(str::to_string)
     };
-    for c in checks.iter().flat_map(|c| c.key) {
+    for c in list {
         match *c {
             Check::PrefixedBy(p) => {
                 if let Some(v) = param(p)

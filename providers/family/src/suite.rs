@@ -153,10 +153,7 @@ impl Mr {
             o.metadata.annotations.unwrap_or_default()["crossplane.io/external-name"].clone();
         let params = o.data["spec"]["forProvider"].clone();
         let k = self.kind.resolved();
-        let offline = JfrogClient::builder("http://127.0.0.1:1")
-            .build()
-            .expect("client");
-        let key = FamilyClient::new(offline, k.clone()).key(
+        let key = offline_client(&self.kind).key(
             &crate::adapter::managed(&self.name, &external, params.clone()),
             &params,
         );
@@ -625,6 +622,24 @@ fn set_pointer(v: &mut Value, pointer: &str, value: Value) {
     }
 }
 
+/// The Kind of `kinds` named `kind` (a test fails naming it when there is none).
+pub fn kind_named<'a>(kinds: &'a [Arc<FamilyKind>], kind: &str) -> &'a Arc<FamilyKind> {
+    kinds
+        .iter()
+        .find(|k| k.resolved().decl.kind == kind)
+        .unwrap_or_else(|| panic!("no Kind {kind}"))
+}
+
+/// A client of `kind`, with its rules checked before a write, whose JFrog is a closed port:
+/// a request fails with a connection error, so an error that names a rule came before any
+/// request.
+pub fn offline_client(kind: &FamilyKind) -> FamilyClient {
+    let jfrog = JfrogClient::builder("http://127.0.0.1:1")
+        .build()
+        .expect("a client");
+    FamilyClient::new(jfrog, kind.resolved().clone()).with_rules_of(kind)
+}
+
 /// A provider's generated CRDs, checked against the API server's CRD rules as they are
 /// compiled into schemas (admission as the API server does it).
 pub struct CrdSchemas {
@@ -694,10 +709,7 @@ impl CrdSchemas {
         cases: &[(&str, Value, Value, &str)],
     ) {
         for (kind, valid, invalid, message) in cases {
-            let k = kinds
-                .iter()
-                .find(|k| k.resolved().decl.kind == *kind)
-                .unwrap_or_else(|| panic!("no Kind {kind}"));
+            let k = kind_named(kinds, kind);
             let d = &k.resolved().decl;
             let ok = self.admission_errors(d, valid.clone());
             assert!(ok.is_empty(), "{kind}: the valid case is refused: {ok:?}");
@@ -739,16 +751,10 @@ impl CrdSchemas {
     ) {
         use provider_runtime::managed::external::ExternalClient;
         for (kind, valid, invalid, message) in cases {
-            let k = kinds
-                .iter()
-                .find(|k| k.resolved().decl.kind == *kind)
-                .unwrap_or_else(|| panic!("no Kind {kind}"));
+            let k = kind_named(kinds, kind);
             let ok = k.check_identifier(valid, params);
             assert!(ok.is_ok(), "{kind}: {valid:?} is refused: {ok:?}");
-            let jfrog = JfrogClient::builder("http://127.0.0.1:1")
-                .build()
-                .expect("a client");
-            let client = FamilyClient::new(jfrog, k.resolved().clone()).with_rules_of(k);
+            let client = offline_client(k);
             let mr = crate::adapter::managed("identifier-test", invalid, params.clone());
             let err = client
                 .check_write(&mr, true)
@@ -774,10 +780,7 @@ impl CrdSchemas {
         cases: &[(&str, Value, Value, &str)],
     ) {
         for (kind, by_reference, resolved, message) in cases {
-            let k = kinds
-                .iter()
-                .find(|k| k.resolved().decl.kind == *kind)
-                .unwrap_or_else(|| panic!("no Kind {kind}"));
+            let k = kind_named(kinds, kind);
             let admitted = self.admission_errors(&k.resolved().decl, by_reference.clone());
             assert!(
                 admitted.is_empty(),
