@@ -208,6 +208,36 @@ async fn references_across_kinds_groups_and_providers_resolve_in_one_apply() {
         started.elapsed().as_secs_f64()
     );
 
+    // provider-xray reads provider-artifactory's Kinds as a member of their family (and may
+    // not delete them): the RBAC Crossplane v2 renders for the packages as written.
+    assert_eq!(
+        can_i(
+            &sb,
+            "provider-xray",
+            "get",
+            "localalpinerepositories.repository.artifactory.m.crossplane.io"
+        ),
+        "yes"
+    );
+    assert_eq!(
+        can_i(
+            &sb,
+            "provider-xray",
+            "delete",
+            "localalpinerepositories.repository.artifactory.m.crossplane.io"
+        ),
+        "no"
+    );
+    assert_eq!(
+        can_i(
+            &sb,
+            "provider-project",
+            "list",
+            "users.user.artifactory.m.crossplane.io"
+        ),
+        "yes"
+    );
+
     // The resolved values are in forProvider, with the Refs the selector chose.
     let spec = |name: &'static str| params(&mrs, "", name);
     let v = spec("refs-virtual-alpine").await;
@@ -334,4 +364,87 @@ async fn references_across_kinds_groups_and_providers_resolve_in_one_apply() {
         },
     )
     .await;
+}
+
+/// The providers run with the RBAC Crossplane v2 renders for the packages as written
+/// (`sandbox/cli/src/crossplane_rbac.rs`): provider-xray may read provider-artifactory's
+/// repositories because both packages are of the family `provider-family-jfrog` and installed
+/// from one organisation, and nothing beyond what Crossplane grants. Installed from another
+/// organisation, provider-xray is no member: its reference is forbidden, the watch is
+/// Synced=False saying so, and JFrog gets no watch.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reference_outside_the_provider_family_is_forbidden() {
+    let sb = Sandbox::start(
+        SandboxOptions::new("refs-family")
+            .providers("artifactory,xray")
+            .sandbox_arg("--package=xray=registry.example.com/acme/provider-xray:v0.1.0"),
+    )
+    .await;
+    let local = example(
+        "artifactory/repository/local-alpine.yaml",
+        "fam-local-alpine",
+        Value::Null,
+    );
+    let mut watch = example("xray/watch/watch.yaml", "fam-watch", Value::Null);
+    {
+        let fp = for_provider(&mut watch);
+        let mut resource = fp["watchResource"][0].clone();
+        resource.as_object_mut().expect("a resource").remove("name");
+        resource["nameRef"] = json!({"name": "fam-local-alpine"});
+        fp.insert("watchResource".into(), json!([resource]));
+    }
+    let before = sb.sim.collection_counts().await;
+    sb.apply_ok(&[local.clone(), watch.clone()]);
+    sb.wait_all_ready(&[sb.mr_of(&local)], Duration::from_secs(120))
+        .await;
+    let (_, reason, message) = sb
+        .mr_of(&watch)
+        .wait_condition(
+            "the watch's reference to be forbidden",
+            "Synced",
+            "False",
+            "forbidden",
+            Duration::from_secs(120),
+        )
+        .await;
+    assert_eq!(reason, "ReconcileError");
+    assert!(
+        message.contains("cannot resolve references")
+            && message.contains("system:serviceaccount:crossplane-system:provider-xray")
+            && message.contains("in API group \"repository.artifactory.m.crossplane.io\""),
+        "{message}"
+    );
+    let grew = grown(&sb.sim.collection_counts().await, &before);
+    assert_eq!(
+        grew.get("xray_watches"),
+        None,
+        "no watch in JFrog: {grew:?}"
+    );
+
+    // What the provider may do, asked as the provider: its own Kinds, not the family's, and
+    // never a delete of a managed resource or anything Crossplane does not grant.
+    let can = |verb: &str, resource: &str| can_i(&sb, "provider-xray", verb, resource);
+    assert_eq!(can("update", "watches.watch.xray.m.crossplane.io"), "yes");
+    assert_eq!(can("delete", "watches.watch.xray.m.crossplane.io"), "no");
+    assert_eq!(
+        can(
+            "get",
+            "localalpinerepositories.repository.artifactory.m.crossplane.io"
+        ),
+        "no"
+    );
+    assert_eq!(can("list", "deployments.apps"), "no");
+    assert_eq!(can("create", "leases.coordination.k8s.io"), "yes");
+}
+
+/// `kubectl auth can-i VERB RESOURCE` as the provider `name` (its kubeconfig): "yes" or "no".
+fn can_i(sb: &Sandbox, name: &str, verb: &str, resource: &str) -> String {
+    let kubeconfig = sb.dir.join("providers").join(format!("{name}.kubeconfig"));
+    let out = std::process::Command::new("kubectl")
+        .arg("--kubeconfig")
+        .arg(&kubeconfig)
+        .args(["auth", "can-i", verb, resource])
+        .output()
+        .expect("kubectl runs");
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
 }

@@ -64,7 +64,6 @@ struct Provider {
     short: &'static str,
     description: &'static str,
     crds: fn() -> Vec<provider_runtime::crd::GeneratedCrd>,
-    kinds: fn() -> Vec<std::sync::Arc<dyn provider_runtime::managed::KindRegistration>>,
 }
 
 fn providers() -> Vec<Provider> {
@@ -74,28 +73,24 @@ fn providers() -> Vec<Provider> {
             short: provider_artifactory::SHORT_NAME,
             description: "Crossplane provider for JFrog Artifactory: repositories, webhooks, security, replication, users, lifecycle and artifacts.",
             crds: provider_artifactory::crds,
-            kinds: provider_artifactory::kinds,
         },
         Provider {
             name: provider_xray::PROVIDER_NAME,
             short: provider_xray::SHORT_NAME,
             description: "Crossplane provider for JFrog Xray: policies, watches, reports, configuration and webhooks.",
             crds: provider_xray::crds,
-            kinds: provider_xray::kinds,
         },
         Provider {
             name: provider_project::PROVIDER_NAME,
             short: provider_project::SHORT_NAME,
             description: "Crossplane provider for JFrog Projects.",
             crds: provider_project::crds,
-            kinds: provider_project::kinds,
         },
         Provider {
             name: provider_platform::PROVIDER_NAME,
             short: provider_platform::SHORT_NAME,
             description: "Crossplane provider for the JFrog Platform: access, authentication, configuration and lifecycle.",
             crds: provider_platform::crds,
-            kinds: provider_platform::kinds,
         },
     ]
 }
@@ -110,11 +105,15 @@ fn root() -> PathBuf {
 
 /// The `package/<provider>/crossplane.yaml` meta Provider (docs/managed-reconciler.md §15.7).
 fn crossplane_yaml(p: &Provider) -> String {
-    let mut doc = serde_json::json!({
+    let doc = serde_json::json!({
         "apiVersion": "meta.pkg.crossplane.io/v1",
         "kind": "Provider",
         "metadata": {
             "name": p.name,
+            // Crossplane v2 lets the members of a provider family (this label, packages of one
+            // registry and organisation) use each other's CRDs: the cross-provider references
+            // need it (docs/managed-reconciler.md §15.4).
+            "labels": {"pkg.crossplane.io/provider-family": "provider-family-jfrog"},
             "annotations": {
                 "meta.crossplane.io/maintainer": "JFrog Crossplane provider maintainers",
                 "meta.crossplane.io/source": "github.com/jfrog/crossplane-providers",
@@ -128,12 +127,6 @@ fn crossplane_yaml(p: &Provider) -> String {
             "capabilities": ["safe-start"]
         }
     });
-    // The reads its cross-provider references need (docs/managed-reconciler.md §15.4: Crossplane
-    // grants them when the package asks).
-    let requests = provider_runtime::crd::references::permission_requests(p.short, &(p.kinds)());
-    if !requests.is_empty() {
-        doc["spec"]["controller"] = serde_json::json!({"permissionRequests": requests});
-    }
     format!("---\n{}", serde_yaml::to_string(&doc).unwrap_or_default())
 }
 
@@ -388,16 +381,14 @@ mod tests {
                         providers_seen += 1;
                         assert_eq!(v["spec"]["capabilities"], serde_json::json!(["safe-start"]));
                         assert_eq!(v["metadata"]["name"], p.name);
-                        // The package is its own runtime image: no controller image; the
-                        // controller section only asks for the reads of other providers'
-                        // Kinds that cross-provider references need.
-                        if let Some(c) = v["spec"].get("controller") {
-                            let keys: Vec<&String> = c
-                                .as_object()
-                                .map(|o| o.keys().collect())
-                                .unwrap_or_default();
-                            assert_eq!(keys, ["permissionRequests"], "{}", p.name);
-                        }
+                        // The package is its own runtime image (no controller image), and
+                        // Crossplane v2 reads no permissionRequests: the family label is what
+                        // grants the cross-provider reads.
+                        assert!(v["spec"].get("controller").is_none(), "{}", p.name);
+                        assert_eq!(
+                            v["metadata"]["labels"]["pkg.crossplane.io/provider-family"],
+                            "provider-family-jfrog"
+                        );
                         for a in ["maintainer", "source", "license", "description", "readme"] {
                             assert!(
                                 v["metadata"]["annotations"][format!("meta.crossplane.io/{a}")]

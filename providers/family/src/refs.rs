@@ -5,8 +5,9 @@
 //! gets the `<field>Ref(s)` / `<field>Selector` members and the reconciler resolves them
 //! before connecting, as crossplane-runtime does.
 //!
-//! A reference to a Kind of another provider needs that Kind's read permission, which the
-//! package requests from Crossplane (`permissionRequests`, generated from these tables).
+//! A reference to a Kind of another provider needs that Kind's read permission, which
+//! Crossplane v2 grants the members of the provider family `provider-family-jfrog` (the label of
+//! every package; the sandbox checks the grant covers these tables).
 
 use provider_runtime::managed::kind::{ReferenceField, ReferenceTarget};
 

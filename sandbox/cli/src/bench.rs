@@ -349,6 +349,7 @@ async fn bench(args: &Args, running: &mut Running) -> anyhow::Result<Report> {
         crds: args.crds.clone(),
         activate: Vec::new(),
         providers: vec![args.provider],
+        packages: Vec::new(),
         provider_args: std::iter::once(format!("--max-reconcile-rate={}", args.max_reconcile_rate))
             .chain(
                 KILL_LEASE_FLAGS

@@ -23,6 +23,7 @@ mod apply;
 mod bench;
 mod chaos;
 mod children;
+mod crossplane_rbac;
 mod export;
 mod identity;
 mod kubeapi;

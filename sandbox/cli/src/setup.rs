@@ -248,59 +248,12 @@ pub fn role_name(p: Provider) -> String {
     format!("crossplane:provider:{}:system", p.name())
 }
 
-/// The ClusterRole rules Crossplane grants a provider (docs/managed-reconciler.md §15.4): on its
-/// own CRDs get/list/watch/update/patch/create (no delete) and the same on `/status`, update on
-/// `/finalizers`; everything on Secrets, ConfigMaps, core Events and Leases; read on CRDs.
-pub fn provider_rules(groups: &BTreeMap<String, BTreeSet<String>>) -> Vec<serde_json::Value> {
-    let edit = ["get", "list", "watch", "update", "patch", "create"];
-    let mut rules = Vec::new();
-    for (group, plurals) in groups {
-        let mut resources: Vec<String> = Vec::new();
-        for p in plurals {
-            resources.push(p.clone());
-            resources.push(format!("{p}/status"));
-        }
-        rules.push(json!({"apiGroups": [group], "resources": resources, "verbs": edit}));
-        rules.push(
-            json!({"apiGroups": [group], "resources": ["*/finalizers"], "verbs": ["update"]}),
-        );
-    }
-    rules.push(json!({"apiGroups": [""], "resources": ["secrets", "configmaps", "events"], "verbs": ["*"]}));
-    rules.push(
-        json!({"apiGroups": ["coordination.k8s.io"], "resources": ["leases"], "verbs": ["*"]}),
-    );
-    rules.push(json!({
-        "apiGroups": ["apiextensions.k8s.io"], "resources": ["customresourcedefinitions"],
-        "verbs": ["get", "list", "watch"],
-    }));
-    rules
-}
-
-/// The `spec.controller.permissionRequests` of a package's meta Provider
-/// (`package/<provider>/crossplane.yaml`, read as data): the further rules Crossplane's RBAC
-/// manager grants a provider whose package asks for them (reads of other providers' Kinds its
-/// references name). None when the file or the member is absent.
-pub fn permission_requests(package_dir: &Path, p: Provider) -> anyhow::Result<Vec<Value>> {
-    let path = package_dir.join(p.short()).join("crossplane.yaml");
-    let Ok(text) = std::fs::read_to_string(&path) else {
-        return Ok(Vec::new());
-    };
-    let doc: Value =
-        serde_yaml::from_str(&text).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
-    Ok(doc["spec"]["controller"]["permissionRequests"]
-        .as_array()
-        .cloned()
-        .unwrap_or_default())
-}
-
-/// Creates the provider's ServiceAccount, ClusterRole and ClusterRoleBinding: the rules
-/// Crossplane grants every provider over its CRDs ([`provider_rules`]) and those its package
-/// requests (`requests`, see [`permission_requests`]).
+/// Creates the provider's ServiceAccount, and the ClusterRole and ClusterRoleBinding
+/// Crossplane v2's RBAC manager would (`rules`, see [`crate::crossplane_rbac`]).
 pub async fn provider_rbac(
     client: &kube::Client,
     p: Provider,
-    groups: &BTreeMap<String, BTreeSet<String>>,
-    requests: &[Value],
+    rules: &[Value],
 ) -> anyhow::Result<()> {
     let pp = PatchParams::apply(FIELD_MANAGER).force();
     let name = p.name();
@@ -317,7 +270,7 @@ pub async fn provider_rbac(
     let cr = json!({
         "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
         "metadata": {"name": role},
-        "rules": provider_rules(groups).into_iter().chain(requests.iter().cloned()).collect::<Vec<_>>(),
+        "rules": rules,
     });
     cr_api
         .patch(&role, &pp, &Patch::Apply(&cr))
@@ -341,77 +294,4 @@ pub async fn provider_rbac(
 /// The service-account user name of a provider.
 pub fn service_account_user(p: Provider) -> String {
     format!("system:serviceaccount:{NAMESPACE}:{}", p.name())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// The packages' requests are read from their meta Provider: provider-xray asks to read
-    /// provider-artifactory's repositories (its watches name them), provider-artifactory
-    /// its own Kinds need no request.
-    #[test]
-    fn permission_requests_come_from_the_package_metadata() {
-        let dir = crate::up::repo_dir("package");
-        let xray = permission_requests(&dir, Provider::Xray).expect("readable");
-        let groups: Vec<&str> = xray
-            .iter()
-            .filter_map(|r| r["apiGroups"][0].as_str())
-            .collect();
-        assert!(
-            groups.contains(&"repository.artifactory.m.crossplane.io"),
-            "{groups:?}"
-        );
-        assert!(
-            groups.contains(&"repository.artifactory.crossplane.io"),
-            "{groups:?}"
-        );
-        let repos = xray
-            .iter()
-            .find(|r| r["apiGroups"][0] == "repository.artifactory.m.crossplane.io")
-            .expect("a rule");
-        assert_eq!(repos["verbs"], json!(["get", "list", "watch"]));
-        assert!(
-            repos["resources"]
-                .as_array()
-                .expect("resources")
-                .contains(&json!("localgenericrepositories"))
-        );
-        assert!(
-            !groups.iter().any(|g| g.contains(".xray.")),
-            "its own Kinds need no request: {groups:?}"
-        );
-        let missing = permission_requests(Path::new("/nonexistent"), Provider::Xray);
-        assert!(missing.expect("absent is none").is_empty());
-    }
-
-    #[test]
-    fn rules_grant_no_delete_on_provider_groups() {
-        let mut groups = BTreeMap::new();
-        groups.insert(
-            "artifactory.m.crossplane.io".to_string(),
-            BTreeSet::from(["clusterproviderconfigs".to_string()]),
-        );
-        let rules = provider_rules(&groups);
-        let own = &rules[0];
-        assert_eq!(own["apiGroups"], json!(["artifactory.m.crossplane.io"]));
-        assert_eq!(
-            own["resources"],
-            json!(["clusterproviderconfigs", "clusterproviderconfigs/status"])
-        );
-        assert!(
-            !own["verbs"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .any(|v| v == "delete" || v == "*")
-        );
-        assert_eq!(rules[1]["resources"], json!(["*/finalizers"]));
-        assert_eq!(rules[1]["verbs"], json!(["update"]));
-        assert!(
-            rules
-                .iter()
-                .all(|r| r["apiGroups"] != json!(["events.k8s.io"]))
-        );
-    }
 }

@@ -36,6 +36,20 @@ pub(crate) fn duration(s: &str) -> Result<Duration, String> {
     humantime::parse_duration(s).map_err(|e| format!("invalid duration {s:?}: {e}"))
 }
 
+/// `PROVIDER=REFERENCE` of `--package`.
+fn package_override(s: &str) -> Result<(Provider, String), String> {
+    use clap::ValueEnum;
+    let (p, r) = s
+        .split_once('=')
+        .ok_or_else(|| format!("expected PROVIDER=REFERENCE, got {s:?}"))?;
+    let p = Provider::from_str(p, true)
+        .map_err(|_| format!("unknown provider {p:?} (artifactory, xray, project or platform)"))?;
+    if r.is_empty() {
+        return Err(format!("{s:?}: the reference is empty"));
+    }
+    Ok((p, r.to_string()))
+}
+
 /// The repository's directory of `name` (`crds`, `examples`), as this binary was built from
 /// it, if it still exists; else `./name`.
 pub(crate) fn repo_dir(name: &str) -> PathBuf {
@@ -100,6 +114,13 @@ pub struct Args {
     /// An extra flag passed to every provider (repeatable), e.g. --provider-arg=--debug.
     #[arg(long = "provider-arg", value_name = "ARG", allow_hyphen_values = true)]
     pub provider_args: Vec<String>,
+    /// Install a provider's package as if from this OCI reference (repeatable,
+    /// `PROVIDER=REFERENCE`; default: `spec.package` of examples/install/provider-<name>.yaml).
+    /// The providers get the RBAC Crossplane v2 renders for the packages: a package from
+    /// another registry or organisation is no member of the family, so its references to the
+    /// other providers' Kinds are forbidden.
+    #[arg(long = "package", value_name = "PROVIDER=REFERENCE", value_parser = package_override)]
+    pub packages: Vec<(Provider, String)>,
     /// Run the provider binaries DIR/provider-<name> (built with `cargo build --release -p
     /// provider-<name>`) instead of this executable's built-in copies (`sandbox provider
     /// <name>`, the same code). The built-in copies are the default because they are always
@@ -400,8 +421,21 @@ pub(crate) async fn start(args: &Args, running: &mut Running) -> anyhow::Result<
     let crds_dir = args.crds.clone().unwrap_or_else(|| repo_dir("crds"));
     let crds = setup::read_crds(&crds_dir)?;
     anyhow::ensure!(!crds.is_empty(), "no CRDs found in {}", crds_dir.display());
-    // Crossplane grants a provider RBAC on every CRD of its package, active or not.
+    // Crossplane grants a provider RBAC on every CRD of its package, active or not, and on
+    // those of the installed members of its family (crate::crossplane_rbac).
     let resources = setup::provider_resources(&crds);
+    let packages = resources
+        .keys()
+        .map(|&p| {
+            let reference = args.packages.iter().rev().find(|(q, _)| *q == p);
+            crate::crossplane_rbac::Package::read(
+                &repo_dir("package"),
+                &repo_dir("examples").join("install"),
+                p,
+                reference.map(|(_, r)| r.as_str()),
+            )
+        })
+        .collect::<anyhow::Result<Vec<_>>>()?;
     let (crds, inactive) = crate::activate::split(&args.activate, crds);
     let step = Instant::now();
     setup::install_crds(&client, &crds, Duration::from_secs(120)).await?;
@@ -444,14 +478,13 @@ pub(crate) async fn start(args: &Args, running: &mut Running) -> anyhow::Result<
     for &p in &providers {
         let kubeconfig = match (&running.server, &args.kubeconfig) {
             (Some(server), _) => {
-                let requests = setup::permission_requests(&repo_dir("package"), p)?;
-                setup::provider_rbac(
-                    &client,
-                    p,
-                    &resources.get(&p).cloned().unwrap_or_default(),
-                    &requests,
-                )
-                .await?;
+                let rules = match packages.iter().find(|k| k.provider == p) {
+                    Some(pkg) => crate::crossplane_rbac::system_rules(
+                        &crate::crossplane_rbac::granted_resources(pkg, &packages, &resources),
+                    ),
+                    None => crate::crossplane_rbac::system_rules(&BTreeMap::new()),
+                };
+                setup::provider_rbac(&client, p, &rules).await?;
                 let token = server.issue_token(&setup::service_account_user(p), &[]);
                 let path = providers_dir.join(format!("{}.kubeconfig", p.name()));
                 write_private(&path, &server.kubeconfig(&token))?;

@@ -168,12 +168,12 @@ pub fn companions_of<'a>(refs: &'a [ReferenceField], name: &str) -> Vec<&'a str>
         .collect()
 }
 
-/// The read permissions a provider's package must request from Crossplane
-/// (`spec.controller.permissionRequests` of its meta Provider) for its references to Kinds of
-/// other providers: `get`, `list` and `watch` on each referenced Kind, in both scopes' groups
-/// (Crossplane grants a provider its own Kinds already). One rule per API group, resources
-/// sorted.
-pub fn permission_requests(
+/// The reads a provider's references need of other providers' Kinds: `get`, `list` and
+/// `watch` on each referenced Kind, in both scopes' groups, one rule per API group, resources
+/// sorted. Crossplane v2 grants them through the provider family (the packages' label
+/// `pkg.crossplane.io/provider-family`: every member may use every member's CRDs); the
+/// sandbox checks that the role it renders for the packages covers these.
+pub fn cross_provider_reads(
     provider: &str,
     kinds: &[std::sync::Arc<dyn crate::managed::KindRegistration>],
 ) -> Vec<Value> {
