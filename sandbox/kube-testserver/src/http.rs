@@ -47,6 +47,77 @@ fn json_response(code: u16, v: &Value, warnings: &[String]) -> Resp {
     r
 }
 
+/// `/openapi/v2` as kube-openapi's handler serves it: JSON or gnostic protobuf by `Accept`
+/// (406 for anything else), `ETag` and `Vary: Accept`, 304 for a matching `If-None-Match`.
+async fn openapi_v2(shared: &Shared, req: &Req) -> Resp {
+    let Some(format) = crate::openapi::negotiate(req.header("accept")) else {
+        let mut r = http::Response::new(Body::empty());
+        *r.status_mut() = StatusCode::NOT_ACCEPTABLE;
+        r.headers_mut()
+            .insert(header::VARY, HeaderValue::from_static("Accept"));
+        return r;
+    };
+    let doc = {
+        let (generation, types) = {
+            let st = shared.lock();
+            (
+                st.registry.generation,
+                st.registry.all().cloned().collect::<Vec<_>>(),
+            )
+        };
+        let mut cache = shared.openapi_v2.lock().await;
+        match cache.as_ref().filter(|c| c.generation == generation) {
+            Some(c) => c.clone(),
+            None => {
+                // Hundreds of CRDs take a while: off the async workers.
+                let built = tokio::task::spawn_blocking(move || {
+                    crate::openapi::V2Cached::build(generation, &types)
+                })
+                .await;
+                let Ok(c) = built.map(Arc::new) else {
+                    let mut r = http::Response::new(Body::empty());
+                    *r.status_mut() = StatusCode::SERVICE_UNAVAILABLE;
+                    return r;
+                };
+                *cache = Some(c.clone());
+                c
+            }
+        }
+    };
+    let (content_type, body) = match format {
+        crate::openapi::V2Format::Json => ("application/json", doc.json.clone()),
+        crate::openapi::V2Format::Protobuf => (crate::openapi::V2_PROTOBUF, doc.protobuf.clone()),
+    };
+    let not_modified = req.header("if-none-match").split(',').any(|t| {
+        let t = t.trim();
+        t == "*" || t.strip_prefix("W/").unwrap_or(t) == doc.etag
+    });
+    let mut r = if not_modified {
+        let mut r = http::Response::new(Body::empty());
+        *r.status_mut() = StatusCode::NOT_MODIFIED;
+        r
+    } else {
+        let mut r = http::Response::new(Body::from(body));
+        if let Ok(v) = HeaderValue::from_str(content_type) {
+            r.headers_mut().insert(header::CONTENT_TYPE, v);
+        }
+        r
+    };
+    let h = r.headers_mut();
+    h.insert(header::VARY, HeaderValue::from_static("Accept"));
+    if let Ok(v) = HeaderValue::from_str(&doc.etag) {
+        h.insert(header::ETAG, v);
+    }
+    let modified = doc
+        .last_modified
+        .format("%a, %d %b %Y %H:%M:%S GMT")
+        .to_string();
+    if let Ok(v) = HeaderValue::from_str(&modified) {
+        h.insert(header::LAST_MODIFIED, v);
+    }
+    r
+}
+
 fn error_response(e: &ApiError) -> Resp {
     json_response(e.code, &e.to_status(), &[])
 }
@@ -256,6 +327,7 @@ async fn route(shared: &Arc<Shared>, req: Req) -> Result<Resp, ApiError> {
                 .map(|l| json_response(200, &l, &[]))
                 .ok_or_else(ApiError::not_found_path);
         }
+        ["openapi", "v2"] => return Ok(openapi_v2(shared, &req).await),
         ["openapi", "v3"] => {
             let st = shared.lock();
             return Ok(json_response(200, &crate::openapi::root(&st.registry), &[]));

@@ -33,7 +33,8 @@
 //! - Discovery: `/version`, `/api`, `/api/v1`, `/apis`, `/apis/<g>`, `/apis/<g>/<v>` (legacy
 //!   format; a request for aggregated discovery gets the legacy format with
 //!   `Content-Type: application/json`, which clients accept as "not aggregated"), `/openapi/v3`
-//!   (see [`openapi`]), `/healthz`, `/livez`, `/readyz`.
+//!   and `/openapi/v2` (JSON, or gnostic protobuf for client-go; see [`openapi`] and
+//!   [`openapi_proto`]), `/healthz`, `/livez`, `/readyz`.
 //! - Built-in kinds: Namespace (`default`, `kube-system`, `kube-public`, `kube-node-lease` and
 //!   `crossplane-system` exist at start, each with a `default` ServiceAccount), Secret, ConfigMap,
 //!   ServiceAccount, Event in `v1` and `events.k8s.io/v1` (one store, two views; see [`events`]),
@@ -108,8 +109,10 @@
 //! - Built-in kinds are validated only where our clients depend on it (see [`admission`]); no
 //!   admission webhooks, quotas, limit ranges or API priority and fairness.
 //! - Bookmarks are sent every `Config::bookmark_interval` (upstream: about once a minute).
-//! - OpenAPI documents carry schemas for custom resources only; `/openapi/v2` is 404 (see
-//!   [`openapi`]).
+//! - OpenAPI documents carry schemas for custom resources only (the v2 document's paths cover
+//!   every resource, its definitions only custom resources and the `meta/v1` types they
+//!   reference, without upstream's descriptions); the v2 protobuf's YAML values are serde_yaml's
+//!   rendering, not yaml.v3's (see [`openapi`], [`openapi_proto`]).
 //! - RBAC: no aggregation of ClusterRoles, `nonResourceURLs` rules not evaluated (see [`rbac`]).
 //! - Unauthenticated requests get 401 everywhere but the health endpoints (no anonymous access).
 //! - Credentials come only from [`TestServer::issue_token`]; the TokenRequest API issues signed
@@ -130,6 +133,7 @@ pub mod cli;
 pub(crate) mod events;
 pub(crate) mod http;
 pub(crate) mod openapi;
+pub(crate) mod openapi_proto;
 pub(crate) mod patch;
 pub(crate) mod protobuf;
 pub(crate) mod rbac;
@@ -230,6 +234,9 @@ pub(crate) struct Shared {
     pub(crate) sa_signer: sa_tokens::Signer,
     /// The last service-account tokens issued (for tests that look for them).
     pub(crate) sa_issued: Mutex<std::collections::VecDeque<String>>,
+    /// The last `/openapi/v2` document built, for the registry generation it was built from
+    /// (held while a new one is built, so that concurrent requests wait for it).
+    pub(crate) openapi_v2: tokio::sync::Mutex<Option<Arc<openapi::V2Cached>>>,
 }
 
 impl Shared {
@@ -347,6 +354,7 @@ impl TestServer {
             reads: Mutex::new(HashMap::new()),
             sa_signer: sa_tokens::Signer::generate(),
             sa_issued: Mutex::new(std::collections::VecDeque::new()),
+            openapi_v2: tokio::sync::Mutex::new(None),
         });
         let gc_shared = shared.clone();
         let gc_cancel = cancel.clone();

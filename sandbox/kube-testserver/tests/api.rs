@@ -1210,3 +1210,145 @@ async fn events_expire_and_watches_time_out_and_tokens_are_required() {
         other => panic!("expected 401, got {other:?}"),
     }
 }
+
+/// A plain HTTP/1.1 GET (status, lower-cased headers, body), for what kube-rs does not show.
+async fn http_get(
+    server: &kube_testserver::TestServer,
+    path: &str,
+    headers: &[(&str, &str)],
+) -> (u16, BTreeMap<String, String>, Vec<u8>) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut conn = tokio::net::TcpStream::connect(server.addr())
+        .await
+        .expect("connect");
+    let mut req = format!(
+        "GET {path} HTTP/1.1\r\nHost: {}\r\nAuthorization: Bearer {}\r\nConnection: close\r\n",
+        server.addr(),
+        server.admin_token()
+    );
+    for (k, v) in headers {
+        req.push_str(&format!("{k}: {v}\r\n"));
+    }
+    req.push_str("\r\n");
+    conn.write_all(req.as_bytes()).await.expect("request sent");
+    let mut raw = Vec::new();
+    conn.read_to_end(&mut raw).await.expect("response read");
+    let split = raw
+        .windows(4)
+        .position(|w| w == b"\r\n\r\n")
+        .expect("end of headers");
+    let head = String::from_utf8_lossy(&raw[..split]).into_owned();
+    let mut lines = head.lines();
+    let status = lines
+        .next()
+        .and_then(|l| l.split(' ').nth(1))
+        .and_then(|c| c.parse().ok())
+        .expect("status line");
+    let headers = lines
+        .filter_map(|l| l.split_once(':'))
+        .map(|(k, v)| (k.to_ascii_lowercase(), v.trim().to_string()))
+        .collect();
+    (status, headers, raw[split + 4..].to_vec())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn openapi_v2_is_served_as_json_and_protobuf_with_an_etag() {
+    let server = server().await;
+    let client = admin(&server).await;
+    install_widget_crd(&client).await;
+
+    let (status, h, body) =
+        http_get(&server, "/openapi/v2", &[("Accept", "application/json")]).await;
+    assert_eq!(status, 200);
+    assert_eq!(h["content-type"], "application/json");
+    assert_eq!(h["vary"], "Accept");
+    let etag = h["etag"].clone();
+    assert!(
+        etag.len() == 130 && etag.starts_with('"') && etag.ends_with('"'),
+        "quoted SHA-512: {etag}"
+    );
+    let doc: serde_json::Value = serde_json::from_slice(&body).expect("JSON");
+    assert_eq!(doc["swagger"], "2.0");
+    assert_eq!(doc["info"]["title"], "Kubernetes");
+    assert_eq!(doc["info"]["version"], kube_testserver::VERSION);
+    let widget = &doc["definitions"]["io.crossplane.example.v1alpha1.Widget"];
+    assert_eq!(
+        widget["x-kubernetes-group-version-kind"],
+        json!([{"group": "example.crossplane.io", "kind": "Widget", "version": "v1alpha1"}])
+    );
+    let for_provider = &widget["properties"]["spec"]["properties"]["forProvider"];
+    assert_eq!(for_provider["required"], json!(["colour"]));
+    assert_eq!(
+        for_provider["properties"]["colour"]["enum"],
+        json!(["red", "green", "blue"])
+    );
+    assert!(
+        for_provider["properties"]["mode"].get("default").is_none(),
+        "defaults are pruned from v2"
+    );
+    assert!(
+        doc["paths"]["/apis/example.crossplane.io/v1alpha1/namespaces/{namespace}/widgets/{name}"]
+            ["patch"]["parameters"]
+            .as_array()
+            .expect("patch parameters")
+            .iter()
+            .any(|p| p["name"] == "fieldValidation")
+    );
+
+    // What client-go's OpenAPISchema() asks for: protobuf, same ETag.
+    let (status, h, pb) = http_get(
+        &server,
+        "/openapi/v2",
+        &[(
+            "Accept",
+            "application/com.github.proto-openapi.spec.v2@v1.0+protobuf",
+        )],
+    )
+    .await;
+    assert_eq!(status, 200);
+    assert_eq!(
+        h["content-type"],
+        "application/com.github.proto-openapi.spec.v2.v1.0+protobuf"
+    );
+    assert_eq!(h["etag"], etag);
+    // Document.swagger (field 1) = "2.0".
+    assert_eq!(&pb[..5], b"\x0a\x032.0");
+    let needle = b"io.crossplane.example.v1alpha1.Widget";
+    assert!(pb.windows(needle.len()).any(|w| w == needle));
+
+    // A cached copy is revalidated; an unknown type is 406.
+    let (status, h, body) = http_get(
+        &server,
+        "/openapi/v2",
+        &[("Accept", "application/json"), ("If-None-Match", &etag)],
+    )
+    .await;
+    assert_eq!((status, body.len()), (304, 0));
+    assert_eq!(h["etag"], etag);
+    let (status, _, _) = http_get(&server, "/openapi/v2", &[("Accept", "text/html")]).await;
+    assert_eq!(status, 406);
+
+    // A new CRD changes the document and its ETag.
+    let crd: serde_json::Value = serde_yaml::from_str(
+        &WIDGET_CRD
+            .replace("widgets.example", "gadgets.example")
+            .replace("Widget", "Gadget")
+            .replace("widget", "gadget"),
+    )
+    .expect("CRD");
+    let crd = serde_json::from_value(crd).expect("CRD");
+    crds(&client)
+        .create(&PostParams::default(), &crd)
+        .await
+        .expect("CRD created");
+    let (status, h, body) = http_get(
+        &server,
+        "/openapi/v2",
+        &[("Accept", "application/json"), ("If-None-Match", &etag)],
+    )
+    .await;
+    assert_eq!(status, 200);
+    assert_ne!(h["etag"], etag);
+    let doc: serde_json::Value = serde_json::from_slice(&body).expect("JSON");
+    assert!(doc["definitions"]["io.crossplane.example.v1alpha1.GadgetList"].is_object());
+}

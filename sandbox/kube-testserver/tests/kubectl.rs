@@ -592,3 +592,137 @@ async fn deprecated_crd_versions_warn() {
         "{err}"
     );
 }
+
+/// kubectl needs `/openapi/v2` (protobuf) to report a misspelt Kind the usual way: its field
+/// validation falls back to the v2 document when `/openapi/v3` does not know the Kind, and a 404
+/// there made every such apply fail with "failed to download openapi".
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn misspelt_kind_is_reported_as_no_matches_for_kind() {
+    let server = server().await;
+    let k = Kubectl::new(&server);
+    k.ok(&["apply", "-f", fixture("widget-crd.yaml").to_str().unwrap()])
+        .await;
+    // A Kind misspelt in a served group, and one in a group nothing serves.
+    let cases = [
+        ("example.crossplane.io/v1alpha1", "Widgt"),
+        (
+            "repository.artifactory.m.crossplane.io/v1alpha1",
+            "LocalGenericRepositry",
+        ),
+    ];
+    for (api_version, kind) in cases {
+        let path = k.write(
+            "x.yaml",
+            &format!("apiVersion: {api_version}\nkind: {kind}\nmetadata:\n  name: x\nspec: {{}}\n"),
+        );
+        for extra in [&[][..], &["--server-side"][..]] {
+            let mut args = vec!["apply", "-f", &path];
+            args.extend_from_slice(extra);
+            let err = k.fails(&args).await;
+            let expected = format!(
+                "error: resource mapping not found for name: \"x\" namespace: \"\" from \"{path}\": no matches for kind \"{kind}\" in version \"{api_version}\"\nensure CRDs are installed first"
+            );
+            assert!(err.contains(&expected), "{args:?}: {err}");
+            assert!(!err.contains("failed to download openapi"), "{err}");
+        }
+    }
+
+    // With /openapi/v2 served, the rest is as before: the right Kind applies client-side and
+    // server-side, strict validation refuses an unknown field, diff and explain work.
+    let out = k
+        .ok(&["apply", "-f", fixture("widget.yaml").to_str().unwrap()])
+        .await;
+    assert!(
+        out.contains("widget.example.crossplane.io/w1 created"),
+        "{out}"
+    );
+    let w2 = WIDGET.replace("name: w1", "name: w2");
+    let out = k
+        .ok(&["apply", "--server-side", "-f", &k.write("w2.yaml", &w2)])
+        .await;
+    assert!(
+        out.contains("widget.example.crossplane.io/w2 serverside-applied"),
+        "{out}"
+    );
+    let unknown = k.write(
+        "u.yaml",
+        &WIDGET.replace("colour: red", "colour: red\n    foo: bar"),
+    );
+    let err = k
+        .fails(&["apply", "--validate=strict", "-f", &unknown])
+        .await;
+    assert!(
+        err.contains("strict decoding error: unknown field \"spec.forProvider.foo\""),
+        "{err}"
+    );
+    let green = k.write("d.yaml", &w2.replace("colour: red", "colour: green"));
+    let (ok, out, err) = k.run(&["diff", "--server-side", "-f", &green]).await;
+    assert!(!ok && err.is_empty(), "diff exits 1 on a difference: {err}");
+    assert!(
+        out.contains("-    colour: red") && out.contains("+    colour: green"),
+        "{out}"
+    );
+    let out = k.ok(&["explain", "widget.spec.forProvider"]).await;
+    assert!(
+        out.contains("colour") && out.contains("enum: red, green, blue"),
+        "{out}"
+    );
+}
+
+/// What kubectl reads from `/openapi/v2` itself: client-side validation of a `List`'s items
+/// against the v2 definitions, and `kubectl explain --output=plaintext-openapiv2`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kubectl_validates_lists_and_explains_from_openapi_v2() {
+    let server = server().await;
+    let k = Kubectl::new(&server);
+    k.ok(&["apply", "-f", fixture("widget-crd.yaml").to_str().unwrap()])
+        .await;
+    let list = |name: &str, extra: &str| {
+        format!(
+            "apiVersion: v1\nkind: List\nitems:\n- {}",
+            WIDGET
+                .replace("name: w1", &format!("name: {name}"))
+                .replace("colour: red", &format!("colour: red{extra}"))
+                .trim_end()
+                .replace('\n', "\n  ")
+        )
+    };
+    let out = k
+        .ok(&["apply", "-f", &k.write("list.yaml", &list("w3", ""))])
+        .await;
+    assert!(
+        out.contains("widget.example.crossplane.io/w3 created"),
+        "{out}"
+    );
+    let bad = k.write("bad.yaml", &list("w4", "\n    foo: bar"));
+    let err = k.fails(&["apply", "-f", &bad]).await;
+    assert!(
+        err.contains(&format!("error validating \"{bad}\": error validating data: ValidationError(Widget.spec.forProvider): unknown field \"foo\" in io.crossplane.example.v1alpha1.Widget.spec.forProvider")),
+        "{err}"
+    );
+
+    let out = k
+        .ok(&[
+            "explain",
+            "--output=plaintext-openapiv2",
+            "widget.spec.forProvider",
+        ])
+        .await;
+    assert!(
+        out.contains("colour\t<string> -required-") && out.contains("size\t<integer>"),
+        "{out}"
+    );
+    // metadata is a reference to ObjectMeta, resolved.
+    let out = k
+        .ok(&[
+            "explain",
+            "--output=plaintext-openapiv2",
+            "widget.metadata.ownerReferences",
+        ])
+        .await;
+    assert!(
+        out.contains("RESOURCE: ownerReferences <[]Object>")
+            && out.contains("uid\t<string> -required-"),
+        "{out}"
+    );
+}
