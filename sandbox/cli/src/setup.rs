@@ -295,3 +295,65 @@ pub async fn provider_rbac(
 pub fn service_account_user(p: Provider) -> String {
     format!("system:serviceaccount:{NAMESPACE}:{}", p.name())
 }
+
+/// A kubeconfig for the provider `p` on a real cluster: the cluster of `admin`'s current
+/// context, and a token of the provider's ServiceAccount from the TokenRequest API (valid
+/// `lifetime`, or less if the API server caps it), as Crossplane's Deployment mounts one. With
+/// it the provider works under exactly the RBAC [`provider_rbac`] created.
+pub async fn service_account_kubeconfig(
+    client: &kube::Client,
+    admin: &Path,
+    p: Provider,
+    lifetime: Duration,
+) -> anyhow::Result<String> {
+    use k8s_openapi::api::authentication::v1::{TokenRequest, TokenRequestSpec};
+    let kc = kube::config::Kubeconfig::read_from(admin)
+        .with_context(|| format!("cannot read kubeconfig {}", admin.display()))?;
+    let context = kc
+        .current_context
+        .as_deref()
+        .and_then(|c| kc.contexts.iter().find(|n| n.name == c))
+        .and_then(|n| n.context.as_ref())
+        .with_context(|| format!("{}: no current context", admin.display()))?;
+    let cluster = kc
+        .clusters
+        .iter()
+        .find(|c| c.name == context.cluster)
+        .and_then(|c| c.cluster.as_ref())
+        .with_context(|| format!("{}: no cluster {}", admin.display(), context.cluster))?;
+    let mut cluster = serde_json::to_value(cluster).context("the cluster entry")?;
+    // A relative certificate-authority path is relative to the admin kubeconfig.
+    if let Some(ca) = cluster["certificate-authority"].as_str()
+        && Path::new(ca).is_relative()
+    {
+        let dir = admin.parent().unwrap_or(Path::new("."));
+        cluster["certificate-authority"] = json!(dir.join(ca).display().to_string());
+    }
+    let sa: Api<k8s_openapi::api::core::v1::ServiceAccount> =
+        Api::namespaced(client.clone(), NAMESPACE);
+    let request = TokenRequest {
+        spec: TokenRequestSpec {
+            expiration_seconds: Some(lifetime.as_secs() as i64),
+            ..Default::default()
+        },
+        ..Default::default()
+    };
+    let answer = sa
+        .create_token_request(&p.name(), &Default::default(), &request)
+        .await
+        .map_err(|e| anyhow::anyhow!("TokenRequest for {}: {}", p.name(), kube_message(&e)))?;
+    let token = answer
+        .status
+        .map(|s| s.token)
+        .filter(|t| !t.is_empty())
+        .with_context(|| format!("TokenRequest for {}: no token in the answer", p.name()))?;
+    let name = p.name();
+    let doc = json!({
+        "apiVersion": "v1", "kind": "Config",
+        "clusters": [{"name": "cluster", "cluster": cluster}],
+        "users": [{"name": name, "user": {"token": token}}],
+        "contexts": [{"name": name, "context": {"cluster": "cluster", "user": name}}],
+        "current-context": name,
+    });
+    serde_yaml::to_string(&doc).context("the provider's kubeconfig")
+}

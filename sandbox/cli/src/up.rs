@@ -11,9 +11,10 @@
 //! `--timeout` passes) and shut everything down.
 //!
 //! Deviations and simplifications:
-//! - Against a real cluster (`--kubeconfig`), the providers use that kubeconfig (no
-//!   per-provider service-account token can be minted without a TokenRequest flow), and no
-//!   RBAC objects are created.
+//! - Against a real cluster (`--kubeconfig`), each provider gets its ServiceAccount, the
+//!   ClusterRole Crossplane v2 would render and its binding, and a token from the TokenRequest
+//!   API valid [`PROVIDER_TOKEN_LIFETIME`] (a pod's projected token is rotated; this one is
+//!   not).
 //! - Only cluster-scoped `ClusterProviderConfig`s and legacy `ProviderConfig`s named `default`
 //!   are created, no namespaced `ProviderConfig` (it would need the Secret in every namespace).
 
@@ -35,6 +36,9 @@ use crate::setup::{self, NAMESPACE, Platform};
 pub(crate) fn duration(s: &str) -> Result<Duration, String> {
     humantime::parse_duration(s).map_err(|e| format!("invalid duration {s:?}: {e}"))
 }
+
+/// How long the providers' service-account tokens are valid on a real cluster.
+pub const PROVIDER_TOKEN_LIFETIME: Duration = Duration::from_secs(24 * 3600);
 
 /// `PROVIDER=REFERENCE` of `--package`.
 fn package_override(s: &str) -> Result<(Provider, String), String> {
@@ -476,23 +480,27 @@ pub(crate) async fn start(args: &Args, running: &mut Running) -> anyhow::Result<
     let leases: Api<Lease> = Api::namespaced(client.clone(), NAMESPACE);
     let mut previous_holders = BTreeMap::new();
     for &p in &providers {
-        let kubeconfig = match (&running.server, &args.kubeconfig) {
+        // Each provider runs under the RBAC Crossplane v2 renders for the packages, with a
+        // token of its own ServiceAccount.
+        let rules = match packages.iter().find(|k| k.provider == p) {
+            Some(pkg) => crate::crossplane_rbac::system_rules(
+                &crate::crossplane_rbac::granted_resources(pkg, &packages, &resources),
+            ),
+            None => crate::crossplane_rbac::system_rules(&BTreeMap::new()),
+        };
+        setup::provider_rbac(&client, p, &rules).await?;
+        let text = match (&running.server, &args.kubeconfig) {
             (Some(server), _) => {
-                let rules = match packages.iter().find(|k| k.provider == p) {
-                    Some(pkg) => crate::crossplane_rbac::system_rules(
-                        &crate::crossplane_rbac::granted_resources(pkg, &packages, &resources),
-                    ),
-                    None => crate::crossplane_rbac::system_rules(&BTreeMap::new()),
-                };
-                setup::provider_rbac(&client, p, &rules).await?;
-                let token = server.issue_token(&setup::service_account_user(p), &[]);
-                let path = providers_dir.join(format!("{}.kubeconfig", p.name()));
-                write_private(&path, &server.kubeconfig(&token))?;
-                path
+                server.kubeconfig(&server.issue_token(&setup::service_account_user(p), &[]))
             }
-            (None, Some(path)) => path.clone(),
+            (None, Some(admin)) => {
+                setup::service_account_kubeconfig(&client, admin, p, PROVIDER_TOKEN_LIFETIME)
+                    .await?
+            }
             (None, None) => anyhow::bail!("no cluster"),
         };
+        let kubeconfig = providers_dir.join(format!("{}.kubeconfig", p.name()));
+        write_private(&kubeconfig, &text)?;
         previous_holders.insert(p, lease_holder(&leases, p).await);
         let mut flags = vec![
             "--leader-election".to_string(),
