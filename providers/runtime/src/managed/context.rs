@@ -53,6 +53,9 @@ struct WatchPool {
     make: Box<MakeClient>,
     /// Each client and how many watches it was handed.
     clients: Vec<(kube::Client, usize)>,
+    /// `kube_watch_connections` and `kube_watches` (see [`WatchClients::register`]).
+    connections: prometheus_client::metrics::gauge::Gauge,
+    watches: prometheus_client::metrics::gauge::Gauge,
 }
 
 impl WatchClients {
@@ -65,6 +68,8 @@ impl WatchClients {
             inner: Arc::new(Mutex::new(WatchPool {
                 make: Box::new(make),
                 clients: Vec::new(),
+                connections: Default::default(),
+                watches: Default::default(),
             })),
         }
     }
@@ -81,11 +86,35 @@ impl WatchClients {
             .find(|(_, n)| *n < WATCHES_PER_CONNECTION)
         {
             *n += 1;
-            return Ok(client.clone());
+            let client = client.clone();
+            pool.watches.inc();
+            return Ok(client);
         }
         let client = (pool.make)()?;
         pool.clients.push((client.clone(), 1));
+        pool.connections.inc();
+        pool.watches.inc();
         Ok(client)
+    }
+
+    /// Registers `kube_watch_connections` (connections made for watches) and `kube_watches`
+    /// (long-lived watches handed out; a watch that restarts keeps its client and is counted
+    /// once), so what the API server carries for this provider can be read off the provider.
+    pub fn register(&self, registry: &mut prometheus_client::registry::Registry) {
+        let pool = self
+            .inner
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        registry.register(
+            "kube_watch_connections",
+            "Connections to the Kubernetes API server opened for long-lived watches",
+            pool.connections.clone(),
+        );
+        registry.register(
+            "kube_watches",
+            "Long-lived watches on the Kubernetes API server",
+            pool.watches.clone(),
+        );
     }
 
     /// How many watch connections have been made.
@@ -258,5 +287,11 @@ mod watch_client_tests {
         }
         assert_eq!(clients.connections(), 4);
         assert_eq!(made.load(std::sync::atomic::Ordering::SeqCst), 4);
+        let mut registry = prometheus_client::registry::Registry::default();
+        clients.register(&mut registry);
+        let mut text = String::new();
+        prometheus_client::encoding::text::encode(&mut text, &registry).expect("encodes");
+        assert!(text.contains("\nkube_watch_connections 4\n"), "{text}");
+        assert!(text.contains("\nkube_watches 300\n"), "{text}");
     }
 }

@@ -286,6 +286,7 @@ pub async fn run_until(
     let registry = MetricsRegistry::default();
     let mut managed_metrics = None;
     registry.register_with(|r| managed_metrics = Some(ManagedMetrics::new(r)));
+    registry.register_with(|r| watch_clients.register(r));
     let ProviderProcess {
         name,
         short,
