@@ -1719,7 +1719,8 @@ fn token_request(
     Ok(m)
 }
 
-/// Access's default token persistency threshold (`token.persistency-threshold`).
+/// Access's default token persistency threshold in seconds, as the Artifactory Terraform
+/// provider's `expires_in` documentation gives it.
 const PERSISTENCY_THRESHOLD_SECONDS: i64 = 10_800;
 
 async fn token_create(
