@@ -447,9 +447,15 @@ impl Binding {
         Router::new().route(self.base, base).route(self.item, item)
     }
 
-    /// A `PUT` on `path` that replaces the object named by the body's key field (the Access
-    /// service's LDAP settings and groups are updated on the collection path).
+    /// A `PUT` on `path` that replaces the object named by the body's key field, and a `POST`
+    /// on it that creates (the Access service's LDAP settings and groups are written on the
+    /// collection path with a trailing slash, `access/api/v1/ldap/settings/` and
+    /// `.../ldap/groups/`: JFrog's Artifactory Terraform provider's `LdapEndpoint` and
+    /// `LdapGroupEndpoint`, both `Post` and `Put`).
     pub(crate) fn update_by_body(&'static self, path: &'static str) -> Router<Arc<Shared>> {
+        let create = move |s: State<Arc<Shared>>, a: Caller, body: Bytes| async move {
+            self.create(&s, a, &body).await
+        };
         let put: MethodRouter<Arc<Shared>> = axum::routing::put(
             move |s: State<Arc<Shared>>, a: Caller, body: Bytes| async move {
                 let v = self.parse(&body)?;
@@ -465,7 +471,7 @@ impl Binding {
                 self.update(&s, a, &key, &body).await
             },
         );
-        Router::new().route(path, put)
+        Router::new().route(path, put.post(create))
     }
 
     fn err(&self, status: StatusCode, msg: impl Into<String>) -> ApiError {
@@ -506,7 +512,7 @@ impl Binding {
         self.list_shaped(s, caller, Value::Array).await
     }
 
-    async fn list_shaped(
+    pub(crate) async fn list_shaped(
         &self,
         s: &Shared,
         caller: Caller,

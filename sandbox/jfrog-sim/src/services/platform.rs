@@ -216,7 +216,6 @@ fn validate_group(_: &Ctx<'_>, body: Value, op: Op<'_>) -> Result<Value, ApiErro
         d.insert("auto_join".into(), json!(false));
         d.insert("admin_privileges".into(), json!(false));
         d.insert("realm".into(), json!("internal"));
-        d.insert("realm_attributes".into(), json!(""));
         d.insert("members".into(), json!([]));
         for f in GROUP_FLAGS {
             d.insert((*f).into(), json!(false));
@@ -225,7 +224,9 @@ fn validate_group(_: &Ctx<'_>, body: Value, op: Op<'_>) -> Result<Value, ApiErro
     });
     // Access "Create Group" / "Update Group" (`/access/api/v2/groups`) and the JFrog Platform
     // Terraform provider's `GroupAPIModel`: `realm` and `realm_attributes` are read-only,
-    // anything else not listed is dropped (never stored or answered).
+    // anything else not listed is dropped (never stored or answered). An internal group
+    // has no `realm_attributes` at all (the provider's `resource_group_test.go` checks
+    // `TestCheckNoResourceAttr(fqrn, "realm_attributes")` after each step).
     m.retain(|k, _| GROUP_MEMBERS.contains(&k.as_str()) || GROUP_FLAGS.contains(&k.as_str()));
     for (k, v) in m {
         if !v.is_null() {
@@ -530,11 +531,26 @@ fn validate_mapping(m: &Map<String, Value>) -> Result<(), ApiError> {
     if !m.get("claims").is_some_and(Value::is_object) {
         return Err(bad("'claims' must be a JSON object"));
     }
-    if !m.get("token_spec").is_some_and(Value::is_object) {
+    let Some(spec) = m.get("token_spec").filter(|v| v.is_object()) else {
         return Err(bad("'token_spec' is required"));
+    };
+    if let Some(e) = spec.get("expires_in").filter(|e| !e.is_null())
+        && e.as_i64()
+            .is_none_or(|e| !(1..=OIDC_MAX_EXPIRY_SECONDS).contains(&e))
+    {
+        return Err(bad(format!(
+            "Invalid expiry: token_spec.expires_in must be between 1 and {OIDC_MAX_EXPIRY_SECONDS} seconds"
+        )));
     }
     Ok(())
 }
+
+/// Access's longest lifetime of a token an identity mapping issues, by default
+/// (`security.oidc.max-expiry-seconds` of `access.config.yaml`; 86400 s, the bound the
+/// Platform Terraform provider enforced itself until v2.2.3, jfrog/terraform-provider-platform
+/// issue #216). Beyond it Access refuses the mapping, "Invalid expiry"
+/// (`TestAccOIDCIdentityMapping_invalid_expiry`, `expires_in` 1200000000).
+const OIDC_MAX_EXPIRY_SECONDS: i64 = 86_400;
 
 store_only!(MAPPINGS, "access_oidc_identity_mappings");
 
@@ -873,10 +889,19 @@ async fn get_iam_role(
     _a: Admin,
     Path(user): Path<String>,
 ) -> Result<Response, ApiError> {
-    s.collections
-        .get_raw(IAM_ROLES.name, &user)
-        .map(|v| Json(strip_key(v)).into_response())
-        .ok_or_else(|| missing(format!("No IAM role is bound to user '{user}'")))
+    if let Some(v) = s.collections.get_raw(IAM_ROLES.name, &user) {
+        return Ok(Json(strip_key(v)).into_response());
+    }
+    // Once the role and its user are deleted, Access answers the read 400: the Platform
+    // Terraform provider's `testAccAWSIAMRoleDestroy` (`resource_aws_iam_role_test.go`,
+    // run after destroying both the `platform_aws_iam_role` and its
+    // `artifactory_managed_user`) takes only 400 as "deleted". A user without a role: 404
+    // (unverified).
+    if security::user_exists(&s, &user) {
+        Err(missing(format!("No IAM role is bound to user '{user}'")))
+    } else {
+        Err(bad(format!("User '{user}' does not exist")))
+    }
 }
 
 async fn delete_iam_role(
@@ -1314,6 +1339,44 @@ fn scim_list(items: Vec<Value>) -> Value {
     })
 }
 
+/// The SCIM groups' routes: those of the binding, except that a `PUT` answers the group as
+/// a read does (SCIM's "Replacing with PUT", RFC 7644 section 3.5.1; the Platform Terraform
+/// provider's `SCIMGroupResource.Update` decodes the answer of its `Put` into the group it
+/// keeps, `SetResult(&result)`).
+fn scim_group_routes() -> Router<Arc<Shared>> {
+    use crate::collections::Caller;
+    use axum::body::Bytes;
+    let b = &SCIM_GROUPS_API;
+    let base =
+        get(move |s: State<Arc<Shared>>, a: Caller| async move {
+            b.list_shaped(&s, a, scim_list).await
+        })
+        .post(
+            move |s: State<Arc<Shared>>, a: Caller, body: Bytes| async move {
+                b.create(&s, a, &body).await
+            },
+        );
+    let item = get(
+        move |s: State<Arc<Shared>>, a: Caller, Path(key): Path<String>| async move {
+            b.read(&s, a, &key).await
+        },
+    )
+    .put(
+        move |s: State<Arc<Shared>>, a: Caller, Path(key): Path<String>, body: Bytes| async move {
+            let updated = b.update(&s, a, &key, &body).await?;
+            // The update needed admin rights, so the caller may read.
+            let read = b.read(&s, Caller::Admin, &key).await?;
+            Ok::<Response, ApiError>((updated.status(), read.into_body()).into_response())
+        },
+    )
+    .delete(
+        move |s: State<Arc<Shared>>, a: Caller, Path(key): Path<String>| async move {
+            b.delete(&s, a, &key).await
+        },
+    );
+    Router::new().route(b.base, base).route(b.item, item)
+}
+
 /// `GET /worker/api/v1/workers`: `{"workers": [...]}`, each as a read shows it.
 fn worker_list(items: Vec<Value>) -> Value {
     json!({"workers": items})
@@ -1330,7 +1393,7 @@ pub(crate) fn routes() -> Router<Arc<Shared>> {
             "/access/api/v2/permissions/{key}/{type}",
             put(put_resource).delete(delete_resource),
         )
-        .merge(SCIM_GROUPS_API.routes_listed(scim_list))
+        .merge(scim_group_routes())
         .merge(SCIM_USERS_API.routes_listed(scim_list))
         .merge(OIDC_API.routes())
         .route(

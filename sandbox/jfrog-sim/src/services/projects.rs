@@ -64,7 +64,15 @@ store!(GROUPS, "access_project_groups", "id");
 store!(SHARES, "access_repository_shares", "resource_name");
 
 /// The project roles JFrog predefines (listed with the custom ones, never changed).
-const PREDEFINED_ROLES: &[&str] = &["Project Admin", "Developer", "Contributor", "Viewer"];
+/// "Release Manager" is assigned to project members by the Project Terraform provider's
+/// `resource_project_test.go` (`roles = ["Release Manager"]`) without being created.
+const PREDEFINED_ROLES: &[&str] = &[
+    "Project Admin",
+    "Developer",
+    "Contributor",
+    "Viewer",
+    "Release Manager",
+];
 
 /// The actions a project role may grant.
 const ROLE_ACTIONS: &[&str] = &[
@@ -494,12 +502,19 @@ fn valid_role(body: &Value, name: &str) -> Result<Value, ApiError> {
     if let Some(a) = actions.iter().find(|a| !ROLE_ACTIONS.contains(&a.as_str())) {
         return Err(bad(format!("Unknown action '{a}'")));
     }
-    Ok(json!({
+    let mut role = json!({
         "name": name,
         "type": "CUSTOM",
         "environments": environments,
         "actions": actions,
-    }))
+    });
+    // A role keeps its description: the Project Terraform provider's `Role` API model
+    // (`pkg/project/resource/role.go`) sends and reads `description`, and `role_test.go`
+    // configures a description per `role` block, so a dropped one reads back as a diff.
+    if let Some(d) = body.get("description").and_then(Value::as_str) {
+        role["description"] = json!(d);
+    }
+    Ok(role)
 }
 
 async fn list_roles(

@@ -12,7 +12,7 @@
 //! - project-scoped policies and watches (`?projectKey=<project>` on every call): kept apart
 //!   from the global ones and from other projects' (a policy `p` of project `team` is not
 //!   the global `p`), absent from the global list; the project must exist (404 otherwise),
-//!   and a project's watch assigns the project's policies;
+//!   and a project's watch assigns the project's policies and the global ones;
 //!   a project's watch names the project's build-info repository (`build_repo`) in each
 //!   `build` resource (400 otherwise);
 //! - ignore rules: server-assigned IDs answered in an `info` sentence; no update;
@@ -374,6 +374,36 @@ fn canonical_severity(s: &str) -> Option<&'static str> {
     })
 }
 
+/// Xray's refusal of a policy whose rules contradict themselves: 400 "Found Invalid
+/// Policy", which the Xray Terraform provider's acceptance tests expect
+/// (`TestAccLicensePolicy_badLicenseCriteria`, `TestAccLicensePolicy_badGracePeriod`,
+/// `TestAccSecurityPolicy_badTypeInSecurityPolicy`, `TestAccSecurityPolicy_badGracePeriod`,
+/// `TestAccSecurityPolicy_blockMismatchCVSS`); what follows the colon is the simulator's.
+fn invalid_policy(reason: String) -> ApiError {
+    bad(format!("Found Invalid Policy: {reason}"))
+}
+
+/// A rule's actions Xray refuses: a build-failure grace period without failing the build,
+/// blocking unscanned artifacts without blocking downloads.
+fn invalid_actions(rname: &str, actions: &Value) -> Result<(), ApiError> {
+    let flag = |p: &str| actions.pointer(p).and_then(Value::as_bool).unwrap_or(false);
+    let grace = actions
+        .get("build_failure_grace_period_in_days")
+        .and_then(Value::as_i64)
+        .unwrap_or(0);
+    if grace > 0 && !flag("/fail_build") {
+        return Err(invalid_policy(format!(
+            "rule '{rname}': build_failure_grace_period_in_days needs fail_build"
+        )));
+    }
+    if flag("/block_download/unscanned") && !flag("/block_download/active") {
+        return Err(invalid_policy(format!(
+            "rule '{rname}': block_download.unscanned needs block_download.active"
+        )));
+    }
+    Ok(())
+}
+
 fn validate_policy(_: &Ctx<'_>, mut body: Value, op: Op<'_>) -> Result<Value, ApiError> {
     prune(&mut body, &POLICY);
     let name = str_at(&body, "/name").to_string();
@@ -412,9 +442,15 @@ fn validate_policy(_: &Ctx<'_>, mut body: Value, op: Op<'_>) -> Result<Value, Ap
         if !r.get("actions").is_some_and(Value::is_object) {
             return Err(bad(format!("Rule '{rname}': actions are required")));
         }
+        invalid_actions(&rname, &r["actions"])?;
         let Some(c) = r.get_mut("criteria").and_then(Value::as_object_mut) else {
             return Err(bad(format!("Rule '{rname}': criteria are required")));
         };
+        if ty == "license" && c.contains_key("cvss_range") {
+            return Err(invalid_policy(format!(
+                "rule '{rname}': a license policy's criteria take no cvss_range"
+            )));
+        }
         if ty == "security" {
             if c.contains_key("min_severity") && c.contains_key("cvss_range") {
                 return Err(bad(format!(
@@ -773,6 +809,26 @@ pub(crate) fn routes() -> Router<Arc<Shared>> {
             get(read_bin_mgr).put(write_bin_mgr),
         )
         .route("/catalog/api/v1/custom/graphql", post(graphql))
+        .route("/catalog/api/v1/system/app_health", get(catalog_health))
+}
+
+/// `GET /catalog/api/v1/system/app_health`: the Catalog's health, which the Xray Terraform
+/// provider checks before its first curation or catalog call (`CheckCatalogHealth` of
+/// `jfrog/terraform-provider-shared` `util/util.go`, called by `ValidateCatalogHealth`):
+/// `code` "OK", entitled, a Central token that has not expired, the database and Central
+/// connections working.
+async fn catalog_health(_user: User) -> Json<Value> {
+    Json(json!({
+        "code": "OK",
+        "entitlements": {
+            "entitled_for_catalog": true,
+            "has_central_token": true,
+            "token_expired": false
+        },
+        "central": {"central_connection_working": true},
+        "db_connection_working": true,
+        "one_model_available": true
+    }))
 }
 
 /// Answers `{"status":"pong"}` without authentication.
@@ -831,10 +887,12 @@ fn check_watch(s: &Shared, project: Option<&str>, body: &Value) -> Result<String
         .unwrap_or_default();
     for p in &policies {
         let pname = str_at(p, "/name");
-        let found = match project {
-            None => s.collections.get_raw(POLICIES.name, pname),
-            Some(p) => scoped_get(s, Scoped::Policy, p, pname),
-        };
+        // A project's watch may assign the project's policies and the global ones (the
+        // Xray Terraform provider's `TestAccWatch_allReposWithProjectKey` assigns a global
+        // policy to a watch of a project).
+        let found = project
+            .and_then(|p| scoped_get(s, Scoped::Policy, p, pname))
+            .or_else(|| s.collections.get_raw(POLICIES.name, pname));
         if found.is_none() {
             return Err(bad(format!(
                 "Failed to create watch: policy '{pname}' does not exist"
@@ -1576,6 +1634,13 @@ fn config_put(s: &Shared, key: &str, mut v: Value) {
     s.collections.put_raw(CONFIG.name, key, v);
 }
 
+/// The queues whose workers may be set to 0: the SBOM and catalog ones (the Xray Terraform
+/// provider's `TestAccWorkersCount_full` sets `sbom`, `user_catalog`,
+/// `sbom_impact_analysis` and `migration_sbom` to 0 new and 0 existing workers and reads
+/// them back so).
+const WORKERS_MAY_BE_ZERO: &[&str] =
+    &["sbom", "usercatalog", "sbomimpactanalysis", "migrationsbom"];
+
 fn default_workers() -> Value {
     let both = json!({"new_content": 4, "existing_content": 2});
     json!({
@@ -1603,8 +1668,13 @@ async fn write_workers(
     };
     for (k, v) in m {
         let n = v.get("new_content").and_then(Value::as_i64).unwrap_or(0);
-        if n < 1 {
-            return Err(bad(format!("{k}: new_content must be 1 or more")));
+        let least = if WORKERS_MAY_BE_ZERO.contains(&k.as_str()) {
+            0
+        } else {
+            1
+        };
+        if n < least {
+            return Err(bad(format!("{k}: new_content must be {least} or more")));
         }
     }
     let mut merged = config_get(&s, "workersCount", default_workers());
@@ -1744,13 +1814,15 @@ fn bin_mgr_members(what: &str) -> Option<(&'static str, &'static str)> {
 async fn read_bin_mgr(
     State(s): State<Arc<Shared>>,
     _u: User,
-    Path((id, what)): Path<(String, String)>,
+    Path((_id, what)): Path<(String, String)>,
     Query(q): Query<ProjectQuery>,
 ) -> Result<Json<Value>, ApiError> {
     let (indexed, non) = bin_mgr_members(&what).ok_or_else(|| not_found("Not found"))?;
-    if id != "default" {
-        return Err(not_found(format!("Binary manager {id} does not exist")));
-    }
+    // Xray has the one binary manager, `default`, and answers it whatever ID the read
+    // names: the Xray Terraform provider imports `xray_binary_manager_builds` and
+    // `_release_bundle_v2` under the resource's name (`ImportStateId: resourceName`) and
+    // verifies the imported `id` is "default" (`resource_xray_binary_manager_*_test.go`).
+    let id = "default";
     let default = json!({"bin_mgr_id": id, indexed: [], non: []});
     let key = format!("binMgr/{id}/{what}");
     let store = Store::of(&s, CONFIG.name, "bin_mgr", &q)?;
