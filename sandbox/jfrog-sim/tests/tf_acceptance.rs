@@ -324,9 +324,10 @@ async fn group_members_survive_an_update_and_follow_the_user_api() {
     assert_eq!(u["groups"], json!(["g1", "g2"]), "{u}");
 }
 
-/// `pkg/artifactory/resource/user/resource_artifactory_user_test.go` (a user's groups change
-/// after a group it named is destroyed) with `resource_artifactory_group.go` (Delete): a
-/// deleted group leaves its users' `groups`, so the user's next update does not name it.
+/// `pkg/artifactory/resource/user/resource_artifactory_user_test.go` (`TestAccUser_full_groups`:
+/// its last step takes the user out of a group and destroys that group) with
+/// `resource_artifactory_group.go` (Delete): a deleted group leaves its users' `groups`, so
+/// the user's next update does not name a missing group.
 #[tokio::test]
 async fn deleting_a_group_removes_it_from_its_users() {
     let sim = start().await;
