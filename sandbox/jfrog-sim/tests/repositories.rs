@@ -263,7 +263,7 @@ async fn remote_aieditorextensions_follows_jfrogs_resource() {
         api.repo("vsx-remote").await.json()["externalDependenciesPatterns"],
         json!(["**/**staged.example.com/**"])
     );
-    // Other package types still refuse patterns without the flag.
+    // Other package types store them too (`TestAccRemoteHelmRepositoryDepFalse`).
     api.create(
         "helm-remote",
         json!({"rclass": "remote", "packageType": "helm", "url": "https://charts.example.com"}),
@@ -275,7 +275,7 @@ async fn remote_aieditorextensions_follows_jfrogs_resource() {
             json!({"externalDependenciesPatterns": ["**/charts.example.com/**"]}),
         )
         .await;
-    assert_eq!(r.status, StatusCode::BAD_REQUEST, "{}", r.text);
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
 }
 
 #[tokio::test]
@@ -688,7 +688,7 @@ async fn project_assignment() {
         api.repo("proj-local").await.json()["environments"],
         json!(["PROD"])
     );
-    // Without a project, environments are ignored.
+    // A create without a project ignores environments.
     api.create(
         "plain-local",
         json!({"rclass": "local", "environments": ["PROD"]}),

@@ -269,7 +269,7 @@ async fn subscriptions_answer_the_subscription_and_keep_only_typed_members() {
         "handlers": [{
             "handler_type": "webhook",
             "url": "https://hooks.example.com/jfrog",
-            "use_secret_for_signing": false,
+            // `use_secret_for_signing` was not sent: not answered.
             "custom_http_headers": [{"name": "X-A", "value": "1"}]
         }]
     });

@@ -347,53 +347,33 @@ async fn container_tag_limits() {
     assert_eq!(api.repo("oci-local").await.json()["dockerTagRetention"], 3);
 }
 
+/// `pkg/artifactory/resource/repository/remote/resource_artifactory_remote_helm_repository_test.go`
+/// (`TestAccRemoteHelmRepositoryDepFalse`: `external_dependencies_enabled = false` with
+/// `external_dependencies_patterns = ["**github.com**"]`, both read back as set): Artifactory
+/// stores the patterns whether the flag is on or not.
 #[tokio::test]
-async fn external_dependency_patterns_need_the_flag() {
+async fn external_dependency_patterns_are_stored_with_the_flag_off() {
     let sim = start().await;
     let api = Api::admin(&sim);
-    let remote = |extra: serde_json::Value| {
-        let mut b = json!({"rclass": "remote", "packageType": "docker", "url": "https://registry-1.docker.io/"});
-        for (k, v) in extra.as_object().cloned().unwrap_or_default() {
-            b[k] = v;
-        }
-        b
-    };
-    let msg = create_err(
-        &api,
-        "docker-remote",
-        remote(json!({"externalDependenciesPatterns": ["**/github.com/**"]})),
-    )
-    .await;
+    let body = json!({"rclass": "remote", "packageType": "helm", "url": "https://github.com/",
+        "externalDependenciesEnabled": false, "externalDependenciesPatterns": ["**github.com**"]});
+    let r = api.create("helm-remote", body).await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+    let got = api.repo("helm-remote").await.json();
+    assert_eq!(got["externalDependenciesEnabled"], false);
     assert_eq!(
-        msg,
-        "externalDependenciesPatterns can only be set when externalDependenciesEnabled is true"
-    );
-    // The default pattern alone round-trips.
-    assert_eq!(
-        api.create(
-            "docker-remote",
-            remote(json!({"externalDependenciesEnabled": false, "externalDependenciesPatterns": ["**"]}))
-        )
-        .await
-        .status,
-        StatusCode::OK
+        got["externalDependenciesPatterns"],
+        json!(["**github.com**"])
     );
     let r = api
         .post(
-            "/artifactory/api/repositories/docker-remote",
+            "/artifactory/api/repositories/helm-remote",
             json!({"externalDependenciesPatterns": ["**/github.com/**"]}),
-        )
-        .await;
-    assert_eq!(r.status, StatusCode::BAD_REQUEST);
-    let r = api
-        .post(
-            "/artifactory/api/repositories/docker-remote",
-            json!({"externalDependenciesEnabled": true, "externalDependenciesPatterns": ["**/github.com/**"]}),
         )
         .await;
     assert_eq!(r.status, StatusCode::OK, "{}", r.text);
     assert_eq!(
-        api.repo("docker-remote").await.json()["externalDependenciesPatterns"],
+        api.repo("helm-remote").await.json()["externalDependenciesPatterns"],
         json!(["**/github.com/**"])
     );
 }

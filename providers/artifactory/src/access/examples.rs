@@ -43,7 +43,7 @@ pub const REPLICATED: &[(&str, &str, &str, &str)] = &[
 ];
 
 /// A test certificate and key (self-signed, example only).
-pub const PEM: &str = "-----BEGIN CERTIFICATE-----\nMIIBszCCAVmgAwIBAgIUExampleCertificateForCrossplaneOnly0wCgYIKoZIzj0EAwIw\n-----END CERTIFICATE-----\n-----BEGIN PRIVATE KEY-----\nMIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQgExampleKeyForCrossplane\n-----END PRIVATE KEY-----\n";
+pub const PEM: &str = "-----BEGIN CERTIFICATE-----\nMIIBtTCCAVugAwIBAgIUb30rZDKfgB+VZkRtD/N+NXvHfvYwCgYIKoZIzj0EAwIw\nLzEbMBkGA1UEAwwSY3Jvc3NwbGFuZS5leGFtcGxlMRAwDgYDVQQKDAdFeGFtcGxl\nMCAXDTI2MTIwNjA4NTM0N1oYDzIxMjYxMTEyMDg1MzQ3WjAvMRswGQYDVQQDDBJj\ncm9zc3BsYW5lLmV4YW1wbGUxEDAOBgNVBAoMB0V4YW1wbGUwWTATBgcqhkjOPQIB\nBggqhkjOPQMBBwNCAATXMdvS5LbMHlO3uh89Hkdpavc3D+knTuNC/bopYFsfYTz0\n2/X4fk0ifDGiGtf/DeXlTWZ/+81zMov+W1hvavYKo1MwUTAdBgNVHQ4EFgQU3K3j\nqbexfp+SCq+adZIoP/LdSN4wHwYDVR0jBBgwFoAU3K3jqbexfp+SCq+adZIoP/Ld\nSN4wDwYDVR0TAQH/BAUwAwEB/zAKBggqhkjOPQQDAgNIADBFAiA7l/aHvZsVxJx7\nx2RnIfdaOYzQC1oeJUQFG8IbjQRZiwIhAMtHHPMGwxZJ+aJwWeVt3tpwDiNiYaJY\nWPigzKH6di/J\n-----END CERTIFICATE-----\n-----BEGIN PRIVATE KEY-----\nMIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQgshLyh+yVB/wVlQKO\nsu+GDwgaKQPsbTAO1kRopDPPf8uhRANCAATXMdvS5LbMHlO3uh89Hkdpavc3D+kn\nTuNC/bopYFsfYTz02/X4fk0ifDGiGtf/DeXlTWZ/+81zMov+W1hvavYK\n-----END PRIVATE KEY-----\n";
 /// A public key (example only).
 pub const PUBLIC_KEY: &str = "-----BEGIN PUBLIC KEY-----\nMFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAEExamplePublicKeyForCrossplaneOnly\n-----END PUBLIC KEY-----\n";
 /// A private key (example only).

@@ -37,10 +37,11 @@ pub mod tables;
 use std::sync::{Arc, OnceLock};
 
 use async_trait::async_trait;
+use provider_family::wire::Mode;
 use provider_family::{ClientCache, FamilyKind, HookCtx, Hooks, KindDecl, ResolvedKind};
-use provider_runtime::managed::external::Managed;
+use provider_runtime::managed::external::{ExternalError, Managed};
 use provider_runtime::managed::registration::KindRegistration;
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 /// The family's hooks.
 pub static HOOKS: ConfigurationHooks = ConfigurationHooks;
@@ -87,6 +88,37 @@ impl Hooks for ConfigurationHooks {
         objects::artifact_id(answer)
     }
 
+    /// Artifactory creates cleanup and archive policies disabled and refuses a create with
+    /// `enabled: true` (the Terraform provider's `enabled` attribute: "A cleanup policy must
+    /// be created inactive"); `enabled` changes only through the enablement call. So a
+    /// create never sends it; an update sends it but JFrog keeps its own value.
+    fn finish_body(&self, kind: &ResolvedKind, mode: Mode, body: &mut Map<String, Value>) {
+        if enablement_path(kind).is_some() && matches!(mode, Mode::Create) {
+            body.remove("enabled");
+        }
+    }
+
+    /// A policy whose `enabled` is declared otherwise than JFrog has it is toggled through
+    /// `POST .../policies/{key}/enablement` (`{"enabled": bool}`), as the Terraform provider
+    /// does: after a create, the next observation sees the difference and updates.
+    async fn after_update(
+        &self,
+        ctx: HookCtx<'_>,
+        mr: &Managed<FamilyKind>,
+    ) -> Result<(), ExternalError> {
+        let Some(path) = enablement_path(ctx.kind) else {
+            return Ok(());
+        };
+        let enabled = mr
+            .for_provider
+            .get("enabled")
+            .and_then(Value::as_bool)
+            .unwrap_or(true);
+        objects::set_enabled(ctx.client, path, ctx.key, enabled)
+            .await
+            .map_err(ExternalError::new)
+    }
+
     async fn before_delete(&self, ctx: HookCtx<'_>, mr: &Managed<FamilyKind>) {
         if ctx.kind.decl.kind != "ItemProperties" {
             return;
@@ -101,6 +133,16 @@ impl Hooks for ConfigurationHooks {
         if let Err(e) = objects::remove_properties(ctx.client, ctx.key, &names).await {
             tracing::warn!(key = ctx.key, error = %e, "could not remove the declared properties");
         }
+    }
+}
+
+/// The enablement path of a cleanup or archive policy Kind.
+fn enablement_path(kind: &ResolvedKind) -> Option<&'static str> {
+    match kind.decl.kind {
+        "ArchivePolicy" => Some("/api/archive/v2/packages/policies/{key}/enablement"),
+        "PackageCleanupPolicy" => Some("/api/cleanup/packages/policies/{key}/enablement"),
+        "ReleaseBundleV2CleanupPolicy" => Some("/api/cleanup/bundles/policies/{key}/enablement"),
+        _ => None,
     }
 }
 
@@ -130,6 +172,8 @@ pub fn registrations(cache: Arc<ClientCache>) -> Vec<Arc<dyn KindRegistration>> 
 
 #[cfg(test)]
 mod descriptor_tests;
+#[cfg(test)]
+mod enablement_tests;
 #[cfg(test)]
 mod file_path_tests;
 #[cfg(test)]

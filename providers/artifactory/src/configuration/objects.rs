@@ -507,6 +507,26 @@ pub async fn remove_properties(
         .await
 }
 
+/// Enables or disables a cleanup or archive policy (`POST <path>` with `{"enabled": bool}`).
+pub async fn set_enabled(
+    client: &JfrogClient,
+    path: &'static str,
+    key: &str,
+    enabled: bool,
+) -> Result<(), Error> {
+    client
+        .request(
+            Service::Artifactory,
+            Method::POST,
+            path,
+            Idempotency::Idempotent,
+        )
+        .param(key)
+        .json(&serde_json::json!({ "enabled": enabled }))
+        .send_empty()
+        .await
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

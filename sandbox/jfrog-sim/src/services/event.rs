@@ -478,9 +478,9 @@ fn validate_handler(ctx: &Ctx<'_>, i: usize, h: &mut Value) -> Result<(), ApiErr
         opt_str(m, "secret", &format!("{path}."))?;
         opt_bool(m, "use_secret_for_signing", &path)?;
         pairs(m, "custom_http_headers", &path)?;
-        if !m.contains_key("use_secret_for_signing") {
-            m.insert("use_secret_for_signing".into(), Value::Bool(false));
-        }
+        // No default: a handler without `use_secret_for_signing` is answered without it (the
+        // Terraform provider's attribute is optional, not computed, and reads a missing
+        // member as null: `resource_artifactory_webhook.go`).
     } else {
         for name in pairs(m, "secrets", &path)? {
             if !valid_secret_name(&name) {
@@ -626,7 +626,7 @@ mod tests {
         ))
         .unwrap();
         assert_eq!(v["enabled"], true);
-        assert_eq!(v["handlers"][0]["use_secret_for_signing"], false);
+        assert!(v["handlers"][0].get("use_secret_for_signing").is_none());
     }
 
     #[test]

@@ -25,6 +25,7 @@ use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post, put};
+use base64::Engine;
 use serde_json::{Map, Value, json};
 use sha2::{Digest, Sha256};
 
@@ -528,6 +529,7 @@ fn user_create_common(s: &Shared, m: Map<String, Value>, flavor: Flavor) -> R {
     }
     let user = check_user(s, m, None, flavor)?;
     s.collections.put_raw(USERS.name, &name, user.clone());
+    sync_user_groups(s, &name);
     // Access "Create User" answers 201 with the user; the security API answers 201 empty.
     Ok(match flavor {
         Flavor::Access => (StatusCode::CREATED, axum::Json(user)).into_response(),
@@ -615,6 +617,7 @@ async fn user_patch(
     });
     let user = check_user(&s, m, Some(&existing), Flavor::Access)?;
     s.collections.put_raw(USERS.name, &name, user.clone());
+    sync_user_groups(&s, &name);
     Ok(axum::Json(user).into_response())
 }
 
@@ -670,12 +673,14 @@ async fn user_groups_patch(
     let mut user = existing;
     user["groups"] = json!(groups);
     s.collections.put_raw(USERS.name, &name, user.clone());
+    sync_user_groups(&s, &name);
     Ok(axum::Json(user).into_response())
 }
 
 async fn user_delete(State(s): State<Arc<Shared>>, _a: Admin, Path(name): Path<String>) -> R {
     access_api(&s)?;
     if s.collections.delete_raw(USERS.name, &name) {
+        drop_user(&s, &name);
         Ok(StatusCode::NO_CONTENT.into_response())
     } else {
         Err(acc(
@@ -716,6 +721,7 @@ async fn legacy_user_update(
     m.remove("username");
     let user = check_user(&s, m, Some(&existing), Flavor::Artifactory)?;
     s.collections.put_raw(USERS.name, &name, user);
+    sync_user_groups(&s, &name);
     Ok(StatusCode::OK.into_response())
 }
 
@@ -733,6 +739,7 @@ async fn legacy_user_delete(
         Flavor::Artifactory,
         format!("User '{name}' not found"),
     )?;
+    drop_user(&s, &name);
     Ok((
         StatusCode::OK,
         format!("User '{name}' has been removed successfully."),
@@ -871,6 +878,7 @@ async fn group_put(
     g["name"] = json!(name);
     check_group(&s, &name, &g)?;
     s.collections.put_raw(GROUPS.name, &name, access_group(&g));
+    sync_group_members(&s, &name);
     Ok(StatusCode::CREATED.into_response())
 }
 
@@ -888,24 +896,133 @@ async fn group_post(
         format!("Group '{name}' not found"),
     )?);
     for (k, v) in parse(&body, Flavor::Artifactory)? {
-        if !v.is_null() && k != "name" {
+        // An empty `userNames` keeps the members: JFrog's Terraform provider updates a group
+        // whose `users_names` it does not manage with this POST and `"userNames": []`, which
+        // "prevents removing users" (`resource_artifactory_group.go`, Update).
+        let keeps = k == "userNames" && v.as_array().is_some_and(Vec::is_empty);
+        if !v.is_null() && k != "name" && !keeps {
             g[k] = v;
         }
     }
     check_group(&s, &name, &g)?;
     s.collections.put_raw(GROUPS.name, &name, access_group(&g));
+    sync_group_members(&s, &name);
     Ok(StatusCode::OK.into_response())
 }
 
 async fn group_delete(State(s): State<Arc<Shared>>, _a: Admin, Path(name): Path<String>) -> R {
-    remove(
+    let r = remove(
         &s,
         &GROUPS,
         &name,
         StatusCode::OK,
         Flavor::Artifactory,
         format!("Group '{name}' not found"),
-    )
+    )?;
+    drop_group(&s, &name);
+    Ok(r)
+}
+
+// Memberships: a user's `groups` and a group's `members` are two views of one relation, kept
+// alike on every write through this module (a membership made through the user API shows in
+// `GET .../groups/{g}?includeUsers=true`, and a deleted group leaves its users' `groups`, so
+// that their next update does not name a missing group).
+
+fn names_in(v: Option<&Value>) -> Vec<String> {
+    v.and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .map(str::to_owned)
+        .collect()
+}
+
+/// Sets or clears one member of a list member of a stored object; true when it changed.
+fn set_in(v: &mut Value, member: &str, name: &str, on: bool, same: fn(&str, &str) -> bool) -> bool {
+    let mut list = names_in(v.get(member));
+    let has = list.iter().any(|x| same(x, name));
+    if has == on {
+        return false;
+    }
+    if on {
+        list.push(name.to_owned());
+    } else {
+        list.retain(|x| !same(x, name));
+    }
+    v[member] = json!(list);
+    true
+}
+
+fn same_user(a: &str, b: &str) -> bool {
+    a.eq_ignore_ascii_case(b)
+}
+
+fn same_group(a: &str, b: &str) -> bool {
+    a == b
+}
+
+/// The groups' `members` after a write of `user`'s `groups`.
+fn sync_user_groups(s: &Shared, user: &str) {
+    let Some(u) = s.collections.get_raw(USERS.name, user) else {
+        return;
+    };
+    let groups = names_in(u.get("groups"));
+    for mut g in s.collections.list_raw(GROUPS.name).unwrap_or_default() {
+        let name = g
+            .get(GROUPS.key_field)
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_owned();
+        let on = groups.iter().any(|x| same_group(x, &name));
+        if set_in(&mut g, "members", user, on, same_user) {
+            s.collections.put_raw(GROUPS.name, &name, g);
+        }
+    }
+}
+
+/// The users' `groups` after a write of `group`'s `members`.
+fn sync_group_members(s: &Shared, group: &str) {
+    let Some(g) = s.collections.get_raw(GROUPS.name, group) else {
+        return;
+    };
+    let members = names_in(g.get("members"));
+    for mut u in s.collections.list_raw(USERS.name).unwrap_or_default() {
+        let name = u
+            .get(USERS.key_field)
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_owned();
+        let on = members.iter().any(|x| same_user(x, &name));
+        if set_in(&mut u, "groups", group, on, same_group) {
+            s.collections.put_raw(USERS.name, &name, u);
+        }
+    }
+}
+
+fn drop_group(s: &Shared, group: &str) {
+    for mut u in s.collections.list_raw(USERS.name).unwrap_or_default() {
+        let name = u
+            .get(USERS.key_field)
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_owned();
+        if set_in(&mut u, "groups", group, false, same_group) {
+            s.collections.put_raw(USERS.name, &name, u);
+        }
+    }
+}
+
+fn drop_user(s: &Shared, user: &str) {
+    for mut g in s.collections.list_raw(GROUPS.name).unwrap_or_default() {
+        let name = g
+            .get(GROUPS.key_field)
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_owned();
+        if set_in(&mut g, "members", user, false, same_user) {
+            s.collections.put_raw(GROUPS.name, &name, g);
+        }
+    }
 }
 
 // ---------------------------------------------------------------------------------------
@@ -1277,10 +1394,141 @@ async fn certificate_upload(
             "Invalid PEM: expected a certificate followed by its private key",
         ));
     }
-    let meta = json!({"fingerprint": fingerprint(&pem), "issuedOn": now(),
-        "issuedBy": "Example CA", "issuedTo": alias, "validUntil": "2036-01-01T00:00:00.000Z"});
+    let meta = certificate_meta(&pem)?;
     s.collections.put_raw(CERTIFICATES.name, &alias, meta);
     Ok(StatusCode::OK.into_response())
+}
+
+/// The metadata Artifactory answers for an uploaded certificate, from the certificate itself
+/// (JFrog's Terraform provider, `resource_artifactory_certificate.go` and its acceptance test:
+/// `fingerprint` the SHA-256 of the DER in upper-case hex pairs joined by `:`, `issuedOn` /
+/// `validUntil` the validity bounds as `2019-05-17T10:03:26.000Z`, `issuedBy` / `issuedTo`
+/// the issuer's and the subject's common name, `Unknown` without one).
+fn certificate_meta(pem: &str) -> Result<Value, ApiError> {
+    let invalid = |e: String| ApiError::bad_request(format!("Invalid certificate: {e}"));
+    let b64: String = pem
+        .split("-----BEGIN CERTIFICATE-----")
+        .nth(1)
+        .and_then(|r| r.split("-----END CERTIFICATE-----").next())
+        .unwrap_or_default()
+        .chars()
+        .filter(|c| !c.is_whitespace())
+        .collect();
+    let der = base64::engine::general_purpose::STANDARD
+        .decode(b64)
+        .map_err(|e| invalid(e.to_string()))?;
+    let (_, cert) =
+        x509_parser::parse_x509_certificate(&der).map_err(|e| invalid(e.to_string()))?;
+    let cn = |n: &x509_parser::x509::X509Name<'_>| {
+        n.iter_common_name()
+            .next()
+            .and_then(|c| c.as_str().ok())
+            .map_or_else(|| "Unknown".to_owned(), str::to_owned)
+    };
+    let time = |t: x509_parser::time::ASN1Time| {
+        chrono::DateTime::from_timestamp(t.timestamp(), 0)
+            .map(|d| d.format("%Y-%m-%dT%H:%M:%S%.3fZ").to_string())
+            .unwrap_or_default()
+    };
+    let fp = Sha256::digest(&der)
+        .iter()
+        .map(|b| format!("{b:02X}"))
+        .collect::<Vec<_>>()
+        .join(":");
+    Ok(json!({
+        "fingerprint": fp,
+        "issuedOn": time(cert.validity().not_before),
+        "issuedBy": cn(cert.issuer()),
+        "issuedTo": cn(cert.subject()),
+        "validUntil": time(cert.validity().not_after),
+    }))
+}
+
+/// An armoured OpenPGP public key's v4 fingerprint (SHA-1 over `0x99`, the two-byte length
+/// and the body of the public-key packet, tag 6; lower-case hex pairs joined by `:`) and its
+/// first User ID (tag 13), as Artifactory answers a distribution public key (JFrog's Terraform
+/// provider, `resource_artifactory_distribution_public_key_test.go`: `fingerprint`
+/// `10:16:2c:...`, `issued_by` the key's UID). `None` when it is not such a key.
+fn openpgp_identity(armoured: &str) -> Option<(String, String)> {
+    let body = armoured
+        .split("-----BEGIN PGP PUBLIC KEY BLOCK-----")
+        .nth(1)?;
+    let body = body.split("-----END PGP PUBLIC KEY BLOCK-----").next()?;
+    // After the marker's line: optional armour headers (`Name: value`) up to an empty line,
+    // the base64 data, then the CRC line starting with `=`.
+    let lines: Vec<&str> = body.lines().skip(1).map(str::trim).collect();
+    let start = match lines.iter().position(|l| l.is_empty()) {
+        Some(e) if lines[..e].iter().all(|l| l.contains(": ")) => e + 1,
+        _ => 0,
+    };
+    let b64: String = lines[start..]
+        .iter()
+        .filter(|l| !l.is_empty() && !l.starts_with('='))
+        .copied()
+        .collect();
+    let data = base64::engine::general_purpose::STANDARD.decode(b64).ok()?;
+    let (mut fpr, mut uid) = (None, None);
+    let mut i = 0;
+    while i < data.len() && (fpr.is_none() || uid.is_none()) {
+        let (tag, len, head) = packet_header(&data[i..])?;
+        let body = data.get(i + head..i + head + len)?;
+        match tag {
+            6 if fpr.is_none() && body.first() == Some(&4) => {
+                let mut h = sha1::Sha1::new();
+                sha1::Digest::update(&mut h, [0x99]);
+                sha1::Digest::update(&mut h, u16::try_from(len).ok()?.to_be_bytes());
+                sha1::Digest::update(&mut h, body);
+                let d = sha1::Digest::finalize(h);
+                fpr = Some(
+                    d.iter()
+                        .map(|b| format!("{b:02x}"))
+                        .collect::<Vec<_>>()
+                        .join(":"),
+                );
+            }
+            13 if uid.is_none() => uid = Some(String::from_utf8_lossy(body).into_owned()),
+            _ => {}
+        }
+        i += head + len;
+    }
+    Some((fpr?, uid.unwrap_or_default()))
+}
+
+/// An OpenPGP packet header (RFC 4880 4.2): tag, body length, header length.
+fn packet_header(d: &[u8]) -> Option<(u8, usize, usize)> {
+    let first = *d.first()?;
+    if first & 0x80 == 0 {
+        return None;
+    }
+    if first & 0x40 == 0 {
+        // Old format: tag in bits 5-2, length type in bits 1-0.
+        let tag = (first >> 2) & 0x0f;
+        let n = match first & 3 {
+            0 => 1,
+            1 => 2,
+            2 => 4,
+            _ => return None,
+        };
+        let len = d
+            .get(1..1 + n)?
+            .iter()
+            .fold(0usize, |a, b| (a << 8) | usize::from(*b));
+        return Some((tag, len, 1 + n));
+    }
+    let tag = first & 0x3f;
+    let l0 = usize::from(*d.get(1)?);
+    match l0 {
+        0..=191 => Some((tag, l0, 2)),
+        192..=223 => Some((tag, ((l0 - 192) << 8) + usize::from(*d.get(2)?) + 192, 3)),
+        255 => {
+            let len = d
+                .get(2..6)?
+                .iter()
+                .fold(0usize, |a, b| (a << 8) | usize::from(*b));
+            Some((tag, len, 6))
+        }
+        _ => None, // partial lengths are not used by key packets
+    }
 }
 
 async fn certificate_delete(
@@ -1333,8 +1581,15 @@ async fn trusted_create(State(s): State<Arc<Shared>>, _a: Admin, body: Bytes) ->
         ));
     }
     let kid = uuid::Uuid::new_v4().simple().to_string()[..8].to_string();
-    let v = json!({"alias": alias, "key": key, "fingerprint": fingerprint(&key),
-        "issued_on": now(), "issued_by": "admin", "valid_until": "2036-01-01T00:00:00.000Z"});
+    let (fpr, issued_by) = if key.contains("-----BEGIN PGP PUBLIC KEY BLOCK-----") {
+        openpgp_identity(&key).ok_or_else(|| {
+            ApiError::bad_request("Invalid key: the armored GPG public key could not be read")
+        })?
+    } else {
+        (fingerprint(&key), "admin".to_owned())
+    };
+    let v = json!({"alias": alias, "key": key, "fingerprint": fpr,
+        "issued_on": now(), "issued_by": issued_by, "valid_until": "2036-01-01T00:00:00.000Z"});
     s.collections.put_raw(TRUSTED_KEYS.name, &kid, v);
     let stored = s.collections.get_raw(TRUSTED_KEYS.name, &kid);
     Ok((StatusCode::CREATED, axum::Json(stored)).into_response())
@@ -1865,9 +2120,15 @@ async fn api_key_delete(State(s): State<Arc<Shared>>, _a: Admin) -> R {
 // ---------------------------------------------------------------------------------------
 // Replications
 
-/// Quartz cron: 6 or 7 fields.
-fn valid_cron(c: &str) -> bool {
-    matches!(c.split_whitespace().count(), 6 | 7)
+use crate::services::artifactory::configuration::valid_cron;
+
+/// Artifactory's refusal of a replication's cron expression: the Terraform provider's
+/// replication acceptance tests expect `.*Invalid cronExp.*` for `0 0 xoxo xoxoxo * ?`
+/// (`resource_artifactory_local_repository_single_replication_test.go`).
+fn invalid_cron(cron: &str) -> ApiError {
+    ApiError::bad_request(format!(
+        "Invalid cronExp: '{cron}' is not a valid cron expression"
+    ))
 }
 
 fn rclass(s: &Shared, key: &str) -> Result<String, ApiError> {
@@ -1886,9 +2147,7 @@ fn rclass(s: &Shared, key: &str) -> Result<String, ApiError> {
 fn target(key: &str, class: &str, mut t: Map<String, Value>, n: usize) -> Result<Value, ApiError> {
     let cron = str_of(&t, "cronExp");
     if !cron.is_empty() && !valid_cron(cron) {
-        return Err(ApiError::bad_request(format!(
-            "Invalid cron expression '{cron}'"
-        )));
+        return Err(invalid_cron(cron));
     }
     if class == "local" {
         if str_of(&t, "url").is_empty() || str_of(&t, "username").is_empty() {
@@ -2031,9 +2290,7 @@ fn multi(s: &Shared, key: &str, body: &Bytes) -> Result<Vec<Value>, ApiError> {
     let m = parse(body, Flavor::Artifactory)?;
     let cron = str_of(&m, "cronExp");
     if !valid_cron(cron) {
-        return Err(ApiError::bad_request(format!(
-            "Invalid cron expression '{cron}'"
-        )));
+        return Err(invalid_cron(cron));
     }
     let list = m
         .get("replications")

@@ -26,10 +26,10 @@ use std::sync::Arc;
 
 use axum::Router;
 use axum::body::Bytes;
-use axum::extract::State;
+use axum::extract::{Path, State};
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use axum::routing::get;
+use axum::routing::{get, post};
 use serde_json::{Map, Value, json};
 
 use crate::auth::Admin;
@@ -75,6 +75,30 @@ pub(crate) fn routes() -> Router<Arc<Shared>> {
         .merge(ARCHIVE.routes_create_on_item())
         .merge(PACKAGE_CLEANUP.routes_create_on_item())
         .merge(BUNDLE_CLEANUP.routes_create_on_item())
+        .route(
+            "/artifactory/api/archive/v2/packages/policies/{key}/enablement",
+            post(
+                |s: State<Arc<Shared>>, a: Admin, k: Path<String>, b: Bytes| {
+                    enablement(&ARCHIVE_POLICIES, s, a, k, b)
+                },
+            ),
+        )
+        .route(
+            "/artifactory/api/cleanup/packages/policies/{key}/enablement",
+            post(
+                |s: State<Arc<Shared>>, a: Admin, k: Path<String>, b: Bytes| {
+                    enablement(&PACKAGE_CLEANUP_POLICIES, s, a, k, b)
+                },
+            ),
+        )
+        .route(
+            "/artifactory/api/cleanup/bundles/policies/{key}/enablement",
+            post(
+                |s: State<Arc<Shared>>, a: Admin, k: Path<String>, b: Bytes| {
+                    enablement(&BUNDLE_CLEANUP_POLICIES, s, a, k, b)
+                },
+            ),
+        )
         .merge(LDAP_SETTINGS.routes())
         .merge(LDAP_SETTINGS.update_by_body("/access/api/v1/ldap/settings/"))
         .merge(LDAP_GROUPS.routes())
@@ -247,9 +271,86 @@ fn valid_key(k: &str) -> bool {
 }
 
 /// A cron expression as Artifactory's Quartz takes it: 6 or 7 fields.
-fn valid_cron(c: &str) -> bool {
-    let n = c.split_whitespace().count();
-    n == 6 || n == 7
+/// A Quartz cron expression, as Artifactory's scheduler parses it: seconds, minutes, hours,
+/// day of month, month, day of week and an optional year; each field a list of `*`, values,
+/// ranges and `/` increments in its range (names for months and days), `?` for one of the two
+/// day fields, `L`/`W` in the day of month, `L`/`#` in the day of week.
+pub(crate) fn valid_cron(c: &str) -> bool {
+    let f: Vec<&str> = c.split_whitespace().collect();
+    if !(f.len() == 6 || f.len() == 7) {
+        return false;
+    }
+    const MONTHS: &[&str] = &[
+        "JAN", "FEB", "MAR", "APR", "MAY", "JUN", "JUL", "AUG", "SEP", "OCT", "NOV", "DEC",
+    ];
+    const DAYS: &[&str] = &["SUN", "MON", "TUE", "WED", "THU", "FRI", "SAT"];
+    let ok = cron_field(f[0], 0, 59, &[], "")
+        && cron_field(f[1], 0, 59, &[], "")
+        && cron_field(f[2], 0, 23, &[], "")
+        && cron_field(f[3], 1, 31, &[], "?LW")
+        && cron_field(f[4], 1, 12, MONTHS, "")
+        && cron_field(f[5], 1, 7, DAYS, "?L#")
+        && f.get(6).is_none_or(|y| cron_field(y, 1970, 2199, &[], ""));
+    // Quartz needs `?` in exactly one of the two day fields.
+    ok && ((f[3] == "?") != (f[5] == "?"))
+}
+
+fn cron_value(v: &str, lo: u32, hi: u32, names: &[&str]) -> bool {
+    let n = v.parse::<u32>().ok().or_else(|| {
+        names
+            .iter()
+            .position(|x| x.eq_ignore_ascii_case(v))
+            .and_then(|i| u32::try_from(i).ok())
+            .map(|i| i + lo)
+    });
+    n.is_some_and(|n| (lo..=hi).contains(&n))
+}
+
+fn cron_field(f: &str, lo: u32, hi: u32, names: &[&str], special: &str) -> bool {
+    if f == "?" {
+        return special.contains('?');
+    }
+    f.split(',').all(|item| {
+        let (base, step) = match item.split_once('/') {
+            Some((b, s)) => (b, Some(s)),
+            None => (item, None),
+        };
+        if step.is_some_and(|s| s.parse::<u32>().map_or(true, |s| s == 0)) {
+            return false;
+        }
+        if base == "*" {
+            return true;
+        }
+        if special.contains('L') && step.is_none() {
+            // Day of month: L, LW, L-n, nW; day of week: nL.
+            if matches!(base, "L" | "LW") && special.contains('W') {
+                return true;
+            }
+            if let Some(off) = base.strip_prefix("L-") {
+                return special.contains('W') && off.parse::<u32>().is_ok_and(|n| n < 31);
+            }
+            if let Some(d) = base.strip_suffix('W') {
+                return special.contains('W') && cron_value(d, lo, hi, names);
+            }
+            if base == "L" {
+                return true;
+            }
+            if let Some(d) = base.strip_suffix('L') {
+                return cron_value(d, lo, hi, names);
+            }
+        }
+        if special.contains('#')
+            && let Some((d, n)) = base.split_once('#')
+        {
+            return step.is_none()
+                && cron_value(d, lo, hi, names)
+                && n.parse::<u32>().is_ok_and(|n| (1..=5).contains(&n));
+        }
+        match base.split_once('-') {
+            Some((a, b)) => cron_value(a, lo, hi, names) && cron_value(b, lo, hi, names),
+            None => cron_value(base, lo, hi, names),
+        }
+    })
 }
 
 fn port(v: &Value) -> Option<i64> {
@@ -416,8 +517,30 @@ fn validate_policy(_: &Ctx<'_>, body: Value, op: Op<'_>) -> Result<Value, ApiErr
     let Value::Object(mut m) = body else {
         return Err(art_bad("The request body must be a JSON object"));
     };
-    if let Op::Update { key, .. } = op {
-        m.insert("key".into(), Value::String(key.to_string()));
+    // `enabled` changes only through the enablement call ("Update a Package-Level Cleanup
+    // Policy API": "change only with enable/disable API"): an update keeps the stored value,
+    // a create without it is disabled (the Terraform provider omits it on create and then
+    // calls the enablement endpoint, `resource_artifactory_package_cleanup_policy.go`).
+    match op {
+        Op::Update { key, existing } => {
+            m.insert("key".into(), Value::String(key.to_string()));
+            let enabled = existing
+                .get("enabled")
+                .cloned()
+                .unwrap_or(Value::Bool(false));
+            m.insert("enabled".into(), enabled);
+        }
+        Op::Create => {
+            // "A cleanup policy must be created inactive ... If set to `true` when calling
+            // this API, the API call will fail" (the Terraform provider's `enabled`).
+            if m.get("enabled").and_then(Value::as_bool) == Some(true) {
+                let key = m.get("key").and_then(Value::as_str).unwrap_or_default();
+                return Err(art_bad(format!(
+                    "Policy '{key}': a policy must be created disabled; enable it with the enablement API"
+                )));
+            }
+            m.insert("enabled".into(), Value::Bool(false));
+        }
     }
     let key = m.get("key").and_then(Value::as_str).unwrap_or_default();
     if !valid_key(key) {
@@ -435,9 +558,37 @@ fn validate_policy(_: &Ctx<'_>, body: Value, op: Op<'_>) -> Result<Value, ApiErr
             "Policy '{key}': searchCriteria is required"
         )));
     }
-    m.entry("enabled").or_insert(Value::Bool(true));
     m.entry("skipTrashcan").or_insert(Value::Bool(false));
     Ok(Value::Object(m))
+}
+
+/// `POST .../policies/{key}/enablement` with `{"enabled": bool}`: the one way to enable or
+/// disable a cleanup or archive policy (the Terraform provider's `...EnablementAPIModel`,
+/// `resource_artifactory_package_cleanup_policy.go`, `resource_artifactory_archive_policy.go`,
+/// `resource_artifactory_release_bundles_cleanup_policy_v2.go`); 200 without a body.
+async fn enablement(
+    decl: &'static Declaration,
+    State(s): State<Arc<Shared>>,
+    _admin: Admin,
+    Path(key): Path<String>,
+    body: Bytes,
+) -> Result<Response, ApiError> {
+    let v: Value = serde_json::from_slice(&body)
+        .map_err(|e| art_bad(format!("Could not parse the request body: {e}")))?;
+    let Some(enabled) = v.get("enabled").and_then(Value::as_bool) else {
+        return Err(art_bad("enabled (true or false) is required"));
+    };
+    let Some(mut policy) = s.collections.get_raw(decl.name, &key) else {
+        let (status, msg) = (decl.not_found)(&key);
+        return Err(ApiError::new(Flavor::Artifactory, status, msg));
+    };
+    let ticket = s.descriptor.begin().await;
+    s.descriptor.commit(ticket, || {
+        policy["enabled"] = Value::Bool(enabled);
+        s.collections.put_raw(decl.name, &key, policy);
+        Ok(())
+    })?;
+    Ok(StatusCode::OK.into_response())
 }
 
 /// A policy path's key comes from the path on create (`POST .../policies/{key}`): the
@@ -618,8 +769,9 @@ static LDAP_GROUPS: Binding = Binding {
 };
 
 /// This module's collections.
-pub(crate) fn collections() -> [&'static Declaration; 5] {
+pub(crate) fn collections() -> [&'static Declaration; 6] {
     [
+        &super::builds::BUILDS,
         &ARCHIVE_POLICIES,
         &PACKAGE_CLEANUP_POLICIES,
         &BUNDLE_CLEANUP_POLICIES,
@@ -631,6 +783,36 @@ pub(crate) fn collections() -> [&'static Declaration; 5] {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Quartz's syntax (the CronTrigger tutorial's examples); `0 0 xoxo xoxoxo * ?` is the
+    /// Terraform provider's replication acceptance tests' invalid expression.
+    #[test]
+    fn quartz_cron_expressions() {
+        for ok in [
+            "0 0 2 ? * MON-SAT *",
+            "0 0 12 * * ? *",
+            "0 0 2 * * ?",
+            "0 15 10 ? * 6L 2002-2005",
+            "0 0/5 14,18 * * ?",
+            "0 15 10 L * ?",
+            "0 15 10 ? * 6#3",
+            "0 11 11 11 11 ?",
+            "0 0 12 1/5 * ?",
+        ] {
+            assert!(valid_cron(ok), "{ok}");
+        }
+        for bad in [
+            "0 0 xoxo xoxoxo * ?",
+            "0 2 * *",
+            "0 0 2 * * *",
+            "0 0 24 * * ?",
+            "60 0 2 * * ?",
+            "0 0 2 ? FOO MON",
+            "0 0/0 2 * * ?",
+        ] {
+            assert!(!valid_cron(bad), "{bad}");
+        }
+    }
 
     #[test]
     fn merge_patch_and_xml() {

@@ -7,10 +7,11 @@ use std::sync::Arc;
 use crate::server::Shared;
 use axum::Router;
 
+pub(crate) mod builds;
 pub(crate) mod configuration;
 pub mod repositories;
 pub(crate) mod storage;
-mod system;
+pub(crate) mod system;
 
 pub(crate) use repositories::State;
 
@@ -21,4 +22,5 @@ pub(crate) fn routes() -> Router<Arc<Shared>> {
         .merge(configuration::routes())
         .merge(storage::routes())
         .merge(storage::item_routes())
+        .merge(builds::routes())
 }

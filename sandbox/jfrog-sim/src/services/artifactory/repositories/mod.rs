@@ -190,8 +190,8 @@ impl State {
                 }
             }
             None => {
+                // The environments stay (`TestAccRepository_unassign_project_key_gh_329`).
                 repo.config.remove("projectKey");
-                repo.config.insert("environments".into(), json!([]));
             }
         }
         self.lag.record(key, store.get(key));
@@ -411,11 +411,12 @@ async fn create(
     let value = parse_body(&headers, &body)?;
     // Validation answers at once; only a valid write spends the descriptor-save time (and is
     // validated again on commit, against the descriptor it merges into).
-    validate::create(&s.artifactory.read(), &key, value.clone(), &s.base_url)?;
+    let base = crate::services::artifactory::system::url_base(&s);
+    validate::create(&s.artifactory.read(), &key, value.clone(), &base)?;
     let ticket = s.descriptor.begin().await;
     s.descriptor.commit(ticket, || {
         let mut store = s.artifactory.write();
-        let repo = validate::create(&store, &key, value, &s.base_url)?;
+        let repo = validate::create(&store, &key, value, &base)?;
         store.insert(&key, repo);
         s.artifactory.lag.record(&key, None);
         Ok(())
@@ -435,12 +436,13 @@ async fn update(
     body: Bytes,
 ) -> Result<Response, ApiError> {
     let value = parse_body(&headers, &body)?;
+    let base = crate::services::artifactory::system::url_base(&s);
     {
         let store = s.artifactory.read();
         let existing = store
             .get(&key)
             .ok_or_else(|| s.artifactory.not_found(&key))?;
-        validate::update(&store, &key, value.clone(), existing, &s.base_url)?;
+        validate::update(&store, &key, value.clone(), existing, &base)?;
     }
     let ticket = s.descriptor.begin().await;
     s.descriptor.commit(ticket, || {
@@ -448,7 +450,7 @@ async fn update(
         let existing = store
             .get(&key)
             .ok_or_else(|| s.artifactory.not_found(&key))?;
-        let repo = validate::update(&store, &key, value, existing, &s.base_url)?;
+        let repo = validate::update(&store, &key, value, existing, &base)?;
         s.artifactory.lag.record(&key, Some(existing));
         store.insert(&key, repo);
         Ok(())

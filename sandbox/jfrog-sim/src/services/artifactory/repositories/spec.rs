@@ -467,6 +467,8 @@ pub const ENUMS: &[(&str, &[&str])] = &[
             "OLDSTASH",
             "STASH",
             "ARTIFACTORY",
+            // The Terraform provider's `vcs_git_provider` validator (`remote.go`, v12.11.7).
+            "GITLAB",
             "CUSTOM",
         ],
     ),

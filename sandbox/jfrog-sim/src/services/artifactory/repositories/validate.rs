@@ -22,7 +22,8 @@
 //! - Project: `projectKey` must be 2-32 lower-case alphanumerics and hyphens starting with a
 //!   letter, and the repository key must start with `<projectKey>-` on create. An update
 //!   (`POST`) does not move a repository between projects: Access's attach/detach does.
-//!   `environments` are ignored (answered `[]`) without a project and default to `["DEV"]`.
+//!   `environments` default to `["DEV"]` in a project; outside one a create ignores them
+//!   and an update or a detach keeps them; `projectKey: "default"` is no project (no prefix).
 //! - Fields of the Kind are type-checked; enumerated values are checked; required fields
 //!   (remote `url` unless the package type has a default, hex key pairs) must be non-empty;
 //!   a remote URL must be an absolute http(s) URL; `proxy` must be empty with `disableProxy`;
@@ -33,22 +34,21 @@
 //!   federated member is dropped silently (the Terraform provider clears it by sending a
 //!   non-existent key), and an empty one on update keeps the current value.
 //! - Federated: `members` are `{url, enabled}` objects with absolute URLs; the repository's own
-//!   URL is added as a member when missing, as Artifactory does.
+//!   URL (under the custom base URL when one is set) is added as a member when missing, as
+//!   Artifactory does. An update answers the members it adds first, then the ones the
+//!   repository had, in their previous order (JFrog's Terraform provider's
+//!   `resource_artifactory_federated_repository_test.go`: `[self]` updated to
+//!   `[self, other]` reads back `[other, self]`).
 //! - Docker, OCI and Helm OCI local and federated repositories: `maxUniqueTags` at least 0
 //!   (0 = no limit); `dockerTagRetention` at least 1 for OCI and Helm OCI and at least 0 for
 //!   Docker (the Terraform provider's validators: `int64validator.AtLeast` in its local OCI,
 //!   Helm OCI and Docker V2 resources).
-//! - `externalDependenciesPatterns`: a request that sends patterns other than Artifactory's
-//!   default `["**"]` while the repository's `externalDependenciesEnabled` is not true is
-//!   refused (400). Chosen over ignoring them because the Terraform provider documents the
-//!   patterns as "must be set together with `external_dependencies_enabled = true`" and
-//!   refuses them otherwise at plan time, so a client sending them alone has a bug the
-//!   simulator should surface; the default `["**"]` is accepted alone because Artifactory
-//!   itself answers it with the flag off, so a read-modify-write round trip must pass.
-//!   Not for remote `aieditorextensions`: JFrog's Terraform resource for that type (PR #1450,
-//!   `resource_artifactory_remote_aieditorextensions_repository.go`) sends the patterns on
-//!   every write, enabled or not, because "Artifactory accepts and stores" them either way
-//!   and "keeps whatever it already has when an update omits them"; they are stored as sent.
+//! - `externalDependenciesPatterns` are stored as sent whether `externalDependenciesEnabled`
+//!   is true or not: JFrog's Terraform provider's `TestAccRemoteHelmRepositoryDepFalse`
+//!   (`resource_artifactory_remote_helm_repository_test.go`) creates a remote Helm repository
+//!   with the flag false and `["**github.com**"]` and reads both back, and its
+//!   `aieditorextensions` resource (PR #1450) sends them on every write because Artifactory
+//!   stores them either way.
 //! - An empty `repoLayoutRef` means the package type's default layout.
 //! - Members the class and package type do not have are dropped, neither validated nor
 //!   answered (`keep_typed`).
@@ -302,7 +302,10 @@ pub(crate) fn create(
     }
     let resolved = resolve(rclass, &package_type, &body)?;
     let project = str_field(&body, "projectKey").unwrap_or("").to_owned();
-    if !project.is_empty() {
+    // `default` is the default project, i.e. none: no key prefix (JFrog's Terraform provider
+    // sent `project_key = "default"` for repositories outside a project, commit 108e2b6c,
+    // and its state upgrade `ResourceUpgradeProjectKey` maps it back to "").
+    if !project.is_empty() && project != "default" {
         if !valid_project_key(&project) {
             return Err(ApiError::bad_request(format!(
                 "Invalid project key '{project}': must be 2 - 32 lowercase alphanumeric and hyphen characters, starting with a letter"
@@ -316,15 +319,15 @@ pub(crate) fn create(
     }
     let mut config = resolved.defaults.clone();
     let mut body = body;
+    if project.is_empty() || project == "default" {
+        // A create outside a project ignores environments; an update keeps them.
+        body.remove("environments");
+    }
     if str_field(&body, "defaultDeploymentRepo") == Some("") {
         body.remove("defaultDeploymentRepo");
     }
-    let sent_patterns = body.get("externalDependenciesPatterns").cloned();
     deep_merge(&mut config, body);
     keep_typed(resolved, &mut config);
-    if patterns_need_the_flag(resolved) {
-        external_dependencies(sent_patterns.as_ref(), &config)?;
-    }
     // `null` members mean "the default".
     fill_defaults(&mut config, &resolved.defaults);
     finish(store, key, resolved, &package_type, config, base_url)
@@ -364,14 +367,15 @@ pub(crate) fn update(
     if str_field(&body, "defaultDeploymentRepo") == Some("") {
         body.remove("defaultDeploymentRepo");
     }
+    if let (Some(Value::Array(sent)), Some(Value::Array(had))) =
+        (body.get_mut("members"), existing.config.get("members"))
+    {
+        updated_members_order(sent, had);
+    }
     let mut config = existing.config.clone();
-    let sent_patterns = body.get("externalDependenciesPatterns").cloned();
     deep_merge(&mut config, body);
     let resolved = resolve(existing.rclass, &existing.package_type, &config)?;
     keep_typed(resolved, &mut config);
-    if patterns_need_the_flag(resolved) {
-        external_dependencies(sent_patterns.as_ref(), &config)?;
-    }
     fill_defaults(&mut config, &resolved.defaults);
     finish(
         store,
@@ -494,37 +498,6 @@ fn keep_typed(resolved: &Resolved, config: &mut Map<String, Value>) {
     });
 }
 
-/// Whether patterns sent without `externalDependenciesEnabled: true` are refused: on the
-/// types that have the member, except remote `aieditorextensions`, whose patterns Artifactory
-/// stores whether enabled or not (see the module comment).
-fn patterns_need_the_flag(resolved: &Resolved) -> bool {
-    resolved.fields.contains_key("externalDependenciesPatterns")
-        && !(resolved.spec.rclass == RClass::Remote
-            && resolved.spec.package_type == "aieditorextensions")
-}
-
-/// Patterns sent without `externalDependenciesEnabled: true` (see the module comment), on
-/// the types that have the member.
-fn external_dependencies(
-    sent: Option<&Value>,
-    config: &Map<String, Value>,
-) -> Result<(), ApiError> {
-    let custom = match sent {
-        Some(Value::Array(a)) => a.iter().any(|p| p != "**"),
-        _ => false,
-    };
-    let enabled = config
-        .get("externalDependenciesEnabled")
-        .and_then(Value::as_bool)
-        == Some(true);
-    if custom && !enabled {
-        return Err(ApiError::bad_request(
-            "externalDependenciesPatterns can only be set when externalDependenciesEnabled is true",
-        ));
-    }
-    Ok(())
-}
-
 /// Tag limits of Docker, OCI and Helm OCI local and federated repositories.
 fn container_tags(
     rclass: RClass,
@@ -555,12 +528,6 @@ fn container_tags(
 
 fn project_environments(config: &mut Map<String, Value>) -> Result<(), ApiError> {
     let project = str_field(config, "projectKey").unwrap_or("").to_owned();
-    if project.is_empty() {
-        config.remove("projectKey");
-        // Without a project, Artifactory ignores environments.
-        config.insert("environments".into(), Value::Array(Vec::new()));
-        return Ok(());
-    }
     let envs: Vec<String> = match config.get("environments") {
         Some(Value::Array(a)) => a
             .iter()
@@ -572,6 +539,14 @@ fn project_environments(config: &mut Map<String, Value>) -> Result<(), ApiError>
         return Err(ApiError::bad_request(format!(
             "Invalid project environment '{bad}'"
         )));
+    }
+    if project.is_empty() || project == "default" {
+        // Outside a project the environments are kept as sent (JFrog's Terraform provider's
+        // `TestAccRepository_unassign_project_key_gh_329`, `repository_test.go`: after the
+        // project is removed, `project_environments = ["DEV"]` reads back unchanged).
+        config.remove("projectKey");
+        config.insert("environments".into(), Value::from(envs));
+        return Ok(());
     }
     let envs = if envs.is_empty() {
         vec!["DEV".to_owned()]
@@ -649,6 +624,23 @@ fn virtual_members(
         }
     }
     Ok(())
+}
+
+/// The members an update sends, reordered as Artifactory keeps them: those the repository
+/// did not have first (in the order sent), then those it had, in its order.
+fn updated_members_order(sent: &mut Vec<Value>, had: &[Value]) {
+    let url = |m: &Value| {
+        m.get("url")
+            .and_then(Value::as_str)
+            .map(|u| u.trim_end_matches('/').to_owned())
+    };
+    let before: Vec<Option<String>> = had.iter().map(url).collect();
+    let (mut kept, added): (Vec<Value>, Vec<Value>) = std::mem::take(sent)
+        .into_iter()
+        .partition(|m| url(m).is_some() && before.contains(&url(m)));
+    kept.sort_by_key(|m| before.iter().position(|b| *b == url(m)));
+    sent.extend(added);
+    sent.extend(kept);
 }
 
 fn federated_members(
@@ -819,20 +811,6 @@ mod tests {
             )
             .is_ok()
         );
-    }
-
-    #[test]
-    fn external_dependency_patterns() {
-        let cfg = |v: Value| v.as_object().cloned().unwrap_or_default();
-        let on = cfg(serde_json::json!({"externalDependenciesEnabled": true}));
-        let off = cfg(serde_json::json!({"externalDependenciesEnabled": false}));
-        let custom = serde_json::json!(["**/github.com/**"]);
-        assert!(external_dependencies(Some(&custom), &off).is_err());
-        assert!(external_dependencies(Some(&custom), &Map::new()).is_err());
-        assert!(external_dependencies(Some(&custom), &on).is_ok());
-        assert!(external_dependencies(Some(&serde_json::json!(["**"])), &off).is_ok());
-        assert!(external_dependencies(Some(&serde_json::json!([])), &off).is_ok());
-        assert!(external_dependencies(None, &off).is_ok());
     }
 
     #[test]
