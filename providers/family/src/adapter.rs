@@ -31,7 +31,7 @@ use provider_runtime::managed::external::{
     ExternalError, ExternalObservation, ExternalUpdate, FieldChange, Managed, ManagedKind,
 };
 use provider_runtime::managed::kind::{KindInfo, ReferenceField, SecretRefField};
-use provider_runtime::managed::meta::EXTERNAL_CREATE_FAILED;
+use provider_runtime::managed::meta::{self, EXTERNAL_CREATE_FAILED};
 use provider_runtime::managed::registration::{KindRegistration, register_shared};
 use secrecy::ExposeSecret;
 use serde_json::{Map, Value};
@@ -999,6 +999,28 @@ impl FamilyClient {
         }
     }
 
+    /// Whether the MR's object is one JFrog never stores ([`crate::hooks::Hooks::unstored_lifetime`])
+    /// and its lifetime, counted from the create that made it, has not run out.
+    fn unstored_and_alive(&self, mr: &Managed<FamilyKind>) -> bool {
+        let Some(life) = self
+            .kind
+            .decl
+            .hooks
+            .unstored_lifetime(&self.kind, &mr.for_provider)
+        else {
+            return false;
+        };
+        let Some(created) = meta::parse_stamp(mr.annotations.get(meta::EXTERNAL_CREATE_SUCCEEDED))
+        else {
+            return false;
+        };
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_secs() as i64)
+            .unwrap_or(i64::MAX);
+        now < created.timestamp().saturating_add(life.as_secs() as i64)
+    }
+
     /// Release `mr`'s claim on a singleton after its delete (the reset): the next MR may
     /// claim it, and `mr` observes it as gone.
     fn release_singleton(&self, key: &str, mr: &Managed<FamilyKind>) {
@@ -1377,6 +1399,13 @@ impl ExternalClient<FamilyKind> for FamilyClient {
             return Ok(ExternalObservation::default());
         }
         let Some(mut body) = self.read(&address, mr).await? else {
+            if !mr.deleting && self.unstored_and_alive(mr) {
+                return Ok(ExternalObservation {
+                    resource_exists: true,
+                    resource_up_to_date: true,
+                    ..Default::default()
+                });
+            }
             return Ok(ExternalObservation::default());
         };
         if let Some(decoded) = self.kind.decl.hooks.decode(&self.kind, &body) {

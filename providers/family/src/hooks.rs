@@ -182,6 +182,14 @@ pub trait Hooks: Send + Sync + std::fmt::Debug {
     fn generated_secret(&self, _kind: &ResolvedKind, _params: &Value) -> Option<&'static str> {
         None
     }
+    /// The lifetime of an object JFrog answers once and never stores (an access token whose
+    /// lifetime is under Access's persistency threshold): no read or list can show it, so it
+    /// is taken as existing, unchanged, for that long after its create succeeded, and only
+    /// then made anew. `None` (the default): an object no read shows does not exist.
+    fn unstored_lifetime(&self, _kind: &ResolvedKind, _params: &Value) -> Option<Duration> {
+        None
+    }
+
     /// Why an existing object is not available yet (a job still running), from its
     /// `atProvider`; `None`: it is available.
     fn unavailable(&self, _kind: &ResolvedKind, _at_provider: &Value) -> Option<String> {

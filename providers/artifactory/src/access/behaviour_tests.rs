@@ -400,3 +400,59 @@ async fn a_certificate_from_a_file_on_the_providers_filesystem() {
     assert!(env.sim.object("certificates", "not-mounted").is_none());
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// A ScopedToken living less than Access's persistency threshold is never stored (the
+/// Terraform provider's `TestAccScopedToken_WithExpiresInLessThanPersistencyThreshold`: no
+/// read finds it), so no poll can see it: it stands until it expires, with one token issued
+/// however many polls come, and only then is a new one issued. A token over the threshold is
+/// observed as before.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_token_under_the_persistency_threshold_is_issued_once_until_it_expires() {
+    let mut env = env("7.90.1").await;
+    let (_, example) = examples::all_examples()
+        .into_iter()
+        .find(|(k, _)| k == "ScopedToken")
+        .expect("a ScopedToken example");
+    let mut short = example.clone();
+    short["metadata"]["name"] = json!("short-lived");
+    short["spec"]["forProvider"]["expiresIn"] = json!(3);
+    short["spec"]["writeConnectionSecretToRef"]["name"] = json!("short-lived-connection");
+    add(&mut env, "ScopedToken", short).await;
+    converge(&env.mrs).await;
+    let issued = |env: &Env| {
+        env.sim
+            .request_counts()
+            .get("POST /access/api/v1/tokens")
+            .copied()
+            .unwrap_or(0)
+    };
+    assert_eq!(issued(&env), 1);
+    // Polls while it lives: the token is not in JFrog's list, yet none is issued again.
+    for _ in 0..3 {
+        env.mrs[0].reconcile().await;
+    }
+    assert_eq!(issued(&env), 1, "{:?}", env.sim.request_counts());
+    let o = env.mrs[0].get().await;
+    assert_eq!(
+        testkit::condition(&o, "Ready").map(|c| c.0).as_deref(),
+        Some("True")
+    );
+    let first =
+        o.metadata.annotations.clone().unwrap_or_default()["crossplane.io/external-name"].clone();
+    // Once it expired, a new one replaces it (one more, not one per poll).
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while issued(&env) < 2 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no new token after expiry"
+        );
+        env.mrs[0].reconcile().await;
+        tokio::time::sleep(std::time::Duration::from_millis(250)).await;
+    }
+    env.mrs[0].reconcile().await;
+    assert_eq!(issued(&env), 2);
+    let o = env.mrs[0].get().await;
+    let second =
+        o.metadata.annotations.clone().unwrap_or_default()["crossplane.io/external-name"].clone();
+    assert_ne!(first, second);
+}

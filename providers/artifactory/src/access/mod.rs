@@ -18,7 +18,9 @@
 //! - A ScopedToken and an APIKey are server-assigned (the token id, the CRC-32 of the key,
 //!   as Terraform computes it). Their generated values exist only in the create answer, so a
 //!   create whose answer is lost cannot be recovered: the reconciler stops with "cannot
-//!   determine creation result" (one token exists in JFrog, none is minted twice).
+//!   determine creation result" (one token exists in JFrog, none is minted twice). A token
+//!   living less than Access's persistency threshold (10800 s by default) is never stored, so
+//!   no list shows it: it is taken as existing until it expires, then a new one is issued.
 //! - The AnonymousUser can only be observed (imported by its name).
 //!
 //! # Secrets
@@ -76,6 +78,7 @@ pub mod tables;
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, OnceLock};
+use std::time::Duration;
 
 use provider_family::{ClientCache, FamilyKind, Hooks, KindDecl, ResolvedKind};
 use provider_runtime::managed::registration::KindRegistration;
@@ -130,6 +133,10 @@ fn replication_kinds(
         })
         .collect()
 }
+
+/// Access's default persistency threshold: a token that lives less is not stored (an admin
+/// may change it in `access.config.yaml`; the default is what the providers assume).
+pub const PERSISTENCY_THRESHOLD: Duration = Duration::from_secs(10800);
 
 #[async_trait::async_trait]
 impl Hooks for AccessHooks {
@@ -227,6 +234,18 @@ impl Hooks for AccessHooks {
             );
         }
         Ok(())
+    }
+
+    /// A ScopedToken whose `expiresIn` is under Access's persistency threshold is answered
+    /// once and never stored (JFrog's "Persistency Threshold"; the Terraform provider's
+    /// `expires_in` documentation), so no list shows it: it stands until it expires, then a
+    /// new one is issued into the connection Secret. Never two at once.
+    fn unstored_lifetime(&self, kind: &ResolvedKind, params: &Value) -> Option<Duration> {
+        if kind.decl.kind != "ScopedToken" {
+            return None;
+        }
+        let secs = params.get("expiresIn").and_then(Value::as_u64)?;
+        (secs > 0 && secs < PERSISTENCY_THRESHOLD.as_secs()).then(|| Duration::from_secs(secs))
     }
 
     fn created_id(&self, kind: &ResolvedKind, answer: &Value) -> Option<String> {
