@@ -357,3 +357,19 @@ pub async fn service_account_kubeconfig(
     });
     serde_yaml::to_string(&doc).context("the provider's kubeconfig")
 }
+
+/// Whether the API server takes the credentials of this kubeconfig: `Err` with the server's
+/// answer when it says 401 Unauthorized (any other answer means it knows who is asking).
+pub async fn authenticates(kubeconfig: &str) -> Result<(), String> {
+    let client = crate::kubeapi::client_from_yaml(kubeconfig)
+        .await
+        .map_err(|e| format!("{e:#}"))?;
+    let leases: Api<k8s_openapi::api::coordination::v1::Lease> = Api::namespaced(client, NAMESPACE);
+    match leases
+        .list(&kube::api::ListParams::default().limit(1))
+        .await
+    {
+        Err(kube::Error::Api(s)) if s.code == 401 => Err(s.message),
+        _ => Ok(()),
+    }
+}

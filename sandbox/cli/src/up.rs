@@ -494,8 +494,24 @@ pub(crate) async fn start(args: &Args, running: &mut Running) -> anyhow::Result<
                 server.kubeconfig(&server.issue_token(&setup::service_account_user(p), &[]))
             }
             (None, Some(admin)) => {
-                setup::service_account_kubeconfig(&client, admin, p, PROVIDER_TOKEN_LIFETIME)
-                    .await?
+                let text =
+                    setup::service_account_kubeconfig(&client, admin, p, PROVIDER_TOKEN_LIFETIME)
+                        .await?;
+                // A cluster that does not take its own service-account tokens as credentials
+                // (`sandbox kube`, the embedded test server, issues them only for relying
+                // parties): the providers use the given kubeconfig, as before.
+                match setup::authenticates(&text).await {
+                    Ok(()) => text,
+                    Err(why) => {
+                        eprintln!(
+                            "{}: the cluster does not accept its ServiceAccount token ({why}); \
+                             it runs with the given kubeconfig",
+                            p.name()
+                        );
+                        std::fs::read_to_string(admin)
+                            .with_context(|| format!("reading {}", admin.display()))?
+                    }
+                }
             }
             (None, None) => anyhow::bail!("no cluster"),
         };
