@@ -18,13 +18,8 @@ use provider_runtime::process::kubeclient::kube_client;
 
 /// The process's resident memory in KiB (`VmRSS`).
 fn rss_kib() -> u64 {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with("VmRSS:"))
-                .and_then(|l| l.split_whitespace().nth(1)?.parse().ok())
-        })
+    testkit::proc_status(std::process::id(), "VmRSS")
+        .and_then(|v| v.parse().ok())
         .unwrap_or(0)
 }
 

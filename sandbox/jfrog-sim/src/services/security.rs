@@ -961,23 +961,38 @@ fn same_group(a: &str, b: &str) -> bool {
     a == b
 }
 
+/// One side of the user–group relation kept in step with the other: in every object of
+/// `side` (users or groups), the list `member` names `name` (compared by `same`) exactly when
+/// `on(the object's key)`.
+fn mirror(
+    s: &Shared,
+    side: &Declaration,
+    member: &str,
+    name: &str,
+    same: fn(&str, &str) -> bool,
+    on: impl Fn(&str) -> bool,
+) {
+    for mut o in s.collections.list_raw(side.name).unwrap_or_default() {
+        let key = o
+            .get(side.key_field)
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_owned();
+        if set_in(&mut o, member, name, on(&key), same) {
+            s.collections.put_raw(side.name, &key, o);
+        }
+    }
+}
+
 /// The groups' `members` after a write of `user`'s `groups`.
 fn sync_user_groups(s: &Shared, user: &str) {
     let Some(u) = s.collections.get_raw(USERS.name, user) else {
         return;
     };
     let groups = names_in(u.get("groups"));
-    for mut g in s.collections.list_raw(GROUPS.name).unwrap_or_default() {
-        let name = g
-            .get(GROUPS.key_field)
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-            .to_owned();
-        let on = groups.iter().any(|x| same_group(x, &name));
-        if set_in(&mut g, "members", user, on, same_user) {
-            s.collections.put_raw(GROUPS.name, &name, g);
-        }
-    }
+    mirror(s, &GROUPS, "members", user, same_user, |g| {
+        groups.iter().any(|x| same_group(x, g))
+    });
 }
 
 /// The users' `groups` after a write of `group`'s `members`.
@@ -986,43 +1001,17 @@ fn sync_group_members(s: &Shared, group: &str) {
         return;
     };
     let members = names_in(g.get("members"));
-    for mut u in s.collections.list_raw(USERS.name).unwrap_or_default() {
-        let name = u
-            .get(USERS.key_field)
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-            .to_owned();
-        let on = members.iter().any(|x| same_user(x, &name));
-        if set_in(&mut u, "groups", group, on, same_group) {
-            s.collections.put_raw(USERS.name, &name, u);
-        }
-    }
+    mirror(s, &USERS, "groups", group, same_group, |u| {
+        members.iter().any(|x| same_user(x, u))
+    });
 }
 
 fn drop_group(s: &Shared, group: &str) {
-    for mut u in s.collections.list_raw(USERS.name).unwrap_or_default() {
-        let name = u
-            .get(USERS.key_field)
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-            .to_owned();
-        if set_in(&mut u, "groups", group, false, same_group) {
-            s.collections.put_raw(USERS.name, &name, u);
-        }
-    }
+    mirror(s, &USERS, "groups", group, same_group, |_| false);
 }
 
 fn drop_user(s: &Shared, user: &str) {
-    for mut g in s.collections.list_raw(GROUPS.name).unwrap_or_default() {
-        let name = g
-            .get(GROUPS.key_field)
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-            .to_owned();
-        if set_in(&mut g, "members", user, false, same_user) {
-            s.collections.put_raw(GROUPS.name, &name, g);
-        }
-    }
+    mirror(s, &GROUPS, "members", user, same_user, |_| false);
 }
 
 // ---------------------------------------------------------------------------------------
