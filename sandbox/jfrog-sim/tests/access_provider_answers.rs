@@ -333,3 +333,74 @@ async fn a_deleted_iam_role_of_a_deleted_user_reads_400() {
     let r = api.get(path).await;
     assert_eq!(r.status, StatusCode::BAD_REQUEST, "{}", r.text);
 }
+
+/// Access's groups and users are one relation on both sides (Access "Create Group", "Add or
+/// Remove Group Members", "Delete Group", "Get User Details"): members written through
+/// `/access/api/v2/groups` show in the users' `groups`, and a deleted group leaves them. The
+/// Platform Terraform provider's `resource_group_test.go` (members managed on the group) and
+/// the Artifactory provider's `user.go` (a user's `groups` read back from Access) rely on it.
+/// A group made through the security API answers no `realm_attributes` through Access
+/// either (the `""` there is the security API's default, never stored).
+#[tokio::test]
+async fn access_group_members_show_in_their_users_and_a_deleted_group_leaves_them() {
+    let sim = start().await;
+    let api = Api::admin(&sim);
+    for u in ["u1", "u2"] {
+        let r = api
+            .post(
+                "/access/api/v2/users",
+                json!({"username": u, "email": format!("{u}@example.com"), "password": "Passw0rd!x"}),
+            )
+            .await;
+        assert!(r.status.is_success(), "{}", r.text);
+    }
+    let groups_of = |u: &'static str| {
+        let api = &api;
+        async move {
+            api.get(&format!("/access/api/v2/users/{u}"))
+                .await
+                .json()
+                .get("groups")
+                .cloned()
+                .unwrap_or(json!([]))
+        }
+    };
+    let r = api
+        .post(
+            "/access/api/v2/groups",
+            json!({"name": "g1", "members": ["u1"]}),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
+    assert_eq!(groups_of("u1").await, json!(["g1"]));
+
+    let r = api
+        .call(
+            Method::PATCH,
+            "/access/api/v2/groups/g1/members",
+            Some(json!({"add": ["u2"], "remove": ["u1"]})),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+    assert_eq!(groups_of("u1").await, json!([]));
+    assert_eq!(groups_of("u2").await, json!(["g1"]));
+
+    let r = api.delete("/access/api/v2/groups/g1").await;
+    assert!(r.status.is_success(), "{}", r.text);
+    assert_eq!(groups_of("u2").await, json!([]));
+    let r = api
+        .call(
+            Method::PATCH,
+            "/access/api/v2/users/u2",
+            Some(json!({"email": "u2b@example.com"})),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+
+    let r = api
+        .put("/artifactory/api/security/groups/legacy", json!({}))
+        .await;
+    assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
+    let g = api.get("/access/api/v2/groups/legacy").await.json();
+    assert!(g.get("realm_attributes").is_none(), "{g}");
+}

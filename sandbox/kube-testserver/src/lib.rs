@@ -87,8 +87,9 @@
 //!
 //! # Deviations from a real API server
 //!
-//! - HTTP/2 over TLS (ALPN `h2`, 1,000 streams per connection as kube-apiserver) and HTTP/1.1;
-//!   no h2c on the plain-HTTP side; the serving certificate is for 127.0.0.1/localhost/::1 only.
+//! - HTTP/2 over TLS (ALPN `h2`, 100 streams per connection: kube-apiserver's default
+//!   `--http2-max-streams-per-connection`) and HTTP/1.1; no h2c on the plain-HTTP side; the
+//!   serving certificate is for 127.0.0.1/localhost/::1 only.
 //! - Bearer tokens only (no client certificates); bodies are JSON or YAML, protobuf only for
 //!   the kinds kubectl's typed clients write (see [`protobuf`]), no CBOR; responses are JSON.
 //! - Watch history is kept per resource (`Config::watch_history` events each), not per etcd

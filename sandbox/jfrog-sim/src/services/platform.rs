@@ -271,6 +271,7 @@ async fn patch_group(
         },
     )?;
     s.collections.put_raw(GROUPS.name, &name, v.clone());
+    security::sync_group_members(&s, &name);
     Ok(Json(v).into_response())
 }
 
@@ -299,6 +300,7 @@ async fn patch_members(
     members.sort();
     g["members"] = json!(members);
     s.collections.put_raw(GROUPS.name, &name, g);
+    security::sync_group_members(&s, &name);
     Ok(Json(json!({"members": members})).into_response())
 }
 
@@ -1339,6 +1341,56 @@ fn scim_list(items: Vec<Value>) -> Value {
     })
 }
 
+/// The Access groups' routes: those of the binding, and the relation kept on both sides as
+/// Access keeps it: a group's `members` written (create, replace, `PATCH .../members`) show in
+/// those users' `groups` (`GET /access/api/v2/users/{name}`), and a deleted group leaves them
+/// (Access "Delete Group"; the Platform Terraform provider's `resource_group_test.go` deletes
+/// a group whose users a later step still updates).
+fn group_routes() -> Router<Arc<Shared>> {
+    use crate::collections::Caller;
+    use axum::body::Bytes;
+    let b = &GROUPS_API;
+    let base = get(move |s: State<Arc<Shared>>, a: Caller| async move {
+        b.list_shaped(&s, a, group_list).await
+    })
+    .post(
+        move |s: State<Arc<Shared>>, a: Caller, body: Bytes| async move {
+            let created = b.create(&s, a, &body).await?;
+            let name = serde_json::from_slice::<Value>(&body)
+                .ok()
+                .and_then(|v| v.get("name").and_then(Value::as_str).map(str::to_owned));
+            if let Some(name) = name {
+                security::sync_group_members(&s, &name);
+            }
+            Ok::<Response, ApiError>(created)
+        },
+    );
+    let item = get(
+        move |s: State<Arc<Shared>>, a: Caller, Path(key): Path<String>| async move {
+            b.read(&s, a, &key).await
+        },
+    )
+    .put(
+        move |s: State<Arc<Shared>>, a: Caller, Path(key): Path<String>, body: Bytes| async move {
+            let updated = b.update(&s, a, &key, &body).await?;
+            security::sync_group_members(&s, &key);
+            Ok::<Response, ApiError>(updated)
+        },
+    )
+    .delete(
+        move |s: State<Arc<Shared>>, a: Caller, Path(key): Path<String>| async move {
+            let deleted = b.delete(&s, a, &key).await?;
+            security::drop_group(&s, &key);
+            Ok::<Response, ApiError>(deleted)
+        },
+    )
+    .patch(patch_group);
+    Router::new()
+        .route(b.base, base)
+        .route(b.item, item)
+        .route("/access/api/v2/groups/{key}/members", patch(patch_members))
+}
+
 /// The SCIM groups' routes: those of the binding, except that a `PUT` answers the group as
 /// a read does (SCIM's "Replacing with PUT", RFC 7644 section 3.5.1; the Platform Terraform
 /// provider's `SCIMGroupResource.Update` decodes the answer of its `Put` into the group it
@@ -1385,9 +1437,7 @@ fn worker_list(items: Vec<Value>) -> Value {
 pub(crate) fn routes() -> Router<Arc<Shared>> {
     Router::new()
         .merge(ROLES_API.routes())
-        .merge(GROUPS_API.routes_listed(group_list))
-        .route("/access/api/v2/groups/{key}", patch(patch_group))
-        .route("/access/api/v2/groups/{key}/members", patch(patch_members))
+        .merge(group_routes())
         .merge(PERMISSIONS_API.routes_listed(permission_list))
         .route(
             "/access/api/v2/permissions/{key}/{type}",

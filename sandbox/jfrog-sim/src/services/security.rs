@@ -774,8 +774,12 @@ fn access_group(legacy: &Value) -> Value {
             out.insert((*a).to_string(), v.clone());
         }
     }
-    if out.get("description").and_then(Value::as_str) == Some("") {
-        out.remove("description");
+    // An internal group has no realm attributes in Access (the security API's `""` is its
+    // own default, never stored).
+    for empty in ["description", "realm_attributes"] {
+        if out.get(empty).and_then(Value::as_str) == Some("") {
+            out.remove(empty);
+        }
     }
     Value::Object(out)
 }
@@ -996,7 +1000,7 @@ fn sync_user_groups(s: &Shared, user: &str) {
 }
 
 /// The users' `groups` after a write of `group`'s `members`.
-fn sync_group_members(s: &Shared, group: &str) {
+pub(crate) fn sync_group_members(s: &Shared, group: &str) {
     let Some(g) = s.collections.get_raw(GROUPS.name, group) else {
         return;
     };
@@ -1006,7 +1010,7 @@ fn sync_group_members(s: &Shared, group: &str) {
     });
 }
 
-fn drop_group(s: &Shared, group: &str) {
+pub(crate) fn drop_group(s: &Shared, group: &str) {
     mirror(s, &USERS, "groups", group, same_group, |_| false);
 }
 
