@@ -1380,6 +1380,51 @@ fn obj(pairs: &[(&str, Value)]) -> Value {
 mod tests {
     use super::*;
 
+    /// The CI examples in `docs/` (GitHub Actions, GitLab CI) call `preview` only with flags it
+    /// takes: a renamed flag fails here, not in a user's pipeline.
+    #[test]
+    fn the_ci_examples_call_preview_with_its_flags() {
+        use clap::CommandFactory;
+        let command = PreviewArgs::command();
+        let known: Vec<String> = command
+            .get_arguments()
+            .filter_map(|a| a.get_long().map(|l| format!("--{l}")))
+            .chain(["-f".to_string()])
+            .collect();
+        let docs = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs");
+        for file in ["preview-github-actions.yaml", "preview-gitlab-ci.yml"] {
+            let text = std::fs::read_to_string(docs.join(file)).expect("read the CI example");
+            // The preview call and its continuation lines.
+            let mut call = String::new();
+            let mut lines = text.lines();
+            while let Some(line) = lines.next() {
+                if line.contains(" preview --") {
+                    call.push_str(line);
+                    let mut last = line;
+                    while last.trim_end().ends_with('\\') {
+                        last = lines.next().expect("a continuation line");
+                        call.push(' ');
+                        call.push_str(last);
+                    }
+                }
+            }
+            let flags: Vec<&str> = call
+                .split_whitespace()
+                .filter(|w| w.starts_with('-'))
+                .collect();
+            assert!(
+                flags.contains(&"--format") && flags.contains(&"-f"),
+                "{file}: no preview call found ({call})"
+            );
+            for f in flags {
+                assert!(
+                    known.iter().any(|k| k == f),
+                    "{file}: preview has no flag {f}"
+                );
+            }
+        }
+    }
+
     #[test]
     fn change_lines_never_show_secret_values() {
         let c = FieldChange {
