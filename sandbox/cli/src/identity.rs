@@ -29,7 +29,7 @@ pub const AUDIENCE: &str = "jfrog-generic";
 pub fn integration(issuer: &str) -> Value {
     json!({"name": INTEGRATION, "provider_type": "Generic OpenID Connect",
            "issuer_url": issuer, "audience": AUDIENCE,
-           "description": "the sandbox's Kubernetes API test server"})
+           "description": "the sandbox's cluster"})
 }
 
 /// The identity mapping (admin scope, JFrog's default lifetime unless capped).
@@ -39,10 +39,78 @@ pub fn mapping() -> Value {
            "token_spec": {"scope": "applied-permissions/admin", "username": "crossplane"}})
 }
 
+/// The cluster's service-account issuer, as the platform reaches it.
+pub struct Issuer {
+    /// The issuer URL (`iss` of the tokens, base of its discovery document).
+    pub url: String,
+    /// The CA its discovery and JWKS are served under.
+    pub ca_pem: String,
+}
+
+impl Issuer {
+    /// The embedded test server's.
+    pub fn test_server(server: &kube_testserver::TestServer) -> Self {
+        Self {
+            url: server.service_account_issuer(),
+            ca_pem: server.ca_pem(),
+        }
+    }
+
+    /// A real cluster's, as its API server publishes it: the issuer from
+    /// `/.well-known/openid-configuration` (read with the admin `client`), served under the CA
+    /// of `kubeconfig`. Anonymous callers (the platform) may read the discovery documents once
+    /// `system:service-account-issuer-discovery` is bound to `system:unauthenticated`, which
+    /// this does, as `examples/install/injected-identity.yaml` tells an admin of a
+    /// self-managed cluster to.
+    pub async fn real_cluster(
+        client: &kube::Client,
+        kubeconfig: &std::path::Path,
+    ) -> anyhow::Result<Self> {
+        let request = http::Request::get("/.well-known/openid-configuration")
+            .body(Vec::new())
+            .context("the discovery request")?;
+        let text = client
+            .request_text(request)
+            .await
+            .map_err(|e| anyhow::anyhow!("the cluster's OIDC discovery: {}", kube_message(&e)))?;
+        let discovery: Value =
+            serde_json::from_str(&text).context("the cluster's OIDC discovery is not JSON")?;
+        let url = discovery["issuer"]
+            .as_str()
+            .context("the cluster's OIDC discovery names no issuer")?
+            .to_owned();
+        let name = "jfrog-oidc-discovery";
+        let api: Api<DynamicObject> = Api::all_with(
+            client.clone(),
+            &ApiResource::from_gvk_with_plural(
+                &GroupVersionKind::gvk("rbac.authorization.k8s.io", "v1", "ClusterRoleBinding"),
+                "clusterrolebindings",
+            ),
+        );
+        let binding = json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
+            "metadata": {"name": name},
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
+                        "name": "system:service-account-issuer-discovery"},
+            "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "Group",
+                          "name": "system:unauthenticated"}]});
+        api.patch(
+            name,
+            &PatchParams::apply(FIELD_MANAGER).force(),
+            &Patch::Apply(&binding),
+        )
+        .await
+        .map_err(|e| anyhow::anyhow!("creating ClusterRoleBinding {name}: {}", kube_message(&e)))?;
+        Ok(Self {
+            url,
+            ca_pem: crate::setup::cluster_ca_pem(kubeconfig)?,
+        })
+    }
+}
+
 /// Sets the simulator up and switches the providers' `default` configs.
 pub async fn configure(
     client: &kube::Client,
-    server: &kube_testserver::TestServer,
+    issuer: &Issuer,
     sim_url: &str,
     sim_token: &str,
     providers: &[Provider],
@@ -52,7 +120,7 @@ pub async fn configure(
     // client's construction needs one.
     let _ = rustls::crypto::ring::default_provider().install_default();
     let http = reqwest::Client::new();
-    let mut admin = json!({"caPem": server.ca_pem()});
+    let mut admin = json!({"caPem": issuer.ca_pem});
     if let Some(l) = token_lifetime {
         admin["maxTokenLifetimeSeconds"] = json!(l.as_secs().max(1));
     }
@@ -63,10 +131,7 @@ pub async fn configure(
         .and_then(reqwest::Response::error_for_status)
         .context("configuring the simulator's OIDC exchange")?;
     for (path, body) in [
-        (
-            "/access/api/v1/oidc".to_string(),
-            integration(&server.service_account_issuer()),
-        ),
+        ("/access/api/v1/oidc".to_string(), integration(&issuer.url)),
         (
             format!("/access/api/v1/oidc/{INTEGRATION}/identity_mappings"),
             mapping(),

@@ -296,6 +296,53 @@ pub fn service_account_user(p: Provider) -> String {
     format!("system:serviceaccount:{NAMESPACE}:{}", p.name())
 }
 
+/// The cluster entry of `kubeconfig`'s current context, a relative certificate-authority path
+/// made absolute (it is relative to the kubeconfig).
+fn current_cluster(kubeconfig: &Path) -> anyhow::Result<Value> {
+    let kc = kube::config::Kubeconfig::read_from(kubeconfig)
+        .with_context(|| format!("cannot read kubeconfig {}", kubeconfig.display()))?;
+    let context = kc
+        .current_context
+        .as_deref()
+        .and_then(|c| kc.contexts.iter().find(|n| n.name == c))
+        .and_then(|n| n.context.as_ref())
+        .with_context(|| format!("{}: no current context", kubeconfig.display()))?;
+    let cluster = kc
+        .clusters
+        .iter()
+        .find(|c| c.name == context.cluster)
+        .and_then(|c| c.cluster.as_ref())
+        .with_context(|| format!("{}: no cluster {}", kubeconfig.display(), context.cluster))?;
+    let mut cluster = serde_json::to_value(cluster).context("the cluster entry")?;
+    if let Some(ca) = cluster["certificate-authority"].as_str()
+        && Path::new(ca).is_relative()
+    {
+        let dir = kubeconfig.parent().unwrap_or(Path::new("."));
+        cluster["certificate-authority"] = json!(dir.join(ca).display().to_string());
+    }
+    Ok(cluster)
+}
+
+/// The PEM of the certificate authority `kubeconfig`'s current cluster is verified with
+/// (`certificate-authority-data` or the `certificate-authority` file).
+pub fn cluster_ca_pem(kubeconfig: &Path) -> anyhow::Result<String> {
+    use base64::Engine as _;
+    let cluster = current_cluster(kubeconfig)?;
+    if let Some(data) = cluster["certificate-authority-data"].as_str() {
+        let pem = base64::engine::general_purpose::STANDARD
+            .decode(data.trim())
+            .context("certificate-authority-data is not base64")?;
+        return String::from_utf8(pem).context("certificate-authority-data is not a PEM text");
+    }
+    if let Some(path) = cluster["certificate-authority"].as_str() {
+        return std::fs::read_to_string(path).with_context(|| format!("cannot read {path}"));
+    }
+    anyhow::bail!(
+        "{}: the cluster names no certificate authority",
+        kubeconfig.display()
+    )
+}
+
 /// A kubeconfig for the provider `p` on a real cluster: the cluster of `admin`'s current
 /// context, and a token of the provider's ServiceAccount from the TokenRequest API (valid
 /// `lifetime`, or less if the API server caps it), as Crossplane's Deployment mounts one. With
@@ -307,28 +354,7 @@ pub async fn service_account_kubeconfig(
     lifetime: Duration,
 ) -> anyhow::Result<String> {
     use k8s_openapi::api::authentication::v1::{TokenRequest, TokenRequestSpec};
-    let kc = kube::config::Kubeconfig::read_from(admin)
-        .with_context(|| format!("cannot read kubeconfig {}", admin.display()))?;
-    let context = kc
-        .current_context
-        .as_deref()
-        .and_then(|c| kc.contexts.iter().find(|n| n.name == c))
-        .and_then(|n| n.context.as_ref())
-        .with_context(|| format!("{}: no current context", admin.display()))?;
-    let cluster = kc
-        .clusters
-        .iter()
-        .find(|c| c.name == context.cluster)
-        .and_then(|c| c.cluster.as_ref())
-        .with_context(|| format!("{}: no cluster {}", admin.display(), context.cluster))?;
-    let mut cluster = serde_json::to_value(cluster).context("the cluster entry")?;
-    // A relative certificate-authority path is relative to the admin kubeconfig.
-    if let Some(ca) = cluster["certificate-authority"].as_str()
-        && Path::new(ca).is_relative()
-    {
-        let dir = admin.parent().unwrap_or(Path::new("."));
-        cluster["certificate-authority"] = json!(dir.join(ca).display().to_string());
-    }
+    let cluster = current_cluster(admin)?;
     let sa: Api<k8s_openapi::api::core::v1::ServiceAccount> =
         Api::namespaced(client.clone(), NAMESPACE);
     let request = TokenRequest {

@@ -141,9 +141,11 @@ pub struct Args {
     #[arg(long, value_name = "FILE", requires = "jfrog_url")]
     pub jfrog_token_file: Option<PathBuf>,
     /// Run the providers with `credentials.source: InjectedIdentity` and no token Secret: the
-    /// simulator exchanges their service-account tokens (TokenRequest of the test server)
-    /// under an OIDC integration `sandbox-cluster` (embedded server and simulator only).
-    #[arg(long, conflicts_with_all = ["kubeconfig", "jfrog_url"])]
+    /// simulator exchanges their service-account tokens (TokenRequest of the cluster) under an
+    /// OIDC integration `sandbox-cluster` whose issuer is the cluster's (embedded simulator
+    /// only; with --kubeconfig the cluster's discovery is made readable to anonymous callers,
+    /// and must be reachable from this machine).
+    #[arg(long, conflicts_with = "jfrog_url")]
     pub injected_identity: bool,
     /// With --injected-identity: the longest lifetime of the exchanged JFrog tokens (default:
     /// the identity mapping's, JFrog's 60 s).
@@ -458,12 +460,15 @@ pub(crate) async fn start(args: &Args, running: &mut Running) -> anyhow::Result<
         }
     );
     setup::provider_configs(&client, &platform, &providers).await?;
-    if args.injected_identity
-        && let Some(server) = &running.server
-    {
+    if args.injected_identity {
+        let issuer = match (&running.server, &args.kubeconfig) {
+            (Some(server), _) => crate::identity::Issuer::test_server(server),
+            (None, Some(path)) => crate::identity::Issuer::real_cluster(&client, path).await?,
+            (None, None) => unreachable!("a cluster is either embedded or given"),
+        };
         crate::identity::configure(
             &client,
-            server,
+            &issuer,
             &platform.url,
             &platform.token,
             &providers,
