@@ -198,7 +198,7 @@ fn fault_admin(
         ));
     }
     match (method.as_str(), op) {
-        ("GET", "requests") => json_response(200, &shared.read_counts(), &[]),
+        ("GET", "requests") => json_response(200, &shared.request_counts(), &[]),
         ("GET", "service-account-tokens") => {
             let tokens = shared
                 .sa_issued
@@ -429,16 +429,14 @@ async fn route(shared: &Arc<Shared>, req: Req) -> Result<Resp, ApiError> {
     {
         return Err(ApiError::not_found_path());
     }
+    match &target.sub {
+        Some(sub) => shared.count_request(&format!("{verb}/{sub}"), &req.user.name),
+        None => shared.count_request(verb, &req.user.name),
+    }
     let mut resp = match verb {
         "get" => get(shared, &req, &target),
-        "list" => {
-            shared.count_read("list", &req.user.name);
-            list(shared, &req, &target)
-        }
-        "watch" => {
-            shared.count_read("watch", &req.user.name);
-            watch(shared, &req, &target)
-        }
+        "list" => list(shared, &req, &target),
+        "watch" => watch(shared, &req, &target),
         "create" => create(shared, &req, &target),
         "update" => update(shared, &req, &target),
         "patch" => patch(shared, &req, &target, &attrs),

@@ -272,8 +272,9 @@ impl Shared {
         tracing::info!(down = ?down, "kube-testserver restarting: connections dropped, watch history compacted");
     }
 
-    /// Counts a list or watch request of `user`.
-    pub(crate) fn count_read(&self, verb: &str, user: &str) {
+    /// Counts a request of `user` to a resource: its verb (`get`, `list`, `watch`, `create`,
+    /// `update`, `patch`, `delete`, ...), with `/status` for the status subresource.
+    pub(crate) fn count_request(&self, verb: &str, user: &str) {
         *self
             .reads
             .lock()
@@ -282,8 +283,8 @@ impl Shared {
             .or_default() += 1;
     }
 
-    /// `{"list": {user: n}, "watch": {user: n}}`.
-    pub(crate) fn read_counts(&self) -> serde_json::Value {
+    /// `{"list": {user: n}, "watch": {user: n}, "get": {...}, "update/status": {...}, ...}`.
+    pub(crate) fn request_counts(&self) -> serde_json::Value {
         let mut out = serde_json::json!({"list": {}, "watch": {}});
         for ((verb, user), n) in self.reads.lock().unwrap_or_else(|p| p.into_inner()).iter() {
             out[verb.as_str()][user.as_str()] = serde_json::json!(n);
@@ -531,9 +532,17 @@ impl TestServer {
         self.shared.expire_watches();
     }
 
-    /// List and watch requests so far per user: `{"list": {user: n}, "watch": {user: n}}`.
+    /// List and watch requests so far per user: `{"list": {user: n}, "watch": {user: n}}`
+    /// (and the other verbs, as [`Self::request_counts`]).
     pub fn read_counts(&self) -> serde_json::Value {
-        self.shared.read_counts()
+        self.shared.request_counts()
+    }
+
+    /// Requests to resources so far, per verb (`update/status` for a status update) and
+    /// user: `{"get": {user: n}, "update/status": {user: n}, ...}`; `list` and `watch` are
+    /// always present.
+    pub fn request_counts(&self) -> serde_json::Value {
+        self.shared.request_counts()
     }
 
     /// Number of stored objects (for measurements).

@@ -93,6 +93,17 @@ struct Run {
     /// `Synced=True` for the current generation when the reconcile began: what an update
     /// changes now was changed outside Crossplane (see [`explain::in_sync`]).
     in_sync_at_start: bool,
+    /// The status as the API server last answered it (the get, or the answer of our last
+    /// write): a final status update that would send exactly this is skipped (QUIRK Q10).
+    server_status: Option<Value>,
+}
+
+impl Run {
+    /// The object as the API server answered a write or a read.
+    fn stored(&mut self, o: DynamicObject) {
+        self.server_status = o.data.get("status").cloned();
+        self.obj = o;
+    }
 }
 
 fn annotations(obj: &DynamicObject) -> BTreeMap<String, String> {
@@ -275,6 +286,11 @@ impl<K: ManagedKind> Reconciler<K> {
             status_mut(&mut run.obj)
                 .insert("lastHandledReconcileAt".into(), Value::String(t.clone()));
         }
+        // QUIRK Q10: upstream always sends the final status update; one that changes nothing
+        // (an up-to-date poll) is skipped, which saves the API server a write per MR and poll.
+        if run.obj.data.get("status") == run.server_status.as_ref() {
+            return r;
+        }
         let name = run.obj.metadata.name.clone().unwrap_or_default();
         match run
             .api
@@ -282,7 +298,7 @@ impl<K: ManagedKind> Reconciler<K> {
             .await
         {
             Ok(o) => {
-                run.obj = o;
+                run.stored(o);
                 r
             }
             Err(e) => match StepError::from(e) {
@@ -306,7 +322,7 @@ impl<K: ManagedKind> Reconciler<K> {
             .api
             .replace(&name, &PostParams::default(), &run.obj)
             .await?;
-        run.obj = o;
+        run.stored(o);
         Ok(())
     }
 
@@ -327,7 +343,7 @@ impl<K: ManagedKind> Reconciler<K> {
                 .await
             {
                 Ok(o) => {
-                    run.obj = o;
+                    run.stored(o);
                     return Ok(());
                 }
                 Err(e) => {
@@ -335,7 +351,7 @@ impl<K: ManagedKind> Reconciler<K> {
                     if e.is_conflict() {
                         match run.api.get(&name).await {
                             Ok(fresh) => {
-                                run.obj = fresh;
+                                run.stored(fresh);
                                 let a = run
                                     .obj
                                     .metadata
@@ -659,12 +675,14 @@ impl<K: ManagedKind> Reconciler<K> {
             .unwrap_or_default();
         let in_sync_at_start =
             explain::in_sync(&conditions_of(&obj), obj.metadata.generation.unwrap_or(0));
+        let server_status = obj.data.get("status").cloned();
         let mut run = Run {
             api,
             obj,
             token: None,
             external_name_at_start: external_name,
             in_sync_at_start,
+            server_status,
         };
         let metric_key = self.metric_key(namespace, name);
         if get_condition(&conditions_of(&run.obj), TYPE_SYNCED).is_none() {
@@ -934,7 +952,7 @@ impl<K: ManagedKind> Reconciler<K> {
             Ok(o) => {
                 // Carry on with the resolved values; keep this reconcile's in-memory status.
                 let status = run.obj.data.get("status").cloned();
-                run.obj = o;
+                run.stored(o);
                 if let (Some(st), Some(d)) = (status, run.obj.data.as_object_mut()) {
                     d.insert("status".into(), st);
                 }

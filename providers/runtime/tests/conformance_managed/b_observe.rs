@@ -68,6 +68,8 @@ async fn conformance_022_up_to_date() {
     e.create(N, "w1", json!({}), &[]).await;
     e.converge(N, "w1").await;
     let before = e.events("w1").await.len();
+    let status_writes = e.provider_requests("update/status");
+    assert!(status_writes > 0, "converging wrote the status");
     let o = e.reconcile(N, "w1").await;
     assert!(is_after_poll(&o), "{o:?}");
     let m = e.must(N, "w1").await;
@@ -76,6 +78,22 @@ async fn conformance_022_up_to_date() {
         ("True".into(), "ReconcileSuccess".into(), String::new())
     );
     assert_eq!(e.events("w1").await.len(), before);
+    // QUIRK Q10: a poll that changes nothing sends no status update (upstream sends one).
+    assert_eq!(e.provider_requests("update/status"), status_writes);
+    // One that changes the status still does: a new reconcile-request token.
+    e.patch(
+        N,
+        "w1",
+        json!({"metadata": {"annotations": {"crossplane.io/reconcile-requested-at": "kick-1"}}}),
+    )
+    .await;
+    let o = e.reconcile(N, "w1").await;
+    assert!(is_after_poll(&o), "{o:?}");
+    assert_eq!(e.provider_requests("update/status"), status_writes + 1);
+    assert_eq!(
+        e.must(N, "w1").await.data["status"]["lastHandledReconcileAt"],
+        "kick-1"
+    );
 }
 
 #[tokio::test]
