@@ -325,6 +325,134 @@ async fn conformance_088_switching_configs() {
     .await;
 }
 
+/// A usage record this process created or found is not read again at every poll (within
+/// `USAGE_RECHECK`, as crossplane-runtime reads it from its informer cache), but a switch of
+/// config is still recorded at once, and switching back too.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn conformance_088b_usage_is_not_read_at_every_poll() {
+    let env = Env::new(&[]).await;
+    default_cpc(&env, "one", "tok-1").await;
+    default_cpc(&env, "two", "tok-2").await;
+    let mr = env
+        .thing(Some("a"), "t", cpc_ref("one"))
+        .await
+        .expect("create");
+    let uid = mr.metadata.uid.clone().expect("uid");
+    // One reconciler (one resolver), as in a provider process.
+    let rec = env.reconciler(provider_runtime::managed::Scope::Namespaced);
+    let usage_gets = || {
+        env.server.request_counts()["get providerconfigusages"][USER]
+            .as_u64()
+            .unwrap_or(0)
+    };
+    rec.reconcile(Some("a"), "t").await;
+    let after_first = usage_gets();
+    assert_eq!(after_first, 1, "the first reconcile looks the record up");
+    rec.reconcile(Some("a"), "t").await;
+    rec.reconcile(Some("a"), "t").await;
+    assert_eq!(
+        usage_gets(),
+        after_first,
+        "later polls do not read it again"
+    );
+
+    for to in ["two", "one"] {
+        env.thing_api(Some("a"))
+            .patch(
+                "t",
+                &PatchParams::default(),
+                &Patch::Merge(&json!({"spec": cpc_ref(to)})),
+            )
+            .await
+            .expect("switch");
+        rec.reconcile(Some("a"), "t").await;
+        let u = env.usage_api(Some("a")).get(&uid).await.expect("usage");
+        assert_eq!(u.data["providerConfigRef"]["name"], to);
+    }
+}
+
+/// With the config controllers' caches (as a provider process runs them), a reconcile takes
+/// its ProviderConfig from the cache instead of the API server, as crossplane-runtime reads
+/// it from its informer cache; a change of the config reaches the next reconcile through
+/// the watch.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn conformance_088c_configs_are_read_from_the_controllers_cache() {
+    let env = Env::new(&[]).await;
+    let stores = Arc::new(provider_runtime::providerconfig::ConfigStores::default());
+    let _controllers = env
+        .start_config_controllers_with(Some(stores.clone()))
+        .drop_guard();
+    default_cpc(&env, "one", "tok-1").await;
+    env.thing(Some("a"), "t", cpc_ref("one"))
+        .await
+        .expect("create");
+    let resolver = provider_runtime::providerconfig::KubeConfigResolver::new(
+        env.provider.clone(),
+        env.api.clone(),
+    )
+    .with_config_stores(stores.clone());
+    let ctx = provider_runtime::managed::ControllerContext::new(
+        env.provider.clone(),
+        Arc::new(resolver),
+        "provider-fake",
+    );
+    let rec = provider_runtime::managed::Reconciler::new(
+        Arc::new(thing()),
+        Arc::new(FakeConnector { s: env.s.clone() }),
+        ctx,
+        provider_runtime::managed::Scope::Namespaced,
+    );
+    let config_gets = || {
+        env.server.request_counts()["get clusterproviderconfigs"][USER]
+            .as_u64()
+            .unwrap_or(0)
+    };
+    // Once the cache holds the config, reconciles do not read it.
+    wait_for("the cache holds the config", || async {
+        stores
+            .get(&env.api, ConfigKind::ClusterProviderConfig, None, "one")
+            .map(|_| ())
+    })
+    .await;
+    // The first reconcile records the usage; the config controller then recounts its users
+    // (reading the config itself): wait for that before counting.
+    rec.reconcile(Some("a"), "t").await;
+    let cpcs = env.config_api(ConfigKind::ClusterProviderConfig, None);
+    wait_for("one has 1 user", || async {
+        (users(&cpcs.get("one").await.ok()?) == 1).then_some(())
+    })
+    .await;
+    let before = config_gets();
+    for _ in 0..3 {
+        rec.reconcile(Some("a"), "t").await;
+    }
+    assert_eq!(
+        config_gets(),
+        before,
+        "no ProviderConfig read per reconcile"
+    );
+    let last_token = || token_of(lock(&env.s).connects.last().expect("a connect"));
+    assert_eq!(last_token(), "tok-1");
+
+    // A config pointed at another Secret: the next reconcile after the watch event uses it.
+    env.secret("crossplane-system", "other", &[("token", "tok-other")])
+        .await;
+    cpcs.patch(
+        "one",
+        &PatchParams::default(),
+        &Patch::Merge(&json!({"spec": {"credentials": {"secretRef": {"name": "other"}}}})),
+    )
+    .await
+    .expect("patch config");
+    wait_for("the cache sees the change", || async {
+        let o = stores.get(&env.api, ConfigKind::ClusterProviderConfig, None, "one")?;
+        (o.data["spec"]["credentials"]["secretRef"]["name"] == "other").then_some(())
+    })
+    .await;
+    rec.reconcile(Some("a"), "t").await;
+    assert_eq!(last_token(), "tok-other");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn conformance_089_counting() {
     let env = Env::new(&[]).await;

@@ -429,10 +429,12 @@ async fn route(shared: &Arc<Shared>, req: Req) -> Result<Resp, ApiError> {
     {
         return Err(ApiError::not_found_path());
     }
-    match &target.sub {
-        Some(sub) => shared.count_request(&format!("{verb}/{sub}"), &req.user.name),
-        None => shared.count_request(verb, &req.user.name),
-    }
+    let verb_sub = match &target.sub {
+        Some(sub) => format!("{verb}/{sub}"),
+        None => verb.to_string(),
+    };
+    shared.count_request(&format!("{verb_sub} {}", target.rt.plural), &req.user.name);
+    shared.count_request(&verb_sub, &req.user.name);
     let mut resp = match verb {
         "get" => get(shared, &req, &target),
         "list" => list(shared, &req, &target),

@@ -272,8 +272,9 @@ impl Shared {
         tracing::info!(down = ?down, "kube-testserver restarting: connections dropped, watch history compacted");
     }
 
-    /// Counts a request of `user` to a resource: its verb (`get`, `list`, `watch`, `create`,
-    /// `update`, `patch`, `delete`, ...), with `/status` for the status subresource.
+    /// Counts a request of `user` under `key`: a verb (`get`, `list`, `watch`, `create`,
+    /// `update`, `patch`, `delete`, ...) with `/status` for the status subresource, alone or
+    /// followed by the resource (`get providerconfigusages`).
     pub(crate) fn count_request(&self, verb: &str, user: &str) {
         *self
             .reads
@@ -539,8 +540,8 @@ impl TestServer {
     }
 
     /// Requests to resources so far, per verb (`update/status` for a status update) and
-    /// user: `{"get": {user: n}, "update/status": {user: n}, ...}`; `list` and `watch` are
-    /// always present.
+    /// user, and per verb and resource: `{"get": {user: n}, "get secrets": {user: n},
+    /// "update/status": {user: n}, ...}`; `list` and `watch` are always present.
     pub fn request_counts(&self) -> serde_json::Value {
         self.shared.request_counts()
     }

@@ -55,6 +55,8 @@ pub struct ProviderProcess {
     pub verifier: Option<Arc<dyn ConfigVerifier>>,
     /// Extra metric registrations.
     pub metrics_hooks: Vec<MetricsHook>,
+    /// The config controllers' caches, which the resolver reads configs from.
+    pub config_stores: Arc<crate::providerconfig::ConfigStores>,
 }
 
 impl ProviderProcess {
@@ -66,6 +68,7 @@ impl ProviderProcess {
             kinds: Vec::new(),
             verifier: None,
             metrics_hooks: Vec::new(),
+            config_stores: Arc::default(),
         }
     }
 
@@ -96,6 +99,7 @@ impl ProviderProcess {
                 Arc::new(ConfigGated {
                     api: api.clone(),
                     kind: *k,
+                    stores: self.config_stores.clone(),
                 }) as Arc<dyn GatedController>
             })
             .collect();
@@ -141,6 +145,7 @@ pub fn kinds_help(short: &str, kinds: &[Arc<dyn KindRegistration>]) -> String {
 struct ConfigGated {
     api: ConfigApi,
     kind: ConfigKind,
+    stores: Arc<crate::providerconfig::ConfigStores>,
 }
 
 impl GatedController for ConfigGated {
@@ -163,7 +168,8 @@ impl GatedController for ConfigGated {
         // for `providerconfig/<kind>.<group>` does.
         // The controller watches its Kind: a client of the watch pool.
         let c = ConfigController::new(ctx.watch_client(), self.api.clone(), self.kind, self.name())
-            .with_rate_limiter(ctx.rate_limiter.clone());
+            .with_rate_limiter(ctx.rate_limiter.clone())
+            .with_config_stores(self.stores.clone());
         let concurrency = u16::try_from(ctx.max_reconcile_rate)
             .unwrap_or(u16::MAX)
             .max(1);
@@ -293,6 +299,7 @@ pub async fn run_until(
         kinds,
         verifier,
         metrics_hooks,
+        config_stores,
     } = process;
     for hook in metrics_hooks {
         registry.register_with(hook);
@@ -326,7 +333,8 @@ pub async fn run_until(
     }
 
     let mut resolver = KubeConfigResolver::new(client.clone(), ConfigApi::new(&short))
-        .with_service_account(flags.service_account());
+        .with_service_account(flags.service_account())
+        .with_config_stores(config_stores.clone());
     if let Some(v) = verifier {
         resolver = resolver.with_verifier(v);
     }
@@ -353,6 +361,7 @@ pub async fn run_until(
         kinds,
         verifier: None,
         metrics_hooks: Vec::new(),
+        config_stores,
     };
     let gate = SafeStartGate::new(process.controllers());
 

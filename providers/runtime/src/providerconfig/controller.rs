@@ -56,6 +56,8 @@ pub struct ConfigController {
     limiter: Option<Arc<GlobalRateLimiter>>,
     /// When each config (`namespace/name`) was last recounted.
     recounted: Mutex<HashMap<String, Instant>>,
+    /// Where this controller's cache is published for the resolver.
+    stores: Option<Arc<super::ConfigStores>>,
 }
 
 /// Errors that end a reconcile with back-off (conflicts and transient API errors).
@@ -74,6 +76,7 @@ impl ConfigController {
             component,
             limiter: None,
             recounted: Mutex::default(),
+            stores: None,
         }
     }
 
@@ -88,6 +91,12 @@ impl ConfigController {
         if let Ok(mut m) = self.recounted.lock() {
             m.insert(config.to_string(), Instant::now());
         }
+    }
+
+    /// Publishes this controller's cache of its Kind for the resolver.
+    pub fn with_config_stores(mut self, stores: Arc<super::ConfigStores>) -> Self {
+        self.stores = Some(stores);
+        self
     }
 
     /// Runs reconciles under the process-wide reconcile rate limit (§9.5).
@@ -119,8 +128,14 @@ impl ConfigController {
         let main: Api<DynamicObject> = Api::all_with(self.client.clone(), &ar);
         let usages: Api<DynamicObject> = Api::all_with(self.client.clone(), &usage_ar);
         let mapper = usage_mapper(self.kind, ar.clone());
+        let stores = self.stores.clone();
+        let kind = self.kind;
         let ctx = Arc::new(self);
-        Controller::new_with(main, watcher::Config::default(), ar)
+        let controller = Controller::new_with(main, watcher::Config::default(), ar);
+        if let Some(stores) = stores {
+            stores.publish(kind, controller.store());
+        }
+        controller
             .with_config(ControllerConfig::default().concurrency(concurrency))
             .watches_with(usages, usage_ar, watcher::Config::default(), mapper)
             .graceful_shutdown_on(shutdown)

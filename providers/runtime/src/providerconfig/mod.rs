@@ -267,6 +267,66 @@ pub struct KubeConfigResolver {
     identity: Arc<identity::IdentityContext>,
     verifier: Option<Arc<dyn ConfigVerifier>>,
     verified: Arc<Mutex<HashMap<[u8; 32], Instant>>>,
+    /// Usage records this process created or found matching, by a hash of the MR's UID and
+    /// its config reference: within [`USAGE_RECHECK`] of that, tracking the same reference
+    /// again costs no request (crossplane-runtime reads the record from its informer cache).
+    usage_seen: Arc<Mutex<HashMap<u64, (u64, Instant)>>>,
+    /// The config controllers' caches, when the process runs them.
+    stores: Option<Arc<ConfigStores>>,
+}
+
+/// The config controllers' caches (their watches' stores), shared with the resolver: a
+/// reconcile reads its ProviderConfig from there, as crossplane-runtime reads it from its
+/// informer cache, instead of asking the API server each time. An object the cache does not
+/// hold (not synced yet, or missing) is read from the API server as before.
+#[derive(Default)]
+pub struct ConfigStores {
+    stores: std::sync::RwLock<HashMap<ConfigKind, kube::runtime::reflector::Store<DynamicObject>>>,
+}
+
+impl ConfigStores {
+    /// The store of `kind`'s controller.
+    pub fn publish(&self, kind: ConfigKind, store: kube::runtime::reflector::Store<DynamicObject>) {
+        if let Ok(mut m) = self.stores.write() {
+            m.insert(kind, store);
+        }
+    }
+
+    /// `kind`'s object `name` (in `namespace`) as the cache holds it.
+    pub fn get(
+        &self,
+        api: &ConfigApi,
+        kind: ConfigKind,
+        namespace: Option<&str>,
+        name: &str,
+    ) -> Option<DynamicObject> {
+        let m = self.stores.read().ok()?;
+        let store = m.get(&kind)?;
+        let mut key = kube::runtime::reflector::ObjectRef::new_with(name, api.api_resource(kind));
+        if let Some(ns) = namespace {
+            key = key.within(ns);
+        }
+        store.get(&key).map(|o| o.as_ref().clone())
+    }
+}
+
+/// How long a usage record this process created or found is trusted without reading it
+/// again: a record deleted behind our back is recreated within this (plus a poll).
+pub const USAGE_RECHECK: Duration = Duration::from_secs(600);
+
+/// (the MR, the config it refers to), hashed.
+fn usage_key(mr: &ManagedRef) -> (u64, u64) {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    mr.uid.hash(&mut h);
+    mr.namespace.hash(&mut h);
+    let object = h.finish();
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    if let Some(r) = &mr.provider_config_ref {
+        r.kind.hash(&mut h);
+        r.name.hash(&mut h);
+    }
+    (object, h.finish())
 }
 
 impl KubeConfigResolver {
@@ -278,12 +338,20 @@ impl KubeConfigResolver {
             api,
             verifier: None,
             verified: Arc::default(),
+            usage_seen: Arc::default(),
+            stores: None,
         }
     }
 
     /// Adds the provider's verifier (JFrog ping).
     pub fn with_verifier(mut self, verifier: Arc<dyn ConfigVerifier>) -> Self {
         self.verifier = Some(verifier);
+        self
+    }
+
+    /// Reads configs from the config controllers' caches when they hold them.
+    pub fn with_config_stores(mut self, stores: Arc<ConfigStores>) -> Self {
+        self.stores = Some(stores);
         self
     }
 
@@ -301,13 +369,42 @@ impl KubeConfigResolver {
 
     /// Records usage of the referenced config (call before [`Self::resolve`]).
     pub async fn track_usage(&self, mr: &ManagedRef) -> Result<(), ResolveError> {
-        usage::track_usage(&self.client, &self.api, mr).await
+        let (object, reference) = usage_key(mr);
+        let seen = self
+            .usage_seen
+            .lock()
+            .ok()
+            .and_then(|m| m.get(&object).copied())
+            .is_some_and(|(r, t)| r == reference && t.elapsed() < USAGE_RECHECK);
+        if seen {
+            return Ok(());
+        }
+        usage::track_usage(&self.client, &self.api, mr).await?;
+        if let Ok(mut m) = self.usage_seen.lock() {
+            // Entries of MRs gone (or re-pointed) expire; drop them now and then.
+            if m.len() % 1024 == 1023 {
+                m.retain(|_, (_, t)| t.elapsed() < USAGE_RECHECK);
+            }
+            m.insert(object, (reference, Instant::now()));
+        }
+        Ok(())
     }
 
     /// Reads the referenced config and its Secrets, and verifies it.
     pub async fn resolve(&self, mr: &ManagedRef) -> Result<ResolvedConfig, ResolveError> {
         let target = config_target(mr)?;
-        let obj = credentials::get_config(&self.client, &self.api, &target).await?;
+        let cached = self.stores.as_ref().and_then(|s| {
+            s.get(
+                &self.api,
+                target.kind,
+                target.namespace.as_deref(),
+                &target.name,
+            )
+        });
+        let obj = match cached {
+            Some(o) => o,
+            None => credentials::get_config(&self.client, &self.api, &target).await?,
+        };
         let resolved =
             credentials::resolve_config_object_with(&self.client, &self.identity, &target, &obj)
                 .await?;

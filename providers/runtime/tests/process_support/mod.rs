@@ -342,14 +342,25 @@ impl Env {
 
     /// Runs the three config controllers with the provider's identity.
     pub fn start_config_controllers(&self) -> tokio_util::sync::CancellationToken {
+        self.start_config_controllers_with(None)
+    }
+
+    /// The config controllers, publishing their caches into `stores` when given.
+    pub fn start_config_controllers_with(
+        &self,
+        stores: Option<Arc<provider_runtime::providerconfig::ConfigStores>>,
+    ) -> tokio_util::sync::CancellationToken {
         let token = tokio_util::sync::CancellationToken::new();
         for kind in ConfigKind::CONFIGS {
-            let c = provider_runtime::providerconfig::controller::ConfigController::new(
+            let mut c = provider_runtime::providerconfig::controller::ConfigController::new(
                 self.provider.clone(),
                 self.api.clone(),
                 kind,
                 "provider-fake".into(),
             );
+            if let Some(s) = &stores {
+                c = c.with_config_stores(s.clone());
+            }
             let t = token.clone();
             tokio::spawn(async move { c.run(2, t.cancelled_owned()).await });
         }
