@@ -61,8 +61,10 @@ async fn access_version_is_answered_in_name() {
 }
 
 /// A global environment is renamed with `POST /access/api/v1/environments/{name}/rename`
-/// and `{"name": "<new>"}`, answered 200: JFrog's Artifactory Terraform provider's
-/// `GlobalEnvironmentResource.Update` (`resource_artifactory_global_environment.go`).
+/// and `{"new_name": "<new>"}`, answered 200: JFrog's Artifactory Terraform provider's
+/// `GlobalEnvironmentResource.Update` (`resource_artifactory_global_environment.go`, its
+/// `GlobalEnvironmentPostRenameRequestAPIModel` binds the name to `json:"new_name"`;
+/// `TestAccGlobalEnvironment_full` renames).
 #[tokio::test]
 async fn a_global_environment_is_renamed() {
     let sim = start().await;
@@ -74,7 +76,9 @@ async fn a_global_environment_is_renamed() {
         assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
     }
     let rename = |from: &str| format!("/access/api/v1/environments/{from}/rename");
-    let r = api.post(&rename("env-a"), json!({"name": "env-b"})).await;
+    let r = api
+        .post(&rename("env-a"), json!({"new_name": "env-b"}))
+        .await;
     assert_eq!(r.status, StatusCode::OK, "{}", r.text);
     let names: Vec<String> = api
         .get("/access/api/v1/environments")
@@ -87,11 +91,17 @@ async fn a_global_environment_is_renamed() {
         .collect();
     assert!(names.contains(&"env-b".to_owned()), "{names:?}");
     assert!(!names.contains(&"env-a".to_owned()), "{names:?}");
-    let r = api.post(&rename("env-a"), json!({"name": "env-d"})).await;
+    let r = api
+        .post(&rename("env-a"), json!({"new_name": "env-d"}))
+        .await;
     assert_eq!(r.status, StatusCode::NOT_FOUND, "{}", r.text);
-    let r = api.post(&rename("env-b"), json!({"name": "env-c"})).await;
+    let r = api
+        .post(&rename("env-b"), json!({"new_name": "env-c"}))
+        .await;
     assert_eq!(r.status, StatusCode::CONFLICT, "{}", r.text);
-    let r = api.post(&rename("env-b"), json!({"name": "1bad"})).await;
+    let r = api
+        .post(&rename("env-b"), json!({"new_name": "1bad"}))
+        .await;
     assert_eq!(r.status, StatusCode::BAD_REQUEST, "{}", r.text);
 }
 
@@ -256,12 +266,41 @@ async fn a_scim_group_put_answers_the_group() {
         .put("/access/api/v1/scim/v2/Groups/scim-g", changed)
         .await;
     assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+    // resty decodes into the provider's model only for a JSON content type.
+    let json_type = |r: &common::Resp| {
+        r.headers
+            .get("content-type")
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|v| v.contains("json"))
+    };
+    assert!(json_type(&r), "{:?}", r.headers);
     let answered = r.json();
     assert_eq!(answered["id"], "scim-g", "{answered}");
     assert_eq!(answered["displayName"], "scim-g", "{answered}");
     assert_eq!(
         answered,
         api.get("/access/api/v1/scim/v2/Groups/scim-g").await.json()
+    );
+
+    // A SCIM user's PUT answers the user the same way (`SCIMUserResource.Update`).
+    let user = json!({"schemas": ["urn:ietf:params:scim:schemas:core:2.0:User"],
+        "userName": "scim-u@example.com", "active": true,
+        "emails": [{"value": "scim-u@example.com", "primary": true}]});
+    let r = api.post("/access/api/v1/scim/v2/Users", user.clone()).await;
+    assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
+    let mut changed = user;
+    changed["active"] = json!(false);
+    let r = api
+        .put("/access/api/v1/scim/v2/Users/scim-u@example.com", changed)
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+    assert!(json_type(&r), "{:?}", r.headers);
+    assert_eq!(r.json()["active"], false, "{}", r.text);
+    assert_eq!(
+        r.json(),
+        api.get("/access/api/v1/scim/v2/Users/scim-u@example.com")
+            .await
+            .json()
     );
 }
 

@@ -73,8 +73,38 @@ async fn policies_are_created_disabled_and_toggled_by_the_enablement_call() {
             .post(&format!("{base}/nope/enablement"), json!({"enabled": true}))
             .await;
         assert_eq!(r.status, StatusCode::NOT_FOUND, "{base}");
-        let _ = api.call(Method::DELETE, &item, None).await;
+        // Delete answers 200, the only status JFrog's provider takes
+        // (`resource_artifactory_archive_policy.go`,
+        // `resource_artifactory_package_cleanup_policy.go`, Delete; the 18
+        // `TestAccPackageCleanupPolicy_*`/`TestAccReleaseBundleV2Cleanup_*` destroys).
+        let r = api.call(Method::DELETE, &item, None).await;
+        assert_eq!(r.status, StatusCode::OK, "{base}: {}", r.text);
+        assert_eq!(api.get(&item).await.status, StatusCode::NOT_FOUND, "{base}");
     }
+}
+
+/// `pkg/artifactory/datasource/repository/datasource_artifactory_repositories.go` lists
+/// repositories at `artifactory/api/repositories/` (trailing slash) with `?type=` and
+/// `?packageType=` (`TestAccDataSourceRepositories`): the same list as without the slash.
+#[tokio::test]
+async fn the_repositories_list_answers_on_the_slash_path() {
+    let sim = start().await;
+    let api = Api::admin(&sim);
+    let r = api
+        .put(
+            "/artifactory/api/repositories/gen-local",
+            json!({"rclass": "local", "packageType": "generic"}),
+        )
+        .await;
+    assert!(r.status.is_success(), "{}", r.text);
+    let plain = api
+        .get("/artifactory/api/repositories?type=local")
+        .await
+        .json();
+    let slash = api.get("/artifactory/api/repositories/?type=local").await;
+    assert_eq!(slash.status, StatusCode::OK, "{}", slash.text);
+    assert_eq!(slash.json(), plain);
+    assert!(plain.to_string().contains("gen-local"), "{plain}");
 }
 
 /// `pkg/artifactory/resource/lifecycle/resource_artifactory_release_bundle_v2_test.go`

@@ -50,9 +50,10 @@ async fn version(State(s): State<Arc<Shared>>, _u: User) -> Json<Value> {
     Json(json!({"name": s.config.artifactory_version}))
 }
 
-/// `POST /access/api/v1/environments/{name}/rename` with `{"name": "<new name>"}`: 200, no
+/// `POST /access/api/v1/environments/{name}/rename` with `{"new_name": "<new name>"}`: 200, no
 /// body (JFrog's Artifactory Terraform provider's `GlobalEnvironmentResource.Update`, which
-/// posts `GlobalEnvironmentPostRenameRequestAPIModel` and requires 200). 404 when the
+/// posts `GlobalEnvironmentPostRenameRequestAPIModel`, `Name` bound to `json:"new_name"`,
+/// and requires 200). 404 when the
 /// environment does not exist, 409 when the new name is taken, 400 for a name the create
 /// refuses.
 async fn rename_environment(
@@ -64,7 +65,7 @@ async fn rename_environment(
     let err = |status, msg: String| ApiError::new(Flavor::Access, status, msg);
     let body: Value = serde_json::from_slice(&body)
         .map_err(|e| err(StatusCode::BAD_REQUEST, format!("Invalid JSON: {e}")))?;
-    let new = body.get("name").and_then(Value::as_str).unwrap_or("");
+    let new = body.get("new_name").and_then(Value::as_str).unwrap_or("");
     let environments = super::security::ENVIRONMENTS.name;
     let Some(existing) = s.collections.get_raw(environments, &name) else {
         return Err(err(

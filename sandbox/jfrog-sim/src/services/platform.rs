@@ -1391,14 +1391,15 @@ fn group_routes() -> Router<Arc<Shared>> {
         .route("/access/api/v2/groups/{key}/members", patch(patch_members))
 }
 
-/// The SCIM groups' routes: those of the binding, except that a `PUT` answers the group as
-/// a read does (SCIM's "Replacing with PUT", RFC 7644 section 3.5.1; the Platform Terraform
-/// provider's `SCIMGroupResource.Update` decodes the answer of its `Put` into the group it
-/// keeps, `SetResult(&result)`).
-fn scim_group_routes() -> Router<Arc<Shared>> {
+/// The SCIM groups' and users' routes: those of the binding, except that a `PUT` answers the
+/// object as a read does, with its content type (SCIM's "Replacing with PUT", RFC 7644
+/// section 3.5.1; the Platform Terraform provider's `SCIMGroupResource.Update` and
+/// `SCIMUserResource.Update` decode the answer of their `Put` into the object they keep,
+/// `SetResult(&result)`, which resty does only for a JSON content type:
+/// `TestAccSCIMGroup_full`, `TestAccSCIMUser_full`).
+fn scim_routes(b: &'static Binding) -> Router<Arc<Shared>> {
     use crate::collections::Caller;
     use axum::body::Bytes;
-    let b = &SCIM_GROUPS_API;
     let base =
         get(move |s: State<Arc<Shared>>, a: Caller| async move {
             b.list_shaped(&s, a, scim_list).await
@@ -1417,8 +1418,9 @@ fn scim_group_routes() -> Router<Arc<Shared>> {
         move |s: State<Arc<Shared>>, a: Caller, Path(key): Path<String>, body: Bytes| async move {
             let updated = b.update(&s, a, &key, &body).await?;
             // The update needed admin rights, so the caller may read.
-            let read = b.read(&s, Caller::Admin, &key).await?;
-            Ok::<Response, ApiError>((updated.status(), read.into_body()).into_response())
+            let (mut parts, read) = b.read(&s, Caller::Admin, &key).await?.into_parts();
+            parts.status = updated.status();
+            Ok::<Response, ApiError>(Response::from_parts(parts, read))
         },
     )
     .delete(
@@ -1443,8 +1445,8 @@ pub(crate) fn routes() -> Router<Arc<Shared>> {
             "/access/api/v2/permissions/{key}/{type}",
             put(put_resource).delete(delete_resource),
         )
-        .merge(scim_group_routes())
-        .merge(SCIM_USERS_API.routes_listed(scim_list))
+        .merge(scim_routes(&SCIM_GROUPS_API))
+        .merge(scim_routes(&SCIM_USERS_API))
         .merge(OIDC_API.routes())
         .route(
             "/access/api/v1/oidc/{provider}/identity_mappings",

@@ -613,7 +613,11 @@ macro_rules! policies {
             create_status: StatusCode::CREATED,
             create_answer: CreateAnswer::Empty,
             update_status: StatusCode::OK,
-            delete_status: StatusCode::NO_CONTENT,
+            // 200: JFrog's Artifactory Terraform provider deletes archive and cleanup
+            // policies and takes nothing but 200 as success
+            // (`resource_artifactory_archive_policy.go`,
+            // `resource_artifactory_package_cleanup_policy.go`, Delete).
+            delete_status: StatusCode::OK,
             read_access: Access::Admin,
             write_access: Access::Admin,
         };

@@ -315,6 +315,9 @@ pub(crate) fn routes() -> Router<Arc<Shared>> {
             post(config_sync),
         )
         .route("/artifactory/api/repositories", get(list))
+        // JFrog's Artifactory Terraform provider lists with the trailing slash
+        // (`datasource_artifactory_repositories.go`, `artifactory/api/repositories/`).
+        .route("/artifactory/api/repositories/", get(list))
         .route(
             "/artifactory/api/repositories/configurations",
             get(configurations),
