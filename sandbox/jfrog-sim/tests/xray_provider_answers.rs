@@ -248,3 +248,22 @@ async fn reports_and_db_sync_drop_unknown_members() {
         .json();
     assert_eq!(d, json!({"db_sync_updates_time": "18:45"}));
 }
+
+/// The reported Xray version serves custom curation conditions: JFrog's Xray Terraform
+/// provider refuses `xray_custom_curation_condition` at plan time below 3.116.0
+/// (`resource_xray_custom_curation_condition.go`, "Incompatible Xray version"), and the
+/// simulator serves them (`/xray/api/v1/curation/conditions`).
+#[tokio::test]
+async fn the_xray_version_serves_custom_curation_conditions() {
+    let sim = start().await;
+    let v = Api::admin(&sim)
+        .get("/xray/api/v1/system/version")
+        .await
+        .json();
+    let version = v["xray_version"].as_str().unwrap_or_default().to_owned();
+    let parts: Vec<u64> = version.split('.').map(|p| p.parse().unwrap_or(0)).collect();
+    assert!(
+        parts.len() == 3 && (parts[0], parts[1]) >= (3, 116),
+        "{version}"
+    );
+}

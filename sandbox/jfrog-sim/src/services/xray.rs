@@ -347,8 +347,11 @@ fn watch_view(v: &Value) -> Value {
     v
 }
 
-/// The Xray version the simulator reports.
-const XRAY_VERSION: &str = "3.111.17";
+/// The Xray version the simulator reports: one that serves everything the simulator does,
+/// custom curation conditions included (JFrog's Xray Terraform provider refuses them below
+/// 3.116.0, `resource_xray_custom_curation_condition.go`; 20 `TestAccCustomCurationCondition_*`
+/// stopped at plan time on 3.111.17).
+const XRAY_VERSION: &str = "3.117.10";
 
 fn bad(msg: impl Into<String>) -> ApiError {
     ApiError::new(Flavor::Xray, StatusCode::BAD_REQUEST, msg)
