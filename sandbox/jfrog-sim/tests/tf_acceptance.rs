@@ -601,3 +601,68 @@ async fn federated_members_after_an_update() {
         json!([{"url": other, "enabled": true}, {"url": own, "enabled": true}])
     );
 }
+
+/// JFrog REST API "File List" as `pkg/artifactory/datasource/datasource_artifactory_file_list.go`
+/// reads it (`GET artifactory/api/storage/{repo}/{folder}?list&deep=&depth=&listFolders=
+/// &mdTimestamps=&includeRootPath=` into `FileListAPIModel`: `files[].uri`, `size`,
+/// `lastModified`, `folder`, `sha1`, `sha2`); `TestAccDataSourceFileList` and its variants
+/// expect the deployed files listed.
+#[tokio::test]
+async fn a_folder_lists_its_files_flat_deep_and_with_folders() {
+    let sim = start().await;
+    let api = Api::admin(&sim);
+    let r = api
+        .put(
+            "/artifactory/api/repositories/files-local",
+            json!({"rclass": "local", "packageType": "generic"}),
+        )
+        .await;
+    assert!(r.status.is_success(), "{}", r.text);
+    for path in ["dir/a.json", "dir/sub/b.json"] {
+        let r = api
+            .put(&format!("/artifactory/files-local/{path}"), json!({"x": 1}))
+            .await;
+        assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
+    }
+    let list = |q: &'static str| {
+        let api = &api;
+        async move {
+            let r = api
+                .get(&format!("/artifactory/api/storage/files-local/dir?list{q}"))
+                .await;
+            assert_eq!(r.status, StatusCode::OK, "{q}: {}", r.text);
+            let v = r.json();
+            let uris: Vec<String> = v["files"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|f| f["uri"].as_str().map(str::to_owned))
+                .collect();
+            (v, uris)
+        }
+    };
+    let (flat, uris) = list("&deep=0&depth=0&listFolders=0&mdTimestamps=0&includeRootPath=0").await;
+    assert_eq!(uris, ["/a.json"], "{flat}");
+    let file = &flat["files"][0];
+    assert_eq!(file["folder"], false);
+    assert_eq!(file["size"], 7, "{file}");
+    assert_eq!(file["sha2"].as_str().map(str::len), Some(64), "{file}");
+    assert!(
+        file["lastModified"]
+            .as_str()
+            .is_some_and(|t| t.contains('T'))
+    );
+    assert!(
+        flat["uri"]
+            .as_str()
+            .is_some_and(|u| u.ends_with("/api/storage/files-local/dir"))
+    );
+
+    let (_, uris) = list("&deep=1").await;
+    assert_eq!(uris, ["/a.json", "/sub/b.json"]);
+    let (v, uris) = list("&deep=1&listFolders=1&includeRootPath=1").await;
+    assert_eq!(uris, ["/", "/a.json", "/sub", "/sub/b.json"], "{v}");
+    assert_eq!(v["files"][2]["size"], -1);
+    let (_, uris) = list("&deep=1&depth=1&listFolders=1").await;
+    assert_eq!(uris, ["/a.json", "/sub"]);
+}

@@ -454,6 +454,9 @@ async fn storage_get(
     Query(q): Query<HashMap<String, String>>,
 ) -> Result<Response, ApiError> {
     let (_, v) = item(&s, &raw)?;
+    if q.contains_key("list") {
+        return file_list(&s, &v, &q).map(|l| axum::Json(l).into_response());
+    }
     if q.contains_key("properties") {
         let props = v.get("properties").cloned().unwrap_or_else(|| json!({}));
         if props.as_object().is_none_or(Map::is_empty) {
@@ -463,6 +466,77 @@ async fn storage_get(
         return Ok(axum::Json(json!({"properties": props, "uri": uri})).into_response());
     }
     Ok(axum::Json(info(&s, &v)).into_response())
+}
+
+/// JFrog REST API "File List" (`GET /api/storage/{repo}/{folder}?list[&deep=0|1][&depth=n]
+/// [&listFolders=0|1][&mdTimestamps=0|1][&includeRootPath=0|1]`), the shape JFrog's Artifactory
+/// Terraform provider reads (`FileListAPIModel` in `datasource_artifactory_file_list.go`):
+/// `{uri, created, files: [{uri, size, lastModified, folder, sha1, sha2, mdTimestamps}]}`,
+/// each `uri` relative to the listed folder, a folder's `size` -1. Only the folder's direct
+/// children unless `deep`, at most `depth` levels down when it is above 0; folders only with
+/// `listFolders`; the folder itself (`/`) too with `includeRootPath`.
+fn file_list(s: &Shared, folder: &Value, q: &HashMap<String, String>) -> Result<Value, ApiError> {
+    let flag = |k: &str| q.get(k).is_some_and(|v| v == "1" || v == "true");
+    let repo = folder["repo"].as_str().unwrap_or_default().to_string();
+    let path = folder["path"].as_str().unwrap_or("/").to_string();
+    if !is_folder(folder) {
+        return Err(ApiError::bad_request(format!(
+            "Expected a folder but found a file: '{repo}:{path}'"
+        )));
+    }
+    let (deep, list_folders) = (flag("deep"), flag("listFolders"));
+    let depth = q
+        .get("depth")
+        .and_then(|d| d.parse::<usize>().ok())
+        .filter(|d| *d > 0);
+    let prefix = if path == "/" {
+        format!("{repo}/")
+    } else {
+        format!("{repo}{path}/")
+    };
+    let entry = |uri: String, v: &Value| {
+        let folder = is_folder(v);
+        let mut e = json!({"uri": uri, "folder": folder,
+        "lastModified": v["lastModified"].clone(),
+        "size": if folder { -1 } else {
+            v["size"].as_str().and_then(|n| n.parse::<i64>().ok()).unwrap_or(0)
+        }});
+        if !folder {
+            e["sha1"] = v["checksums"]["sha1"].clone();
+            e["sha2"] = v["checksums"]["sha256"].clone();
+        }
+        if flag("mdTimestamps") {
+            e["mdTimestamps"] = json!({"properties": v["lastModified"].clone()});
+        }
+        e
+    };
+    let mut files: Vec<Value> = s
+        .collections
+        .list_raw(ITEMS.name)
+        .unwrap_or_default()
+        .into_iter()
+        .filter_map(|v| {
+            let key = v.get("__key").and_then(Value::as_str)?;
+            let rest = key.strip_prefix(&prefix)?.to_string();
+            let level = rest.matches('/').count() + 1;
+            let within = if deep {
+                depth.is_none_or(|d| level <= d)
+            } else {
+                level == 1
+            };
+            (!rest.is_empty() && within && (list_folders || !is_folder(&v)))
+                .then(|| entry(format!("/{rest}"), &v))
+        })
+        .collect();
+    if flag("includeRootPath") && list_folders {
+        files.push(entry("/".into(), folder));
+    }
+    files.sort_by(|a, b| a["uri"].as_str().cmp(&b["uri"].as_str()));
+    Ok(json!({
+        "uri": info(s, folder)["uri"].clone(),
+        "created": now(),
+        "files": files,
+    }))
 }
 
 /// A property name: starts with a letter; letters, digits, `.`, `-`, `_`, `:`.
