@@ -666,3 +666,70 @@ async fn a_folder_lists_its_files_flat_deep_and_with_folders() {
     let (_, uris) = list("&deep=1&depth=1&listFolders=1").await;
     assert_eq!(uris, ["/a.json", "/sub"]);
 }
+
+/// Release Bundle v2 as JFrog's Artifactory Terraform provider drives it: the create answers
+/// `ReleaseBundleV2ResponseAPIModel` (`repository_key`, `release_bundle_name`,
+/// `release_bundle_version`, `created`; `resource_artifactory_release_bundle_v2.go`), and a
+/// promotion is read back by its `created_millis` (`ReleaseBundleV2PromotionDetailsEndpoint`,
+/// `resource_artifactory_release_bundle_v2_promotion.go`); `TestAccReleaseBundleV2_full_artifacts`
+/// and `TestAccReleaseBundleV2Promotion_full`.
+#[tokio::test]
+async fn a_release_bundle_answers_its_create_and_a_promotion_is_read_by_its_millis() {
+    let sim = start().await;
+    let api = Api::admin(&sim);
+    let signed = |method: Method, path: String, body: Option<Value>| {
+        let api = &api;
+        async move {
+            let mut rb = api
+                .http
+                .request(method, format!("{}{path}", api.base))
+                .bearer_auth(api.token.clone().unwrap_or_default())
+                .header("X-JFrog-Signing-Key-Name", "key1");
+            if let Some(b) = body {
+                rb = rb.json(&b);
+            }
+            let r = rb.send().await.expect("request");
+            let status = r.status();
+            (status, r.text().await.unwrap_or_default())
+        }
+    };
+    let (status, text) = signed(
+        Method::POST,
+        "/lifecycle/api/v2/release_bundle".into(),
+        Some(
+            json!({"release_bundle_name": "rb1", "release_bundle_version": "1.0",
+            "source_type": "artifacts",
+            "source": {"artifacts": [{"path": "generic-local/a.txt"}]}}),
+        ),
+    )
+    .await;
+    assert_eq!(status, StatusCode::CREATED, "{text}");
+    let created: Value = serde_json::from_str(&text).expect("a JSON answer");
+    assert_eq!(created["release_bundle_name"], "rb1", "{created}");
+    assert_eq!(created["release_bundle_version"], "1.0", "{created}");
+    assert!(created["repository_key"].is_string(), "{created}");
+    assert!(
+        created["created"].as_str().is_some_and(|t| t.contains('T')),
+        "{created}"
+    );
+
+    let (status, text) = signed(
+        Method::POST,
+        "/lifecycle/api/v2/promotion/records/rb1/1.0".into(),
+        Some(json!({"environment": "DEV"})),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{text}");
+    let promoted: Value = serde_json::from_str(&text).expect("a JSON answer");
+    let millis = promoted["created_millis"].as_i64().expect("created_millis");
+    let one = format!("/lifecycle/api/v2/promotion/records/rb1/1.0/{millis}");
+    let r = api.get(&one).await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+    assert_eq!(r.json()["environment"], "DEV");
+    assert_eq!(r.json()["created_millis"], millis);
+    assert_eq!(
+        api.call(Method::DELETE, &one, None).await.status,
+        StatusCode::NO_CONTENT
+    );
+    assert_eq!(api.get(&one).await.status, StatusCode::NOT_FOUND);
+}

@@ -79,7 +79,7 @@ pub(crate) fn routes() -> Router<Arc<Shared>> {
         )
         .route(
             "/lifecycle/api/v2/promotion/records/{name}/{version}/{millis}",
-            axum::routing::delete(promotion_delete),
+            get(promotion_read).delete(promotion_delete),
         )
 }
 
@@ -699,6 +699,7 @@ async fn bundle_create(
         )));
     }
     let key = bundle_key(&name, &version);
+    let created = now();
     if s.collections.get_raw(BUNDLES.name, &key).is_some() {
         return Err(ApiError::art(
             StatusCode::CONFLICT,
@@ -715,10 +716,22 @@ async fn bundle_create(
             "repository_key": "release-bundles-v2",
             "service_id": "jfrt@sim",
             "created_by": "admin",
-            "created": now(),
+            "created": created,
         }),
     );
-    Ok(StatusCode::CREATED.into_response())
+    // JFrog's Artifactory Terraform provider decodes the answer
+    // (`ReleaseBundleV2ResponseAPIModel` in `resource_artifactory_release_bundle_v2.go`: the
+    // repository, name, version and `created`; `TestAccReleaseBundleV2_full_artifacts`).
+    Ok((
+        StatusCode::CREATED,
+        axum::Json(json!({
+            "repository_key": "release-bundles-v2",
+            "release_bundle_name": name,
+            "release_bundle_version": version,
+            "created": created,
+        })),
+    )
+        .into_response())
 }
 
 fn bundle(s: &Shared, name: &str, version: &str) -> Result<Value, ApiError> {
@@ -831,6 +844,26 @@ async fn promotion_list(
         })
         .collect();
     Ok(axum::Json(json!({"promotions": list, "total": list.len()})).into_response())
+}
+
+/// One promotion by its `created_millis`, as JFrog's Artifactory Terraform provider reads it
+/// (`ReleaseBundleV2PromotionDetailsEndpoint` and `ReleaseBundleV2PromotionGetAPIModel` in
+/// `resource_artifactory_release_bundle_v2_promotion.go`: `environment`, `created`,
+/// `created_millis`; `TestAccReleaseBundleV2Promotion_full`).
+async fn promotion_read(
+    State(s): State<Arc<Shared>>,
+    _admin: Admin,
+    Path((name, version, millis)): Path<(String, String, String)>,
+) -> Result<Response, ApiError> {
+    let key = format!("{}/{millis}", bundle_key(&name, &version));
+    let mut p = s
+        .collections
+        .get_raw(PROMOTIONS.name, &key)
+        .ok_or_else(|| not_found(format!("Promotion {millis} of {name}:{version} not found")))?;
+    if let Value::Object(m) = &mut p {
+        m.remove("__key");
+    }
+    Ok(axum::Json(p).into_response())
 }
 
 async fn promotion_delete(
