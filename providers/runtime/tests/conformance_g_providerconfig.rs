@@ -340,11 +340,7 @@ async fn conformance_088b_usage_is_not_read_at_every_poll() {
     let uid = mr.metadata.uid.clone().expect("uid");
     // One reconciler (one resolver), as in a provider process.
     let rec = env.reconciler(provider_runtime::managed::Scope::Namespaced);
-    let usage_gets = || {
-        env.server.request_counts()["get providerconfigusages"][USER]
-            .as_u64()
-            .unwrap_or(0)
-    };
+    let usage_gets = || env.provider_requests("get providerconfigusages");
     rec.reconcile(Some("a"), "t").await;
     let after_first = usage_gets();
     assert_eq!(after_first, 1, "the first reconcile looks the record up");
@@ -386,27 +382,11 @@ async fn conformance_088c_configs_are_read_from_the_controllers_cache() {
     env.thing(Some("a"), "t", cpc_ref("one"))
         .await
         .expect("create");
-    let resolver = provider_runtime::providerconfig::KubeConfigResolver::new(
-        env.provider.clone(),
-        env.api.clone(),
-    )
-    .with_config_stores(stores.clone());
-    let ctx = provider_runtime::managed::ControllerContext::new(
-        env.provider.clone(),
-        Arc::new(resolver),
-        "provider-fake",
-    );
-    let rec = provider_runtime::managed::Reconciler::new(
-        Arc::new(thing()),
-        Arc::new(FakeConnector { s: env.s.clone() }),
-        ctx,
+    let rec = env.reconciler_resolving(
         provider_runtime::managed::Scope::Namespaced,
+        env.resolver_plain().with_config_stores(stores.clone()),
     );
-    let config_gets = || {
-        env.server.request_counts()["get clusterproviderconfigs"][USER]
-            .as_u64()
-            .unwrap_or(0)
-    };
+    let config_gets = || env.provider_requests("get clusterproviderconfigs");
     // Once the cache holds the config, reconciles do not read it.
     wait_for("the cache holds the config", || async {
         stores
@@ -668,21 +648,9 @@ async fn rejected_credentials_reach_synced_and_successes_are_cached() {
         calls: Default::default(),
         fail: 1,
     });
-    let resolver = provider_runtime::providerconfig::KubeConfigResolver::new(
-        env.provider.clone(),
-        env.api.clone(),
-    )
-    .with_verifier(verifier.clone());
-    let ctx = provider_runtime::managed::ControllerContext::new(
-        env.provider.clone(),
-        Arc::new(resolver),
-        "provider-fake",
-    );
-    let rec = provider_runtime::managed::Reconciler::new(
-        Arc::new(thing()),
-        Arc::new(FakeConnector { s: env.s.clone() }),
-        ctx,
+    let rec = env.reconciler_resolving(
         provider_runtime::managed::Scope::Namespaced,
+        env.resolver_plain().with_verifier(verifier.clone()),
     );
     rec.reconcile(Some("default"), "t").await;
     let o = env.get_thing(Some("default"), "t").await.expect("exists");

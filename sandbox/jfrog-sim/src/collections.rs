@@ -337,6 +337,14 @@ impl Collections {
     }
 }
 
+/// What a write through [`Binding::routes_listed_then`] did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Written {
+    Created,
+    Updated,
+    Deleted,
+}
+
 /// How a create is answered.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[allow(dead_code)] // `Id` is constructed only by the tests.
@@ -387,13 +395,26 @@ impl Binding {
         &'static self,
         shape: fn(Vec<Value>) -> Value,
     ) -> Router<Arc<Shared>> {
+        self.routes_listed_then(shape, |_, _, _| {})
+    }
+
+    /// [`Binding::routes_listed`] calling `after` with the key of every object a create,
+    /// update or delete through them wrote (to keep another store in step, e.g. a group's
+    /// members in its users).
+    pub(crate) fn routes_listed_then(
+        &'static self,
+        shape: fn(Vec<Value>) -> Value,
+        after: fn(&Shared, &str, Written),
+    ) -> Router<Arc<Shared>> {
         let base: MethodRouter<Arc<Shared>> =
             get(move |s: State<Arc<Shared>>, a: Caller| async move {
                 self.list_shaped(&s, a, shape).await
             })
             .post(
                 move |s: State<Arc<Shared>>, a: Caller, body: Bytes| async move {
-                    self.create(&s, a, &body).await
+                    let (key, created) = self.create_keyed(&s, a, &body).await?;
+                    after(&s, &key, Written::Created);
+                    Ok::<Response, ApiError>(created)
                 },
             );
         let item: MethodRouter<Arc<Shared>> = get(
@@ -403,12 +424,16 @@ impl Binding {
         )
         .put(
             move |s: State<Arc<Shared>>, a: Caller, Path(key): Path<String>, body: Bytes| async move {
-                self.update(&s, a, &key, &body).await
+                let updated = self.update(&s, a, &key, &body).await?;
+                after(&s, &key, Written::Updated);
+                Ok::<Response, ApiError>(updated)
             },
         )
         .delete(
             move |s: State<Arc<Shared>>, a: Caller, Path(key): Path<String>| async move {
-                self.delete(&s, a, &key).await
+                let deleted = self.delete(&s, a, &key).await?;
+                after(&s, &key, Written::Deleted);
+                Ok::<Response, ApiError>(deleted)
             },
         );
         Router::new().route(self.base, base).route(self.item, item)
@@ -548,6 +573,16 @@ impl Binding {
         caller: Caller,
         body: &Bytes,
     ) -> Result<Response, ApiError> {
+        Ok(self.create_keyed(s, caller, body).await?.1)
+    }
+
+    /// [`Binding::create`], with the key the object was stored under.
+    pub(crate) async fn create_keyed(
+        &self,
+        s: &Shared,
+        caller: Caller,
+        body: &Bytes,
+    ) -> Result<(String, Response), ApiError> {
         self.check(&caller, self.write_access)?;
         let body = self.parse(body)?;
         let ctx = Ctx {
@@ -589,12 +624,12 @@ impl Binding {
                     stored
                         .get(self.decl.key_field)
                         .cloned()
-                        .unwrap_or(Value::String(key)),
+                        .unwrap_or_else(|| Value::String(key.clone())),
                 );
                 (self.create_status, axum::Json(Value::Object(m))).into_response()
             }
         };
-        Ok(resp)
+        Ok((key, resp))
     }
 
     pub(crate) async fn update(

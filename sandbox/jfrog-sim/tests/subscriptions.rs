@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use common::{Api, Resp, client, start};
 use jfrog_sim::Fault;
-use reqwest::StatusCode;
+use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
 
 const BASE: &str = "/event/api/v1/subscriptions";
@@ -298,18 +298,14 @@ async fn validation_messages() {
 
     // A proxy of the system configuration descriptor can be named.
     let r = api
-        .http
-        .patch(format!(
-            "{}/artifactory/api/system/configuration",
-            sim.url()
-        ))
-        .bearer_auth(sim.admin_token())
-        .header("Content-Type", "application/yaml")
-        .body("proxies:\n  corp-proxy:\n    host: proxy.example\n    port: 3128\n")
-        .send()
-        .await
-        .expect("patch");
-    assert_eq!(r.status(), StatusCode::OK);
+        .text(
+            Method::PATCH,
+            "/artifactory/api/system/configuration",
+            "application/yaml",
+            "proxies:\n  corp-proxy:\n    host: proxy.example\n    port: 3128\n",
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::OK);
     let mut h = hook("k11");
     h["handlers"][0]["proxy"] = json!("corp-proxy");
     assert_eq!(api.post(BASE, h).await.status, StatusCode::CREATED);

@@ -177,18 +177,14 @@ async fn the_custom_base_url_names_a_federated_repository_itself() {
     let sim = start().await;
     let api = Api::admin(&sim);
     let r = api
-        .http
-        .put(format!(
-            "{}/artifactory/api/system/configuration/baseUrl",
-            sim.url()
-        ))
-        .bearer_auth(sim.admin_token())
-        .header("Content-Type", "text/plain")
-        .body("https://art.example.test")
-        .send()
-        .await
-        .expect("baseUrl");
-    assert_eq!(r.status(), StatusCode::OK);
+        .text(
+            Method::PUT,
+            "/artifactory/api/system/configuration/baseUrl",
+            "text/plain",
+            "https://art.example.test",
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::OK);
     let r = api
         .create(
             "fed1",
@@ -223,18 +219,14 @@ async fn security_config_oauth_and_usage_answer() {
     );
     let yaml = "security:\n  oauthSettings:\n    enableIntegration: true\n    oauthProvidersSettings:\n      kc:\n        enabled: true\n        providerType: openId\n        id: foo\n        secret: bar\n        apiUrl: https://kc.example/userinfo\n        authUrl: https://kc.example/auth\n        tokenUrl: https://kc.example/token\n";
     let r = api
-        .http
-        .patch(format!(
-            "{}/artifactory/api/system/configuration",
-            sim.url()
-        ))
-        .bearer_auth(sim.admin_token())
-        .header("Content-Type", "application/yaml")
-        .body(yaml)
-        .send()
-        .await
-        .expect("patch");
-    assert_eq!(r.status(), StatusCode::OK);
+        .text(
+            Method::PATCH,
+            "/artifactory/api/system/configuration",
+            "application/yaml",
+            yaml,
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::OK);
     let o = api.get("/artifactory/api/oauth").await.json();
     assert_eq!(o["enabled"], true);
     assert_eq!(o["providers"][0]["name"], "kc");
@@ -387,18 +379,14 @@ async fn deleting_a_group_removes_it_from_its_users() {
 }
 
 async fn upload_certificate(api: &Api, alias: &str, pem: &str) -> StatusCode {
-    api.http
-        .post(format!(
-            "{}/artifactory/api/system/security/certificates/{alias}",
-            api.base
-        ))
-        .bearer_auth(api.token.clone().unwrap_or_default())
-        .header("Content-Type", "text/plain")
-        .body(pem.to_owned())
-        .send()
-        .await
-        .expect("upload")
-        .status()
+    api.text(
+        Method::POST,
+        &format!("/artifactory/api/system/security/certificates/{alias}"),
+        "text/plain",
+        pem,
+    )
+    .await
+    .status
 }
 
 /// `pkg/artifactory/resource/security/resource_artifactory_certificate_test.go` (the uploaded
@@ -681,16 +669,13 @@ async fn a_release_bundle_answers_its_create_and_a_promotion_is_read_by_its_mill
         let api = &api;
         async move {
             let mut rb = api
-                .http
-                .request(method, format!("{}{path}", api.base))
-                .bearer_auth(api.token.clone().unwrap_or_default())
+                .request(method, &path)
                 .header("X-JFrog-Signing-Key-Name", "key1");
             if let Some(b) = body {
                 rb = rb.json(&b);
             }
-            let r = rb.send().await.expect("request");
-            let status = r.status();
-            (status, r.text().await.unwrap_or_default())
+            let r = api.send(rb).await;
+            (r.status, r.text)
         }
     };
     let (status, text) = signed(

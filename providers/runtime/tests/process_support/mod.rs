@@ -194,10 +194,15 @@ impl Env {
     }
 
     pub fn resolver(&self) -> Arc<provider_runtime::providerconfig::KubeConfigResolver> {
-        Arc::new(provider_runtime::providerconfig::KubeConfigResolver::new(
+        Arc::new(self.resolver_plain())
+    }
+
+    /// The provider's resolver, before it is shared (to add a verifier or caches).
+    pub fn resolver_plain(&self) -> provider_runtime::providerconfig::KubeConfigResolver {
+        provider_runtime::providerconfig::KubeConfigResolver::new(
             self.provider.clone(),
             self.api.clone(),
-        ))
+        )
     }
 
     pub fn ctx(&self) -> ControllerContext {
@@ -205,12 +210,36 @@ impl Env {
     }
 
     pub fn reconciler(&self, scope: Scope) -> Reconciler<Thing> {
+        self.reconciler_with(scope, self.ctx())
+    }
+
+    /// A reconciler whose configs come from `resolver` (one resolver for every reconcile, as
+    /// in a provider process).
+    pub fn reconciler_resolving(
+        &self,
+        scope: Scope,
+        resolver: provider_runtime::providerconfig::KubeConfigResolver,
+    ) -> Reconciler<Thing> {
+        let ctx =
+            ControllerContext::new(self.provider.clone(), Arc::new(resolver), "provider-fake");
+        self.reconciler_with(scope, ctx)
+    }
+
+    fn reconciler_with(&self, scope: Scope, ctx: ControllerContext) -> Reconciler<Thing> {
         Reconciler::new(
             Arc::new(thing()),
             Arc::new(FakeConnector { s: self.s.clone() }),
-            self.ctx(),
+            ctx,
             scope,
         )
+    }
+
+    /// The provider's requests so far under a test server counting key (`get secrets`,
+    /// `update/status`, ...).
+    pub fn provider_requests(&self, key: &str) -> u64 {
+        self.server.request_counts()[key][USER]
+            .as_u64()
+            .unwrap_or(0)
     }
 
     pub async fn reconcile(&self, ns: Option<&str>, name: &str) -> Outcome {

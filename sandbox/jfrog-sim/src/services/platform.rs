@@ -37,7 +37,8 @@ use serde_json::{Map, Value, json};
 
 use crate::auth::Admin;
 use crate::collections::{
-    Access, Binding, CreateAnswer, Ctx, Declaration, Ids, KeyCase, Op, accept_object, as_stored,
+    Access, Binding, CreateAnswer, Ctx, Declaration, Ids, KeyCase, Op, Written, accept_object,
+    as_stored,
 };
 use crate::errors::{ApiError, Flavor};
 use crate::server::Shared;
@@ -1347,47 +1348,12 @@ fn scim_list(items: Vec<Value>) -> Value {
 /// (Access "Delete Group"; the Platform Terraform provider's `resource_group_test.go` deletes
 /// a group whose users a later step still updates).
 fn group_routes() -> Router<Arc<Shared>> {
-    use crate::collections::Caller;
-    use axum::body::Bytes;
-    let b = &GROUPS_API;
-    let base = get(move |s: State<Arc<Shared>>, a: Caller| async move {
-        b.list_shaped(&s, a, group_list).await
-    })
-    .post(
-        move |s: State<Arc<Shared>>, a: Caller, body: Bytes| async move {
-            let created = b.create(&s, a, &body).await?;
-            let name = serde_json::from_slice::<Value>(&body)
-                .ok()
-                .and_then(|v| v.get("name").and_then(Value::as_str).map(str::to_owned));
-            if let Some(name) = name {
-                security::sync_group_members(&s, &name);
-            }
-            Ok::<Response, ApiError>(created)
-        },
-    );
-    let item = get(
-        move |s: State<Arc<Shared>>, a: Caller, Path(key): Path<String>| async move {
-            b.read(&s, a, &key).await
-        },
-    )
-    .put(
-        move |s: State<Arc<Shared>>, a: Caller, Path(key): Path<String>, body: Bytes| async move {
-            let updated = b.update(&s, a, &key, &body).await?;
-            security::sync_group_members(&s, &key);
-            Ok::<Response, ApiError>(updated)
-        },
-    )
-    .delete(
-        move |s: State<Arc<Shared>>, a: Caller, Path(key): Path<String>| async move {
-            let deleted = b.delete(&s, a, &key).await?;
-            security::drop_group(&s, &key);
-            Ok::<Response, ApiError>(deleted)
-        },
-    )
-    .patch(patch_group);
-    Router::new()
-        .route(b.base, base)
-        .route(b.item, item)
+    GROUPS_API
+        .routes_listed_then(group_list, |s, key, written| match written {
+            Written::Created | Written::Updated => security::sync_group_members(s, key),
+            Written::Deleted => security::drop_group(s, key),
+        })
+        .route(GROUPS_API.item, patch(patch_group))
         .route("/access/api/v2/groups/{key}/members", patch(patch_members))
 }
 

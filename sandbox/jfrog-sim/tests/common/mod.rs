@@ -72,14 +72,35 @@ impl Api {
         }
     }
 
-    pub async fn call(&self, method: Method, path: &str, body: Option<Value>) -> Resp {
-        let mut req = self.http.request(method, format!("{}{}", self.base, path));
-        if let Some(t) = &self.token {
-            req = req.bearer_auth(t);
+    /// A request to `path` with this client's token, for what [`Api::call`] does not send
+    /// (another content type, extra headers); send it with [`Api::send`].
+    pub fn request(&self, method: Method, path: &str) -> reqwest::RequestBuilder {
+        let req = self.http.request(method, format!("{}{}", self.base, path));
+        match &self.token {
+            Some(t) => req.bearer_auth(t),
+            None => req,
         }
+    }
+
+    /// `Content-Type: <content_type>` and `body` to `path`.
+    pub async fn text(&self, method: Method, path: &str, content_type: &str, body: &str) -> Resp {
+        self.send(
+            self.request(method, path)
+                .header("Content-Type", content_type)
+                .body(body.to_owned()),
+        )
+        .await
+    }
+
+    pub async fn call(&self, method: Method, path: &str, body: Option<Value>) -> Resp {
+        let mut req = self.request(method, path);
         if let Some(b) = body {
             req = req.json(&b);
         }
+        self.send(req).await
+    }
+
+    pub async fn send(&self, req: reqwest::RequestBuilder) -> Resp {
         let r = req.send().await.expect("request sent");
         let status = r.status();
         let headers = r.headers().clone();
