@@ -18,6 +18,12 @@ use crate::wait::wait_for;
 /// How long a CRD may take to become Established.
 pub const CRD_WAIT: Duration = Duration::from_secs(90);
 
+/// `user`'s requests to `server` so far under one of its counting keys (`get secrets`,
+/// `update/status`, ...; [`TestServer::request_counts`]).
+pub fn request_count(server: &TestServer, key: &str, user: &str) -> u64 {
+    server.request_counts()[key][user].as_u64().unwrap_or(0)
+}
+
 /// Starts a test server with the default configuration (loopback, a free port).
 pub async fn start_kube_server() -> TestServer {
     TestServer::start(kube_testserver::Config::default())

@@ -27,7 +27,7 @@ pub mod wait;
 
 pub use cluster::{
     Cluster, api_resource, client_for, condition, conditions, create_crd, ensure_namespace,
-    install_crd, install_crds, start_kube_server,
+    install_crd, install_crds, request_count, start_kube_server,
 };
 pub use process::{
     ChildGuard, TempDir, alive, env_value, free_port, http_get, kubectl, kubectl_ok,

@@ -633,10 +633,11 @@ impl Env {
 
     /// The provider's requests of `verb` so far (`update/status` for status updates).
     pub fn provider_requests(&self, verb: &str) -> u64 {
-        self._server.request_counts()[verb]
-            .get("system:serviceaccount:crossplane-system:provider-fake")
-            .and_then(Value::as_u64)
-            .unwrap_or(0)
+        testkit::request_count(
+            &self._server,
+            verb,
+            "system:serviceaccount:crossplane-system:provider-fake",
+        )
     }
 
     pub fn script(&self) -> std::sync::MutexGuard<'_, Script> {

@@ -237,9 +237,7 @@ impl Env {
     /// The provider's requests so far under a test server counting key (`get secrets`,
     /// `update/status`, ...).
     pub fn provider_requests(&self, key: &str) -> u64 {
-        self.server.request_counts()[key][USER]
-            .as_u64()
-            .unwrap_or(0)
+        testkit::request_count(&self.server, key, USER)
     }
 
     pub async fn reconcile(&self, ns: Option<&str>, name: &str) -> Outcome {
