@@ -56,6 +56,9 @@ pub(crate) enum Ids {
     Body,
     /// The server assigns 1, 2, 3... stored as a JSON number in the key field.
     Counter,
+    /// The server assigns 1, 2, 3... stored as a JSON string in the key field (Xray's custom
+    /// curation conditions: JFrog's REST docs type the created condition's `id` as a string).
+    CounterText,
     /// The server assigns a random UUID string stored in the key field.
     Uuid,
 }
@@ -189,7 +192,7 @@ impl Store {
             };
             m.insert(self.decl.key_field.to_owned(), id);
         }
-        if self.decl.ids == Ids::Counter
+        if matches!(self.decl.ids, Ids::Counter | Ids::CounterText)
             && let Ok(n) = spelled.parse::<u64>()
         {
             self.next_id = self.next_id.max(n);
@@ -210,7 +213,7 @@ impl Store {
 
     fn assign_id(&mut self) -> String {
         match self.decl.ids {
-            Ids::Counter => {
+            Ids::Counter | Ids::CounterText => {
                 self.next_id += 1;
                 self.next_id.to_string()
             }
@@ -357,6 +360,16 @@ pub(crate) enum CreateAnswer {
     Id,
 }
 
+/// What a successful replace (`PUT` on the item path) answers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum UpdateAnswer {
+    /// No body.
+    Empty,
+    /// The object as a read answers it (Xray's curation policies and conditions: JFrog's
+    /// Xray Terraform provider reads the replaced object, its `id` included, from the answer).
+    Object,
+}
+
 /// Who may call.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[allow(dead_code)] // User serves families whose reads are open to any user.
@@ -378,6 +391,7 @@ pub(crate) struct Binding {
     pub create_status: StatusCode,
     pub create_answer: CreateAnswer,
     pub update_status: StatusCode,
+    pub update_answer: UpdateAnswer,
     pub delete_status: StatusCode,
     pub read_access: Access,
     pub write_access: Access,
@@ -602,7 +616,7 @@ impl Binding {
                     ));
                 }
             },
-            Ids::Counter | Ids::Uuid => store.assign_id(),
+            Ids::Counter | Ids::CounterText | Ids::Uuid => store.assign_id(),
         };
         if store.get(&key).is_some() {
             let (status, msg) = (self.decl.exists)(&key);
@@ -666,9 +680,15 @@ impl Binding {
             .map(str::to_owned)
             .ok_or_else(|| self.not_found(key))?;
         store.put(&spelled, value);
+        let stored = store.get(&spelled).cloned().unwrap_or(Value::Null);
         drop(store);
         tracing::debug!(collection = self.decl.name, %key, "object replaced");
-        Ok(self.update_status.into_response())
+        Ok(match self.update_answer {
+            UpdateAnswer::Empty => self.update_status.into_response(),
+            UpdateAnswer::Object => {
+                (self.update_status, axum::Json((self.decl.view)(&stored))).into_response()
+            }
+        })
     }
 
     pub(crate) async fn delete(
@@ -787,6 +807,7 @@ mod tests {
         create_status: StatusCode::CREATED,
         create_answer: CreateAnswer::Id,
         update_status: StatusCode::OK,
+        update_answer: UpdateAnswer::Empty,
         delete_status: StatusCode::NO_CONTENT,
         read_access: Access::User,
         write_access: Access::Admin,

@@ -267,3 +267,58 @@ async fn the_xray_version_serves_custom_curation_conditions() {
         "{version}"
     );
 }
+
+/// A custom curation condition's server-assigned `id` is a string, in the create's answer, the
+/// read and the list: JFrog's REST docs ("Create Custom Curation Condition": response `id`,
+/// string) and the Xray Terraform provider's `CustomCurationConditionAPIModel.ID string`
+/// (`resource_xray_custom_curation_condition.go`), which cannot decode a number; the
+/// `TestAccCustomCurationCondition_*` tests read it back by that id.
+#[tokio::test]
+async fn a_custom_curation_condition_id_is_a_string() {
+    let sim = start().await;
+    let api = Api::admin(&sim);
+    let body = |name: &str| {
+        json!({"name": name, "condition_template_id": "OpenSSF",
+               "param_values": [{"param_id": "list_of_scorecard_checks", "value": {"maintained": 0}}]})
+    };
+    let mut ids = Vec::new();
+    for name in ["cond-a", "cond-b"] {
+        let r = api
+            .post("/xray/api/v1/curation/conditions", body(name))
+            .await;
+        assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
+        let created = r.json();
+        let id = created["id"].as_str().unwrap_or_default().to_owned();
+        assert!(!id.is_empty(), "the id is not a string: {created}");
+        ids.push(id);
+    }
+    assert_ne!(ids[0], ids[1]);
+    let r = api
+        .get(&format!("/xray/api/v1/curation/conditions/{}", ids[1]))
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+    assert_eq!(r.json()["id"], json!(ids[1]));
+    assert_eq!(r.json()["name"], "cond-b");
+    let list = api.get("/xray/api/v1/curation/conditions").await.json();
+    let listed: Vec<&Value> = list
+        .as_array()
+        .map(|a| a.iter().map(|c| &c["id"]).collect())
+        .unwrap_or_default();
+    assert_eq!(listed, vec![&json!(ids[0]), &json!(ids[1])], "{list}");
+    let r = api
+        .put(
+            &format!("/xray/api/v1/curation/conditions/{}", ids[0]),
+            body("cond-a2"),
+        )
+        .await;
+    // The replace answers the condition, its id included (`Update` reads it with
+    // `SetResult`; `TestAccCustomCurationCondition_CVEName_Update`).
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+    assert_eq!(r.json()["id"], json!(ids[0]), "{}", r.text);
+    assert_eq!(r.json()["name"], "cond-a2", "{}", r.text);
+    let r = api
+        .get(&format!("/xray/api/v1/curation/conditions/{}", ids[0]))
+        .await;
+    assert_eq!(r.json()["id"], json!(ids[0]), "{}", r.text);
+    assert_eq!(r.json()["name"], "cond-a2", "{}", r.text);
+}

@@ -50,7 +50,9 @@ use axum::Router;
 use axum::http::StatusCode;
 use serde_json::{Map, Value, json};
 
-use crate::collections::{Access, Binding, CreateAnswer, Ctx, Declaration, Ids, KeyCase, Op};
+use crate::collections::{
+    Access, Binding, CreateAnswer, Ctx, Declaration, Ids, KeyCase, Op, UpdateAnswer,
+};
 use crate::errors::{ApiError, Flavor};
 use crate::server::Shared;
 
@@ -85,6 +87,7 @@ static BINDING: Binding = Binding {
     // "Create a New Webhook Subscription": the sample output is the subscription.
     create_answer: CreateAnswer::Object,
     update_status: StatusCode::OK,
+    update_answer: UpdateAnswer::Empty,
     delete_status: StatusCode::OK,
     read_access: Access::Admin,
     write_access: Access::Admin,

@@ -37,8 +37,8 @@ use serde_json::{Map, Value, json};
 
 use crate::auth::Admin;
 use crate::collections::{
-    Access, Binding, CreateAnswer, Ctx, Declaration, Ids, KeyCase, Op, Written, accept_object,
-    as_stored,
+    Access, Binding, CreateAnswer, Ctx, Declaration, Ids, KeyCase, Op, UpdateAnswer, Written,
+    accept_object, as_stored,
 };
 use crate::errors::{ApiError, Flavor};
 use crate::server::Shared;
@@ -114,6 +114,7 @@ macro_rules! binding {
             create_status: StatusCode::CREATED,
             create_answer: CreateAnswer::Object,
             update_status: StatusCode::OK,
+            update_answer: UpdateAnswer::Empty,
             delete_status: StatusCode::NO_CONTENT,
             read_access: Access::Admin,
             write_access: Access::Admin,

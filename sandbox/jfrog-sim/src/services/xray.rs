@@ -48,7 +48,8 @@ use serde_json::{Map, Value, json};
 
 use crate::auth::User;
 use crate::collections::{
-    Access, Binding, Caller, CreateAnswer, Ctx, Declaration, Ids, KeyCase, Op, as_stored,
+    Access, Binding, Caller, CreateAnswer, Ctx, Declaration, Ids, KeyCase, Op, UpdateAnswer,
+    as_stored,
 };
 use crate::errors::{ApiError, Flavor};
 use crate::server::Shared;
@@ -600,7 +601,7 @@ collection!(
     CURATION_CONDITIONS,
     "xray_curation_conditions",
     "id",
-    Ids::Counter,
+    Ids::CounterText,
     "Curation condition",
     validate_curation_condition,
     as_stored
@@ -700,6 +701,9 @@ pub(crate) fn collections() -> Vec<&'static Declaration> {
 
 macro_rules! binding {
     ($static:ident, $decl:expr, $base:expr, $item:expr, $answer:expr) => {
+        binding!($static, $decl, $base, $item, $answer, UpdateAnswer::Empty);
+    };
+    ($static:ident, $decl:expr, $base:expr, $item:expr, $answer:expr, $update:expr) => {
         static $static: Binding = Binding {
             decl: $decl,
             base: $base,
@@ -707,6 +711,7 @@ macro_rules! binding {
             create_status: StatusCode::CREATED,
             create_answer: $answer,
             update_status: StatusCode::OK,
+            update_answer: $update,
             delete_status: StatusCode::OK,
             read_access: Access::User,
             write_access: Access::Admin,
@@ -733,14 +738,16 @@ binding!(
     &CURATION_POLICIES,
     "/xray/api/v1/curation/policies",
     "/xray/api/v1/curation/policies/{key}",
-    CreateAnswer::Object
+    CreateAnswer::Object,
+    UpdateAnswer::Object
 );
 binding!(
     CURATION_CONDITION_ROUTES,
     &CURATION_CONDITIONS,
     "/xray/api/v1/curation/conditions",
     "/xray/api/v1/curation/conditions/{key}",
-    CreateAnswer::Object
+    CreateAnswer::Object,
+    UpdateAnswer::Object
 );
 binding!(
     EVENT_ROUTES,

@@ -34,7 +34,7 @@ use serde_json::{Map, Value, json};
 
 use crate::auth::Admin;
 use crate::collections::{
-    Access, Binding, CreateAnswer, Ctx, Declaration, Ids, KeyCase, Op, as_stored,
+    Access, Binding, CreateAnswer, Ctx, Declaration, Ids, KeyCase, Op, UpdateAnswer, as_stored,
 };
 use crate::errors::{ApiError, Flavor};
 use crate::server::Shared;
@@ -613,6 +613,7 @@ macro_rules! policies {
             create_status: StatusCode::CREATED,
             create_answer: CreateAnswer::Empty,
             update_status: StatusCode::OK,
+            update_answer: UpdateAnswer::Empty,
             // 200: JFrog's Artifactory Terraform provider deletes archive and cleanup
             // policies and takes nothing but 200 as success
             // (`resource_artifactory_archive_policy.go`,
@@ -733,6 +734,7 @@ static LDAP_SETTINGS: Binding = Binding {
     create_status: StatusCode::CREATED,
     create_answer: CreateAnswer::Empty,
     update_status: StatusCode::OK,
+    update_answer: UpdateAnswer::Empty,
     delete_status: StatusCode::NO_CONTENT,
     read_access: Access::Admin,
     write_access: Access::Admin,
@@ -767,6 +769,7 @@ static LDAP_GROUPS: Binding = Binding {
     create_status: StatusCode::CREATED,
     create_answer: CreateAnswer::Empty,
     update_status: StatusCode::OK,
+    update_answer: UpdateAnswer::Empty,
     delete_status: StatusCode::NO_CONTENT,
     read_access: Access::Admin,
     write_access: Access::Admin,
