@@ -378,6 +378,33 @@ async fn deleting_a_group_removes_it_from_its_users() {
     assert_eq!(r.status, StatusCode::OK, "{}", r.text);
 }
 
+/// `pkg/artifactory/datasource/security/datasource_artifactory_group_test.go`
+/// (`TestAccGroup_basic_datasource`: a group `PUT` through the security API with realm
+/// "Realm name internal" reads back "realm name internal").
+#[tokio::test]
+async fn a_group_realm_is_kept_in_lower_case() {
+    let sim = start().await;
+    let api = Api::admin(&sim);
+    let status = security_group(
+        &api,
+        Method::PUT,
+        "realm-group",
+        json!({"name": "realm-group", "realm": "Realm name internal",
+               "realmAttributes": "Realm attributes for use by internal"}),
+    )
+    .await;
+    assert!(status.is_success(), "{status}");
+    let g = api
+        .get("/artifactory/api/security/groups/realm-group")
+        .await
+        .json();
+    assert_eq!(g["realm"], "realm name internal", "{g}");
+    assert_eq!(
+        g["realmAttributes"], "Realm attributes for use by internal",
+        "{g}"
+    );
+}
+
 async fn upload_certificate(api: &Api, alias: &str, pem: &str) -> StatusCode {
     api.text(
         Method::POST,
@@ -506,6 +533,51 @@ async fn a_remote_vcs_repository_takes_gitlab() {
     assert_eq!(
         api.repo("vcs-remote").await.json()["vcsGitProvider"],
         "GITLAB"
+    );
+}
+
+/// `pkg/artifactory/resource/repository/remote/resource_artifactory_remote_helm_repository.go`
+/// (`external_dependencies_patterns`: "Default value in UI is empty"; a Helm remote created
+/// without them reads back without them, else `TestAccDataSourceVirtualHelmRepository`'s
+/// refresh plans a replacement) and `_docker_`, `_oci_`, `_helmoci_` ("set to '**' in the UI").
+#[tokio::test]
+async fn remote_external_dependency_patterns_default_per_package_type() {
+    let sim = start().await;
+    let api = Api::admin(&sim);
+    for (key, package_type, want) in [
+        ("helm-remote", "helm", None),
+        ("docker-remote", "docker", Some(json!(["**"]))),
+        ("oci-remote", "oci", Some(json!(["**"]))),
+        ("helmoci-remote", "helmoci", Some(json!(["**"]))),
+    ] {
+        let r = api
+            .create(
+                key,
+                json!({"rclass": "remote", "packageType": package_type,
+                       "url": "https://example.com/", "externalDependenciesPatterns": null}),
+            )
+            .await;
+        assert_eq!(r.status, StatusCode::OK, "{key}: {}", r.text);
+        let repo = api.repo(key).await.json();
+        let got = repo
+            .get("externalDependenciesPatterns")
+            .filter(|v| !v.is_null())
+            .cloned();
+        assert_eq!(got, want, "{key}: {repo}");
+    }
+    // Sent, they are kept.
+    let r = api
+        .create(
+            "helm-remote-2",
+            json!({"rclass": "remote", "packageType": "helm", "url": "https://example.com/",
+                   "externalDependenciesEnabled": true,
+                   "externalDependenciesPatterns": ["**github.com**"]}),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+    assert_eq!(
+        api.repo("helm-remote-2").await.json()["externalDependenciesPatterns"],
+        json!(["**github.com**"])
     );
 }
 

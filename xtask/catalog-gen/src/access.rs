@@ -47,6 +47,8 @@ struct FieldFix {
     connection: bool,
     /// Not compared while JFrog does not return it.
     keep_when_server_empty: bool,
+    /// JFrog answers it in its own casing: compared ignoring case.
+    ignore_case: bool,
     enums: Vec<String>,
     rules: Vec<(String, String)>,
     used: Cell<usize>,
@@ -115,6 +117,7 @@ impl Fixes {
                         "set",
                         "connection",
                         "keep_when_server_empty",
+                        "ignore_case",
                         "enums",
                         "rules",
                         "reason"
@@ -126,6 +129,10 @@ impl Fixes {
             ensure!(
                 opt_str(f, "reason").is_some_and(|r| !r.trim().is_empty()),
                 "entry without a reason: {f}"
+            );
+            ensure!(
+                !(truthy(f.get("keep_when_server_empty")) && truthy(f.get("ignore_case"))),
+                "a field has one comparison rule: {f}"
             );
             let set = f
                 .get("set")
@@ -141,6 +148,7 @@ impl Fixes {
                 set,
                 connection: truthy(f.get("connection")),
                 keep_when_server_empty: truthy(f.get("keep_when_server_empty")),
+                ignore_case: truthy(f.get("ignore_case")),
                 enums: strings(f.get("enums"))?,
                 rules: rules_of(f.get("rules"))?,
                 used: Cell::new(0),
@@ -234,8 +242,8 @@ impl Gen<'_> {
     fn field(&mut self, f: &Value, kind: &str, prefix: &str) -> Result<Option<String>> {
         let tf = str_of(f, "tf")?.to_string();
         let mut m = f.as_object().context("a field is not an object")?.clone();
-        let (mut connection, mut keep, mut enums, mut rules) =
-            (false, false, Vec::new(), Vec::new());
+        let (mut connection, mut keep, mut ignore_case, mut enums, mut rules) =
+            (false, false, false, Vec::new(), Vec::new());
         for o in &self.fixes.fields {
             let hit = o.field == tf
                 && o.contexts
@@ -248,6 +256,7 @@ impl Gen<'_> {
                 }
                 connection |= o.connection;
                 keep |= o.keep_when_server_empty;
+                ignore_case |= o.ignore_case;
                 if !o.enums.is_empty() {
                     enums.clone_from(&o.enums);
                 }
@@ -295,6 +304,8 @@ impl Gen<'_> {
             }
             if keep {
                 s.push_str(".norm(Norm::KeepWhenServerEmpty)");
+            } else if ignore_case {
+                s.push_str(".norm(Norm::IgnoreCase)");
             }
         }
         if !enums.is_empty() {

@@ -456,3 +456,30 @@ async fn a_token_under_the_persistency_threshold_is_issued_once_until_it_expires
         o.metadata.annotations.clone().unwrap_or_default()["crossplane.io/external-name"].clone();
     assert_ne!(first, second);
 }
+
+/// Artifactory keeps a group's realm in lower case (JFrog's `TestAccGroup_basic_datasource`):
+/// a Group whose realm is written in another casing is created once and then up to date, not
+/// rewritten at every poll.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_group_realm_in_another_casing_is_not_drift() {
+    let mut env = env(examples::TEST_VERSION).await;
+    let mut m = examples::example(decl("Group"), false);
+    m["spec"]["forProvider"]["realm"] = json!("LDAP");
+    add(&mut env, "Group", m).await;
+    converge(&env.mrs).await;
+    let name = env.mrs[0]
+        .get()
+        .await
+        .metadata
+        .annotations
+        .unwrap_or_default()["crossplane.io/external-name"]
+        .clone();
+    let stored = env.sim.object("access_groups", &name).expect("group");
+    assert_eq!(stored["realm"], "ldap", "{stored}");
+    env.sim.reset_counts();
+    for _ in 0..2 {
+        env.mrs[0].reconcile().await;
+    }
+    assert_eq!(writes(&env), 0, "{:?}", env.sim.request_counts());
+    assert!(env.mrs[0].ready_and_synced().await);
+}

@@ -95,7 +95,7 @@ pub const GROUP_FIELDS: &[Field] = &[
     Field::new("externalId", "external_id", Some("externalId"), Ty::Str).default(Dv::Str("")).doc("External group id (e.g. Azure AD object id)."),
     Field::new("autoJoin", "auto_join", Some("autoJoin"), Ty::Bool).default(Dv::Bool(false)).doc("Automatically add new users to this group; cannot be true together with admin_privileges."),
     Field::new("adminPrivileges", "admin_privileges", Some("adminPrivileges"), Ty::Bool).default(Dv::Bool(false)).doc("Members get administrator privileges."),
-    Field::new("realm", "realm", Some("realm"), Ty::Str).default(Dv::Str("internal")).doc("Realm of the group (internal, ldap, ...)."),
+    Field::new("realm", "realm", Some("realm"), Ty::Str).default(Dv::Str("internal")).norm(Norm::IgnoreCase).doc("Realm of the group (internal, ldap, ...)."),
     Field::new("realmAttributes", "realm_attributes", Some("realmAttributes"), Ty::Str).default(Dv::Str("")).doc("Realm-specific attributes."),
     Field::new("usersNames", "users_names", Some("userNames"), Ty::Set).late_init().doc("Members; when unset/empty (and detach_all_users false) membership is not managed."),
     Field::new("detachAllUsers", "detach_all_users", None, Ty::Bool).doc("When true an empty users_names removes all members."),

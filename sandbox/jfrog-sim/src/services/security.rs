@@ -781,6 +781,12 @@ fn access_group(legacy: &Value) -> Value {
             out.remove(empty);
         }
     }
+    // Artifactory keeps the realm in lower case: JFrog's `TestAccGroup_basic_datasource`
+    // (terraform-provider-artifactory) writes "Realm name internal" through this API and
+    // reads back "realm name internal".
+    if let Some(Value::String(realm)) = out.get_mut("realm") {
+        *realm = realm.to_lowercase();
+    }
     Value::Object(out)
 }
 

@@ -199,10 +199,11 @@ const REMOTE_GENERIC: &[F] = &[
 
 /// Docker, OCI, Helm OCI remote. [TF] remote/resource_artifactory_remote_docker_repository.go,
 /// `_oci_` and `_helmoci_` (external_dependencies_enabled false, external_dependencies_
-/// patterns, enable_token_authentication (false Docker, true OCI and Helm OCI), project_id "").
+/// patterns ("set to '**' in the UI"), enable_token_authentication (false Docker, true OCI
+/// and Helm OCI), project_id "").
 const REMOTE_OCI: &[F] = &[
     F::new("externalDependenciesEnabled", T::Bool, D::Bool(false)),
-    F::new("externalDependenciesPatterns", T::StrList, D::None),
+    F::new("externalDependenciesPatterns", T::StrList, D::Strs(&["**"])),
     F::new("enableTokenAuthentication", T::Bool, D::Bool(true)),
     F::new("dockerProjectId", T::Str, D::Str("")),
 ];
@@ -469,6 +470,9 @@ pub(super) const KINDS: &[KindSpec] = &[
         own: &[
             F::new("chartsBaseUrl", T::Str, D::Str("")),
             F::new("externalDependenciesEnabled", T::Bool, D::Bool(false)),
+            // None unless sent: "Default value in UI is empty" ([TF]
+            // remote/resource_artifactory_remote_helm_repository.go); a Helm remote created
+            // without patterns reads back without them (TestAccDataSourceVirtualHelmRepository).
             F::new("externalDependenciesPatterns", T::StrSet, D::None),
         ],
         ..kind(Remote, "helm", "simple-default", REMOTE_BASE)

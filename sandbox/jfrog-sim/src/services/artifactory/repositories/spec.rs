@@ -239,11 +239,6 @@ const SERVER_DEFAULTS: &[(Option<RClass>, &str, D)] = &[
         D::Strs(&["bz2"]),
     ),
     (
-        Some(RClass::Remote),
-        "externalDependenciesPatterns",
-        D::Strs(&["**"]),
-    ),
-    (
         Some(RClass::Virtual),
         "externalDependenciesPatterns",
         D::Strs(&["**"]),
