@@ -178,6 +178,20 @@ impl WorkQueue {
         self.notify.notify_one();
     }
 
+    /// The requeue a finished reconcile asks for (`next`: AFTER(d), or `None` for DONE)
+    /// replaces the delayed requeue an earlier reconcile's result left: that reconcile's
+    /// reason to come back (typically the create's back-off requeue, when the observe the
+    /// create-succeeded stamp triggered has run meanwhile) is served by the one that just
+    /// ended. A request of a watch event is never dropped (it is queued, not delayed).
+    pub fn settle(&self, key: ObjectKey, next: Option<Duration>) {
+        if let Ok(mut st) = self.state.lock() {
+            st.waiting.remove(&key);
+        }
+        if let Some(d) = next {
+            self.add_after(key, d);
+        }
+    }
+
     /// Enqueue through the per-object exponential limiter.
     ///
     /// The first such requeue after a success (the observe that follows a create, or a
@@ -526,11 +540,12 @@ async fn process<K: ManagedKind>(
     match outcome {
         Outcome::Done => {
             queue.forget(&key);
+            queue.settle(key.clone(), None);
             count(ctx, controller_name, "success");
         }
         Outcome::After(d) => {
             queue.forget(&key);
-            queue.add_after(key.clone(), d);
+            queue.settle(key.clone(), Some(d));
             count(ctx, controller_name, "requeue_after");
         }
         Outcome::Backoff => {
@@ -623,5 +638,34 @@ mod tests {
         q.done(&k("a"));
         tokio::time::sleep(Duration::from_millis(1100)).await;
         assert_eq!(q.get().await.expect("a moved up"), k("a"));
+    }
+
+    /// The create's back-off requeue is dropped once the observe its create-succeeded stamp
+    /// triggered has ended up to date: two reconciles per creation, not three. A watch
+    /// event's request is kept.
+    #[tokio::test]
+    async fn a_finished_reconcile_replaces_the_requeue_an_earlier_one_left() {
+        let q = WorkQueue::new("t", Arc::new(ManagedMetrics::unregistered()));
+        q.add(k("a"));
+        assert_eq!(q.get().await.expect("create"), k("a"));
+        // The create: BACKOFF, and the watch event of its create-succeeded stamp.
+        q.add_rate_limited(k("a"));
+        q.add(k("a"));
+        q.done(&k("a"));
+        assert_eq!(q.get().await.expect("the observe"), k("a"));
+        // The observe ends up to date: AFTER(poll).
+        q.forget(&k("a"));
+        q.settle(k("a"), Some(Duration::from_secs(3600)));
+        q.done(&k("a"));
+        let third = tokio::time::timeout(Duration::from_millis(1500), q.get()).await;
+        assert!(third.is_err(), "a third reconcile: {third:?}");
+        // An event while a reconcile runs is still served after it, whatever it settles.
+        q.add(k("b"));
+        assert_eq!(q.get().await.expect("b"), k("b"));
+        q.add(k("b"));
+        q.settle(k("b"), None);
+        q.done(&k("b"));
+        assert_eq!(q.get().await.expect("b's event"), k("b"));
+        q.done(&k("b"));
     }
 }
