@@ -1223,6 +1223,16 @@ struct Example {
 
 const EXTERNAL_NAME: &str = "crossplane.io/external-name";
 
+/// Kinds that attach an existing JFrog object called by their own name, which is no
+/// declared reference (a project's member group or user, a repository moved into a
+/// project), with the prefix of the Kinds (`provider/group/Kind`) of that object: an example
+/// of one of those Kinds with the same name is a dependency.
+const ATTACHED_BY_NAME: [(&str, &str); 3] = [
+    ("project/access/Group", "platform/access/Group"),
+    ("project/access/User", "artifactory/user/"),
+    ("project/repository/Repository", "artifactory/repository/"),
+];
+
 /// Names of objects every platform has (the admin and anonymous users, Xray's default
 /// binary manager): never renamed, and an example identified by one of them is measured
 /// once (N copies would be N writers of that object).
@@ -1492,6 +1502,22 @@ fn plan_family(
                 .copied()
                 .filter(|j| *j != i && ex.kind.targets.contains(&examples[*j].kind.key()))
                 .collect();
+            let key = ex.kind.key();
+            for (kind, prefix) in ATTACHED_BY_NAME {
+                if key != kind {
+                    continue;
+                }
+                out.extend(
+                    ex.object
+                        .metadata
+                        .name
+                        .iter()
+                        .filter_map(|name| by_name.get(name))
+                        .flatten()
+                        .copied()
+                        .filter(|j| examples[*j].kind.key().starts_with(prefix)),
+                );
+            }
             out.sort_unstable();
             out.dedup();
             out
@@ -1895,8 +1921,15 @@ mod tests {
     /// of the family, or support objects of other groups renamed alike.
     #[test]
     fn a_copy_refers_to_its_own_objects() {
+        // A project's member group is the platform's group of the same copy.
+        let p = plan(Provider::Project, "access", 9);
+        assert!(find(&p.measured, "Group", "example-group-b2").is_some());
+        assert!(
+            find(&p.support, "Group", "example-group-b2")
+                .is_some_and(|g| g.resource.group.starts_with("access.platform."))
+        );
+        assert!(find(&p.support, "Project", "example-project-b2").is_some());
         let p = plan(Provider::Platform, "access", 20);
-        assert_eq!(p.measured.len(), 20);
         for copy in ["-b0", "-b1", "-b2"] {
             let members = find(
                 &p.measured,
@@ -1987,7 +2020,11 @@ mod tests {
                         .unwrap_or_default(),
                 };
                 assert!(
-                    seen.insert((g.resource.kind.clone(), id.clone())),
+                    seen.insert((
+                        g.resource.api_version.clone(),
+                        g.resource.kind.clone(),
+                        id.clone()
+                    )),
                     "{provider:?} {family}: two {} objects with identifier {id}",
                     g.resource.kind
                 );
