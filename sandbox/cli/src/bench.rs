@@ -1399,7 +1399,12 @@ fn renamed(ex: &Example, names: &BTreeSet<String>, suffix: &str, label: &str) ->
         .into_iter()
         .collect();
     object.metadata = kube::api::ObjectMeta {
-        name: Some(suffixed(&name, suffix)),
+        // An object every platform has keeps its name (the identifier of a Name Kind).
+        name: Some(if names.contains(&name) {
+            suffixed(&name, suffix)
+        } else {
+            name
+        }),
         namespace: Some(BENCH_NAMESPACE.to_string()),
         labels: Some([(label.to_string(), "true".to_string())].into()),
         annotations: (!annotations.is_empty()).then_some(annotations),
@@ -2058,6 +2063,9 @@ mod tests {
             Some("anonymous"),
             "an adopted object keeps its external name"
         );
+        // Xray's default binary manager is the one every platform has.
+        let p = plan(Provider::Xray, "configuration", 40);
+        assert!(find(&p.measured, "BinaryManagerRepos", "default").is_some());
         // A family of singletons only has no more objects than Kinds.
         let p = plan(Provider::Xray, "webhook", 5);
         assert!(p.measured.len() <= 5);
