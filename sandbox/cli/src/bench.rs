@@ -1348,12 +1348,17 @@ fn copy_suffix(i: usize) -> String {
 }
 
 /// A name with a copy's suffix: before the `@` of an e-mail address (a user name), at the
-/// end otherwise.
+/// end otherwise; without its `-` when the name has letters and digits only (an Xray webhook
+/// name may have nothing else).
 fn suffixed(name: &str, suffix: &str) -> String {
-    match name.find('@') {
-        Some(at) => format!("{}{suffix}{}", &name[..at], &name[at..]),
-        None => format!("{name}{suffix}"),
-    }
+    let at = name.find('@').unwrap_or(name.len());
+    let (local, rest) = name.split_at(at);
+    let suffix = if local.chars().all(|c| c.is_ascii_alphanumeric()) {
+        suffix.trim_start_matches('-')
+    } else {
+        suffix
+    };
+    format!("{local}{suffix}{rest}")
 }
 
 /// Every string of `v` in `names` gets the suffix.
@@ -1917,9 +1922,14 @@ mod tests {
         assert_eq!(copy_suffix(36), "-b10");
         assert_eq!(suffixed("example-group", "-b1"), "example-group-b1");
         assert_eq!(
-            suffixed("someone@example.com", "-b1"),
-            "someone-b1@example.com"
+            suffixed("some-one@example.com", "-b1"),
+            "some-one-b1@example.com"
         );
+        assert_eq!(
+            suffixed("someone@example.com", "-b1"),
+            "someoneb1@example.com"
+        );
+        assert_eq!(suffixed("examplewebhook", "-b1"), "examplewebhookb1");
     }
 
     /// A copy's references (plain names, `*Ref.name`) name that copy's objects: measured ones
