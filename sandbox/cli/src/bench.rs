@@ -37,8 +37,16 @@
 //! and the simulator's `bench-` repository keys are tallied against the expected ones
 //! (duplicates, missing) for the verdict. `--delete` repeats that for the deletion.
 //!
-//! Deviations: only one provider runs (`--provider`, default `provider-artifactory`); federated repositories and examples that need
-//! Secrets or projects are not generated; virtual repositories are generated without members.
+//! Other families (`--family G --provider P`, [`plan_family`]): renamed copies of the group's
+//! example graph (copy suffix `-b<base 36>` on every name of an example), so that references
+//! stay within a copy and identifiers are unique; what the copies reference from other groups
+//! is created first as support objects (by other providers too, stopped before the
+//! measurement) and not measured; singletons are measured once.
+//!
+//! Deviations: only the measured provider runs during the measurement (`--provider`, default
+//! `provider-artifactory`); with `--family repository`, federated repositories and examples
+//! that need Secrets or projects are not generated, and virtual repositories are generated
+//! without members.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fmt::Write as _;
