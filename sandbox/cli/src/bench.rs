@@ -891,8 +891,11 @@ async fn create_support(
     );
     let mut kinds: Vec<&ApiResource> = Vec::new();
     for g in support {
+        // Two providers may have a Kind of the same name (Group).
         if g.resource.group.ends_with(".crossplane.io")
-            && !kinds.iter().any(|k| k.kind == g.resource.kind)
+            && !kinds
+                .iter()
+                .any(|k| k.kind == g.resource.kind && k.api_version == g.resource.api_version)
         {
             kinds.push(&g.resource);
         }
@@ -1237,7 +1240,7 @@ const EXTERNAL_NAME: &str = "crossplane.io/external-name";
 
 /// Kinds that attach an existing JFrog object called by their own name, which is no
 /// declared reference (a project's member group or user, a repository moved into a
-/// project), with the prefix of the Kinds (`provider/group/Kind`) of that object: an example
+/// project), with the Kind (`provider/group/Kind`, or a prefix ending in `/`) of that object: an example
 /// of one of those Kinds with the same name is a dependency.
 const ATTACHED_BY_NAME: [(&str, &str); 3] = [
     ("project/access/Group", "platform/access/Group"),
@@ -1553,7 +1556,10 @@ fn plan_family(
                         .filter_map(|name| by_name.get(name))
                         .flatten()
                         .copied()
-                        .filter(|j| examples[*j].kind.key().starts_with(prefix)),
+                        .filter(|j| {
+                            let other = examples[*j].kind.key();
+                            other == prefix || (prefix.ends_with('/') && other.starts_with(prefix))
+                        }),
                 );
             }
             out.sort_unstable();
@@ -1991,6 +1997,10 @@ mod tests {
                 .is_some_and(|g| g.resource.group.starts_with("access.platform."))
         );
         assert!(find(&p.support, "Project", "example-project-b2").is_some());
+        assert!(
+            !p.support.iter().any(|g| g.resource.kind == "GroupMembers"),
+            "the group, not what names it"
+        );
         let p = plan(Provider::Platform, "access", 20);
         for copy in ["-b0", "-b1", "-b2"] {
             let members = find(
