@@ -37,8 +37,16 @@
 //! and the simulator's `bench-` repository keys are tallied against the expected ones
 //! (duplicates, missing) for the verdict. `--delete` repeats that for the deletion.
 //!
-//! Deviations: only one provider runs (`--provider`, default `provider-artifactory`); federated repositories and examples that need
-//! Secrets or projects are not generated; virtual repositories are generated without members.
+//! Other families (`--family G --provider P`, [`plan_family`]): renamed copies of the group's
+//! example graph (copy suffix `-b<base 36>` on every name of an example), so that references
+//! stay within a copy and identifiers are unique; what the copies reference from other groups
+//! is created first as support objects (by other providers too, stopped before the
+//! measurement) and not measured; singletons are measured once.
+//!
+//! Deviations: only the measured provider runs during the measurement (`--provider`, default
+//! `provider-artifactory`); with `--family repository`, federated repositories and examples
+//! that need Secrets or projects are not generated, and virtual repositories are generated
+//! without members.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fmt::Write as _;
@@ -58,6 +66,7 @@ use crate::chaos::{self, FaultArg, FaultFigures, Injected, Killer};
 use crate::kubeapi::{apply, is_legacy_group, kube_message, read_manifests};
 use crate::progress::{self, ObjectState};
 use crate::up::{self, Running, duration, repo_dir};
+use provider_runtime::managed::kind::{IdentifierStrategy, Scope, api_group, pluralize};
 
 /// How many applies are in flight at once.
 const APPLY_CONCURRENCY: usize = 32;
@@ -242,7 +251,25 @@ pub struct ProviderFigures {
 pub struct Report {
     /// The Kind family the objects belong to (`repository`, `webhook`, ...).
     pub family: String,
+    /// The measured provider.
+    pub provider: String,
+    /// `--resources`.
+    pub requested_resources: usize,
+    /// The measured objects: `--resources`, or fewer when the family has singletons only.
     pub resources: usize,
+    /// Kinds of the family measured once at most (singletons, adopted objects).
+    pub measured_once: Vec<String>,
+    /// Kinds of the family left out, with the reason.
+    pub not_measured: Vec<String>,
+    /// Objects the measured ones need (other groups' objects, Secrets), created and Ready
+    /// before the measurement and not counted in it.
+    pub support_objects: usize,
+    pub support_by_kind: BTreeMap<String, usize>,
+    /// Providers started for the support objects only, stopped before the measurement.
+    pub support_providers: Vec<String>,
+    /// The measured provider's requests per poll for its own support objects, counted before
+    /// the measurement and subtracted from the steady state below.
+    pub support_steady_requests_per_poll_total: f64,
     pub latency_ms: u64,
     pub poll_seconds: f64,
     pub max_reconcile_rate: u32,
@@ -250,6 +277,8 @@ pub struct Report {
     pub by_class: BTreeMap<String, usize>,
     pub applied: usize,
     pub apply_failures: Vec<String>,
+    /// The objects not Ready and Synced at the end, with their failure.
+    pub not_ready: Vec<String>,
     pub ready: usize,
     pub all_ready: bool,
     pub all_ready_seconds: Option<f64>,
@@ -336,6 +365,30 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
 }
 
 async fn bench(args: &Args, running: &mut Running) -> anyhow::Result<Report> {
+    let examples = args
+        .examples
+        .clone()
+        .unwrap_or_else(|| repo_dir("examples"));
+    let repository_family = args.family == "repository" && args.provider == Provider::Artifactory;
+    // Any other family is planned from the code's Kinds before anything starts: its support
+    // objects may need other providers, which run only until those are Ready.
+    let code = code_kinds();
+    let plan = if repository_family {
+        None
+    } else {
+        let manifests = family_manifests(&examples)?;
+        Some(plan_family(
+            &manifests,
+            &code,
+            args.resources,
+            &args.family,
+            args.provider,
+        )?)
+    };
+    let support_providers = plan
+        .as_ref()
+        .map(|p| p.support_providers(&code, args.provider))
+        .unwrap_or_default();
     let up_args = up::Args {
         state_dir: args.state_dir.clone(),
         jfrog_latency_ms: args.latency_ms,
@@ -348,7 +401,9 @@ async fn bench(args: &Args, running: &mut Running) -> anyhow::Result<Report> {
         no_apply: true,
         crds: args.crds.clone(),
         activate: Vec::new(),
-        providers: vec![args.provider],
+        providers: std::iter::once(args.provider)
+            .chain(support_providers.iter().copied())
+            .collect(),
         packages: Vec::new(),
         provider_args: std::iter::once(format!("--max-reconcile-rate={}", args.max_reconcile_rate))
             .chain(
@@ -373,21 +428,17 @@ async fn bench(args: &Args, running: &mut Running) -> anyhow::Result<Report> {
         },
     };
     let client = up::start(&up_args, running).await?;
-    let kinds = progress::managed_kinds(&client).await?;
-    let examples = args
-        .examples
-        .clone()
-        .unwrap_or_else(|| repo_dir("examples"));
-    let generated = if args.family == "repository" && args.provider == Provider::Artifactory {
-        generate(&examples, &kinds, args.resources)?
-    } else {
-        generate_family(
-            &examples,
-            &kinds,
-            args.resources,
-            &args.family,
-            args.provider,
-        )?
+    let (generated, support, measured_once, not_measured) = match plan {
+        None => {
+            let kinds = progress::managed_kinds(&client).await?;
+            (
+                generate(&examples, &kinds, args.resources)?,
+                Vec::new(),
+                Vec::new(),
+                Vec::new(),
+            )
+        }
+        Some(p) => (p.measured, p.support, p.measured_once, p.not_measured),
     };
     let mut by_class = BTreeMap::new();
     for g in &generated {
@@ -406,6 +457,43 @@ async fn bench(args: &Args, running: &mut Running) -> anyhow::Result<Report> {
         .iter()
         .map(|c| (c.pid, proc_status_kib(c.pid, "VmRSS").map(mib)))
         .collect();
+
+    // The support objects: created, Ready and Synced before the measurement; the other
+    // providers they needed are stopped then, and the measured provider's requests for its
+    // own support objects in steady state are counted apart (and subtracted).
+    let mut support_by_kind: BTreeMap<String, usize> = BTreeMap::new();
+    for g in &support {
+        *support_by_kind.entry(g.resource.kind.clone()).or_insert(0) += 1;
+    }
+    let mut support_steady: BTreeMap<String, u64> = BTreeMap::new();
+    if !support.is_empty() {
+        create_support(&client, &support, args.timeout).await?;
+        let (others, measured): (Vec<_>, Vec<_>) = std::mem::take(&mut running.children)
+            .into_iter()
+            .partition(|c| c.provider != args.provider);
+        running.children = measured;
+        let mut others = others;
+        crate::children::stop_all(&mut others, Duration::from_secs(10)).await;
+        let own = support
+            .iter()
+            .filter(|g| {
+                code.iter().any(|k| {
+                    k.provider == args.provider
+                        && k.resource.api_version == g.resource.api_version
+                        && k.resource.kind == g.resource.kind
+                })
+            })
+            .count();
+        if own > 0 {
+            let sim = running
+                .sim
+                .as_ref()
+                .context("the bench needs the embedded simulator")?;
+            sim.reset_counts();
+            tokio::time::sleep(args.poll * args.steady_polls).await;
+            support_steady = sim.request_counts();
+        }
+    }
 
     // Watch the Kinds used, recording when each object is first seen Synced and Ready.
     let seen = Arc::new(Mutex::new(Seen::default()));
@@ -438,6 +526,10 @@ async fn bench(args: &Args, running: &mut Running) -> anyhow::Result<Report> {
                     if state.ready {
                         s.ready.entry(key.clone()).or_insert(now);
                     }
+                    match &state.failure {
+                        Some(f) => s.failures.insert(key.clone(), f.clone()),
+                        None => s.failures.remove(&key),
+                    };
                     s.current.insert(key.clone(), state.ready && state.synced);
                     if state.ready && state.synced {
                         s.done.entry(key).or_insert(now);
@@ -606,9 +698,19 @@ async fn bench(args: &Args, running: &mut Running) -> anyhow::Result<Report> {
             .done
             .len()
     };
-    let (seen_ready, first_synced, done_times) = {
+    let (seen_ready, first_synced, done_times, not_ready) = {
         let s = seen.lock().unwrap_or_else(PoisonError::into_inner);
-        (s.ready.clone(), s.first_synced, s.done.clone())
+        let mut not_ready: Vec<String> = targets
+            .iter()
+            .map(|(r, name)| (r.kind.clone(), name.clone()))
+            .filter(|k| !s.current.get(k).copied().unwrap_or(false))
+            .map(|k| {
+                let why = s.failures.get(&k).map_or("not Ready yet", String::as_str);
+                format!("{} {}: {why}", k.0, k.1)
+            })
+            .collect();
+        not_ready.sort();
+        (s.ready.clone(), s.first_synced, s.done.clone(), not_ready)
     };
     let all_ready_at = all_ready_at.map(|t| {
         // The loop checks every 100 ms: the last object's own time is more exact (not after
@@ -691,12 +793,23 @@ async fn bench(args: &Args, running: &mut Running) -> anyhow::Result<Report> {
         })
         .collect();
 
-    let n = args.resources;
+    let n = generated_len;
     let creation_requests = by_method(&creation_counts);
     let creation_requests_total: u64 = creation_requests.values().sum();
-    let steady_requests_per_poll: BTreeMap<String, f64> = by_method(&steady_counts)
+    let per_poll = |counts: &BTreeMap<String, u64>| -> BTreeMap<String, f64> {
+        by_method(counts)
+            .into_iter()
+            .map(|(m, c)| (m, c as f64 / f64::from(args.steady_polls)))
+            .collect()
+    };
+    let support_steady = per_poll(&support_steady);
+    // Net of the support objects' own polls, counted alone before the measurement.
+    let steady_requests_per_poll: BTreeMap<String, f64> = per_poll(&steady_counts)
         .into_iter()
-        .map(|(m, c)| (m, c as f64 / f64::from(args.steady_polls)))
+        .map(|(m, c)| {
+            let own = support_steady.get(&m).copied().unwrap_or(0.0);
+            (m, (c - own).max(0.0))
+        })
         .collect();
     let steady_total: f64 = steady_requests_per_poll.values().fold(0.0, |a, b| a + b);
     let lower_bound = n as f64 * args.latency_ms as f64 / 1000.0;
@@ -704,7 +817,15 @@ async fn bench(args: &Args, running: &mut Running) -> anyhow::Result<Report> {
         all_ready_at.map(|t| t.saturating_duration_since(apply_started).as_secs_f64());
     Ok(Report {
         family: args.family.clone(),
+        provider: args.provider.name(),
+        requested_resources: args.resources,
         resources: n,
+        measured_once,
+        not_measured,
+        support_objects: support.len(),
+        support_by_kind,
+        support_providers: support_providers.iter().map(|p| p.name()).collect(),
+        support_steady_requests_per_poll_total: support_steady.values().sum(),
         latency_ms: args.latency_ms,
         poll_seconds: args.poll.as_secs_f64(),
         max_reconcile_rate: args.max_reconcile_rate,
@@ -712,6 +833,7 @@ async fn bench(args: &Args, running: &mut Running) -> anyhow::Result<Report> {
         by_class,
         applied: applied_at.len(),
         apply_failures,
+        not_ready,
         ready,
         all_ready: all_ready_at.is_some() && ready == n,
         all_ready_seconds,
@@ -739,6 +861,87 @@ async fn bench(args: &Args, running: &mut Running) -> anyhow::Result<Report> {
         providers,
         fault_run,
     })
+}
+
+/// Applies the support objects and waits until every managed one is Ready and Synced.
+async fn create_support(
+    client: &kube::Client,
+    support: &[Generated],
+    timeout: Duration,
+) -> anyhow::Result<()> {
+    let started = Instant::now();
+    let failures: Vec<String> = futures::stream::iter(support)
+        .map(|g| async move {
+            let name = g.object.metadata.name.clone().unwrap_or_default();
+            apply(client, &g.resource, true, &g.object)
+                .await
+                .err()
+                .map(|e| format!("{} {name}: {}", g.resource.kind, kube_message(&e)))
+        })
+        .buffer_unordered(APPLY_CONCURRENCY)
+        .collect::<Vec<_>>()
+        .await
+        .into_iter()
+        .flatten()
+        .collect();
+    anyhow::ensure!(
+        failures.is_empty(),
+        "support objects not applied: {}",
+        failures.join("; ")
+    );
+    let mut kinds: Vec<&ApiResource> = Vec::new();
+    for g in support {
+        // Two providers may have a Kind of the same name (Group).
+        if g.resource.group.ends_with(".crossplane.io")
+            && !kinds
+                .iter()
+                .any(|k| k.kind == g.resource.kind && k.api_version == g.resource.api_version)
+        {
+            kinds.push(&g.resource);
+        }
+    }
+    let managed = support
+        .iter()
+        .filter(|g| g.resource.group.ends_with(".crossplane.io"))
+        .count();
+    loop {
+        let mut done = 0;
+        let mut waiting = Vec::new();
+        for r in &kinds {
+            let api: Api<DynamicObject> = Api::namespaced_with(client.clone(), BENCH_NAMESPACE, *r);
+            for obj in api
+                .list(&ListParams::default().labels(&format!("{SUPPORT_LABEL}=true")))
+                .await
+                .with_context(|| format!("listing the support {}s", r.kind))?
+            {
+                let state = ObjectState::of(&obj);
+                if state.ready && state.synced {
+                    done += 1;
+                } else {
+                    waiting.push(format!(
+                        "{} {}: {}",
+                        r.kind,
+                        obj.metadata.name.unwrap_or_default(),
+                        state.failure.unwrap_or_else(|| "not Ready yet".to_string())
+                    ));
+                }
+            }
+        }
+        if done >= managed {
+            eprintln!(
+                "{} support objects Ready and Synced after {:.1}s",
+                support.len(),
+                started.elapsed().as_secs_f64()
+            );
+            return Ok(());
+        }
+        anyhow::ensure!(
+            started.elapsed() < timeout,
+            "support objects not Ready and Synced: {}",
+            waiting.join("; ")
+        );
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
 }
 
 /// The simulator's repository keys of the bench's prefix.
@@ -863,6 +1066,8 @@ struct Seen {
     done: HashMap<(String, String), Instant>,
     /// Whether each object is Ready and Synced now (its last event).
     current: HashMap<(String, String), bool>,
+    /// The failure of each failing object (its last event).
+    failures: HashMap<(String, String), String>,
 }
 
 struct AbortOnDrop(Vec<tokio::task::JoinHandle<()>>);
@@ -968,67 +1173,480 @@ fn generate(
     Ok(out)
 }
 
-/// N objects of another family from its namespaced examples (those without Secret
-/// references), round-robin; named `bench-00042`.
-fn generate_family(
-    examples: &std::path::Path,
-    kinds: &[progress::ManagedKind],
+/// What the family generator knows of a Kind from the providers' code.
+#[derive(Debug, Clone)]
+struct KindMeta {
+    provider: Provider,
+    group: String,
+    resource: ApiResource,
+    identifier: IdentifierStrategy,
+    /// `provider/group/Kind` of every Kind a reference field of this Kind may name.
+    targets: BTreeSet<String>,
+}
+
+impl KindMeta {
+    fn key(&self) -> String {
+        format!(
+            "{}/{}/{}",
+            self.provider.short(),
+            self.group,
+            self.resource.kind
+        )
+    }
+}
+
+/// Every namespaced managed Kind of the four providers, as their code declares it.
+fn code_kinds() -> Vec<KindMeta> {
+    let mut out = Vec::new();
+    for p in Provider::ALL {
+        let registrations = match p {
+            Provider::Artifactory => provider_artifactory::kinds(),
+            Provider::Xray => provider_xray::kinds(),
+            Provider::Project => provider_project::kinds(),
+            Provider::Platform => provider_platform::kinds(),
+        };
+        for r in registrations {
+            let info = r.info();
+            let gvk = kube::api::GroupVersionKind::gvk(
+                &api_group(info.group, info.provider, Scope::Namespaced),
+                info.version,
+                info.kind,
+            );
+            out.push(KindMeta {
+                provider: p,
+                group: info.group.to_string(),
+                resource: ApiResource::from_gvk_with_plural(&gvk, &pluralize(info.kind)),
+                identifier: info.identifier.clone(),
+                targets: info
+                    .references
+                    .iter()
+                    .flat_map(|f| f.targets.iter())
+                    .map(|t| format!("{}/{}/{}", t.provider, t.group, t.kind))
+                    .collect(),
+            });
+        }
+    }
+    out
+}
+
+/// One example managed resource with its Kind.
+#[derive(Debug, Clone)]
+struct Example {
+    kind: KindMeta,
+    object: DynamicObject,
+}
+
+const EXTERNAL_NAME: &str = "crossplane.io/external-name";
+
+/// Kinds that attach an existing JFrog object called by their own name, which is no
+/// declared reference (a project's member group or user, a repository moved into a
+/// project), with the Kind (`provider/group/Kind`, or a prefix ending in `/`) of that object: an example
+/// of one of those Kinds with the same name is a dependency.
+const ATTACHED_BY_NAME: [(&str, &str); 3] = [
+    ("project/access/Group", "platform/access/Group"),
+    ("project/access/User", "artifactory/user/"),
+    ("project/repository/Repository", "artifactory/repository/"),
+];
+
+/// Kinds left out of the bench, with the reason (reported as `not_measured`).
+const NOT_MEASURED: [(&str, &str); 1] = [(
+    "artifactory/security/APIKey",
+    "JFrog removed the API key REST API in Artifactory 7.98.0 (the simulated platform runs a \
+     later version); it was also one key per user, the caller's, so it could not be multiplied",
+)];
+
+/// Names of objects every platform has (the admin and anonymous users, Xray's default
+/// binary manager): never renamed, and an example identified by one of them is measured
+/// once (N copies would be N writers of that object).
+const PLATFORM_NAMES: [&str; 3] = ["admin", "anonymous", "default"];
+
+impl Example {
+    /// A Kind of one object per platform, or an example that adopts one existing object by
+    /// its external name (a server-assigned Kind annotated, such as the anonymous user):
+    /// either way it cannot be multiplied.
+    fn single(&self) -> bool {
+        matches!(self.kind.identifier, IdentifierStrategy::Singleton(_))
+            || (self.kind.identifier == IdentifierStrategy::ServerAssigned
+                && self.external_name().is_some())
+            || self
+                .all_names()
+                .iter()
+                .any(|n| PLATFORM_NAMES.contains(&n.as_str()))
+    }
+
+    fn external_name(&self) -> Option<&str> {
+        self.object
+            .metadata
+            .annotations
+            .as_ref()?
+            .get(EXTERNAL_NAME)
+            .map(String::as_str)
+    }
+
+    /// What other objects may call this one by: its metadata.name, its external name and
+    /// the value of its identifier field (the first one of a composite identifier, enough
+    /// to tell copies apart). An adopted object's external name is not renamed.
+    fn names(&self) -> Vec<String> {
+        let adopted = self.kind.identifier == IdentifierStrategy::ServerAssigned
+            && self.external_name().is_some();
+        self.all_names()
+            .into_iter()
+            .filter(|n| !PLATFORM_NAMES.contains(&n.as_str()))
+            .filter(|n| !adopted || Some(n.as_str()) != self.external_name())
+            .collect()
+    }
+
+    fn all_names(&self) -> Vec<String> {
+        let mut out: Vec<String> = self.object.metadata.name.iter().cloned().collect();
+        out.extend(self.external_name().map(str::to_string));
+        let field = match self.kind.identifier {
+            IdentifierStrategy::SpecField(f) => Some(f),
+            IdentifierStrategy::Composite { fields, .. } => fields.first().copied(),
+            _ => None,
+        };
+        if let Some(v) = field
+            .and_then(|f| self.object.data.pointer(&format!("/spec/forProvider/{f}")))
+            .and_then(|v| v.as_str())
+        {
+            out.push(v.to_string());
+        }
+        out
+    }
+
+    /// Every string under `spec.forProvider` (values, `*Ref.name`, selector labels).
+    fn strings(&self) -> BTreeSet<String> {
+        fn walk(v: &serde_json::Value, out: &mut BTreeSet<String>) {
+            match v {
+                serde_json::Value::String(s) => {
+                    out.insert(s.clone());
+                }
+                serde_json::Value::Array(a) => a.iter().for_each(|v| walk(v, out)),
+                serde_json::Value::Object(o) => o.values().for_each(|v| walk(v, out)),
+                _ => {}
+            }
+        }
+        let mut out = BTreeSet::new();
+        if let Some(fp) = self.object.data.pointer("/spec/forProvider") {
+            walk(fp, &mut out);
+        }
+        out
+    }
+}
+
+/// The example manifests of the providers (`<dir>/<provider>/`, not `install/`, whose
+/// objects use other ProviderConfigs), or of `dir` itself when it has no provider folder.
+fn family_manifests(examples: &std::path::Path) -> anyhow::Result<Vec<DynamicObject>> {
+    let dirs: Vec<PathBuf> = Provider::ALL
+        .iter()
+        .map(|p| examples.join(p.short()))
+        .filter(|d| d.is_dir())
+        .collect();
+    let dirs = if dirs.is_empty() {
+        vec![examples.to_path_buf()]
+    } else {
+        dirs
+    };
+    Ok(read_manifests(&dirs)?
+        .into_iter()
+        .map(|m| m.object)
+        .collect())
+}
+
+/// The suffix of copy `i`: `-b` and `i` in base 36 (short: project keys have 32
+/// characters at most).
+fn copy_suffix(i: usize) -> String {
+    const DIGITS: &[u8] = b"0123456789abcdefghijklmnopqrstuvwxyz";
+    let mut n = i;
+    let mut digits = Vec::new();
+    loop {
+        digits.push(DIGITS[n % 36]);
+        n /= 36;
+        if n == 0 {
+            break;
+        }
+    }
+    digits.reverse();
+    format!("-b{}", String::from_utf8_lossy(&digits))
+}
+
+/// A name with a copy's suffix: before the `@` of an e-mail address (a user name), at the
+/// end otherwise; without its `-` when the name has letters and digits only (an Xray webhook
+/// name may have nothing else).
+fn suffixed(name: &str, suffix: &str) -> String {
+    let at = name.find('@').unwrap_or(name.len());
+    let (local, rest) = name.split_at(at);
+    let suffix = if local.chars().all(|c| c.is_ascii_alphanumeric()) {
+        suffix.trim_start_matches('-')
+    } else {
+        suffix
+    };
+    format!("{local}{suffix}{rest}")
+}
+
+/// Every string of `v` in `names` gets the suffix.
+fn rename_strings(v: &mut serde_json::Value, names: &BTreeSet<String>, suffix: &str) {
+    match v {
+        serde_json::Value::String(s) if names.contains(s.as_str()) => {
+            *s = suffixed(s, suffix);
+        }
+        serde_json::Value::Array(a) => a.iter_mut().for_each(|v| rename_strings(v, names, suffix)),
+        serde_json::Value::Object(o) => o
+            .values_mut()
+            .for_each(|v| rename_strings(v, names, suffix)),
+        _ => {}
+    }
+}
+
+/// The label of the measured objects (the watch selects them).
+const BENCH_LABEL: &str = "sandbox-bench";
+/// The label of the support objects (created before the measurement, not measured).
+const SUPPORT_LABEL: &str = "sandbox-bench-support";
+
+/// Copy `suffix` of an example: every string equal to one of `names` (metadata.name,
+/// external name, `spec.forProvider`, `spec.initProvider`) gets the suffix, so the copy's references name the same copy's
+/// objects; labelled `label`.
+fn renamed(ex: &Example, names: &BTreeSet<String>, suffix: &str, label: &str) -> Generated {
+    let mut object = ex.object.clone();
+    for part in ["forProvider", "initProvider"] {
+        if let Some(v) = object.data.get_mut("spec").and_then(|s| s.get_mut(part)) {
+            rename_strings(v, names, suffix);
+        }
+    }
+    // Each copy writes its own connection Secret.
+    if let Some(serde_json::Value::String(secret)) = object
+        .data
+        .pointer_mut("/spec/writeConnectionSecretToRef/name")
+    {
+        *secret = suffixed(secret, suffix);
+    }
+    let name = object.metadata.name.clone().unwrap_or_default();
+    let annotations: BTreeMap<String, String> = ex
+        .external_name()
+        .map(|e| {
+            let e = if names.contains(e) {
+                suffixed(e, suffix)
+            } else {
+                e.to_string()
+            };
+            (EXTERNAL_NAME.to_string(), e)
+        })
+        .into_iter()
+        .collect();
+    object.metadata = kube::api::ObjectMeta {
+        // An object every platform has keeps its name (the identifier of a Name Kind).
+        name: Some(if names.contains(&name) {
+            suffixed(&name, suffix)
+        } else {
+            name
+        }),
+        namespace: Some(BENCH_NAMESPACE.to_string()),
+        labels: Some([(label.to_string(), "true".to_string())].into()),
+        annotations: (!annotations.is_empty()).then_some(annotations),
+        ..Default::default()
+    };
+    Generated {
+        resource: ex.kind.resource.clone(),
+        object,
+    }
+}
+
+/// The objects of a `--family` run other than `--family repository`.
+struct FamilyPlan {
+    /// The measured objects: copies of the family's examples.
+    measured: Vec<Generated>,
+    /// What the measured objects need from other groups (or a partial last copy needs from
+    /// its own), renamed as the copy that needs it; created and Ready before the
+    /// measurement. Secrets of the examples included.
+    support: Vec<Generated>,
+    /// Kinds measured once at most (singletons, adopted objects).
+    measured_once: Vec<String>,
+    /// Kinds of the family left out, with the reason ([`NOT_MEASURED`]).
+    not_measured: Vec<String>,
+}
+
+impl FamilyPlan {
+    /// The providers of the support objects other than the measured one.
+    fn support_providers(&self, kinds: &[KindMeta], measured: Provider) -> Vec<Provider> {
+        Provider::ALL
+            .into_iter()
+            .filter(|p| *p != measured)
+            .filter(|p| {
+                self.support.iter().any(|g| {
+                    kinds.iter().any(|k| {
+                        k.provider == *p
+                            && k.resource.api_version == g.resource.api_version
+                            && k.resource.kind == g.resource.kind
+                    })
+                })
+            })
+            .collect()
+    }
+}
+
+/// N objects of `family` from the examples as renamed copies of the family's example graph
+/// (copy i: suffix `-b<i in base 36>` on every name of an example, see [`renamed`]): every
+/// example once per copy, round-robin until N; singletons only in the first copy. What a copy
+/// references and does not hold (found from the Kinds' declared references: a string of the
+/// object equal to a name of an example of a referenced Kind) is a support object of the
+/// same copy, and so on transitively.
+fn plan_family(
+    manifests: &[DynamicObject],
+    kinds: &[KindMeta],
     n: usize,
     family: &str,
     provider: Provider,
-) -> anyhow::Result<Vec<Generated>> {
-    let prefix = format!("{family}.");
-    let mut pool = Vec::new();
-    for m in read_manifests(&[examples.to_path_buf()])? {
-        let Some(types) = &m.object.types else {
+) -> anyhow::Result<FamilyPlan> {
+    let mut examples: Vec<Example> = Vec::new();
+    let mut secrets = Vec::new();
+    for object in manifests {
+        let Some(types) = &object.types else {
             continue;
         };
-        let Some(k) = kinds
+        if types.api_version == "v1" && types.kind == "Secret" {
+            let mut object = object.clone();
+            object.metadata.namespace = Some(BENCH_NAMESPACE.to_string());
+            secrets.push(Generated {
+                resource: ApiResource::erase::<k8s_openapi::api::core::v1::Secret>(&()),
+                object,
+            });
+            continue;
+        }
+        let Some(kind) = kinds
             .iter()
             .find(|k| k.resource.api_version == types.api_version && k.resource.kind == types.kind)
         else {
             continue;
         };
-        if is_legacy_group(&k.resource.group)
-            || k.provider != provider
-            || !k.resource.group.starts_with(&prefix)
-        {
-            continue;
-        }
-        if serde_json::to_string(&m.object.data)
-            .unwrap_or_default()
-            .contains("SecretRef")
-        {
-            continue;
-        }
-        pool.push(Generated {
-            resource: k.resource.clone(),
-            object: m.object.clone(),
+        examples.push(Example {
+            kind: kind.clone(),
+            object: object.clone(),
         });
     }
+    let names: BTreeSet<String> = examples.iter().flat_map(Example::names).collect();
+    let mut by_name: HashMap<String, Vec<usize>> = HashMap::new();
+    for (i, ex) in examples.iter().enumerate() {
+        for name in ex.names() {
+            by_name.entry(name).or_default().push(i);
+        }
+    }
+    // The examples each one needs: another example of a Kind it may reference, called by one
+    // of its strings.
+    let deps: Vec<Vec<usize>> = examples
+        .iter()
+        .enumerate()
+        .map(|(i, ex)| {
+            let mut out: Vec<usize> = ex
+                .strings()
+                .iter()
+                .filter_map(|s| by_name.get(s))
+                .flatten()
+                .copied()
+                .filter(|j| *j != i && ex.kind.targets.contains(&examples[*j].kind.key()))
+                .collect();
+            let key = ex.kind.key();
+            for (kind, prefix) in ATTACHED_BY_NAME {
+                if key != kind {
+                    continue;
+                }
+                out.extend(
+                    ex.object
+                        .metadata
+                        .name
+                        .iter()
+                        .filter_map(|name| by_name.get(name))
+                        .flatten()
+                        .copied()
+                        .filter(|j| {
+                            let other = examples[*j].kind.key();
+                            other == prefix || (prefix.ends_with('/') && other.starts_with(prefix))
+                        }),
+                );
+            }
+            out.sort_unstable();
+            out.dedup();
+            out
+        })
+        .collect();
+    let left_out = |i: &usize| {
+        NOT_MEASURED
+            .iter()
+            .any(|(k, _)| *k == examples[*i].kind.key())
+    };
+    let pool: Vec<usize> = (0..examples.len())
+        .filter(|i| examples[*i].kind.provider == provider && examples[*i].kind.group == family)
+        .filter(|i| !left_out(i))
+        .collect();
+    let not_measured: BTreeSet<String> = (0..examples.len())
+        .filter(|i| examples[*i].kind.provider == provider && examples[*i].kind.group == family)
+        .filter(left_out)
+        .filter_map(|i| {
+            let key = examples[i].kind.key();
+            let why = NOT_MEASURED.iter().find(|(k, _)| *k == key)?.1;
+            Some(format!("{}: {why}", examples[i].kind.resource.kind))
+        })
+        .collect();
     anyhow::ensure!(
         !pool.is_empty(),
-        "no usable {family} example in {}",
-        examples.display()
+        "no {family} example of provider-{} in the examples",
+        provider.short()
     );
-    Ok((0..n)
-        .map(|i| {
-            let template = &pool[i % pool.len()];
-            let mut object = template.object.clone();
-            object.metadata = kube::api::ObjectMeta {
-                name: Some(format!("bench-{i:05}")),
-                namespace: Some(BENCH_NAMESPACE.to_string()),
-                labels: Some([("sandbox-bench".to_string(), "true".to_string())].into()),
-                ..Default::default()
-            };
-            Generated {
-                resource: template.resource.clone(),
-                object,
+    let multiplied: Vec<usize> = pool
+        .iter()
+        .copied()
+        .filter(|i| !examples[*i].single())
+        .collect();
+    let mut measured: Vec<(usize, usize)> = Vec::new();
+    let mut copy = 0;
+    'copies: loop {
+        let round = if copy == 0 { &pool } else { &multiplied };
+        if round.is_empty() {
+            break;
+        }
+        for &i in round {
+            if measured.len() >= n {
+                break 'copies;
             }
-        })
-        .collect())
+            measured.push((i, copy));
+        }
+        copy += 1;
+    }
+    let measured_set: BTreeSet<(usize, usize)> = measured.iter().copied().collect();
+    // A single example is one object whichever copy needs it: the first copy's.
+    let slot = |j: usize, c: usize| if examples[j].single() { (j, 0) } else { (j, c) };
+    let mut support: Vec<(usize, usize)> = Vec::new();
+    let mut seen: BTreeSet<(usize, usize)> = measured_set.clone();
+    let mut queue: Vec<(usize, usize)> = measured.clone();
+    while let Some((i, c)) = queue.pop() {
+        for &j in &deps[i] {
+            let s = slot(j, c);
+            if seen.insert(s) {
+                support.push(s);
+                queue.push(s);
+            }
+        }
+    }
+    let generate = |&(i, c): &(usize, usize), label: &str| {
+        renamed(&examples[i], &names, &copy_suffix(c), label)
+    };
+    let measured_once: BTreeSet<String> = pool
+        .iter()
+        .filter(|i| examples[**i].single())
+        .map(|i| examples[*i].kind.resource.kind.clone())
+        .collect();
+    let needs_secrets = measured.iter().chain(&support).any(|(i, _)| {
+        serde_json::to_string(&examples[*i].object.data).is_ok_and(|t| t.contains("SecretRef"))
+    });
+    Ok(FamilyPlan {
+        measured: measured.iter().map(|m| generate(m, BENCH_LABEL)).collect(),
+        support: secrets
+            .into_iter()
+            .filter(|_| needs_secrets)
+            .chain(support.iter().map(|s| generate(s, SUPPORT_LABEL)))
+            .collect(),
+        measured_once: measured_once.into_iter().collect(),
+        not_measured: not_measured.into_iter().collect(),
+    })
 }
-
 /// Request counts by method (`"GET /artifactory/api/..."` keys).
 fn by_method(counts: &BTreeMap<String, u64>) -> BTreeMap<String, u64> {
     let mut out = BTreeMap::new();
@@ -1092,6 +1710,35 @@ pub fn table(r: &Report) -> String {
         r.poll_seconds,
         r.max_reconcile_rate
     );
+    if !r.measured_once.is_empty() {
+        let _ = writeln!(
+            s,
+            "  measured once           {} (one object per platform)",
+            r.measured_once.join(", ")
+        );
+    }
+    for k in &r.not_measured {
+        let _ = writeln!(s, "  not measured            {k}");
+    }
+    if r.support_objects > 0 {
+        let kinds: Vec<String> = r
+            .support_by_kind
+            .iter()
+            .map(|(k, n)| format!("{n} {k}"))
+            .collect();
+        let _ = writeln!(
+            s,
+            "  support objects         {} ({}){}, not measured; their steady state {:.1} requests per poll, subtracted",
+            r.support_objects,
+            kinds.join(", "),
+            if r.support_providers.is_empty() {
+                String::new()
+            } else {
+                format!(", by {} (stopped before)", r.support_providers.join(", "))
+            },
+            r.support_steady_requests_per_poll_total
+        );
+    }
     let _ = writeln!(
         s,
         "  Ready and Synced        {}/{}{}",
@@ -1192,6 +1839,9 @@ pub fn table(r: &Report) -> String {
     for f in r.apply_failures.iter().take(5) {
         let _ = writeln!(s, "  not applied: {f}");
     }
+    for f in r.not_ready.iter().take(5) {
+        let _ = writeln!(s, "  not Ready: {f}");
+    }
     s.trim_end().to_string()
 }
 
@@ -1252,6 +1902,7 @@ fn fault_lines(s: &mut String, f: &FaultReport) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use kube::ResourceExt as _;
 
     #[test]
     fn percentiles_methods_and_classes() {
@@ -1272,5 +1923,244 @@ mod tests {
         );
         assert_eq!(class_of("LocalGoRepository"), "local");
         assert_eq!(class_of("VirtualPubRepository"), "virtual");
+    }
+
+    /// The groups of every provider's examples (what `--family` takes).
+    const GROUPS: [(Provider, &str); 20] = [
+        (Provider::Artifactory, "artifact"),
+        (Provider::Artifactory, "configuration"),
+        (Provider::Artifactory, "lifecycle"),
+        (Provider::Artifactory, "replication"),
+        (Provider::Artifactory, "repository"),
+        (Provider::Artifactory, "security"),
+        (Provider::Artifactory, "user"),
+        (Provider::Artifactory, "webhook"),
+        (Provider::Xray, "configuration"),
+        (Provider::Xray, "policy"),
+        (Provider::Xray, "report"),
+        (Provider::Xray, "watch"),
+        (Provider::Xray, "webhook"),
+        (Provider::Project, "access"),
+        (Provider::Project, "project"),
+        (Provider::Project, "repository"),
+        (Provider::Platform, "access"),
+        (Provider::Platform, "authentication"),
+        (Provider::Platform, "configuration"),
+        (Provider::Platform, "lifecycle"),
+    ];
+
+    fn plan(provider: Provider, family: &str, n: usize) -> FamilyPlan {
+        let manifests = family_manifests(&repo_dir("examples")).expect("examples");
+        plan_family(&manifests, &code_kinds(), n, family, provider).expect("a plan")
+    }
+
+    fn find<'a>(objects: &'a [Generated], kind: &str, name: &str) -> Option<&'a Generated> {
+        objects
+            .iter()
+            .find(|g| g.resource.kind == kind && g.object.metadata.name.as_deref() == Some(name))
+    }
+
+    fn field<'a>(g: &'a Generated, pointer: &str) -> &'a str {
+        g.object
+            .data
+            .pointer(&format!("/spec/forProvider{pointer}"))
+            .and_then(|v| v.as_str())
+            .unwrap_or_default()
+    }
+
+    #[test]
+    fn suffixes_are_short_and_keep_addresses_valid() {
+        assert_eq!(copy_suffix(0), "-b0");
+        assert_eq!(copy_suffix(35), "-bz");
+        assert_eq!(copy_suffix(36), "-b10");
+        assert_eq!(suffixed("example-group", "-b1"), "example-group-b1");
+        assert_eq!(
+            suffixed("some-one@example.com", "-b1"),
+            "some-one-b1@example.com"
+        );
+        assert_eq!(
+            suffixed("someone@example.com", "-b1"),
+            "someoneb1@example.com"
+        );
+        assert_eq!(suffixed("examplewebhook", "-b1"), "examplewebhookb1");
+    }
+
+    /// A copy's references (plain names, `*Ref.name`) name that copy's objects: measured ones
+    /// of the family, or support objects of other groups renamed alike.
+    #[test]
+    fn a_copy_refers_to_its_own_objects() {
+        // A project's member group is the platform's group of the same copy.
+        let p = plan(Provider::Project, "access", 9);
+        assert!(find(&p.measured, "Group", "example-group-b2").is_some());
+        assert!(
+            find(&p.support, "Group", "example-group-b2")
+                .is_some_and(|g| g.resource.group.starts_with("access.platform."))
+        );
+        assert!(find(&p.support, "Project", "example-project-b2").is_some());
+        assert!(
+            !p.support.iter().any(|g| g.resource.kind == "GroupMembers"),
+            "the group, not what names it"
+        );
+        let p = plan(Provider::Platform, "access", 20);
+        for copy in ["-b0", "-b1", "-b2"] {
+            let members = find(
+                &p.measured,
+                "GroupMembers",
+                &format!("example-group-members{copy}"),
+            )
+            .expect("the copy's GroupMembers");
+            assert_eq!(field(members, "/name"), format!("example-group{copy}"));
+            assert_eq!(
+                field(members, "/members/0"),
+                "admin",
+                "a platform user keeps its name"
+            );
+            assert!(find(&p.measured, "Group", &format!("example-group{copy}")).is_some());
+            let permission = find(
+                &p.measured,
+                "Permission",
+                &format!("example-permission{copy}"),
+            )
+            .expect("the copy's Permission");
+            assert_eq!(
+                field(permission, "/artifact/actions/groups/0/name"),
+                format!("example-group{copy}")
+            );
+            let repo = format!("example-local-generic{copy}");
+            assert_eq!(field(permission, "/artifact/targets/0/name"), repo);
+            let support = find(&p.support, "LocalGenericRepository", &repo)
+                .expect("the repository as a support object");
+            assert_eq!(
+                support
+                    .object
+                    .labels()
+                    .get(SUPPORT_LABEL)
+                    .map(String::as_str),
+                Some("true")
+            );
+        }
+        assert!(
+            p.support_providers(&code_kinds(), Provider::Platform)
+                .contains(&Provider::Artifactory)
+        );
+        // Within the family: an OIDC identity mapping names its copy's configuration.
+        let p = plan(Provider::Platform, "authentication", 20);
+        for m in p
+            .measured
+            .iter()
+            .filter(|g| g.resource.kind == "OIDCIdentityMapping")
+        {
+            let name = m.object.metadata.name.as_deref().unwrap_or_default();
+            let copy = &name[name.rfind("-b").expect("a suffix")..];
+            let target = field(m, "/providerName");
+            assert_eq!(target, format!("example-oidc-configuration{copy}"));
+            assert!(find(&p.measured, "OIDCConfiguration", target).is_some());
+        }
+    }
+
+    /// No two measured or support objects of a Kind have the same identifier, in any group.
+    #[test]
+    fn identifiers_are_unique_across_copies() {
+        let kinds = code_kinds();
+        for (provider, family) in GROUPS {
+            let p = plan(provider, family, 60);
+            let mut seen = BTreeSet::new();
+            for g in p.measured.iter().chain(&p.support) {
+                let Some(kind) = kinds.iter().find(|k| {
+                    k.resource.api_version == g.resource.api_version
+                        && k.resource.kind == g.resource.kind
+                }) else {
+                    continue;
+                };
+                let external = g
+                    .object
+                    .metadata
+                    .annotations
+                    .as_ref()
+                    .and_then(|a| a.get(EXTERNAL_NAME))
+                    .cloned();
+                let id = match &kind.identifier {
+                    IdentifierStrategy::SpecField(f) => field(g, &format!("/{f}")).to_string(),
+                    IdentifierStrategy::Composite { fields, separator } => fields
+                        .iter()
+                        .map(|f| field(g, &format!("/{f}")))
+                        .collect::<Vec<_>>()
+                        .join(separator),
+                    IdentifierStrategy::Singleton(s) => s.to_string(),
+                    _ => external
+                        .or_else(|| g.object.metadata.name.clone())
+                        .unwrap_or_default(),
+                };
+                assert!(
+                    seen.insert((
+                        g.resource.api_version.clone(),
+                        g.resource.kind.clone(),
+                        id.clone()
+                    )),
+                    "{provider:?} {family}: two {} objects with identifier {id}",
+                    g.resource.kind
+                );
+            }
+        }
+    }
+
+    /// Copies write connection Secrets of their own.
+    #[test]
+    fn copies_write_their_own_connection_secrets() {
+        let p = plan(Provider::Artifactory, "security", 40);
+        let secrets: BTreeSet<&str> = p
+            .measured
+            .iter()
+            .filter(|g| g.resource.kind == "ScopedToken")
+            .filter_map(|g| {
+                g.object
+                    .data
+                    .pointer("/spec/writeConnectionSecretToRef/name")
+            })
+            .filter_map(|v| v.as_str())
+            .collect();
+        let tokens = p
+            .measured
+            .iter()
+            .filter(|g| g.resource.kind == "ScopedToken")
+            .count();
+        assert!(tokens > 1);
+        assert_eq!(secrets.len(), tokens);
+        assert!(!p.measured.iter().any(|g| g.resource.kind == "APIKey"));
+        assert!(p.not_measured[0].starts_with("APIKey: "));
+    }
+
+    /// Singletons (and an adopted object) are measured once; the other Kinds are multiplied.
+    #[test]
+    fn singletons_are_not_multiplied() {
+        let p = plan(Provider::Platform, "configuration", 40);
+        assert_eq!(p.measured.len(), 40);
+        assert_eq!(p.measured_once, ["License", "ReverseProxy"]);
+        let count = |k: &str| p.measured.iter().filter(|g| g.resource.kind == k).count();
+        assert_eq!(count("License"), 1);
+        assert_eq!(count("ReverseProxy"), 1);
+        assert_eq!(count("WorkersService"), 38);
+        let p = plan(Provider::Artifactory, "user", 10);
+        let anonymous: Vec<&Generated> = p
+            .measured
+            .iter()
+            .filter(|g| g.resource.kind == "AnonymousUser")
+            .collect();
+        assert_eq!(anonymous.len(), 1);
+        assert_eq!(
+            anonymous[0]
+                .object
+                .annotations()
+                .get(EXTERNAL_NAME)
+                .map(String::as_str),
+            Some("anonymous"),
+            "an adopted object keeps its external name"
+        );
+        // Xray's default binary manager is the one every platform has.
+        let p = plan(Provider::Xray, "configuration", 40);
+        assert!(find(&p.measured, "BinaryManagerRepos", "default").is_some());
+        // A family of singletons only has no more objects than Kinds.
+        let p = plan(Provider::Xray, "webhook", 5);
+        assert!(p.measured.len() <= 5);
     }
 }
