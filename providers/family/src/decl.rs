@@ -546,6 +546,8 @@ impl KindDecl {
                 return Err(err(format!("{} depends on unknown boolean {g}", f.crd)));
             }
         }
+        // Kept for the life of the process, one per Kind and scope: no growth slack.
+        fields.shrink_to_fit();
         Ok(ResolvedKind {
             decl: *self,
             fields,
