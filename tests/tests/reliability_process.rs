@@ -805,7 +805,7 @@ async fn reliability_soak() {
     let poll = Duration::from_secs(env_or("RELIABILITY_SOAK_POLL_SECS", 60));
     let id = "soak";
     // A provider managing 10,000 MRs is sized up: at upstream's 10 reconciles per second the
-    // creation alone (three reconciles each) would take the better part of an hour.
+    // creation alone (two reconciles each) would take the better part of an hour.
     let sb = Sandbox::start(
         SandboxOptions::new(id)
             .poll(poll)

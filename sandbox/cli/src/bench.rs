@@ -113,9 +113,9 @@ pub struct Args {
     /// The provider's --poll (how often an up-to-date resource is checked for drift).
     #[arg(long, value_name = "DURATION", default_value = "1m", value_parser = duration)]
     pub poll: Duration,
-    /// The provider's --max-reconcile-rate. A creation takes three reconciles (create, the
-    /// re-observe the create-succeeded annotation triggers, the create's back-off requeue),
-    /// each taking a token of the provider's bucket (burst 10 x R): below about 300 the
+    /// The provider's --max-reconcile-rate. A creation takes two reconciles (the create and
+    /// the re-observe its create-succeeded annotation triggers; the create's back-off
+    /// requeue is dropped once that ran, docs/managed-reconciler.md §1.3), each taking a token of the provider's bucket (burst 10 x R): below about 300 the
     /// provider's own budget, not the platform, is the limit of creation speed once
     /// repository writes are batched (1,000 repositories: 14.9 s at 100, 4.9 s at 300);
     /// a provider managing thousands of resources is sized up like this.
