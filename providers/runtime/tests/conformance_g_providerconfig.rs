@@ -277,23 +277,28 @@ async fn conformance_087_usage_record_contents() {
     assert!(u.data.get("spec").is_none());
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn conformance_088_switching_configs() {
-    let env = Env::new(&[]).await;
-    let _controllers = env.start_config_controllers().drop_guard();
-    default_cpc(&env, "one", "tok-1").await;
-    default_cpc(&env, "two", "tok-2").await;
+/// ClusterProviderConfigs `one` and `two`, and the MR `a/t` referring to `one`: its UID.
+async fn two_configs_and_a_thing_on_one(env: &Env) -> String {
+    default_cpc(env, "one", "tok-1").await;
+    default_cpc(env, "two", "tok-2").await;
     let mr = env
         .thing(Some("a"), "t", cpc_ref("one"))
         .await
         .expect("create");
+    mr.metadata.uid.clone().expect("uid")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn conformance_088_switching_configs() {
+    let env = Env::new(&[]).await;
+    let _controllers = env.start_config_controllers().drop_guard();
+    let uid = two_configs_and_a_thing_on_one(&env).await;
     env.reconcile(Some("a"), "t").await;
     let cpcs = env.config_api(ConfigKind::ClusterProviderConfig, None);
     wait_for("one has 1 user", || async {
         (users(&cpcs.get("one").await.ok()?) == 1).then_some(())
     })
     .await;
-    let uid = mr.metadata.uid.clone().expect("uid");
     let before = env.usage_api(Some("a")).get(&uid).await.expect("usage");
 
     env.thing_api(Some("a"))
@@ -331,13 +336,7 @@ async fn conformance_088_switching_configs() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn conformance_088b_usage_is_not_read_at_every_poll() {
     let env = Env::new(&[]).await;
-    default_cpc(&env, "one", "tok-1").await;
-    default_cpc(&env, "two", "tok-2").await;
-    let mr = env
-        .thing(Some("a"), "t", cpc_ref("one"))
-        .await
-        .expect("create");
-    let uid = mr.metadata.uid.clone().expect("uid");
+    let uid = two_configs_and_a_thing_on_one(&env).await;
     // One reconciler (one resolver), as in a provider process.
     let rec = env.reconciler(provider_runtime::managed::Scope::Namespaced);
     let usage_gets = || env.provider_requests("get providerconfigusages");

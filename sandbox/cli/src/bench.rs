@@ -67,6 +67,7 @@ use crate::kubeapi::{apply, is_legacy_group, kube_message, read_manifests};
 use crate::progress::{self, ObjectState};
 use crate::up::{self, Running, duration, repo_dir};
 use provider_runtime::managed::kind::{IdentifierStrategy, Scope, api_group, pluralize};
+use provider_runtime::managed::meta::EXTERNAL_NAME;
 
 /// How many applies are in flight at once.
 const APPLY_CONCURRENCY: usize = 32;
@@ -1199,13 +1200,7 @@ impl KindMeta {
 fn code_kinds() -> Vec<KindMeta> {
     let mut out = Vec::new();
     for p in Provider::ALL {
-        let registrations = match p {
-            Provider::Artifactory => provider_artifactory::kinds(),
-            Provider::Xray => provider_xray::kinds(),
-            Provider::Project => provider_project::kinds(),
-            Provider::Platform => provider_platform::kinds(),
-        };
-        for r in registrations {
+        for r in p.kinds() {
             let info = r.info();
             let gvk = kube::api::GroupVersionKind::gvk(
                 &api_group(info.group, info.provider, Scope::Namespaced),
@@ -1235,8 +1230,6 @@ struct Example {
     kind: KindMeta,
     object: DynamicObject,
 }
-
-const EXTERNAL_NAME: &str = "crossplane.io/external-name";
 
 /// Kinds that attach an existing JFrog object called by their own name, which is no
 /// declared reference (a project's member group or user, a repository moved into a

@@ -281,12 +281,7 @@ mod tests {
                 pkg.provider
             );
             let rules = system_rules(&granted_resources(pkg, &installed, &crds));
-            let kinds = match pkg.provider {
-                Provider::Artifactory => provider_artifactory::kinds(),
-                Provider::Xray => provider_xray::kinds(),
-                Provider::Project => provider_project::kinds(),
-                Provider::Platform => provider_platform::kinds(),
-            };
+            let kinds = pkg.provider.kinds();
             let reads = provider_runtime::crd::references::cross_provider_reads(
                 pkg.provider.short(),
                 &kinds,

@@ -116,6 +116,16 @@ impl Provider {
     pub fn from_short(short: &str) -> Option<Provider> {
         Provider::ALL.into_iter().find(|p| p.short() == short)
     }
+
+    /// The provider's Kind registrations (the code this executable runs as the provider).
+    pub fn kinds(self) -> Vec<std::sync::Arc<dyn provider_runtime::managed::KindRegistration>> {
+        match self {
+            Provider::Artifactory => provider_artifactory::kinds(),
+            Provider::Xray => provider_xray::kinds(),
+            Provider::Project => provider_project::kinds(),
+            Provider::Platform => provider_platform::kinds(),
+        }
+    }
 }
 
 #[derive(clap::Args)]

@@ -578,7 +578,7 @@ impl Binding {
         let store = self.store(s);
         let store = store.lock();
         let v = store.get(key).ok_or_else(|| self.not_found(key))?;
-        Ok(axum::Json((self.decl.view)(v)).into_response())
+        Ok(self.object_answer(StatusCode::OK, v))
     }
 
     pub(crate) async fn create(
@@ -628,9 +628,7 @@ impl Binding {
         tracing::debug!(collection = self.decl.name, %key, "object created");
         let resp = match self.create_answer {
             CreateAnswer::Empty => self.create_status.into_response(),
-            CreateAnswer::Object => {
-                (self.create_status, axum::Json((self.decl.view)(&stored))).into_response()
-            }
+            CreateAnswer::Object => self.object_answer(self.create_status, &stored),
             CreateAnswer::Id => {
                 let mut m = Map::new();
                 m.insert(
@@ -685,10 +683,13 @@ impl Binding {
         tracing::debug!(collection = self.decl.name, %key, "object replaced");
         Ok(match self.update_answer {
             UpdateAnswer::Empty => self.update_status.into_response(),
-            UpdateAnswer::Object => {
-                (self.update_status, axum::Json((self.decl.view)(&stored))).into_response()
-            }
+            UpdateAnswer::Object => self.object_answer(self.update_status, &stored),
         })
+    }
+
+    /// `status` with the object as a read answers it.
+    fn object_answer(&self, status: StatusCode, stored: &Value) -> Response {
+        (status, axum::Json((self.decl.view)(stored))).into_response()
     }
 
     pub(crate) async fn delete(

@@ -91,8 +91,8 @@ async fn the_repositories_list_answers_on_the_slash_path() {
     let sim = start().await;
     let api = Api::admin(&sim);
     let r = api
-        .put(
-            "/artifactory/api/repositories/gen-local",
+        .create(
+            "gen-local",
             json!({"rclass": "local", "packageType": "generic"}),
         )
         .await;
@@ -672,8 +672,8 @@ async fn a_folder_lists_its_files_flat_deep_and_with_folders() {
     let sim = start().await;
     let api = Api::admin(&sim);
     let r = api
-        .put(
-            "/artifactory/api/repositories/files-local",
+        .create(
+            "files-local",
             json!({"rclass": "local", "packageType": "generic"}),
         )
         .await;

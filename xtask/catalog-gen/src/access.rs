@@ -45,10 +45,8 @@ struct FieldFix {
     set: Map<String, Value>,
     /// A generated value of the create answer, published in the connection Secret.
     connection: bool,
-    /// Not compared while JFrog does not return it.
-    keep_when_server_empty: bool,
-    /// JFrog answers it in its own casing: compared ignoring case.
-    ignore_case: bool,
+    /// How it is compared (a `Norm` expression, as in the other sections' overrides).
+    norm: Option<String>,
     enums: Vec<String>,
     rules: Vec<(String, String)>,
     used: Cell<usize>,
@@ -116,8 +114,7 @@ impl Fixes {
                         "in",
                         "set",
                         "connection",
-                        "keep_when_server_empty",
-                        "ignore_case",
+                        "norm",
                         "enums",
                         "rules",
                         "reason"
@@ -129,10 +126,6 @@ impl Fixes {
             ensure!(
                 opt_str(f, "reason").is_some_and(|r| !r.trim().is_empty()),
                 "entry without a reason: {f}"
-            );
-            ensure!(
-                !(truthy(f.get("keep_when_server_empty")) && truthy(f.get("ignore_case"))),
-                "a field has one comparison rule: {f}"
             );
             let set = f
                 .get("set")
@@ -147,8 +140,7 @@ impl Fixes {
                 contexts: f.get("in").map(|c| strings(Some(c))).transpose()?,
                 set,
                 connection: truthy(f.get("connection")),
-                keep_when_server_empty: truthy(f.get("keep_when_server_empty")),
-                ignore_case: truthy(f.get("ignore_case")),
+                norm: crate::overrides::norm_expr(f.get("norm"))?,
                 enums: strings(f.get("enums"))?,
                 rules: rules_of(f.get("rules"))?,
                 used: Cell::new(0),
@@ -242,8 +234,8 @@ impl Gen<'_> {
     fn field(&mut self, f: &Value, kind: &str, prefix: &str) -> Result<Option<String>> {
         let tf = str_of(f, "tf")?.to_string();
         let mut m = f.as_object().context("a field is not an object")?.clone();
-        let (mut connection, mut keep, mut ignore_case, mut enums, mut rules) =
-            (false, false, false, Vec::new(), Vec::new());
+        let (mut connection, mut norm, mut enums, mut rules) =
+            (false, None, Vec::new(), Vec::new());
         for o in &self.fixes.fields {
             let hit = o.field == tf
                 && o.contexts
@@ -255,8 +247,9 @@ impl Gen<'_> {
                     m.insert(k.clone(), v.clone());
                 }
                 connection |= o.connection;
-                keep |= o.keep_when_server_empty;
-                ignore_case |= o.ignore_case;
+                if o.norm.is_some() {
+                    norm.clone_from(&o.norm);
+                }
                 if !o.enums.is_empty() {
                     enums.clone_from(&o.enums);
                 }
@@ -302,10 +295,8 @@ impl Gen<'_> {
             {
                 s.push_str(".late_init()");
             }
-            if keep {
-                s.push_str(".norm(Norm::KeepWhenServerEmpty)");
-            } else if ignore_case {
-                s.push_str(".norm(Norm::IgnoreCase)");
+            if let Some(n) = &norm {
+                s.push_str(&format!(".norm({n})"));
             }
         }
         if !enums.is_empty() {

@@ -448,16 +448,7 @@ fn field_override(v: &Value) -> Result<FieldOverride> {
     for f in drop_flags.iter().chain(&add_flags) {
         ensure!(FLAGS.contains(&f.as_str()), "unknown flag `{f}`");
     }
-    let norm = match m.get("norm") {
-        None => None,
-        Some(Value::String(s)) => Some(format!("Norm::{s}")),
-        Some(Value::Object(o)) if o.len() == 1 => {
-            let (variant, arg) = o.iter().next().expect("one member");
-            let arg = arg.as_str().context("a norm argument is not a string")?;
-            Some(format!("Norm::{variant}({})", rs(arg)))
-        }
-        Some(other) => bail!("bad norm {other}"),
-    };
+    let norm = norm_expr(m.get("norm"))?;
     Ok(FieldOverride {
         field,
         contexts: m.get("in").map(|c| strings(Some(c), "in")).transpose()?,
@@ -558,5 +549,20 @@ fn criteria_rules(v: &Value) -> Result<CriteriaRules> {
             .to_string(),
         rules,
         used: Cell::new(0),
+    })
+}
+
+/// The `Norm` expression of an override's `norm` member: `"IgnoreCase"` or
+/// `{"OnlyWhen": "enabled"}`.
+pub(crate) fn norm_expr(v: Option<&Value>) -> Result<Option<String>> {
+    Ok(match v {
+        None => None,
+        Some(Value::String(s)) => Some(format!("Norm::{s}")),
+        Some(Value::Object(o)) if o.len() == 1 => {
+            let (variant, arg) = o.iter().next().expect("one member");
+            let arg = arg.as_str().context("a norm argument is not a string")?;
+            Some(format!("Norm::{variant}({})", rs(arg)))
+        }
+        Some(other) => bail!("bad norm {other}"),
     })
 }

@@ -576,6 +576,10 @@ fn count(ctx: &ControllerContext, controller: &str, result: &str) {
 mod tests {
     use super::*;
 
+    fn queue() -> WorkQueue {
+        WorkQueue::new("t", Arc::new(ManagedMetrics::unregistered()))
+    }
+
     fn k(n: &str) -> ObjectKey {
         ObjectKey {
             namespace: "ns".into(),
@@ -585,7 +589,7 @@ mod tests {
 
     #[tokio::test]
     async fn queue_merges_and_holds_while_processing() {
-        let q = WorkQueue::new("t", Arc::new(ManagedMetrics::unregistered()));
+        let q = queue();
         q.add(k("a"));
         q.add(k("a"));
         q.add(k("b"));
@@ -610,7 +614,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_first_rate_limited_requeue_goes_before_earlier_events_later_ones_do_not() {
-        let q = WorkQueue::new("t", Arc::new(ManagedMetrics::unregistered()));
+        let q = queue();
         q.add(k("a"));
         assert_eq!(q.get().await.expect("a"), k("a"));
         // The observe after a create: the first rate-limited requeue (due in 1 s).
@@ -645,7 +649,7 @@ mod tests {
     /// event's request is kept.
     #[tokio::test]
     async fn a_finished_reconcile_replaces_the_requeue_an_earlier_one_left() {
-        let q = WorkQueue::new("t", Arc::new(ManagedMetrics::unregistered()));
+        let q = queue();
         q.add(k("a"));
         assert_eq!(q.get().await.expect("create"), k("a"));
         // The create: BACKOFF, and the watch event of its create-succeeded stamp.
