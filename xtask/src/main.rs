@@ -572,6 +572,29 @@ mod tests {
                     .any(|n| n == &format!("clusterproviderconfigs.{group}"))
             );
         }
+        // Active-active replicas: more shards than replicas, a key the providers accept.
+        let sharded = find(
+            "pkg.crossplane.io/v1beta1",
+            "DeploymentRuntimeConfig",
+            "provider-artifactory-sharded",
+        );
+        let spec = &sharded["spec"]["deploymentTemplate"]["spec"];
+        let replicas = spec["replicas"].as_u64().expect("replicas");
+        let args = spec["template"]["spec"]["containers"][0]["args"]
+            .as_array()
+            .unwrap();
+        let arg = |flag: &str| {
+            args.iter()
+                .filter_map(|a| a.as_str()?.strip_prefix(flag))
+                .next()
+                .unwrap_or_else(|| panic!("the sharded example has no {flag}"))
+        };
+        let shards: u64 = arg("--shards=").parse().unwrap();
+        assert!(
+            replicas > 1 && shards >= replicas,
+            "{replicas} replicas, {shards} shards"
+        );
+        assert!(["uid", "providerconfig"].contains(&arg("--shard-by=")));
         let policy = docs
             .iter()
             .find(|d| d["kind"] == "ManagedResourceActivationPolicy")

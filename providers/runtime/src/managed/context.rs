@@ -168,6 +168,8 @@ pub struct ControllerContext {
     /// How often the state gauges (`crossplane_managed_resource_{exists,ready,synced}`) are
     /// recomputed (`--poll-state-metric`).
     pub poll_state_metric: Duration,
+    /// `--shards`: the shards this replica reconciles (`None`: every MR).
+    pub shards: Option<Arc<super::shards::Shards>>,
 }
 
 impl ControllerContext {
@@ -196,6 +198,7 @@ impl ControllerContext {
             provider_name: provider_name.into(),
             shutdown: CancellationToken::new(),
             poll_state_metric: DEFAULT_POLL_STATE_METRIC,
+            shards: None,
         }
     }
 

@@ -43,6 +43,7 @@ use super::meta::FilterKey;
 use super::metrics::{Labels, ManagedMetrics};
 use super::ratelimit::ItemBackoff;
 use super::reconciler::{Outcome, Reconciler};
+use super::shards::Shards;
 
 /// Objects per page of a watch's initial list: small pages keep the memory of a restart
 /// with thousands of existing objects low (each page is held whole while it is decoded).
@@ -321,9 +322,16 @@ struct Cached {
     filter: u64,
     ready: bool,
     synced: bool,
+    /// The MR's shard (`--shards`; 0 without).
+    shard: u32,
 }
 
-fn cached(o: &DynamicObject) -> Cached {
+/// Whether this replica reconciles an MR of `shard`: always without `--shards`.
+fn mine(shards: Option<&Arc<Shards>>, shard: u32) -> bool {
+    shards.is_none_or(|s| s.owns(shard))
+}
+
+fn cached(o: &DynamicObject, shards: Option<&Arc<Shards>>) -> Cached {
     let conds: Vec<Condition> = o
         .data
         .get("status")
@@ -335,6 +343,7 @@ fn cached(o: &DynamicObject) -> Cached {
         filter: FilterKey::of(&o.metadata).digest(),
         ready: is(TYPE_READY),
         synced: is(TYPE_SYNCED),
+        shard: shards.map_or(0, |s| s.shard_of(o)),
     }
 }
 
@@ -367,6 +376,7 @@ pub async fn run<K: ManagedKind>(
         let queue = queue.clone();
         let cache = cache.clone();
         let controller_name = controller_name.clone();
+        let shards = ctx.shards.clone();
         async move {
             let mut stream = watcher::watcher(api, watcher::Config::default().page_size(LIST_PAGE))
                 .default_backoff()
@@ -378,7 +388,8 @@ pub async fn run<K: ManagedKind>(
                     Ok(Event::InitApply(o)) | Ok(Event::Apply(o)) => {
                         let key = ObjectKey::of(&o);
                         seen.insert(key.clone());
-                        let c = cached(&o);
+                        let c = cached(&o, shards.as_ref());
+                        let shard = c.shard;
                         let enqueue = match cache.lock() {
                             Ok(mut m) => {
                                 let changed = m.get(&key).is_none_or(|p| p.filter != c.filter);
@@ -386,26 +397,27 @@ pub async fn run<K: ManagedKind>(
                                 changed
                             }
                             Err(_) => true,
-                        };
+                        } && mine(shards.as_ref(), shard);
                         if enqueue {
                             queue.add(key);
                         }
                     }
                     Ok(Event::InitDone) => {
                         // Objects that vanished while the watch was down.
-                        let gone: Vec<ObjectKey> = match cache.lock() {
+                        let gone: Vec<(ObjectKey, u32)> = match cache.lock() {
                             Ok(mut m) => {
                                 let g: Vec<ObjectKey> =
                                     m.keys().filter(|k| !seen.contains(*k)).cloned().collect();
-                                for k in &g {
-                                    m.remove(k);
-                                }
-                                g
+                                g.into_iter()
+                                    .filter_map(|k| m.remove(&k).map(|c| (k, c.shard)))
+                                    .collect()
                             }
                             Err(_) => Vec::new(),
                         };
-                        for k in gone {
-                            queue.add(k);
+                        for (k, shard) in gone {
+                            if mine(shards.as_ref(), shard) {
+                                queue.add(k);
+                            }
                         }
                     }
                     Ok(Event::Delete(o)) => {
@@ -413,7 +425,12 @@ pub async fn run<K: ManagedKind>(
                         if let Ok(mut m) = cache.lock() {
                             m.remove(&key);
                         }
-                        queue.add(key);
+                        if mine(
+                            shards.as_ref(),
+                            shards.as_ref().map_or(0, |s| s.shard_of(&o)),
+                        ) {
+                            queue.add(key);
+                        }
                     }
                     Err(e) => {
                         tracing::warn!(controller = %controller_name, error = %e, "watch error");
@@ -456,6 +473,10 @@ pub async fn run<K: ManagedKind>(
     let slots = Arc::new(Semaphore::new(workers));
     let watch_task = tokio::spawn(watch);
     let gauge_task = tokio::spawn(gauges);
+    let grants_task = ctx
+        .shards
+        .clone()
+        .map(|shards| tokio::spawn(enqueue_granted_shards(shards, cache.clone(), queue.clone())));
     loop {
         let permit = tokio::select! {
             p = slots.clone().acquire_owned() => p,
@@ -481,6 +502,22 @@ pub async fn run<K: ManagedKind>(
             () = ctx.shutdown.cancelled() => None,
         };
         let Some(key) = key else { break };
+        // `--shards`: only MRs of the shards this replica owns, each counted in flight until
+        // its reconcile ends, so that a shard is given up only when none of it is running.
+        let in_flight = match &ctx.shards {
+            None => None,
+            Some(shards) => {
+                let shard = cache.lock().ok().and_then(|m| m.get(&key).map(|c| c.shard));
+                match shard.and_then(|s| shards.begin(s)) {
+                    Some(guard) => Some(guard),
+                    None => {
+                        queue.forget(&key);
+                        queue.done(&key);
+                        continue;
+                    }
+                }
+            }
+        };
         // The global limiter: a limited request returns AFTER(wait) without reconciling.
         let wait = ctx
             .rate_limiter
@@ -498,6 +535,7 @@ pub async fn run<K: ManagedKind>(
         let controller_name = controller_name.clone();
         tokio::spawn(async move {
             process(&queue, &reconciler, &ctx, &controller_name, key).await;
+            drop(in_flight);
             drop(slot);
             drop(permit);
         });
@@ -505,11 +543,46 @@ pub async fn run<K: ManagedKind>(
     queue.shutdown();
     watch_task.abort();
     gauge_task.abort();
+    if let Some(t) = grants_task {
+        t.abort();
+    }
     // Let the reconciles in flight finish.
     let _ = slots
         .acquire_many(u32::try_from(workers).unwrap_or(u32::MAX))
         .await;
     tracing::info!(controller = %controller_name, "stopped managed controller");
+}
+
+/// `--shards`: enqueues every MR of a shard when this replica is granted it (the MRs of a
+/// shard it does not own are watched but not queued).
+async fn enqueue_granted_shards(
+    shards: Arc<Shards>,
+    cache: Arc<Mutex<HashMap<ObjectKey, Cached>>>,
+    queue: Arc<WorkQueue>,
+) {
+    let mut changes = shards.subscribe();
+    let mut owned: HashSet<u32> = HashSet::new();
+    loop {
+        let now: HashSet<u32> = shards.owned().into_iter().collect();
+        let granted: HashSet<u32> = now.difference(&owned).copied().collect();
+        if !granted.is_empty() {
+            let keys: Vec<ObjectKey> = match cache.lock() {
+                Ok(m) => m
+                    .iter()
+                    .filter(|(_, c)| granted.contains(&c.shard))
+                    .map(|(k, _)| k.clone())
+                    .collect(),
+                Err(_) => Vec::new(),
+            };
+            for k in keys {
+                queue.add(k);
+            }
+        }
+        owned = now;
+        if changes.changed().await.is_err() {
+            return;
+        }
+    }
 }
 
 /// One reconcile of `key` and the queue bookkeeping of its outcome.

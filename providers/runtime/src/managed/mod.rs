@@ -83,6 +83,7 @@ pub mod reasons;
 pub mod reconciler;
 pub mod references;
 pub mod registration;
+pub mod shards;
 
 pub use conditions::{AsyncOp, Condition};
 pub use config::{

@@ -7,6 +7,12 @@ use std::time::Duration;
 
 use clap::{ArgAction, Args, ValueEnum};
 
+use crate::managed::shards::ShardBy;
+
+fn shard_by(s: &str) -> Result<ShardBy, String> {
+    s.parse()
+}
+
 fn duration(s: &str) -> Result<Duration, String> {
     humantime::parse_duration(s).map_err(|e| format!("invalid duration {s:?}: {e}"))
 }
@@ -110,6 +116,17 @@ pub struct ProviderFlags {
     /// Retry period.
     #[arg(long, default_value = "2s", value_parser = duration, hide = true)]
     pub leader_election_retry_period: Duration,
+
+    /// Split the managed resources into this many shards, each reconciled by the replica
+    /// that holds its Lease, so that every replica of the Deployment works (active-active);
+    /// 1: no sharding. Every replica must be given the same value.
+    #[arg(long, env = "SHARDS", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1024))]
+    pub shards: u32,
+
+    /// What an MR's shard is computed from: `uid` (an even spread) or `providerconfig`
+    /// (every MR of one ProviderConfig in one shard).
+    #[arg(long, env = "SHARD_BY", default_value = "uid", value_parser = shard_by)]
+    pub shard_by: ShardBy,
 
     /// Deprecated Upjet flag: accepted and ignored.
     #[arg(long, hide = true)]
@@ -231,6 +248,13 @@ mod tests {
         assert_eq!(c.leader_election_lease_duration, Duration::from_secs(60));
         assert_eq!(c.leader_election_renew_deadline, Duration::from_secs(50));
         assert_eq!(c.leader_election_retry_period, Duration::from_secs(2));
+        assert_eq!((c.shards, c.shard_by), (1, ShardBy::Uid));
+        let c = Cli::try_parse_from(["p", "--shards=6", "--shard-by=providerconfig"])
+            .unwrap()
+            .flags;
+        assert_eq!((c.shards, c.shard_by), (6, ShardBy::ProviderConfig));
+        assert!(Cli::try_parse_from(["p", "--shards=0"]).is_err());
+        assert!(Cli::try_parse_from(["p", "--shard-by=name"]).is_err());
     }
 
     #[test]

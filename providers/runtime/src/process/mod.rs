@@ -20,6 +20,7 @@ pub mod kubeclient;
 pub mod leader;
 pub mod logging;
 pub mod metrics;
+pub mod shards;
 
 use std::sync::Arc;
 
@@ -33,6 +34,7 @@ pub use http::ReadinessChecks;
 pub use kubeclient::kube_client;
 pub use leader::{LeaderElectionConfig, LeaderElector, lease_name};
 pub use metrics::MetricsRegistry;
+pub use shards::{ShardConfig, ShardManager};
 
 use crate::managed::context::WatchClients;
 use crate::managed::kind::Scope;
@@ -365,8 +367,31 @@ pub async fn run_until(
     };
     let gate = SafeStartGate::new(process.controllers());
 
+    // `--shards`: active replicas, each reconciling the shards whose Leases it holds; the
+    // shard Leases replace the leader election.
+    let mut sharding = None;
+    if flags.shards > 1 {
+        if flags.leader_election {
+            tracing::info!("--shards: the shard Leases replace the leader election");
+        }
+        let shards = crate::managed::shards::Shards::new(flags.shards, flags.shard_by);
+        ctx.shards = Some(shards.clone());
+        let cfg = ShardConfig {
+            provider: name.clone(),
+            namespace: flags.effective_namespace(),
+            identity: leader::default_identity(),
+            lease_duration: flags.leader_election_lease_duration,
+            renew_deadline: flags.leader_election_renew_deadline,
+            retry_period: flags.leader_election_retry_period,
+        };
+        let manager = ShardManager::new(lease_client.clone(), cfg, shards, registry.clone());
+        sharding = Some(tokio::spawn(
+            manager.run(shutdown.clone(), std::time::Duration::from_secs(10)),
+        ));
+    }
+
     let mut elector = None;
-    if flags.leader_election {
+    if flags.leader_election && sharding.is_none() {
         let cfg = LeaderElectionConfig {
             name: lease_name(&name),
             namespace: flags.effective_namespace(),
@@ -394,6 +419,10 @@ pub async fn run_until(
     controllers_token.cancel();
     // Give controllers a moment to finish their current reconcile.
     let _ = tokio::time::timeout(std::time::Duration::from_secs(10), gate_task).await;
+    if let Some(manager) = sharding {
+        // It gives its shards up once their reconciles have ended.
+        let _ = tokio::time::timeout(std::time::Duration::from_secs(15), manager).await;
+    }
     if let Err(e) = &result {
         tracing::error!(error = %e, "exiting");
     }
