@@ -178,6 +178,8 @@ impl Replica {
                     .join(format!("{provider}.kubeconfig")),
             )
             .env("POD_NAMESPACE", "crossplane-system")
+            // As a pod's name: the replica's Lease identity and its events' host.
+            .env("HOSTNAME", log_name)
             .env_remove("RUST_LOG")
             .stdin(Stdio::null())
             .stdout(Stdio::from(out))

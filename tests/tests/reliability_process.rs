@@ -994,3 +994,284 @@ async fn reliability_soak() {
     );
     assert_eq!(end.secrets, 0, "soak: secrets in outputs");
 }
+
+/// The shards of the scenario "shards".
+const SHARDS: u32 = 6;
+
+/// The holders of provider-artifactory's shard Leases, by shard (`--shards`).
+async fn shard_holders(sb: &Sandbox) -> BTreeMap<u32, String> {
+    let leases: Api<Lease> = Api::namespaced(sb.client.clone(), "crossplane-system");
+    let mut out = BTreeMap::new();
+    for i in 0..SHARDS {
+        let name = provider_runtime::process::shards::shard_lease_name(PROVIDER, i);
+        if let Some(h) = leases
+            .get_opt(&name)
+            .await
+            .ok()
+            .flatten()
+            .and_then(|l| l.spec)
+            .and_then(|s| s.holder_identity)
+            .filter(|h| !h.is_empty())
+        {
+            out.insert(i, h);
+        }
+    }
+    out
+}
+
+/// The replica (its HOSTNAME, the pod name) of a Lease identity `<hostname>_<uuid>`.
+fn replica_of(identity: &str) -> String {
+    identity
+        .rsplit_once('_')
+        .map_or(identity, |(h, _)| h)
+        .to_string()
+}
+
+/// How many shards each replica holds.
+fn per_replica(holders: &BTreeMap<u32, String>) -> BTreeMap<String, usize> {
+    let mut per = BTreeMap::new();
+    for h in holders.values() {
+        *per.entry(replica_of(h)).or_default() += 1;
+    }
+    per
+}
+
+/// Per managed resource named `prefix*` in `default`: the replicas (events' `source.host`)
+/// that reported creating its repository (`CreatedExternalResource`).
+async fn creators(sb: &Sandbox, prefix: &str) -> BTreeMap<String, BTreeSet<String>> {
+    let events: Api<k8s_openapi::api::core::v1::Event> =
+        Api::namespaced(sb.client.clone(), "default");
+    let mut out: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for e in events
+        .list(&ListParams::default())
+        .await
+        .expect("list events")
+        .items
+    {
+        let name = e.involved_object.name.clone().unwrap_or_default();
+        if e.reason.as_deref() == Some("CreatedExternalResource") && name.starts_with(prefix) {
+            let host = e
+                .source
+                .and_then(|s| s.host)
+                .unwrap_or_else(|| "(no host)".into());
+            out.entry(name).or_default().insert(host);
+        }
+    }
+    out
+}
+
+/// Scenario "shards" (issue 30): provider-artifactory as three active replicas with
+/// `--shards 6` (the sandbox's process and two more with the same kubeconfig and flags), and
+/// repositories spread over three ClusterProviderConfigs. The replicas split the shards two
+/// each; every repository is created by one replica, the holder of its shard's Lease (the
+/// events' host), and each replica's own JFrog write count adds up to the simulator's. Then
+/// more repositories are applied and a replica is SIGKILLed while they are being created: the
+/// others take its shards within the lease time, everything converges, and JFrog holds each
+/// repository once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reliability_shards() {
+    let id = "shards";
+    let lease = 6;
+    let n = env_or("SHARDS_MRS", 300usize);
+    let more = n / 5;
+    let opts = SandboxOptions::new(id)
+        .poll(Duration::from_secs(30))
+        .sandbox_arg(&format!("--shards={SHARDS}"));
+    let sb = Sandbox::start(short_lease(opts, lease)).await;
+    let mut flags = lease_flags(lease);
+    flags.push(format!("--shards={SHARDS}"));
+    let one = Replica::start(&sb, "artifactory", "provider-artifactory-1", &flags);
+    let mut two = Replica::start(&sb, "artifactory", "provider-artifactory-2", &flags);
+    let split = wait_for(
+        "two shards for each of three replicas",
+        Duration::from_secs(120),
+        Duration::from_millis(200),
+        || async {
+            let h = shard_holders(&sb).await;
+            let per = per_replica(&h);
+            (h.len() == SHARDS as usize && per.len() == 3 && per.values().all(|n| *n == 2))
+                .then_some(h)
+        },
+    )
+    .await;
+
+    // Two more ClusterProviderConfigs, the same platform under other names.
+    let cpc = "clusterproviderconfigs.artifactory.m.crossplane.io";
+    let default: Value =
+        serde_json::from_str(&sb.kubectl_ok(&["get", cpc, "default", "-o", "json"]))
+            .expect("the default ClusterProviderConfig");
+    let configs = ["default", "team-b", "team-c"];
+    let copies: Vec<Value> = configs[1..]
+        .iter()
+        .map(|name| {
+            json!({
+                "apiVersion": default["apiVersion"], "kind": default["kind"],
+                "metadata": {"name": name}, "spec": default["spec"],
+            })
+        })
+        .collect();
+    sb.apply_ok(&copies);
+
+    let prefix = "shard-";
+    let doc = |i: usize| {
+        let mut d = repo(
+            &format!("{prefix}{i:03}"),
+            &format!("sharded repository {i}"),
+        );
+        d["spec"]["providerConfigRef"] =
+            json!({"kind": "ClusterProviderConfig", "name": configs[i % configs.len()]});
+        d
+    };
+    let docs: Vec<Value> = (0..n + more).map(doc).collect();
+    let expected: BTreeSet<String> = (0..n + more).map(|i| format!("{prefix}{i:03}")).collect();
+    sb.sim.reset_requests().await;
+    let started = Instant::now();
+    apply_all(&sb, &docs[..n]).await;
+    let first_ready = wait_ready(&sb, prefix, n, Duration::from_secs(600)).await;
+    let first_secs = started.elapsed().as_secs_f64();
+
+    // Each repository created by one replica: its shard's owner.
+    let shards = provider_runtime::managed::shards::Shards::new(
+        SHARDS,
+        provider_runtime::managed::shards::ShardBy::Uid,
+    );
+    let mrs = repos_api(&sb)
+        .list(&ListParams::default())
+        .await
+        .expect("list repositories");
+    let owner: BTreeMap<String, String> = mrs
+        .items
+        .iter()
+        .map(|o| {
+            (
+                o.metadata.name.clone().unwrap_or_default(),
+                replica_of(&split[&shards.shard_of(o)]),
+            )
+        })
+        .collect();
+    let made = creators(&sb, prefix).await;
+    let mut misattributed = Vec::new();
+    for name in expected.iter().take(n) {
+        let by = made.get(name).cloned().unwrap_or_default();
+        if by.len() != 1 || by.first() != owner.get(name) {
+            misattributed.push(format!(
+                "{name}: created by {by:?}, owner {:?}",
+                owner.get(name)
+            ));
+        }
+    }
+    let mut creations: BTreeMap<String, usize> = BTreeMap::new();
+    for by in made.values() {
+        for h in by {
+            *creations.entry(h.clone()).or_default() += 1;
+        }
+    }
+    let logs = [
+        provider_log(&sb, PROVIDER),
+        one.log.clone(),
+        two.log.clone(),
+    ];
+    let mut replica_writes = Vec::new();
+    for log in &logs {
+        replica_writes.push(jfrog_writes_of(&metrics_of(log).await));
+    }
+    let sim_writes = total_writes(&sb.sim.requests().await);
+
+    // More repositories; a replica SIGKILLed while they are being created.
+    let before = shard_holders(&sb).await;
+    apply_all(&sb, &docs[n..]).await;
+    let mut rng = StdRng::seed_from_u64(seed());
+    tokio::time::sleep(Duration::from_millis(rng.random_range(100..800))).await;
+    let (ready_at_kill, _) = ready_count(&repos_api(&sb), prefix).await;
+    let killed_at = Instant::now();
+    two.kill();
+    let dead = "provider-artifactory-2".to_string();
+    let lost: Vec<u32> = before
+        .iter()
+        .filter(|(_, h)| replica_of(h) == dead)
+        .map(|(s, _)| *s)
+        .collect();
+    wait_for(
+        "the killed replica's shards taken over",
+        Duration::from_secs(120),
+        Duration::from_millis(100),
+        || async {
+            let h = shard_holders(&sb).await;
+            (h.len() == SHARDS as usize && !per_replica(&h).contains_key(&dead)).then_some(())
+        },
+    )
+    .await;
+    let takeover = killed_at.elapsed().as_secs_f64();
+    let converged = wait_ready(&sb, prefix, n + more, Duration::from_secs(600)).await;
+    let converge_secs = killed_at.elapsed().as_secs_f64();
+    let made = creators(&sb, prefix).await;
+    let created_twice: Vec<String> = made
+        .iter()
+        .filter(|(_, by)| by.len() > 1)
+        .map(|(n, by)| format!("{n}: {by:?}"))
+        .collect();
+    let end = End::measure(&sb, prefix, &expected).await;
+    // Expiry is judged from when a survivor last saw the Lease renewed, checked every retry
+    // period (1 s): lease + 2 retry periods, and a second of slack for a loaded machine.
+    let bound = lease as f64 + 3.0;
+    let each_wrote = replica_writes.iter().all(|w| *w > 0);
+    let pass = first_ready
+        && converged
+        && misattributed.is_empty()
+        && created_twice.is_empty()
+        && each_wrote
+        && replica_writes.iter().sum::<u64>() == sim_writes
+        && takeover <= bound
+        && end.found == (n + more) as u64
+        && end.clean();
+    let row = Row {
+        id: id.into(),
+        scenario: "three active replicas (--shards 6), one SIGKILLed during creation".into(),
+        size: sized(format!(
+            "{} repositories over 3 ClusterProviderConfigs, 3 replicas, lease {lease} s",
+            n + more
+        )),
+        faults: 1,
+        converge_secs,
+        pass,
+        result: format!(
+            "shards 2/2/2; the first {n} Ready in {first_secs:.1} s, each created by its shard's owner ({} misattributed; creations per replica {creations:?}); JFrog writes per replica {replica_writes:?} = {} (simulator {sim_writes}); replica 2 (shards {lost:?}) killed with {} of {more} new repositories pending; its shards taken over after {takeover:.1} s (bound {bound:.0} s); all {} Ready {converge_secs:.1} s after the kill; {} created twice",
+            misattributed.len(),
+            replica_writes.iter().sum::<u64>(),
+            (n + more).saturating_sub(ready_at_kill),
+            n + more,
+            created_twice.len(),
+        ),
+        ..end.row()
+    };
+    record(&row);
+    assert!(
+        first_ready && converged,
+        "shards: not all Ready:\n{}",
+        sb.logs()
+    );
+    assert!(
+        misattributed.is_empty(),
+        "shards: not created by their shard's owner alone: {misattributed:?}"
+    );
+    assert!(
+        each_wrote,
+        "shards: a replica wrote nothing: {replica_writes:?}"
+    );
+    assert_eq!(
+        replica_writes.iter().sum::<u64>(),
+        sim_writes,
+        "shards: the replicas' JFrog writes {replica_writes:?} against the simulator's"
+    );
+    assert!(
+        takeover <= bound,
+        "shards: the killed replica's shards were taken over after {takeover:.1} s"
+    );
+    assert!(created_twice.is_empty(), "shards: {created_twice:?}");
+    assert_eq!(
+        (end.found, end.duplicates, end.missing),
+        ((n + more) as u64, 0, 0),
+        "shards: JFrog state"
+    );
+    assert_eq!(end.secrets, 0, "shards: secrets in outputs");
+}

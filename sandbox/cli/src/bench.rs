@@ -406,6 +406,7 @@ async fn bench(args: &Args, running: &mut Running) -> anyhow::Result<Report> {
             .chain(support_providers.iter().copied())
             .collect(),
         packages: Vec::new(),
+        shards: 1,
         provider_args: std::iter::once(format!("--max-reconcile-rate={}", args.max_reconcile_rate))
             .chain(
                 KILL_LEASE_FLAGS

@@ -59,6 +59,8 @@ pub struct Launch {
     pub pid_file: Option<PathBuf>,
     /// The longest restart back-off ([`MAX_BACKOFF`] unless a fault test asks for less).
     pub max_backoff: Duration,
+    /// `HOSTNAME`, as a pod's name: the Lease identity's and the events' host.
+    pub host: Option<String>,
 }
 
 /// A provider's restarts, as `kubectl get pods` shows them (RESTARTS, last state).
@@ -174,6 +176,9 @@ fn spawn_process(launch: &Launch, restart: bool) -> anyhow::Result<(Child, u32)>
             cmd
         }
     };
+    if let Some(host) = &launch.host {
+        cmd.env("HOSTNAME", host);
+    }
     cmd.args(&launch.flags)
         .env("KUBECONFIG", &launch.kubeconfig)
         .env("POD_NAMESPACE", "crossplane-system")

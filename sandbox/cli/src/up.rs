@@ -115,6 +115,12 @@ pub struct Args {
     /// Which providers to start (comma-separated). Default: all four.
     #[arg(long, value_enum, value_delimiter = ',')]
     pub providers: Vec<Provider>,
+    /// Run each provider as active-active replicas that split the managed resources into
+    /// this many shards (`--shards`, docs/managed-reconciler.md §15.8) instead of under leader
+    /// election; more replicas can then be started beside it (`sandbox provider <name>
+    /// --shards N`). 1: leader election, as Crossplane runs a provider.
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    pub shards: u32,
     /// An extra flag passed to every provider (repeatable), e.g. --provider-arg=--debug.
     #[arg(long = "provider-arg", value_name = "ARG", allow_hyphen_values = true)]
     pub provider_args: Vec<String>,
@@ -522,9 +528,13 @@ pub(crate) async fn start(args: &Args, running: &mut Running) -> anyhow::Result<
         };
         let kubeconfig = providers_dir.join(format!("{}.kubeconfig", p.name()));
         write_private(&kubeconfig, &text)?;
-        previous_holders.insert(p, lease_holder(&leases, p).await);
+        previous_holders.insert(p, holders(&leases, p, args.shards).await);
         let mut flags = vec![
-            "--leader-election".to_string(),
+            if args.shards > 1 {
+                format!("--shards={}", args.shards)
+            } else {
+                "--leader-election".to_string()
+            },
             format!("--poll={}", humantime::format_duration(args.poll)),
             "--metrics-bind-address=127.0.0.1:0".to_string(),
             "--health-probe-bind-addr=127.0.0.1:0".to_string(),
@@ -537,6 +547,8 @@ pub(crate) async fn start(args: &Args, running: &mut Running) -> anyhow::Result<
             flags,
             binary: args.provider_bin.as_ref().map(|d| d.join(p.name())),
             pid_file: Some(providers_dir.join(format!("{}.pid", p.name()))),
+            // A pod's HOSTNAME is its name: the replica's Lease identity and events' host.
+            host: Some(format!("{}-0", p.name())),
             max_backoff: args.restart_backoff_max,
         })?;
         eprintln!(
@@ -552,6 +564,7 @@ pub(crate) async fn start(args: &Args, running: &mut Running) -> anyhow::Result<
         &leases,
         &mut running.children,
         &previous_holders,
+        args.shards,
         Duration::from_secs(120),
     )
     .await?;
@@ -741,12 +754,36 @@ pub(crate) async fn lease_holder(leases: &Api<Lease>, p: Provider) -> Option<Str
         .filter(|h| !h.is_empty())
 }
 
-/// Waits until each provider holds its leader-election Lease (a holder other than the one
-/// before it started, so a stale Lease of an earlier run does not count).
+/// Who holds a provider's Leases: the leader-election Lease, or with `shards` > 1 every shard
+/// Lease (`None` until each has a holder).
+pub(crate) async fn holders(leases: &Api<Lease>, p: Provider, shards: u32) -> Option<String> {
+    if shards <= 1 {
+        return lease_holder(leases, p).await;
+    }
+    let mut all = Vec::new();
+    for i in 0..shards {
+        let name = provider_runtime::process::shards::shard_lease_name(&p.name(), i);
+        let holder = leases
+            .get_opt(&name)
+            .await
+            .ok()
+            .flatten()
+            .and_then(|l| l.spec)
+            .and_then(|s| s.holder_identity)
+            .filter(|h| !h.is_empty())?;
+        all.push(holder);
+    }
+    Some(all.join(","))
+}
+
+/// Waits until each provider holds its leader-election Lease, or with `shards` > 1 until every
+/// shard Lease is held (holders other than those before it started, so a stale Lease of an
+/// earlier run does not count).
 async fn wait_for_leaders(
     leases: &Api<Lease>,
     children: &mut [ProviderChild],
     previous: &BTreeMap<Provider, Option<String>>,
+    shards: u32,
     timeout: Duration,
 ) -> anyhow::Result<()> {
     let deadline = Instant::now() + timeout;
@@ -764,7 +801,7 @@ async fn wait_for_leaders(
         }
         let mut still = Vec::new();
         for p in pending {
-            let holder = lease_holder(leases, p).await;
+            let holder = holders(leases, p, shards).await;
             if holder.is_none() || holder == previous.get(&p).cloned().flatten() {
                 still.push(p);
             } else if let Some(c) = children.iter_mut().find(|c| c.provider == p) {

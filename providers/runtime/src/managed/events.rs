@@ -78,6 +78,19 @@ pub struct EventRecorder {
     spam: Mutex<HashMap<String, Spam>>,
 }
 
+/// The pod's name (`HOSTNAME` in a container), as an event's `source.host`: with several
+/// active replicas (docs/managed-reconciler.md §15.8) it says which one acted. None outside a
+/// pod that sets it.
+fn pod_host() -> Option<String> {
+    static HOST: std::sync::OnceLock<Option<String>> = std::sync::OnceLock::new();
+    HOST.get_or_init(|| {
+        std::env::var("HOSTNAME")
+            .ok()
+            .filter(|h| !h.trim().is_empty())
+    })
+    .clone()
+}
+
 impl EventRecorder {
     /// A recorder whose events carry `component` as source and reporting component.
     pub fn new(client: kube::Client, component: impl Into<String>) -> Self {
@@ -211,7 +224,7 @@ impl EventRecorder {
             type_: Some(type_.as_str().to_string()),
             source: Some(EventSource {
                 component: Some(self.component.clone()),
-                host: None,
+                host: pod_host(),
             }),
             reporting_component: Some(self.component.clone()),
             reporting_instance: Some(self.component.clone()),
