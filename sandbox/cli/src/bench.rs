@@ -168,9 +168,28 @@ pub struct Args {
     /// Kubernetes holds any of them once the faults are removed.
     #[arg(long)]
     pub delete: bool,
+    /// Run the provider as this many active replicas (`sandbox up --replicas`), each with
+    /// `--shards` (default: one shard per replica); the report gives each replica's RSS.
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    pub replicas: u32,
+    /// The providers' `--shards` (docs/managed-reconciler.md §15.8). Default: 1 with one
+    /// replica (leader election), else one per replica.
+    #[arg(long, value_name = "N")]
+    pub shards: Option<u32>,
+    /// With --replicas: SIGKILL the last replica this long after the first apply (the
+    /// sandbox's supervision starts it again, as a Deployment would); the report says when the
+    /// others held its shards and counts JFrog's repositories against those expected.
+    #[arg(long, value_name = "DURATION", value_parser = duration)]
+    pub kill_replica_after: Option<Duration>,
 }
 
 impl Args {
+    /// The providers' `--shards`.
+    fn shards(&self) -> u32 {
+        self.shards
+            .unwrap_or(if self.replicas > 1 { self.replicas } else { 1 })
+    }
+
     /// Whether this is a fault run (`--fault` or `--kill-every`).
     fn chaos(&self) -> bool {
         !self.faults.is_empty() || self.kill_every.is_some()
@@ -304,6 +323,27 @@ pub struct Report {
     /// With `--fault` or `--kill-every`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub fault_run: Option<FaultReport>,
+    /// With `--replicas`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub shard_run: Option<ShardRun>,
+}
+
+/// What a run with several replicas (`--replicas`) measured.
+#[derive(Debug, Serialize)]
+pub struct ShardRun {
+    pub replicas: u32,
+    pub shards: u32,
+    /// The replica SIGKILLed (`--kill-replica-after`), and when, after the first apply.
+    pub killed: Option<String>,
+    pub killed_after_seconds: Option<f64>,
+    /// From the kill until every shard Lease was held by another process.
+    pub takeover_seconds: Option<f64>,
+    pub restarts: u32,
+    /// Repositories expected and found in JFrog at the end (repository family).
+    pub expected_objects: usize,
+    pub jfrog_objects: Option<usize>,
+    pub duplicates: Option<usize>,
+    pub missing: Option<usize>,
 }
 
 /// One generated object.
@@ -329,6 +369,10 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
         args.kill_every.is_none_or(|d| !d.is_zero()),
         "--kill-every must be longer than 0"
     );
+    anyhow::ensure!(
+        args.kill_replica_after.is_none() || (args.replicas > 1 && !args.chaos()),
+        "--kill-replica-after needs --replicas 2 or more, and no --fault or --kill-every"
+    );
     let (stop_tx, mut stop_rx) = tokio::sync::watch::channel(false);
     tokio::spawn(async move {
         up::shutdown_signal().await;
@@ -353,6 +397,19 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
             f.duplicates,
             f.missing,
             f.not_ready
+        );
+    }
+    if let Some(x) = &report.shard_run {
+        anyhow::ensure!(
+            x.duplicates.unwrap_or(0) == 0 && x.missing.unwrap_or(0) == 0,
+            "run with {} replicas: {:?} duplicates, {:?} missing",
+            x.replicas,
+            x.duplicates,
+            x.missing
+        );
+        anyhow::ensure!(
+            x.killed.is_none() || x.takeover_seconds.is_some(),
+            "the killed replica's shards were not taken over"
         );
     }
     anyhow::ensure!(
@@ -406,7 +463,8 @@ async fn bench(args: &Args, running: &mut Running) -> anyhow::Result<Report> {
             .chain(support_providers.iter().copied())
             .collect(),
         packages: Vec::new(),
-        shards: 1,
+        shards: args.shards(),
+        replicas: args.replicas.max(1),
         provider_args: std::iter::once(format!("--max-reconcile-rate={}", args.max_reconcile_rate))
             .chain(
                 KILL_LEASE_FLAGS
@@ -559,6 +617,9 @@ async fn bench(args: &Args, running: &mut Running) -> anyhow::Result<Report> {
     let injected = Injected::add(sim, &args.faults);
     let apply_started = Instant::now();
     let mut killer = Killer::new(args.kill_every, apply_started);
+    // --kill-replica-after: the replica killed, the shard holders it had, when.
+    let mut replica_kill: Option<(String, Vec<String>, Instant)> = None;
+    let mut takeover: Option<Instant> = None;
     let leases: Api<Lease> = Api::namespaced(client.clone(), crate::setup::NAMESPACE);
     let generated_len = generated.len();
     let results: Vec<Result<(String, Instant), String>> = futures::stream::iter(generated)
@@ -602,6 +663,47 @@ async fn bench(args: &Args, running: &mut Running) -> anyhow::Result<Report> {
         }
         if args.chaos() {
             killer.tick(&mut running.children, &leases, true).await?;
+        } else if args.kill_replica_after.is_some() {
+            if replica_kill.is_none()
+                && let Some(after) = args.kill_replica_after
+                && apply_started.elapsed() >= after
+                && let Some(c) = running.children.last_mut()
+            {
+                let held = up::holders(&leases, c.provider, args.shards())
+                    .await
+                    .unwrap_or_default();
+                let name = c
+                    .log
+                    .file_stem()
+                    .map(|f| f.to_string_lossy().into_owned())
+                    .unwrap_or_default();
+                let mine: Vec<String> = held
+                    .split(',')
+                    .filter(|h| {
+                        h.starts_with(&format!("{}-{}_", c.provider.name(), args.replicas - 1))
+                    })
+                    .map(str::to_string)
+                    .collect();
+                let _ = c.child.start_kill();
+                eprintln!(
+                    "SIGKILLed {name} (pid {}), which held {} shards",
+                    c.pid,
+                    mine.len()
+                );
+                replica_kill = Some((name, mine, Instant::now()));
+            }
+            if let Some((_, old, _)) = &replica_kill
+                && takeover.is_none()
+                && let Some(p) = running.children.first().map(|c| c.provider)
+                && let Some(now) = up::holders(&leases, p, args.shards()).await
+                && !now.split(',').any(|h| old.iter().any(|o| o == h))
+            {
+                takeover = Some(Instant::now());
+            }
+            // Crashed replicas start again, as a Deployment's pods do.
+            for c in running.children.iter_mut() {
+                c.supervise()?;
+            }
         } else {
             for c in running.children.iter_mut() {
                 if let Ok(Some(status)) = c.child.try_wait() {
@@ -622,6 +724,9 @@ async fn bench(args: &Args, running: &mut Running) -> anyhow::Result<Report> {
         if done >= applied_at.len() {
             all_done_at.get_or_insert_with(Instant::now);
         }
+        // A replica killed: done once its shards were taken over too.
+        let killed_done =
+            args.kill_replica_after.is_none() || (replica_kill.is_some() && takeover.is_some());
         let over = if args.chaos() {
             // Without --fault-for: until all were Ready, and the provider was killed once.
             chaos::phase_over(
@@ -630,7 +735,7 @@ async fn bench(args: &Args, running: &mut Running) -> anyhow::Result<Report> {
                 all_done_at.is_some() && (args.kill_every.is_none() || killer.kills > 0),
             )
         } else {
-            all_done_at.is_some()
+            all_done_at.is_some() && killed_done
         };
         if over || Instant::now() > deadline {
             break;
@@ -741,6 +846,8 @@ async fn bench(args: &Args, running: &mut Running) -> anyhow::Result<Report> {
         tokio::time::sleep(args.poll * args.steady_polls).await;
         steady_counts = sim.request_counts();
     }
+    let tally = (args.replicas > 1 && repository_family)
+        .then(|| chaos::tally(&expected, jfrog_keys(sim).iter().map(String::as_str)));
     if args.delete
         && let Some(f) = fault_run.as_mut()
     {
@@ -770,7 +877,11 @@ async fn bench(args: &Args, running: &mut Running) -> anyhow::Result<Report> {
             let first =
                 first_synced.map(|t| t.saturating_duration_since(apply_started).as_secs_f64());
             ProviderFigures {
-                name: c.provider.name(),
+                // The replica: `provider-<name>[-<i>]`, as its log and pid file are named.
+                name: c
+                    .log
+                    .file_stem()
+                    .map_or_else(|| c.provider.name(), |f| f.to_string_lossy().into_owned()),
                 pid: c.pid,
                 command: std::fs::read(format!("/proc/{}/cmdline", c.pid))
                     .map(|b| {
@@ -795,6 +906,27 @@ async fn bench(args: &Args, running: &mut Running) -> anyhow::Result<Report> {
         })
         .collect();
 
+    let shard_run = (args.replicas > 1).then(|| ShardRun {
+        replicas: args.replicas,
+        shards: args.shards(),
+        killed: replica_kill.as_ref().map(|k| k.0.clone()),
+        killed_after_seconds: replica_kill
+            .as_ref()
+            .map(|k| k.2.saturating_duration_since(apply_started).as_secs_f64()),
+        takeover_seconds: replica_kill
+            .as_ref()
+            .zip(takeover)
+            .map(|(k, t)| t.saturating_duration_since(k.2).as_secs_f64()),
+        restarts: running
+            .children
+            .iter()
+            .map(|c| c.supervision.restarts)
+            .sum(),
+        expected_objects: expected.len(),
+        jfrog_objects: tally.as_ref().map(|t| t.found),
+        duplicates: tally.as_ref().map(|t| t.duplicates),
+        missing: tally.as_ref().map(|t| t.missing),
+    });
     let n = generated_len;
     let creation_requests = by_method(&creation_counts);
     let creation_requests_total: u64 = creation_requests.values().sum();
@@ -862,6 +994,7 @@ async fn bench(args: &Args, running: &mut Running) -> anyhow::Result<Report> {
         steady_requests_per_poll,
         providers,
         fault_run,
+        shard_run,
     })
 }
 
@@ -1829,6 +1962,28 @@ pub fn table(r: &Report) -> String {
     }
     if let Some(f) = &r.fault_run {
         fault_lines(&mut s, f);
+    }
+    if let Some(x) = &r.shard_run {
+        let _ = writeln!(
+            s,
+            "  replicas                {} active, {} shards, {} restarts",
+            x.replicas, x.shards, x.restarts
+        );
+        if let Some(k) = &x.killed {
+            let _ = writeln!(
+                s,
+                "  replica killed          {k} at {}, its shards held by the others {} later",
+                opt(x.killed_after_seconds, " s"),
+                opt(x.takeover_seconds, " s")
+            );
+        }
+        if let (Some(f), Some(d), Some(m)) = (x.jfrog_objects, x.duplicates, x.missing) {
+            let _ = writeln!(
+                s,
+                "  JFrog repositories      {f} of {} expected, {d} duplicates, {m} missing",
+                x.expected_objects
+            );
+        }
     }
     for f in r.apply_failures.iter().take(5) {
         let _ = writeln!(s, "  not applied: {f}");

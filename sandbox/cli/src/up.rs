@@ -121,6 +121,12 @@ pub struct Args {
     /// --shards N`). 1: leader election, as Crossplane runs a provider.
     #[arg(long, value_name = "N", default_value_t = 1)]
     pub shards: u32,
+    /// Start this many replicas of each provider, as a Deployment with that many replicas runs
+    /// them: active-active with --shards, else one leader and standbys
+    /// (`HOSTNAME=provider-<name>-<i>`, logs and pid files
+    /// `DIR/providers/provider-<name>[-<i>].{log,pid}`, replica 0 without the suffix).
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    pub replicas: u32,
     /// An extra flag passed to every provider (repeatable), e.g. --provider-arg=--debug.
     #[arg(long = "provider-arg", value_name = "ARG", allow_hyphen_values = true)]
     pub provider_args: Vec<String>,
@@ -540,24 +546,27 @@ pub(crate) async fn start(args: &Args, running: &mut Running) -> anyhow::Result<
             "--health-probe-bind-addr=127.0.0.1:0".to_string(),
         ];
         flags.extend(args.provider_args.iter().cloned());
-        let child = children::spawn(Launch {
-            provider: p,
-            kubeconfig: kubeconfig.clone(),
-            log: providers_dir.join(format!("{}.log", p.name())),
-            flags,
-            binary: args.provider_bin.as_ref().map(|d| d.join(p.name())),
-            pid_file: Some(providers_dir.join(format!("{}.pid", p.name()))),
-            // A pod's HOSTNAME is its name: the replica's Lease identity and events' host.
-            host: Some(format!("{}-0", p.name())),
-            max_backoff: args.restart_backoff_max,
-        })?;
-        eprintln!(
-            "started {} (pid {}, log {})",
-            p.name(),
-            child.pid,
-            child.log.display()
-        );
-        running.children.push(child);
+        for replica in 0..args.replicas.max(1) {
+            let file = replica_file(p, replica);
+            let child = children::spawn(Launch {
+                provider: p,
+                kubeconfig: kubeconfig.clone(),
+                log: providers_dir.join(format!("{file}.log")),
+                flags: flags.clone(),
+                binary: args.provider_bin.as_ref().map(|d| d.join(p.name())),
+                pid_file: Some(providers_dir.join(format!("{file}.pid"))),
+                // A pod's HOSTNAME is its name: the replica's Lease identity and events' host.
+                host: Some(format!("{}-{replica}", p.name())),
+                max_backoff: args.restart_backoff_max,
+            })?;
+            eprintln!(
+                "started {} (pid {}, log {})",
+                p.name(),
+                child.pid,
+                child.log.display()
+            );
+            running.children.push(child);
+        }
     }
     let step = Instant::now();
     wait_for_leaders(
@@ -752,6 +761,16 @@ pub(crate) async fn lease_holder(leases: &Api<Lease>, p: Provider) -> Option<Str
         .and_then(|l| l.spec)
         .and_then(|s| s.holder_identity)
         .filter(|h| !h.is_empty())
+}
+
+/// The file name (without extension) of a provider replica's log and pid file:
+/// `provider-<name>` for the first, `provider-<name>-<i>` for the others.
+pub(crate) fn replica_file(p: Provider, replica: u32) -> String {
+    if replica == 0 {
+        p.name()
+    } else {
+        format!("{}-{replica}", p.name())
+    }
 }
 
 /// Who holds a provider's Leases: the leader-election Lease, or with `shards` > 1 every shard
