@@ -138,14 +138,72 @@ pub struct FamilyKind {
     strict: Arc<StrictSchema>,
 }
 
+/// How long a compiled strict schema is kept after its last use. A compiled schema takes 0.5 to
+/// 3 MiB (a repository Kind's about 1.5 MiB), and writes come in bursts (an apply, a sync): it
+/// is compiled at a burst's first write, serves the burst, and is dropped once the Kind has
+/// not been written for this long, so that a provider between bursts holds none.
+pub const COMPILED_IDLE: Duration = Duration::from_secs(60);
+
+/// A compiled schema (`None`: it does not compile) and when it was last used.
+type Compiled = Option<(Arc<Option<crd_schema::Schema>>, Instant)>;
+
+/// Every strict schema's compiled slot, for the sweeper that drops the idle ones.
+fn compiled_slots() -> &'static Mutex<Vec<std::sync::Weak<Mutex<Compiled>>>> {
+    static SLOTS: std::sync::OnceLock<Mutex<Vec<std::sync::Weak<Mutex<Compiled>>>>> =
+        std::sync::OnceLock::new();
+    SLOTS.get_or_init(Mutex::default)
+}
+
+/// Starts the sweeper thread, once per process, at the first compilation: every half
+/// [`COMPILED_IDLE`] it drops the compiled schemas idle for longer.
+fn start_sweeper() {
+    static STARTED: std::sync::Once = std::sync::Once::new();
+    STARTED.call_once(|| {
+        let started = std::thread::Builder::new()
+            .name("strict-schema-sweep".into())
+            .spawn(|| {
+                loop {
+                    std::thread::sleep(COMPILED_IDLE / 2);
+                    sweep_compiled(Instant::now());
+                }
+            });
+        if let Err(e) = started {
+            tracing::warn!(error = %e, "cannot start the strict-schema sweeper: compiled schemas stay");
+        }
+    });
+}
+
+/// Drops the compiled schemas not used since `now - COMPILED_IDLE`; forgets the slots of
+/// schemas that no longer exist.
+pub fn sweep_compiled(now: Instant) {
+    let mut slots = compiled_slots()
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    slots.retain(|w| {
+        let Some(slot) = w.upgrade() else {
+            return false;
+        };
+        let mut c = slot
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if c.as_ref()
+            .is_some_and(|(_, used)| now.saturating_duration_since(*used) >= COMPILED_IDLE)
+        {
+            *c = None;
+        }
+        true
+    });
+}
+
 /// The strict schema of a Kind's `forProvider` ([`checks::strict_schema`]): every upstream
 /// rule, those the API server cannot afford at admission included, checked on the resolved
-/// parameters (references filled in) before any write. Compiled on the first write.
+/// parameters (references filled in) before any write. Compiled at the first write, dropped
+/// when idle for [`COMPILED_IDLE`].
 pub struct StrictSchema {
     kind: Arc<ResolvedKind>,
     checks: Vec<&'static KindChecks>,
     references: Vec<ReferenceField>,
-    compiled: std::sync::OnceLock<Option<crd_schema::Schema>>,
+    compiled: Arc<Mutex<Compiled>>,
 }
 
 impl std::fmt::Debug for StrictSchema {
@@ -162,12 +220,27 @@ impl StrictSchema {
         checks: Vec<&'static KindChecks>,
         references: Vec<ReferenceField>,
     ) -> Self {
+        let compiled: Arc<Mutex<Compiled>> = Arc::default();
+        if !checks.is_empty() {
+            compiled_slots()
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .push(Arc::downgrade(&compiled));
+        }
         StrictSchema {
             kind,
             checks,
             references,
-            compiled: std::sync::OnceLock::new(),
+            compiled,
         }
+    }
+
+    /// Whether the schema is compiled now (tests).
+    pub fn is_compiled(&self) -> bool {
+        self.compiled
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .is_some()
     }
 
     /// The rules `params` (a resolved `forProvider`) breaks, worded as the API server words
@@ -178,11 +251,22 @@ impl StrictSchema {
         if self.checks.is_empty() {
             return Ok(());
         }
-        let compiled = self.compiled.get_or_init(|| {
-            let s = checks::strict_schema(&self.kind, &self.checks, &self.references).ok()?;
-            crd_schema::Schema::compile(&s).ok()
-        });
-        let Some(schema) = compiled else {
+        let compiled = {
+            let mut slot = self
+                .compiled
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            let entry = slot.get_or_insert_with(|| {
+                start_sweeper();
+                let schema = checks::strict_schema(&self.kind, &self.checks, &self.references)
+                    .ok()
+                    .and_then(|s| crd_schema::Schema::compile(&s).ok());
+                (Arc::new(schema), Instant::now())
+            });
+            entry.1 = Instant::now();
+            entry.0.clone()
+        };
+        let Some(schema) = compiled.as_ref() else {
             return Ok(());
         };
         let errs = schema.validate(&serde_json::json!({"spec": {"forProvider": params}}), None);
@@ -1815,6 +1899,45 @@ mod tests {
             rest: &REST,
             hooks: &HOOKS,
         }
+    }
+
+    static REPO_KEY_CHECKS: KindChecks = KindChecks {
+        kind: "Thing",
+        fields: &[("repoKey", &[checks::Check::Length(Some(2), Some(10))])],
+        rules: &[],
+        late_init_safe: &[],
+        key: &[],
+        secret_keys: &[],
+    };
+
+    #[test]
+    fn a_compiled_strict_schema_is_dropped_once_idle_and_compiled_again_when_needed() {
+        let kind = FamilyKind::new(&decl(Id::Name))
+            .expect("kind")
+            .with_checks(vec![&REPO_KEY_CHECKS]);
+        let strict = kind.strict.clone();
+        assert!(
+            !strict.is_compiled(),
+            "compiled at the first write, not before"
+        );
+        let err = strict
+            .check(&json!({"repoKey": "x"}))
+            .expect_err("too short");
+        assert!(err.contains("spec.forProvider.repoKey"), "{err}");
+        assert!(strict.is_compiled());
+        // Used within the idle time: kept.
+        sweep_compiled(Instant::now() + COMPILED_IDLE / 2);
+        assert!(strict.is_compiled());
+        // Idle for longer: dropped, and compiled again by the next write.
+        sweep_compiled(Instant::now() + COMPILED_IDLE);
+        assert!(!strict.is_compiled());
+        assert!(strict.check(&json!({"repoKey": "repo"})).is_ok());
+        assert!(
+            strict
+                .check(&json!({"repoKey": "far-too-long-key"}))
+                .is_err()
+        );
+        assert!(strict.is_compiled());
     }
 
     fn mr(name: &str, external_name: &str, params: Value) -> Managed<FamilyKind> {
