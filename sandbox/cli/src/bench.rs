@@ -260,6 +260,8 @@ pub struct ProviderFigures {
     pub command: String,
     pub idle_rss_mib: Option<f64>,
     pub peak_rss_mib: Option<f64>,
+    /// At the end of the steady state (after `--steady-polls` polls of every object).
+    pub steady_rss_mib: Option<f64>,
     pub cpu_seconds: Option<f64>,
     pub start_to_leader_seconds: Option<f64>,
     pub apply_to_first_synced_seconds: Option<f64>,
@@ -846,6 +848,11 @@ async fn bench(args: &Args, running: &mut Running) -> anyhow::Result<Report> {
         tokio::time::sleep(args.poll * args.steady_polls).await;
         steady_counts = sim.request_counts();
     }
+    let steady_rss: HashMap<u32, Option<f64>> = running
+        .children
+        .iter()
+        .map(|c| (c.pid, proc_status_kib(c.pid, "VmRSS").map(mib)))
+        .collect();
     let tally = (args.replicas > 1 && repository_family)
         .then(|| chaos::tally(&expected, jfrog_keys(sim).iter().map(String::as_str)));
     if args.delete
@@ -894,6 +901,7 @@ async fn bench(args: &Args, running: &mut Running) -> anyhow::Result<Report> {
                     .unwrap_or_default(),
                 idle_rss_mib: idle.get(&c.pid).copied().flatten(),
                 peak_rss_mib: proc_status_kib(c.pid, "VmHWM").map(mib),
+                steady_rss_mib: steady_rss.get(&c.pid).copied().flatten(),
                 cpu_seconds: cpu_seconds(c.pid),
                 start_to_leader_seconds: to_leader,
                 apply_to_first_synced_seconds: first,
@@ -1943,17 +1951,25 @@ pub fn table(r: &Report) -> String {
     );
     let _ = writeln!(
         s,
-        "  {:<22} {:>8} {:>10} {:>10} {:>9} {:>10} {:>14}",
-        "PROVIDER", "PID", "IDLE RSS", "PEAK RSS", "CPU", "TO LEADER", "TO 1ST RECONC."
+        "  {:<22} {:>8} {:>10} {:>10} {:>11} {:>9} {:>10} {:>14}",
+        "PROVIDER",
+        "PID",
+        "IDLE RSS",
+        "PEAK RSS",
+        "STEADY RSS",
+        "CPU",
+        "TO LEADER",
+        "TO 1ST RECONC."
     );
     for p in &r.providers {
         let _ = writeln!(
             s,
-            "  {:<22} {:>8} {:>10} {:>10} {:>9} {:>10} {:>14}",
+            "  {:<22} {:>8} {:>10} {:>10} {:>11} {:>9} {:>10} {:>14}",
             p.name,
             p.pid,
             opt(p.idle_rss_mib, " MiB"),
             opt(p.peak_rss_mib, " MiB"),
+            opt(p.steady_rss_mib, " MiB"),
             opt(p.cpu_seconds, " s"),
             opt(p.start_to_leader_seconds, " s"),
             opt(p.start_to_first_reconcile_seconds, " s"),

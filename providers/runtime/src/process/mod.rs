@@ -225,6 +225,31 @@ pub enum ProcessError {
     LeaderLost(#[from] leader::LeaderError),
 }
 
+/// How often the heap's free memory is handed back to the system.
+pub const HEAP_TRIM_PERIOD: std::time::Duration = std::time::Duration::from_secs(30);
+
+/// Hands the heap's free memory back to the system. glibc's allocator keeps what a burst of
+/// work freed (a creation of thousands of MRs decodes and encodes many objects at once, and a
+/// Kind's compiled strict schema is dropped when idle) inside its arenas, so without this a
+/// provider's RSS stays at its peak. Measured: 3,000 repositories, RSS 106 MiB at the peak and
+/// still 106 MiB two polls later.
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+#[expect(
+    unsafe_code,
+    reason = "malloc_trim(3) is a plain glibc call with no memory-safety precondition"
+)]
+pub fn trim_heap() {
+    // SAFETY: malloc_trim takes a byte count and touches only the allocator's own state,
+    // under the allocator's locks; it is safe to call from any thread at any time.
+    unsafe {
+        libc::malloc_trim(0);
+    }
+}
+
+/// Hands the heap's free memory back to the system (a no-op but with glibc).
+#[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+pub fn trim_heap() {}
+
 /// Resolves on SIGTERM or SIGINT.
 pub async fn shutdown_signal() {
     #[cfg(unix)]
@@ -305,6 +330,23 @@ pub async fn run_until(
     } = process;
     for hook in metrics_hooks {
         registry.register_with(hook);
+    }
+
+    // Free memory back to the system after each burst of work (see `trim_heap`).
+    {
+        let token = shutdown.clone();
+        tokio::spawn(async move {
+            let mut tick = tokio::time::interval(HEAP_TRIM_PERIOD);
+            tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            loop {
+                tokio::select! {
+                    () = token.cancelled() => break,
+                    _ = tick.tick() => {
+                        let _ = tokio::task::spawn_blocking(trim_heap).await;
+                    }
+                }
+            }
+        });
     }
 
     let checks = ReadinessChecks::default();
