@@ -375,6 +375,10 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
         args.kill_replica_after.is_none() || (args.replicas > 1 && !args.chaos()),
         "--kill-replica-after needs --replicas 2 or more, and no --fault or --kill-every"
     );
+    anyhow::ensure!(
+        !args.chaos() || args.shards() == 1,
+        "--fault and --kill-every follow the leader-election Lease: they go without --shards          (use --kill-replica-after with --replicas)"
+    );
     let (stop_tx, mut stop_rx) = tokio::sync::watch::channel(false);
     tokio::spawn(async move {
         up::shutdown_signal().await;

@@ -578,7 +578,12 @@ pub(crate) async fn start(args: &Args, running: &mut Running) -> anyhow::Result<
     )
     .await?;
     eprintln!(
-        "providers are leaders after {:.1}s",
+        "providers {} after {:.1}s",
+        if args.shards > 1 {
+            "hold every shard"
+        } else {
+            "are leaders"
+        },
         step.elapsed().as_secs_f64()
     );
     if let Some(d) = &args.state_dir {
