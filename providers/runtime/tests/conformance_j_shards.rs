@@ -98,6 +98,10 @@ struct Replica {
 }
 
 fn start_replica(env: &Env, name: &str, log: &Log) -> Replica {
+    start_replica_by(env, name, log, ShardBy::Uid)
+}
+
+fn start_replica_by(env: &Env, name: &str, log: &Log, by: ShardBy) -> Replica {
     let process = ProviderProcess::new("provider-fake", PROVIDER).with_kinds(vec![register(
         thing(),
         Recording {
@@ -107,7 +111,7 @@ fn start_replica(env: &Env, name: &str, log: &Log) -> Replica {
         },
     )]);
     let gate = SafeStartGate::new(process.controllers());
-    let shards = Shards::new(SHARDS, ShardBy::Uid);
+    let shards = Shards::new(SHARDS, by);
     let controllers = CancellationToken::new();
     let mut ctx = env.ctx().with_poll(Duration::from_secs(1));
     ctx.poll_jitter = Duration::ZERO;
@@ -333,4 +337,76 @@ async fn conformance_109_replicas_split_the_mrs_by_shard_and_take_over_a_dead_on
     assert_eq!(lock(&env.s).objects.len(), 90);
     c.stop.cancel();
     c.controllers.cancel();
+}
+
+/// `--shard-by providerconfig`: every MR of one ClusterProviderConfig is reconciled by one
+/// replica, the owner of that configuration's shard.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn conformance_109b_sharding_by_provider_config_keeps_a_config_in_one_replica() {
+    let env = Env::new(&[]).await;
+    env.secret("crossplane-system", "creds", &[("token", "tok")])
+        .await;
+    let configs = ["alpha", "beta", "gamma", "delta"];
+    for c in configs {
+        env.config(
+            ConfigKind::ClusterProviderConfig,
+            None,
+            c,
+            json!({"namespace": "crossplane-system", "name": "creds", "key": "token"}),
+        )
+        .await;
+    }
+    let _configs = env.start_config_controllers();
+    let log: Log = Arc::default();
+    let mut config_of = BTreeMap::new();
+    for i in 0..40 {
+        let n = format!("p{i:02}");
+        let c = configs[i % configs.len()];
+        env.thing(
+            Some("ns"),
+            &n,
+            json!({"forProvider": {"x": n},
+                   "providerConfigRef": {"kind": "ClusterProviderConfig", "name": c}}),
+        )
+        .await
+        .expect("create");
+        config_of.insert(n, c);
+    }
+    let a = start_replica_by(&env, "a", &log, ShardBy::ProviderConfig);
+    let b = start_replica_by(&env, "b", &log, ShardBy::ProviderConfig);
+    let c = start_replica_by(&env, "c", &log, ShardBy::ProviderConfig);
+    all_owned_by(&[&a, &b, &c], "the shards owned").await;
+    all_ready(&env, 40).await;
+    let mark = entries(&log).len();
+    wait_for("every MR reconciled twice more", || async {
+        let l = entries(&log);
+        let mut seen: BTreeMap<&String, usize> = BTreeMap::new();
+        for (_, ext, op) in &l[mark..] {
+            if *op == "observe" {
+                *seen.entry(ext).or_default() += 1;
+            }
+        }
+        (seen.len() == 40 && seen.values().all(|n| *n >= 2)).then_some(())
+    })
+    .await;
+    let l = entries(&log);
+    let mut replicas_of: BTreeMap<&str, BTreeSet<&String>> = BTreeMap::new();
+    for (r, ext, op) in &l[mark..] {
+        if *op == "observe" {
+            replicas_of.entry(config_of[ext]).or_default().insert(r);
+        }
+    }
+    assert_eq!(replicas_of.len(), configs.len());
+    for (config, replicas) in &replicas_of {
+        assert_eq!(
+            replicas.len(),
+            1,
+            "the MRs of {config} are reconciled by one replica: {replicas:?}"
+        );
+    }
+    drop(l);
+    for r in [a, b, c] {
+        r.stop.cancel();
+        r.controllers.cancel();
+    }
 }
