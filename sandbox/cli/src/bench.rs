@@ -628,20 +628,37 @@ async fn bench(args: &Args, running: &mut Running) -> anyhow::Result<Report> {
     let mut takeover: Option<Instant> = None;
     let leases: Api<Lease> = Api::namespaced(client.clone(), crate::setup::NAMESPACE);
     let generated_len = generated.len();
-    let results: Vec<Result<(String, Instant), String>> = futures::stream::iter(generated)
-        .map(|g| {
-            let client = client.clone();
-            async move {
-                let name = g.object.metadata.name.clone().unwrap_or_default();
-                match apply(&client, &g.resource, true, &g.object).await {
-                    Ok(_) => Ok((format!("{}/{name}", g.resource.kind), Instant::now())),
-                    Err(e) => Err(format!("{} {name}: {}", g.resource.kind, kube_message(&e))),
-                }
+    // The simulator's first write is sampled while the applies run too, not only after them.
+    let applies_done = std::sync::atomic::AtomicBool::new(false);
+    let write_sampler = async {
+        while !applies_done.load(std::sync::atomic::Ordering::Relaxed) {
+            let by = by_method(&sim.request_counts());
+            if by.get("PUT").copied().unwrap_or(0) + by.get("PATCH").copied().unwrap_or(0) > 0 {
+                return Some(Instant::now());
             }
-        })
-        .buffer_unordered(APPLY_CONCURRENCY)
-        .collect()
-        .await;
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        None
+    };
+    let applying = async {
+        let results: Vec<Result<(String, Instant), String>> = futures::stream::iter(generated)
+            .map(|g| {
+                let client = client.clone();
+                async move {
+                    let name = g.object.metadata.name.clone().unwrap_or_default();
+                    match apply(&client, &g.resource, true, &g.object).await {
+                        Ok(_) => Ok((format!("{}/{name}", g.resource.kind), Instant::now())),
+                        Err(e) => Err(format!("{} {name}: {}", g.resource.kind, kube_message(&e))),
+                    }
+                }
+            })
+            .buffer_unordered(APPLY_CONCURRENCY)
+            .collect()
+            .await;
+        applies_done.store(true, std::sync::atomic::Ordering::Relaxed);
+        results
+    };
+    let (results, first_write_while_applying) = tokio::join!(applying, write_sampler);
     let mut applied_at: HashMap<String, Instant> = HashMap::new();
     let mut apply_failures = Vec::new();
     for r in results {
@@ -654,7 +671,7 @@ async fn bench(args: &Args, running: &mut Running) -> anyhow::Result<Report> {
     }
     let deadline = apply_started + args.timeout;
     // When the simulator saw the first and the N-th write (sampled with the Ready check).
-    let mut first_write: Option<Instant> = None;
+    let mut first_write: Option<Instant> = first_write_while_applying;
     let mut last_write: Option<Instant> = None;
     let mut all_done_at = None;
     loop {
