@@ -83,11 +83,97 @@ pub struct LeaderElector {
     api: Api<Lease>,
     cfg: LeaderElectionConfig,
     metrics: MetricsRegistry,
-    observed: Option<(Option<String>, Option<String>, Instant)>,
+    clock: LeaseClock,
 }
 
 fn micro_now() -> MicroTime {
     MicroTime(k8s_openapi::jiff::Timestamp::now())
+}
+
+/// Lease expiry judged as client-go judges it: from the local time at which a Lease's record
+/// (holder, renew time) was last seen to change, never from the timestamps in it. Shared by
+/// the leader election and the shard Leases (`super::shards`).
+#[derive(Debug, Default)]
+pub(crate) struct LeaseClock {
+    seen: std::collections::HashMap<String, (Option<String>, Option<String>, Instant)>,
+}
+
+impl LeaseClock {
+    /// Records `lease` as seen at `now`; true when its record has not changed for its
+    /// duration (`default_secs` when it names none).
+    pub(crate) fn expired(&mut self, lease: &Lease, default_secs: i32, now: Instant) -> bool {
+        let name = lease.metadata.name.clone().unwrap_or_default();
+        let spec = lease.spec.clone().unwrap_or_default();
+        let holder = spec.holder_identity.filter(|h| !h.is_empty());
+        let renew = spec.renew_time.map(|t| t.0.to_string());
+        let entry = self
+            .seen
+            .entry(name)
+            .or_insert_with(|| (holder.clone(), renew.clone(), now));
+        if (&entry.0, &entry.1) != (&holder, &renew) {
+            *entry = (holder, renew, now);
+        }
+        let secs = spec.lease_duration_seconds.unwrap_or(default_secs).max(1);
+        entry.2 + Duration::from_secs(secs.unsigned_abs().into()) <= now
+    }
+
+    /// Forgets the Leases `keep` refuses.
+    pub(crate) fn retain(&mut self, keep: impl Fn(&str) -> bool) {
+        self.seen.retain(|name, _| keep(name));
+    }
+}
+
+/// A new Lease's spec, held by `identity` for `secs`.
+pub(crate) fn fresh_spec(identity: &str, secs: i32) -> LeaseSpec {
+    LeaseSpec {
+        holder_identity: Some(identity.to_string()),
+        lease_duration_seconds: Some(secs),
+        acquire_time: Some(micro_now()),
+        renew_time: Some(micro_now()),
+        lease_transitions: Some(0),
+        ..LeaseSpec::default()
+    }
+}
+
+/// `spec` held (or renewed) by `identity` for `secs`; a change of hands moves the acquire
+/// time and counts a transition.
+pub(crate) fn held_spec(mut spec: LeaseSpec, identity: &str, secs: i32) -> LeaseSpec {
+    if spec.holder_identity.as_deref() != Some(identity) {
+        spec.acquire_time = Some(micro_now());
+        spec.lease_transitions = Some(spec.lease_transitions.unwrap_or(0) + 1);
+    }
+    spec.holder_identity = Some(identity.to_string());
+    spec.lease_duration_seconds = Some(secs);
+    spec.renew_time = Some(micro_now());
+    spec
+}
+
+/// Empties the holder of Lease `name` (`current`, else read) if `identity` holds it, so the
+/// next holder takes it at once. `Ok(false)` when `identity` does not hold it.
+pub(crate) async fn release_lease(
+    api: &Api<Lease>,
+    name: &str,
+    current: Option<Lease>,
+    identity: &str,
+) -> Result<bool, kube::Error> {
+    let lease = match current {
+        Some(l) => Some(l),
+        None => api.get_opt(name).await?,
+    };
+    let Some(mut lease) = lease else {
+        return Ok(false);
+    };
+    let Some(spec) = lease.spec.as_mut() else {
+        return Ok(false);
+    };
+    if spec.holder_identity.as_deref() != Some(identity) {
+        return Ok(false);
+    }
+    spec.holder_identity = None;
+    spec.lease_duration_seconds = Some(1);
+    spec.renew_time = Some(micro_now());
+    api.replace(name, &PostParams::default(), &lease).await?;
+    Ok(true)
 }
 
 impl LeaderElector {
@@ -98,7 +184,7 @@ impl LeaderElector {
             api,
             cfg,
             metrics,
-            observed: None,
+            clock: LeaseClock::default(),
         }
     }
 
@@ -128,18 +214,12 @@ impl LeaderElector {
                     namespace: Some(self.cfg.namespace.clone()),
                     ..ObjectMeta::default()
                 },
-                spec: Some(LeaseSpec {
-                    holder_identity: Some(self.cfg.identity.clone()),
-                    lease_duration_seconds: Some(secs),
-                    acquire_time: Some(micro_now()),
-                    renew_time: Some(micro_now()),
-                    lease_transitions: Some(0),
-                    ..LeaseSpec::default()
-                }),
+                spec: Some(fresh_spec(&self.cfg.identity, secs)),
             };
             return match self.api.create(&PostParams::default(), &lease).await {
                 Ok(_) => {
-                    self.observed = None;
+                    let name = self.cfg.name.clone();
+                    self.clock.retain(|n| n != name);
                     Ok(true)
                 }
                 Err(kube::Error::Api(s)) if s.is_already_exists() => Ok(false),
@@ -148,32 +228,12 @@ impl LeaderElector {
         };
         let spec = lease.spec.clone().unwrap_or_default();
         let holder = spec.holder_identity.clone().filter(|h| !h.is_empty());
-        let renew = spec.renew_time.as_ref().map(|t| t.0.to_string());
-        let record = (holder.clone(), renew);
-        let now = Instant::now();
-        let changed = self
-            .observed
-            .as_ref()
-            .is_none_or(|(h, r, _)| (h, r) != (&record.0, &record.1));
-        if changed {
-            self.observed = Some((record.0.clone(), record.1.clone(), now));
-        }
-        let observed_at = self.observed.as_ref().map_or(now, |o| o.2);
         let held_by_me = holder.as_deref() == Some(self.cfg.identity.as_str());
-        let lease_secs = spec.lease_duration_seconds.unwrap_or(secs).max(1);
-        let expired = observed_at + Duration::from_secs(lease_secs.unsigned_abs().into()) <= now;
+        let expired = self.clock.expired(&lease, secs, Instant::now());
         if !held_by_me && holder.is_some() && !expired {
             return Ok(false);
         }
-        let mut next = spec;
-        if !held_by_me {
-            next.acquire_time = Some(micro_now());
-            next.lease_transitions = Some(next.lease_transitions.unwrap_or(0) + 1);
-        }
-        next.holder_identity = Some(self.cfg.identity.clone());
-        next.lease_duration_seconds = Some(secs);
-        next.renew_time = Some(micro_now());
-        lease.spec = Some(next);
+        lease.spec = Some(held_spec(spec, &self.cfg.identity, secs));
         match self
             .api
             .replace(&self.cfg.name, &PostParams::default(), &lease)
@@ -241,23 +301,7 @@ impl LeaderElector {
     /// Gives up the Lease (holder emptied) if this replica still holds it.
     pub async fn release(&mut self) {
         self.set_metric(false);
-        let Ok(Some(mut lease)) = self.api.get_opt(&self.cfg.name).await else {
-            return;
-        };
-        let Some(spec) = lease.spec.as_mut() else {
-            return;
-        };
-        if spec.holder_identity.as_deref() != Some(self.cfg.identity.as_str()) {
-            return;
-        }
-        spec.holder_identity = None;
-        spec.lease_duration_seconds = Some(1);
-        spec.renew_time = Some(micro_now());
-        if let Err(e) = self
-            .api
-            .replace(&self.cfg.name, &PostParams::default(), &lease)
-            .await
-        {
+        if let Err(e) = release_lease(&self.api, &self.cfg.name, None, &self.cfg.identity).await {
             tracing::warn!(error = %e, "cannot release lease");
         }
     }

@@ -31,12 +31,13 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use k8s_openapi::api::coordination::v1::{Lease, LeaseSpec};
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::{MicroTime, ObjectMeta};
+use k8s_openapi::api::coordination::v1::Lease;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::Api;
 use kube::api::{DeleteParams, ListParams, PostParams};
 use tokio_util::sync::CancellationToken;
 
+use super::leader::{LeaseClock, fresh_spec, held_spec, release_lease};
 use super::metrics::{MetricsRegistry, NameLabel};
 use crate::managed::shards::{Shards, stable_hash};
 
@@ -114,10 +115,6 @@ pub fn assignment<'a>(total: u32, members: &[&'a str]) -> Vec<&'a str> {
         .collect()
 }
 
-fn micro_now() -> MicroTime {
-    MicroTime(k8s_openapi::jiff::Timestamp::now())
-}
-
 /// A shard Lease this replica holds.
 #[derive(Debug)]
 struct Held {
@@ -135,7 +132,7 @@ pub struct ShardManager {
     metrics: MetricsRegistry,
     layout: String,
     /// Per Lease name: (holder, renew time) as last seen, and the local instant it changed.
-    observed: HashMap<String, (Option<String>, Option<String>, Instant)>,
+    clock: LeaseClock,
     held: BTreeMap<u32, Held>,
     ticks: u64,
 }
@@ -155,7 +152,7 @@ impl ShardManager {
             shards,
             metrics,
             layout,
-            observed: HashMap::new(),
+            clock: LeaseClock::default(),
             held: BTreeMap::new(),
             ticks: 0,
         }
@@ -181,24 +178,8 @@ impl ShardManager {
             .max(1)
     }
 
-    /// Records what a Lease says; true when it has not changed for its duration.
-    fn expired(&mut self, lease: &Lease, now: Instant) -> bool {
-        let name = lease.metadata.name.clone().unwrap_or_default();
-        let spec = lease.spec.clone().unwrap_or_default();
-        let holder = spec.holder_identity.filter(|h| !h.is_empty());
-        let renew = spec.renew_time.map(|t| t.0.to_string());
-        let entry = self
-            .observed
-            .entry(name)
-            .or_insert_with(|| (holder.clone(), renew.clone(), now));
-        if (&entry.0, &entry.1) != (&holder, &renew) {
-            *entry = (holder, renew, now);
-        }
-        let secs = spec.lease_duration_seconds.unwrap_or(1).max(1);
-        entry.2 + Duration::from_secs(secs.unsigned_abs().into()) <= now
-    }
-
-    fn lease(&self, name: String, role: &str, holder: Option<String>) -> Lease {
+    /// A new Lease of this replica's, `role` `member` or `shard`.
+    fn lease(&self, name: String, role: &str) -> Lease {
         let mut labels = BTreeMap::new();
         labels.insert(GROUP_LABEL.to_string(), self.cfg.provider.clone());
         labels.insert(ROLE_LABEL.to_string(), role.to_string());
@@ -212,14 +193,7 @@ impl ShardManager {
                 annotations,
                 ..ObjectMeta::default()
             },
-            spec: Some(LeaseSpec {
-                holder_identity: holder,
-                lease_duration_seconds: Some(self.lease_secs()),
-                acquire_time: Some(micro_now()),
-                renew_time: Some(micro_now()),
-                lease_transitions: Some(0),
-                ..LeaseSpec::default()
-            }),
+            spec: Some(fresh_spec(&self.cfg.identity, self.lease_secs())),
         }
     }
 
@@ -235,15 +209,11 @@ impl ShardManager {
             None => self.api.create(&PostParams::default(), &fresh).await,
             Some(cur) => {
                 let mut next = cur.clone();
-                let mut spec = next.spec.clone().unwrap_or_default();
-                if spec.holder_identity.as_deref() != Some(self.cfg.identity.as_str()) {
-                    spec.acquire_time = Some(micro_now());
-                    spec.lease_transitions = Some(spec.lease_transitions.unwrap_or(0) + 1);
-                }
-                spec.holder_identity = Some(self.cfg.identity.clone());
-                spec.lease_duration_seconds = Some(self.lease_secs());
-                spec.renew_time = Some(micro_now());
-                next.spec = Some(spec);
+                next.spec = Some(held_spec(
+                    next.spec.take().unwrap_or_default(),
+                    &self.cfg.identity,
+                    self.lease_secs(),
+                ));
                 if let Some(a) = fresh.metadata.annotations {
                     next.metadata.annotations.get_or_insert_default().extend(a);
                 }
@@ -263,26 +233,9 @@ impl ShardManager {
         self.held.remove(&shard);
         self.set_metric(shard, false);
         let name = shard_lease_name(&self.cfg.provider, shard);
-        let lease = match current {
-            Some(l) => Some(l.clone()),
-            None => self.api.get_opt(&name).await.ok().flatten(),
-        };
-        let Some(mut lease) = lease else { return };
-        let Some(spec) = lease.spec.as_mut() else {
-            return;
-        };
-        if spec.holder_identity.as_deref() != Some(self.cfg.identity.as_str()) {
-            return;
-        }
-        spec.holder_identity = None;
-        spec.lease_duration_seconds = Some(1);
-        spec.renew_time = Some(micro_now());
-        match self
-            .api
-            .replace(&name, &PostParams::default(), &lease)
-            .await
-        {
-            Ok(_) => tracing::info!(lease = %name, "released shard"),
+        match release_lease(&self.api, &name, current.cloned(), &self.cfg.identity).await {
+            Ok(true) => tracing::info!(lease = %name, "released shard"),
+            Ok(false) => {}
             Err(e) => tracing::warn!(lease = %name, error = %e, "cannot release shard lease"),
         }
     }
@@ -310,23 +263,20 @@ impl ShardManager {
             .into_iter()
             .filter_map(|l| l.metadata.name.clone().map(|n| (n, l)))
             .collect();
-        self.observed.retain(|n, _| by_name.contains_key(n));
+        self.clock.retain(|n| by_name.contains_key(n));
 
         // Members: this replica, and every other member Lease not expired.
         let member_name = member_lease_name(&self.cfg.provider, &self.cfg.identity);
         let mut members: Vec<String> = vec![self.cfg.identity.clone()];
         let mut agree = true;
-        let mut sorted: Vec<&Lease> = by_name.values().collect();
-        sorted.sort_by_key(|l| l.metadata.name.clone());
-        let sorted: Vec<Lease> = sorted.into_iter().cloned().collect();
-        for l in &sorted {
+        for l in by_name.values() {
             let is_member = l
                 .metadata
                 .labels
                 .as_ref()
                 .and_then(|m| m.get(ROLE_LABEL))
                 .is_some_and(|r| r == "member");
-            let expired = self.expired(l, now);
+            let expired = self.clock.expired(l, 1, now);
             if !is_member || l.metadata.name.as_deref() == Some(member_name.as_str()) {
                 continue;
             }
@@ -360,11 +310,7 @@ impl ShardManager {
             .write_holder(
                 &member_name,
                 by_name.get(&member_name),
-                self.lease(
-                    member_name.clone(),
-                    "member",
-                    Some(self.cfg.identity.clone()),
-                ),
+                self.lease(member_name.clone(), "member"),
             )
             .await
         {
@@ -383,7 +329,7 @@ impl ShardManager {
                 .and_then(|l| l.spec.as_ref())
                 .and_then(|s| s.holder_identity.clone())
                 .filter(|h| !h.is_empty());
-            let free = holder.is_none() || current.is_some_and(|l| self.expired(l, now));
+            let free = holder.is_none() || current.is_some_and(|l| self.clock.expired(l, 1, now));
             let mine = holder.as_deref() == Some(self.cfg.identity.as_str());
             let wanted = agree
                 && settled
@@ -409,7 +355,7 @@ impl ShardManager {
             } else if !(wanted && (free || mine)) {
                 continue;
             }
-            let fresh = self.lease(name.clone(), "shard", Some(self.cfg.identity.clone()));
+            let fresh = self.lease(name.clone(), "shard");
             match self.write_holder(&name, current, fresh).await {
                 Ok(true) => {
                     let h = self.held.entry(shard).or_insert(Held {
