@@ -280,17 +280,22 @@ impl End {
     }
 }
 
-/// The Lease holder of provider-artifactory, if any.
-async fn lease_holder(sb: &Sandbox) -> Option<String> {
+/// The holder of Lease `name` in crossplane-system, if it has one.
+async fn holder_of(sb: &Sandbox, name: &str) -> Option<String> {
     let leases: Api<Lease> = Api::namespaced(sb.client.clone(), "crossplane-system");
     leases
-        .get_opt(LEASE)
+        .get_opt(name)
         .await
         .ok()
         .flatten()
         .and_then(|l| l.spec)
         .and_then(|s| s.holder_identity)
         .filter(|h| !h.is_empty())
+}
+
+/// The Lease holder of provider-artifactory, if any.
+async fn lease_holder(sb: &Sandbox) -> Option<String> {
+    holder_of(sb, LEASE).await
 }
 
 /// Waits until the Lease is held by someone other than `previous`; returns the new holder.
@@ -1000,19 +1005,10 @@ const SHARDS: u32 = 6;
 
 /// The holders of provider-artifactory's shard Leases, by shard (`--shards`).
 async fn shard_holders(sb: &Sandbox) -> BTreeMap<u32, String> {
-    let leases: Api<Lease> = Api::namespaced(sb.client.clone(), "crossplane-system");
     let mut out = BTreeMap::new();
     for i in 0..SHARDS {
         let name = provider_runtime::process::shards::shard_lease_name(PROVIDER, i);
-        if let Some(h) = leases
-            .get_opt(&name)
-            .await
-            .ok()
-            .flatten()
-            .and_then(|l| l.spec)
-            .and_then(|s| s.holder_identity)
-            .filter(|h| !h.is_empty())
-        {
+        if let Some(h) = holder_of(sb, &name).await {
             out.insert(i, h);
         }
     }

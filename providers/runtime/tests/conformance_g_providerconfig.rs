@@ -181,13 +181,7 @@ async fn conformance_085_secret_key_missing_names_secret_and_key_never_value() {
     let secret_value = "s3cr3t-value-085";
     env.secret("crossplane-system", "creds", &[("other", secret_value)])
         .await;
-    env.config(
-        ConfigKind::ClusterProviderConfig,
-        None,
-        "default",
-        json!({"namespace": "crossplane-system", "name": "creds", "key": "token"}),
-    )
-    .await;
+    env.cluster_config_on_creds("default").await;
     env.thing(Some("default"), "t", json!({}))
         .await
         .expect("create");

@@ -17,7 +17,6 @@ use provider_runtime::process::{
     GateState, LeaderElectionConfig, LeaderElector, MetricsRegistry, ProviderProcess,
     SafeStartGate, lease_name,
 };
-use provider_runtime::providerconfig::ConfigKind;
 use serde_json::json;
 
 fn updated_events(events: &[k8s_openapi::api::core::v1::Event]) -> i32 {
@@ -41,13 +40,7 @@ async fn conformance_104_two_mrs_same_identifier() {
     let env = Env::new(&[]).await;
     env.secret("crossplane-system", "creds", &[("token", "tok")])
         .await;
-    env.config(
-        ConfigKind::ClusterProviderConfig,
-        None,
-        "default",
-        json!({"namespace": "crossplane-system", "name": "creds", "key": "token"}),
-    )
-    .await;
+    env.cluster_config_on_creds("default").await;
     let ext = |n: &str| json!({"crossplane.io/external-name": n});
     for (name, x) in [("a", "1"), ("b", "2")] {
         env.thing(Some("ns"), name, json!({"forProvider": {"x": x}}))

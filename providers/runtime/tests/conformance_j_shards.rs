@@ -20,7 +20,6 @@ use provider_runtime::managed::*;
 use provider_runtime::process::{
     MetricsRegistry, ProviderProcess, SafeStartGate, ShardConfig, ShardManager,
 };
-use provider_runtime::providerconfig::ConfigKind;
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
@@ -237,13 +236,7 @@ async fn conformance_109_replicas_split_the_mrs_by_shard_and_take_over_a_dead_on
     let env = Env::new(&[]).await;
     env.secret("crossplane-system", "creds", &[("token", "tok")])
         .await;
-    env.config(
-        ConfigKind::ClusterProviderConfig,
-        None,
-        "default",
-        json!({"namespace": "crossplane-system", "name": "creds", "key": "token"}),
-    )
-    .await;
+    env.cluster_config_on_creds("default").await;
     let _configs = env.start_config_controllers();
     let log: Log = Arc::default();
     let mut names: Vec<String> = (0..60).map(|i| format!("t{i:02}")).collect();
@@ -348,13 +341,7 @@ async fn conformance_109b_sharding_by_provider_config_keeps_a_config_in_one_repl
         .await;
     let configs = ["alpha", "beta", "gamma", "delta"];
     for c in configs {
-        env.config(
-            ConfigKind::ClusterProviderConfig,
-            None,
-            c,
-            json!({"namespace": "crossplane-system", "name": "creds", "key": "token"}),
-        )
-        .await;
+        env.cluster_config_on_creds(c).await;
     }
     let _configs = env.start_config_controllers();
     let log: Log = Arc::default();

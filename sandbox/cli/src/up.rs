@@ -756,16 +756,21 @@ fn supervise(children: &mut [ProviderChild], renderer: &mut Renderer) {
     }
 }
 
-pub(crate) async fn lease_holder(leases: &Api<Lease>, p: Provider) -> Option<String> {
-    let name = format!("crossplane-leader-election-{}", p.name());
+/// The holder of Lease `name`, if it has one.
+async fn holder_of(leases: &Api<Lease>, name: &str) -> Option<String> {
     leases
-        .get_opt(&name)
+        .get_opt(name)
         .await
         .ok()
         .flatten()
         .and_then(|l| l.spec)
         .and_then(|s| s.holder_identity)
         .filter(|h| !h.is_empty())
+}
+
+/// The holder of a provider's leader-election Lease.
+pub(crate) async fn lease_holder(leases: &Api<Lease>, p: Provider) -> Option<String> {
+    holder_of(leases, &provider_runtime::process::lease_name(&p.name())).await
 }
 
 /// The file name (without extension) of a provider replica's log and pid file:
@@ -787,15 +792,7 @@ pub(crate) async fn holders(leases: &Api<Lease>, p: Provider, shards: u32) -> Op
     let mut all = Vec::new();
     for i in 0..shards {
         let name = provider_runtime::process::shards::shard_lease_name(&p.name(), i);
-        let holder = leases
-            .get_opt(&name)
-            .await
-            .ok()
-            .flatten()
-            .and_then(|l| l.spec)
-            .and_then(|s| s.holder_identity)
-            .filter(|h| !h.is_empty())?;
-        all.push(holder);
+        all.push(holder_of(leases, &name).await?);
     }
     Some(all.join(","))
 }

@@ -298,6 +298,18 @@ impl Env {
             .expect("create config");
     }
 
+    /// A ClusterProviderConfig `name` whose token is key `token` of Secret
+    /// `crossplane-system/creds`.
+    pub async fn cluster_config_on_creds(&self, name: &str) {
+        self.config(
+            ConfigKind::ClusterProviderConfig,
+            None,
+            name,
+            json!({"namespace": "crossplane-system", "name": "creds", "key": "token"}),
+        )
+        .await;
+    }
+
     pub fn thing_api(&self, ns: Option<&str>) -> Api<DynamicObject> {
         let info = thing().info;
         match ns {
