@@ -1,7 +1,8 @@
 //! The controller wiring of one Kind in one scope: watch, event filter, work queue, workers
 //! (docs/managed-reconciler.md §1).
 //!
-//! Built on kube-runtime's `watcher` with our own work queue rather than on
+//! Built on our own list-and-watch ([`super::watch`], kube-runtime's `watcher` semantics with
+//! less memory per idle watch) and our own work queue rather than on
 //! `kube::runtime::Controller`, because the Crossplane rules need things `Controller` does not
 //! express:
 //! - the event filter compares the *old and new* object (generation, labels, annotations minus
@@ -28,11 +29,9 @@ use std::panic::AssertUnwindSafe;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use futures::{FutureExt, StreamExt};
-use kube::Api;
+use futures::FutureExt;
 use kube::api::DynamicObject;
-use kube::runtime::WatchStreamExt;
-use kube::runtime::watcher::{self, Event};
+use kube::runtime::watcher::Event;
 use tokio::sync::{Notify, Semaphore};
 
 use super::conditions::{Condition, TYPE_READY, TYPE_SYNCED};
@@ -371,72 +370,67 @@ pub async fn run<K: ManagedKind>(
 
     // Watch and filter.
     // A watch never ends: it gets a connection of the watch pool, never the main one.
-    let api: Api<DynamicObject> = Api::all_with(ctx.watch_client(), &ar);
+    let client = ctx.watch_client();
     let watch = {
         let queue = queue.clone();
         let cache = cache.clone();
         let controller_name = controller_name.clone();
         let shards = ctx.shards.clone();
         async move {
-            let mut stream = watcher::watcher(api, watcher::Config::default().page_size(LIST_PAGE))
-                .default_backoff()
-                .boxed();
             let mut seen: HashSet<ObjectKey> = HashSet::new();
-            while let Some(ev) = stream.next().await {
-                match ev {
-                    Ok(Event::Init) => seen.clear(),
-                    Ok(Event::InitApply(o)) | Ok(Event::Apply(o)) => {
-                        let key = ObjectKey::of(&o);
-                        seen.insert(key.clone());
-                        let c = cached(&o, shards.as_ref());
-                        let shard = c.shard;
-                        let enqueue = match cache.lock() {
-                            Ok(mut m) => {
-                                let changed = m.get(&key).is_none_or(|p| p.filter != c.filter);
-                                m.insert(key.clone(), c);
-                                changed
-                            }
-                            Err(_) => true,
-                        } && mine(shards.as_ref(), shard);
-                        if enqueue {
-                            queue.add(key);
+            let on = |ev: Event<DynamicObject>| match ev {
+                Event::Init => seen.clear(),
+                Event::InitApply(o) | Event::Apply(o) => {
+                    let key = ObjectKey::of(&o);
+                    seen.insert(key.clone());
+                    let c = cached(&o, shards.as_ref());
+                    let shard = c.shard;
+                    let enqueue = match cache.lock() {
+                        Ok(mut m) => {
+                            let changed = m.get(&key).is_none_or(|p| p.filter != c.filter);
+                            m.insert(key.clone(), c);
+                            changed
                         }
-                    }
-                    Ok(Event::InitDone) => {
-                        // Objects that vanished while the watch was down.
-                        let gone: Vec<(ObjectKey, u32)> = match cache.lock() {
-                            Ok(mut m) => {
-                                let g: Vec<ObjectKey> =
-                                    m.keys().filter(|k| !seen.contains(*k)).cloned().collect();
-                                g.into_iter()
-                                    .filter_map(|k| m.remove(&k).map(|c| (k, c.shard)))
-                                    .collect()
-                            }
-                            Err(_) => Vec::new(),
-                        };
-                        for (k, shard) in gone {
-                            if mine(shards.as_ref(), shard) {
-                                queue.add(k);
-                            }
-                        }
-                    }
-                    Ok(Event::Delete(o)) => {
-                        let key = ObjectKey::of(&o);
-                        if let Ok(mut m) = cache.lock() {
-                            m.remove(&key);
-                        }
-                        if mine(
-                            shards.as_ref(),
-                            shards.as_ref().map_or(0, |s| s.shard_of(&o)),
-                        ) {
-                            queue.add(key);
-                        }
-                    }
-                    Err(e) => {
-                        tracing::warn!(controller = %controller_name, error = %e, "watch error");
+                        Err(_) => true,
+                    } && mine(shards.as_ref(), shard);
+                    if enqueue {
+                        queue.add(key);
                     }
                 }
-            }
+                Event::InitDone => {
+                    // Objects that vanished while the watch was down.
+                    let gone: Vec<(ObjectKey, u32)> = match cache.lock() {
+                        Ok(mut m) => {
+                            let g: Vec<ObjectKey> =
+                                m.keys().filter(|k| !seen.contains(*k)).cloned().collect();
+                            g.into_iter()
+                                .filter_map(|k| m.remove(&k).map(|c| (k, c.shard)))
+                                .collect()
+                        }
+                        Err(_) => Vec::new(),
+                    };
+                    // The keys of the list are not needed until the next one.
+                    seen = HashSet::new();
+                    for (k, shard) in gone {
+                        if mine(shards.as_ref(), shard) {
+                            queue.add(k);
+                        }
+                    }
+                }
+                Event::Delete(o) => {
+                    let key = ObjectKey::of(&o);
+                    if let Ok(mut m) = cache.lock() {
+                        m.remove(&key);
+                    }
+                    if mine(
+                        shards.as_ref(),
+                        shards.as_ref().map_or(0, |s| s.shard_of(&o)),
+                    ) {
+                        queue.add(key);
+                    }
+                }
+            };
+            super::watch::run(client, &ar, LIST_PAGE, &controller_name, on).await;
         }
     };
 

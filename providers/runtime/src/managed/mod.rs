@@ -84,6 +84,7 @@ pub mod reconciler;
 pub mod references;
 pub mod registration;
 pub mod shards;
+pub mod watch;
 
 pub use conditions::{AsyncOp, Condition};
 pub use config::{

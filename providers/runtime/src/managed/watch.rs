@@ -1,0 +1,338 @@
+//! The watch of one Kind's managed resources: a paged list, then a watch from the list's
+//! `resourceVersion` with bookmarks, resumed from the last version seen when the server ends
+//! it, listed again when the version expired (410 Gone). These are the semantics of
+//! kube-runtime's `watcher` with its list-then-watch strategy and default back-off, and the
+//! events are its [`Event`]s, so the controller reads them the same way.
+//!
+//! Why not kube-runtime's `watcher`: a provider holds one watch per Kind and scope
+//! (provider-artifactory: 428), nearly all of them idle, and kube-client reads every watch
+//! stream through a line decoder with a fixed 8 KiB buffer, plus about 2.7 KiB of watcher
+//! state per stream: 4.6 MiB of an idle provider-artifactory's 12.8 MiB heap (heaptrack,
+//! 2026-12-06). Here an idle watch holds no buffer (only an event split across two reads of
+//! the stream is kept until its end arrives), and the state is one future per watch.
+//!
+//! Errors are logged and retried with kube-runtime's default back-off (0.8 s doubling to
+//! 30 s, with jitter; reset once 120 s passed since the last error). A watch the server
+//! ends (its `timeoutSeconds`, or no byte for that long plus a margin) resumes at once.
+
+use std::time::{Duration, Instant};
+
+use http_body_util::BodyExt;
+use kube::api::{ApiResource, DynamicObject, ListParams, ObjectList, WatchEvent, WatchParams};
+use kube::core::{Request, Resource, Status};
+use kube::runtime::watcher::Event;
+
+/// The `timeoutSeconds` of every watch request (kube-runtime's default).
+const WATCH_TIMEOUT_SECS: u32 = 290;
+/// How long past `timeoutSeconds` a silent stream is waited for before it is reopened.
+const IDLE_MARGIN: Duration = Duration::from_secs(5);
+
+/// Why a list or watch ended other than by the server closing the stream.
+#[derive(Debug, thiserror::Error)]
+enum WatchError {
+    #[error(transparent)]
+    Kube(#[from] kube::Error),
+    #[error(transparent)]
+    Request(#[from] kube::core::request::Error),
+    #[error("the resource version expired (410 Gone): listing again")]
+    Gone,
+    #[error("the API server answered {0}")]
+    Status(String),
+    #[error("an object without a resourceVersion")]
+    NoResourceVersion,
+}
+
+/// Lists and watches every object of `ar` (all namespaces) for ever, giving each event to
+/// `on`; `name` names the controller in the logs. Runs until its future is dropped.
+pub async fn run(
+    client: kube::Client,
+    ar: &ApiResource,
+    page: u32,
+    name: &str,
+    mut on: impl FnMut(Event<DynamicObject>),
+) {
+    let request = Request::new(DynamicObject::url_path(ar, None));
+    let mut backoff = Backoff::default();
+    loop {
+        let mut version = match list(&client, &request, page, &mut on).await {
+            Ok(v) => v,
+            Err(e) => {
+                tracing::warn!(controller = name, error = %e, "watch error");
+                backoff.wait().await;
+                continue;
+            }
+        };
+        loop {
+            match watch(&client, &request, &mut version, &mut on).await {
+                Ok(()) => {}
+                Err(e) => {
+                    tracing::warn!(controller = name, error = %e, "watch error");
+                    backoff.wait().await;
+                    if matches!(e, WatchError::Gone | WatchError::NoResourceVersion) {
+                        break;
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The initial list, a page at a time: `Init`, `InitApply` per object, `InitDone`; the
+/// list's resource version.
+async fn list(
+    client: &kube::Client,
+    request: &Request,
+    page: u32,
+    on: &mut impl FnMut(Event<DynamicObject>),
+) -> Result<String, WatchError> {
+    on(Event::Init);
+    let mut params = ListParams::default().limit(page);
+    loop {
+        let list: ObjectList<DynamicObject> = client.request(request.list(&params)?).await?;
+        let version = list.metadata.resource_version.filter(|v| !v.is_empty());
+        let next = list.metadata.continue_.filter(|c| !c.is_empty());
+        if version.is_none() && next.is_none() {
+            return Err(WatchError::NoResourceVersion);
+        }
+        for o in list.items {
+            on(Event::InitApply(o));
+        }
+        match (next, version) {
+            (Some(token), _) => params.continue_token = Some(token),
+            (None, Some(version)) => {
+                on(Event::InitDone);
+                return Ok(version);
+            }
+            (None, None) => return Err(WatchError::NoResourceVersion),
+        }
+    }
+}
+
+/// One watch request from `version`, kept up to date with the events and bookmarks read.
+/// `Ok` when the server ended the stream (resume from `version`).
+async fn watch(
+    client: &kube::Client,
+    request: &Request,
+    version: &mut String,
+    on: &mut impl FnMut(Event<DynamicObject>),
+) -> Result<(), WatchError> {
+    let params = WatchParams::default().timeout(WATCH_TIMEOUT_SECS);
+    let mut req = request.watch(&params, version)?;
+    // As kube-client: a watch stream is not compressed (one gzip member per event).
+    req.headers_mut().insert(
+        http::header::ACCEPT_ENCODING,
+        http::HeaderValue::from_static("identity"),
+    );
+    let res = client.send(req.map(kube::client::Body::from)).await?;
+    let code = res.status();
+    if !code.is_success() {
+        let body = res.into_body().collect_bytes().await?;
+        return Err(match serde_json::from_slice::<Status>(&body) {
+            _ if code == http::StatusCode::GONE => WatchError::Gone,
+            Ok(s) if s.code == 410 => WatchError::Gone,
+            Ok(s) => WatchError::Status(format!("{code}: {}", s.message)),
+            Err(_) => WatchError::Status(code.to_string()),
+        });
+    }
+    let mut body = res.into_body();
+    let idle = Duration::from_secs(u64::from(WATCH_TIMEOUT_SECS)) + IDLE_MARGIN;
+    let mut partial: Vec<u8> = Vec::new();
+    loop {
+        let frame = match tokio::time::timeout(idle, body.frame()).await {
+            Err(_) | Ok(None) => return Ok(()),
+            Ok(Some(frame)) => frame?,
+        };
+        let Ok(data) = frame.into_data() else {
+            continue;
+        };
+        for_each_line(&mut partial, &data, |line| event(line, version, on))?;
+    }
+}
+
+/// Calls `each` with every complete line of what was read so far: `partial` (an incomplete
+/// line from earlier reads) followed by `data`. What follows the last newline stays in
+/// `partial`; a completed line's buffer is released, so an idle watch holds none.
+fn for_each_line<E>(
+    partial: &mut Vec<u8>,
+    data: &[u8],
+    mut each: impl FnMut(&[u8]) -> Result<(), E>,
+) -> Result<(), E> {
+    let mut rest = data;
+    while let Some(i) = rest.iter().position(|b| *b == b'\n') {
+        let (line, tail) = rest.split_at(i);
+        rest = &tail[1..];
+        if partial.is_empty() {
+            each(line)?;
+        } else {
+            partial.extend_from_slice(line);
+            let whole = std::mem::take(partial);
+            each(&whole)?;
+        }
+    }
+    partial.extend_from_slice(rest);
+    Ok(())
+}
+
+/// One line of a watch stream: an event given to `on`, a bookmark, or an error.
+fn event(
+    line: &[u8],
+    version: &mut String,
+    on: &mut impl FnMut(Event<DynamicObject>),
+) -> Result<(), WatchError> {
+    if line.trim_ascii().is_empty() {
+        return Ok(());
+    }
+    let ev = match serde_json::from_slice::<WatchEvent<DynamicObject>>(line) {
+        Ok(ev) => ev,
+        Err(e) => {
+            // As kube-runtime: a line that is not an event is reported, the watch goes on.
+            let what = match serde_json::from_slice::<Status>(line) {
+                Ok(s) => format!("the API server sent {}: {}", s.code, s.message),
+                Err(_) => format!("an undecodable watch event: {e}"),
+            };
+            tracing::warn!(error = what, "watch error");
+            return Ok(());
+        }
+    };
+    let mut seen = |o: &DynamicObject| match o.meta().resource_version.as_deref() {
+        Some(v) if !v.is_empty() => {
+            v.clone_into(version);
+            Ok(())
+        }
+        _ => Err(WatchError::NoResourceVersion),
+    };
+    match ev {
+        WatchEvent::Added(o) | WatchEvent::Modified(o) => {
+            seen(&o)?;
+            on(Event::Apply(o));
+        }
+        WatchEvent::Deleted(o) => {
+            seen(&o)?;
+            on(Event::Delete(o));
+        }
+        WatchEvent::Bookmark(b) => *version = b.metadata.resource_version,
+        WatchEvent::Error(e) if e.code == 410 => return Err(WatchError::Gone),
+        WatchEvent::Error(e) => {
+            tracing::warn!(code = e.code, error = e.message, "watch error event");
+        }
+    }
+    Ok(())
+}
+
+/// kube-runtime's default back-off: 0.8 s doubling to 30 s with jitter, started again once
+/// 120 s passed since the last wait.
+#[derive(Debug, Default)]
+struct Backoff {
+    next: Option<Duration>,
+    last: Option<Instant>,
+}
+
+impl Backoff {
+    const FIRST: Duration = Duration::from_millis(800);
+    const MAX: Duration = Duration::from_secs(30);
+    const RESET: Duration = Duration::from_secs(120);
+
+    /// The next wait, advancing the back-off.
+    fn step(&mut self) -> Duration {
+        if self.last.is_some_and(|t| t.elapsed() >= Self::RESET) {
+            self.next = None;
+        }
+        self.last = Some(Instant::now());
+        let d = self.next.unwrap_or(Self::FIRST);
+        self.next = Some((d * 2).min(Self::MAX));
+        d
+    }
+
+    async fn wait(&mut self) {
+        let d = self.step();
+        tokio::time::sleep(super::meta::jittered(d, d / 4)).await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lines(chunks: &[&str]) -> (Vec<String>, usize) {
+        let mut partial = Vec::new();
+        let mut out = Vec::new();
+        for c in chunks {
+            for_each_line::<()>(&mut partial, c.as_bytes(), |l| {
+                out.push(String::from_utf8(l.to_vec()).expect("utf-8"));
+                Ok(())
+            })
+            .expect("no error");
+        }
+        (out, partial.capacity())
+    }
+
+    #[test]
+    fn lines_split_across_reads_are_joined_and_no_buffer_is_kept_after_them() {
+        let (out, kept) = lines(&["{\"a\":1}\n{\"b\"", ":2}\n", "{\"c\":3}\n{\"d\":4}\n"]);
+        assert_eq!(out, ["{\"a\":1}", "{\"b\":2}", "{\"c\":3}", "{\"d\":4}"]);
+        assert_eq!(kept, 0, "an idle watch holds no buffer");
+        let (out, kept) = lines(&["{\"a\"", ":1", "}"]);
+        assert!(out.is_empty());
+        assert!(kept >= 7, "an incomplete line is kept");
+    }
+
+    fn obj(name: &str, rv: &str) -> serde_json::Value {
+        serde_json::json!({"apiVersion": "x.example.com/v1", "kind": "X",
+            "metadata": {"name": name, "resourceVersion": rv}})
+    }
+
+    #[test]
+    fn events_bookmarks_and_errors_move_the_version_or_end_the_watch() {
+        let mut version = "1".to_string();
+        let mut got = Vec::new();
+        let mut on = |e: Event<DynamicObject>| {
+            got.push(match e {
+                Event::Apply(o) => format!("apply {}", o.metadata.name.unwrap_or_default()),
+                Event::Delete(o) => format!("delete {}", o.metadata.name.unwrap_or_default()),
+                _ => "other".into(),
+            });
+        };
+        let line = |v: serde_json::Value| v.to_string().into_bytes();
+        event(
+            &line(serde_json::json!({"type": "ADDED", "object": obj("a", "5")})),
+            &mut version,
+            &mut on,
+        )
+        .expect("added");
+        assert_eq!(version, "5");
+        event(
+            &line(serde_json::json!({"type": "DELETED", "object": obj("a", "6")})),
+            &mut version,
+            &mut on,
+        )
+        .expect("deleted");
+        assert_eq!(version, "6");
+        let bookmark = serde_json::json!({"type": "BOOKMARK", "object": {"apiVersion": "x.example.com/v1", "kind": "X", "metadata": {"resourceVersion": "9"}}});
+        event(&line(bookmark), &mut version, &mut on).expect("bookmark");
+        assert_eq!(version, "9");
+        // Not an event: reported, the watch goes on.
+        event(b"not json", &mut version, &mut on).expect("goes on");
+        event(b"  ", &mut version, &mut on).expect("blank");
+        let other = serde_json::json!({"type": "ERROR", "object": {"kind": "Status", "apiVersion": "v1", "status": "Failure", "message": "x", "code": 500}});
+        event(&line(other), &mut version, &mut on).expect("goes on");
+        let gone = serde_json::json!({"type": "ERROR", "object": {"kind": "Status", "apiVersion": "v1", "status": "Failure", "message": "too old resource version", "reason": "Expired", "code": 410}});
+        assert!(matches!(
+            event(&line(gone), &mut version, &mut on),
+            Err(WatchError::Gone)
+        ));
+        let unversioned = serde_json::json!({"type": "MODIFIED", "object": {"apiVersion": "x.example.com/v1", "kind": "X", "metadata": {"name": "b"}}});
+        assert!(matches!(
+            event(&line(unversioned), &mut version, &mut on),
+            Err(WatchError::NoResourceVersion)
+        ));
+        assert_eq!(version, "9");
+        assert_eq!(got, ["apply a", "delete a"]);
+    }
+
+    #[test]
+    fn backoff_doubles_to_thirty_seconds() {
+        let mut b = Backoff::default();
+        let waits: Vec<u64> = (0..8).map(|_| b.step().as_millis() as u64).collect();
+        assert_eq!(waits, [800, 1600, 3200, 6400, 12800, 25600, 30000, 30000]);
+    }
+}
