@@ -165,8 +165,9 @@ pub struct ControllerContext {
     pub provider_name: String,
     /// Cancelled on shutdown (or when the Kind's CRD goes away).
     pub shutdown: CancellationToken,
-    /// How often the state gauges (`crossplane_managed_resource_{exists,ready,synced}`) are
-    /// recomputed (`--poll-state-metric`).
+    /// `--poll-state-metric`, accepted as upstream's flag: upstream recounts the state gauges
+    /// (`crossplane_managed_resource_{exists,ready,synced}`) this often; here the watch keeps
+    /// them current, so nothing reads it.
     pub poll_state_metric: Duration,
     /// `--shards`: the shards this replica reconciles (`None`: every MR).
     pub shards: Option<Arc<super::shards::Shards>>,

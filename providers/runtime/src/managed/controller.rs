@@ -32,6 +32,7 @@ use std::time::{Duration, Instant};
 use futures::FutureExt;
 use kube::api::DynamicObject;
 use kube::runtime::watcher::Event;
+use prometheus_client::metrics::gauge::Gauge;
 use tokio::sync::{Notify, Semaphore};
 
 use super::conditions::{Condition, TYPE_READY, TYPE_SYNCED};
@@ -346,6 +347,51 @@ fn cached(o: &DynamicObject, shards: Option<&Arc<Shards>>) -> Cached {
     }
 }
 
+/// The state gauges of one Kind and scope (`crossplane_managed_resource_exists`, `_ready`,
+/// `_synced`), kept current by the watch as objects enter, change and leave the controller's
+/// cache, instead of a task per controller recounting the cache every `--poll-state-metric`
+/// (which a provider with hundreds of Kinds would run hundreds of).
+struct StateGauges {
+    exists: Gauge,
+    ready: Gauge,
+    synced: Gauge,
+}
+
+impl StateGauges {
+    fn new(metrics: &ManagedMetrics, gvk_label: &str) -> Self {
+        let labels = ManagedMetrics::gvk(gvk_label);
+        let gauges = StateGauges {
+            exists: metrics.exists.get_or_create(&labels).clone(),
+            ready: metrics.ready.get_or_create(&labels).clone(),
+            synced: metrics.synced.get_or_create(&labels).clone(),
+        };
+        // A controller started again (its CRD came back) starts from an empty cache.
+        for g in [&gauges.exists, &gauges.ready, &gauges.synced] {
+            g.set(0);
+        }
+        gauges
+    }
+
+    /// Count `c` in (`add`) or out (`remove`) of the gauges.
+    fn count(&self, c: &Cached, by: i64) {
+        self.exists.inc_by(by);
+        if c.ready {
+            self.ready.inc_by(by);
+        }
+        if c.synced {
+            self.synced.inc_by(by);
+        }
+    }
+
+    fn add(&self, c: &Cached) {
+        self.count(c, 1);
+    }
+
+    fn remove(&self, c: &Cached) {
+        self.count(c, -1);
+    }
+}
+
 /// Run the controller of `kind` in `scope` until `ctx.shutdown` is cancelled.
 pub async fn run<K: ManagedKind>(
     kind: Arc<K>,
@@ -353,10 +399,11 @@ pub async fn run<K: ManagedKind>(
     ctx: ControllerContext,
     scope: Scope,
 ) {
-    let info = kind.info().clone();
-    let controller_name = info.controller_name(scope);
-    let gvk_label = info.gvk_label(scope);
-    let ar = info.api_resource(scope);
+    let (controller_name, ar) = {
+        let info = kind.info();
+        (info.controller_name(scope), info.api_resource(scope))
+    };
+    let state = StateGauges::new(&ctx.metrics, &kind.info().gvk_label(scope));
     let reconciler = Arc::new(Reconciler::new(kind, connector, ctx.clone(), scope));
     let queue = Arc::new(WorkQueue::new(controller_name.clone(), ctx.metrics.clone()));
     let cache: Arc<Mutex<HashMap<ObjectKey, Cached>>> = Arc::new(Mutex::new(HashMap::new()));
@@ -388,7 +435,10 @@ pub async fn run<K: ManagedKind>(
                     let enqueue = match cache.lock() {
                         Ok(mut m) => {
                             let changed = m.get(&key).is_none_or(|p| p.filter != c.filter);
-                            m.insert(key.clone(), c);
+                            state.add(&c);
+                            if let Some(old) = m.insert(key.clone(), c) {
+                                state.remove(&old);
+                            }
                             changed
                         }
                         Err(_) => true,
@@ -404,7 +454,11 @@ pub async fn run<K: ManagedKind>(
                             let g: Vec<ObjectKey> =
                                 m.keys().filter(|k| !seen.contains(*k)).cloned().collect();
                             g.into_iter()
-                                .filter_map(|k| m.remove(&k).map(|c| (k, c.shard)))
+                                .filter_map(|k| m.remove(&k).map(|c| (k, c)))
+                                .map(|(k, c)| {
+                                    state.remove(&c);
+                                    (k, c.shard)
+                                })
                                 .collect()
                         }
                         Err(_) => Vec::new(),
@@ -419,8 +473,8 @@ pub async fn run<K: ManagedKind>(
                 }
                 Event::Delete(o) => {
                     let key = ObjectKey::of(&o);
-                    if let Ok(mut m) = cache.lock() {
-                        m.remove(&key);
+                    if let Some(old) = cache.lock().ok().and_then(|mut m| m.remove(&key)) {
+                        state.remove(&old);
                     }
                     if mine(
                         shards.as_ref(),
@@ -434,31 +488,6 @@ pub async fn run<K: ManagedKind>(
         }
     };
 
-    // State gauges.
-    let gauges = {
-        let cache = cache.clone();
-        let metrics = ctx.metrics.clone();
-        let labels = ManagedMetrics::gvk(&gvk_label);
-        let period = ctx.poll_state_metric.max(Duration::from_millis(100));
-        async move {
-            let mut tick = tokio::time::interval(period);
-            loop {
-                tick.tick().await;
-                let (n, r, s) = match cache.lock() {
-                    Ok(m) => (
-                        m.len(),
-                        m.values().filter(|c| c.ready).count(),
-                        m.values().filter(|c| c.synced).count(),
-                    ),
-                    Err(_) => continue,
-                };
-                metrics.exists.get_or_create(&labels).set(n as i64);
-                metrics.ready.get_or_create(&labels).set(r as i64);
-                metrics.synced.get_or_create(&labels).set(s as i64);
-            }
-        }
-    };
-
     // Workers, on demand: one dispatcher takes keys off the queue and spawns a task per
     // reconcile, at most `workers` at once for this controller and at most
     // `ctx.reconcile_slots` for the whole process. An idle controller holds no worker task,
@@ -466,7 +495,6 @@ pub async fn run<K: ManagedKind>(
     // `--max-reconcile-rate` parked tasks per Kind.
     let slots = Arc::new(Semaphore::new(workers));
     let watch_task = tokio::spawn(watch);
-    let gauge_task = tokio::spawn(gauges);
     let grants_task = ctx
         .shards
         .clone()
@@ -536,7 +564,6 @@ pub async fn run<K: ManagedKind>(
     }
     queue.shutdown();
     watch_task.abort();
-    gauge_task.abort();
     if let Some(t) = grants_task {
         t.abort();
     }

@@ -9,7 +9,8 @@
 //! stream through a line decoder with a fixed 8 KiB buffer, plus about 2.7 KiB of watcher
 //! state per stream: 4.6 MiB of an idle provider-artifactory's 12.8 MiB heap (heaptrack,
 //! 2026-12-06). Here an idle watch holds no buffer (only an event split across two reads of
-//! the stream is kept until its end arrives), and the state is one future per watch.
+//! the stream is kept until its end arrives), and its state is one future of under 1 KiB
+//! (the request futures are boxed, held only while they run).
 //!
 //! Errors are logged and retried with kube-runtime's default back-off (0.8 s doubling to
 //! 30 s, with jitter; reset once 120 s passed since the last error). A watch the server
@@ -88,7 +89,10 @@ async fn list(
     on(Event::Init);
     let mut params = ListParams::default().limit(page);
     loop {
-        let list: ObjectList<DynamicObject> = client.request(request.list(&params)?).await?;
+        // Boxed, as every request future here: held only while it runs, so that an idle
+        // watch's future stays small.
+        let list: ObjectList<DynamicObject> =
+            Box::pin(client.request(request.list(&params)?)).await?;
         let version = list.metadata.resource_version.filter(|v| !v.is_empty());
         let next = list.metadata.continue_.filter(|c| !c.is_empty());
         if version.is_none() && next.is_none() {
@@ -116,17 +120,20 @@ async fn watch(
     version: &mut String,
     on: &mut impl FnMut(Event<DynamicObject>),
 ) -> Result<(), WatchError> {
-    let params = WatchParams::default().timeout(WATCH_TIMEOUT_SECS);
-    let mut req = request.watch(&params, version)?;
-    // As kube-client: a watch stream is not compressed (one gzip member per event).
-    req.headers_mut().insert(
-        http::header::ACCEPT_ENCODING,
-        http::HeaderValue::from_static("identity"),
-    );
-    let res = client.send(req.map(kube::client::Body::from)).await?;
+    let send = {
+        let params = WatchParams::default().timeout(WATCH_TIMEOUT_SECS);
+        let mut req = request.watch(&params, version)?;
+        // As kube-client: a watch stream is not compressed (one gzip member per event).
+        req.headers_mut().insert(
+            http::header::ACCEPT_ENCODING,
+            http::HeaderValue::from_static("identity"),
+        );
+        Box::pin(client.send(req.map(kube::client::Body::from)))
+    };
+    let res = send.await?;
     let code = res.status();
     if !code.is_success() {
-        let body = res.into_body().collect_bytes().await?;
+        let body = Box::pin(res.into_body().collect_bytes()).await?;
         return Err(match serde_json::from_slice::<Status>(&body) {
             _ if code == http::StatusCode::GONE => WatchError::Gone,
             Ok(s) if s.code == 410 => WatchError::Gone,
@@ -327,6 +334,30 @@ mod tests {
         ));
         assert_eq!(version, "9");
         assert_eq!(got, ["apply a", "delete a"]);
+    }
+
+    /// A provider holds one of these futures per Kind and scope for its whole life: the
+    /// request futures are boxed (held only while they run) so that an idle watch stays
+    /// small. Unboxed, `run` took 2,072 bytes and `watch` 1,184 (kube 5, 2026-12-06).
+    #[tokio::test]
+    async fn an_idle_watch_future_is_small() {
+        let cfg = kube::Config::new("http://127.0.0.1:1".parse().expect("url"));
+        let client = kube::Client::try_from(cfg).expect("client");
+        let ar = ApiResource::erase::<k8s_openapi::api::core::v1::ConfigMap>(&());
+        let run = run(client.clone(), &ar, 100, "x", |_| {});
+        assert!(
+            std::mem::size_of_val(&run) <= 1024,
+            "{}",
+            std::mem::size_of_val(&run)
+        );
+        let request = Request::new("/x");
+        let (mut version, mut on) = (String::new(), |_| {});
+        let watch = watch(&client, &request, &mut version, &mut on);
+        assert!(
+            std::mem::size_of_val(&watch) <= 512,
+            "{}",
+            std::mem::size_of_val(&watch)
+        );
     }
 
     #[test]

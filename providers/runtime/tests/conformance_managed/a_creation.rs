@@ -167,6 +167,26 @@ async fn conformance_006_immediate_reobservation_after_create() {
             .then_some(())
     })
     .await;
+    // A second MR counts in; deleting both counts them out (the gauges are kept by the
+    // watch's events, not recounted).
+    e.create(N, "w2", json!({}), &[]).await;
+    wait_for(|| async {
+        (e.metrics.exists.get_or_create(&gvk).get() == 2
+            && e.metrics.ready.get_or_create(&gvk).get() == 2)
+            .then_some(())
+    })
+    .await;
+    e.delete(N, "w1").await;
+    e.delete(N, "w2").await;
+    wait_for(|| async {
+        (e.get(N, "w1").await.is_none()
+            && e.get(N, "w2").await.is_none()
+            && e.metrics.exists.get_or_create(&gvk).get() == 0
+            && e.metrics.ready.get_or_create(&gvk).get() == 0
+            && e.metrics.synced.get_or_create(&gvk).get() == 0)
+            .then_some(())
+    })
+    .await;
     stop.cancel();
     h.await.expect("controller stops");
 }
