@@ -246,6 +246,36 @@ pub fn trim_heap() {
     }
 }
 
+/// The size from which glibc serves an allocation by its own `mmap` (given back whole when
+/// freed) instead of from an arena: glibc's own starting value, kept fixed.
+pub const MMAP_THRESHOLD: usize = 128 * 1024;
+
+/// Keeps glibc's `mmap` threshold at [`MMAP_THRESHOLD`]. By default glibc raises the
+/// threshold to the size of each `mmap`ed block freed (up to 32 MiB), so after the first
+/// large answer (a list of thousands of repository configurations, a page of MRs) every later
+/// one is carved from an arena, among long-lived objects, and what it leaves cannot be handed
+/// back. Setting the threshold turns that adjustment off. Measured (provider-artifactory, the
+/// `provider` build, 10,000 repositories, `sandbox bench`): steady RSS 95.8 -> 83.6 MiB, idle
+/// 22.9 -> 20.2 MiB, creation time unchanged (70.0 / 71.6 s). Capping the arenas at two on
+/// top changed nothing (84.8 MiB).
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+#[expect(
+    unsafe_code,
+    reason = "mallopt(3) is a plain glibc call with no memory-safety precondition"
+)]
+pub fn tune_heap() {
+    let threshold = i32::try_from(MMAP_THRESHOLD).unwrap_or(i32::MAX);
+    // SAFETY: mallopt sets one of the allocator's parameters under its own lock; it takes
+    // integers only and is safe to call from any thread at any time.
+    unsafe {
+        libc::mallopt(libc::M_MMAP_THRESHOLD, threshold);
+    }
+}
+
+/// Tunes the heap (a no-op but with glibc).
+#[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+pub fn tune_heap() {}
+
 /// Hands the heap's free memory back to the system (a no-op but with glibc).
 #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
 pub fn trim_heap() {}
@@ -332,7 +362,8 @@ pub async fn run_until(
         registry.register_with(hook);
     }
 
-    // Free memory back to the system after each burst of work (see `trim_heap`).
+    // Free memory back to the system after each burst of work (see `tune_heap`, `trim_heap`).
+    tune_heap();
     {
         let token = shutdown.clone();
         tokio::spawn(async move {
