@@ -64,18 +64,26 @@ struct Spam {
     last: Instant,
 }
 
-#[derive(Clone)]
+/// An event already recorded: its name is `<object name>.<suffix as 16 hex digits>`.
+#[derive(Clone, Copy)]
 struct Aggregated {
-    name: String,
+    suffix: u64,
     count: i32,
 }
 
 /// Records core/v1 Events for one component (controller).
+///
+/// The aggregation and spam caches are keyed by a 64-bit hash of what identifies an event
+/// (object, type, reason, message), not by that text: a provider keeps an entry per object
+/// it recorded an event for (10,000 repositories: 6.6 MiB of keys as text, heaptrack), and
+/// two of at most [`CACHE_MAX`] keys colliding (about 1 in 10^12) would only count one
+/// event's repeat on the other.
 pub struct EventRecorder {
     client: kube::Client,
     component: String,
-    cache: Mutex<HashMap<String, Aggregated>>,
-    spam: Mutex<HashMap<String, Spam>>,
+    keys: std::hash::RandomState,
+    cache: Mutex<HashMap<u64, Aggregated>>,
+    spam: Mutex<HashMap<u64, Spam>>,
 }
 
 /// The pod's name (`HOSTNAME` in a container), as an event's `source.host`: with several
@@ -97,12 +105,13 @@ impl EventRecorder {
         EventRecorder {
             client,
             component: component.into(),
+            keys: std::hash::RandomState::new(),
             cache: Mutex::new(HashMap::new()),
             spam: Mutex::new(HashMap::new()),
         }
     }
 
-    fn allow(&self, obj_key: &str) -> bool {
+    fn allow(&self, obj_key: u64) -> bool {
         let Ok(mut m) = self.spam.lock() else {
             return true;
         };
@@ -113,7 +122,7 @@ impl EventRecorder {
             let full = REFILL_EVERY.mul_f64(BURST);
             m.retain(|_, s| now.saturating_duration_since(s.last) < full);
         }
-        let e = m.entry(obj_key.to_string()).or_insert(Spam {
+        let e = m.entry(obj_key).or_insert(Spam {
             tokens: BURST,
             last: now,
         });
@@ -139,26 +148,21 @@ impl EventRecorder {
         reason: &str,
         message: &str,
     ) {
-        let obj_key = format!(
-            "{}/{}/{}/{}/{}",
-            obj.api_version,
-            obj.kind,
+        use std::hash::BuildHasher;
+        let obj_key = self.keys.hash_one((
+            &obj.api_version,
+            &obj.kind,
             obj.namespace.as_deref().unwrap_or(""),
-            obj.name,
-            obj.uid
-        );
-        if !self.allow(&obj_key) {
+            &obj.name,
+            &obj.uid,
+        ));
+        if !self.allow(obj_key) {
             tracing::debug!(reason, object = %obj.name, "event dropped by the per-object rate limit");
             return;
         }
-        let agg_key = format!(
-            "{}\u{0}{}\u{0}{}\u{0}{}\u{0}{}",
-            self.component,
-            obj_key,
-            type_.as_str(),
-            reason,
-            message
-        );
+        let agg_key = self
+            .keys
+            .hash_one((obj_key, type_.as_str(), reason, message));
         let namespace = obj
             .namespace
             .clone()
@@ -170,8 +174,9 @@ impl EventRecorder {
             .cache
             .lock()
             .ok()
-            .and_then(|m| m.get(&agg_key).cloned());
+            .and_then(|m| m.get(&agg_key).copied());
         if let Some(prev) = cached {
+            let name = format!("{}.{:016x}", obj.name, prev.suffix);
             let count = prev.count + 1;
             let patch = serde_json::json!({
                 "count": count,
@@ -179,7 +184,7 @@ impl EventRecorder {
                 "message": message,
             });
             match api
-                .patch(&prev.name, &PatchParams::default(), &Patch::Merge(&patch))
+                .patch(&name, &PatchParams::default(), &Patch::Merge(&patch))
                 .await
             {
                 Ok(_) => {
@@ -198,7 +203,8 @@ impl EventRecorder {
             }
         }
 
-        let name = format!("{}.{:016x}", obj.name, rand::random::<u64>());
+        let suffix = rand::random::<u64>();
+        let name = format!("{}.{suffix:016x}", obj.name);
         let ev = Event {
             metadata: ObjectMeta {
                 name: Some(name.clone()),
@@ -239,7 +245,7 @@ impl EventRecorder {
                     if m.len() >= CACHE_MAX {
                         m.clear();
                     }
-                    m.insert(agg_key, Aggregated { name, count: 1 });
+                    m.insert(agg_key, Aggregated { suffix, count: 1 });
                 }
             }
             Err(e) => tracing::warn!(reason, error = %e, "cannot record event"),
