@@ -26,6 +26,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 use kube::Api;
 use kube::api::{ApiResource, DynamicObject, Patch, PatchParams, PostParams};
 use secrecy::SecretString;
+use serde::Deserialize;
 use serde_json::{Map, Value};
 
 use super::conditions::{
@@ -106,8 +107,10 @@ impl Run {
     }
 }
 
-fn annotations(obj: &DynamicObject) -> BTreeMap<String, String> {
-    obj.metadata.annotations.clone().unwrap_or_default()
+/// The MR's annotations, borrowed (most reads want one key, not a copy of all of them).
+fn annotations(obj: &DynamicObject) -> &BTreeMap<String, String> {
+    static NONE: BTreeMap<String, String> = BTreeMap::new();
+    obj.metadata.annotations.as_ref().unwrap_or(&NONE)
 }
 
 fn set_annotation(obj: &mut DynamicObject, k: &str, v: &str) {
@@ -146,7 +149,7 @@ fn conditions_of(obj: &DynamicObject) -> Vec<Condition> {
     obj.data
         .get("status")
         .and_then(|s| s.get("conditions"))
-        .and_then(|c| serde_json::from_value(c.clone()).ok())
+        .and_then(|c| Vec::<Condition>::deserialize(c).ok())
         .unwrap_or_default()
 }
 
@@ -329,7 +332,7 @@ impl<K: ManagedKind> Reconciler<K> {
     /// The critical annotation updater (docs/managed-reconciler.md §4.3): retries any error 5
     /// times, 10 ms apart; on a conflict re-reads the object and merges our annotations over it.
     async fn update_critical_annotations(&self, run: &mut Run) -> Result<(), StepError> {
-        let ours = annotations(&run.obj);
+        let ours = annotations(&run.obj).clone();
         let name = run.obj.metadata.name.clone().unwrap_or_default();
         let mut last: Option<StepError> = None;
         for attempt in 0..5 {
@@ -415,7 +418,7 @@ impl<K: ManagedKind> Reconciler<K> {
 
     fn poll_after(&self, run: &Run) -> Outcome {
         let d = meta::effective_poll(
-            &annotations(&run.obj),
+            annotations(&run.obj),
             self.ctx.poll,
             self.ctx.min_poll_interval,
         );
@@ -727,7 +730,7 @@ impl<K: ManagedKind> Reconciler<K> {
 
         // Step 3: paused.
         let ann = annotations(&run.obj);
-        if meta::is_paused(&ann) || policies.is_paused() {
+        if meta::is_paused(ann) || policies.is_paused() {
             self.event(
                 &run,
                 EventType::Normal,
@@ -822,7 +825,7 @@ impl<K: ManagedKind> Reconciler<K> {
         // Observe tell whether the interrupted create happened, so only server-assigned IDs stop
         // here. The annotations are left as they are: the next Create rewrites pending and
         // succeeded.
-        let incomplete = meta::external_create_incomplete(&annotations(&run.obj));
+        let incomplete = meta::external_create_incomplete(annotations(&run.obj));
         if incomplete && self.info().identifier.is_deterministic() {
             tracing::debug!(
                 controller = %self.info().controller_name(self.scope),
@@ -1290,7 +1293,7 @@ impl<K: ManagedKind> Reconciler<K> {
             self.mark(run, Condition::reconcile_error(m));
             return self.finish(run, Outcome::Backoff).await;
         }
-        view.annotations = annotations(&run.obj);
+        view.annotations = annotations(&run.obj).clone();
         view.external_name = view
             .annotations
             .get(EXTERNAL_NAME)
@@ -1462,7 +1465,10 @@ pub fn view_of<K: ManagedKind>(
     obj: &DynamicObject,
     policies: &PolicyResolver,
 ) -> Result<Managed<K>, String> {
-    let sp = spec(obj).cloned().unwrap_or(Value::Object(Map::new()));
+    // Borrowed and decoded in place: a reconcile decodes its MR's view once, and copying the
+    // spec (and the observation) first was a good part of its allocations.
+    let empty = Value::Object(Map::new());
+    let sp = spec(obj).unwrap_or(&empty);
     let mut fp = sp
         .get("forProvider")
         .cloned()
@@ -1478,7 +1484,7 @@ pub fn view_of<K: ManagedKind>(
     } else {
         Value::Object(Map::new())
     };
-    let for_provider: K::Parameters = serde_json::from_value(fp.clone())
+    let for_provider = K::Parameters::deserialize(&fp)
         .map_err(|e| format!("cannot decode spec.forProvider: {e}"))?;
     let create_parameters: K::Parameters = serde_json::from_value(deep_merge(&init, &fp))
         .map_err(|e| format!("cannot decode spec.initProvider: {e}"))?;
@@ -1490,10 +1496,10 @@ pub fn view_of<K: ManagedKind>(
     };
     let at_provider: K::Observation = match obj.data.get("status").and_then(|s| s.get("atProvider"))
     {
-        Some(v) if !v.is_null() => serde_json::from_value(v.clone()).unwrap_or_default(),
+        Some(v) if !v.is_null() => K::Observation::deserialize(v).unwrap_or_default(),
         _ => K::Observation::default(),
     };
-    let ann = annotations(obj);
+    let ann = annotations(obj).clone();
     Ok(Managed {
         scope,
         name: obj.metadata.name.clone().unwrap_or_default(),
