@@ -454,10 +454,10 @@ pub async fn run<K: ManagedKind>(
                             let g: Vec<ObjectKey> =
                                 m.keys().filter(|k| !seen.contains(*k)).cloned().collect();
                             g.into_iter()
-                                .filter_map(|k| m.remove(&k).map(|c| (k, c)))
-                                .map(|(k, c)| {
+                                .filter_map(|k| {
+                                    let c = m.remove(&k)?;
                                     state.remove(&c);
-                                    (k, c.shard)
+                                    Some((k, c.shard))
                                 })
                                 .collect()
                         }

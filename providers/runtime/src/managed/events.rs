@@ -64,11 +64,16 @@ struct Spam {
     last: Instant,
 }
 
-/// An event already recorded: its name is `<object name>.<suffix as 16 hex digits>`.
+/// An event already recorded (its name: [`event_name`] of the object and `suffix`).
 #[derive(Clone, Copy)]
 struct Aggregated {
     suffix: u64,
     count: i32,
+}
+
+/// An event's name: `<object name>.<suffix as 16 hex digits>`.
+fn event_name(object: &str, suffix: u64) -> String {
+    format!("{object}.{suffix:016x}")
 }
 
 /// Records core/v1 Events for one component (controller).
@@ -176,7 +181,7 @@ impl EventRecorder {
             .ok()
             .and_then(|m| m.get(&agg_key).copied());
         if let Some(prev) = cached {
-            let name = format!("{}.{:016x}", obj.name, prev.suffix);
+            let name = event_name(&obj.name, prev.suffix);
             let count = prev.count + 1;
             let patch = serde_json::json!({
                 "count": count,
@@ -204,7 +209,7 @@ impl EventRecorder {
         }
 
         let suffix = rand::random::<u64>();
-        let name = format!("{}.{suffix:016x}", obj.name);
+        let name = event_name(&obj.name, suffix);
         let ev = Event {
             metadata: ObjectMeta {
                 name: Some(name.clone()),

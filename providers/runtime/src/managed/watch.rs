@@ -16,12 +16,12 @@
 //! 30 s, with jitter; reset once 120 s passed since the last error). A watch the server
 //! ends (its `timeoutSeconds`, or no byte for that long plus a margin) resumes at once.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use http_body_util::BodyExt;
 use kube::api::{ApiResource, DynamicObject, ListParams, ObjectList, WatchEvent, WatchParams};
 use kube::core::{Request, Resource, Status};
-use kube::runtime::watcher::Event;
+use kube::runtime::watcher::{DefaultBackoff, Event};
 
 /// The `timeoutSeconds` of every watch request (kube-runtime's default).
 const WATCH_TIMEOUT_SECS: u32 = 290;
@@ -53,13 +53,14 @@ pub async fn run(
     mut on: impl FnMut(Event<DynamicObject>),
 ) {
     let request = Request::new(DynamicObject::url_path(ar, None));
-    let mut backoff = Backoff::default();
+    // Boxed: kube-runtime's back-off state is larger than the rest of an idle watch's future.
+    let mut backoff = Box::new(DefaultBackoff::default());
     loop {
         let mut version = match list(&client, &request, page, &mut on).await {
             Ok(v) => v,
             Err(e) => {
                 tracing::warn!(controller = name, error = %e, "watch error");
-                backoff.wait().await;
+                wait(&mut backoff).await;
                 continue;
             }
         };
@@ -68,13 +69,21 @@ pub async fn run(
                 Ok(()) => {}
                 Err(e) => {
                     tracing::warn!(controller = name, error = %e, "watch error");
-                    backoff.wait().await;
+                    wait(&mut backoff).await;
                     if matches!(e, WatchError::Gone | WatchError::NoResourceVersion) {
                         break;
                     }
                 }
             }
         }
+    }
+}
+
+/// Sleeps for the back-off's next wait (kube-runtime's default: 0.8 s doubling to 30 s, with
+/// jitter, started again once 120 s passed since the last wait).
+async fn wait(backoff: &mut DefaultBackoff) {
+    if let Some(d) = backoff.next() {
+        tokio::time::sleep(d).await;
     }
 }
 
@@ -226,36 +235,6 @@ fn event(
     Ok(())
 }
 
-/// kube-runtime's default back-off: 0.8 s doubling to 30 s with jitter, started again once
-/// 120 s passed since the last wait.
-#[derive(Debug, Default)]
-struct Backoff {
-    next: Option<Duration>,
-    last: Option<Instant>,
-}
-
-impl Backoff {
-    const FIRST: Duration = Duration::from_millis(800);
-    const MAX: Duration = Duration::from_secs(30);
-    const RESET: Duration = Duration::from_secs(120);
-
-    /// The next wait, advancing the back-off.
-    fn step(&mut self) -> Duration {
-        if self.last.is_some_and(|t| t.elapsed() >= Self::RESET) {
-            self.next = None;
-        }
-        self.last = Some(Instant::now());
-        let d = self.next.unwrap_or(Self::FIRST);
-        self.next = Some((d * 2).min(Self::MAX));
-        d
-    }
-
-    async fn wait(&mut self) {
-        let d = self.step();
-        tokio::time::sleep(super::meta::jittered(d, d / 4)).await;
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -358,12 +337,5 @@ mod tests {
             "{}",
             std::mem::size_of_val(&watch)
         );
-    }
-
-    #[test]
-    fn backoff_doubles_to_thirty_seconds() {
-        let mut b = Backoff::default();
-        let waits: Vec<u64> = (0..8).map(|_| b.step().as_millis() as u64).collect();
-        assert_eq!(waits, [800, 1600, 3200, 6400, 12800, 25600, 30000, 30000]);
     }
 }
