@@ -1,6 +1,7 @@
 //! End-to-end test of `export` (issue 18): a simulator seeded twice with every Kind `export`
-//! can list (387 objects: provider-artifactory's 150 repository, 24 webhook and 9
-//! exportable access Kinds (certificates, environments, Vault configurations, key pairs; users of
+//! can list (389 objects: provider-artifactory's 150 repository, 24 webhook and 10
+//! exportable access Kinds (certificates, distribution public keys, environments, Vault
+//! configurations, key pairs; users of
 //! three Kinds, exported as ManagedUser or User; groups and permission targets, whose lists
 //! show names only, so each is read) and one replication of each of the five replication
 //! Kinds (exported as the single, multi-push or remote replication their repository's class
@@ -26,9 +27,9 @@ const HOOKS: &str = "/event/api/v1/subscriptions";
 const WATCHES: &str = "/xray/api/v2/watches";
 /// The providers exported and adopted.
 const PROVIDERS: [&str; 2] = ["artifactory", "xray"];
-/// provider-artifactory's seeded objects (2 x (150 + 24 + 9), and one replication of each
+/// provider-artifactory's seeded objects (2 x (150 + 24 + 10), and one replication of each
 /// of the five Kinds), provider-xray's (2 x 8).
-const ARTIFACTORY_OBJECTS: usize = 371;
+const ARTIFACTORY_OBJECTS: usize = 373;
 /// The users, groups and permission targets among them, and the replications: read one by
 /// one by the export.
 const READ_EACH: u64 = 2 * 5 + 5;
@@ -169,10 +170,10 @@ async fn an_exported_platform_is_adopted_without_a_write_in_both_scopes() {
     std::fs::write(&token_file, sim.admin_token()).expect("write token");
     let url = sim.url();
 
-    // Export: one list request per list call (10 for provider-artifactory, 6 for
+    // Export: one list request per list call (15 for provider-artifactory, 6 for
     // provider-xray), one read per user, group, permission target and replication, the
     // repositories list (a replication's Kind follows its repository's class), and the
-    // Artifactory version (which users API), for 387 objects.
+    // Artifactory version (which users API), for 389 objects.
     sim.reset_counts();
     let ns = dir.path().join("namespaced");
     let started = Instant::now();
@@ -183,7 +184,7 @@ async fn an_exported_platform_is_adopted_without_a_write_in_both_scopes() {
         "export of {total} objects: {requests} JFrog requests, {:.2}s\n{summary}",
         took.as_secs_f64()
     );
-    assert_eq!(requests, 16 + READ_EACH + 2, "{:?}", sim.request_counts());
+    assert_eq!(requests, 21 + READ_EACH + 2, "{:?}", sim.request_counts());
     // Replications exported with the Kind their repository and targets say.
     for kind in [
         "LocalRepositorySingleReplication",

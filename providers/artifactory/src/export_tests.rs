@@ -62,21 +62,22 @@ async fn run(client: &JfrogClient, opts: &Options) -> export::Export {
 async fn every_object_is_exported_once_and_adopted_without_a_change() {
     let (sim, client, seeded) = seeded_sim(2).await;
     // Every repository and webhook Kind, and the exportable access Kinds (certificates,
-    // environments, Vault configurations, key pairs; users of three Kinds, groups,
-    // permission targets).
+    // distribution public keys, environments, Vault configurations, key pairs; users of
+    // three Kinds, groups, permission targets).
     // The five replication Kinds once each (a replication is its repository's).
-    assert_eq!(seeded.len(), 2 * (150 + 24 + 9) + REPLICATIONS);
+    assert_eq!(seeded.len(), 2 * (150 + 24 + 10) + REPLICATIONS);
     sim.reset_counts();
     let opts = Options::default();
     let ex = run(&client, &opts).await;
-    // One list request per list call (repositories, webhooks, certificates, environments,
-    // Vault configurations, key pairs, users, groups, permission targets, replications),
-    // one read of each user, group and permission target (their lists show names only) and
-    // of each replicated repository's replication, and the repositories list that tells a
-    // replication's Kind.
+    // One list request per list call (repositories, webhooks, certificates, trusted keys,
+    // environments, Vault configurations, key pairs, users, groups, permission targets,
+    // replications; package cleanup and archive policies, LDAP v2 settings and groups, none
+    // seeded), one read of each user, group and permission target (their lists show names
+    // only) and of each replicated repository's replication, and the repositories list that
+    // tells a replication's Kind.
     assert_eq!(
         ex.requests,
-        10 + 2 * 5 + REPLICATIONS as u64 + 1,
+        15 + 2 * 5 + REPLICATIONS as u64 + 1,
         "{:?}",
         sim.request_counts()
     );

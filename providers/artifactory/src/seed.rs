@@ -1,6 +1,7 @@
 //! A platform with many existing objects, for `export`'s tests and measurements: every
 //! repository and webhook Kind's example and every exportable access Kind's example
-//! (certificates, environments, Vault configurations, users, groups, permission targets),
+//! (certificates, distribution public keys, environments, Vault configurations, key pairs,
+//! users, groups, permission targets),
 //! `copies` times (the five replication Kinds' once: a replication is its repository's), created through the adapter (so JFrog's server-side defaults apply as
 //! for any object made in JFrog), some with upper-case and underscore keys, some remote
 //! repositories with a password, some webhooks with handler secrets and every access

@@ -803,13 +803,20 @@ pub const CERTIFICATE: Api = Api {
 };
 
 /// The `DistributionPublicKey` Kind: a trusted key read from the key list and deleted by its
-/// `kid`.
+/// `kid`. The read is the whole list (`{"keys": [{kid, alias, key, fingerprint, issued_on,
+/// issued_by, valid_until}]}`), so the list observes every key in one request per poll.
 pub const DISTRIBUTION_PUBLIC_KEY: Api = Api {
     read: Read::InList {
         path: "/api/security/keys/trusted",
         wrapper: Some("keys"),
         key_member: "alias",
     },
+    list: Some(ListCall {
+        service: A,
+        path: "/api/security/keys/trusted",
+        shape: ListShape::Wrapped("keys"),
+        key_member: "alias",
+    }),
     delete: Delete::ByMember {
         call: Call::new(Verb::Delete, "/api/security/keys/trusted/{key}"),
         member: "kid",

@@ -181,6 +181,8 @@ mod identifier_tests;
 #[cfg(test)]
 mod item_properties_tests;
 #[cfg(test)]
+mod list_tests;
+#[cfg(test)]
 mod secret_ref_tests;
 #[cfg(test)]
 mod tests;

@@ -1,7 +1,7 @@
 //! The REST binding of every configuration Kind: a descriptor section or plain paths.
 
 use jfrog_client::Service;
-use provider_family::{Call, Paths, Verb};
+use provider_family::{Call, ListCall, ListShape, Paths, Verb};
 
 use super::descriptor::{Delete, Place, Section};
 use super::tables;
@@ -19,20 +19,50 @@ const fn item(service: Service, create: Call, item: &'static str, update: Call) 
     }
 }
 
-/// Archive policies (`/artifactory/api/archive/v2/packages/policies/{key}`).
-pub static ARCHIVEPOLICY: Paths = item(
+/// [`item`] observed through `list`: `GET` of the collection answering an array of whole
+/// objects, each as the item read answers it, identified by `key_member`.
+const fn listed(
+    service: Service,
+    create: Call,
+    item_path: &'static str,
+    update: Call,
+    list: &'static str,
+    key_member: &'static str,
+) -> Paths {
+    Paths {
+        list: Some(ListCall {
+            service,
+            path: list,
+            shape: ListShape::Array,
+            key_member,
+        }),
+        ..item(service, create, item_path, update)
+    }
+}
+
+/// Archive policies (`/artifactory/api/archive/v2/packages/policies/{key}`), listed by
+/// `GET /artifactory/api/archive/v2/packages/policies`: an array of whole policies. Without
+/// `projectKey` the list holds the global and the project-level policies alike (keys are
+/// unique across projects, a project's starting with `<projectKey>-`); the policy's
+/// `projectKey` is kept from the spec, as after a read by key.
+pub static ARCHIVEPOLICY: Paths = listed(
     Service::Artifactory,
     Call::new(Verb::Post, "/api/archive/v2/packages/policies/{key}"),
     "/api/archive/v2/packages/policies/{key}",
     Call::new(Verb::Put, "/api/archive/v2/packages/policies/{key}"),
+    "/api/archive/v2/packages/policies",
+    "key",
 );
 
-/// Package cleanup policies.
-pub static PACKAGECLEANUPPOLICY: Paths = item(
+/// Package cleanup policies, listed by `GET /artifactory/api/cleanup/packages/policies` (an
+/// array of whole policies, global and project-level, as for [`ARCHIVEPOLICY`]).
+pub static PACKAGECLEANUPPOLICY: Paths = listed(
     Service::Artifactory,
     Call::new(Verb::Post, "/api/cleanup/packages/policies/{key}"),
     "/api/cleanup/packages/policies/{key}",
     Call::new(Verb::Put, "/api/cleanup/packages/policies/{key}"),
+    "/api/cleanup/packages/policies",
+    "key",
 );
 
 /// Release bundle v2 cleanup policies.
@@ -43,20 +73,28 @@ pub static RELEASEBUNDLEV2CLEANUPPOLICY: Paths = item(
     Call::new(Verb::Put, "/api/cleanup/bundles/policies/{key}"),
 );
 
-/// LDAP settings of the Access service (the key travels in the body on create and update).
-pub static LDAPSETTINGV2: Paths = item(
+/// LDAP settings of the Access service (the key travels in the body on create and update),
+/// listed by `GET /access/api/v1/ldap/settings` (Artifactory 7.57.1+): an array of whole
+/// settings whose `search.manager_password` is null, as in the read by key; the password is
+/// write-only, never compared with an answer.
+pub static LDAPSETTINGV2: Paths = listed(
     Service::Access,
     Call::new(Verb::Post, "/api/v1/ldap/settings"),
     "/api/v1/ldap/settings/{key}",
     Call::new(Verb::Put, "/api/v1/ldap/settings/"),
+    "/api/v1/ldap/settings",
+    "key",
 );
 
-/// LDAP group settings of the Access service.
-pub static LDAPGROUPSETTINGV2: Paths = item(
+/// LDAP group settings of the Access service, listed by `GET /access/api/v1/ldap/groups`
+/// (Artifactory 7.57.1+): an array of whole group settings.
+pub static LDAPGROUPSETTINGV2: Paths = listed(
     Service::Access,
     Call::new(Verb::Post, "/api/v1/ldap/groups"),
     "/api/v1/ldap/groups/{key}",
     Call::new(Verb::Put, "/api/v1/ldap/groups/"),
+    "/api/v1/ldap/groups",
+    "name",
 );
 
 const fn keyed(

@@ -696,11 +696,12 @@ fn validate_ldap_group(_: &Ctx<'_>, body: Value, _: Op<'_>) -> Result<Value, Api
     Ok(Value::Object(m))
 }
 
-/// The manager password is write-only.
+/// The manager password is write-only: the read and the list answer it as null (JFrog's
+/// "Get the LDAP Settings": `"search": {..., "manager_password": null}`).
 fn ldap_view(v: &Value) -> Value {
     let mut v = v.clone();
     if let Some(Value::Object(s)) = v.get_mut("search") {
-        s.remove("manager_password");
+        s.insert("manager_password".into(), Value::Null);
     }
     v
 }
