@@ -259,9 +259,12 @@ pub async fn export(
         for parent in parents {
             let path = list.path_for(query, &parent);
             out.requests += 1;
-            let answer = list.request_for(client, query, &parent).send().await;
+            let answer = list.fetch(client, query, &parent).await;
             let body = match answer {
-                Ok(b) => b,
+                Ok(b) => {
+                    out.requests += u64::from(b.requests().saturating_sub(1));
+                    b
+                }
                 // The parent was deleted while the export ran.
                 Err(e) if e.is_not_found() && !parent.is_empty() => continue,
                 Err(source) => {
@@ -271,7 +274,13 @@ pub async fn export(
                     });
                 }
             };
-            let objects = list_objects(list, body.body())?;
+            let objects = list_objects(
+                list,
+                body.body().ok_or(ExportError::Decode {
+                    path: list.path,
+                    expected: "every page of the list",
+                })?,
+            )?;
             // A list of the whole platform also serves as the parent list of the Kinds
             // inside its objects (the projects list for the roles of each project).
             if parent.is_empty() {
@@ -557,11 +566,15 @@ fn list_objects(list: &ListCall, body: &[u8]) -> Result<Vec<Value>, ExportError>
                 }
             }
         }
-        (ListShape::Wrapped(member), Value::Object(mut o)) => match o.remove(member) {
+        (
+            ListShape::Wrapped(member) | ListShape::Pages(&crate::rest::Pages { member, .. }),
+            Value::Object(mut o),
+        ) => match o.remove(member) {
             Some(Value::Array(a)) => out = a,
             _ => return Err(bad("an object holding an array")),
         },
         (ListShape::Wrapped(_), _) => return Err(bad("an object holding an array or an array")),
+        (ListShape::Pages(_), _) => return Err(bad("an object holding an array")),
         (ListShape::Grouped(_), _) => return Err(bad("an object of arrays or an array")),
         (ListShape::Array, _) => return Err(bad("an array")),
     }

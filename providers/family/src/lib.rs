@@ -68,5 +68,6 @@ pub use checks::{Check, KindChecks, RuleCheck};
 pub use decl::{Dv, Field, Id, KindDecl, MapWire, Norm, ResolvedKind, Rule, Ty};
 pub use hooks::{HookCtx, Hooks, NoHooks};
 pub use rest::{
-    Call, Converted, ListCall, ListShape, Listed, Page, Paths, QueryParent, Rest, Settings, Verb,
+    Call, Converted, ListCall, ListShape, Listed, Next, Page, Pages, Paths, QueryParent, Rest,
+    Settings, Verb,
 };

@@ -71,6 +71,11 @@ pub enum ListShape {
     /// Xray's reports, the page's fixed body). An answer whose page does not hold every object is not
     /// used (the objects are then read by key): an object missing from it is not gone.
     Paged(&'static Page),
+    /// A list JFrog answers one page at a time, asked for with the largest page JFrog
+    /// allows and followed page by page within one observation ([`ListCall::fetch`]): one
+    /// request when every object fits in one page. Pages that cannot be followed to the end
+    /// are not used (the objects are then read by key).
+    Pages(&'static Pages),
     /// One object, a singleton's (a lifecycle: the platform's, or with a parent a
     /// project's): the list's `key_member` is then the key it is listed under (a constant,
     /// not a member), which a parent's binding maps with [`Rest::listed_address`].
@@ -97,6 +102,195 @@ impl Page {
         let items = answer.get(self.member)?.as_array()?;
         let total = answer.get(self.total)?.as_u64()?;
         (total == items.len() as u64).then(|| items.clone())
+    }
+}
+
+/// The pages of a [`ListShape::Pages`] list.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Pages {
+    /// The member of each page holding its objects.
+    pub member: &'static str,
+    /// The objects asked for per page: the most JFrog allows (at least 2).
+    pub size: u32,
+    /// How the next page is asked for.
+    pub next: Next,
+}
+
+/// How a [`Pages`] list asks for its next page.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Next {
+    /// JFrog's Access v2 lists (users, groups, permissions): `limit` asks for a page of that
+    /// many objects (1,000 when not given) and `cursor` for the objects after the one it
+    /// names; every page's answer carries a `cursor` (the name of its last object, on the
+    /// last page too). A page shorter than `limit` is the last; a full page is followed by
+    /// the next one (which may be empty).
+    Cursor,
+    /// A SCIM `ListResponse` (RFC 7644 section 3.4.2.4): `startIndex` (1-based) and `count`
+    /// ask for a page (JFrog answers 20 objects when `count` is not given), and the answer's
+    /// `totalResults` counts every object. Each next page starts at the last object of the
+    /// page before, which must be the same object: a list that shifted between two pages
+    /// (an object before it deleted) would hide one, so it is not used.
+    Index,
+}
+
+/// The most pages one observation follows (a guard against a cursor that never ends).
+pub const MAX_PAGES: u32 = 1_000;
+
+/// Where a paged list stands after one of its pages ([`Pager::take`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PageStep {
+    /// Ask for the next page with these query parameters.
+    Next(Vec<(&'static str, String)>),
+    /// Every object has been seen.
+    Done,
+    /// The pages cannot be followed to the end (why): what was seen is not the whole list.
+    Incomplete(&'static str),
+}
+
+/// Follows a [`Pages`] list: the query of each page, the objects of every page, and when
+/// the last page has been seen.
+#[derive(Debug)]
+pub struct Pager {
+    pages: Pages,
+    key_member: &'static str,
+    objects: Vec<Value>,
+    asked: u32,
+    start: u64,
+    cursor: Option<String>,
+}
+
+impl Pager {
+    /// A pager of `pages`, whose objects are identified by `key_member`.
+    pub fn new(pages: Pages, key_member: &'static str) -> Self {
+        Pager {
+            pages,
+            key_member,
+            objects: Vec::new(),
+            asked: 0,
+            start: 1,
+            cursor: None,
+        }
+    }
+
+    /// The query parameters of the first page.
+    pub fn first(&self) -> Vec<(&'static str, String)> {
+        match self.pages.next {
+            Next::Cursor => vec![("limit", self.pages.size.to_string())],
+            Next::Index => vec![
+                ("startIndex", "1".to_string()),
+                ("count", self.pages.size.to_string()),
+            ],
+        }
+    }
+
+    /// How many pages were taken.
+    pub fn pages(&self) -> u32 {
+        self.asked
+    }
+
+    /// Take the answer to the last query asked for.
+    pub fn take(&mut self, mut answer: Value) -> PageStep {
+        self.asked += 1;
+        let Some(Value::Array(items)) = answer.get_mut(self.pages.member).map(Value::take) else {
+            return PageStep::Incomplete("a page without its objects");
+        };
+        let size = u64::from(self.pages.size);
+        let n = items.len() as u64;
+        match self.pages.next {
+            Next::Cursor => {
+                self.objects.extend(items);
+                if n < size {
+                    return PageStep::Done;
+                }
+                let Some(cursor) = answer.get("cursor").and_then(Value::as_str) else {
+                    return PageStep::Incomplete("a full page without a cursor");
+                };
+                if cursor.is_empty() || self.cursor.as_deref() == Some(cursor) {
+                    return PageStep::Incomplete("a cursor that does not move on");
+                }
+                if self.asked >= MAX_PAGES {
+                    return PageStep::Incomplete("more pages than one observation follows");
+                }
+                self.cursor = Some(cursor.to_string());
+                PageStep::Next(vec![
+                    ("limit", self.pages.size.to_string()),
+                    ("cursor", cursor.to_string()),
+                ])
+            }
+            Next::Index => {
+                let Some(total) = answer.get("totalResults").and_then(Value::as_u64) else {
+                    return PageStep::Incomplete("a page without totalResults");
+                };
+                let mut items = items.into_iter();
+                if self.asked > 1 {
+                    // The page starts at the last object already seen.
+                    let same = match (items.next(), self.objects.last()) {
+                        (Some(first), Some(last)) => {
+                            key_in(&first, self.key_member) == key_in(last, self.key_member)
+                        }
+                        _ => false,
+                    };
+                    if !same {
+                        return PageStep::Incomplete("a list that changed between two pages");
+                    }
+                }
+                let before = self.objects.len();
+                self.objects.extend(items);
+                let new = (self.objects.len() - before) as u64;
+                if self.objects.len() as u64 >= total {
+                    return PageStep::Done;
+                }
+                if new == 0 {
+                    return PageStep::Incomplete("a page with no new object before the last one");
+                }
+                if self.asked >= MAX_PAGES {
+                    return PageStep::Incomplete("more pages than one observation follows");
+                }
+                // The next page overlaps this one by its last object.
+                self.start += n - 1;
+                PageStep::Next(vec![
+                    ("startIndex", self.start.to_string()),
+                    ("count", self.pages.size.to_string()),
+                ])
+            }
+        }
+    }
+
+    /// The objects of every page taken.
+    pub fn into_objects(self) -> Vec<Value> {
+        self.objects
+    }
+}
+
+/// The answer of a list call ([`ListCall::fetch`]).
+#[derive(Debug)]
+pub enum Listing {
+    /// One answer holding every object.
+    One(jfrog_client::Response),
+    /// The objects of every page of a [`ListShape::Pages`] list, as one
+    /// `{"<member>": [...]}` (the pages that were asked for).
+    Joined(Vec<u8>, u32),
+    /// A paged list that could not be followed to its end (why, and the pages asked for):
+    /// not the whole list.
+    Incomplete(&'static str, u32),
+}
+
+impl Listing {
+    /// The body holding every object; `None` for an incomplete list.
+    pub fn body(&self) -> Option<&[u8]> {
+        match self {
+            Listing::One(r) => Some(r.body()),
+            Listing::Joined(b, _) => Some(b),
+            Listing::Incomplete(..) => None,
+        }
+    }
+
+    /// The requests sent.
+    pub fn requests(&self) -> u32 {
+        match self {
+            Listing::One(_) => 1,
+            Listing::Joined(_, n) | Listing::Incomplete(_, n) => *n,
+        }
     }
 }
 
@@ -184,6 +378,45 @@ impl ListCall {
             (Some(_), None) => r,
             (None, _) => parents.iter().fold(r, |r, p| r.param(p)),
         }
+    }
+
+    /// Every object the list holds: one request, or for a [`ListShape::Pages`] list one
+    /// per page (asked for with the largest page JFrog allows, so one while every object
+    /// fits in one page), followed to the last page.
+    pub async fn fetch(
+        &self,
+        client: &JfrogClient,
+        query: Option<QueryParent>,
+        parents: &[String],
+    ) -> Result<Listing, Error> {
+        let ListShape::Pages(pages) = self.shape else {
+            let r = self.request_for(client, query, parents).send().await?;
+            return Ok(Listing::One(r));
+        };
+        let mut pager = Pager::new(*pages, self.key_member);
+        let mut params = pager.first();
+        loop {
+            let r = params
+                .iter()
+                .fold(self.request_for(client, query, parents), |r, (n, v)| {
+                    r.query(*n, v)
+                })
+                .send()
+                .await?;
+            let page: Value = r.json()?;
+            match pager.take(page) {
+                // One page: its answer as it came.
+                PageStep::Done if pager.pages() == 1 => return Ok(Listing::One(r)),
+                PageStep::Done => break,
+                PageStep::Next(next) => params = next,
+                PageStep::Incomplete(why) => return Ok(Listing::Incomplete(why, pager.pages())),
+            }
+        }
+        let asked = pager.pages();
+        let mut joined = Map::new();
+        joined.insert(pages.member.to_string(), Value::Array(pager.into_objects()));
+        let body = serde_json::to_vec(&joined).unwrap_or_default();
+        Ok(Listing::Joined(body, asked))
     }
 
     /// What [`Self::request_for`] asks for, as a label and a snapshot's key
@@ -746,6 +979,7 @@ impl Rest for Settings {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     /// A page with a fixed body is asked for by `POST` (counted as such), any other list by
     /// `GET`; the body is the page's.
@@ -867,5 +1101,160 @@ mod tests {
         );
         assert_eq!(with_query("p".into(), &[]), "p");
         assert_eq!(split_query("p"), ("p", vec![]));
+    }
+
+    /// Follows `pager` against `serve` (a platform answering a page for a query) to its
+    /// end: the objects' keys and the requests sent, or why the list is incomplete.
+    fn follow(
+        mut pager: Pager,
+        mut serve: impl FnMut(&[(&'static str, String)]) -> Value,
+    ) -> (Result<Vec<String>, &'static str>, u32) {
+        let mut q = pager.first();
+        loop {
+            match pager.take(serve(&q)) {
+                PageStep::Next(next) => q = next,
+                PageStep::Done => {
+                    let asked = pager.pages();
+                    let keys = pager
+                        .into_objects()
+                        .iter()
+                        .map(|o| key_in(o, "name"))
+                        .collect();
+                    return (Ok(keys), asked);
+                }
+                PageStep::Incomplete(why) => return (Err(why), pager.pages()),
+            }
+        }
+    }
+
+    fn param<'a>(q: &'a [(&'static str, String)], name: &str) -> Option<&'a str> {
+        q.iter().find(|(n, _)| *n == name).map(|(_, v)| v.as_str())
+    }
+
+    /// Access v2 as JFrog pages it: sorted by name, `limit` objects after `cursor`, the
+    /// page's last name as the next cursor (on every page).
+    fn access(names: &[String], q: &[(&'static str, String)], max: usize) -> Value {
+        let limit = param(q, "limit")
+            .map_or(1000, |l| l.parse().unwrap_or(1000))
+            .min(max);
+        let after = param(q, "cursor");
+        let page: Vec<&String> = names
+            .iter()
+            .filter(|n| after.is_none_or(|c| n.as_str() > c))
+            .take(limit)
+            .collect();
+        let objects: Vec<Value> = page.iter().map(|n| json!({"name": n})).collect();
+        match page.last() {
+            Some(last) => json!({"groups": objects, "cursor": last}),
+            None => json!({"groups": objects}),
+        }
+    }
+
+    /// A SCIM list: `count` objects from the 1-based `startIndex`, with `totalResults`.
+    fn scim(names: &[String], q: &[(&'static str, String)]) -> Value {
+        let start: usize = param(q, "startIndex").map_or(1, |s| s.parse().unwrap_or(1));
+        let count: usize = param(q, "count").map_or(20, |c| c.parse().unwrap_or(20));
+        let page: Vec<Value> = names
+            .iter()
+            .skip(start.saturating_sub(1))
+            .take(count)
+            .map(|n| json!({"name": n}))
+            .collect();
+        json!({"totalResults": names.len(), "itemsPerPage": page.len(),
+               "startIndex": start, "Resources": page})
+    }
+
+    fn names(n: usize) -> Vec<String> {
+        (0..n).map(|i| format!("obj-{i:04}")).collect()
+    }
+
+    static CURSOR: Pages = Pages {
+        member: "groups",
+        size: 3,
+        next: Next::Cursor,
+    };
+    static INDEX: Pages = Pages {
+        member: "Resources",
+        size: 3,
+        next: Next::Index,
+    };
+
+    /// A cursor-paged list asks for its largest page: what fits in one page costs one
+    /// request; more objects than a page are all seen, one request per page (plus an empty
+    /// last page when the objects fill the pages exactly).
+    #[test]
+    fn a_cursor_list_is_followed_to_its_last_page() {
+        let pager = || Pager::new(CURSOR, "name");
+        assert_eq!(pager().first(), vec![("limit", "3".to_string())]);
+        for (n, requests) in [(0, 1), (2, 1), (3, 2), (7, 3), (9, 4)] {
+            let all = names(n);
+            let (keys, asked) = follow(pager(), |q| access(&all, q, usize::MAX));
+            assert_eq!(keys, Ok(all.clone()), "{n} objects");
+            assert_eq!(asked, requests, "{n} objects");
+        }
+    }
+
+    /// A full page the platform answers without a cursor, or with the cursor it was asked
+    /// with, cannot be followed: the list is incomplete, never taken as the whole list.
+    #[test]
+    fn a_cursor_that_cannot_be_followed_is_an_incomplete_list() {
+        let all = names(7);
+        let (keys, asked) = follow(Pager::new(CURSOR, "name"), |q| {
+            let mut page = access(&all, q, usize::MAX);
+            page.as_object_mut().map(|m| m.remove("cursor"));
+            page
+        });
+        assert_eq!((keys, asked), (Err("a full page without a cursor"), 1));
+        let (keys, _) = follow(Pager::new(CURSOR, "name"), |_| {
+            access(&all, &[("limit", "3".into())], usize::MAX)
+        });
+        assert_eq!(keys, Err("a cursor that does not move on"));
+        let (keys, _) = follow(Pager::new(CURSOR, "name"), |_| json!({"cursor": "x"}));
+        assert_eq!(keys, Err("a page without its objects"));
+    }
+
+    /// A SCIM list asks for `count` objects from index 1: what fits in one page costs one
+    /// request; more are all seen, each next page starting at the last object already
+    /// seen; a platform capping `count` lower than asked is followed by `totalResults`.
+    #[test]
+    fn a_scim_list_is_followed_to_its_total() {
+        let pager = || Pager::new(INDEX, "name");
+        assert_eq!(
+            pager().first(),
+            vec![("startIndex", "1".to_string()), ("count", "3".to_string())]
+        );
+        for (n, requests) in [(0, 1), (3, 1), (4, 2), (5, 2), (6, 3), (9, 4)] {
+            let all = names(n);
+            let (keys, asked) = follow(pager(), |q| scim(&all, q));
+            assert_eq!(keys, Ok(all.clone()), "{n} objects");
+            assert_eq!(asked, requests, "{n} objects");
+        }
+        // The platform answers 2 per page whatever is asked.
+        let all = names(5);
+        let (keys, asked) = follow(pager(), |q| {
+            let mut q = q.to_vec();
+            q.retain(|(n, _)| *n != "count");
+            q.push(("count", "2".into()));
+            scim(&all, &q)
+        });
+        assert_eq!((keys, asked), (Ok(all), 4));
+    }
+
+    /// An object deleted before the page being asked for shifts the later ones by one: the
+    /// next page would skip one, so the list is incomplete rather than missing it.
+    #[test]
+    fn a_scim_list_that_shifts_between_pages_is_incomplete() {
+        let mut all = names(7);
+        let mut asked = 0;
+        let (keys, _) = follow(Pager::new(INDEX, "name"), |q| {
+            asked += 1;
+            if asked == 2 {
+                all.remove(0);
+            }
+            scim(&all, q)
+        });
+        assert_eq!(keys, Err("a list that changed between two pages"));
+        let (keys, _) = follow(Pager::new(INDEX, "name"), |_| json!({"Resources": []}));
+        assert_eq!(keys, Err("a page without totalResults"));
     }
 }

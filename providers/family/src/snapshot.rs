@@ -75,6 +75,13 @@
 //! ([`crate::rest::QueryParent`], a project's lifecycle stages) works alike, and an MR
 //! without it uses the platform's list (its own snapshot, objects keyed by name alone).
 //!
+//! Paged lists ([`crate::rest::ListShape::Pages`]: the Access v2 users, groups and
+//! permissions, the SCIM users and groups) are asked for with the largest page JFrog allows
+//! and followed page by page within one refresh, so one request while every object fits in
+//! one page. A list whose pages cannot be followed to the end (a full page without a cursor,
+//! a SCIM list that shifted between two pages) is not used: the refresh counts as failed
+//! and the objects are read by key, since an object past the pages seen is not absent.
+//!
 //! # Deviations
 //!
 //! - Platforms without `GET /api/repositories/configurations` are observed by one `GET`
@@ -677,9 +684,22 @@ impl Snapshot {
             }
         };
         let query = self.rest.and_then(|r| r.parent_query());
-        let answer = list.request_for(client, query, &self.parents).send().await;
+        let answer = list.fetch(client, query, &self.parents).await;
         let indexed = match answer {
-            Ok(r) => {
+            Ok(listing) => {
+                let Some(body) = listing.body() else {
+                    // Objects past the pages seen would be taken as absent.
+                    if let crate::rest::Listing::Incomplete(why, pages) = listing {
+                        tracing::warn!(
+                            list = self.list.path,
+                            reason = why,
+                            pages,
+                            "cannot follow the list's pages to the end, observing by key"
+                        );
+                    }
+                    lock(&self.state).failed = Some((Instant::now(), false));
+                    return;
+                };
                 // Unchanged configurations keep the text the old snapshot holds: the old and
                 // the new snapshot share it instead of both being in memory at once.
                 let previous: HashMap<String, Arc<str>> = lock(&self.state)
@@ -691,7 +711,7 @@ impl Snapshot {
                     &list,
                     self.case_insensitive,
                     &self.prefix,
-                    r.body(),
+                    body,
                     started,
                     &previous,
                 )
@@ -794,7 +814,7 @@ fn index_reusing(
         ListShape::Grouped(_) => GroupsSeed(list.key_member)
             .deserialize(&mut serde_json::Deserializer::from_slice(body))
             .ok(),
-        ListShape::Wrapped(member) => {
+        ListShape::Wrapped(member) | ListShape::Pages(&crate::rest::Pages { member, .. }) => {
             if let Some(objects) = WrappedSeed(member, list.key_member)
                 .deserialize(&mut serde_json::Deserializer::from_slice(body))
                 .ok()

@@ -14,6 +14,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use provider_family::ClientCache;
+use provider_family::snapshot::{Lookup, Snapshot, SnapshotSettings};
 use provider_family::suite::{self, ListCase, converge};
 use provider_runtime::managed::ManagedKind;
 use serde_json::{Value, json};
@@ -239,4 +240,159 @@ async fn one_stage_list_per_poll_and_scope() {
     for m in &env.mrs[present..] {
         assert!(!m.ready_and_synced().await, "{} found a stage", m.name);
     }
+}
+
+/// What the snapshot of `list` says of `keys` against the simulator (TTL and max age long
+/// enough for one refresh): the lookups, and the list requests sent.
+async fn look_up(
+    sim: &jfrog_sim::Simulator,
+    list: provider_family::ListCall,
+    rest: Option<&'static dyn provider_family::Rest>,
+    keys: &[String],
+) -> (Vec<Lookup>, u64) {
+    let settings = Arc::new(SnapshotSettings::default());
+    settings.set_ttl(Some(Duration::from_secs(60)));
+    let mut snapshot = Snapshot::new(settings, Arc::default(), list, false);
+    if let Some(rest) = rest {
+        snapshot = snapshot.with_rest(rest);
+    }
+    let client = jfrog_client::JfrogClient::builder(sim.url())
+        .credentials(jfrog_client::Credentials::access_token(sim.admin_token()))
+        .build()
+        .expect("client");
+    sim.reset_counts();
+    let mut out = Vec::new();
+    for k in keys {
+        out.push(snapshot.lookup(&client, k, Duration::from_secs(60)).await);
+    }
+    let route = format!("GET {}{}", list.service.base_path(), list.path);
+    (out, sim.request_count("GET", &route[4..]))
+}
+
+/// A paged list's case: what it lists, its list call and binding, the objects present, and
+/// smaller pages with the requests they cost.
+type PagedCase<'a> = (
+    &'static str,
+    provider_family::ListCall,
+    Option<&'static dyn provider_family::Rest>,
+    &'a Vec<String>,
+    &'static provider_family::Pages,
+    u64,
+);
+
+/// The paged lists with more objects than JFrog's default page (1,001 groups and
+/// permissions, 21 SCIM users and groups): asked for with the largest page, each is one
+/// request per poll and shows every object (none taken as absent, which would have the MR
+/// create an object that exists); with pages smaller than the objects (as on a platform
+/// with more objects than the largest page) the pages are followed, one request each, and
+/// still show every object; an object JFrog lacks is absent either way.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn paged_lists_show_every_object() {
+    use crate::platform::rest::{GROUP, PERMISSION, SCIMGROUP, SCIMUSER};
+    use provider_family::{ListShape, Next, Pages};
+
+    let sim = jfrog_sim::Simulator::start(jfrog_sim::SimConfig::default())
+        .await
+        .expect("simulator");
+    let named = |prefix: &str, n: usize| -> Vec<String> {
+        (0..n).map(|i| format!("{prefix}-{i:04}")).collect()
+    };
+    // Names after the built-in `readers` group sort after it too.
+    let groups = named("team", 1_001);
+    let permissions = named("perm", 1_001);
+    let scim_users = named("scim-user", 21);
+    let scim_groups = named("scim-group", 21);
+    for g in &groups {
+        assert!(sim.put_object("access_groups", g, json!({"name": g})));
+    }
+    for p in &permissions {
+        assert!(sim.put_object("access_permissions", p, json!({"name": p, "resources": {}})));
+    }
+    for u in &scim_users {
+        assert!(sim.put_object("access_scim_users", u, json!({"userName": u, "id": u})));
+    }
+    for g in &scim_groups {
+        assert!(sim.put_object("access_scim_groups", g, json!({"displayName": g, "id": g})));
+    }
+    // Small pages, as the largest page is for a platform with more objects than it.
+    static SMALL_CURSOR: [Pages; 2] = [
+        Pages {
+            member: "groups",
+            size: 300,
+            next: Next::Cursor,
+        },
+        Pages {
+            member: "permissions",
+            size: 250,
+            next: Next::Cursor,
+        },
+    ];
+    static SMALL_INDEX: Pages = Pages {
+        member: "Resources",
+        size: 5,
+        next: Next::Index,
+    };
+    let cases: [PagedCase<'_>; 4] = [
+        (
+            "groups",
+            GROUP.list,
+            Some(&GROUP as &dyn provider_family::Rest),
+            &groups,
+            &SMALL_CURSOR[0],
+            4,
+        ),
+        (
+            "permissions",
+            PERMISSION.list,
+            Some(&PERMISSION as &dyn provider_family::Rest),
+            &permissions,
+            &SMALL_CURSOR[1],
+            5,
+        ),
+        (
+            "SCIM users",
+            SCIMUSER.list.expect("listed"),
+            None,
+            &scim_users,
+            &SMALL_INDEX,
+            5,
+        ),
+        (
+            "SCIM groups",
+            SCIMGROUP.list.expect("listed"),
+            None,
+            &scim_groups,
+            &SMALL_INDEX,
+            5,
+        ),
+    ];
+    for (what, list, rest, present, small, small_requests) in cases {
+        let mut keys = present.clone();
+        keys.push("absent-99".into());
+        for (pages, requests) in [(None, 1), (Some(small), small_requests)] {
+            let mut list = list;
+            // The binding lists with its own declaration: a changed one goes without it
+            // (its listed objects then shown in full, names only).
+            let rest = match pages {
+                Some(p) => {
+                    list.shape = ListShape::Pages(p);
+                    None
+                }
+                None => rest,
+            };
+            let (found, asked) = look_up(&sim, list, rest, &keys).await;
+            assert_eq!(asked, requests, "{what}, pages {pages:?}");
+            let (last, objects) = found.split_last().expect("keys");
+            assert!(matches!(last, Lookup::Absent), "{what}: {last:?}");
+            for (k, l) in present.iter().zip(objects) {
+                // A name-only list says "read it"; a full one gives the object.
+                let shown = match rest {
+                    Some(_) => matches!(l, Lookup::Unknown),
+                    None => matches!(l, Lookup::Found(_)),
+                };
+                assert!(shown, "{what}, pages {pages:?}: {k} {l:?}");
+            }
+        }
+    }
+    sim.shutdown().await;
 }

@@ -28,7 +28,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use axum::Router;
 use axum::body::Bytes;
-use axum::extract::{Path, State};
+use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{MethodRouter, get};
@@ -340,6 +340,18 @@ impl Collections {
     }
 }
 
+/// One page of a paged list: the listed views and the request's query parameters.
+pub(crate) type PageFn = fn(Vec<Value>, &HashMap<String, String>) -> Result<Value, ApiError>;
+
+/// How a binding's list answers.
+#[derive(Clone, Copy)]
+enum Lister {
+    /// Every object, in this shape.
+    Shaped(fn(Vec<Value>) -> Value),
+    /// One page for the query.
+    Paged(PageFn),
+}
+
 /// What a write through [`Binding::routes_listed_then`] did.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Written {
@@ -420,10 +432,35 @@ impl Binding {
         shape: fn(Vec<Value>) -> Value,
         after: fn(&Shared, &str, Written),
     ) -> Router<Arc<Shared>> {
+        self.routes_lister_then(Lister::Shaped(shape), after)
+    }
+
+    /// [`Binding::routes_listed_then`] for a list JFrog pages: `page` answers one page of
+    /// the listed views for the request's query parameters (see `crate::paging`).
+    pub(crate) fn routes_paged_then(
+        &'static self,
+        page: PageFn,
+        after: fn(&Shared, &str, Written),
+    ) -> Router<Arc<Shared>> {
+        self.routes_lister_then(Lister::Paged(page), after)
+    }
+
+    fn routes_lister_then(
+        &'static self,
+        lister: Lister,
+        after: fn(&Shared, &str, Written),
+    ) -> Router<Arc<Shared>> {
         let base: MethodRouter<Arc<Shared>> =
-            get(move |s: State<Arc<Shared>>, a: Caller| async move {
-                self.list_shaped(&s, a, shape).await
-            })
+            get(
+                move |s: State<Arc<Shared>>,
+                      a: Caller,
+                      Query(q): Query<HashMap<String, String>>| async move {
+                    match lister {
+                        Lister::Shaped(shape) => self.list_shaped(&s, a, shape).await,
+                        Lister::Paged(page) => self.list_paged(&s, a, &q, page).await,
+                    }
+                },
+            )
             .post(
                 move |s: State<Arc<Shared>>, a: Caller, body: Bytes| async move {
                     let (key, created) = self.create_keyed(&s, a, &body).await?;
@@ -566,6 +603,25 @@ impl Binding {
             .map(|e| (self.decl.view)(&e.value))
             .collect();
         Ok(axum::Json(shape(items)).into_response())
+    }
+
+    /// One page of the list, as `page` answers it for the request's `query`.
+    pub(crate) async fn list_paged(
+        &self,
+        s: &Shared,
+        caller: Caller,
+        query: &HashMap<String, String>,
+        page: PageFn,
+    ) -> Result<Response, ApiError> {
+        self.check(&caller, self.read_access)?;
+        let items: Vec<Value> = self
+            .store(s)
+            .lock()
+            .objects
+            .values()
+            .map(|e| (self.decl.view)(&e.value))
+            .collect();
+        Ok(axum::Json(page(items, query)?).into_response())
     }
 
     pub(crate) async fn read(

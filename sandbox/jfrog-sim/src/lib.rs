@@ -65,6 +65,7 @@ mod descriptor;
 mod errors;
 pub mod faults;
 mod oidc_exchange;
+mod paging;
 mod saas;
 pub mod server;
 pub mod services;

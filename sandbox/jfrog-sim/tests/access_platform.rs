@@ -319,7 +319,8 @@ async fn platform_lists_answer_in_jfrogs_shapes() {
         api.get("/access/api/v2/groups").await.json(),
         // One store: the built-in `readers` group is an Access group too.
         json!({"groups": [{"group_name": "devs", "uri": "/access/api/v2/groups/devs"},
-                          {"group_name": "readers", "uri": "/access/api/v2/groups/readers"}]})
+                          {"group_name": "readers", "uri": "/access/api/v2/groups/readers"}],
+               "cursor": "readers"})
     );
     let resource = json!({"actions": {"users": {"admin": ["READ"]}, "groups": {}},
         "targets": {"libs": {"include_patterns": ["**"], "exclude_patterns": []}}});
@@ -332,7 +333,8 @@ async fn platform_lists_answer_in_jfrogs_shapes() {
     );
     assert_eq!(
         api.get("/access/api/v2/permissions").await.json(),
-        json!({"permissions": [{"name": "read-libs", "uri": "/access/api/v2/permissions/read-libs"}]})
+        json!({"permissions": [{"name": "read-libs", "uri": "/access/api/v2/permissions/read-libs"}],
+               "cursor": "read-libs"})
     );
     let user = json!({"schemas": ["urn:ietf:params:scim:schemas:core:2.0:User"],
         "userName": "ann@example.com", "emails": [{"value": "ann@example.com", "primary": true}]});
@@ -369,4 +371,44 @@ async fn platform_lists_answer_in_jfrogs_shapes() {
         api.get(PROJECTS).await.json(),
         json!([api.get(&format!("{PROJECTS}/team")).await.json()])
     );
+}
+
+/// The Access v2 and SCIM lists are paged as JFrog pages them: `limit` and `cursor` (the
+/// name of each page's last object), and `startIndex`, `count` and `totalResults`.
+#[tokio::test]
+async fn access_and_scim_lists_are_paged() {
+    let sim = start().await;
+    let api = Api::admin(&sim);
+    for g in ["g1", "g2", "g3"] {
+        let r = api.post("/access/api/v2/groups", json!({"name": g})).await;
+        assert!(r.status.is_success(), "{} {}", r.status, r.text);
+        let scim = json!({"schemas": ["urn:ietf:params:scim:schemas:core:2.0:Group"],
+            "id": g, "displayName": g});
+        let r = api.post("/access/api/v1/scim/v2/Groups", scim).await;
+        assert!(r.status.is_success(), "{} {}", r.status, r.text);
+    }
+    // g1, g2, g3 and the built-in readers, in name order.
+    let first = api.get("/access/api/v2/groups?limit=2").await.json();
+    assert_eq!(first["groups"][1]["group_name"], "g2");
+    assert_eq!(first["cursor"], "g2");
+    let last = api
+        .get("/access/api/v2/groups?limit=2&cursor=g2")
+        .await
+        .json();
+    let names: Vec<&str> = last["groups"]
+        .as_array()
+        .expect("array")
+        .iter()
+        .filter_map(|g| g["group_name"].as_str())
+        .collect();
+    assert_eq!(names, ["g3", "readers"]);
+    let r = api.get("/access/api/v2/permissions?limit=0").await;
+    assert_eq!(r.status, StatusCode::BAD_REQUEST, "{}", r.text);
+    let page = api
+        .get("/access/api/v1/scim/v2/Groups?startIndex=2&count=1")
+        .await
+        .json();
+    assert_eq!(page["totalResults"], 3);
+    assert_eq!(page["itemsPerPage"], 1);
+    assert_eq!(page["Resources"][0]["id"], "g2");
 }

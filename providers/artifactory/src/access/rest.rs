@@ -17,7 +17,7 @@ use http::Method;
 use jfrog_client::error::RequestContext;
 use jfrog_client::{Error, Idempotency, JfrogClient, Service};
 use provider_family::rest::call_request;
-use provider_family::{Call, Dv, ListCall, ListShape, Rest, Verb};
+use provider_family::{Call, Dv, ListCall, ListShape, Next, Pages, Rest, Verb};
 use serde_json::{Map, Value, json};
 
 /// How a read finds one object.
@@ -731,12 +731,20 @@ impl Rest for UserApi {
     }
 }
 
-/// `GET /access/api/v2/users`: `{"users": [{username, uri, realm, status}], "cursor"}`.
+/// `GET /access/api/v2/users`: `{"users": [{username, uri, realm, status}], "cursor"}`,
+/// paged ("Get User List": `limit` from 1 to 99,999, default 1,000; `cursor`).
 pub const ACCESS_USERS_LIST: ListCall = ListCall {
     service: Service::Access,
     path: "/api/v2/users",
-    shape: ListShape::Wrapped("users"),
+    shape: ListShape::Pages(&ACCESS_USERS_PAGES),
     key_member: "username",
+};
+
+/// The pages of [`ACCESS_USERS_LIST`]: the largest `limit` JFrog takes.
+pub const ACCESS_USERS_PAGES: Pages = Pages {
+    member: "users",
+    size: 99_999,
+    next: Next::Cursor,
 };
 
 /// `GET /artifactory/api/security/users` (before 7.84.3): `[{name, uri, realm}]`.

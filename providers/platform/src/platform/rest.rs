@@ -12,7 +12,8 @@ use async_trait::async_trait;
 use jfrog_client::{Error, Idempotency, JfrogClient, Service};
 use provider_family::rest::{address_pair, address_triple, not_found, request};
 use provider_family::{
-    Call, Converted, ListCall, ListShape, Listed, Paths, QueryParent, Rest, Settings, Verb,
+    Call, Converted, ListCall, ListShape, Listed, Next, Pages, Paths, QueryParent, Rest, Settings,
+    Verb,
 };
 use serde_json::{Map, Value, json};
 
@@ -50,13 +51,21 @@ pub static GROUP: Listed = Listed {
     list: ListCall {
         service: A,
         path: "/api/v2/groups",
-        shape: ListShape::Wrapped("groups"),
+        shape: ListShape::Pages(&GROUP_PAGES),
         key_member: "group_name",
     },
     reads_each: true,
     parents: &[],
     parent_list: None,
     parent_query: None,
+};
+
+/// "Get a List of Groups": `limit` (default 1,000; JFrog names no maximum, the users list
+/// of the same Access API takes up to 99,999) and `cursor`.
+pub static GROUP_PAGES: Pages = Pages {
+    member: "groups",
+    size: 99_999,
+    next: Next::Cursor,
 };
 
 static GROUP_CALLS: Paths = Paths {
@@ -116,6 +125,15 @@ impl Rest for GroupRest {
     }
 }
 
+/// The pages of a SCIM list: `startIndex` and `count` (JFrog answers 20 resources unless
+/// `count` says otherwise, and names no maximum: its docs ask for `count` = `totalResults` to
+/// get every resource in one answer), followed by `totalResults` should JFrog answer fewer.
+pub static SCIM_PAGES: Pages = Pages {
+    member: "Resources",
+    size: 10_000,
+    next: Next::Index,
+};
+
 /// SCIM groups, listed by a SCIM `ListResponse` (`{"Resources": [...]}`, full resources).
 pub static SCIMGROUP: Paths = crud(
     "/api/v1/scim/v2/Groups",
@@ -123,7 +141,7 @@ pub static SCIMGROUP: Paths = crud(
     Some(ListCall {
         service: A,
         path: "/api/v1/scim/v2/Groups",
-        shape: ListShape::Wrapped("Resources"),
+        shape: ListShape::Pages(&SCIM_PAGES),
         key_member: "id",
     }),
 );
@@ -135,7 +153,7 @@ pub static SCIMUSER: Paths = crud(
     Some(ListCall {
         service: A,
         path: "/api/v1/scim/v2/Users",
-        shape: ListShape::Wrapped("Resources"),
+        shape: ListShape::Pages(&SCIM_PAGES),
         key_member: "userName",
     }),
 );
@@ -483,13 +501,21 @@ pub static PERMISSION: Listed = Listed {
     list: ListCall {
         service: A,
         path: "/api/v2/permissions",
-        shape: ListShape::Wrapped("permissions"),
+        shape: ListShape::Pages(&PERMISSION_PAGES),
         key_member: "name",
     },
     reads_each: true,
     parents: &[],
     parent_list: None,
     parent_query: None,
+};
+
+/// "Get Permissions": `limit` ("between 1 and 99,999, non-inclusive": 99,998 is within
+/// either reading) and `cursor`.
+pub static PERMISSION_PAGES: Pages = Pages {
+    member: "permissions",
+    size: 99_998,
+    next: Next::Cursor,
 };
 
 const RESOURCE_TYPES: &[&str] = &[

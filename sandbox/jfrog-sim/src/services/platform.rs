@@ -26,6 +26,7 @@
 //! and `category`. Secrets
 //! (Crowd password, worker secrets, the licence key) are never returned.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use axum::extract::{Path, Query, State};
@@ -41,6 +42,7 @@ use crate::collections::{
     accept_object, as_stored,
 };
 use crate::errors::{ApiError, Flavor};
+use crate::paging;
 use crate::server::Shared;
 use crate::services::projects::delete_or_404;
 use crate::services::security;
@@ -1304,10 +1306,11 @@ pub(crate) fn collections() -> Vec<&'static Declaration> {
     ]
 }
 
-/// `GET /access/api/v2/groups`: `{"groups": [{group_name, uri}]}`, a name and a link per
-/// group (the details are read by name; the simulator has no cursor).
-fn group_list(items: Vec<Value>) -> Value {
-    let groups: Vec<Value> = items
+/// `GET /access/api/v2/groups`: `{"groups": [{group_name, uri}], "cursor"}`, a name and a
+/// link per group (the details are read by name), one page at a time (`crate::paging`).
+fn group_list(items: Vec<Value>, q: &HashMap<String, String>) -> Result<Value, ApiError> {
+    let (page, cursor) = paging::access_page(items, |g| g["name"].as_str().unwrap_or(""), q)?;
+    let groups: Vec<Value> = page
         .iter()
         .map(|g| {
             let name = g.get("name").cloned().unwrap_or(Value::Null);
@@ -1315,13 +1318,14 @@ fn group_list(items: Vec<Value>) -> Value {
             json!({"group_name": name, "uri": uri})
         })
         .collect();
-    json!({"groups": groups})
+    Ok(paging::access_answer("groups", groups, cursor))
 }
 
-/// `GET /access/api/v2/permissions`: `{"permissions": [{name, uri}]}`, a name and a link
-/// per permission (no cursor in the simulator).
-fn permission_list(items: Vec<Value>) -> Value {
-    let permissions: Vec<Value> = items
+/// `GET /access/api/v2/permissions`: `{"permissions": [{name, uri}], "cursor"}`, a name and
+/// a link per permission, one page at a time (`crate::paging`).
+fn permission_list(items: Vec<Value>, q: &HashMap<String, String>) -> Result<Value, ApiError> {
+    let (page, cursor) = paging::access_page(items, |p| p["name"].as_str().unwrap_or(""), q)?;
+    let permissions: Vec<Value> = page
         .iter()
         .map(|p| {
             let name = p.get("name").cloned().unwrap_or(Value::Null);
@@ -1329,18 +1333,12 @@ fn permission_list(items: Vec<Value>) -> Value {
             json!({"name": name, "uri": uri})
         })
         .collect();
-    json!({"permissions": permissions})
+    Ok(paging::access_answer("permissions", permissions, cursor))
 }
 
-/// A SCIM `ListResponse` (RFC 7644 section 3.4.2) with every full resource in one page.
-fn scim_list(items: Vec<Value>) -> Value {
-    json!({
-        "schemas": ["urn:ietf:params:scim:api:messages:2.0:ListResponse"],
-        "totalResults": items.len(),
-        "itemsPerPage": items.len(),
-        "startIndex": 1,
-        "Resources": items,
-    })
+/// A SCIM `ListResponse` (RFC 7644 section 3.4.2), one page at a time (`crate::paging`).
+fn scim_list(items: Vec<Value>, q: &HashMap<String, String>) -> Result<Value, ApiError> {
+    paging::scim_page(items, q)
 }
 
 /// The Access groups' routes: those of the binding, and the relation kept on both sides as
@@ -1350,7 +1348,7 @@ fn scim_list(items: Vec<Value>) -> Value {
 /// a group whose users a later step still updates).
 fn group_routes() -> Router<Arc<Shared>> {
     GROUPS_API
-        .routes_listed_then(group_list, |s, key, written| match written {
+        .routes_paged_then(group_list, |s, key, written| match written {
             Written::Created | Written::Updated => security::sync_group_members(s, key),
             Written::Deleted => security::drop_group(s, key),
         })
@@ -1367,10 +1365,11 @@ fn group_routes() -> Router<Arc<Shared>> {
 fn scim_routes(b: &'static Binding) -> Router<Arc<Shared>> {
     use crate::collections::Caller;
     use axum::body::Bytes;
-    let base =
-        get(move |s: State<Arc<Shared>>, a: Caller| async move {
-            b.list_shaped(&s, a, scim_list).await
-        })
+    let base = get(
+        move |s: State<Arc<Shared>>, a: Caller, Query(q): Query<HashMap<String, String>>| async move {
+            b.list_paged(&s, a, &q, scim_list).await
+        },
+    )
         .post(
             move |s: State<Arc<Shared>>, a: Caller, body: Bytes| async move {
                 b.create(&s, a, &body).await
@@ -1407,7 +1406,7 @@ pub(crate) fn routes() -> Router<Arc<Shared>> {
     Router::new()
         .merge(ROLES_API.routes())
         .merge(group_routes())
-        .merge(PERMISSIONS_API.routes_listed(permission_list))
+        .merge(PERMISSIONS_API.routes_paged_then(permission_list, |_, _, _| {}))
         .route(
             "/access/api/v2/permissions/{key}/{type}",
             put(put_resource).delete(delete_resource),

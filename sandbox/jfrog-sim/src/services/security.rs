@@ -17,6 +17,7 @@
 //! Secrets (passwords, private keys, Vault credentials) are never answered: passwords are
 //! not stored at all, replication passwords come back scrambled.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use axum::Router;
@@ -555,18 +556,28 @@ fn listed(s: &Shared, decl: &Declaration, show: impl Fn(Value) -> Value) -> Vec<
         .collect()
 }
 
-/// `GET /access/api/v2/users`: `{"users": [{username, uri, realm, status}]}`, a name and a
-/// link per user (no settings), as JFrog answers it (every user on one page: the
-/// simulator has no cursor).
-async fn users_list(State(s): State<Arc<Shared>>, _a: Admin) -> R {
+/// `GET /access/api/v2/users`: `{"users": [{username, uri, realm, status}], "cursor"}`, a
+/// name and a link per user (no settings), as JFrog answers it, one page at a time
+/// (`crate::paging`).
+async fn users_list(
+    State(s): State<Arc<Shared>>,
+    _a: Admin,
+    Query(q): Query<HashMap<String, String>>,
+) -> R {
     access_api(&s)?;
     let base = &s.base_url;
-    let users = listed(&s, &USERS, |u| {
-        let name = u["username"].as_str().unwrap_or_default();
-        json!({"username": name, "uri": format!("{base}/access/api/v2/users/{name}"),
-               "realm": u["realm"], "status": u["status"]})
-    });
-    Ok(axum::Json(json!({"users": users})).into_response())
+    let all = listed(&s, &USERS, |u| u);
+    let (page, cursor) =
+        crate::paging::access_page(all, |u| u["username"].as_str().unwrap_or_default(), &q)?;
+    let users: Vec<Value> = page
+        .into_iter()
+        .map(|u| {
+            let name = u["username"].as_str().unwrap_or_default();
+            json!({"username": name, "uri": format!("{base}/access/api/v2/users/{name}"),
+                   "realm": u["realm"], "status": u["status"]})
+        })
+        .collect();
+    Ok(axum::Json(crate::paging::access_answer("users", users, cursor)).into_response())
 }
 
 /// `GET /artifactory/api/security/users`: `[{name, uri, realm}]` (every version).
