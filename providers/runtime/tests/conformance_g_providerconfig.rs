@@ -426,6 +426,92 @@ async fn conformance_088c_configs_are_read_from_the_controllers_cache() {
     assert_eq!(last_token(), "tok-other");
 }
 
+/// With the credentials Secrets watched (as a provider process watches them), a reconcile
+/// reads its config's Secret from the watch once it has listed, instead of a `GET` per
+/// reconcile, as crossplane-runtime reads it from its informer cache: a rotated token reaches
+/// the next reconcile after the watch delivers it, and a deleted Secret fails the connect as a
+/// read of it would.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn conformance_088d_credentials_secrets_are_read_from_their_watch() {
+    use provider_runtime::managed::context::WatchClients;
+    use provider_runtime::providerconfig::secrets::{Cached, SecretWatches};
+    let env = Env::new(&[]).await;
+    default_cpc(&env, "one", "tok-1").await;
+    env.thing(Some("a"), "t", cpc_ref("one"))
+        .await
+        .expect("create");
+    let client = env.provider.clone();
+    let watches = Arc::new(SecretWatches::new(WatchClients::new(move || {
+        Ok(client.clone())
+    })));
+    let rec = env.reconciler_resolving(
+        provider_runtime::managed::Scope::Namespaced,
+        env.resolver_plain().with_secret_watches(watches.clone()),
+    );
+    let secret_gets = || env.provider_requests("get secrets");
+    let last_token = || token_of(lock(&env.s).connects.last().expect("a connect"));
+    // The first reconcile reads the Secret and starts its watch.
+    rec.reconcile(Some("a"), "t").await;
+    assert_eq!(secret_gets(), 1);
+    assert_eq!(last_token(), "tok-1");
+    wait_for("the watch has listed the Secret", || async {
+        matches!(
+            watches.get("crossplane-system", "one-creds"),
+            Cached::Present(_)
+        )
+        .then_some(())
+    })
+    .await;
+    for _ in 0..3 {
+        rec.reconcile(Some("a"), "t").await;
+    }
+    assert_eq!(secret_gets(), 1, "no Secret read per reconcile");
+    assert_eq!(last_token(), "tok-1");
+
+    // A rotated token.
+    let secrets = kube::Api::<k8s_openapi::api::core::v1::Secret>::namespaced(
+        env.admin.clone(),
+        "crossplane-system",
+    );
+    secrets
+        .patch(
+            "one-creds",
+            &PatchParams::default(),
+            &Patch::Merge(&json!({"stringData": {"token": "tok-2"}})),
+        )
+        .await
+        .expect("rotate");
+    wait_for("the watch delivers the rotation", || async {
+        let Cached::Present(s) = watches.get("crossplane-system", "one-creds") else {
+            return None;
+        };
+        let token = s.data.as_ref()?.get("token")?;
+        (token.0 == b"tok-2").then_some(())
+    })
+    .await;
+    rec.reconcile(Some("a"), "t").await;
+    assert_eq!(last_token(), "tok-2");
+
+    // A deleted Secret.
+    secrets
+        .delete("one-creds", &DeleteParams::default())
+        .await
+        .expect("delete");
+    wait_for("the watch delivers the deletion", || async {
+        (watches.get("crossplane-system", "one-creds") == Cached::Absent).then_some(())
+    })
+    .await;
+    rec.reconcile(Some("a"), "t").await;
+    let o = env.get_thing(Some("a"), "t").await.expect("exists");
+    let (status, _, message) = condition(&o, "Synced").expect("Synced");
+    assert_eq!(status, "False");
+    assert!(
+        message.contains("cannot get credentials secret: secrets \"one-creds\" not found"),
+        "{message}"
+    );
+    assert_eq!(secret_gets(), 1, "still no read: the watch says it is gone");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn conformance_089_counting() {
     let env = Env::new(&[]).await;

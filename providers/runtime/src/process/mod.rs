@@ -40,6 +40,7 @@ use crate::managed::context::WatchClients;
 use crate::managed::kind::Scope;
 use crate::managed::{ControllerContext, KindRegistration, ManagedMetrics};
 use crate::providerconfig::controller::ConfigController;
+use crate::providerconfig::secrets::SecretWatches;
 use crate::providerconfig::{ConfigApi, ConfigKind, ConfigVerifier, KubeConfigResolver};
 
 /// A hook that registers extra metrics (e.g. the JFrog client's request metrics).
@@ -409,7 +410,8 @@ pub async fn run_until(
 
     let mut resolver = KubeConfigResolver::new(client.clone(), ConfigApi::new(&short))
         .with_service_account(flags.service_account())
-        .with_config_stores(config_stores.clone());
+        .with_config_stores(config_stores.clone())
+        .with_secret_watches(Arc::new(SecretWatches::new(watch_clients.clone())));
     if let Some(v) = verifier {
         resolver = resolver.with_verifier(v);
     }

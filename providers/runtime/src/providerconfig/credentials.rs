@@ -13,12 +13,15 @@
 //! No error built here contains a credential value: errors name Secrets, keys, variables and
 //! files, never their contents, and content parse errors are replaced by fixed text.
 
+use std::sync::Arc;
+
 use k8s_openapi::api::core::v1::Secret;
 use kube::Api;
 use kube::api::DynamicObject;
 use secrecy::SecretString;
 
 use super::identity::{self, IdentityContext, InjectedIdentity};
+use super::secrets::{Cached, SecretWatches};
 use super::types::{
     ConfigApi, ConfigKind, CredentialsSource, ProviderConfigSpec, SecretKeySelector, config_spec,
 };
@@ -53,16 +56,31 @@ fn secret_namespace(
 }
 
 /// Reads one key of a Secret; absent or empty keys are errors (Q8).
+/// The Secret comes from `watched` when its watch knows it ([`SecretWatches`]), else from the
+/// API server.
 async fn read_secret_key(
     client: &kube::Client,
+    watched: Option<&SecretWatches>,
     namespace: &str,
     sel: &SecretKeySelector,
 ) -> Result<Vec<u8>, ResolveError> {
-    let api: Api<Secret> = Api::namespaced(client.clone(), namespace);
-    let secret = api
-        .get(&sel.name)
-        .await
-        .map_err(|e| ResolveError::GetSecret(super::kube_message(&e)))?;
+    let secret = match watched.map(|w| w.get(namespace, &sel.name)) {
+        Some(Cached::Present(s)) => s,
+        Some(Cached::Absent) => {
+            return Err(ResolveError::GetSecret(format!(
+                "secrets \"{}\" not found",
+                sel.name
+            )));
+        }
+        Some(Cached::Unknown) | None => {
+            let api: Api<Secret> = Api::namespaced(client.clone(), namespace);
+            Arc::new(
+                api.get(&sel.name)
+                    .await
+                    .map_err(|e| ResolveError::GetSecret(super::kube_message(&e)))?,
+            )
+        }
+    };
     let value = secret
         .data
         .as_ref()
@@ -181,6 +199,17 @@ pub async fn resolve_config_object_with(
     target: &ConfigTarget,
     obj: &DynamicObject,
 ) -> Result<ResolvedConfig, ResolveError> {
+    resolve_config_object_watched(client, identity, None, target, obj).await
+}
+
+/// [`resolve_config_object_with`], the Secrets read from `watched` when it knows them.
+pub async fn resolve_config_object_watched(
+    client: &kube::Client,
+    identity: &std::sync::Arc<IdentityContext>,
+    watched: Option<&SecretWatches>,
+    target: &ConfigTarget,
+    obj: &DynamicObject,
+) -> Result<ResolvedConfig, ResolveError> {
     let kind = target.kind.kind();
     let spec: ProviderConfigSpec = config_spec(obj).map_err(|e| ResolveError::InvalidSpec {
         kind: kind.to_string(),
@@ -197,7 +226,7 @@ pub async fn resolve_config_object_with(
         CredentialsSource::Secret => match (&creds.secret_ref, &creds.username_secret_ref) {
             (Some(sel), _) => {
                 let ns = secret_namespace(target, sel)?;
-                let bytes = read_secret_key(client, &ns, sel).await?;
+                let bytes = read_secret_key(client, watched, &ns, sel).await?;
                 let origin = format!("secret \"{ns}/{}\" key \"{}\"", sel.name, sel.key);
                 let blob = parse_blob(&bytes, &origin)?;
                 from = Some(origin);
@@ -216,8 +245,8 @@ pub async fn resolve_config_object_with(
                     "secrets \"{uns}/{}\" and \"{pns}/{}\"",
                     user_sel.name, pass_sel.name
                 ));
-                let user = read_secret_key(client, &uns, user_sel).await?;
-                let pass = read_secret_key(client, &pns, pass_sel).await?;
+                let user = read_secret_key(client, watched, &uns, user_sel).await?;
+                let pass = read_secret_key(client, watched, &pns, pass_sel).await?;
                 let username = String::from_utf8(user)
                     .map_err(|_| ResolveError::BadCredentials {
                         origin: format!(
@@ -341,7 +370,7 @@ pub async fn resolve_config_object_with(
     let ca_bundle = match &spec.ca_bundle_secret_ref {
         Some(sel) => {
             let ns = secret_namespace(target, sel)?;
-            let pem = read_secret_key(client, &ns, sel).await?;
+            let pem = read_secret_key(client, watched, &ns, sel).await?;
             Some(
                 String::from_utf8(pem).map_err(|_| ResolveError::BadCredentials {
                     origin: format!("secret \"{ns}/{}\" key \"{}\"", sel.name, sel.key),

@@ -25,6 +25,7 @@
 pub mod controller;
 pub mod credentials;
 pub mod identity;
+pub mod secrets;
 pub mod types;
 pub mod usage;
 
@@ -273,6 +274,8 @@ pub struct KubeConfigResolver {
     usage_seen: Arc<Mutex<HashMap<u64, (u64, Instant)>>>,
     /// The config controllers' caches, when the process runs them.
     stores: Option<Arc<ConfigStores>>,
+    /// The watched credentials Secrets, when the process watches them.
+    secrets: Option<Arc<secrets::SecretWatches>>,
 }
 
 /// The config controllers' caches (their watches' stores), shared with the resolver: a
@@ -340,6 +343,7 @@ impl KubeConfigResolver {
             verified: Arc::default(),
             usage_seen: Arc::default(),
             stores: None,
+            secrets: None,
         }
     }
 
@@ -352,6 +356,13 @@ impl KubeConfigResolver {
     /// Reads configs from the config controllers' caches when they hold them.
     pub fn with_config_stores(mut self, stores: Arc<ConfigStores>) -> Self {
         self.stores = Some(stores);
+        self
+    }
+
+    /// Reads the configs' Secrets from watches of them ([`secrets::SecretWatches`]) once they
+    /// have listed, instead of a `GET` per Secret and reconcile.
+    pub fn with_secret_watches(mut self, watches: Arc<secrets::SecretWatches>) -> Self {
+        self.secrets = Some(watches);
         self
     }
 
@@ -405,9 +416,14 @@ impl KubeConfigResolver {
             Some(o) => o,
             None => credentials::get_config(&self.client, &self.api, &target).await?,
         };
-        let resolved =
-            credentials::resolve_config_object_with(&self.client, &self.identity, &target, &obj)
-                .await?;
+        let resolved = credentials::resolve_config_object_watched(
+            &self.client,
+            &self.identity,
+            self.secrets.as_deref(),
+            &target,
+            &obj,
+        )
+        .await?;
         if let Some(verifier) = &self.verifier {
             let key = fingerprint(&resolved);
             let fresh = self
