@@ -595,14 +595,7 @@ impl Binding {
         shape: fn(Vec<Value>) -> Value,
     ) -> Result<Response, ApiError> {
         self.check(&caller, self.read_access)?;
-        let items: Vec<Value> = self
-            .store(s)
-            .lock()
-            .objects
-            .values()
-            .map(|e| (self.decl.view)(&e.value))
-            .collect();
-        Ok(axum::Json(shape(items)).into_response())
+        Ok(axum::Json(shape(self.views(s))).into_response())
     }
 
     /// One page of the list, as `page` answers it for the request's `query`.
@@ -614,14 +607,17 @@ impl Binding {
         page: PageFn,
     ) -> Result<Response, ApiError> {
         self.check(&caller, self.read_access)?;
-        let items: Vec<Value> = self
-            .store(s)
+        Ok(axum::Json(page(self.views(s), query)?).into_response())
+    }
+
+    /// Every stored object as a read answers it.
+    fn views(&self, s: &Shared) -> Vec<Value> {
+        self.store(s)
             .lock()
             .objects
             .values()
             .map(|e| (self.decl.view)(&e.value))
-            .collect();
-        Ok(axum::Json(page(items, query)?).into_response())
+            .collect()
     }
 
     pub(crate) async fn read(

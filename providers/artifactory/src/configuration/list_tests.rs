@@ -58,6 +58,17 @@ fn kind(k: &str) -> Arc<provider_family::FamilyKind> {
         .clone()
 }
 
+/// The Secrets the cases' examples refer to.
+fn example_secrets() -> Vec<Value> {
+    CASES
+        .iter()
+        .filter_map(|c| {
+            let d = KINDS.iter().find(|d| d.kind == c.kind)?;
+            examples::example_secret(d)
+        })
+        .collect()
+}
+
 /// The example of `kind` as object `i`; the first policy of each policy Kind is
 /// project-level (its key starting with the project's, as JFrog asks).
 fn nth(kind: &str, i: usize) -> Value {
@@ -82,14 +93,7 @@ async fn one_list_per_kind_per_poll_and_no_read_by_key() {
     let cache = Arc::new(ClientCache::new(crate::PROVIDER));
     cache.set_snapshot_ttl(Some(POLL));
     let mut env = suite::start(crate::PROVIDER, kinds(), cache).await;
-    let secrets: Vec<Value> = CASES
-        .iter()
-        .filter_map(|c| {
-            let d = KINDS.iter().find(|d| d.kind == c.kind)?;
-            examples::example_secret(d)
-        })
-        .collect();
-    env.create_objects(&secrets).await;
+    env.create_objects(&example_secrets()).await;
     for c in CASES {
         for i in 0..N {
             env.add(&kind(c.kind), nth(c.kind, i)).await;
@@ -206,14 +210,7 @@ async fn the_listed_kinds_are_exported_and_adopted_without_a_change() {
 
     let cache = Arc::new(ClientCache::new(crate::PROVIDER));
     let mut env = suite::start(crate::PROVIDER, kinds(), cache).await;
-    let secrets: Vec<Value> = CASES
-        .iter()
-        .filter_map(|c| {
-            let d = KINDS.iter().find(|d| d.kind == c.kind)?;
-            examples::example_secret(d)
-        })
-        .collect();
-    env.create_objects(&secrets).await;
+    env.create_objects(&example_secrets()).await;
     for c in CASES {
         for i in 0..2 {
             env.add(&kind(c.kind), nth(c.kind, i)).await;
