@@ -8,10 +8,13 @@
 //! linker: idle RSS of provider-artifactory with all 428 controllers 20.3-20.6 -> 19.3-19.4
 //! MiB (README, "Benchmarks"). The code stays position-independent; only the final link
 //! changes, as Go links its binaries (Crossplane's providers among them) by default.
+//! glibc targets only.
 
 fn main() {
     println!("cargo::rerun-if-changed=../common/link.rs");
-    if std::env::var("CARGO_CFG_TARGET_OS").as_deref() == Ok("linux") {
+    // glibc targets only: a musl target links a static PIE (`-static-pie`) by default.
+    let var = |k: &str| std::env::var(k).unwrap_or_default();
+    if var("CARGO_CFG_TARGET_OS") == "linux" && var("CARGO_CFG_TARGET_ENV") == "gnu" {
         println!("cargo::rustc-link-arg-bins=-no-pie");
     }
 }
