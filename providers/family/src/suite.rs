@@ -349,6 +349,15 @@ pub struct ListCase {
     pub reads_each: bool,
 }
 
+/// `manifest` made an MR whose object JFrog does not have: observe-only (so nothing creates
+/// it), with the external name `absent-99`.
+pub fn observe_only_absent(mut manifest: Value) -> Value {
+    manifest["spec"]["managementPolicies"] = serde_json::json!(["Observe"]);
+    manifest["metadata"]["annotations"] =
+        serde_json::json!({"crossplane.io/external-name": "absent-99"});
+    manifest
+}
+
 /// The requests of one poll of every MR of `env` (each reconciled once), taken after the
 /// snapshot TTL `poll` has passed since the previous one, checked against `cases`: each
 /// case's list asked exactly once, its read route asked `present` times when the list shows

@@ -124,10 +124,7 @@ async fn one_list_per_kind_per_poll() {
     }
     let present = env.mrs.len();
     for c in CASES {
-        // An MR whose object JFrog does not have (observe-only, so nothing creates it).
-        let mut absent = nth(c.kind, 99);
-        absent["spec"]["managementPolicies"] = json!(["Observe"]);
-        absent["metadata"]["annotations"] = json!({"crossplane.io/external-name": "absent-99"});
+        let mut absent = suite::observe_only_absent(nth(c.kind, 99));
         let p = &mut absent["spec"]["forProvider"];
         if p.get("username").is_some() {
             p["username"] = json!("absent-99");

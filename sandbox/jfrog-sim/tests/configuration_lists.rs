@@ -50,6 +50,29 @@ fn entry<'a>(list: &'a [Value], member: &str, key: &str) -> &'a Value {
         .unwrap_or_else(|| panic!("{key} not listed: {list:?}"))
 }
 
+/// The list at `path` (an array, answered 200).
+async fn list(api: &Api, path: &str) -> Vec<Value> {
+    let r = api.get(path).await;
+    assert_eq!(r.status, StatusCode::OK, "{path}: {}", r.text);
+    r.json().as_array().cloned().expect("an array")
+}
+
+/// The list at `path` holds exactly `keys` (by `member`), each entry being what the read by
+/// key (`{path}/{key}`) answers; returns the entries in the order of `keys`.
+async fn listed_as_read(api: &Api, path: &str, member: &str, keys: &[&str]) -> Vec<Value> {
+    let list = list(api, path).await;
+    assert_eq!(list.len(), keys.len(), "{path}: {list:?}");
+    let mut entries = Vec::new();
+    for key in keys {
+        let e = entry(&list, member, key);
+        let read = api.get(&format!("{path}/{key}")).await;
+        assert_eq!(read.status, StatusCode::OK, "{path}/{key}: {}", read.text);
+        assert_eq!(e, &read.json(), "{path}: {key}: the list entry is the read");
+        entries.push(e.clone());
+    }
+    entries
+}
+
 #[tokio::test]
 async fn policy_lists_answer_every_policy_whole_global_and_project_level() {
     let sim = start().await;
@@ -68,14 +91,7 @@ async fn policy_lists_answer_every_policy_whole_global_and_project_level() {
                 .await;
             assert_eq!(r.status, StatusCode::CREATED, "{base}: {}", r.text);
         }
-        let r = api.get(base).await;
-        assert_eq!(r.status, StatusCode::OK, "{base}: {}", r.text);
-        let list = r.json().as_array().cloned().expect("an array");
-        assert_eq!(list.len(), 2, "{base}: {list:?}");
-        for key in ["global-1", "team-1"] {
-            let e = entry(&list, "key", key);
-            // Each entry is what the read by key answers.
-            assert_eq!(e, &api.get(&format!("{base}/{key}")).await.json(), "{base}");
+        for e in listed_as_read(&api, base, "key", &["global-1", "team-1"]).await {
             assert_eq!(e["cronExp"], "0 0 2 ? * MON-SAT *", "{base}: {e}");
             assert_eq!(e["durationInMinutes"], 60, "{base}: {e}");
             assert_eq!(e["enabled"], false, "{base}: {e}");
@@ -95,27 +111,15 @@ async fn policy_lists_answer_every_policy_whole_global_and_project_level() {
             )
             .await;
         assert_eq!(r.status, StatusCode::OK, "{base}: {}", r.text);
-        let list = api
-            .get(base)
-            .await
-            .json()
-            .as_array()
-            .cloned()
-            .expect("array");
-        assert_eq!(entry(&list, "key", "team-1")["enabled"], true, "{base}");
+        let listed = list(&api, base).await;
+        assert_eq!(entry(&listed, "key", "team-1")["enabled"], true, "{base}");
 
         // A deleted policy leaves the list.
         let r = api.delete(&format!("{base}/global-1")).await;
         assert_eq!(r.status, StatusCode::OK, "{base}: {}", r.text);
-        let list = api
-            .get(base)
-            .await
-            .json()
-            .as_array()
-            .cloned()
-            .expect("array");
-        assert_eq!(list.len(), 1, "{base}: {list:?}");
-        assert_eq!(list[0]["key"], "team-1", "{base}");
+        let listed = list(&api, base).await;
+        assert_eq!(listed.len(), 1, "{base}: {listed:?}");
+        assert_eq!(listed[0]["key"], "team-1", "{base}");
     }
 }
 
@@ -145,18 +149,10 @@ async fn the_ldap_settings_list_answers_whole_settings_with_a_null_manager_passw
         let r = api.post("/access/api/v1/ldap/settings", setting).await;
         assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
     }
-    let r = api.get("/access/api/v1/ldap/settings").await;
-    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+    let path = "/access/api/v1/ldap/settings";
+    let r = api.get(path).await;
     assert!(!r.text.contains("never-answered"), "{}", r.text);
-    let list = r.json().as_array().cloned().expect("an array");
-    assert_eq!(list.len(), 2, "{list:?}");
-    for key in ["ldap1", "ldap2"] {
-        let e = entry(&list, "key", key);
-        let read = api
-            .get(&format!("/access/api/v1/ldap/settings/{key}"))
-            .await;
-        assert_eq!(read.status, StatusCode::OK, "{}", read.text);
-        assert_eq!(e, &read.json(), "{key}: the list entry is the read");
+    for e in listed_as_read(&api, path, "key", &["ldap1", "ldap2"]).await {
         // Answered, and null (not left out).
         assert_eq!(
             e["search"].get("manager_password"),
@@ -191,14 +187,7 @@ async fn the_ldap_groups_list_answers_whole_group_settings() {
         let r = api.post("/access/api/v1/ldap/groups", group).await;
         assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
     }
-    let r = api.get("/access/api/v1/ldap/groups").await;
-    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
-    let list = r.json().as_array().cloned().expect("an array");
-    assert_eq!(list.len(), 2, "{list:?}");
-    for name in ["g1", "g2"] {
-        let e = entry(&list, "name", name);
-        let read = api.get(&format!("/access/api/v1/ldap/groups/{name}")).await;
-        assert_eq!(e, &read.json(), "{name}: the list entry is the read");
+    for e in listed_as_read(&api, "/access/api/v1/ldap/groups", "name", &["g1", "g2"]).await {
         assert_eq!(e["strategy"], "STATIC", "{e}");
         assert_eq!(e["group_member_attribute"], "uniqueMember", "{e}");
     }

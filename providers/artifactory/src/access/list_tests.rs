@@ -123,13 +123,10 @@ async fn check(version: &str, cases: &[Case]) {
     }
     let present = env.mrs.len();
     for c in cases {
-        // An MR whose object JFrog does not have (observe-only, so nothing creates it).
-        let mut absent = nth(c.kind, 99);
-        absent["spec"]["managementPolicies"] = json!(["Observe"]);
+        let mut absent = provider_family::suite::observe_only_absent(nth(c.kind, 99));
         if absent["spec"]["forProvider"].get("repoKey").is_some() {
             absent["spec"]["forProvider"]["repoKey"] = json!("no-such-repository");
         }
-        absent["metadata"]["annotations"] = json!({"crossplane.io/external-name": "absent-99"});
         add(&mut env, c.kind, absent).await;
     }
     converge(&env.mrs[..present]).await;

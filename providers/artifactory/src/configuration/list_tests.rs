@@ -101,11 +101,8 @@ async fn one_list_per_kind_per_poll_and_no_read_by_key() {
     }
     let present = env.mrs.len();
     for c in CASES {
-        // An MR whose object JFrog does not have (observe-only, so nothing creates it).
-        let mut absent = nth(c.kind, 99);
-        absent["spec"]["managementPolicies"] = json!(["Observe"]);
-        absent["metadata"]["annotations"] = json!({"crossplane.io/external-name": "absent-99"});
-        env.add(&kind(c.kind), absent).await;
+        env.add(&kind(c.kind), suite::observe_only_absent(nth(c.kind, 99)))
+            .await;
     }
     converge(&env.mrs[..present]).await;
     for (name, collection) in [
