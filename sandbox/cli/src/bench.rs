@@ -318,6 +318,10 @@ pub struct Report {
     pub creation_requests: BTreeMap<String, u64>,
     pub creation_requests_total: u64,
     pub creation_requests_per_resource: f64,
+    /// The providers' writes to the Kubernetes API during creation, by verb (`update`,
+    /// `update/status`, `create`, `patch`, ...): what a creation costs the API server.
+    pub kube_writes_creation: BTreeMap<String, u64>,
+    pub kube_writes_creation_per_resource: f64,
     pub steady_requests_per_poll: BTreeMap<String, f64>,
     pub steady_requests_per_poll_total: f64,
     pub steady_requests_per_resource_per_poll: f64,
@@ -621,6 +625,7 @@ async fn bench(args: &Args, running: &mut Running) -> anyhow::Result<Report> {
         .collect();
     sim.reset_counts();
     let injected = Injected::add(sim, &args.faults);
+    let kube_before = running.kube_request_counts();
     let apply_started = Instant::now();
     let mut killer = Killer::new(args.kill_every, apply_started);
     // --kill-replica-after: the replica killed, the shard holders it had, when.
@@ -766,6 +771,7 @@ async fn bench(args: &Args, running: &mut Running) -> anyhow::Result<Report> {
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     let creation_counts = sim.request_counts();
+    let kube_creation = kube_writes(kube_before.as_ref(), running.kube_request_counts().as_ref());
     // A fault run: the faults go, the kills stop, and every object must converge.
     let mut fault_run = None;
     let mut converged_at = None;
@@ -1018,6 +1024,8 @@ async fn bench(args: &Args, running: &mut Running) -> anyhow::Result<Report> {
         creation_requests_total,
         creation_requests_per_resource: creation_requests_total as f64 / n as f64,
         creation_requests,
+        kube_writes_creation_per_resource: kube_creation.values().sum::<u64>() as f64 / n as f64,
+        kube_writes_creation: kube_creation,
         steady_requests_per_poll_total: steady_total,
         steady_requests_per_resource_per_poll: steady_total / n as f64,
         steady_requests_per_poll,
@@ -1813,6 +1821,45 @@ fn by_method(counts: &BTreeMap<String, u64>) -> BTreeMap<String, u64> {
     out
 }
 
+/// The providers' writes between two snapshots of the test server's request counts
+/// (`{verb: {user: n}}`): the verbs that change objects, by the providers' service accounts.
+fn kube_writes(
+    before: Option<&serde_json::Value>,
+    after: Option<&serde_json::Value>,
+) -> BTreeMap<String, u64> {
+    let count = |counts: Option<&serde_json::Value>, verb: &str| -> u64 {
+        counts
+            .and_then(|c| c.get(verb))
+            .and_then(serde_json::Value::as_object)
+            .map(|users| {
+                users
+                    .iter()
+                    .filter(|(user, _)| user.starts_with("system:serviceaccount:"))
+                    .filter_map(|(_, n)| n.as_u64())
+                    .sum()
+            })
+            .unwrap_or(0)
+    };
+    let Some(verbs) = after.and_then(serde_json::Value::as_object) else {
+        return BTreeMap::new();
+    };
+    verbs
+        .keys()
+        .filter(|verb| !verb.contains(' '))
+        .filter(|verb| {
+            let base = verb.split('/').next().unwrap_or(verb);
+            matches!(base, "create" | "update" | "patch" | "delete")
+        })
+        .map(|verb| {
+            (
+                verb.clone(),
+                count(after, verb).saturating_sub(count(before, verb)),
+            )
+        })
+        .filter(|(_, n)| *n > 0)
+        .collect()
+}
+
 /// The value at quantile `q` (nearest rank) of sorted values.
 fn percentile(sorted: &[f64], q: f64) -> Option<f64> {
     if sorted.is_empty() {
@@ -1952,6 +1999,22 @@ pub fn table(r: &Report) -> String {
         r.creation_requests_total,
         methods.join(", "),
         r.creation_requests_per_resource
+    );
+    let verbs: Vec<String> = r
+        .kube_writes_creation
+        .iter()
+        .map(|(v, n)| format!("{v} {n}"))
+        .collect();
+    let _ = writeln!(
+        s,
+        "  Kubernetes writes, creation   {} ({}), {:.2} per resource",
+        r.kube_writes_creation.values().sum::<u64>(),
+        if verbs.is_empty() {
+            "-".to_string()
+        } else {
+            verbs.join(", ")
+        },
+        r.kube_writes_creation_per_resource
     );
     let methods: Vec<String> = r
         .steady_requests_per_poll

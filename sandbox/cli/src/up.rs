@@ -187,6 +187,16 @@ pub(crate) struct Running {
     ready_file: Option<PathBuf>,
 }
 
+impl Running {
+    /// The Kubernetes API test server's request counts (`{verb: {user: n}}`), when this
+    /// sandbox runs one.
+    pub(crate) fn kube_request_counts(&self) -> Option<serde_json::Value> {
+        self.server
+            .as_ref()
+            .map(kube_testserver::TestServer::request_counts)
+    }
+}
+
 /// Starts the simulator on a runtime thread of its own. It stands for a remote platform: its
 /// answers must take the latency asked for, not that plus whatever the Kubernetes API test
 /// server's CPU-bound handlers (schema validation, CEL) keep the shared runtime busy with;

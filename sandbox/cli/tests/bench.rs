@@ -55,6 +55,8 @@ fn bench_reports_json_figures_for_five_repositories() {
         "creation_requests",
         "creation_requests_total",
         "creation_requests_per_resource",
+        "kube_writes_creation",
+        "kube_writes_creation_per_resource",
         "steady_requests_per_poll",
         "steady_requests_per_poll_total",
         "steady_requests_per_resource_per_poll",
@@ -82,6 +84,14 @@ fn bench_reports_json_figures_for_five_repositories() {
         .map(|m| report["creation_requests"][m].as_u64().unwrap_or(0))
         .sum::<u64>();
     assert!((1..=5).contains(&writes), "{report:#}");
+    // Each creation wrote its MR's status at least once, and its finalizer and annotations
+    // by updates, all as the provider's service account.
+    for verb in ["update", "update/status"] {
+        assert!(
+            report["kube_writes_creation"][verb].as_u64().unwrap_or(0) >= 5,
+            "{verb}: {report:#}"
+        );
+    }
     let providers = report["providers"].as_array().expect("providers array");
     assert_eq!(providers.len(), 1, "{report:#}");
     let p = &providers[0];

@@ -27,8 +27,11 @@ const MAX_BODY: usize = 3 * 1024 * 1024;
 
 type Resp = http::Response<Body>;
 
-fn json_response(code: u16, v: &Value, warnings: &[String]) -> Resp {
-    let body = serde_json::to_vec(v).unwrap_or_default();
+fn json_response(code: u16, v: &impl serde::Serialize, warnings: &[String]) -> Resp {
+    json_bytes_response(code, serde_json::to_vec(v).unwrap_or_default(), warnings)
+}
+
+fn json_bytes_response(code: u16, body: Vec<u8>, warnings: &[String]) -> Resp {
     let mut r = http::Response::new(Body::from(body));
     *r.status_mut() = StatusCode::from_u16(code).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
     r.headers_mut().insert(
@@ -513,6 +516,45 @@ fn verb_of(req: &Req, t: &Target) -> &'static str {
 }
 
 /// Stored form → the client's view of it.
+/// A stored object as clients see it in the plain view, serialised from the stored value
+/// without copying it: `kind` and `apiVersion` first, as [`present`] orders them.
+struct Presented<'a> {
+    kind: &'a str,
+    api_version: &'a str,
+    obj: &'a Value,
+}
+
+impl serde::Serialize for Presented<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let Some(m) = self.obj.as_object() else {
+            return self.obj.serialize(s);
+        };
+        let mut out = s.serialize_map(None)?;
+        out.serialize_entry("kind", self.kind)?;
+        out.serialize_entry("apiVersion", self.api_version)?;
+        for (k, v) in m {
+            if k != "kind" && k != "apiVersion" {
+                out.serialize_entry(k, v)?;
+            }
+        }
+        out.end()
+    }
+}
+
+/// The JSON a client reads for a stored object: [`present`]'s value, serialised.
+pub(crate) fn present_json(rt: &ResourceType, stored: &Value) -> Vec<u8> {
+    match rt.view {
+        View::Plain => serde_json::to_vec(&Presented {
+            kind: &rt.kind,
+            api_version: &rt.api_version(),
+            obj: stored,
+        }),
+        View::EventsV1 => serde_json::to_vec(&present(rt, stored)),
+    }
+    .unwrap_or_default()
+}
+
 fn present(rt: &ResourceType, stored: &Value) -> Value {
     let mut v = match rt.view {
         View::Plain => stored.clone(),
@@ -667,7 +709,7 @@ fn single(req: &Req, rt: &ResourceType, obj: &Value, code: u16, warnings: &[Stri
         );
         return json_response(code, &t, warnings);
     }
-    json_response(code, &present(rt, obj), warnings)
+    json_bytes_response(code, present_json(rt, obj), warnings)
 }
 
 fn include(req: &Req) -> Include {
@@ -807,9 +849,64 @@ fn list(shared: &Shared, req: &Req, t: &Target) -> Result<Resp, ApiError> {
     if let Some(c) = cont {
         meta["continue"] = json!(c);
     }
-    let items: Vec<Value> = items.iter().map(|o| present(&t.rt, o)).collect();
-    let out = json!({"kind": t.rt.list_kind, "apiVersion": t.rt.api_version(), "metadata": meta, "items": items});
+    let api_version = t.rt.api_version();
+    let out = ListBody {
+        kind: &t.rt.list_kind,
+        api_version: &api_version,
+        metadata: &meta,
+        items: Items {
+            rt: &t.rt,
+            api_version: &api_version,
+            items: &items,
+        },
+    };
     Ok(json_response(200, &out, &[]))
+}
+
+/// A list's body, its items serialised from the stored objects without copying them.
+#[derive(serde::Serialize)]
+struct ListBody<'a> {
+    kind: &'a str,
+    #[serde(rename = "apiVersion")]
+    api_version: &'a str,
+    metadata: &'a Value,
+    items: Items<'a>,
+}
+
+struct Items<'a> {
+    rt: &'a ResourceType,
+    api_version: &'a str,
+    items: &'a [Arc<Value>],
+}
+
+impl serde::Serialize for Items<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeSeq;
+        let mut out = s.serialize_seq(Some(self.items.len()))?;
+        for o in self.items {
+            match self.rt.view {
+                View::Plain => out.serialize_element(&Presented {
+                    kind: &self.rt.kind,
+                    api_version: self.api_version,
+                    obj: o,
+                })?,
+                View::EventsV1 => out.serialize_element(&present(self.rt, o))?,
+            }
+        }
+        out.end()
+    }
+}
+
+/// A watch event's line around an object already serialised: the same bytes as
+/// [`event_line`] gives for the object's value.
+fn event_line_json(kind: &str, obj: &[u8]) -> Bytes {
+    let mut line = Vec::with_capacity(obj.len() + kind.len() + 24);
+    line.extend_from_slice(b"{\"type\":");
+    serde_json::to_writer(&mut line, kind).unwrap_or_default();
+    line.extend_from_slice(b",\"object\":");
+    line.extend_from_slice(obj);
+    line.extend_from_slice(b"}\n");
+    Bytes::from(line)
 }
 
 fn event_line(kind: &str, obj: Value) -> Bytes {
@@ -911,7 +1008,8 @@ fn watch(shared: &Arc<Shared>, req: &Req, t: &Target) -> Result<Resp, ApiError> 
     let shared2 = shared.clone();
     let interval = shared.config.bookmark_interval;
     tokio::spawn(async move {
-        let render = |kind: &str, stored: &Arc<Value>| -> Bytes {
+        let render = |kind: &str, ev: &StoredEvent| -> Bytes {
+            let stored = &ev.obj;
             if table {
                 let rv = stored
                     .pointer("/metadata/resourceVersion")
@@ -930,7 +1028,7 @@ fn watch(shared: &Arc<Shared>, req: &Req, t: &Target) -> Result<Resp, ApiError> 
                     ),
                 )
             } else {
-                event_line(kind, present(&rt, stored))
+                event_line_json(kind, &ev.rendered(&rt))
             }
         };
         let bookmark = |rv: u64, initial_end: bool| -> Bytes {
@@ -946,7 +1044,7 @@ fn watch(shared: &Arc<Shared>, req: &Req, t: &Target) -> Result<Resp, ApiError> 
         let mut last_sent = start_rv;
         for ev in &replay {
             if let Some(kind) = filtered(&rt, &filters, ev)
-                && tx.send(Ok(render(kind, &ev.obj))).await.is_err()
+                && tx.send(Ok(render(kind, ev))).await.is_err()
             {
                 return;
             }
@@ -963,7 +1061,7 @@ fn watch(shared: &Arc<Shared>, req: &Req, t: &Target) -> Result<Resp, ApiError> 
                     let Some(ev) = ev else { break };
                     last_sent = last_sent.max(ev.rv);
                     if let Some(kind) = filtered(&rt, &filters, &ev)
-                        && tx.send(Ok(render(kind, &ev.obj))).await.is_err() {
+                        && tx.send(Ok(render(kind, &ev))).await.is_err() {
                             return;
                         }
                 }
@@ -974,7 +1072,7 @@ fn watch(shared: &Arc<Shared>, req: &Req, t: &Target) -> Result<Resp, ApiError> 
                         // The bookmark must not be behind anything delivered.
                         last_sent = last_sent.max(ev.rv);
                         if let Some(kind) = filtered(&rt, &filters, &ev)
-                            && tx.send(Ok(render(kind, &ev.obj))).await.is_err() {
+                            && tx.send(Ok(render(kind, &ev))).await.is_err() {
                                 return;
                             }
                     }
@@ -1321,4 +1419,60 @@ fn self_subject_access_review(shared: &Shared, req: &Req) -> Result<Resp, ApiErr
         body["metadata"] = json!({"creationTimestamp": null});
     }
     Ok(json_response(201, &body, &[]))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::registry::Registry;
+
+    /// The bytes served without a copy are those of the copied, reordered value.
+    #[test]
+    fn presented_json_is_the_presented_value() {
+        let registry = Registry::with_builtins();
+        let stored = json!({"metadata": {"name": "a", "namespace": "n"}, "apiVersion": "v0",
+            "data": {"x": "é\"\n"}, "kind": "Wrong"});
+        for (group, version, plural) in
+            [("", "v1", "configmaps"), ("events.k8s.io", "v1", "events")]
+        {
+            let rt = registry
+                .get(group, version, plural)
+                .expect("a built-in resource");
+            let value = present(&rt, &stored);
+            assert_eq!(
+                present_json(&rt, &stored),
+                serde_json::to_vec(&value).expect("JSON"),
+                "{plural}"
+            );
+            assert_eq!(
+                event_line_json("MODIFIED", &present_json(&rt, &stored)),
+                event_line("MODIFIED", value.clone()),
+                "{plural}"
+            );
+            let event = StoredEvent::new(EvKind::Modified, 8, Arc::new(stored.clone()), None);
+            assert_eq!(event.rendered(&rt), present_json(&rt, &stored), "{plural}");
+            assert_eq!(
+                event.rendered(&rt),
+                present_json(&rt, &stored),
+                "{plural}, cached"
+            );
+            let items = [Arc::new(stored.clone())];
+            let list = ListBody {
+                kind: &rt.list_kind,
+                api_version: &rt.api_version(),
+                metadata: &json!({"resourceVersion": "8"}),
+                items: Items {
+                    rt: &rt,
+                    api_version: &rt.api_version(),
+                    items: &items,
+                },
+            };
+            assert_eq!(
+                serde_json::to_value(&list).expect("JSON"),
+                json!({"kind": rt.list_kind, "apiVersion": rt.api_version(),
+                    "metadata": {"resourceVersion": "8"}, "items": [value]}),
+                "{plural}"
+            );
+        }
+    }
 }

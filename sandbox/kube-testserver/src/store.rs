@@ -9,12 +9,13 @@
 //! strictly increasing and makes every watcher see events in commit order.
 
 use crate::admission;
-use crate::registry::{Builtin, Registry, ResourceType, StoreKey, crd_resource_types};
+use crate::registry::{Builtin, Registry, ResourceType, StoreKey, View, crd_resource_types};
 use crate::ssa;
 use crate::status::{ApiError, Qualified};
+use bytes::Bytes;
 use serde_json::{Value, json};
 use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use tokio::sync::mpsc;
 
 /// A change notification.
@@ -33,6 +34,39 @@ pub struct StoredEvent {
     pub obj: Arc<Value>,
     /// The object before the change (for selector transitions in watches).
     pub prev: Option<Arc<Value>>,
+    /// `obj` as a plain-view watcher receives it (JSON), serialised by the first such watcher
+    /// and shared by the others, with the `apiVersion` it was serialised for.
+    rendered: OnceLock<(String, Bytes)>,
+}
+
+impl StoredEvent {
+    pub fn new(kind: EvKind, rv: u64, obj: Arc<Value>, prev: Option<Arc<Value>>) -> StoredEvent {
+        StoredEvent {
+            kind,
+            rv,
+            obj,
+            prev,
+            rendered: OnceLock::new(),
+        }
+    }
+
+    /// The object's JSON for a watcher of `rt`: serialised once per event for the plain view
+    /// of one `apiVersion` (every watcher of a store but an `events.k8s.io` one).
+    pub fn rendered(&self, rt: &ResourceType) -> Bytes {
+        if rt.view == View::Plain {
+            let api_version = rt.api_version();
+            let (cached_for, json) = self.rendered.get_or_init(|| {
+                (
+                    api_version.clone(),
+                    Bytes::from(crate::http::present_json(rt, &self.obj)),
+                )
+            });
+            if *cached_for == api_version {
+                return json.clone();
+            }
+        }
+        Bytes::from(crate::http::present_json(rt, &self.obj))
+    }
 }
 
 struct Watcher {
@@ -335,12 +369,7 @@ impl State {
                     let rv = meta_str(o, "resourceVersion")
                         .and_then(|r| r.parse().ok())
                         .unwrap_or(0);
-                    Arc::new(StoredEvent {
-                        kind: EvKind::Added,
-                        rv,
-                        obj: o.clone(),
-                        prev: None,
-                    })
+                    Arc::new(StoredEvent::new(EvKind::Added, rv, o.clone(), None))
                 })
                 .collect(),
         };
@@ -367,12 +396,7 @@ impl State {
         } else {
             st.objects.insert(k, obj.clone())
         };
-        let ev = Arc::new(StoredEvent {
-            kind,
-            rv,
-            obj: obj.clone(),
-            prev: prev.clone(),
-        });
+        let ev = Arc::new(StoredEvent::new(kind, rv, obj.clone(), prev.clone()));
         st.history.push_back(ev.clone());
         while st.history.len() > history_limit {
             if let Some(old) = st.history.pop_front() {
@@ -780,13 +804,12 @@ impl State {
             ssa::track_update(Some(&old), &mut new, &w);
         }
         // A no-op update changes nothing: no new resourceVersion, no event.
-        let mut cmp = new.clone();
-        meta_mut(&mut cmp).insert("resourceVersion".into(), json!(old_rv));
-        if same_ignoring_times(&cmp, &old) {
+        if same_ignoring_times(&new, &old) {
             return Ok(old);
         }
         if ctx.dry_run {
-            return Ok(Arc::new(cmp));
+            meta_mut(&mut new).insert("resourceVersion".into(), json!(old_rv));
+            return Ok(Arc::new(new));
         }
         let key = ObjKey {
             store: rt.store.clone(),
@@ -1261,38 +1284,76 @@ impl State {
 
 /// Whether anything but metadata (and status, when it is a subresource) changed.
 fn spec_changed(rt: &ResourceType, old: &Value, new: &Value) -> bool {
-    let strip = |v: &Value| -> Value {
-        let mut v = v.clone();
-        if let Some(m) = v.as_object_mut() {
-            m.remove("metadata");
-            m.remove("apiVersion");
-            m.remove("kind");
-            if rt.status_subresource {
-                m.remove("status");
-            }
-        }
-        v
-    };
-    strip(old) != strip(new)
+    !equal_except(
+        old,
+        new,
+        |k| {
+            matches!(k, "metadata" | "apiVersion" | "kind")
+                || (rt.status_subresource && k == "status")
+        },
+        |_, a, b| a == b,
+    )
 }
 
-/// Equality ignoring managedFields timestamps.
-fn same_ignoring_times(a: &Value, b: &Value) -> bool {
-    let strip = |v: &Value| -> Value {
-        let mut v = v.clone();
-        if let Some(mf) = v
-            .pointer_mut("/metadata/managedFields")
-            .and_then(|m| m.as_array_mut())
-        {
-            for e in mf {
-                if let Some(m) = e.as_object_mut() {
-                    m.remove("time");
-                }
-            }
-        }
-        v
+/// Whether `a` and `b` are equal (objects: the same keys, in any order), leaving out the
+/// top-level keys `skip` selects and comparing each other key's values with `eq`. Neither is
+/// copied: this runs on every write.
+fn equal_except(
+    a: &Value,
+    b: &Value,
+    skip: impl Fn(&str) -> bool,
+    eq: impl Fn(&str, &Value, &Value) -> bool,
+) -> bool {
+    let (Some(a), Some(b)) = (a.as_object(), b.as_object()) else {
+        return a == b;
     };
-    strip(a) == strip(b)
+    let mut compared = 0;
+    for (k, x) in a {
+        if skip(k) {
+            continue;
+        }
+        compared += 1;
+        match b.get(k) {
+            Some(y) if eq(k, x, y) => {}
+            _ => return false,
+        }
+    }
+    compared == b.keys().filter(|k| !skip(k)).count()
+}
+
+/// Equality ignoring `metadata.resourceVersion` and managedFields timestamps.
+fn same_ignoring_times(a: &Value, b: &Value) -> bool {
+    let managed_fields = |x: &Value, y: &Value| match (x.as_array(), y.as_array()) {
+        (Some(x), Some(y)) => {
+            x.len() == y.len()
+                && x.iter()
+                    .zip(y)
+                    .all(|(e, f)| equal_except(e, f, |k| k == "time", |_, v, w| v == w))
+        }
+        _ => x == y,
+    };
+    equal_except(
+        a,
+        b,
+        |_| false,
+        |k, x, y| {
+            if k != "metadata" {
+                return x == y;
+            }
+            equal_except(
+                x,
+                y,
+                |k| k == "resourceVersion",
+                |k, v, w| {
+                    if k == "managedFields" {
+                        managed_fields(v, w)
+                    } else {
+                        v == w
+                    }
+                },
+            )
+        },
+    )
 }
 
 /// Sets (or replaces) a condition in `status.conditions`.
@@ -1330,4 +1391,65 @@ fn random_suffix() -> String {
     (0..5)
         .map(|_| ALPHABET[rng.random_range(0..ALPHABET.len())] as char)
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn configmaps() -> Arc<ResourceType> {
+        Registry::with_builtins()
+            .get("", "v1", "configmaps")
+            .expect("configmaps are built in")
+    }
+
+    #[test]
+    fn no_op_updates_ignore_the_resource_version_managed_field_times_and_key_order() {
+        let old = json!({"kind": "ConfigMap", "metadata": {"name": "a", "resourceVersion": "7",
+            "managedFields": [{"manager": "m", "time": "2026-01-01T00:00:00Z", "fieldsV1": {}}]},
+            "data": {"x": "1", "y": "2"}});
+        let new = json!({"data": {"y": "2", "x": "1"}, "kind": "ConfigMap",
+            "metadata": {"name": "a", "managedFields": [{"fieldsV1": {}, "manager": "m",
+            "time": "2026-12-07T00:00:00Z"}]}});
+        assert!(same_ignoring_times(&new, &old));
+        let mut changed = new.clone();
+        changed["data"]["x"] = json!("2");
+        assert!(!same_ignoring_times(&changed, &old));
+        let mut more = new.clone();
+        more["metadata"]["labels"] = json!({"l": "v"});
+        assert!(!same_ignoring_times(&more, &old));
+        assert!(!same_ignoring_times(&old, &more));
+        let mut other_manager = new.clone();
+        other_manager["metadata"]["managedFields"][0]["manager"] = json!("n");
+        assert!(!same_ignoring_times(&other_manager, &old));
+        let mut two = new.clone();
+        two["metadata"]["managedFields"]
+            .as_array_mut()
+            .expect("an array")
+            .push(json!({"manager": "n"}));
+        assert!(!same_ignoring_times(&two, &old));
+    }
+
+    #[test]
+    fn the_spec_changes_without_metadata_or_status() {
+        let rt = configmaps();
+        let old = json!({"kind": "ConfigMap", "apiVersion": "v1", "metadata": {"name": "a"},
+            "data": {"x": "1"}});
+        let mut relabelled = old.clone();
+        relabelled["metadata"]["labels"] = json!({"l": "v"});
+        relabelled["apiVersion"] = json!("v2");
+        assert!(!spec_changed(&rt, &old, &relabelled));
+        let mut changed = old.clone();
+        changed["data"]["x"] = json!("2");
+        assert!(spec_changed(&rt, &old, &changed));
+        let mut added = old.clone();
+        added["binaryData"] = json!({});
+        assert!(spec_changed(&rt, &old, &added));
+        assert!(spec_changed(&rt, &added, &old));
+        // Without a status subresource, status is part of what changes.
+        let mut status = old.clone();
+        status["status"] = json!({"phase": "x"});
+        assert!(!rt.status_subresource);
+        assert!(spec_changed(&rt, &old, &status));
+    }
 }
