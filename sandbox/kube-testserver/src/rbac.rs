@@ -13,6 +13,10 @@
 //! A refused request gets 403 with upstream's message (`secrets is forbidden: User "u" cannot
 //! list resource "secrets" in API group "" in the namespace "default"`).
 //!
+//! Decisions are remembered per question (user, groups, verb, resource, namespace, name) until
+//! the next write to any Role, ClusterRole, RoleBinding or ClusterRoleBinding, which drops them
+//! all: a provider asks the same few questions thousands of times.
+//!
 //! Writes are also checked as the `OwnerReferencesPermissionEnforcement` admission plugin
 //! does (hardened clusters enable it; being stricter is the point): changing
 //! `metadata.ownerReferences` needs `delete` on the object, and setting `blockOwnerDeletion`
@@ -105,9 +109,12 @@ fn subject_matches(binding: &Value, user: &UserInfo, binding_ns: &str) -> bool {
     })
 }
 
+/// The API group of the RBAC objects.
+pub const GROUP: &str = "rbac.authorization.k8s.io";
+
 fn store(resource: &str) -> StoreKey {
     StoreKey {
-        group: "rbac.authorization.k8s.io".into(),
+        group: GROUP.into(),
         resource: resource.into(),
     }
 }
@@ -126,11 +133,54 @@ fn role_allows(state: &State, role_ref: &Value, binding_ns: &str, a: &Attrs) -> 
     })
 }
 
+/// The decisions of [`allowed`] for one [`State::rbac_epoch`]: every request is authorized,
+/// and a provider's requests repeat a few questions thousands of times.
+#[derive(Debug, Default)]
+pub struct Decisions {
+    epoch: u64,
+    answers: std::collections::HashMap<String, bool>,
+}
+
+/// How many decisions are kept before they are all dropped (names make the questions many).
+const MAX_DECISIONS: usize = 16_384;
+
 /// Whether `user` may do `a`.
 pub fn allowed(state: &State, user: &UserInfo, a: &Attrs) -> bool {
     if user.is_master() {
         return true;
     }
+    let question = [
+        user.name.as_str(),
+        &user.groups.join("\u{1}"),
+        &a.verb,
+        &a.group,
+        &a.resource,
+        &a.subresource,
+        &a.namespace,
+        &a.name,
+    ]
+    .join("\u{0}");
+    let decisions = || {
+        let mut d = state
+            .rbac_decisions
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if d.epoch != state.rbac_epoch || d.answers.len() >= MAX_DECISIONS {
+            d.answers.clear();
+            d.epoch = state.rbac_epoch;
+        }
+        d
+    };
+    if let Some(answer) = decisions().answers.get(&question).copied() {
+        return answer;
+    }
+    let answer = decide(state, user, a);
+    decisions().answers.insert(question, answer);
+    answer
+}
+
+/// [`allowed`], from the stored RBAC objects.
+fn decide(state: &State, user: &UserInfo, a: &Attrs) -> bool {
     let (crbs, _, _) = state.list(&store("clusterrolebindings"), None, None, None, |_| true);
     if crbs
         .iter()

@@ -236,6 +236,10 @@ pub struct State {
     owner_index: HashMap<String, HashSet<ObjKey>>,
     history_limit: usize,
     gc_tx: mpsc::UnboundedSender<GcWork>,
+    /// Bumped by every write to a Role, ClusterRole, RoleBinding or ClusterRoleBinding.
+    pub(crate) rbac_epoch: u64,
+    /// The authorization decisions made since the RBAC objects last changed.
+    pub(crate) rbac_decisions: std::sync::Mutex<crate::rbac::Decisions>,
 }
 
 impl State {
@@ -248,6 +252,8 @@ impl State {
             owner_index: HashMap::new(),
             history_limit: history_limit.max(1),
             gc_tx,
+            rbac_epoch: 0,
+            rbac_decisions: Default::default(),
         };
         for ns in [
             "default",
@@ -388,6 +394,9 @@ impl State {
         let rv = self.rv;
         meta_mut(&mut obj).insert("resourceVersion".into(), json!(rv.to_string()));
         let obj = Arc::new(obj);
+        if key.store.group == crate::rbac::GROUP {
+            self.rbac_epoch += 1;
+        }
         let history_limit = self.history_limit;
         let st = self.stores.entry(key.store.clone()).or_default();
         let k = (key.ns.clone(), key.name.clone());

@@ -1352,3 +1352,55 @@ async fn openapi_v2_is_served_as_json_and_protobuf_with_an_etag() {
     let doc: serde_json::Value = serde_json::from_slice(&body).expect("JSON");
     assert!(doc["definitions"]["io.crossplane.example.v1alpha1.GadgetList"].is_object());
 }
+
+/// Authorization decisions are remembered, but every change to a role or binding is seen by
+/// the next request.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rbac_changes_apply_to_the_next_request() {
+    use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding};
+    let server = server().await;
+    let admin_client = admin(&server).await;
+    let roles = Api::<ClusterRole>::all(admin_client.clone());
+    let bindings = Api::<ClusterRoleBinding>::all(admin_client.clone());
+    let role = |resource: &str| -> ClusterRole {
+        serde_json::from_value(json!({
+            "metadata": {"name": "reader"},
+            "rules": [{"apiGroups": [""], "resources": [resource], "verbs": ["list"]}],
+        }))
+        .expect("role")
+    };
+    let binding: ClusterRoleBinding = serde_json::from_value(json!({
+        "metadata": {"name": "reader"},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "reader"},
+        "subjects": [{"kind": "User", "name": "u"}],
+    }))
+    .expect("binding");
+    roles
+        .create(&PostParams::default(), &role("configmaps"))
+        .await
+        .expect("role");
+    bindings
+        .create(&PostParams::default(), &binding)
+        .await
+        .expect("binding");
+    let client = client_for(&server, &server.issue_token("u", &[])).await;
+    let configmaps: Api<ConfigMap> = Api::namespaced(client, "default");
+    let allowed = || async { configmaps.list(&ListParams::default()).await.is_ok() };
+    assert!(allowed().await);
+    assert!(allowed().await, "remembered");
+    bindings
+        .delete("reader", &DeleteParams::default())
+        .await
+        .expect("delete binding");
+    assert!(!allowed().await, "the binding is gone");
+    bindings
+        .create(&PostParams::default(), &binding)
+        .await
+        .expect("binding again");
+    assert!(allowed().await, "bound again");
+    roles
+        .replace("reader", &PostParams::default(), &role("secrets"))
+        .await
+        .expect("replace role");
+    assert!(!allowed().await, "the role no longer grants configmaps");
+}
