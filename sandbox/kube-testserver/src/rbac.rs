@@ -13,9 +13,9 @@
 //! A refused request gets 403 with upstream's message (`secrets is forbidden: User "u" cannot
 //! list resource "secrets" in API group "" in the namespace "default"`).
 //!
-//! Decisions are remembered per question (user, groups, verb, resource, namespace, name) until
-//! the next write to any Role, ClusterRole, RoleBinding or ClusterRoleBinding, which drops them
-//! all: a provider asks the same few questions thousands of times.
+//! The rules that apply to a user in a namespace are gathered once and kept until the next write
+//! to any Role, ClusterRole, RoleBinding or ClusterRoleBinding: a provider's thousands of
+//! requests are all authorized against the same few rules.
 //!
 //! Writes are also checked as the `OwnerReferencesPermissionEnforcement` admission plugin
 //! does (hardened clusters enable it; being stricter is the point): changing
@@ -54,38 +54,35 @@ pub struct Attrs {
     pub name: String,
 }
 
-fn strs(v: &Value) -> Vec<&str> {
+/// Whether any string of the array `v` satisfies `f`.
+fn any_str(v: &Value, f: impl Fn(&str) -> bool) -> bool {
     v.as_array()
-        .map(|a| a.iter().filter_map(|s| s.as_str()).collect())
-        .unwrap_or_default()
+        .is_some_and(|a| a.iter().filter_map(Value::as_str).any(f))
 }
 
 fn rule_allows(rule: &Value, a: &Attrs) -> bool {
-    let verbs = strs(&rule["verbs"]);
-    if !verbs.iter().any(|v| *v == "*" || *v == a.verb) {
+    if !any_str(&rule["verbs"], |v| v == "*" || v == a.verb) {
         return false;
     }
-    let groups = strs(&rule["apiGroups"]);
-    if !groups.iter().any(|g| *g == "*" || *g == a.group) {
+    if !any_str(&rule["apiGroups"], |g| g == "*" || g == a.group) {
         return false;
     }
-    let full = if a.subresource.is_empty() {
-        a.resource.clone()
-    } else {
-        format!("{}/{}", a.resource, a.subresource)
-    };
-    let resources = strs(&rule["resources"]);
-    let res_ok = resources.iter().any(|r| {
-        *r == "*"
-            || *r == full
-            || (a.subresource.is_empty() && *r == a.resource)
-            || (!a.subresource.is_empty() && *r == format!("*/{}", a.subresource))
+    let res_ok = any_str(&rule["resources"], |r| {
+        if r == "*" {
+            return true;
+        }
+        if a.subresource.is_empty() {
+            return r == a.resource;
+        }
+        // `<resource>/<subresource>` or `*/<subresource>`.
+        r.split_once('/')
+            .is_some_and(|(res, sub)| sub == a.subresource && (res == "*" || res == a.resource))
     });
     if !res_ok {
         return false;
     }
-    let names = strs(&rule["resourceNames"]);
-    names.is_empty() || (!a.name.is_empty() && names.contains(&a.name.as_str()))
+    let names = &rule["resourceNames"];
+    !any_str(names, |_| true) || (!a.name.is_empty() && any_str(names, |n| n == a.name))
 }
 
 fn subject_matches(binding: &Value, user: &UserInfo, binding_ns: &str) -> bool {
@@ -119,88 +116,49 @@ fn store(resource: &str) -> StoreKey {
     }
 }
 
-fn role_allows(state: &State, role_ref: &Value, binding_ns: &str, a: &Attrs) -> bool {
-    let name = role_ref["name"].as_str().unwrap_or_default();
-    let role = match role_ref["kind"].as_str() {
-        Some("ClusterRole") => state.get(&store("clusterroles"), "", name),
-        Some("Role") => state.get(&store("roles"), binding_ns, name),
-        _ => None,
-    };
-    role.is_some_and(|r| {
-        r["rules"]
-            .as_array()
-            .is_some_and(|rules| rules.iter().any(|rule| rule_allows(rule, a)))
-    })
-}
-
-/// The decisions of [`allowed`] for one [`State::rbac_epoch`]: every request is authorized,
-/// and a provider's requests repeat a few questions thousands of times.
+/// The rules that apply to a user in a namespace ([`rules_for`]), gathered once per
+/// [`State::rbac_epoch`]: every request is authorized, and a provider's requests come from one
+/// user in few namespaces thousands of times.
 #[derive(Debug, Default)]
 pub struct Decisions {
     epoch: u64,
-    answers: std::collections::HashMap<String, bool>,
+    rules: std::collections::HashMap<String, std::sync::Arc<Vec<Value>>>,
 }
 
-/// How many decisions are kept before they are all dropped (names make the questions many).
-const MAX_DECISIONS: usize = 16_384;
+/// How many users and namespaces are kept before they are all dropped.
+const MAX_DECISIONS: usize = 4_096;
 
-/// Whether `user` may do `a`.
+/// Whether `user` may do `a`: whether a rule of a role bound to it, cluster-wide or in the
+/// request's namespace, allows it.
 pub fn allowed(state: &State, user: &UserInfo, a: &Attrs) -> bool {
     if user.is_master() {
         return true;
     }
-    let question = [
-        user.name.as_str(),
-        &user.groups.join("\u{1}"),
-        &a.verb,
-        &a.group,
-        &a.resource,
-        &a.subresource,
-        &a.namespace,
-        &a.name,
-    ]
-    .join("\u{0}");
+    applicable_rules(state, user, &a.namespace)
+        .iter()
+        .any(|rule| rule_allows(rule, a))
+}
+
+/// [`rules_for`], remembered until the next write to an RBAC object.
+fn applicable_rules(state: &State, user: &UserInfo, namespace: &str) -> std::sync::Arc<Vec<Value>> {
+    let who = [user.name.as_str(), &user.groups.join("\u{1}"), namespace].join("\u{0}");
     let decisions = || {
         let mut d = state
             .rbac_decisions
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        if d.epoch != state.rbac_epoch || d.answers.len() >= MAX_DECISIONS {
-            d.answers.clear();
+        if d.epoch != state.rbac_epoch || d.rules.len() >= MAX_DECISIONS {
+            d.rules.clear();
             d.epoch = state.rbac_epoch;
         }
         d
     };
-    if let Some(answer) = decisions().answers.get(&question).copied() {
-        return answer;
+    if let Some(rules) = decisions().rules.get(&who) {
+        return rules.clone();
     }
-    let answer = decide(state, user, a);
-    decisions().answers.insert(question, answer);
-    answer
-}
-
-/// [`allowed`], from the stored RBAC objects.
-fn decide(state: &State, user: &UserInfo, a: &Attrs) -> bool {
-    let (crbs, _, _) = state.list(&store("clusterrolebindings"), None, None, None, |_| true);
-    if crbs
-        .iter()
-        .any(|b| subject_matches(b, user, "") && role_allows(state, &b["roleRef"], "", a))
-    {
-        return true;
-    }
-    if a.namespace.is_empty() {
-        return false;
-    }
-    let (rbs, _, _) = state.list(
-        &store("rolebindings"),
-        Some(&a.namespace),
-        None,
-        None,
-        |_| true,
-    );
-    rbs.iter().any(|b| {
-        subject_matches(b, user, &a.namespace) && role_allows(state, &b["roleRef"], &a.namespace, a)
-    })
+    let rules = std::sync::Arc::new(rules_for(state, user, namespace));
+    decisions().rules.insert(who, rules.clone());
+    rules
 }
 
 /// The resource rules that apply to `user` in `namespace` (SelfSubjectRulesReview).
@@ -407,6 +365,50 @@ mod tests {
             &json!({"subjects": [{"kind": "ServiceAccount", "name": "sa", "namespace": "other"}]}),
             &u,
             "ns"
+        ));
+    }
+
+    fn attrs(verb: &str, resource: &str, subresource: &str, name: &str) -> Attrs {
+        Attrs {
+            verb: verb.into(),
+            group: "example.crossplane.io".into(),
+            resource: resource.into(),
+            subresource: subresource.into(),
+            namespace: "default".into(),
+            name: name.into(),
+        }
+    }
+
+    #[test]
+    fn rules_match_verbs_groups_resources_subresources_and_names() {
+        let rule = json!({"verbs": ["get", "update"], "apiGroups": ["example.crossplane.io"],
+            "resources": ["widgets", "gadgets/status", "*/finalizers"]});
+        assert!(rule_allows(&rule, &attrs("get", "widgets", "", "w")));
+        assert!(!rule_allows(&rule, &attrs("delete", "widgets", "", "w")));
+        assert!(!rule_allows(&rule, &attrs("get", "widgets", "status", "w")));
+        assert!(rule_allows(
+            &rule,
+            &attrs("update", "gadgets", "status", "g")
+        ));
+        assert!(!rule_allows(&rule, &attrs("update", "gadgets", "", "g")));
+        assert!(rule_allows(
+            &rule,
+            &attrs("update", "anything", "finalizers", "a")
+        ));
+        let mut other_group = attrs("get", "widgets", "", "w");
+        other_group.group = "other.io".into();
+        assert!(!rule_allows(&rule, &other_group));
+        let any = json!({"verbs": ["*"], "apiGroups": ["*"], "resources": ["*"]});
+        assert!(rule_allows(&any, &attrs("delete", "widgets", "status", "")));
+        let named = json!({"verbs": ["get"], "apiGroups": ["*"], "resources": ["widgets"],
+            "resourceNames": ["a"]});
+        assert!(rule_allows(&named, &attrs("get", "widgets", "", "a")));
+        assert!(!rule_allows(&named, &attrs("get", "widgets", "", "b")));
+        assert!(!rule_allows(&named, &attrs("get", "widgets", "", "")));
+        let no_resources = json!({"verbs": ["get"], "apiGroups": ["*"], "nonResourceURLs": ["/x"]});
+        assert!(!rule_allows(
+            &no_resources,
+            &attrs("get", "widgets", "", "a")
         ));
     }
 }

@@ -127,7 +127,7 @@ pub fn leaves(obj: &Value, lists: Lists<'_>) -> BTreeSet<FieldPath> {
                             continue;
                         }
                         walk(
-                            vec!["f:metadata".into(), format!("f:{mk}")],
+                            &mut vec!["f:metadata".into(), format!("f:{mk}")],
                             mv,
                             &mut out,
                             lists,
@@ -135,23 +135,25 @@ pub fn leaves(obj: &Value, lists: Lists<'_>) -> BTreeSet<FieldPath> {
                     }
                 }
             } else {
-                walk(vec![format!("f:{k}")], v, &mut out, lists);
+                walk(&mut vec![format!("f:{k}")], v, &mut out, lists);
             }
         }
     }
     out
 }
 
-fn walk(path: FieldPath, v: &Value, out: &mut BTreeSet<FieldPath>, lists: Lists<'_>) {
+/// Adds the leaf paths under `v`, which is at `path`, to `out`. `path` is extended and
+/// restored in place: only the leaves' paths are allocated.
+fn walk(path: &mut FieldPath, v: &Value, out: &mut BTreeSet<FieldPath>, lists: Lists<'_>) {
     match v {
         Value::Object(m) if !m.is_empty() => {
             for (k, c) in m {
-                let mut p = path.clone();
-                p.push(format!("f:{k}"));
-                walk(p, c, out, lists);
+                path.push(format!("f:{k}"));
+                walk(path, c, out, lists);
+                path.pop();
             }
         }
-        Value::Array(items) => match lists.kind(&path) {
+        Value::Array(items) => match lists.kind(path) {
             ListKind::Set => {
                 for i in items {
                     let mut p = path.clone();
@@ -161,28 +163,28 @@ fn walk(path: FieldPath, v: &Value, out: &mut BTreeSet<FieldPath>, lists: Lists<
             }
             ListKind::Map(keys) => {
                 for i in items {
-                    let mut p = path.clone();
-                    p.push(item_key(i, &keys));
+                    path.push(item_key(i, &keys));
                     match i.as_object() {
                         Some(m) if !m.is_empty() => {
                             for (k, c) in m {
-                                let mut q = p.clone();
-                                q.push(format!("f:{k}"));
-                                walk(q, c, out, lists);
+                                path.push(format!("f:{k}"));
+                                walk(path, c, out, lists);
+                                path.pop();
                             }
                         }
                         _ => {
-                            out.insert(p);
+                            out.insert(path.clone());
                         }
                     }
+                    path.pop();
                 }
             }
             ListKind::Atomic => {
-                out.insert(path);
+                out.insert(path.clone());
             }
         },
         _ => {
-            out.insert(path);
+            out.insert(path.clone());
         }
     }
 }
@@ -256,7 +258,11 @@ pub fn to_fields_v1(paths: &BTreeSet<FieldPath>) -> Value {
     for p in paths {
         let mut cur = &mut root;
         for el in p {
-            let next = cur.entry(el.clone()).or_insert_with(|| json!({}));
+            // Paths share their prefixes: a key is copied only where it is new.
+            if !cur.contains_key(el) {
+                cur.insert(el.clone(), json!({}));
+            }
+            let Some(next) = cur.get_mut(el) else { break };
             match next.as_object_mut() {
                 Some(m) => cur = m,
                 None => break,
