@@ -1821,6 +1821,22 @@ fn by_method(counts: &BTreeMap<String, u64>) -> BTreeMap<String, u64> {
     out
 }
 
+/// A count per name as the table prints it (`GET 60, PATCH 21`), or `empty` for none.
+fn joined<V>(
+    counts: &BTreeMap<String, V>,
+    item: impl Fn(&str, &V) -> String,
+    empty: &str,
+) -> String {
+    if counts.is_empty() {
+        return empty.to_string();
+    }
+    counts
+        .iter()
+        .map(|(k, v)| item(k, v))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 /// The providers' writes between two snapshots of the test server's request counts
 /// (`{verb: {user: n}}`): the verbs that change objects, by the providers' service accounts.
 fn kube_writes(
@@ -1924,16 +1940,11 @@ pub fn table(r: &Report) -> String {
         let _ = writeln!(s, "  not measured            {k}");
     }
     if r.support_objects > 0 {
-        let kinds: Vec<String> = r
-            .support_by_kind
-            .iter()
-            .map(|(k, n)| format!("{n} {k}"))
-            .collect();
         let _ = writeln!(
             s,
             "  support objects         {} ({}){}, not measured; their steady state {:.1} requests per poll, subtracted",
             r.support_objects,
-            kinds.join(", "),
+            joined(&r.support_by_kind, |k, n| format!("{n} {k}"), ""),
             if r.support_providers.is_empty() {
                 String::new()
             } else {
@@ -1988,48 +1999,29 @@ pub fn table(r: &Report) -> String {
         opt(r.ready_p99_seconds, " s"),
         opt(r.ready_max_seconds, " s")
     );
-    let methods: Vec<String> = r
-        .creation_requests
-        .iter()
-        .map(|(m, n)| format!("{m} {n}"))
-        .collect();
     let _ = writeln!(
         s,
         "  JFrog requests, creation      {} ({}), {:.2} per resource",
         r.creation_requests_total,
-        methods.join(", "),
+        joined(&r.creation_requests, |m, n| format!("{m} {n}"), ""),
         r.creation_requests_per_resource
     );
-    let verbs: Vec<String> = r
-        .kube_writes_creation
-        .iter()
-        .map(|(v, n)| format!("{v} {n}"))
-        .collect();
     let _ = writeln!(
         s,
         "  Kubernetes writes, creation   {} ({}), {:.2} per resource",
         r.kube_writes_creation.values().sum::<u64>(),
-        if verbs.is_empty() {
-            "-".to_string()
-        } else {
-            verbs.join(", ")
-        },
+        joined(&r.kube_writes_creation, |v, n| format!("{v} {n}"), "none"),
         r.kube_writes_creation_per_resource
     );
-    let methods: Vec<String> = r
-        .steady_requests_per_poll
-        .iter()
-        .map(|(m, n)| format!("{m} {n:.1}"))
-        .collect();
     let _ = writeln!(
         s,
         "  JFrog requests, steady state  {:.1} per poll ({}), {:.4} per resource per poll (over {} polls)",
         r.steady_requests_per_poll_total,
-        if methods.is_empty() {
-            "none".to_string()
-        } else {
-            methods.join(", ")
-        },
+        joined(
+            &r.steady_requests_per_poll,
+            |m, n| format!("{m} {n:.1}"),
+            "none"
+        ),
         r.steady_requests_per_resource_per_poll,
         r.steady_polls
     );

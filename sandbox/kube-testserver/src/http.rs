@@ -542,17 +542,32 @@ impl serde::Serialize for Presented<'_> {
     }
 }
 
+/// Calls `f` with a stored object as `rt`'s clients see it: the plain view borrows the stored
+/// value, the `events.k8s.io` view converts it first.
+fn with_presented<R>(
+    rt: &ResourceType,
+    api_version: &str,
+    stored: &Value,
+    f: impl FnOnce(&Presented<'_>) -> R,
+) -> R {
+    let converted;
+    let obj = match rt.view {
+        View::Plain => stored,
+        View::EventsV1 => {
+            converted = events::core_to_v1(stored);
+            &converted
+        }
+    };
+    f(&Presented {
+        kind: &rt.kind,
+        api_version,
+        obj,
+    })
+}
+
 /// The JSON a client reads for a stored object: [`present`]'s value, serialised.
 pub(crate) fn present_json(rt: &ResourceType, stored: &Value) -> Vec<u8> {
-    match rt.view {
-        View::Plain => serde_json::to_vec(&Presented {
-            kind: &rt.kind,
-            api_version: &rt.api_version(),
-            obj: stored,
-        }),
-        View::EventsV1 => serde_json::to_vec(&present(rt, stored)),
-    }
-    .unwrap_or_default()
+    with_presented(rt, &rt.api_version(), stored, |p| serde_json::to_vec(p)).unwrap_or_default()
 }
 
 fn present(rt: &ResourceType, stored: &Value) -> Value {
@@ -884,14 +899,7 @@ impl serde::Serialize for Items<'_> {
         use serde::ser::SerializeSeq;
         let mut out = s.serialize_seq(Some(self.items.len()))?;
         for o in self.items {
-            match self.rt.view {
-                View::Plain => out.serialize_element(&Presented {
-                    kind: &self.rt.kind,
-                    api_version: self.api_version,
-                    obj: o,
-                })?,
-                View::EventsV1 => out.serialize_element(&present(self.rt, o))?,
-            }
+            with_presented(self.rt, self.api_version, o, |p| out.serialize_element(p))?;
         }
         out.end()
     }

@@ -120,13 +120,13 @@ fn store(resource: &str) -> StoreKey {
 /// [`State::rbac_epoch`]: every request is authorized, and a provider's requests come from one
 /// user in few namespaces thousands of times.
 #[derive(Debug, Default)]
-pub struct Decisions {
+pub struct RulesCache {
     epoch: u64,
     rules: std::collections::HashMap<String, std::sync::Arc<Vec<Value>>>,
 }
 
 /// How many users and namespaces are kept before they are all dropped.
-const MAX_DECISIONS: usize = 4_096;
+const MAX_CACHED_RULES: usize = 4_096;
 
 /// Whether `user` may do `a`: whether a rule of a role bound to it, cluster-wide or in the
 /// request's namespace, allows it.
@@ -142,22 +142,22 @@ pub fn allowed(state: &State, user: &UserInfo, a: &Attrs) -> bool {
 /// [`rules_for`], remembered until the next write to an RBAC object.
 fn applicable_rules(state: &State, user: &UserInfo, namespace: &str) -> std::sync::Arc<Vec<Value>> {
     let who = [user.name.as_str(), &user.groups.join("\u{1}"), namespace].join("\u{0}");
-    let decisions = || {
-        let mut d = state
-            .rbac_decisions
+    let cache = || {
+        let mut c = state
+            .rbac_rules
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        if d.epoch != state.rbac_epoch || d.rules.len() >= MAX_DECISIONS {
-            d.rules.clear();
-            d.epoch = state.rbac_epoch;
+        if c.epoch != state.rbac_epoch || c.rules.len() >= MAX_CACHED_RULES {
+            c.rules.clear();
+            c.epoch = state.rbac_epoch;
         }
-        d
+        c
     };
-    if let Some(rules) = decisions().rules.get(&who) {
+    if let Some(rules) = cache().rules.get(&who) {
         return rules.clone();
     }
     let rules = std::sync::Arc::new(rules_for(state, user, namespace));
-    decisions().rules.insert(who, rules.clone());
+    cache().rules.insert(who, rules.clone());
     rules
 }
 

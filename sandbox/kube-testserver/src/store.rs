@@ -238,8 +238,9 @@ pub struct State {
     gc_tx: mpsc::UnboundedSender<GcWork>,
     /// Bumped by every write to a Role, ClusterRole, RoleBinding or ClusterRoleBinding.
     pub(crate) rbac_epoch: u64,
-    /// The authorization decisions made since the RBAC objects last changed.
-    pub(crate) rbac_decisions: std::sync::Mutex<crate::rbac::Decisions>,
+    /// The rules that apply to each user and namespace asked about since the RBAC objects last
+    /// changed.
+    pub(crate) rbac_rules: std::sync::Mutex<crate::rbac::RulesCache>,
 }
 
 impl State {
@@ -253,7 +254,7 @@ impl State {
             history_limit: history_limit.max(1),
             gc_tx,
             rbac_epoch: 0,
-            rbac_decisions: Default::default(),
+            rbac_rules: Default::default(),
         };
         for ns in [
             "default",
