@@ -13,7 +13,8 @@
 //! [`KubeConfigResolver`] ties these together for the managed reconciler: it tracks usage
 //! (before reading the config, as crossplane-runtime does), reads the config and its
 //! Secrets, and runs an optional [`ConfigVerifier`] (the provider's JFrog ping), whose
-//! successes are cached for a while so a healthy config is not pinged on every reconcile.
+//! successes are cached for a while so a healthy config is not pinged on every reconcile, and
+//! which runs once at a time per config however many reconciles ask (`verify`).
 //!
 //! Deviations: an absent or empty Secret key is an error (Q8). The `secretRef` namespace is
 //! optional in the schema (it is ignored for namespaced ProviderConfigs) and required at
@@ -28,6 +29,7 @@ pub mod identity;
 pub mod secrets;
 pub mod types;
 pub mod usage;
+mod verify;
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -267,7 +269,7 @@ pub struct KubeConfigResolver {
     api: ConfigApi,
     identity: Arc<identity::IdentityContext>,
     verifier: Option<Arc<dyn ConfigVerifier>>,
-    verified: Arc<Mutex<HashMap<[u8; 32], Instant>>>,
+    verified: Arc<verify::Verifications>,
     /// Usage records this process created or found matching, by a hash of the MR's UID and
     /// its config reference: within [`USAGE_RECHECK`] of that, tracking the same reference
     /// again costs no request (crossplane-runtime reads the record from its informer cache).
@@ -425,23 +427,10 @@ impl KubeConfigResolver {
         )
         .await?;
         if let Some(verifier) = &self.verifier {
-            let key = fingerprint(&resolved);
-            let fresh = self
-                .verified
-                .lock()
-                .ok()
-                .and_then(|m| m.get(&key).copied())
-                .is_some_and(|t| t.elapsed() < VERIFY_CACHE_TTL);
-            if !fresh {
-                verifier
-                    .verify(&resolved)
-                    .await
-                    .map_err(ResolveError::Verify)?;
-                if let Ok(mut m) = self.verified.lock() {
-                    m.retain(|_, t| t.elapsed() < VERIFY_CACHE_TTL);
-                    m.insert(key, Instant::now());
-                }
-            }
+            self.verified
+                .verify(verifier.as_ref(), &resolved)
+                .await
+                .map_err(ResolveError::Verify)?;
         }
         Ok(resolved)
     }
