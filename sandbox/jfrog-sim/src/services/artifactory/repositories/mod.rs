@@ -34,7 +34,7 @@ use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
 use axum::body::Bytes;
 use axum::extract::{Path, Query, State as AxState};
 use axum::http::{HeaderMap, StatusCode, header};
-use axum::response::Response;
+use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
 use base64::Engine;
@@ -589,21 +589,50 @@ fn visible<'a>(
     merged.into_iter().collect()
 }
 
-async fn configurations(AxState(s): AxState<Arc<Shared>>, _admin: Admin) -> Json<Value> {
+/// `GET /artifactory/api/repositories/configurations`: every repository's configuration by
+/// class, joined from the store's serialised configurations (a stale entry of the
+/// read-after-write lag is serialised from its previous state).
+async fn configurations(AxState(s): AxState<Arc<Shared>>, _admin: Admin) -> Response {
     let stale = s.artifactory.lag.stale_all();
     let store = s.artifactory.read();
-    let repos = visible(&store, &stale);
-    let mut groups = Map::new();
+    let body = configurations_json(&store, &stale);
+    drop(store);
+    ([(header::CONTENT_TYPE, "application/json")], body).into_response()
+}
+
+/// The configurations list's body: `{"LOCAL":[..],"REMOTE":[..],"VIRTUAL":[..],
+/// "FEDERATED":[..],"RELEASE_BUNDLE":[]}`, each class's repositories sorted by key.
+fn configurations_json(store: &Store, stale: &HashMap<String, Option<Repo>>) -> String {
+    let repos = visible(store, stale);
+    let rendered: Vec<(RClass, Arc<str>)> = repos
+        .iter()
+        .map(|&(key, r)| {
+            let json = match store.admin_json(key) {
+                Some(j) if !stale.contains_key(key) => j.clone(),
+                _ => store::render(r),
+            };
+            (r.rclass, json)
+        })
+        .collect();
+    let mut out =
+        String::with_capacity(rendered.iter().map(|(_, j)| j.len() + 1).sum::<usize>() + 128);
+    out.push('{');
     for class in RClass::ALL {
-        let items: Vec<Value> = repos
-            .iter()
-            .filter(|(_, r)| r.rclass == class)
-            .map(|(_, r)| Value::Object(admin_view(r)))
-            .collect();
-        groups.insert(class.upper().to_owned(), Value::Array(items));
+        out.push('"');
+        out.push_str(class.upper());
+        out.push_str("\":[");
+        let mut first = true;
+        for (_, json) in rendered.iter().filter(|(c, _)| *c == class) {
+            if !first {
+                out.push(',');
+            }
+            first = false;
+            out.push_str(json);
+        }
+        out.push_str("],");
     }
-    groups.insert("RELEASE_BUNDLE".to_owned(), Value::Array(Vec::new()));
-    Json(Value::Object(groups))
+    out.push_str("\"RELEASE_BUNDLE\":[]}");
+    out
 }
 
 /// `POST /artifactory/api/federation/configSync/{key}`: synchronises a federated
@@ -623,4 +652,109 @@ async fn config_sync(
         )));
     }
     Ok(StatusCode::OK)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn repo(rclass: RClass, key: &str, extra: Value) -> Repo {
+        let mut config = Map::new();
+        config.insert("key".into(), json!(key));
+        config.insert("rclass".into(), json!(rclass.as_str()));
+        config.insert("packageType".into(), json!("generic"));
+        if let Value::Object(m) = extra {
+            config.extend(m);
+        }
+        Repo {
+            rclass,
+            package_type: "generic".into(),
+            config,
+        }
+    }
+
+    /// The list as built from each visible repository's admin view, object by object.
+    fn expected(store: &Store, stale: &HashMap<String, Option<Repo>>) -> Value {
+        let repos = visible(store, stale);
+        let mut groups = Map::new();
+        for class in RClass::ALL {
+            let items: Vec<Value> = repos
+                .iter()
+                .filter(|(_, r)| r.rclass == class)
+                .map(|(_, r)| Value::Object(admin_view(r)))
+                .collect();
+            groups.insert(class.upper().to_owned(), Value::Array(items));
+        }
+        groups.insert("RELEASE_BUNDLE".to_owned(), json!([]));
+        Value::Object(groups)
+    }
+
+    fn listed(store: &Store, stale: &HashMap<String, Option<Repo>>) -> Value {
+        serde_json::from_str(&configurations_json(store, stale)).expect("valid JSON")
+    }
+
+    #[test]
+    fn the_configurations_list_follows_every_change_of_the_store() {
+        let mut store = Store::default();
+        let none = HashMap::new();
+        assert_eq!(
+            configurations_json(&store, &none),
+            r#"{"LOCAL":[],"REMOTE":[],"VIRTUAL":[],"FEDERATED":[],"RELEASE_BUNDLE":[]}"#
+        );
+        store.insert("b-local", repo(RClass::Local, "b-local", json!({})));
+        store.insert("a-local", repo(RClass::Local, "a-local", json!({})));
+        store.insert(
+            "remote",
+            repo(
+                RClass::Remote,
+                "remote",
+                json!({"url": "https://example.org/", "password": "s3cret",
+                       "customHttpHeaders": [{"name": "X", "value": "v", "sensitive": true}]}),
+            ),
+        );
+        store.insert(
+            "virtual",
+            repo(
+                RClass::Virtual,
+                "virtual",
+                json!({"repositories": ["a-local", "b-local"], "defaultDeploymentRepo": "a-local"}),
+            ),
+        );
+        let list = listed(&store, &none);
+        assert_eq!(list, expected(&store, &none));
+        let text = configurations_json(&store, &none);
+        assert!(!text.contains("s3cret") && text.contains("JE2"), "{text}");
+        assert_eq!(list["LOCAL"][0]["key"], "a-local", "sorted by key");
+
+        // A replaced repository, and a member removed from the virtual repository that
+        // aggregates it: both answered as they are now.
+        store.insert(
+            "b-local",
+            repo(RClass::Local, "b-local", json!({"description": "changed"})),
+        );
+        store.remove("a-local");
+        let list = listed(&store, &none);
+        assert_eq!(list, expected(&store, &none));
+        assert_eq!(list["LOCAL"][0]["description"], "changed");
+        assert_eq!(list["VIRTUAL"][0]["repositories"], json!(["b-local"]));
+        assert!(list["VIRTUAL"][0].get("defaultDeploymentRepo").is_none());
+
+        // The read-after-write lag: a stale entry answers its previous state, a repository
+        // created within the lag is not listed yet.
+        let mut stale = HashMap::new();
+        stale.insert(
+            "b-local".to_owned(),
+            Some(repo(
+                RClass::Local,
+                "b-local",
+                json!({"description": "before"}),
+            )),
+        );
+        store.insert("c-new", repo(RClass::Local, "c-new", json!({})));
+        stale.insert("c-new".to_owned(), None);
+        let list = listed(&store, &stale);
+        assert_eq!(list, expected(&store, &stale));
+        assert_eq!(list["LOCAL"][0]["description"], "before");
+        assert_eq!(list["LOCAL"].as_array().map(Vec::len), Some(1));
+    }
 }
