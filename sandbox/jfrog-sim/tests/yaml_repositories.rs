@@ -142,6 +142,55 @@ async fn one_invalid_entry_fails_the_whole_patch_naming_it() {
     assert!(text.contains("Repository 'good-one'"), "{text}");
 }
 
+/// A failing patch puts back everything its valid entries changed before the invalid one:
+/// an update, a deletion (and what it edited in the virtual repository aggregating the
+/// deleted one) and a creation.
+#[tokio::test]
+async fn a_failed_patch_leaves_every_repository_as_it_was() {
+    let sim = start().await;
+    let setup = "localRepositories:\n  a-local:\n    type: generic\n  b-local:\n    type: generic\n    description: before\nvirtualRepositories:\n  v-virtual:\n    type: generic\n    repositories: [a-local, b-local]\n    defaultDeploymentRepo: a-local\n";
+    let (status, text) = patch_yaml(&sim, setup).await;
+    assert_eq!(status, StatusCode::OK, "{text}");
+    let keys = ["a-local", "b-local", "v-virtual"];
+    let before: Vec<Option<Value>> = keys.iter().map(|k| sim.repository_raw(k)).collect();
+    assert!(before.iter().all(Option::is_some));
+    let list = |sim: &jfrog_sim::Simulator| {
+        let url = format!("{}/artifactory/api/repositories/configurations", sim.url());
+        let token = sim.admin_token();
+        async move {
+            common::client()
+                .get(url)
+                .bearer_auth(token)
+                .send()
+                .await
+                .expect("sent")
+                .json::<Value>()
+                .await
+                .expect("JSON")
+        }
+    };
+    let listed = list(&sim).await;
+
+    let failing = "localRepositories:\n  b-local:\n    description: changed\n  a-local: ~\n  c-new:\n    type: generic\n  bad-one:\n    type: nosuchtype\n";
+    let (status, text) = patch_yaml(&sim, failing).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{text}");
+    assert!(text.contains("Repository 'bad-one'"), "{text}");
+    let after: Vec<Option<Value>> = keys.iter().map(|k| sim.repository_raw(k)).collect();
+    assert_eq!(after, before);
+    assert!(sim.repository_raw("c-new").is_none());
+    assert_eq!(list(&sim).await, listed);
+
+    // Without the invalid entry the same changes are saved, the virtual repository edited.
+    let valid = failing.replace("  bad-one:\n    type: nosuchtype\n", "");
+    let (status, text) = patch_yaml(&sim, &valid).await;
+    assert_eq!(status, StatusCode::OK, "{text}");
+    assert!(sim.repository_raw("a-local").is_none());
+    assert!(sim.repository_raw("c-new").is_some());
+    let v = sim.repository_raw("v-virtual").expect("kept");
+    assert_eq!(v["repositories"], json!(["b-local"]));
+    assert!(v.get("defaultDeploymentRepo").is_none(), "{v}");
+}
+
 #[tokio::test]
 async fn a_platform_without_yaml_repositories_refuses_the_sections() {
     let sim = start().await;

@@ -247,65 +247,111 @@ impl State {
             return Ok(());
         }
         let mut guard = self.write();
-        let mut next = guard.clone();
-        let mut touched = Vec::new();
-        for (rclass, key, entry) in entries {
-            let named = |e: ApiError| {
-                ApiError::new(
-                    e.flavor,
-                    e.status,
-                    format!("Repository '{key}': {}", e.message),
-                )
-            };
-            if entry.is_null() {
-                if let Some(previous) = next.remove(key) {
-                    touched.push((key.clone(), Some(previous)));
-                }
-                continue;
-            }
-            let Value::Object(m) = entry else {
-                return Err(named(ApiError::bad_request(
-                    "the configuration must be a map",
-                )));
-            };
-            let mut body = m.clone();
-            if let Some(t) = body.remove("type") {
-                body.insert("packageType".into(), t);
-            }
-            body.insert("rclass".into(), Value::String(rclass.as_str().to_owned()));
-            let repo = match next.get(key) {
-                Some(existing) => {
-                    if existing.rclass != *rclass {
-                        return Err(named(ApiError::bad_request(format!(
-                            "the repository is {}, not {}",
-                            existing.rclass.as_str(),
-                            rclass.as_str()
-                        ))));
-                    }
-                    let previous = existing.clone();
-                    let repo =
-                        validate::update(&next, key, Value::Object(body), existing, base_url)
-                            .map_err(named)?;
-                    touched.push((key.clone(), Some(previous)));
-                    repo
-                }
-                None => {
-                    let repo = validate::create(&next, key, Value::Object(body), base_url)
-                        .map_err(named)?;
-                    touched.push((key.clone(), None));
-                    repo
-                }
-            };
-            next.insert(key, repo);
+        // Applied in place, each change's previous state kept so that a failure (or a
+        // validation pass) puts the store back as it was: copying the store per patch costs
+        // what the whole store holds, for a patch of a few repositories.
+        let mut undo = Undo::default();
+        let applied = apply_entries(&mut guard, entries, base_url, &mut undo);
+        if applied.is_err() || !commit {
+            undo.roll_back(&mut guard);
+            return applied;
         }
-        if commit {
-            for (key, previous) in &touched {
-                self.lag.record(key, previous.as_ref());
-            }
-            *guard = next;
+        for (key, previous) in &undo.entries {
+            self.lag.record(key, previous.as_ref());
         }
         Ok(())
     }
+}
+
+/// The previous states of what a YAML patch changed, in the order it changed them.
+#[derive(Default)]
+struct Undo {
+    /// The patch's entries: key, and its repository before the entry (`None`: new).
+    entries: Vec<(String, Option<Repo>)>,
+    /// Every change, the entries' and the virtual repositories a deletion edited.
+    changes: Vec<(String, Option<Repo>)>,
+}
+
+impl Undo {
+    fn entry(&mut self, key: &str, previous: Option<Repo>) {
+        self.entries.push((key.to_owned(), previous.clone()));
+        self.changes.push((key.to_owned(), previous));
+    }
+
+    /// Puts every change back, the last first.
+    fn roll_back(self, store: &mut Store) {
+        for (key, previous) in self.changes.into_iter().rev() {
+            match previous {
+                Some(repo) => store.insert(&key, repo),
+                None => {
+                    store.remove(&key);
+                }
+            }
+        }
+    }
+}
+
+/// Applies a YAML patch's repository entries to `store` in order, recording each change in
+/// `undo`; the first invalid entry stops it with its key and the rule it breaks.
+fn apply_entries(
+    store: &mut Store,
+    entries: &[(RClass, String, Value)],
+    base_url: &str,
+    undo: &mut Undo,
+) -> Result<(), ApiError> {
+    for (rclass, key, entry) in entries {
+        let named = |e: ApiError| {
+            ApiError::new(
+                e.flavor,
+                e.status,
+                format!("Repository '{key}': {}", e.message),
+            )
+        };
+        if entry.is_null() {
+            if let Some(previous) = store.get(key).cloned() {
+                // Deleting a repository edits the virtual repositories that aggregate it.
+                for v in store.aggregated_by(key) {
+                    let before = store.get(&v).cloned();
+                    undo.changes.push((v, before));
+                }
+                store.remove(key);
+                undo.entry(key, Some(previous));
+            }
+            continue;
+        }
+        let Value::Object(m) = entry else {
+            return Err(named(ApiError::bad_request(
+                "the configuration must be a map",
+            )));
+        };
+        let mut body = m.clone();
+        if let Some(t) = body.remove("type") {
+            body.insert("packageType".into(), t);
+        }
+        body.insert("rclass".into(), Value::String(rclass.as_str().to_owned()));
+        let (repo, previous) = match store.get(key) {
+            Some(existing) => {
+                if existing.rclass != *rclass {
+                    return Err(named(ApiError::bad_request(format!(
+                        "the repository is {}, not {}",
+                        existing.rclass.as_str(),
+                        rclass.as_str()
+                    ))));
+                }
+                let repo = validate::update(store, key, Value::Object(body), existing, base_url)
+                    .map_err(named)?;
+                (repo, Some(existing.clone()))
+            }
+            None => {
+                let repo =
+                    validate::create(store, key, Value::Object(body), base_url).map_err(named)?;
+                (repo, None)
+            }
+        };
+        store.insert(key, repo);
+        undo.entry(key, previous);
+    }
+    Ok(())
 }
 
 pub(crate) fn routes() -> Router<Arc<Shared>> {

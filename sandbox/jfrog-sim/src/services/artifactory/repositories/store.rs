@@ -104,6 +104,14 @@ impl Store {
         self.repos.insert(key.to_owned(), repo);
     }
 
+    /// The virtual repositories whose members include `key`, sorted.
+    pub fn aggregated_by(&self, key: &str) -> Vec<String> {
+        self.member_of
+            .get(key)
+            .map(|v| v.iter().cloned().collect())
+            .unwrap_or_default()
+    }
+
     /// Removes a repository and its mentions in virtual repositories (Artifactory drops a
     /// deleted repository from every virtual repository that aggregates it).
     pub fn remove(&mut self, key: &str) -> Option<Repo> {
