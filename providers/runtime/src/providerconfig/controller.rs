@@ -44,8 +44,21 @@ const USAGE_PAGE: u32 = 500;
 /// The shortest time between two recounts of one config that is not being deleted.
 /// Upstream recounts on every usage event from its informer cache, which costs nothing; here
 /// a recount is a paged list from the API server, and creating N MRs would cost N lists of up
-/// to N records. `status.users` therefore lags by up to this much; deletion is never delayed.
+/// to N records. `status.users` therefore lags by up to this much (or [`RECOUNT_PER_USER`]
+/// times the last count, when longer); deletion is never delayed.
 pub const RECOUNT_INTERVAL: Duration = Duration::from_secs(5);
+
+/// How much longer a config waits between recounts per user it had at the last one: a recount
+/// reads one page per [`USAGE_PAGE`] users, so a config with many users is recounted at about
+/// two pages per second at most (100,000 users: every 100 s, 200 pages; 5,000 or fewer: every
+/// [`RECOUNT_INTERVAL`]). Every active replica (`--shards`) counts for itself.
+pub const RECOUNT_PER_USER: Duration = Duration::from_millis(1);
+
+/// How long after a recount that found `users` the config may be recounted again.
+pub fn recount_interval(users: i64) -> Duration {
+    let per_user = RECOUNT_PER_USER.saturating_mul(u32::try_from(users.max(0)).unwrap_or(u32::MAX));
+    RECOUNT_INTERVAL.max(per_user)
+}
 
 /// Shared state of one config controller.
 pub struct ConfigController {
@@ -54,8 +67,8 @@ pub struct ConfigController {
     kind: ConfigKind,
     component: String,
     limiter: Option<Arc<GlobalRateLimiter>>,
-    /// When each config (`namespace/name`) was last recounted.
-    recounted: Mutex<HashMap<String, Instant>>,
+    /// When each config (`namespace/name`) was last recounted, and how long until the next.
+    recounted: Mutex<HashMap<String, (Instant, Duration)>>,
     /// Where this controller's cache is published for the resolver.
     stores: Option<Arc<super::ConfigStores>>,
 }
@@ -83,13 +96,16 @@ impl ConfigController {
     /// How long until `config` may be recounted, if it was recounted too recently.
     fn recount_wait(&self, config: &str) -> Option<Duration> {
         let m = self.recounted.lock().ok()?;
-        let since = m.get(config)?.elapsed();
-        (since < RECOUNT_INTERVAL).then(|| RECOUNT_INTERVAL - since)
+        let (at, interval) = m.get(config)?;
+        interval.checked_sub(at.elapsed()).filter(|w| !w.is_zero())
     }
 
-    fn counted(&self, config: &str) {
+    fn counted(&self, config: &str, users: i64) {
         if let Ok(mut m) = self.recounted.lock() {
-            m.insert(config.to_string(), Instant::now());
+            m.insert(
+                config.to_string(),
+                (Instant::now(), recount_interval(users)),
+            );
         }
     }
 
@@ -285,8 +301,8 @@ async fn reconcile(
         None => Api::all_with(ctx.client.clone(), &usage_ar),
     };
     let deleting = config.metadata.deletion_timestamp.is_some();
-    // A config with thousands of users is recounted at most every RECOUNT_INTERVAL while it
-    // is not being deleted (every new MR touches a usage record and enqueues its config).
+    // A config with thousands of users is recounted at most every RECOUNT_INTERVAL (longer
+    // with more users: `recount_interval`) while it is not being deleted (every new MR touches a usage record and enqueues its config).
     let config_key = format!("{}/{name}", namespace.as_deref().unwrap_or_default());
     if !deleting && let Some(wait) = ctx.recount_wait(&config_key) {
         return Ok(Action::requeue(wait));
@@ -324,7 +340,7 @@ async fn reconcile(
             None => break,
         }
     }
-    ctx.counted(&config_key);
+    ctx.counted(&config_key, users);
 
     // A record without a controller (e.g. stripped by a backup restore) is stray.
     for (ns, usage_name) in stray {
@@ -519,6 +535,21 @@ pub fn usage_selector(kind: ConfigKind, name: &str) -> BTreeMap<String, String> 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn configs_with_many_users_are_recounted_less_often() {
+        assert_eq!(recount_interval(0), RECOUNT_INTERVAL);
+        assert_eq!(recount_interval(-1), RECOUNT_INTERVAL);
+        assert_eq!(recount_interval(5_000), RECOUNT_INTERVAL);
+        assert_eq!(recount_interval(20_000), Duration::from_secs(20));
+        assert_eq!(recount_interval(100_000), Duration::from_secs(100));
+        // About two pages a second, whatever the count.
+        let pages = 100_000 / i64::from(USAGE_PAGE);
+        assert_eq!(
+            recount_interval(100_000) / u32::try_from(pages).unwrap_or(1),
+            Duration::from_millis(500)
+        );
+    }
 
     fn usage(ns: &str, kind: &str, name: &str) -> DynamicObject {
         serde_json::from_value(serde_json::json!({

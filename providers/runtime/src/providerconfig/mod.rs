@@ -19,9 +19,9 @@
 //! Deviations: an absent or empty Secret key is an error (Q8). The `secretRef` namespace is
 //! optional in the schema (it is ignored for namespaced ProviderConfigs) and required at
 //! resolution time for cluster-scoped configs. A config that is not being deleted is recounted
-//! at most every [`controller::RECOUNT_INTERVAL`] (its `status.users` lags by up to that much),
-//! because a recount is a paged list from the API server rather than a read of an informer
-//! cache.
+//! at most every [`controller::RECOUNT_INTERVAL`], or 1 ms per user when longer
+//! ([`controller::recount_interval`]; its `status.users` lags by up to that much), because a
+//! recount is a paged list from the API server rather than a read of an informer cache.
 
 pub mod controller;
 pub mod credentials;
