@@ -20,6 +20,7 @@ use provider_runtime::managed::*;
 use provider_runtime::process::{
     MetricsRegistry, ProviderProcess, SafeStartGate, ShardConfig, ShardManager,
 };
+use provider_runtime::providerconfig::ConfigKind;
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
@@ -396,4 +397,73 @@ async fn conformance_109b_sharding_by_provider_config_keeps_a_config_in_one_repl
         r.stop.cancel();
         r.controllers.cancel();
     }
+}
+
+/// With `--shards`, a ProviderConfig's users are counted (its `status.users` and finalizer
+/// written) by the replica owning the config's shard alone: a replica without it leaves the
+/// config alone however many usage events it sees, and counts it once granted the shard.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn conformance_109c_a_config_is_counted_by_the_owner_of_its_shard_alone() {
+    let env = Env::new(&[]).await;
+    env.secret("crossplane-system", "creds", &[("token", "tok")])
+        .await;
+    // Two configs in different shards; this replica owns the second's shard only.
+    let counting = Shards::new(SHARDS, ShardBy::Uid);
+    let shard = |name: &str| counting.shard_of_config("ClusterProviderConfig", "", name);
+    let alpha = "alpha";
+    let beta = (0..)
+        .map(|i| format!("beta-{i}"))
+        .find(|b| shard(b) != shard(alpha))
+        .expect("a name in another shard");
+    counting.grant(shard(&beta));
+    for c in [alpha, beta.as_str()] {
+        env.cluster_config_on_creds(c).await;
+    }
+    let _configs = env.start_config_controllers_of(None, Some(counting.clone()));
+    // Usage records, the ones of alpha first (one reconcile each tracks its MR's usage).
+    for (config, name) in [(alpha, "a0"), (alpha, "a1"), (alpha, "a2"), (&beta, "b0")] {
+        env.thing(
+            Some("ns"),
+            name,
+            json!({"forProvider": {"x": name},
+                   "providerConfigRef": {"kind": "ClusterProviderConfig", "name": config}}),
+        )
+        .await
+        .expect("create");
+        env.reconcile(Some("ns"), name).await;
+    }
+    let config = |name: String| {
+        let api = env.config_api(ConfigKind::ClusterProviderConfig, None);
+        async move { api.get(&name).await.expect("config") }
+    };
+    let in_use = |c: &kube::api::DynamicObject| {
+        c.metadata.finalizers.as_ref().is_some_and(|f| {
+            f.iter()
+                .any(|f| f == provider_runtime::providerconfig::FINALIZER_IN_USE)
+        })
+    };
+    // Its own config counted (after the events of alpha's records, which came first) ...
+    wait_for("beta counted by its shard's owner", || async {
+        let c = config(beta.clone()).await;
+        (users(&c) == 1 && in_use(&c)).then_some(())
+    })
+    .await;
+    // ... the other left alone ...
+    let before = config(alpha.to_string()).await;
+    assert_eq!(
+        users(&before),
+        0,
+        "not counted by a replica without its shard"
+    );
+    assert!(
+        !in_use(&before),
+        "no finalizer from a replica without its shard"
+    );
+    // ... until its shard is granted.
+    counting.grant(shard(alpha));
+    wait_for("alpha counted once its shard is owned", || async {
+        let c = config(alpha.to_string()).await;
+        (users(&c) == 3 && in_use(&c)).then_some(())
+    })
+    .await;
 }

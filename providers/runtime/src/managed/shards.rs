@@ -164,9 +164,17 @@ impl Shards {
                 } else {
                     ""
                 };
-                stable_hash(&[kind.as_bytes(), ns.as_bytes(), name.as_bytes()])
+                return self.shard_of_config(kind, ns, name);
             }
         };
+        u32::try_from(h % u64::from(self.total)).unwrap_or(0)
+    }
+
+    /// The shard of a ProviderConfig (`kind`, its namespace or "", `name`): the replica that
+    /// owns it counts the config's users. With [`ShardBy::ProviderConfig`] that is the shard of
+    /// every MR that references the config.
+    pub fn shard_of_config(&self, kind: &str, namespace: &str, name: &str) -> u32 {
+        let h = stable_hash(&[kind.as_bytes(), namespace.as_bytes(), name.as_bytes()]);
         u32::try_from(h % u64::from(self.total)).unwrap_or(0)
     }
 

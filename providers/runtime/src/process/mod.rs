@@ -172,7 +172,8 @@ impl GatedController for ConfigGated {
         // The controller watches its Kind: a client of the watch pool.
         let c = ConfigController::new(ctx.watch_client(), self.api.clone(), self.kind, self.name())
             .with_rate_limiter(ctx.rate_limiter.clone())
-            .with_config_stores(self.stores.clone());
+            .with_config_stores(self.stores.clone())
+            .with_shards(ctx.shards.clone());
         let concurrency = u16::try_from(ctx.max_reconcile_rate)
             .unwrap_or(u16::MAX)
             .max(1);

@@ -31,6 +31,7 @@ use super::{
 use crate::managed::GlobalRateLimiter;
 use crate::managed::conditions::set_condition;
 use crate::managed::reasons;
+use crate::managed::shards::Shards;
 
 /// Usage references remembered by the watch mapper before it starts over.
 const MAPPER_MEMORY_LIMIT: usize = 100_000;
@@ -51,7 +52,7 @@ pub const RECOUNT_INTERVAL: Duration = Duration::from_secs(5);
 /// How much longer a config waits between recounts per user it had at the last one: a recount
 /// reads one page per [`USAGE_PAGE`] users, so a config with many users is recounted at about
 /// two pages per second at most (100,000 users: every 100 s, 200 pages; 5,000 or fewer: every
-/// [`RECOUNT_INTERVAL`]). Every active replica (`--shards`) counts for itself.
+/// [`RECOUNT_INTERVAL`]). With `--shards`, only the replica owning the config's shard counts.
 pub const RECOUNT_PER_USER: Duration = Duration::from_millis(1);
 
 /// How long after a recount that found `users` the config may be recounted again.
@@ -71,6 +72,8 @@ pub struct ConfigController {
     recounted: Mutex<HashMap<String, (Instant, Duration)>>,
     /// Where this controller's cache is published for the resolver.
     stores: Option<Arc<super::ConfigStores>>,
+    /// `--shards`: only the replica owning a config's shard counts its users and writes it.
+    shards: Option<Arc<Shards>>,
 }
 
 /// Errors that end a reconcile with back-off (conflicts and transient API errors).
@@ -90,6 +93,7 @@ impl ConfigController {
             limiter: None,
             recounted: Mutex::default(),
             stores: None,
+            shards: None,
         }
     }
 
@@ -112,6 +116,15 @@ impl ConfigController {
     /// Publishes this controller's cache of its Kind for the resolver.
     pub fn with_config_stores(mut self, stores: Arc<super::ConfigStores>) -> Self {
         self.stores = Some(stores);
+        self
+    }
+
+    /// With several active replicas (`--shards`): reconciles only the configs of the shards
+    /// this replica owns, so one replica, not every one, lists a config's usage records and
+    /// writes its status and finalizer (a config of another shard is looked at again every
+    /// [`RECOUNT_INTERVAL`], which picks it up after a takeover).
+    pub fn with_shards(mut self, shards: Option<Arc<Shards>>) -> Self {
+        self.shards = shards;
         self
     }
 
@@ -262,6 +275,22 @@ async fn reconcile(
     ctx: Arc<ConfigController>,
 ) -> Result<Action, ReconcileError> {
     let name = obj.name_any();
+    // Held until the reconcile ends: the shard is not given up while it writes.
+    let _in_flight = match &ctx.shards {
+        Some(shards) => {
+            let ns = if ctx.kind.namespaced() {
+                obj.namespace().unwrap_or_default()
+            } else {
+                String::new()
+            };
+            let shard = shards.shard_of_config(ctx.kind.kind(), &ns, &name);
+            match shards.begin(shard) {
+                Some(f) => Some(f),
+                None => return Ok(Action::requeue(RECOUNT_INTERVAL)),
+            }
+        }
+        None => None,
+    };
     if let Some(limiter) = &ctx.limiter {
         let key = format!(
             "providerconfig/{}/{}/{name}",

@@ -389,6 +389,16 @@ impl Env {
         &self,
         stores: Option<Arc<provider_runtime::providerconfig::ConfigStores>>,
     ) -> tokio_util::sync::CancellationToken {
+        self.start_config_controllers_of(stores, None)
+    }
+
+    /// The config controllers of a replica that reconciles the configs of `shards`' owned
+    /// shards only (`--shards`); every config when `None`.
+    pub fn start_config_controllers_of(
+        &self,
+        stores: Option<Arc<provider_runtime::providerconfig::ConfigStores>>,
+        shards: Option<Arc<provider_runtime::managed::shards::Shards>>,
+    ) -> tokio_util::sync::CancellationToken {
         let token = tokio_util::sync::CancellationToken::new();
         for kind in ConfigKind::CONFIGS {
             let mut c = provider_runtime::providerconfig::controller::ConfigController::new(
@@ -400,6 +410,7 @@ impl Env {
             if let Some(s) = &stores {
                 c = c.with_config_stores(s.clone());
             }
+            c = c.with_shards(shards.clone());
             let t = token.clone();
             tokio::spawn(async move { c.run(2, t.cancelled_owned()).await });
         }
