@@ -154,22 +154,13 @@ async fn a_failed_patch_leaves_every_repository_as_it_was() {
     let keys = ["a-local", "b-local", "v-virtual"];
     let before: Vec<Option<Value>> = keys.iter().map(|k| sim.repository_raw(k)).collect();
     assert!(before.iter().all(Option::is_some));
-    let list = |sim: &jfrog_sim::Simulator| {
-        let url = format!("{}/artifactory/api/repositories/configurations", sim.url());
-        let token = sim.admin_token();
-        async move {
-            common::client()
-                .get(url)
-                .bearer_auth(token)
-                .send()
-                .await
-                .expect("sent")
-                .json::<Value>()
-                .await
-                .expect("JSON")
-        }
+    let api = Api::admin(&sim);
+    let list = || async {
+        api.get("/artifactory/api/repositories/configurations")
+            .await
+            .json()
     };
-    let listed = list(&sim).await;
+    let listed = list().await;
 
     let failing = "localRepositories:\n  b-local:\n    description: changed\n  a-local: ~\n  c-new:\n    type: generic\n  bad-one:\n    type: nosuchtype\n";
     let (status, text) = patch_yaml(&sim, failing).await;
@@ -178,7 +169,7 @@ async fn a_failed_patch_leaves_every_repository_as_it_was() {
     let after: Vec<Option<Value>> = keys.iter().map(|k| sim.repository_raw(k)).collect();
     assert_eq!(after, before);
     assert!(sim.repository_raw("c-new").is_none());
-    assert_eq!(list(&sim).await, listed);
+    assert_eq!(list().await, listed);
 
     // Without the invalid entry the same changes are saved, the virtual repository edited.
     let valid = failing.replace("  bad-one:\n    type: nosuchtype\n", "");

@@ -148,9 +148,10 @@ impl Shards {
 
     /// The shard of an MR.
     pub fn shard_of(&self, o: &DynamicObject) -> u32 {
-        let h = match self.by {
+        match self.by {
             ShardBy::Uid => {
-                stable_hash(&[o.metadata.uid.as_deref().unwrap_or_default().as_bytes()])
+                let uid = o.metadata.uid.as_deref().unwrap_or_default();
+                self.bucket(stable_hash(&[uid.as_bytes()]))
             }
             ShardBy::ProviderConfig => {
                 let r = o.data.get("spec").and_then(|s| s.get("providerConfigRef"));
@@ -164,17 +165,24 @@ impl Shards {
                 } else {
                     ""
                 };
-                return self.shard_of_config(kind, ns, name);
+                self.shard_of_config(kind, ns, name)
             }
-        };
-        u32::try_from(h % u64::from(self.total)).unwrap_or(0)
+        }
     }
 
     /// The shard of a ProviderConfig (`kind`, its namespace or "", `name`): the replica that
     /// owns it counts the config's users. With [`ShardBy::ProviderConfig`] that is the shard of
     /// every MR that references the config.
     pub fn shard_of_config(&self, kind: &str, namespace: &str, name: &str) -> u32 {
-        let h = stable_hash(&[kind.as_bytes(), namespace.as_bytes(), name.as_bytes()]);
+        self.bucket(stable_hash(&[
+            kind.as_bytes(),
+            namespace.as_bytes(),
+            name.as_bytes(),
+        ]))
+    }
+
+    /// The shard of a stable hash.
+    fn bucket(&self, h: u64) -> u32 {
         u32::try_from(h % u64::from(self.total)).unwrap_or(0)
     }
 

@@ -331,7 +331,8 @@ async fn reconcile(
     };
     let deleting = config.metadata.deletion_timestamp.is_some();
     // A config with thousands of users is recounted at most every RECOUNT_INTERVAL (longer
-    // with more users: `recount_interval`) while it is not being deleted (every new MR touches a usage record and enqueues its config).
+    // with more users: `recount_interval`) while it is not being deleted (every new MR
+    // touches a usage record and enqueues its config).
     let config_key = format!("{}/{name}", namespace.as_deref().unwrap_or_default());
     if !deleting && let Some(wait) = ctx.recount_wait(&config_key) {
         return Ok(Action::requeue(wait));

@@ -13,7 +13,6 @@
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
-
 use std::time::{Duration, Instant};
 
 use super::{ConfigVerifier, ResolvedConfig, VERIFY_CACHE_TTL, fingerprint};
@@ -50,7 +49,8 @@ impl Verifications {
         }
     }
 
-    /// Verifies `config` with `verifier`, unless a success younger than the TTL is known, or a verification already in flight answers for this caller.
+    /// Verifies `config` with `verifier`, unless a success younger than the TTL is known, or
+    /// a verification already in flight answers for this caller.
     pub(crate) async fn verify(
         &self,
         verifier: &dyn ConfigVerifier,

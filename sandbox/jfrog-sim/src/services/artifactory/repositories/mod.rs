@@ -256,8 +256,8 @@ impl State {
             undo.roll_back(&mut guard);
             return applied;
         }
-        for (key, previous) in &undo.entries {
-            self.lag.record(key, previous.as_ref());
+        for c in undo.changes.iter().filter(|c| c.entry) {
+            self.lag.record(&c.key, c.previous.as_ref());
         }
         Ok(())
     }
@@ -266,25 +266,34 @@ impl State {
 /// The previous states of what a YAML patch changed, in the order it changed them.
 #[derive(Default)]
 struct Undo {
-    /// The patch's entries: key, and its repository before the entry (`None`: new).
-    entries: Vec<(String, Option<Repo>)>,
-    /// Every change, the entries' and the virtual repositories a deletion edited.
-    changes: Vec<(String, Option<Repo>)>,
+    changes: Vec<Change>,
+}
+
+/// One repository changed by a YAML patch.
+struct Change {
+    key: String,
+    /// The repository before the change (`None`: new).
+    previous: Option<Repo>,
+    /// An entry of the patch, not a virtual repository a deletion edited.
+    entry: bool,
 }
 
 impl Undo {
-    fn entry(&mut self, key: &str, previous: Option<Repo>) {
-        self.entries.push((key.to_owned(), previous.clone()));
-        self.changes.push((key.to_owned(), previous));
+    fn push(&mut self, key: &str, previous: Option<Repo>, entry: bool) {
+        self.changes.push(Change {
+            key: key.to_owned(),
+            previous,
+            entry,
+        });
     }
 
     /// Puts every change back, the last first.
     fn roll_back(self, store: &mut Store) {
-        for (key, previous) in self.changes.into_iter().rev() {
-            match previous {
-                Some(repo) => store.insert(&key, repo),
+        for c in self.changes.into_iter().rev() {
+            match c.previous {
+                Some(repo) => store.insert(&c.key, repo),
                 None => {
-                    store.remove(&key);
+                    store.remove(&c.key);
                 }
             }
         }
@@ -311,11 +320,10 @@ fn apply_entries(
             if let Some(previous) = store.get(key).cloned() {
                 // Deleting a repository edits the virtual repositories that aggregate it.
                 for v in store.aggregated_by(key) {
-                    let before = store.get(&v).cloned();
-                    undo.changes.push((v, before));
+                    undo.push(&v, store.get(&v).cloned(), false);
                 }
                 store.remove(key);
-                undo.entry(key, Some(previous));
+                undo.push(key, Some(previous), true);
             }
             continue;
         }
@@ -349,7 +357,7 @@ fn apply_entries(
             }
         };
         store.insert(key, repo);
-        undo.entry(key, previous);
+        undo.push(key, previous, true);
     }
     Ok(())
 }
