@@ -31,7 +31,7 @@ use provider_runtime::managed::external::{
     ExternalError, ExternalObservation, ExternalUpdate, FieldChange, Managed, ManagedKind,
 };
 use provider_runtime::managed::kind::{KindInfo, ReferenceField, SecretRefField};
-use provider_runtime::managed::meta::{self, EXTERNAL_CREATE_FAILED};
+use provider_runtime::managed::meta::{self, EXTERNAL_CREATE_FAILED, EXTERNAL_CREATE_SUCCEEDED};
 use provider_runtime::managed::registration::{KindRegistration, register_shared};
 use secrecy::ExposeSecret;
 use serde_json::{Map, Value};
@@ -950,8 +950,13 @@ impl FamilyClient {
         if let Some((s, max_age, listed)) = snapshot {
             match s.lookup(&self.client, listed, max_age).await {
                 Lookup::Found(v) => return Ok(Some(v)),
-                Lookup::Absent => return Ok(None),
-                Lookup::Unknown => {}
+                // An MR whose object was created (by another replica, or by this provider
+                // before it restarted: writes whose marks are not ours) may be missing from
+                // a list fetched before that create: it is read by key.
+                Lookup::Absent if !mr.annotations.contains_key(EXTERNAL_CREATE_SUCCEEDED) => {
+                    return Ok(None);
+                }
+                Lookup::Absent | Lookup::Unknown => {}
             }
         }
         let sent = Instant::now();

@@ -18,7 +18,11 @@
 //!   fresh for the MR (no older than its poll interval) and nothing since says otherwise: no
 //!   write of ours to the key since the fetch, and no `GET` that found the key while a
 //!   snapshot lacked it (such keys, e.g. repositories the token's bulk answer does not show,
-//!   are always read by `GET` until a snapshot shows them). This saves a `GET` per new MR.
+//!   are always read by `GET` until a snapshot shows them), and the MR does not say its
+//!   object was created (`crossplane.io/external-create-succeeded`: another replica, such as
+//!   a shard's earlier owner, may have created it after the fetch, and its write marks are
+//!   not ours; such an MR is read by `GET`, checked in the adapter). This saves a `GET`
+//!   per new MR.
 //!   It cannot make a duplicate: Artifactory refuses to create a key that exists ("Case
 //!   insensitive repository key already exists"); should a repository have been created
 //!   elsewhere between the fetch and the create, that create fails, its write mark sends

@@ -63,6 +63,7 @@ use serde::Serialize;
 
 use crate::Provider;
 use crate::chaos::{self, FaultArg, FaultFigures, Injected, Killer};
+use crate::children::ProviderChild;
 use crate::kubeapi::{apply, is_legacy_group, kube_message, read_manifests};
 use crate::progress::{self, ObjectState};
 use crate::up::{self, Running, duration, repo_dir};
@@ -628,9 +629,7 @@ async fn bench(args: &Args, running: &mut Running) -> anyhow::Result<Report> {
     let kube_before = running.kube_request_counts();
     let apply_started = Instant::now();
     let mut killer = Killer::new(args.kill_every, apply_started);
-    // --kill-replica-after: the replica killed, the shard holders it had, when.
-    let mut replica_kill: Option<(String, Vec<String>, Instant)> = None;
-    let mut takeover: Option<Instant> = None;
+    let mut replica_kill = ReplicaKill::default();
     let leases: Api<Lease> = Api::namespaced(client.clone(), crate::setup::NAMESPACE);
     let generated_len = generated.len();
     // The simulator's first write is sampled while the applies run too, not only after them.
@@ -663,7 +662,25 @@ async fn bench(args: &Args, running: &mut Running) -> anyhow::Result<Report> {
         applies_done.store(true, std::sync::atomic::Ordering::Relaxed);
         results
     };
-    let (results, first_write_while_applying) = tokio::join!(applying, write_sampler);
+    // The kills (--kill-every, --kill-replica-after) land while the applies run, not after them.
+    let tending = async {
+        while !applies_done.load(std::sync::atomic::Ordering::Relaxed) {
+            tend(
+                args,
+                &mut running.children,
+                &leases,
+                apply_started,
+                &mut killer,
+                &mut replica_kill,
+            )
+            .await?;
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        anyhow::Ok(())
+    };
+    let (results, first_write_while_applying, tended) =
+        tokio::join!(applying, write_sampler, tending);
+    tended?;
     let mut applied_at: HashMap<String, Instant> = HashMap::new();
     let mut apply_failures = Vec::new();
     for r in results {
@@ -689,61 +706,15 @@ async fn bench(args: &Args, running: &mut Running) -> anyhow::Result<Report> {
         if writes >= generated_len as u64 && last_write.is_none() {
             last_write = Some(Instant::now());
         }
-        if args.chaos() {
-            killer.tick(&mut running.children, &leases, true).await?;
-        } else if args.kill_replica_after.is_some() {
-            if replica_kill.is_none()
-                && let Some(after) = args.kill_replica_after
-                && apply_started.elapsed() >= after
-                && let Some(c) = running.children.last_mut()
-            {
-                let held = up::holders(&leases, c.provider, args.shards())
-                    .await
-                    .unwrap_or_default();
-                let name = c
-                    .log
-                    .file_stem()
-                    .map(|f| f.to_string_lossy().into_owned())
-                    .unwrap_or_default();
-                let mine: Vec<String> = held
-                    .split(',')
-                    .filter(|h| {
-                        h.starts_with(&format!("{}-{}_", c.provider.name(), args.replicas - 1))
-                    })
-                    .map(str::to_string)
-                    .collect();
-                let _ = c.child.start_kill();
-                eprintln!(
-                    "SIGKILLed {name} (pid {}), which held {} shards",
-                    c.pid,
-                    mine.len()
-                );
-                replica_kill = Some((name, mine, Instant::now()));
-            }
-            if let Some((_, old, _)) = &replica_kill
-                && takeover.is_none()
-                && let Some(p) = running.children.first().map(|c| c.provider)
-                && let Some(now) = up::holders(&leases, p, args.shards()).await
-                && !now.split(',').any(|h| old.iter().any(|o| o == h))
-            {
-                takeover = Some(Instant::now());
-            }
-            // Crashed replicas start again, as a Deployment's pods do.
-            for c in running.children.iter_mut() {
-                c.supervise()?;
-            }
-        } else {
-            for c in running.children.iter_mut() {
-                if let Ok(Some(status)) = c.child.try_wait() {
-                    anyhow::bail!(
-                        "{} exited unexpectedly ({status}); last lines of {}:\n{}",
-                        c.provider.name(),
-                        c.log.display(),
-                        crate::children::log_tail(&c.log, 20)
-                    );
-                }
-            }
-        }
+        tend(
+            args,
+            &mut running.children,
+            &leases,
+            apply_started,
+            &mut killer,
+            &mut replica_kill,
+        )
+        .await?;
         let done = seen
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
@@ -753,8 +724,7 @@ async fn bench(args: &Args, running: &mut Running) -> anyhow::Result<Report> {
             all_done_at.get_or_insert_with(Instant::now);
         }
         // A replica killed: done once its shards were taken over too.
-        let killed_done =
-            args.kill_replica_after.is_none() || (replica_kill.is_some() && takeover.is_some());
+        let killed_done = args.kill_replica_after.is_none() || replica_kill.taken_over.is_some();
         let over = if args.chaos() {
             // Without --fault-for: until all were Ready, and the provider was killed once.
             chaos::phase_over(
@@ -944,14 +914,16 @@ async fn bench(args: &Args, running: &mut Running) -> anyhow::Result<Report> {
     let shard_run = (args.replicas > 1).then(|| ShardRun {
         replicas: args.replicas,
         shards: args.shards(),
-        killed: replica_kill.as_ref().map(|k| k.0.clone()),
+        killed: replica_kill.killed.as_ref().map(|k| k.name.clone()),
         killed_after_seconds: replica_kill
+            .killed
             .as_ref()
-            .map(|k| k.2.saturating_duration_since(apply_started).as_secs_f64()),
+            .map(|k| k.at.saturating_duration_since(apply_started).as_secs_f64()),
         takeover_seconds: replica_kill
+            .killed
             .as_ref()
-            .zip(takeover)
-            .map(|(k, t)| t.saturating_duration_since(k.2).as_secs_f64()),
+            .zip(replica_kill.taken_over)
+            .map(|(k, t)| t.saturating_duration_since(k.at).as_secs_f64()),
         restarts: running
             .children
             .iter()
@@ -1033,6 +1005,94 @@ async fn bench(args: &Args, running: &mut Running) -> anyhow::Result<Report> {
         fault_run,
         shard_run,
     })
+}
+
+/// `--kill-replica-after`: the replica killed, and when its shards were held by others.
+#[derive(Default)]
+struct ReplicaKill {
+    killed: Option<KilledReplica>,
+    taken_over: Option<Instant>,
+}
+
+struct KilledReplica {
+    /// The replica's name (its log file's stem).
+    name: String,
+    /// The shard Lease holders it had when it was killed.
+    held: Vec<String>,
+    at: Instant,
+}
+
+/// What the bench does to the provider processes while it waits, during the applies and
+/// after them: the chaos kills (`--kill-every`), the replica kill (`--kill-replica-after`)
+/// and the takeover of its shards, with crashed replicas started again as a Deployment's pods
+/// are; otherwise a process that exits is an error.
+async fn tend(
+    args: &Args,
+    children: &mut [ProviderChild],
+    leases: &Api<Lease>,
+    apply_started: Instant,
+    killer: &mut Killer,
+    kill: &mut ReplicaKill,
+) -> anyhow::Result<()> {
+    if args.chaos() {
+        killer.tick(children, leases, true).await?;
+        return Ok(());
+    }
+    let Some(after) = args.kill_replica_after else {
+        for c in children.iter_mut() {
+            if let Ok(Some(status)) = c.child.try_wait() {
+                anyhow::bail!(
+                    "{} exited unexpectedly ({status}); last lines of {}:\n{}",
+                    c.provider.name(),
+                    c.log.display(),
+                    crate::children::log_tail(&c.log, 20)
+                );
+            }
+        }
+        return Ok(());
+    };
+    if kill.killed.is_none()
+        && apply_started.elapsed() >= after
+        && let Some(c) = children.last_mut()
+    {
+        let held = up::holders(leases, c.provider, args.shards())
+            .await
+            .unwrap_or_default();
+        let name = c
+            .log
+            .file_stem()
+            .map(|f| f.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let prefix = format!("{}-{}_", c.provider.name(), args.replicas - 1);
+        let held: Vec<String> = held
+            .split(',')
+            .filter(|h| h.starts_with(&prefix))
+            .map(str::to_string)
+            .collect();
+        let _ = c.child.start_kill();
+        eprintln!(
+            "SIGKILLed {name} (pid {}), which held {} shards",
+            c.pid,
+            held.len()
+        );
+        kill.killed = Some(KilledReplica {
+            name,
+            held,
+            at: Instant::now(),
+        });
+    }
+    if let Some(k) = &kill.killed
+        && kill.taken_over.is_none()
+        && let Some(p) = children.first().map(|c| c.provider)
+        && let Some(now) = up::holders(leases, p, args.shards()).await
+        && !now.split(',').any(|h| k.held.iter().any(|o| o == h))
+    {
+        kill.taken_over = Some(Instant::now());
+    }
+    for c in children.iter_mut() {
+        c.supervise()?;
+    }
+    Ok(())
 }
 
 /// Applies the support objects and waits until every managed one is Ready and Synced.

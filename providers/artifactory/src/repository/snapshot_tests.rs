@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use jfrog_sim::{Fault, Simulator};
 use provider_runtime::managed::external::{ExternalClient, Managed};
+use provider_runtime::managed::meta::EXTERNAL_CREATE_SUCCEEDED;
 use secrecy::SecretString;
 use serde_json::{Value, json};
 
@@ -341,6 +342,59 @@ async fn snapshot_never_reports_an_existing_repository_missing() {
             .expect("observe")
             .resource_exists
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_repository_another_replica_created_after_the_snapshot_is_read_by_key() {
+    let sim = sim().await;
+    let k = kind("LocalGenericRepository");
+    // This replica's snapshot is fetched before the repository exists.
+    let ours = cache(LONG);
+    let c = client(&sim, &ours, &k);
+    let mut first = mr("shard-moved", json!({"description": "x"}));
+    assert!(
+        !c.observe(&mut first)
+            .await
+            .expect("observe")
+            .resource_exists
+    );
+    // Another replica (its own cache: its write marks are not ours) creates it, and the MR
+    // records that its create succeeded; then its shard comes to this replica.
+    let theirs = cache(LONG);
+    let other = client(&sim, &theirs, &k);
+    other.create(&mut first).await.expect("create");
+    first.annotations.insert(
+        EXTERNAL_CREATE_SUCCEEDED.to_string(),
+        provider_runtime::managed::meta::now_stamp(),
+    );
+    sim.reset_counts();
+    // The fresh snapshot lacks it, but the MR says it was created: read by key, found, no
+    // second create.
+    let o = c.observe(&mut first).await.expect("observe");
+    assert!(o.resource_exists && o.resource_up_to_date, "{}", o.diff);
+    assert_eq!((lists(&sim), gets(&sim)), (0, 1));
+    // The read replaces the snapshot's entry: the next observe needs no request.
+    assert!(
+        c.observe(&mut first)
+            .await
+            .expect("observe")
+            .resource_exists
+    );
+    assert_eq!((lists(&sim), gets(&sim)), (0, 1));
+    // Deleted in JFrog since: the read by key finds it gone (one more GET), so the MR's
+    // object is created again rather than taken to exist.
+    let mut gone = mr("shard-moved-gone", json!({"description": "x"}));
+    gone.annotations.insert(
+        EXTERNAL_CREATE_SUCCEEDED.to_string(),
+        provider_runtime::managed::meta::now_stamp(),
+    );
+    assert!(!c.observe(&mut gone).await.expect("observe").resource_exists);
+    assert_eq!((lists(&sim), gets(&sim)), (0, 2));
+    // An MR never created is still reported missing from the fresh snapshot alone.
+    let mut new = mr("shard-new", json!({"description": "x"}));
+    assert!(!c.observe(&mut new).await.expect("observe").resource_exists);
+    assert_eq!((lists(&sim), gets(&sim)), (0, 2));
+    assert_eq!(sim.request_count("PUT", BY_KEY), 0);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
