@@ -303,7 +303,9 @@ pub struct ListCall {
     pub path: &'static str,
     /// The shape of the answer.
     pub shape: ListShape,
-    /// The member of each object holding its identifier (dots for nesting).
+    /// The member of each object holding its identifier (dots for nesting), or members
+    /// joined by `/` (`projectKey/key`: the object is listed as `<projectKey>/<key>`, and
+    /// not at all when one of them is missing or empty).
     pub key_member: &'static str,
 }
 
@@ -445,13 +447,22 @@ impl ListCall {
 
 /// The identifier of one listed object in its `member`, nested by dots (a watch's
 /// `general_data.name`); a number (Xray's curation IDs) written in decimal, as the external
-/// name is; empty when it has none.
+/// name is; empty when it has none. Members joined by `/` give their values joined by `/`
+/// (a repository's `projectKey/key`), empty when one of them is empty.
 pub fn key_in(obj: &Value, member: &str) -> String {
-    match crate::wire::get_path(obj, member) {
+    let one = |member: &str| match crate::wire::get_path(obj, member) {
         Some(Value::String(s)) => s.clone(),
         Some(Value::Number(n)) => n.to_string(),
         _ => String::new(),
+    };
+    if !member.contains('/') {
+        return one(member);
     }
+    let parts: Vec<String> = member.split('/').map(one).collect();
+    if parts.iter().any(String::is_empty) {
+        return String::new();
+    }
+    parts.join("/")
 }
 
 /// What JFrog Cloud's 400 for a call only a self-hosted platform serves says: "Artifactory
@@ -980,6 +991,23 @@ impl Rest for Settings {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    /// A key member names one member (nested by dots, a number written in decimal) or
+    /// several joined by `/`, whose values are joined alike; an object lacking one of them
+    /// has no key (it is not listed).
+    #[test]
+    fn a_key_is_one_member_or_several_joined() {
+        let repo = json!({"key": "libs", "projectKey": "team", "general": {"id": 7}});
+        assert_eq!(key_in(&repo, "key"), "libs");
+        assert_eq!(key_in(&repo, "general.id"), "7");
+        assert_eq!(key_in(&repo, "projectKey/key"), "team/libs");
+        assert_eq!(key_in(&repo, "projectKey/general.id"), "team/7");
+        let unassigned = json!({"key": "libs"});
+        assert_eq!(key_in(&unassigned, "projectKey/key"), "");
+        let empty = json!({"key": "libs", "projectKey": ""});
+        assert_eq!(key_in(&empty, "projectKey/key"), "");
+        assert_eq!(key_in(&unassigned, "missing"), "");
+    }
 
     /// A page with a fixed body is asked for by `POST` (counted as such), any other list by
     /// `GET`; the body is the page's.

@@ -154,3 +154,81 @@ async fn one_list_per_poll_per_project_and_kind() {
         "absent role found"
     );
 }
+
+/// Repository assignments are observed through Artifactory's list of every repository's
+/// configuration, whose `projectKey` is the assignment: two assigned repositories cost one
+/// list per poll and no read of their Access status; an observe-only MR whose repository
+/// exists but is not assigned to its project is absent without a read either, and one
+/// whose repository is assigned to another project too.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_list_per_poll_for_every_repository_assignment() {
+    let cache = Arc::new(ClientCache::new(crate::PROVIDER));
+    cache.set_snapshot_ttl(Some(POLL));
+    let mut env = suite::start(crate::PROVIDER, kinds(), cache).await;
+    let repos = [
+        "listed-repo-0",
+        "listed-repo-1",
+        "not-assigned",
+        "elsewhere",
+    ];
+    for r in repos {
+        assert!(env.sim.put_repository_raw(
+            r,
+            json!({"key": r, "rclass": "local", "packageType": "generic"})
+        ));
+    }
+    let kind = |k: &str| {
+        kinds()
+            .iter()
+            .find(|x| x.info().kind == k)
+            .expect("declared")
+            .clone()
+    };
+    let decl = |k: &str| KINDS.iter().find(|d| d.kind == k).expect("declared");
+    env.add(&kind("Project"), examples::example(decl("Project"), false))
+        .await;
+    let mut other = examples::example(decl("Project"), false);
+    other["metadata"]["name"] = json!("other");
+    env.add(&kind("Project"), other).await;
+    let assignment = |repo: &str, project: &str| {
+        let mut m = examples::example(decl("Repository"), false);
+        m["metadata"]["name"] = json!(repo);
+        m["spec"]["forProvider"]["projectKey"] = json!(project);
+        m
+    };
+    for r in &repos[..2] {
+        env.add(&kind("Repository"), assignment(r, examples::PROJECT_KEY))
+            .await;
+    }
+    env.add(&kind("Repository"), assignment("elsewhere", "other"))
+        .await;
+    let managed = env.mrs.len();
+    for r in ["not-assigned", "elsewhere"] {
+        let mut m = assignment(r, examples::PROJECT_KEY);
+        m["metadata"]["name"] = json!(format!("observed-{r}"));
+        m["metadata"]["annotations"] = json!({"crossplane.io/external-name": r});
+        m["spec"]["managementPolicies"] = json!(["Observe"]);
+        env.add(&kind("Repository"), m).await;
+    }
+    converge(&env.mrs[..managed]).await;
+    for r in ["listed-repo-0", "listed-repo-1"] {
+        assert_eq!(
+            env.sim.repository_raw(r).expect("stored")["projectKey"],
+            examples::PROJECT_KEY
+        );
+    }
+    let mut cases = CASES.to_vec();
+    cases.push(ListCase {
+        kind: "Repository",
+        list: "/artifactory/api/repositories/configurations",
+        item: "/access/api/v1/projects/_/repositories/{key}",
+        reads_each: false,
+    });
+    for round in 0..2 {
+        let counts = suite::list_poll(&env, POLL, &cases, 0).await;
+        eprintln!("poll {round}: {counts:?}");
+    }
+    for m in &env.mrs[managed..] {
+        assert!(!m.ready_and_synced().await, "{}: found", m.name);
+    }
+}

@@ -30,11 +30,19 @@
 //! project, Kind and poll, whatever the number of MRs. A project the list answers 404 for
 //! is missing: its objects are then read by key (and created once it exists).
 //!
-//! Repository assignment and sharing (`Repository`, `ShareRepository`,
-//! `ShareRepositoryWithAll`) are read by key from the repository's Access status
-//! (`GET /access/api/v1/projects/_/repositories/{repo}`: `assigned_to`,
-//! `shared_with_projects`, `shared_with_all_projects`, `shared_read_only`), and not
-//! exported, because no list carries that state:
+//! Repository assignment (`Repository`) is observed through Artifactory's list of every
+//! repository's configuration (`GET /artifactory/api/repositories/configurations`, one per
+//! poll for all Repository MRs, the list provider-artifactory's repositories use): each
+//! configuration carries the repository's `projectKey`, its assignment (the field the
+//! Terraform provider read before Artifactory 7.90.1, when Access's status call came). A
+//! platform without that list, or a token that may not call it (an admin call), reads
+//! each repository's Access status by key (below). It is not exported (the manifest needs
+//! the project as a field).
+//!
+//! Sharing (`ShareRepository`, `ShareRepositoryWithAll`) is read by key from the
+//! repository's Access status (`GET /access/api/v1/projects/_/repositories/{repo}`:
+//! `assigned_to`, `shared_with_projects`, `shared_with_all_projects`, `shared_read_only`),
+//! and not exported, because no list carries that state:
 //!
 //! - Access answers the status per repository only (JFrog REST APIs, "Get Status of Project
 //!   Repository", since 7.90.0); there is no list form of it.
@@ -186,6 +194,12 @@ impl Hooks for ProjectHooks {
             rest::project_from_jfrog(&mut v);
             v
         })
+    }
+
+    fn exportable(&self, kind: &ResolvedKind) -> bool {
+        // Its list (every repository's configuration) says which repositories are assigned,
+        // but a manifest needs the project as a field, which the listed key only implies.
+        kind.decl.kind != "Repository"
     }
 
     fn platform_owned(&self, _key: &str, object: &Value) -> Option<String> {

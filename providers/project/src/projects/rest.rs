@@ -649,8 +649,26 @@ async fn status(client: &JfrogClient, repo: &str) -> Result<Value, Error> {
 #[derive(Debug)]
 pub struct RepositoryRest;
 
-/// The repository assignment binding.
-pub static REPOSITORY: RepositoryRest = RepositoryRest;
+/// The repository assignment binding, observed through Artifactory's list of every
+/// repository's configuration (`GET /artifactory/api/repositories/configurations`,
+/// Artifactory 7.61.3+), the list provider-artifactory observes repositories with: each
+/// configuration carries the repository's `projectKey`, which is its assignment, so every
+/// assigned repository is listed as `<projectKey>/<key>` (the Kind's address) and the
+/// others not at all. One list per poll answers every Repository MR; a platform without
+/// the list, or a token not allowed it (an admin call), reads each status by key.
+pub static REPOSITORY: Listed = Listed {
+    rest: &RepositoryRest,
+    list: ListCall {
+        service: Service::Artifactory,
+        path: "/api/repositories/configurations",
+        shape: ListShape::Grouped("rclass"),
+        key_member: "projectKey/key",
+    },
+    reads_each: false,
+    parents: &[],
+    parent_list: None,
+    parent_query: None,
+};
 
 #[async_trait]
 impl Rest for RepositoryRest {
@@ -689,6 +707,10 @@ impl Rest for RepositoryRest {
     }
     async fn delete(&self, client: &JfrogClient, key: &str) -> Result<(), Error> {
         detach(client, address_pair(key).1).await
+    }
+    /// Repository keys are case-insensitive (project keys are lower case).
+    fn case_insensitive(&self) -> bool {
+        true
     }
 }
 
