@@ -705,9 +705,6 @@ const CYCLIC_TODAY: &[&str] = &[
     "jfrog-client",
     // managed -> providerconfig -> managed
     "providers/runtime",
-    // decl -> hooks -> decl, decl -> rest -> wire -> decl, adapter -> hooks -> adapter,
-    // adapter -> checks -> adapter and 14 more through them
-    "providers/family",
     // cel -> node -> cel, crd -> validate -> crd and 7 more through them
     "sandbox/crd-schema",
     // admission -> store -> admission, http -> store -> http, rbac -> store -> rbac,
@@ -733,7 +730,6 @@ mod tests {
     }
 
     #[test]
-    #[ignore = "providers/family is still cyclic (decl -> hooks -> decl, ...): the next commit breaks its circles"]
     fn modules_of_the_family_crate_import_no_circle() {
         if let Some(r) = crate_report(&crate::root(), "providers/family") {
             panic!("{r}");
