@@ -20,8 +20,8 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use e2e::{Sandbox, SandboxOptions, TempDir, file_tree, sandbox_export};
-use provider_family::KindDecl;
 use provider_family::seed::{Seeded, create_copy};
+use provider_family::{Kind, KindDecl};
 use serde_json::{Value, json};
 
 /// The providers exported and adopted.
@@ -38,7 +38,7 @@ fn secret(key: &str) -> String {
 /// two of them.
 async fn seed(
     client: &jfrog_client::JfrogClient,
-    decls: &[KindDecl],
+    decls: &[Kind],
     kinds: &[std::sync::Arc<provider_family::FamilyKind>],
     example_name: fn(&str, bool) -> String,
     example_params: fn(&KindDecl, bool) -> Value,
@@ -107,7 +107,7 @@ fn singleton(d: &KindDecl) -> bool {
 
 /// The list calls of the seeded Kinds (`<path>`, a per-parent list's parameters as
 /// declared).
-fn list_routes(decls: &[&KindDecl]) -> Vec<String> {
+fn list_routes(decls: &[&Kind]) -> Vec<String> {
     let mut routes: Vec<String> = decls
         .iter()
         .filter_map(|d| d.rest.list())
@@ -284,7 +284,7 @@ async fn exported_access_objects_are_adopted_without_a_write_in_both_scopes() {
         });
     }
     let from_platform = from_platform + 3;
-    let listable: Vec<&KindDecl> = project_decls
+    let listable: Vec<&Kind> = project_decls
         .iter()
         .chain(platform_decls)
         .filter(|d| d.rest.list().is_some())
@@ -323,7 +323,7 @@ async fn exported_access_objects_are_adopted_without_a_write_in_both_scopes() {
     assert!(per_parent > 0, "Kinds listed per parent are seeded");
     // The lists asked every poll in the steady state: a list that shows only names is not
     // asked while every MR's object exists (each is read by key instead).
-    let full: Vec<&KindDecl> = listable
+    let full: Vec<&Kind> = listable
         .iter()
         .copied()
         .filter(|d| !d.rest.list_reads_each())

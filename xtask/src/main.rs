@@ -13,6 +13,8 @@ use clap::{Parser, Subcommand};
 #[cfg(test)]
 mod citations;
 mod descriptions;
+#[cfg(test)]
+mod modules;
 mod nesting;
 mod reliability;
 mod xpkg;

@@ -310,7 +310,7 @@ async fn a_write_attempted_during_a_preview_fails_it_and_never_reaches_jfrog() {
         .find(|k| k.resolved().decl.kind == "LocalGenericRepository")
         .expect("the Kind")
         .resolved()
-        .decl;
+        .declared();
     decl.hooks = &WRITING;
     let kinds: Vec<Arc<provider_family::FamilyKind>> = provider_family::compose(&[decl]);
     let file = dir.path().join("one.yaml");

@@ -73,7 +73,7 @@ pub async fn seed(
         }
         for k in access::kinds() {
             let d = &k.resolved().decl;
-            if d.rest.list().is_none() || !d.hooks.exportable(k.resolved()) {
+            if k.resolved().rest.list().is_none() || !k.resolved().hooks.exportable(k.resolved()) {
                 continue;
             }
             // A replication is its repository's: one copy of each (another would replace it).

@@ -38,9 +38,10 @@ use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 
 use crate::checks::{self, KindChecks};
-use crate::decl::{DeclError, Id, KindDecl, ResolvedKind, Ty};
+use crate::decl::{DeclError, Id, ResolvedKind, Ty};
 use crate::diff::{self, DiffContext};
-use crate::hooks::HookCtx;
+use crate::hooks::{HookCtx, MrState};
+use crate::kind::{BoundKind, Kind};
 use crate::schema::{self, HASHES_FIELD};
 use crate::snapshot::{
     Lookup, PollAwareRegistration, Snapshot, SnapshotSettings, WriteGuard, WriteMarks,
@@ -131,7 +132,7 @@ impl Singletons {
 #[derive(Debug)]
 pub struct FamilyKind {
     info: KindInfo,
-    kind: Arc<ResolvedKind>,
+    kind: Arc<BoundKind>,
     /// The upstream validators checked at admission (the table entries that match it).
     checks: Vec<&'static KindChecks>,
     /// The same checks, every one, on the resolved parameters before any write.
@@ -200,7 +201,7 @@ pub fn sweep_compiled(now: Instant) {
 /// parameters (references filled in) before any write. Compiled at the first write, dropped
 /// when idle for [`COMPILED_IDLE`].
 pub struct StrictSchema {
-    kind: Arc<ResolvedKind>,
+    kind: Arc<BoundKind>,
     checks: Vec<&'static KindChecks>,
     references: Vec<ReferenceField>,
     compiled: Arc<Mutex<Compiled>>,
@@ -216,7 +217,7 @@ impl std::fmt::Debug for StrictSchema {
 
 impl StrictSchema {
     fn new(
-        kind: Arc<ResolvedKind>,
+        kind: Arc<BoundKind>,
         checks: Vec<&'static KindChecks>,
         references: Vec<ReferenceField>,
     ) -> Self {
@@ -283,8 +284,8 @@ impl StrictSchema {
 
 impl FamilyKind {
     /// Compose a declaration into a Kind.
-    pub fn new(decl: &KindDecl) -> Result<Self, DeclError> {
-        let kind = decl.resolve()?;
+    pub fn new(decl: &Kind) -> Result<Self, DeclError> {
+        let kind = decl.bound()?;
         let mut info = KindInfo::new(
             decl.provider,
             decl.group,
@@ -293,8 +294,9 @@ impl FamilyKind {
             decl.id.strategy(),
         );
         // KindInfo holds `&'static str`; one short text per Kind, built once per process.
-        info.description =
-            Box::leak(crate::describe::for_users(&decl.hooks.description(decl)).into_boxed_str());
+        info.description = Box::leak(
+            crate::describe::for_users(&decl.hooks.description(&decl.decl)).into_boxed_str(),
+        );
         for f in kind.params() {
             // A field with a Secret-reference form is required as "one of the two", checked
             // before any write (`check_params`).
@@ -350,7 +352,7 @@ impl FamilyKind {
     }
 
     /// The composed declaration.
-    pub fn resolved(&self) -> &Arc<ResolvedKind> {
+    pub fn resolved(&self) -> &Arc<BoundKind> {
         &self.kind
     }
 
@@ -381,6 +383,18 @@ impl FamilyKind {
     /// `Err` is the message the provider gives before any request.
     pub fn check_identifier(&self, key: &str, params: &Value) -> Result<(), String> {
         identifier_rules(&self.kind, Some(&self.strict), key, params)
+    }
+}
+
+impl checks::Verified for FamilyKind {
+    fn resolved_kind(&self) -> &ResolvedKind {
+        &self.kind
+    }
+    fn reference_fields(&self) -> &[ReferenceField] {
+        &self.info.references
+    }
+    fn admission_schema(&self) -> Value {
+        self.parameters_schema()
     }
 }
 
@@ -449,7 +463,7 @@ impl ManagedKind for FamilyKind {
         s
     }
     fn observation_schema(&self) -> Value {
-        schema::observation_schema(&self.kind)
+        schema::observation_schema(&self.kind, self.kind.hooks.id_description())
     }
 }
 
@@ -537,7 +551,7 @@ impl ClientCache {
     pub fn client_and_snapshot(
         &self,
         config: &ResolvedConfig,
-        kind: &ResolvedKind,
+        kind: &BoundKind,
     ) -> Result<(JfrogClient, Option<Arc<Snapshot>>), jfrog_client::Error> {
         self.client_and_snapshot_for(config, kind, &Value::Null)
     }
@@ -550,11 +564,11 @@ impl ClientCache {
     pub fn client_and_snapshot_for(
         &self,
         config: &ResolvedConfig,
-        kind: &ResolvedKind,
+        kind: &BoundKind,
         params: &Value,
     ) -> Result<(JfrogClient, Option<Arc<Snapshot>>), jfrog_client::Error> {
         let cached = self.cached(config)?;
-        let rest = kind.decl.rest;
+        let rest = kind.rest;
         let Some(list) = rest.list() else {
             return Ok((cached.client, None));
         };
@@ -640,13 +654,13 @@ impl ClientCache {
 /// Every Kind of `decls`, composed once (the caller keeps them for the life of the
 /// process: their `KindInfo` strings are `'static`). Panics only if a declaration does not
 /// compose, which each family's tests rule out.
-pub fn compose(decls: &[KindDecl]) -> Vec<Arc<FamilyKind>> {
+pub fn compose(decls: &[Kind]) -> Vec<Arc<FamilyKind>> {
     compose_checked(decls, &[])
 }
 
 /// As [`compose`], each Kind with its admission checks from `checks` (the provider's
 /// generated table of upstream validators).
-pub fn compose_checked(decls: &[KindDecl], checks: &'static [KindChecks]) -> Vec<Arc<FamilyKind>> {
+pub fn compose_checked(decls: &[Kind], checks: &'static [KindChecks]) -> Vec<Arc<FamilyKind>> {
     compose_with_references(decls, checks, &[])
 }
 
@@ -657,7 +671,7 @@ pub fn compose_checked(decls: &[KindDecl], checks: &'static [KindChecks]) -> Vec
     reason = "the declarations are compiled in; each family's tests compose every one of them"
 )]
 pub fn compose_with_references(
-    decls: &[KindDecl],
+    decls: &[Kind],
     checks: &'static [KindChecks],
     table: &[crate::refs::Reference],
 ) -> Vec<Arc<FamilyKind>> {
@@ -720,7 +734,7 @@ pub fn managed(name: &str, external_name: &str, params: Value) -> Managed<Family
 /// The connector of one Kind.
 #[derive(Debug, Clone)]
 pub struct FamilyConnector {
-    kind: Arc<ResolvedKind>,
+    kind: Arc<BoundKind>,
     strict: Arc<StrictSchema>,
     cache: Arc<ClientCache>,
 }
@@ -759,14 +773,13 @@ impl Connector<FamilyKind> for FamilyConnector {
 /// The family's rule for `key` and, when it is the external name, the key checks of the
 /// Kind's upstream validators, as one message naming the Kind and the identifier.
 fn identifier_rules(
-    kind: &ResolvedKind,
+    kind: &BoundKind,
     strict: Option<&StrictSchema>,
     key: &str,
     params: &Value,
 ) -> Result<(), String> {
     let external_name = kind.decl.id == Id::Name;
-    kind.decl
-        .hooks
+    kind.hooks
         .check_key(key)
         .and_then(|()| match strict {
             Some(s) if external_name => checks::check_key(&s.checks, key, params),
@@ -789,7 +802,7 @@ fn identifier_rules(
 #[derive(Debug, Clone)]
 pub struct FamilyClient {
     client: JfrogClient,
-    kind: Arc<ResolvedKind>,
+    kind: Arc<BoundKind>,
     /// Every upstream rule, checked on the resolved parameters before any write.
     strict: Option<Arc<StrictSchema>>,
     snapshot: Option<Arc<Snapshot>>,
@@ -877,13 +890,22 @@ pub fn generate_password() -> String {
 }
 
 /// Whether the hashes come from `atProvider` (so they must be carried over even if empty).
+/// What the family's hooks see of `mr`.
+fn mr_state(mr: &Managed<FamilyKind>) -> MrState<'_> {
+    MrState {
+        for_provider: &mr.for_provider,
+        at_provider: &mr.at_provider,
+        init_only_fields: &mr.init_only_fields,
+    }
+}
+
 fn hashes_in_status(mr: &Managed<FamilyKind>) -> bool {
     matches!(mr.at_provider.get(HASHES_FIELD), Some(Value::Object(_)))
 }
 
 impl FamilyClient {
     /// A client for one MR of `kind`.
-    pub fn new(client: JfrogClient, kind: Arc<ResolvedKind>) -> Self {
+    pub fn new(client: JfrogClient, kind: Arc<BoundKind>) -> Self {
         FamilyClient {
             client,
             kind,
@@ -912,6 +934,7 @@ impl FamilyClient {
             client: &self.client,
             kind: &self.kind,
             key,
+            rest: self.kind.rest,
             snapshot: self.snapshot.as_ref(),
         }
     }
@@ -931,7 +954,7 @@ impl FamilyClient {
         if address.contains('?') {
             return None;
         }
-        self.kind.decl.rest.list_key(address)
+        self.kind.rest.list_key(address)
     }
 
     /// The object under `key` (`None`: it does not exist), from the snapshot when it can
@@ -960,7 +983,7 @@ impl FamilyClient {
             }
         }
         let sent = Instant::now();
-        let result = match self.kind.decl.rest.read(&self.client, key).await {
+        let result = match self.kind.rest.read(&self.client, key).await {
             Ok(b) => Some(Arc::new(b)),
             Err(e) if e.is_not_found() => None,
             Err(e) => return Err(ExternalError::new(e)),
@@ -1093,7 +1116,6 @@ impl FamilyClient {
     fn unstored_and_alive(&self, mr: &Managed<FamilyKind>) -> bool {
         let Some(life) = self
             .kind
-            .decl
             .hooks
             .unstored_lifetime(&self.kind, &mr.for_provider)
         else {
@@ -1124,7 +1146,6 @@ impl FamilyClient {
     fn address(&self, key: &str, params: &Value, at_provider: &Value) -> String {
         let address = self
             .kind
-            .decl
             .hooks
             .address_observed(&self.kind, key, params, at_provider);
         // A server-assigned object has no key before its create, but its create (and the
@@ -1145,7 +1166,7 @@ impl FamilyClient {
     }
 
     fn context(&self, key: &str) -> DiffContext {
-        self.kind.decl.hooks.diff_context(&self.client, key)
+        self.kind.hooks.diff_context(&self.client, key)
     }
 
     /// Wire members of write-only fields the user gives only in initProvider.
@@ -1182,16 +1203,13 @@ impl FamilyClient {
         let params = self.with_identity(key, params);
         let mut body = wire::to_wire(&self.kind, key, &params, secrets, mode, skip, observed)
             .map_err(ExternalError::new)?;
-        self.kind
-            .decl
-            .hooks
-            .finish_body(&self.kind, mode, &mut body);
+        self.kind.hooks.finish_body(&self.kind, mode, &mut body);
         Ok(body)
     }
 
     /// The wire member of the Kind's generated secret when `params` leave it unset.
     fn generated_wire(&self, params: &Value) -> Option<&'static str> {
-        self.kind.decl.hooks.generated_secret(&self.kind, params)
+        self.kind.hooks.generated_secret(&self.kind, params)
     }
 
     /// Put a generated value into a create `body` whose generated secret is unset; returns
@@ -1265,7 +1283,7 @@ impl FamilyClient {
         address: &str,
         body: &Map<String, Value>,
     ) -> Result<(String, Value), ExternalError> {
-        let hooks = self.kind.decl.hooks;
+        let hooks = self.kind.hooks;
         let find = || async {
             hooks
                 .find_created(self.hook_ctx(address), body)
@@ -1278,13 +1296,7 @@ impl FamilyClient {
             tracing::info!(kind = self.kind.decl.kind, %id, "adopting the object an earlier create made");
             return Ok((id, Value::Null));
         }
-        match self
-            .kind
-            .decl
-            .rest
-            .create(&self.client, address, body)
-            .await
-        {
+        match self.kind.rest.create(&self.client, address, body).await {
             Ok(answer) => hooks
                 .created_id(&self.kind, &answer)
                 .map(|id| (id, answer))
@@ -1336,7 +1348,6 @@ impl FamilyClient {
             }
         }
         self.kind
-            .decl
             .hooks
             .check_params(&self.kind, params)
             .map_err(bad)?;
@@ -1351,7 +1362,6 @@ impl FamilyClient {
     /// The family's rules that need other objects of the platform, before any write.
     async fn check_against_platform(&self, key: &str, params: &Value) -> Result<(), ExternalError> {
         self.kind
-            .decl
             .hooks
             .check_against_platform(self.hook_ctx(key), params)
             .await
@@ -1462,7 +1472,7 @@ impl ExternalClient<FamilyKind> for FamilyClient {
         }
         if mr.deleting
             && (matches!(self.kind.decl.id, Id::Singleton(_))
-                || self.kind.decl.hooks.gone_after_delete(&self.kind))
+                || self.kind.hooks.gone_after_delete(&self.kind))
             && delete_requested(mr)
         {
             // A platform singleton is reset (or kept), never removed (and some objects stay
@@ -1475,7 +1485,7 @@ impl ExternalClient<FamilyKind> for FamilyClient {
         }
         let address = self.address(&key, &mr.for_provider, &mr.at_provider);
         // What JFrog cannot delete is forgotten: nothing is left to wait for.
-        if mr.deleting && self.kind.decl.rest.forgets_on_delete() {
+        if mr.deleting && self.kind.rest.forgets_on_delete() {
             // A singleton forgotten by its MR may be claimed by the next one.
             self.release_singleton(&address, mr);
             return Ok(ExternalObservation::default());
@@ -1497,7 +1507,7 @@ impl ExternalClient<FamilyKind> for FamilyClient {
             }
             return Ok(ExternalObservation::default());
         };
-        if let Some(decoded) = self.kind.decl.hooks.decode(&self.kind, &body) {
+        if let Some(decoded) = self.kind.hooks.decode(&self.kind, &body) {
             body = Arc::new(decoded);
         }
         self.check_identity(&key, &body)?;
@@ -1512,12 +1522,7 @@ impl ExternalClient<FamilyKind> for FamilyClient {
             );
         }
         mr.at_provider = Value::Object(at);
-        if let Some(why) = self
-            .kind
-            .decl
-            .hooks
-            .unavailable(&self.kind, &mr.at_provider)
-        {
+        if let Some(why) = self.kind.hooks.unavailable(&self.kind, &mr.at_provider) {
             let mut c = Condition::creating();
             c.message = why;
             mr.set_condition(c);
@@ -1533,7 +1538,7 @@ impl ExternalClient<FamilyKind> for FamilyClient {
             return Ok(obs);
         }
         // Parameters fixed at create are in no answer: nothing to compare, nothing to send.
-        if !self.kind.decl.rest.updatable() {
+        if !self.kind.rest.updatable() {
             return Ok(obs);
         }
         if mr.late_initialize {
@@ -1638,7 +1643,7 @@ impl ExternalClient<FamilyKind> for FamilyClient {
             }
             return Ok(Some(key));
         }
-        if !self.kind.decl.rest.updatable() {
+        if !self.kind.rest.updatable() {
             return Err(ExternalError::msg(format!(
                 "a {} cannot be changed in JFrog: its parameters are fixed at create (delete the managed resource and create it anew)",
                 self.kind.decl.kind
@@ -1704,7 +1709,6 @@ impl ExternalClient<FamilyKind> for FamilyClient {
             _ => {
                 let answer = self
                     .kind
-                    .decl
                     .rest
                     .create(&self.client, &address, &body)
                     .await
@@ -1722,7 +1726,7 @@ impl ExternalClient<FamilyKind> for FamilyClient {
                 .0
                 .insert(format!("attribute.{tf}"), value.into_bytes());
         }
-        self.kind.decl.hooks.after_create(self.hook_ctx(&key)).await;
+        self.kind.hooks.after_create(self.hook_ctx(&key)).await;
         let hashes = diff::write_only_hashes(
             &self.kind,
             &body,
@@ -1744,7 +1748,7 @@ impl ExternalClient<FamilyKind> for FamilyClient {
     }
 
     async fn update(&self, mr: &mut Managed<FamilyKind>) -> Result<ExternalUpdate, ExternalError> {
-        if !self.kind.decl.rest.updatable() {
+        if !self.kind.rest.updatable() {
             return Err(ExternalError::msg(format!(
                 "a {} cannot be changed in JFrog: its parameters are fixed at create (delete the managed resource and create it anew)",
                 self.kind.decl.kind
@@ -1773,15 +1777,13 @@ impl ExternalClient<FamilyKind> for FamilyClient {
         }
         let (body, hashes) = self.update_body(mr, &key)?;
         self.kind
-            .decl
             .rest
             .update(&self.client, &address, &body)
             .await
             .map_err(ExternalError::new)?;
         self.kind
-            .decl
             .hooks
-            .after_update(self.hook_ctx(&key), mr)
+            .after_update(self.hook_ctx(&key), mr_state(mr))
             .await?;
         // Keep the hashes of init-only write-only values recorded at create.
         let mut all = recorded_hashes(mr);
@@ -1809,11 +1811,10 @@ impl ExternalClient<FamilyKind> for FamilyClient {
         let address = self.address(&key, &mr.for_provider, &mr.at_provider);
         let _write = self.begin_write(&address);
         self.kind
-            .decl
             .hooks
-            .before_delete(self.hook_ctx(&key), mr)
+            .before_delete(self.hook_ctx(&key), mr_state(mr))
             .await;
-        match self.kind.decl.rest.delete(&self.client, &address).await {
+        match self.kind.rest.delete(&self.client, &address).await {
             Ok(()) => {}
             Err(e) if e.is_not_found() => {}
             Err(e) => return Err(ExternalError::new(e)),
@@ -1856,7 +1857,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::decl::{Dv, Field, Id};
+    use crate::decl::{Dv, Field, Id, KindDecl};
     use crate::hooks::NoHooks;
     use crate::rest::{Call, Paths, Verb};
 
@@ -1901,6 +1902,13 @@ mod tests {
             identity: &[],
             fixed_body: &[],
             rules: &[],
+        }
+    }
+
+    /// `d` with the test family's behaviour.
+    fn bound(d: KindDecl) -> Kind {
+        Kind {
+            decl: d,
             rest: &REST,
             hooks: &HOOKS,
         }
@@ -1917,7 +1925,7 @@ mod tests {
 
     #[test]
     fn a_compiled_strict_schema_is_dropped_once_idle_and_compiled_again_when_needed() {
-        let kind = FamilyKind::new(&decl(Id::Name))
+        let kind = FamilyKind::new(&bound(decl(Id::Name)))
             .expect("kind")
             .with_checks(vec![&REPO_KEY_CHECKS]);
         let strict = kind.strict.clone();
@@ -1957,7 +1965,7 @@ mod tests {
         let jfrog = JfrogClient::builder("http://127.0.0.1:1")
             .build()
             .expect("client");
-        let kind = FamilyKind::new(&d).expect("composes");
+        let kind = FamilyKind::new(&bound(d)).expect("composes");
         FamilyClient::new(jfrog, kind.resolved().clone())
     }
 
@@ -2025,7 +2033,7 @@ mod tests {
             (Id::Singleton("s"), true),
             (Id::ServerAssigned, false),
         ] {
-            let k = FamilyKind::new(&decl(id)).expect("composes");
+            let k = FamilyKind::new(&bound(decl(id))).expect("composes");
             assert_eq!(
                 k.info().identifier.is_deterministic(),
                 deterministic,
@@ -2271,12 +2279,12 @@ mod tests {
     ];
 
     fn plain_secret_kind(fields: &'static [Field]) -> FamilyKind {
-        FamilyKind::new(&KindDecl {
+        FamilyKind::new(&bound(KindDecl {
             id_wire: None,
             extends: &[],
             fields,
             ..decl(Id::Singleton("thing"))
-        })
+        }))
         .expect("composes")
     }
 
@@ -2378,7 +2386,7 @@ mod tests {
             "{rules}"
         );
         // The reference never reaches the observation.
-        let o = schema::observation_schema(kind.resolved());
+        let o = schema::observation_schema(kind.resolved(), kind.resolved().hooks.id_description());
         assert!(o["properties"].get("keySecretRef").is_none());
         assert!(o["properties"].get("key").is_none());
     }
@@ -2403,7 +2411,7 @@ mod tests {
                 fields,
                 ..decl(Id::Singleton("thing"))
             };
-            assert!(FamilyKind::new(&d).is_err(), "{fields:?}");
+            assert!(FamilyKind::new(&bound(d)).is_err(), "{fields:?}");
         }
     }
 }

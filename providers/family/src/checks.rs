@@ -917,17 +917,28 @@ fn fields_of(cel: &str) -> Vec<String> {
         .collect()
 }
 
+/// What [`verify`] reads of a Kind (the adapter's `FamilyKind`, whose module is above this
+/// one).
+pub trait Verified {
+    /// The composed declaration.
+    fn resolved_kind(&self) -> &crate::ResolvedKind;
+    /// The Kind's reference fields.
+    fn reference_fields(&self) -> &[ReferenceField];
+    /// The `forProvider` schema with the admission checks applied, as in the CRD.
+    fn admission_schema(&self) -> Value;
+}
+
 /// Every problem of a provider's checks table against its Kinds: an entry that matches no
 /// Kind the provider declares, or a check that does not fit a matched Kind's schema.
-pub fn verify(
-    kinds: &[std::sync::Arc<crate::FamilyKind>],
+pub fn verify<K: Verified>(
+    kinds: &[std::sync::Arc<K>],
     all: &'static [KindChecks],
 ) -> Vec<CheckError> {
     let mut problems = Vec::new();
     for c in all {
         let matched: Vec<_> = kinds
             .iter()
-            .filter(|k| matches(c.kind, k.resolved().decl.kind))
+            .filter(|k| matches(c.kind, k.resolved_kind().decl.kind))
             .collect();
         if matched.is_empty() {
             problems.push(CheckError {
@@ -938,13 +949,13 @@ pub fn verify(
         }
         for k in matched {
             for mode in [Mode::Admission, Mode::BeforeWrite] {
-                let mut s = crate::schema::parameters_schema(k.resolved());
-                if let Err(mut e) = apply_as(&mut s, c, k.references(), mode) {
-                    e.message = format!("{} (in {})", e.message, k.resolved().decl.kind);
+                let mut s = crate::schema::parameters_schema(k.resolved_kind());
+                if let Err(mut e) = apply_as(&mut s, c, k.reference_fields(), mode) {
+                    e.message = format!("{} (in {})", e.message, k.resolved_kind().decl.kind);
                     problems.push(e);
                 }
             }
-            let strict = strict_schema(k.resolved(), &[c], k.references()).map(|s| {
+            let strict = strict_schema(k.resolved_kind(), &[c], k.reference_fields()).map(|s| {
                 crd_schema::Schema::compile(&s).map_err(|errs| {
                     errs.iter()
                         .map(ToString::to_string)
@@ -958,19 +969,19 @@ pub fn verify(
                     path: String::new(),
                     message: format!(
                         "the schema checked before a write does not compile (in {}): {message}",
-                        k.resolved().decl.kind
+                        k.resolved_kind().decl.kind
                     ),
                 });
             }
-            problems.extend(late_init_in_rules(k.resolved(), c));
+            problems.extend(late_init_in_rules(k.resolved_kind(), c));
             if !c.key.is_empty() {
-                if k.resolved().decl.id != crate::Id::Name {
+                if k.resolved_kind().decl.id != crate::Id::Name {
                     problems.push(CheckError {
                         kind: c.kind,
                         path: String::new(),
                         message: format!(
                             "key checks on {}, whose identifier is not the external name",
-                            k.resolved().decl.kind
+                            k.resolved_kind().decl.kind
                         ),
                     });
                 }
@@ -979,7 +990,7 @@ pub fn verify(
                         Check::Pattern(p) | Check::Format(p, _) => regex::Regex::new(p).is_ok(),
                         Check::Length(..) => true,
                         Check::PrefixedBy(f) | Check::JoinedLength(f, _) => {
-                            k.resolved().params().any(|x| x.crd == *f)
+                            k.resolved_kind().params().any(|x| x.crd == *f)
                         }
                         _ => false,
                     };
@@ -997,10 +1008,9 @@ pub fn verify(
         }
     }
     for k in kinds {
-        use provider_runtime::managed::ManagedKind;
-        for (path, f) in unguarded(&k.parameters_schema()) {
+        for (path, f) in unguarded(&k.admission_schema()) {
             problems.push(CheckError {
-                kind: k.resolved().decl.kind,
+                kind: k.resolved_kind().decl.kind,
                 path,
                 message: format!(
                     "a rule reads {f} without has(self.{f}): where it is absent the API server answers an evaluation error"

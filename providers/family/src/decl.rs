@@ -1,7 +1,10 @@
 //! The vocabulary of Kind declarations: a [`Field`] (one parameter, its CRD and wire names,
 //! type, default and comparison rule), a [`KindDecl`] (one Kind: provider, group, identifier
-//! strategy, the field sets it is composed of, its REST binding and its family's hooks) and
-//! the composition into a [`ResolvedKind`].
+//! strategy, the field sets it is composed of) and the composition into a [`ResolvedKind`].
+//!
+//! Pure data, the bottom of the crate: this module uses no other module of it. A Kind's
+//! behaviour (its REST binding and its family's hooks) is bound to its declaration one layer
+//! up, in the `kind` module.
 //!
 //! Composition follows the catalog: the `extends` base, then each mixin in order, then the
 //! Kind's own fields; a later field replaces an earlier one with the same Terraform name; then
@@ -9,9 +12,6 @@
 
 use provider_runtime::managed::kind::IdentifierStrategy;
 use serde_json::{Value, json};
-
-use crate::hooks::Hooks;
-use crate::rest::Rest;
 
 /// A field's type.
 #[derive(Debug, Clone, Copy)]
@@ -422,7 +422,8 @@ impl Id {
     }
 }
 
-/// One Kind, as declared in a family's (generated) tables.
+/// One Kind, as declared in a family's (generated) tables (a `Kind` of the `kind` module
+/// binds it to its behaviour).
 #[derive(Debug, Clone, Copy)]
 pub struct KindDecl {
     /// The provider short name (`artifactory`, `xray`, `project`, `platform`).
@@ -456,10 +457,6 @@ pub struct KindDecl {
     /// Cross-field rules checked at admission on `forProvider` (CEL; `self` is
     /// `forProvider`).
     pub rules: &'static [Rule],
-    /// The REST binding.
-    pub rest: &'static dyn Rest,
-    /// What the family owns beyond the generic adapter.
-    pub hooks: &'static dyn Hooks,
 }
 
 /// A composed Kind: its effective field list.

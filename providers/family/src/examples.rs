@@ -2,6 +2,7 @@
 //! a YAML writer, and the check that the checked-in files are current (a family's test
 //! calls [`check_files`]; run the tests with `UPDATE_EXAMPLES=1` to rewrite them).
 
+use std::borrow::Borrow;
 use std::path::Path;
 
 use serde_json::{Value, json};
@@ -59,12 +60,14 @@ pub fn manifest(d: &KindDecl, name: &str, for_provider: Value, legacy: bool) -> 
 
 /// Every example file of a family whose examples sit in one folder per group:
 /// `<group>/<kebab-kind>.yaml` per Kind (namespaced) and `<group>/legacy/<kebab-kind>.yaml`
-/// for the `legacy` Kinds (cluster-scoped), as (path, YAML).
-pub fn files_by_group(
-    decls: &[KindDecl],
+/// for the `legacy` Kinds (cluster-scoped), as (path, YAML). `decls` are declarations, or
+/// anything that holds one (a family's table of `Kind`s).
+pub fn files_by_group<D: Borrow<KindDecl>>(
+    decls: &[D],
     legacy: &[&str],
     example: impl Fn(&KindDecl, bool) -> Value,
 ) -> Vec<(String, String)> {
+    let decls: Vec<&KindDecl> = decls.iter().map(Borrow::borrow).collect();
     let mut out: Vec<(String, String)> = decls
         .iter()
         .map(|d| {

@@ -42,9 +42,10 @@ use jfrog_client::JfrogClient;
 use serde_json::{Map, Value, json};
 use sha2::{Digest, Sha256};
 
-use crate::decl::{Field, Id, Norm, ResolvedKind, Ty};
+use crate::decl::{Field, Id, Norm, Ty};
 use crate::diff::{self, DiffContext};
 use crate::examples::{kebab, to_yaml};
+use crate::kind::BoundKind;
 use crate::rest::{ListCall, ListShape};
 use crate::wire::{self, empty_of, get_path};
 
@@ -176,7 +177,7 @@ pub struct Export {
 }
 
 /// Whether `kind` is selected by `only`.
-fn selected(kind: &ResolvedKind, only: &[String]) -> bool {
+fn selected(kind: &BoundKind, only: &[String]) -> bool {
     only.is_empty()
         || only.iter().any(|o| {
             o.eq_ignore_ascii_case(kind.decl.group) || o.eq_ignore_ascii_case(kind.decl.kind)
@@ -186,7 +187,7 @@ fn selected(kind: &ResolvedKind, only: &[String]) -> bool {
 /// Read every list call of the selected `kinds` and build the manifests. `progress` gets a
 /// short line after each list call and every 100 objects.
 pub async fn export(
-    kinds: &[&ResolvedKind],
+    kinds: &[&BoundKind],
     client: &JfrogClient,
     opts: &Options,
     progress: &mut dyn FnMut(&str),
@@ -195,9 +196,9 @@ pub async fn export(
     // Kinds by list call, in declaration order: every Kind of a list a selected Kind uses
     // (an object goes to the Kind it matches among all of them, then counts only if that
     // Kind is selected).
-    let mut lists: Vec<(ListCall, Vec<&ResolvedKind>)> = Vec::new();
+    let mut lists: Vec<(ListCall, Vec<&BoundKind>)> = Vec::new();
     for k in kinds.iter().copied() {
-        let list = k.decl.rest.list().filter(|_| k.decl.hooks.exportable(k));
+        let list = k.rest.list().filter(|_| k.hooks.exportable(k));
         let Some(list) = list else {
             if selected(k, &opts.only) {
                 out.unlisted_kinds.push(k.decl.kind);
@@ -219,7 +220,7 @@ pub async fn export(
     let mut parent_keys: BTreeMap<String, Vec<String>> = BTreeMap::new();
     for (i, (family_list, ks)) in lists.iter().enumerate() {
         // The Kinds of one list share its binding.
-        let rest = ks[0].decl.rest;
+        let rest = ks[0].rest;
         let list = rest
             .list_on(client)
             .await
@@ -293,9 +294,9 @@ pub async fn export(
                 i + 1,
                 objects.len()
             ));
-            let case_insensitive = ks.first().is_some_and(|k| k.decl.rest.case_insensitive());
+            let case_insensitive = ks.first().is_some_and(|k| k.rest.case_insensitive());
             // Kinds the family tells apart by more than the objects (replications).
-            let chosen = match ks[0].decl.hooks.export_kinds(client, ks[0], &objects).await {
+            let chosen = match ks[0].hooks.export_kinds(client, ks[0], &objects).await {
                 Ok(Some((chosen, asked))) => {
                     out.requests += asked;
                     Some(chosen)
@@ -340,10 +341,7 @@ pub async fn export(
                         }
                     }
                 };
-                if let Some(reason) = ks
-                    .iter()
-                    .find_map(|k| k.decl.hooks.platform_owned(&key, obj))
-                {
+                if let Some(reason) = ks.iter().find_map(|k| k.hooks.platform_owned(&key, obj)) {
                     out.platform_owned.push(Skipped {
                         what: path.clone(),
                         key: key.clone(),
@@ -371,7 +369,7 @@ pub async fn export(
                     }
                 };
                 // The binding that reads it: its chosen Kind's, else the list's.
-                let rest = chosen_kind.map_or(rest, |k| k.decl.rest);
+                let rest = chosen_kind.map_or(rest, |k| k.rest);
                 // A list that shows only which objects exist: read each for its details.
                 let read;
                 let obj = if rest.list_reads_each() {
@@ -413,7 +411,7 @@ pub async fn export(
                     }
                 };
                 let what = kind.decl.kind.to_string();
-                if let Err(rule) = kind.decl.hooks.check_key(&key) {
+                if let Err(rule) = kind.hooks.check_key(&key) {
                     out.skipped.push(Skipped {
                         what,
                         key,
@@ -421,7 +419,7 @@ pub async fn export(
                     });
                     continue;
                 }
-                let ctx = kind.decl.hooks.diff_context(client, &key);
+                let ctx = kind.hooks.diff_context(client, &key);
                 let in_parent: Vec<(&str, &str)> = rest
                     .list_parents()
                     .iter()
@@ -439,7 +437,7 @@ pub async fn export(
                     None => obj,
                 };
                 // As the adapter reads it (a watch's filters unfolded into its declared fields).
-                let decoded = kind.decl.hooks.decode(kind, obj);
+                let decoded = kind.hooks.decode(kind, obj);
                 let mut one = object(
                     kind,
                     &key,
@@ -465,7 +463,6 @@ pub async fn export(
                 }
                 names.insert(slot, folded);
                 if let Err(rule) = kind
-                    .decl
                     .hooks
                     .check_params(kind, &one.object.manifest["spec"]["forProvider"])
                 {
@@ -513,11 +510,7 @@ fn sorted_keys(list: &ListCall, objects: &[Value]) -> Vec<String> {
 /// The objects of a list answer; a grouped answer's group name goes into its member.
 /// `obj` with the top-level wire members of its parent's fields that it lacks set to the
 /// parent's values (`None`: it has them all).
-fn in_parent_members(
-    kind: &ResolvedKind,
-    in_parent: &[(&str, &str)],
-    obj: &Value,
-) -> Option<Value> {
+fn in_parent_members(kind: &BoundKind, in_parent: &[(&str, &str)], obj: &Value) -> Option<Value> {
     let missing: Vec<(&str, &str)> = in_parent
         .iter()
         .filter_map(|(field, value)| {
@@ -588,8 +581,8 @@ fn list_objects(list: &ListCall, body: &[u8]) -> Result<Vec<Value>, ExportError>
 /// object carries the most of. Equally specific Kinds (aliases declared alike, such as
 /// `FederatedDockerRepository` and `FederatedDockerV2Repository`) stay in declaration
 /// order, and the first is used.
-fn best_match<'k>(kinds: &[&'k ResolvedKind], obj: &Value) -> Vec<&'k ResolvedKind> {
-    let scored: Vec<(usize, &ResolvedKind)> = kinds
+fn best_match<'k>(kinds: &[&'k BoundKind], obj: &Value) -> Vec<&'k BoundKind> {
+    let scored: Vec<(usize, &BoundKind)> = kinds
         .iter()
         .copied()
         .filter_map(|k| {
@@ -598,7 +591,7 @@ fn best_match<'k>(kinds: &[&'k ResolvedKind], obj: &Value) -> Vec<&'k ResolvedKi
                     .and_then(Value::as_str)
                     .is_some_and(|got| got.eq_ignore_ascii_case(want))
             });
-            if !identity || !constants_match(&k.fields, obj) || !k.decl.hooks.lists_as(k, obj) {
+            if !identity || !constants_match(&k.fields, obj) || !k.hooks.lists_as(k, obj) {
                 return None;
             }
             let mut score = 0;
@@ -649,7 +642,7 @@ fn constants_match(fields: &[Field], obj: &Value) -> bool {
 
 /// The identity members of `obj` as the Kinds of its list declare them (`rclass=local,
 /// packageType=foo`).
-fn describe_identity(kinds: &[&ResolvedKind], obj: &Value) -> String {
+fn describe_identity(kinds: &[&BoundKind], obj: &Value) -> String {
     let members: BTreeSet<&str> = kinds
         .iter()
         .flat_map(|k| k.decl.identity.iter().map(|(w, _)| *w))
@@ -724,7 +717,7 @@ struct One {
 }
 
 /// Whether a gate boolean is on in the observed object (its value, else its default).
-fn gate_on(kind: &ResolvedKind, observed: &Map<String, Value>, gate: &str) -> bool {
+fn gate_on(kind: &BoundKind, observed: &Map<String, Value>, gate: &str) -> bool {
     match observed.get(gate).and_then(Value::as_bool) {
         Some(b) => b,
         None => kind
@@ -778,7 +771,7 @@ fn prune_element(children: &[Field], elem: &mut Value) {
 /// `parent`: the fields naming the parent of an object listed per parent, with their values
 /// (set in `forProvider`, and the name made unique across parents).
 fn object(
-    kind: &ResolvedKind,
+    kind: &BoundKind,
     key: &str,
     parent: &[(&str, &str)],
     body: &Value,
@@ -900,7 +893,7 @@ fn object(
     // which JFrog never shows but the object cannot be without), and the one the Kind always
     // has unless its parameters say otherwise (a user's password, generated when not given,
     // never shown): one reference per wire member.
-    let generated = d
+    let generated = kind
         .hooks
         .generated_secret(kind, &Value::Object(params.clone()));
     let mut wires_done = BTreeSet::new();
@@ -1301,7 +1294,7 @@ pub async fn run(
         observe_only: args.observe_only,
         only: args.kinds.clone(),
     };
-    let resolved: Vec<&ResolvedKind> = kinds.iter().map(|k| k.resolved().as_ref()).collect();
+    let resolved: Vec<&BoundKind> = kinds.iter().map(|k| k.resolved().as_ref()).collect();
     let terminal = std::io::stderr().is_terminal();
     let mut progress = |line: &str| {
         if terminal {
@@ -1374,6 +1367,7 @@ mod tests {
     use super::*;
     use crate::decl::{Dv, KindDecl};
     use crate::hooks::NoHooks;
+    use crate::kind::Kind;
     use crate::rest::{Call, Paths, Verb};
     use jfrog_client::Service;
 
@@ -1428,22 +1422,24 @@ mod tests {
         Ty::ObjSet(HANDLER_B),
     )
     .required()];
-    fn decl(kind: &'static str, fields: &'static [Field]) -> KindDecl {
-        KindDecl {
-            provider: "p",
-            group: "g",
-            kind,
-            description: "",
-            id: Id::Name,
-            id_wire: Some("key"),
-            extends: &[],
-            mixins: &[],
-            fields,
-            default_overrides: &[],
-            enum_overrides: &[],
-            identity: &[("class", "local")],
-            fixed_body: &[],
-            rules: &[],
+    fn decl(kind: &'static str, fields: &'static [Field]) -> Kind {
+        Kind {
+            decl: KindDecl {
+                provider: "p",
+                group: "g",
+                kind,
+                description: "",
+                id: Id::Name,
+                id_wire: Some("key"),
+                extends: &[],
+                mixins: &[],
+                fields,
+                default_overrides: &[],
+                enum_overrides: &[],
+                identity: &[("class", "local")],
+                fixed_body: &[],
+                rules: &[],
+            },
             rest: &REST,
             hooks: &NoHooks,
         }
@@ -1460,8 +1456,8 @@ mod tests {
 
     #[test]
     fn constants_inside_list_elements_tell_kinds_apart() {
-        let a = decl("KindA", FIELDS_A).resolve().expect("a");
-        let b = decl("KindB", FIELDS_B).resolve().expect("b");
+        let a = decl("KindA", FIELDS_A).bound().expect("a");
+        let b = decl("KindB", FIELDS_B).bound().expect("b");
         let obj =
             |t: &str| json!({"key": "k", "class": "LOCAL", "handlers": [{"url": "u", "type": t}]});
         let kinds = [&a, &b];
@@ -1472,7 +1468,7 @@ mod tests {
 
     #[test]
     fn parameters_are_what_differs_from_unset_and_secrets_are_references() {
-        let a = decl("KindA", FIELDS_A).resolve().expect("a");
+        let a = decl("KindA", FIELDS_A).bound().expect("a");
         let body = json!({
             "key": "Team_A", "class": "local",
             "description": "", "enabled": false, "tags": ["z", "a"], "layout": "simple",
@@ -1529,7 +1525,7 @@ mod tests {
     /// across parents) stays within one DNS label; the external name is its own key.
     #[test]
     fn an_object_inside_a_parent_names_it() {
-        let a = decl("KindA", FIELDS_A).resolve().expect("a");
+        let a = decl("KindA", FIELDS_A).bound().expect("a");
         let body = json!({"key": "dev", "class": "local"});
         let opts = Options::default();
         let one = object(

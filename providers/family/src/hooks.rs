@@ -7,12 +7,12 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use jfrog_client::JfrogClient;
-use provider_runtime::managed::external::{ExternalError, Managed};
+use provider_runtime::managed::external::ExternalError;
 use serde_json::{Map, Value};
 
-use crate::adapter::FamilyKind;
 use crate::decl::{KindDecl, ResolvedKind};
 use crate::diff::DiffContext;
+use crate::rest::Rest;
 use crate::snapshot::{Lookup, Snapshot, WriteGuard};
 use crate::wire::Mode;
 
@@ -27,7 +27,21 @@ pub struct HookCtx<'a> {
     pub kind: &'a ResolvedKind,
     /// The identifier.
     pub key: &'a str,
+    /// The Kind's REST binding.
+    pub(crate) rest: &'a dyn Rest,
     pub(crate) snapshot: Option<&'a Arc<Snapshot>>,
+}
+
+/// What a hook sees of the MR it runs for (the adapter's `Managed`): its parameters and its
+/// last observation.
+#[derive(Debug, Clone, Copy)]
+pub struct MrState<'a> {
+    /// `spec.forProvider`, with resolved references.
+    pub for_provider: &'a Value,
+    /// `status.atProvider`.
+    pub at_provider: &'a Value,
+    /// Top-level `forProvider` keys set only in `initProvider` (not compared, not updated).
+    pub init_only_fields: &'a [String],
 }
 
 impl HookCtx<'_> {
@@ -43,13 +57,7 @@ impl HookCtx<'_> {
                 Lookup::Unknown => {}
             }
         }
-        self.kind
-            .decl
-            .rest
-            .read(self.client, key)
-            .await
-            .ok()
-            .map(Arc::new)
+        self.rest.read(self.client, key).await.ok().map(Arc::new)
     }
 
     /// Mark another object of the family as written by us until the guard is dropped.
@@ -136,16 +144,12 @@ pub trait Hooks: Send + Sync + std::fmt::Debug {
     async fn after_create(&self, _ctx: HookCtx<'_>) {}
 
     /// After a successful update; an error fails the update.
-    async fn after_update(
-        &self,
-        _ctx: HookCtx<'_>,
-        _mr: &Managed<FamilyKind>,
-    ) -> Result<(), ExternalError> {
+    async fn after_update(&self, _ctx: HookCtx<'_>, _mr: MrState<'_>) -> Result<(), ExternalError> {
         Ok(())
     }
 
     /// Before the delete call (side effects such as deleting federation members).
-    async fn before_delete(&self, _ctx: HookCtx<'_>, _mr: &Managed<FamilyKind>) {}
+    async fn before_delete(&self, _ctx: HookCtx<'_>, _mr: MrState<'_>) {}
 
     /// Whether a successful delete leaves an object a read still finds, which then counts as
     /// gone for the MR (singletons are always treated so: reset or kept, never removed).

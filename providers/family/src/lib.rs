@@ -7,6 +7,8 @@
 //! - [`rest`]: the REST binding ([`rest::Paths`] as data, or a family's own [`rest::Rest`]).
 //! - [`hooks`]: what a family truly owns (post-write calls, key and parameter rules, delete
 //!   side effects, body adjustments).
+//! - [`kind`]: a declaration bound to its behaviour ([`kind::Kind`], what a family's table
+//!   lists, and [`kind::BoundKind`] once composed).
 //! - [`schema`], [`wire`], [`diff`]: the `forProvider`/`atProvider` schemas, `forProvider` ⇄
 //!   JSON, up-to-date comparison, late initialisation and write-only hashes, generic over the
 //!   declared fields.
@@ -20,6 +22,14 @@
 //! - [`export`]: manifests that adopt a live platform's objects, from the list calls.
 //! - [`preview`]: what applying manifests would do to JFrog, with no write.
 //! - `suite` (feature `suite`, for tests): the generic family test suite.
+//!
+//! # Layers
+//!
+//! Each module uses only modules listed before it here, so each can be read and changed
+//! knowing only those: `decl`, `describe`; `wire`, `diff`, `schema`, `refs`, `checks`,
+//! `examples` (declarations as data); `rest`, `snapshot`, `hooks` (behaviour); `kind` (a
+//! declaration bound to its behaviour); `adapter`; `preview`, `export`, `seed`, `suite`.
+//! `cargo test -p xtask modules` fails, naming the circle, when an import would close one.
 //!
 //! # Field semantics
 //!
@@ -50,6 +60,7 @@ pub mod diff;
 pub mod examples;
 pub mod export;
 pub mod hooks;
+pub mod kind;
 pub mod preview;
 pub mod refs;
 pub mod rest;
@@ -66,7 +77,8 @@ pub use adapter::{
 };
 pub use checks::{Check, KindChecks, RuleCheck};
 pub use decl::{Dv, Field, Id, KindDecl, MapWire, Norm, ResolvedKind, Rule, Ty};
-pub use hooks::{HookCtx, Hooks, NoHooks};
+pub use hooks::{HookCtx, Hooks, MrState, NoHooks};
+pub use kind::{BoundKind, Kind};
 pub use rest::{
     Call, Converted, ListCall, ListShape, Listed, Next, Page, Pages, Paths, QueryParent, Rest,
     Settings, Verb,

@@ -231,12 +231,13 @@ pub fn parameters_schema(kind: &ResolvedKind) -> Value {
     s
 }
 
-/// The schema of `atProvider`.
-pub fn observation_schema(kind: &ResolvedKind) -> Value {
+/// The schema of `atProvider`; `id_description` describes `atProvider.id` (the family's
+/// `Hooks::id_description`).
+pub fn observation_schema(kind: &ResolvedKind, id_description: &str) -> Value {
     let mut props = Map::new();
     props.insert(
         "id".into(),
-        json!({"type": "string", "description": kind.decl.hooks.id_description()}),
+        json!({"type": "string", "description": id_description}),
     );
     for f in &kind.fields {
         if f.is_observed() {

@@ -157,8 +157,7 @@ impl Mr {
             &crate::adapter::managed(&self.name, &external, params.clone()),
             &params,
         );
-        k.decl
-            .hooks
+        k.hooks
             .address_observed(k, &key, &params, &o.data["status"]["atProvider"])
     }
 }
@@ -322,7 +321,7 @@ pub async fn converge(mrs: &[Mr]) {
 pub fn read_calls(suite_calls: &[&str], kinds: &[Arc<FamilyKind>]) -> Vec<String> {
     let mut calls: Vec<String> = suite_calls.iter().map(|c| c.to_string()).collect();
     for k in kinds {
-        if let Some(list) = k.resolved().decl.rest.list()
+        if let Some(list) = k.resolved().rest.list()
             && list.verb() != crate::rest::Verb::Get
         {
             let call = list.counted_as();
@@ -509,7 +508,7 @@ pub async fn run(
             }
             reset = true;
         }
-        let rest = m.kind.resolved().decl.rest;
+        let rest = m.kind.resolved().rest;
         let obj = m.get().await;
         let observe_only = obj.data["spec"]["managementPolicies"] == json!(["Observe"]);
         let address = m.address().await;
@@ -560,7 +559,7 @@ async fn drift_reverted(
     m: &Mr,
 ) {
     let kind = m.kind.info().kind;
-    let rest = m.kind.resolved().decl.rest;
+    let rest = m.kind.resolved().rest;
     let address = m.address().await;
     if let Some((pointer, edited)) = (suite.drift)(kind) {
         let mut body = rest.read(client, &address).await.expect("read");
@@ -804,12 +803,13 @@ impl CrdSchemas {
     }
 
     /// Every example of `decls` (both scopes) validates without pruning.
-    pub fn accept_examples<'a>(
+    pub fn accept_examples<'a, D: std::borrow::Borrow<crate::KindDecl> + 'a>(
         &self,
-        decls: impl IntoIterator<Item = &'a crate::KindDecl>,
+        decls: impl IntoIterator<Item = &'a D>,
         example: fn(&crate::KindDecl, bool) -> Value,
     ) {
         for d in decls {
+            let d: &crate::KindDecl = d.borrow();
             for legacy in [false, true] {
                 let schema = self.schema(d, legacy);
                 let mut ex = example(d, legacy);
@@ -825,16 +825,20 @@ impl CrdSchemas {
 /// The CRDs of `regs` pass the API server's CRD rules, every example of `decls` (both scopes)
 /// validates without pruning, and changing `field` of `kind`'s example to `value` is refused
 /// at admission (the identity a spec field holds is immutable).
-pub fn crds_accept_examples_and_refuse(
+pub fn crds_accept_examples_and_refuse<D: std::borrow::Borrow<crate::KindDecl>>(
     provider: &str,
     regs: &[Arc<dyn provider_runtime::managed::KindRegistration>],
-    decls: &[crate::KindDecl],
+    decls: &[D],
     example: fn(&crate::KindDecl, bool) -> Value,
     (kind, field, value): (&str, &str, Value),
 ) {
     let crds = CrdSchemas::new(provider, regs);
     crds.accept_examples(decls, example);
-    let d = decls.iter().find(|d| d.kind == kind).expect("declared");
+    let d: &crate::KindDecl = decls
+        .iter()
+        .map(std::borrow::Borrow::borrow)
+        .find(|d: &&crate::KindDecl| d.kind == kind)
+        .expect("declared");
     let old = example(d, false);
     let mut new = old.clone();
     new["spec"]["forProvider"][field] = value;

@@ -139,7 +139,7 @@ pub fn project_of(address: &str) -> Option<&str> {
 macro_rules! group_fns {
     () => {
         /// Every declared Kind of the group.
-        pub fn declarations() -> &'static [provider_family::KindDecl] {
+        pub fn declarations() -> &'static [provider_family::Kind] {
             tables::KINDS
         }
 

@@ -787,7 +787,6 @@ async fn the_examples_are_observed_by_list_where_xray_lists() {
     let address = m.address().await;
     m.kind
         .resolved()
-        .decl
         .rest
         .delete(&client, &address)
         .await

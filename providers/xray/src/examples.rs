@@ -5,8 +5,8 @@
 //! repository configuration, the indexed repositories and the reports name too. One legacy
 //! (cluster-scoped) example sits in `webhook/legacy/`.
 
-use provider_family::KindDecl;
 use provider_family::examples::{kebab, manifest, to_yaml};
+use provider_family::{Kind, KindDecl};
 use serde_json::{Value, json};
 
 /// The repository the examples refer to (an example of provider-artifactory).
@@ -17,7 +17,7 @@ pub const LEGACY_KINDS: &[&str] = &["Webhook"];
 
 /// Every declaration, in the order the examples depend on each other (policies before the
 /// watch that uses them).
-pub fn declarations() -> Vec<&'static KindDecl> {
+pub fn declarations() -> Vec<&'static Kind> {
     crate::policy::declarations()
         .iter()
         .chain(crate::configuration::declarations())

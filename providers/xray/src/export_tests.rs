@@ -40,8 +40,8 @@ async fn every_listable_xray_object_is_exported_once_and_adopted_without_a_chang
     ));
     let lists: std::collections::BTreeSet<&str> = crate::family_kinds()
         .iter()
-        .filter(|k| k.resolved().decl.hooks.exportable(k.resolved()))
-        .filter_map(|k| k.resolved().decl.rest.list().map(|l| l.path))
+        .filter(|k| k.resolved().hooks.exportable(k.resolved()))
+        .filter_map(|k| k.resolved().rest.list().map(|l| l.path))
         .collect();
     // Security, license, operational-risk and curation policies, curation conditions,
     // ignore rules, watches, webhooks; six list calls (the reports list is not read: reports

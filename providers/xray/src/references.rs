@@ -93,7 +93,10 @@ mod tests {
             crate::watch::declarations(),
             crate::webhook::declarations(),
         ]
-        .concat();
+        .concat()
+        .into_iter()
+        .map(|k| k.decl)
+        .collect();
         let n =
             provider_family::refs::check_table(&decls, super::REFERENCES).expect("the table fits");
         println!("{n} references declared");

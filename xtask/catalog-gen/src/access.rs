@@ -502,7 +502,7 @@ pub fn generate(catalog: &Value, overrides: &Value) -> Result<String> {
     out.push(
         "/// Every user, security and replication Kind: `k!(Kind, group, identifier, identifier\n\
          /// member, template, own fields, REST binding, [admission rules], description)`.\n\
-         pub const KINDS: &[KindDecl] = &["
+         pub const KINDS: &[Kind] = &["
             .to_string(),
     );
     out.extend(kind_lines);

@@ -108,7 +108,7 @@ pub fn generate(catalog: &Value, overrides: &Overrides) -> Result<String> {
         ));
     }
     out.push(
-        "/// Every configuration, lifecycle and artifact Kind.\npub const KINDS: &[KindDecl] = &["
+        "/// Every configuration, lifecycle and artifact Kind.\npub const KINDS: &[Kind] = &["
             .to_string(),
     );
     out.extend(lines);

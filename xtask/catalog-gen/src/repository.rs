@@ -121,7 +121,7 @@ pub fn generate(catalogs: &[Value], overrides: &Overrides) -> Result<String> {
     out.push(format!(
         "/// Every repository Kind: `k!(Kind, class, packageType, extends, [mixins], [own fields],\n\
          /// {{default overrides by Terraform name}}, {{fixed body members besides rclass/packageType}})`.\n\
-         pub const KINDS: &[KindDecl] = &[\n{}];\n",
+         pub const KINDS: &[Kind] = &[\n{}];\n",
         kind_lines.concat()
     ));
     Ok(out.join("\n"))

@@ -115,7 +115,7 @@ pub fn generate(catalog: &Value, overrides: &Overrides) -> Result<String> {
             rs(&doc)
         ));
     }
-    out.push("/// Every webhook Kind.\npub const KINDS: &[KindDecl] = &[".to_string());
+    out.push("/// Every webhook Kind.\npub const KINDS: &[Kind] = &[".to_string());
     out.extend(kind_lines);
     out.push("];".to_string());
     Ok(out.join("\n") + "\n")

@@ -3,7 +3,7 @@
 //!
 //! Each template (`xray_policy`, `xray_report`, `xray_binary_manager`) becomes a field-set
 //! const a Kind `extends`; each object block one const of its children (identical blocks
-//! share one const), and every Kind one `KindDecl` whose REST binding and hooks are the
+//! share one const), and every Kind one `Kind` (its `KindDecl`) whose REST binding and hooks are the
 //! group module's `rest::<KIND>` and `HOOKS`.
 //!
 //! Catalog rules applied here (the catalog's notes state them):
@@ -96,7 +96,7 @@ pub fn generate(catalog: &Value, overrides: &Overrides) -> Result<Vec<(String, S
         }
         let mut body = g.consts;
         body.push(format!(
-            "/// Every Kind of the {group} group.\npub const KINDS: &[KindDecl] = &[\n{}\n];",
+            "/// Every Kind of the {group} group.\npub const KINDS: &[Kind] = &[\n{}\n];",
             decls.join("\n")
         ));
         let body = body.join("\n");
@@ -112,8 +112,8 @@ pub fn generate(catalog: &Value, overrides: &Overrides) -> Result<Vec<(String, S
 /// no group needs an `allow(unused_imports)`) and the empty field list `NONE` when `body`
 /// names it.
 fn header(group: &str, body: &str) -> String {
-    const IMPORTS: [&str; 8] = [
-        "Dv", "Field", "Id", "KindDecl", "MapWire", "Norm", "Rule", "Ty",
+    const IMPORTS: [&str; 9] = [
+        "Dv", "Field", "Id", "Kind", "KindDecl", "MapWire", "Norm", "Rule", "Ty",
     ];
     let none = if body.contains("extends: NONE,") {
         "\n/// No fields (a Kind without a template).\nconst NONE: &[Field] = &[];\n"
@@ -374,7 +374,7 @@ impl Gen<'_> {
         let tf = str_of(k, "tf_resource")?;
         let doc = format!("A JFrog Xray {} (Terraform `{tf}`).", words(kind));
         Ok(format!(
-            "    KindDecl {{\n        provider: \"xray\",\n        group: {},\n        kind: {},\n        description: {},\n        id: {id},\n        id_wire: {id_wire},\n        extends: {extends},\n        mixins: &[],\n        fields: {fields},\n        default_overrides: &[],\n        enum_overrides: &[],\n        identity: &[],\n        fixed_body: &[],\n        rules: {rules},\n        rest: &rest::{},\n        hooks: &HOOKS,\n    }},",
+            "    Kind {{\n        decl: KindDecl {{\n            provider: \"xray\",\n            group: {},\n            kind: {},\n            description: {},\n            id: {id},\n            id_wire: {id_wire},\n            extends: {extends},\n            mixins: &[],\n            fields: {fields},\n            default_overrides: &[],\n            enum_overrides: &[],\n            identity: &[],\n            fixed_body: &[],\n            rules: {rules},\n        }},\n        rest: &rest::{},\n        hooks: &HOOKS,\n    }},",
             rs(group),
             rs(kind),
             rs(&doc),

@@ -80,7 +80,7 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
-use provider_family::{ClientCache, FamilyKind, Hooks, KindDecl, ResolvedKind};
+use provider_family::{ClientCache, FamilyKind, Hooks, Kind, ResolvedKind};
 use provider_runtime::managed::registration::KindRegistration;
 use serde_json::Value;
 
@@ -264,7 +264,7 @@ impl Hooks for AccessHooks {
 }
 
 /// Every declared Kind of the family.
-pub fn declarations() -> &'static [KindDecl] {
+pub fn declarations() -> &'static [Kind] {
     tables::KINDS
 }
 

@@ -6,7 +6,7 @@
 //! v12.11.7) with the corrections recorded in the `access` section of `catalog/overrides.json`;
 //! regenerate rather than edit by hand. The provider never reads the catalog.
 
-use provider_family::{Dv, Field, Id, KindDecl, Norm, Rule, Ty};
+use provider_family::{Dv, Field, Id, Kind, KindDecl, Norm, Rule, Ty};
 
 use super::{HOOKS, rest};
 
@@ -16,21 +16,23 @@ const NONE: &[Field] = &[];
 /// One Kind declaration.
 macro_rules! k {
     ($kind:ident, $group:expr, $id:expr, $id_wire:expr, $extends:expr, $fields:expr, $rest:ident, [$($rule:expr),*], $doc:expr) => {
-        KindDecl {
-            provider: "artifactory",
-            group: $group,
-            kind: stringify!($kind),
-            description: $doc,
-            id: $id,
-            id_wire: $id_wire,
-            extends: $extends,
-            mixins: &[],
-            fields: $fields,
-            default_overrides: &[],
-            enum_overrides: &[],
-            identity: &[],
-            fixed_body: &[],
-            rules: &[$($rule),*],
+        Kind {
+            decl: KindDecl {
+                provider: "artifactory",
+                group: $group,
+                kind: stringify!($kind),
+                description: $doc,
+                id: $id,
+                id_wire: $id_wire,
+                extends: $extends,
+                mixins: &[],
+                fields: $fields,
+                default_overrides: &[],
+                enum_overrides: &[],
+                identity: &[],
+                fixed_body: &[],
+                rules: &[$($rule),*],
+            },
             rest: &rest::$rest,
             hooks: &HOOKS,
         }
@@ -350,7 +352,7 @@ pub const ANONYMOUS_USER_FIELDS: &[Field] = &[
 
 /// Every user, security and replication Kind: `k!(Kind, group, identifier, identifier
 /// member, template, own fields, REST binding, [admission rules], description)`.
-pub const KINDS: &[KindDecl] = &[
+pub const KINDS: &[Kind] = &[
     k!(APIKey, "security", Id::ServerAssigned, None, NONE, API_KEY_FIELDS, API_KEY, [], "Artifactory api key."),
     k!(Certificate, "security", Id::Name, Some("certificateAlias"), NONE, CERTIFICATE_FIELDS, CERTIFICATE, [Rule { cel: "!(has(self.contentSecretRef) && has(self.fileSecretRef))", message: "contentSecretRef and fileSecretRef conflict: give the PEM itself or the path of a PEM file on the provider's filesystem, not both" }], "Artifactory certificate."),
     k!(DistributionPublicKey, "security", Id::Name, Some("alias"), NONE, DISTRIBUTION_PUBLIC_KEY_FIELDS, DISTRIBUTION_PUBLIC_KEY, [], "Artifactory distribution public key."),

@@ -38,8 +38,8 @@ use std::sync::{Arc, OnceLock};
 
 use async_trait::async_trait;
 use provider_family::wire::Mode;
-use provider_family::{ClientCache, FamilyKind, HookCtx, Hooks, KindDecl, ResolvedKind};
-use provider_runtime::managed::external::{ExternalError, Managed};
+use provider_family::{ClientCache, FamilyKind, HookCtx, Hooks, Kind, MrState, ResolvedKind};
+use provider_runtime::managed::external::ExternalError;
 use provider_runtime::managed::registration::KindRegistration;
 use serde_json::{Map, Value};
 
@@ -101,11 +101,7 @@ impl Hooks for ConfigurationHooks {
     /// A policy whose `enabled` is declared otherwise than JFrog has it is toggled through
     /// `POST .../policies/{key}/enablement` (`{"enabled": bool}`), as the Terraform provider
     /// does: after a create, the next observation sees the difference and updates.
-    async fn after_update(
-        &self,
-        ctx: HookCtx<'_>,
-        mr: &Managed<FamilyKind>,
-    ) -> Result<(), ExternalError> {
+    async fn after_update(&self, ctx: HookCtx<'_>, mr: MrState<'_>) -> Result<(), ExternalError> {
         let Some(path) = enablement_path(ctx.kind) else {
             return Ok(());
         };
@@ -119,7 +115,7 @@ impl Hooks for ConfigurationHooks {
             .map_err(ExternalError::new)
     }
 
-    async fn before_delete(&self, ctx: HookCtx<'_>, mr: &Managed<FamilyKind>) {
+    async fn before_delete(&self, ctx: HookCtx<'_>, mr: MrState<'_>) {
         if ctx.kind.decl.kind != "ItemProperties" {
             return;
         }
@@ -147,7 +143,7 @@ fn enablement_path(kind: &ResolvedKind) -> Option<&'static str> {
 }
 
 /// Every declared configuration Kind.
-pub fn declarations() -> &'static [KindDecl] {
+pub fn declarations() -> &'static [Kind] {
     tables::KINDS
 }
 

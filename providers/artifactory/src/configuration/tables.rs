@@ -8,28 +8,30 @@
 //! `configuration`); regenerate rather than edit by hand. The provider never reads the
 //! catalog.
 
-use provider_family::{Dv, Field, Id, KindDecl, MapWire, Norm, Ty};
+use provider_family::{Dv, Field, Id, Kind, KindDecl, MapWire, Norm, Ty};
 
 use super::{HOOKS, rest};
 
 /// One Kind declaration.
 macro_rules! k {
     ($kind:ident, $group:expr, $id:expr, $id_wire:expr, $fields:expr, $rest:expr, $doc:expr) => {
-        KindDecl {
-            provider: "artifactory",
-            group: $group,
-            kind: stringify!($kind),
-            description: $doc,
-            id: $id,
-            id_wire: $id_wire,
-            extends: $fields,
-            mixins: &[],
-            fields: &[],
-            default_overrides: &[],
-            enum_overrides: &[],
-            identity: &[],
-            fixed_body: &[],
-            rules: &[],
+        Kind {
+            decl: KindDecl {
+                provider: "artifactory",
+                group: $group,
+                kind: stringify!($kind),
+                description: $doc,
+                id: $id,
+                id_wire: $id_wire,
+                extends: $fields,
+                mixins: &[],
+                fields: &[],
+                default_overrides: &[],
+                enum_overrides: &[],
+                identity: &[],
+                fixed_body: &[],
+                rules: &[],
+            },
             rest: $rest,
             hooks: &HOOKS,
         }
@@ -381,7 +383,7 @@ pub const ITEMPROPERTIES: &[Field] = &[
 ];
 
 /// Every configuration, lifecycle and artifact Kind.
-pub const KINDS: &[KindDecl] = &[
+pub const KINDS: &[Kind] = &[
     k!(ArchivePolicy, "configuration", Id::Name, Some("key"), ARCHIVEPOLICY, &rest::ARCHIVEPOLICY, "Artifactory archive policy (artifactory_archive_policy)."),
     k!(PackageCleanupPolicy, "configuration", Id::Name, Some("key"), PACKAGECLEANUPPOLICY, &rest::PACKAGECLEANUPPOLICY, "Artifactory package cleanup policy (artifactory_package_cleanup_policy)."),
     k!(ReleaseBundleV2CleanupPolicy, "configuration", Id::Name, Some("key"), RELEASEBUNDLEV2CLEANUPPOLICY, &rest::RELEASEBUNDLEV2CLEANUPPOLICY, "Artifactory release bundle v2 cleanup policy (artifactory_release_bundle_v2_cleanup_policy)."),

@@ -18,11 +18,9 @@ use jfrog_client::{Error, Idempotency, JfrogClient, Service};
 use provider_family::decl::ResolvedKind;
 use provider_family::diff::DiffContext;
 use provider_family::wire::{Mode, user_value};
-use provider_family::{HookCtx, Hooks, KindDecl, ListCall, ListShape, Rest};
-use provider_runtime::managed::external::{ExternalError, Managed};
+use provider_family::{HookCtx, Hooks, KindDecl, ListCall, ListShape, MrState, Rest};
+use provider_runtime::managed::external::ExternalError;
 use serde_json::{Map, Value};
-
-use provider_family::FamilyKind;
 
 /// The repository class (`rclass`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -358,14 +356,10 @@ impl Hooks for RepositoryHooks {
         }
     }
 
-    async fn after_update(
-        &self,
-        ctx: HookCtx<'_>,
-        mr: &Managed<FamilyKind>,
-    ) -> Result<(), ExternalError> {
+    async fn after_update(&self, ctx: HookCtx<'_>, mr: MrState<'_>) -> Result<(), ExternalError> {
         self.federation_sync(ctx).await;
         if !mr.init_only_fields.iter().any(|f| f == "projectKey") {
-            let desired = user_value(&mr.for_provider, "projectKey").and_then(Value::as_str);
+            let desired = user_value(mr.for_provider, "projectKey").and_then(Value::as_str);
             let observed = mr
                 .at_provider
                 .get("projectKey")
@@ -376,10 +370,9 @@ impl Hooks for RepositoryHooks {
         Ok(())
     }
 
-    async fn before_delete(&self, ctx: HookCtx<'_>, mr: &Managed<FamilyKind>) {
+    async fn before_delete(&self, ctx: HookCtx<'_>, mr: MrState<'_>) {
         if class_of(&ctx.kind.decl) != Class::Federated
-            || user_value(&mr.for_provider, "cleanupOnDelete").and_then(Value::as_bool)
-                != Some(true)
+            || user_value(mr.for_provider, "cleanupOnDelete").and_then(Value::as_bool) != Some(true)
         {
             return;
         }

@@ -83,13 +83,13 @@ mod tests;
 
 use std::sync::{Arc, OnceLock};
 
-use provider_family::{ClientCache, FamilyKind, KindDecl};
+use provider_family::{ClientCache, FamilyKind, Kind, KindDecl};
 use provider_runtime::managed::registration::KindRegistration;
 
 pub use hooks::Class;
 
 /// Every declared repository Kind.
-pub fn declarations() -> &'static [KindDecl] {
+pub fn declarations() -> &'static [Kind] {
     tables::KINDS
 }
 

@@ -6,7 +6,7 @@
 //! overrides beside it; regenerate rather than edit by hand. The provider never reads the
 //! catalog.
 
-use provider_family::{Dv, Field, Id, KindDecl, Norm, Rule, Ty};
+use provider_family::{Dv, Field, Id, Kind, KindDecl, Norm, Rule, Ty};
 
 use super::hooks::{HOOKS, REST};
 
@@ -15,21 +15,23 @@ macro_rules! k {
     ($kind:ident, $class:ident, $pt:expr, $extends:expr, [$($mixin:expr),*], [$($field:expr),*],
      {$(($otf:expr, $odv:expr)),*}, {$(($fw:expr, $fdv:expr)),*}
      $(, rules [$($rule:expr),*])?) => {
-        KindDecl {
-            provider: "artifactory",
-            group: "repository",
-            kind: stringify!($kind),
-            description: "",
-            id: Id::Name,
-            id_wire: Some("key"),
-            extends: $extends,
-            mixins: &[$($mixin),*],
-            fields: &[$($field),*],
-            default_overrides: &[$(($otf, $odv)),*],
-            enum_overrides: &[],
-            identity: &[("rclass", class!($class)), ("packageType", $pt)],
-            fixed_body: &[$(($fw, $fdv)),*],
-            rules: &[$($($rule),*)?],
+        Kind {
+            decl: KindDecl {
+                provider: "artifactory",
+                group: "repository",
+                kind: stringify!($kind),
+                description: "",
+                id: Id::Name,
+                id_wire: Some("key"),
+                extends: $extends,
+                mixins: &[$($mixin),*],
+                fields: &[$($field),*],
+                default_overrides: &[$(($otf, $odv)),*],
+                enum_overrides: &[],
+                identity: &[("rclass", class!($class)), ("packageType", $pt)],
+                fixed_body: &[$(($fw, $fdv)),*],
+                rules: &[$($($rule),*)?],
+            },
             rest: &REST,
             hooks: &HOOKS,
         }
@@ -351,7 +353,7 @@ const CUSTOM_HTTP_HEADERS_REMOTE: Field = Field::new("customHttpHeaders", "custo
 
 /// Every repository Kind: `k!(Kind, class, packageType, extends, [mixins], [own fields],
 /// {default overrides by Terraform name}, {fixed body members besides rclass/packageType})`.
-pub const KINDS: &[KindDecl] = &[
+pub const KINDS: &[Kind] = &[
     k!(LocalAlpineRepository, Local, "alpine", LOCAL_BASE, [], [PRIMARY_KEYPAIR_REF], {("repo_layout_ref", Dv::Str("simple-default"))}, {}),
     k!(LocalAnsibleRepository, Local, "ansible", LOCAL_BASE, [], [PRIMARY_KEYPAIR_REF_LOCAL], {("repo_layout_ref", Dv::Str("ansible-default"))}, {}),
     k!(LocalBowerRepository, Local, "bower", LOCAL_BASE, [], [], {("repo_layout_ref", Dv::Str("bower-default"))}, {}),

@@ -34,7 +34,7 @@ use std::sync::{Arc, OnceLock};
 
 use jfrog_client::Service;
 use provider_family::{
-    Call, ClientCache, FamilyKind, Hooks, KindDecl, ListCall, ListShape, Paths, Verb,
+    Call, ClientCache, FamilyKind, Hooks, Kind, ListCall, ListShape, Paths, Verb,
 };
 use provider_runtime::managed::registration::KindRegistration;
 
@@ -81,7 +81,7 @@ impl Hooks for WebhookHooks {
 }
 
 /// Every declared webhook Kind.
-pub fn declarations() -> &'static [KindDecl] {
+pub fn declarations() -> &'static [Kind] {
     tables::KINDS
 }
 

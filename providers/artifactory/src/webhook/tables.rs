@@ -6,28 +6,30 @@
 //! v12.11.7) with the corrections recorded as overrides beside it; regenerate rather than
 //! edit by hand. The provider never reads the catalog.
 
-use provider_family::{Dv, Field, Id, KindDecl, MapWire, Rule, Ty};
+use provider_family::{Dv, Field, Id, Kind, KindDecl, MapWire, Rule, Ty};
 
 use super::{HOOKS, REST};
 
 /// One Kind declaration.
 macro_rules! k {
     ($kind:ident, $domain:expr, $extends:expr, [$($field:expr),*], [$($event:expr),*], $doc:expr) => {
-        KindDecl {
-            provider: "artifactory",
-            group: "webhook",
-            kind: stringify!($kind),
-            description: $doc,
-            id: Id::Name,
-            id_wire: Some("key"),
-            extends: $extends,
-            mixins: &[],
-            fields: &[$($field),*],
-            default_overrides: &[],
-            enum_overrides: &[("event_types", &[$($event),*])],
-            identity: &[("event_filter.domain", $domain)],
-            fixed_body: &[],
-            rules: &[],
+        Kind {
+            decl: KindDecl {
+                provider: "artifactory",
+                group: "webhook",
+                kind: stringify!($kind),
+                description: $doc,
+                id: Id::Name,
+                id_wire: Some("key"),
+                extends: $extends,
+                mixins: &[],
+                fields: &[$($field),*],
+                default_overrides: &[],
+                enum_overrides: &[("event_types", &[$($event),*])],
+                identity: &[("event_filter.domain", $domain)],
+                fixed_body: &[],
+                rules: &[],
+            },
             rest: &REST,
             hooks: &HOOKS,
         }
@@ -150,7 +152,7 @@ pub const PROMOTION_CRITERIA_FIELDS: &[Field] = &[
 pub const PROMOTION_CRITERIA: Field = Field::new("criteria", "criteria", Some("event_filter.criteria"), Ty::Block(PROMOTION_CRITERIA_FIELDS)).required().doc("Which environments' promotions the webhook applies to. Exactly one element.");
 
 /// Every webhook Kind.
-pub const KINDS: &[KindDecl] = &[
+pub const KINDS: &[Kind] = &[
     k!(ArtifactWebhook, "artifact", WEBHOOK_BASE, [REPO_CRITERIA], ["deployed", "deleted", "moved", "copied", "cached"], "A webhook on artifact events (an Event service subscription)."),
     k!(ArtifactCustomWebhook, "artifact", CUSTOM_WEBHOOK_BASE, [REPO_CRITERIA], ["deployed", "deleted", "moved", "copied", "cached"], "A custom webhook on artifact events (an Event service subscription)."),
     k!(ArtifactPropertyWebhook, "artifact_property", WEBHOOK_BASE, [REPO_CRITERIA], ["added", "deleted"], "A webhook on artifact_property events (an Event service subscription)."),

@@ -4,7 +4,7 @@
 //! extracted from jfrog/terraform-provider-xray) with the corrections recorded in
 //! `catalog/overrides.json` (section `xray`); regenerate rather than edit by hand.
 
-use provider_family::{Dv, Field, Id, KindDecl, Ty};
+use provider_family::{Dv, Field, Id, Kind, KindDecl, Ty};
 
 use super::{HOOKS, rest};
 
@@ -59,22 +59,24 @@ pub const WATCH_FIELDS: &[Field] = &[
 ];
 
 /// Every Kind of the watch group.
-pub const KINDS: &[KindDecl] = &[
-    KindDecl {
-        provider: "xray",
-        group: "watch",
-        kind: "Watch",
-        description: "A JFrog Xray watch (Terraform `xray_watch`).",
-        id: Id::Name,
-        id_wire: Some("general_data.name"),
-        extends: NONE,
-        mixins: &[],
-        fields: WATCH_FIELDS,
-        default_overrides: &[],
-        enum_overrides: &[],
-        identity: &[],
-        fixed_body: &[],
-        rules: &[],
+pub const KINDS: &[Kind] = &[
+    Kind {
+        decl: KindDecl {
+            provider: "xray",
+            group: "watch",
+            kind: "Watch",
+            description: "A JFrog Xray watch (Terraform `xray_watch`).",
+            id: Id::Name,
+            id_wire: Some("general_data.name"),
+            extends: NONE,
+            mixins: &[],
+            fields: WATCH_FIELDS,
+            default_overrides: &[],
+            enum_overrides: &[],
+            identity: &[],
+            fixed_body: &[],
+            rules: &[],
+        },
         rest: &rest::WATCH,
         hooks: &HOOKS,
     },

@@ -4,7 +4,7 @@
 //! extracted from jfrog/terraform-provider-xray) with the corrections recorded in
 //! `catalog/overrides.json` (section `xray`); regenerate rather than edit by hand.
 
-use provider_family::{Dv, Field, Id, KindDecl, MapWire, Ty};
+use provider_family::{Dv, Field, Id, Kind, KindDecl, MapWire, Ty};
 
 use super::{HOOKS, rest};
 
@@ -22,22 +22,24 @@ pub const WEBHOOK_FIELDS: &[Field] = &[
 ];
 
 /// Every Kind of the webhook group.
-pub const KINDS: &[KindDecl] = &[
-    KindDecl {
-        provider: "xray",
-        group: "webhook",
-        kind: "Webhook",
-        description: "A JFrog Xray webhook (Terraform `xray_webhook`).",
-        id: Id::Name,
-        id_wire: Some("name"),
-        extends: NONE,
-        mixins: &[],
-        fields: WEBHOOK_FIELDS,
-        default_overrides: &[],
-        enum_overrides: &[],
-        identity: &[],
-        fixed_body: &[],
-        rules: &[],
+pub const KINDS: &[Kind] = &[
+    Kind {
+        decl: KindDecl {
+            provider: "xray",
+            group: "webhook",
+            kind: "Webhook",
+            description: "A JFrog Xray webhook (Terraform `xray_webhook`).",
+            id: Id::Name,
+            id_wire: Some("name"),
+            extends: NONE,
+            mixins: &[],
+            fields: WEBHOOK_FIELDS,
+            default_overrides: &[],
+            enum_overrides: &[],
+            identity: &[],
+            fixed_body: &[],
+            rules: &[],
+        },
         rest: &rest::WEBHOOK,
         hooks: &HOOKS,
     },
