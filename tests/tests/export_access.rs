@@ -46,10 +46,7 @@ async fn seed(
     let mut out = Vec::new();
     for copy in 0..COPIES {
         // Singletons (lifecycles) are one object per scope: seeded once, by the test.
-        for d in decls
-            .iter()
-            .filter(|d| d.rest.list().is_some() && !singleton(d))
-        {
+        for d in decls.iter().filter(|d| exported(d, kinds) && !singleton(d)) {
             let k = kinds
                 .iter()
                 .find(|k| k.resolved().decl.kind == d.kind)
@@ -99,6 +96,19 @@ async fn seed(
         }
     }
     out
+}
+
+/// Whether `export` writes manifests for `d`'s objects: it has a list call, and its hooks let
+/// it (a project's repository assignments are listed, but a manifest needs the project).
+fn exported(d: &Kind, kinds: &[std::sync::Arc<provider_family::FamilyKind>]) -> bool {
+    d.rest.list().is_some()
+        && kinds
+            .iter()
+            .find(|k| k.resolved().decl.kind == d.kind)
+            .is_some_and(|k| {
+                let bound = k.resolved();
+                bound.hooks.exportable(bound)
+            })
 }
 
 fn singleton(d: &KindDecl) -> bool {
@@ -286,8 +296,12 @@ async fn exported_access_objects_are_adopted_without_a_write_in_both_scopes() {
     let from_platform = from_platform + 3;
     let listable: Vec<&Kind> = project_decls
         .iter()
-        .chain(platform_decls)
-        .filter(|d| d.rest.list().is_some())
+        .filter(|d| exported(d, &project_kinds))
+        .chain(
+            platform_decls
+                .iter()
+                .filter(|d| exported(d, &platform_kinds)),
+        )
         .collect();
     assert!(!listable.is_empty());
     let singletons = listable.iter().filter(|d| singleton(d)).count();
