@@ -2,7 +2,8 @@
 //! tables from the vendored `catalog/`, then the CRDs in `crds/` and the package metadata in
 //! `package/`), `cargo xtask check` fails when any of them is stale, and
 //! `cargo xtask package` assembles each provider's `package.yaml` (the Crossplane package
-//! stream: the meta Provider, then every CRD).
+//! stream: the meta Provider, then every CRD), and `cargo xtask lines` prints each Kind
+//! family's hand-written code lines.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -13,6 +14,7 @@ use clap::{Parser, Subcommand};
 #[cfg(test)]
 mod citations;
 mod descriptions;
+mod lines;
 #[cfg(test)]
 mod modules;
 mod nesting;
@@ -44,6 +46,9 @@ enum Command {
         #[arg(long)]
         binaries: Option<PathBuf>,
     },
+    /// Print each Kind family's Kinds and hand-written code lines (generated tables and
+    /// tests left out) as a Markdown table.
+    Lines,
     /// Run the fault suite (e2e tests named `reliability_*`) and write its figures into the
     /// README's Reliability table.
     Reliability {
@@ -293,6 +298,10 @@ fn main() -> anyhow::Result<()> {
             } else {
                 bail!("{}\nrun `cargo xtask generate`", problems.join("\n"))
             }
+        }
+        Command::Lines => {
+            print!("{}", lines::table(&lines::families(&root)?));
+            Ok(())
         }
         Command::Reliability {
             long,
