@@ -1229,11 +1229,13 @@ impl FamilyClient {
         Some((field.tf, value))
     }
 
-    /// The desired body for an update and its write-only hashes.
+    /// The desired body for an update and its write-only hashes; `recorded`: the hashes
+    /// recorded for the MR ([`recorded_hashes`]).
     fn update_body(
         &self,
         mr: &Managed<FamilyKind>,
         key: &str,
+        recorded: &Hashes,
     ) -> Result<(Map<String, Value>, Hashes), ExternalError> {
         let observed = match &mr.at_provider {
             Value::Object(_) => Some(&mr.at_provider),
@@ -1257,7 +1259,7 @@ impl FamilyClient {
         // generated value stays while the parameters leave it unset).
         let skip = self.init_only_wires(&mr.init_only_fields);
         let generated = self.generated_wire(&mr.for_provider);
-        for w in recorded_hashes(mr).keys() {
+        for w in recorded.keys() {
             if !hashes.contains_key(w)
                 && !skip.contains(&w.as_str())
                 && generated != Some(w.as_str())
@@ -1565,7 +1567,13 @@ impl ExternalClient<FamilyKind> for FamilyClient {
                 .flat_map(|crd| self.field_changes(crd, &mr.for_provider, &observed)),
         );
         let mut changed: Vec<String> = differ.into_iter().map(str::to_string).collect();
-        let (_, desired_hashes) = self.update_body(mr, &key)?;
+        // Write-only values are compared by hash: a Kind without them (most) and without a
+        // recorded hash has nothing to compare, and builds no update body for it.
+        let desired_hashes = if recorded.is_empty() && !diff::has_write_only(&self.kind) {
+            Hashes::new()
+        } else {
+            self.update_body(mr, &key, &recorded)?.1
+        };
         let skip = self.init_only_wires(&mr.init_only_fields);
         let generated = self.generated_wire(&mr.for_provider);
         let wires: std::collections::BTreeSet<&String> =
@@ -1775,7 +1783,8 @@ impl ExternalClient<FamilyKind> for FamilyClient {
                 )));
             }
         }
-        let (body, hashes) = self.update_body(mr, &key)?;
+        let recorded = recorded_hashes(mr);
+        let (body, hashes) = self.update_body(mr, &key, &recorded)?;
         self.kind
             .rest
             .update(&self.client, &address, &body)
@@ -1786,7 +1795,7 @@ impl ExternalClient<FamilyKind> for FamilyClient {
             .after_update(self.hook_ctx(&key), mr_state(mr))
             .await?;
         // Keep the hashes of init-only write-only values recorded at create.
-        let mut all = recorded_hashes(mr);
+        let mut all = recorded;
         let skip = self.init_only_wires(&mr.init_only_fields);
         let generated = self.generated_wire(&mr.for_provider);
         all.retain(|k, _| skip.contains(&k.as_str()) || generated == Some(k.as_str()));
@@ -1922,6 +1931,26 @@ mod tests {
         key: &[],
         secret_keys: &[],
     };
+
+    /// Observe builds the update body (for its write-only hashes) only for a Kind that has
+    /// write-only or sensitive values.
+    #[test]
+    fn only_a_kind_with_write_only_values_has_hashes_to_compare() {
+        let plain = FamilyKind::new(&bound(decl(Id::Name))).expect("kind");
+        assert!(!diff::has_write_only(plain.resolved()));
+        const SECRET: &[Field] = &[
+            Field::new("repoKey", "repo_key", Some("repoKey"), Ty::Str),
+            Field::new("passwordSecretRef", "password", Some("password"), Ty::Str)
+                .sensitive()
+                .write_only(),
+        ];
+        let with_secret = FamilyKind::new(&bound(KindDecl {
+            extends: SECRET,
+            ..decl(Id::Name)
+        }))
+        .expect("kind");
+        assert!(diff::has_write_only(with_secret.resolved()));
+    }
 
     #[test]
     fn a_compiled_strict_schema_is_dropped_once_idle_and_compiled_again_when_needed() {

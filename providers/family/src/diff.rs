@@ -13,7 +13,7 @@ use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 
 use crate::decl::{Field, MapWire, Norm, ResolvedKind, Ty};
-use crate::wire::{self, get_path, user_value};
+use crate::wire::{self, get_in, get_path, user_value};
 
 /// Context of one comparison.
 #[derive(Debug, Clone, Default)]
@@ -357,6 +357,18 @@ pub fn late_initialize(
     changed
 }
 
+/// Whether `kind` has a value [`write_only_hashes`] would hash: a write-only or sensitive
+/// field, or one inside a list's elements.
+pub fn has_write_only(kind: &ResolvedKind) -> bool {
+    kind.params().any(|f| {
+        ((f.write_only || f.sensitive) && f.wire.is_some())
+            || f.ty.children().is_some_and(|c| {
+                c.iter()
+                    .any(|c| (c.sensitive || c.write_only) && c.wire.is_some())
+            })
+    })
+}
+
 /// Salted hashes (`sha256:<hex>`) of the write-only members of a request `body`, keyed by
 /// wire member. The salt is the MR's UID, so equal passwords of two MRs hash differently.
 /// `extra` is mixed into the hash of `password` (the `passwordWoVersion` trigger).
@@ -394,7 +406,7 @@ pub fn write_only_hashes(
         if secret.is_empty() {
             continue;
         }
-        let elems: Vec<Value> = match get_path(&Value::Object(body.clone()), wire) {
+        let elems: Vec<Value> = match get_in(body, wire) {
             Some(Value::Array(a)) => a.clone(),
             Some(o @ Value::Object(_)) => vec![o.clone()],
             _ => continue,

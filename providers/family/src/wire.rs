@@ -99,6 +99,17 @@ pub fn get_path<'a>(v: &'a Value, path: &str) -> Option<&'a Value> {
     (!cur.is_null()).then_some(cur)
 }
 
+/// [`get_path`] in an object's members (no copy of the object).
+pub fn get_in<'a>(m: &'a Map<String, Value>, path: &str) -> Option<&'a Value> {
+    let (first, rest) = path.split_once('.').unwrap_or((path, ""));
+    let v = m.get(first)?;
+    if rest.is_empty() {
+        (!v.is_null()).then_some(v)
+    } else {
+        get_path(v, rest)
+    }
+}
+
 /// Secrets by path (`passwordSecretRef`, `customHttpHeaders.0.valueSecretRef`).
 pub type Secrets = BTreeMap<String, SecretString>;
 
@@ -408,6 +419,16 @@ mod tests {
 
     use super::*;
     use crate::decl::Field;
+
+    /// A path in an object's members is read as in the object itself.
+    #[test]
+    fn a_path_in_members_is_read_without_the_object() {
+        let v = json!({"a": {"b": [1]}, "n": null, "s": "x"});
+        let m = v.as_object().expect("object");
+        for path in ["a", "a.b", "s", "n", "a.c", "missing", "s.t"] {
+            assert_eq!(get_in(m, path), get_path(&v, path), "{path}");
+        }
+    }
 
     const INNER: &[Field] = &[Field::new(
         "repoKeys",
