@@ -1,6 +1,7 @@
 //! Thin modules for the other JFrog services: their base paths and the health calls they
-//! offer. Later issues add their entities (users, groups, permissions, webhooks, Xray
-//! policies, ...) here, on top of [`crate::JfrogClient::request`].
+//! offer. Their entities (users, groups, permissions, webhooks, Xray policies, ...) are
+//! declared in the providers' Kind families, which call them through
+//! [`crate::JfrogClient::request`].
 
 use http::Method;
 

@@ -1,6 +1,7 @@
 //! Artifactory (`/artifactory`): system calls a ProviderConfig check needs, and the
-//! repository API ([`repositories`]). Later issues add replication, system configuration,
-//! artifacts and security here.
+//! repository API ([`repositories`]). Replication, bulk repository writes (YAML),
+//! system configuration, artifacts and security are in provider-artifactory's Kind
+//! families, which call them through [`crate::JfrogClient::request`].
 
 pub mod repositories;
 

@@ -243,10 +243,10 @@ fn authenticate(parts: &Parts, state: &Arc<Shared>) -> Result<Caller, ApiError> 
 }
 
 /// Any authenticated caller.
-pub(crate) struct User(#[allow(dead_code)] pub Caller);
+pub(crate) struct User(pub Caller);
 
 /// An authenticated caller with admin rights.
-pub(crate) struct Admin(#[allow(dead_code)] pub Caller);
+pub(crate) struct Admin(pub Caller);
 
 impl FromRequestParts<Arc<Shared>> for User {
     type Rejection = ApiError;

@@ -598,15 +598,12 @@ fn view(stored: &Value) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::collections::Collections;
 
     fn check(body: Value) -> Result<Value, String> {
-        let c = Collections::new(&[&SUBSCRIPTIONS]);
         let descriptor = std::sync::Mutex::new(
             json!({"proxies": {"corp-proxy": {"host": "p.example", "port": 3128}}}),
         );
         let ctx = Ctx {
-            collections: &c,
             descriptor: &descriptor,
         };
         validate(&ctx, body, Op::Create).map_err(|e| e.message)

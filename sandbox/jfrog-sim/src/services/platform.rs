@@ -263,7 +263,6 @@ async fn patch_group(
     let body: Value =
         serde_json::from_slice(&body).map_err(|e| bad(format!("Invalid JSON: {e}")))?;
     let ctx = Ctx {
-        collections: &s.collections,
         descriptor: &s.descriptor.content,
     };
     let v = validate_group(
@@ -1272,7 +1271,6 @@ async fn replace_worker(
         .get_raw(WORKERS.name, &key)
         .ok_or_else(|| missing(format!("Worker '{key}' was not found")))?;
     let ctx = Ctx {
-        collections: &s.collections,
         descriptor: &s.descriptor.content,
     };
     let v = validate_worker(

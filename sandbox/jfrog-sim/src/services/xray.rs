@@ -1063,7 +1063,6 @@ fn scoped_call(
         match what {
             Scoped::Policy => {
                 let ctx = Ctx {
-                    collections: &s.collections,
                     descriptor: &s.descriptor.content,
                 };
                 let existing = Value::Null;
