@@ -42,6 +42,7 @@ use crate::decl::{DeclError, Id, ResolvedKind, Ty};
 use crate::diff::{self, DiffContext};
 use crate::hooks::{HookCtx, MrState};
 use crate::kind::{BoundKind, Kind};
+use crate::rest::ProviderState;
 use crate::schema::{self, HASHES_FIELD};
 use crate::snapshot::{
     Lookup, PollAwareRegistration, Snapshot, SnapshotSettings, WriteGuard, WriteMarks,
@@ -490,6 +491,9 @@ pub struct ClientCache {
     marks: Mutex<HashMap<&'static str, Arc<WriteMarks>>>,
     settings: Arc<SnapshotSettings>,
     singletons: Arc<Singletons>,
+    /// The provider's own state, handed to its REST bindings' writes
+    /// ([`ClientCache::with_state`]).
+    state: Arc<ProviderState>,
     /// Clients are read-only (`preview`): see [`JfrogClient::read_only`].
     read_only: bool,
 }
@@ -519,8 +523,21 @@ impl ClientCache {
             marks: Mutex::default(),
             settings: Arc::default(),
             singletons: Arc::default(),
+            state: Arc::default(),
             read_only: false,
         }
+    }
+
+    /// This cache, holding `value` in the provider's state ([`ProviderState`]): what its
+    /// REST bindings' writes find there (one value per type; a later one replaces it).
+    pub fn with_state<T: Clone + Send + Sync + 'static>(mut self, value: T) -> Self {
+        Arc::make_mut(&mut self.state).insert(value);
+        self
+    }
+
+    /// The provider's state ([`ClientCache::with_state`]).
+    pub fn state(&self) -> &Arc<ProviderState> {
+        &self.state
     }
 
     /// This cache, building read-only clients only ([`JfrogClient::read_only`]): a write
@@ -765,6 +782,7 @@ impl Connector<FamilyKind> for FamilyConnector {
         c.strict = Some(self.strict.clone());
         c.snapshot = snapshot;
         c.singletons = self.cache.singletons.clone();
+        c.state = self.cache.state.clone();
         c.claim_lapse = self.cache.settings.ttl().unwrap_or(Duration::from_secs(60)) * CLAIM_LAPSE;
         Ok(Box::new(c))
     }
@@ -808,6 +826,8 @@ pub struct FamilyClient {
     snapshot: Option<Arc<Snapshot>>,
     /// The provider's singleton claims.
     singletons: Arc<Singletons>,
+    /// The provider's state, handed to the Kind's REST writes.
+    state: Arc<ProviderState>,
     /// How long a claim lasts when its MR stops observing (an MR deleted without a delete
     /// call, e.g. orphaned).
     claim_lapse: Duration,
@@ -912,6 +932,7 @@ impl FamilyClient {
             strict: None,
             snapshot: None,
             singletons: Arc::default(),
+            state: Arc::default(),
             claim_lapse: Duration::from_secs(60) * CLAIM_LAPSE,
         }
     }
@@ -1296,7 +1317,12 @@ impl FamilyClient {
             tracing::info!(kind = self.kind.decl.kind, %id, "adopting the object an earlier create made");
             return Ok((id, Value::Null));
         }
-        match self.kind.rest.create(&self.client, address, body).await {
+        match self
+            .kind
+            .rest
+            .create_in(&self.state, &self.client, address, body)
+            .await
+        {
             Ok(answer) => hooks
                 .created_id(&self.kind, &answer)
                 .map(|id| (id, answer))
@@ -1710,7 +1736,7 @@ impl ExternalClient<FamilyKind> for FamilyClient {
                 let answer = self
                     .kind
                     .rest
-                    .create(&self.client, &address, &body)
+                    .create_in(&self.state, &self.client, &address, &body)
                     .await
                     .map_err(create_error)?;
                 (key, answer)
@@ -1778,7 +1804,7 @@ impl ExternalClient<FamilyKind> for FamilyClient {
         let (body, hashes) = self.update_body(mr, &key)?;
         self.kind
             .rest
-            .update(&self.client, &address, &body)
+            .update_in(&self.state, &self.client, &address, &body)
             .await
             .map_err(ExternalError::new)?;
         self.kind
