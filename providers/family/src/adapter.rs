@@ -50,9 +50,14 @@ use crate::snapshot::{
 use crate::wire::{self, Mode, empty_of, get_path, user_value};
 
 /// The annotation holding the write-only hashes of a create (status set by Create is not
-/// persisted, annotations are). The name is the repository family's, the first to need
-/// it; every family uses it so existing MRs keep their hashes.
-pub const HASHES_ANNOTATION: &str = "repository.artifactory.crossplane.io/write-only-hashes";
+/// persisted, annotations are), for every Kind of every provider of this project.
+pub const HASHES_ANNOTATION: &str = "jfrog.crossplane.io/write-only-hashes";
+
+/// The name [`HASHES_ANNOTATION`] had before, the repository family's (the first to need
+/// it), which MRs created until then carry: read when the new name is absent, so they keep
+/// their hashes; removed when a create writes the new name, so an MR migrates on its next
+/// create (an update records its hashes in `atProvider`, which takes precedence).
+pub const LEGACY_HASHES_ANNOTATION: &str = "repository.artifactory.crossplane.io/write-only-hashes";
 
 /// Write-only hashes by wire member.
 type Hashes = BTreeMap<String, String>;
@@ -845,6 +850,7 @@ fn recorded_hashes(mr: &Managed<FamilyKind>) -> BTreeMap<String, String> {
     }
     mr.annotations
         .get(HASHES_ANNOTATION)
+        .or_else(|| mr.annotations.get(LEGACY_HASHES_ANNOTATION))
         .and_then(|s| serde_json::from_str(s).ok())
         .unwrap_or_default()
 }
@@ -1759,6 +1765,7 @@ impl ExternalClient<FamilyKind> for FamilyClient {
             &mr.uid,
             Self::wo_version(&mr.create_parameters).as_deref(),
         );
+        mr.annotations.remove(LEGACY_HASHES_ANNOTATION);
         if hashes.is_empty() {
             mr.annotations.remove(HASHES_ANNOTATION);
         } else {
