@@ -170,8 +170,7 @@ async fn examples_converge_stay_quiet_and_revert_drift_without_leaking_secrets()
                 || o.metadata
                     .annotations
                     .as_ref()
-                    .is_some_and(|a| a
-                        .contains_key("repository.artifactory.crossplane.io/write-only-hashes")),
+                    .is_some_and(|a| a.contains_key("jfrog.crossplane.io/write-only-hashes")),
             "write-only hashes recorded: {text}"
         );
     }

@@ -14,6 +14,7 @@ use std::sync::Arc;
 use jfrog_client::ClientMetrics;
 use provider_common::{Ping, Provider};
 use provider_runtime::managed::KindRegistration;
+use repository::bulk::BulkMode;
 
 #[rustfmt::skip]
 pub mod checks;
@@ -49,13 +50,18 @@ pub const PROVIDER_NAME: &str = PROVIDER.name;
 /// Short name: first label of the config group, CRD category.
 pub const SHORT_NAME: &str = PROVIDER.short;
 
-/// The managed Kinds of this provider; their JFrog clients report into `metrics`.
-pub fn kinds_with(metrics: &ClientMetrics) -> Vec<Arc<dyn KindRegistration>> {
+/// This provider's client cache: its clients report into `metrics`, and it holds the
+/// provider's repository bulk writes in `bulk` mode ([`repository::bulk::BulkWrites`]).
+pub fn client_cache(metrics: &ClientMetrics, bulk: BulkMode) -> provider_family::ClientCache {
+    provider_family::ClientCache::with_metrics(PROVIDER, metrics.clone())
+        .with_state(repository::bulk::BulkWrites::new(bulk))
+}
+
+/// The managed Kinds of this provider; their JFrog clients report into `metrics`, and
+/// repository writes go in bulk per `bulk` (see [`repository::bulk`]).
+pub fn kinds_with(metrics: &ClientMetrics, bulk: BulkMode) -> Vec<Arc<dyn KindRegistration>> {
     let mut kinds = Vec::new();
-    let cache = Arc::new(provider_family::ClientCache::with_metrics(
-        PROVIDER,
-        metrics.clone(),
-    ));
+    let cache = Arc::new(client_cache(metrics, bulk));
     kinds.extend(repository::registrations(cache.clone()));
     kinds.extend(webhook::registrations(cache.clone()));
     kinds.extend(access::registrations(cache.clone()));
@@ -65,7 +71,7 @@ pub fn kinds_with(metrics: &ClientMetrics) -> Vec<Arc<dyn KindRegistration>> {
 
 /// The managed Kinds of this provider (for CRD generation and `--help`).
 pub fn kinds() -> Vec<Arc<dyn KindRegistration>> {
-    kinds_with(&ClientMetrics::new())
+    kinds_with(&ClientMetrics::new(), BulkMode::Off)
 }
 
 /// Every CRD this provider serves, as generated from the code.
@@ -92,9 +98,15 @@ pub fn family_kinds() -> Vec<Arc<provider_family::FamilyKind>> {
 /// repository creations and updates may go through the descriptor writer as YAML
 /// configuration patches (see [`repository::bulk`]).
 pub async fn run_main(mut args: Vec<String>) -> anyhow::Result<()> {
-    let mode = repository::bulk::take_flag(&mut args).map_err(anyhow::Error::msg)?;
-    repository::bulk::set_mode(mode);
-    provider_family::export::run_main(PROVIDER, kinds_with, family_kinds, args).await
+    // Hand-parsed: the shared process flags (`provider-common`) are the four providers'.
+    let bulk = repository::bulk::take_flag(&mut args).map_err(anyhow::Error::msg)?;
+    provider_family::export::run_main(
+        PROVIDER,
+        move |metrics| kinds_with(metrics, bulk),
+        family_kinds,
+        args,
+    )
+    .await
 }
 
 /// Every admission check of `checks` names a declared Kind and fits its schema.

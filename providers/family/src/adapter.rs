@@ -42,6 +42,7 @@ use crate::decl::{DeclError, Id, ResolvedKind, Ty};
 use crate::diff::{self, DiffContext};
 use crate::hooks::{HookCtx, MrState};
 use crate::kind::{BoundKind, Kind};
+use crate::rest::ProviderState;
 use crate::schema::{self, HASHES_FIELD};
 use crate::snapshot::{
     Lookup, PollAwareRegistration, Snapshot, SnapshotSettings, WriteGuard, WriteMarks,
@@ -49,9 +50,14 @@ use crate::snapshot::{
 use crate::wire::{self, Mode, empty_of, get_path, user_value};
 
 /// The annotation holding the write-only hashes of a create (status set by Create is not
-/// persisted, annotations are). The name is the repository family's, the first to need
-/// it; every family uses it so existing MRs keep their hashes.
-pub const HASHES_ANNOTATION: &str = "repository.artifactory.crossplane.io/write-only-hashes";
+/// persisted, annotations are), for every Kind of every provider of this project.
+pub const HASHES_ANNOTATION: &str = "jfrog.crossplane.io/write-only-hashes";
+
+/// The name [`HASHES_ANNOTATION`] had before, the repository family's (the first to need
+/// it), which MRs created until then carry: read when the new name is absent, so they keep
+/// their hashes; removed when a create writes the new name, so an MR migrates on its next
+/// create (an update records its hashes in `atProvider`, which takes precedence).
+pub const LEGACY_HASHES_ANNOTATION: &str = "repository.artifactory.crossplane.io/write-only-hashes";
 
 /// Write-only hashes by wire member.
 type Hashes = BTreeMap<String, String>;
@@ -490,6 +496,9 @@ pub struct ClientCache {
     marks: Mutex<HashMap<&'static str, Arc<WriteMarks>>>,
     settings: Arc<SnapshotSettings>,
     singletons: Arc<Singletons>,
+    /// The provider's own state, handed to its REST bindings' writes
+    /// ([`ClientCache::with_state`]).
+    state: Arc<ProviderState>,
     /// Clients are read-only (`preview`): see [`JfrogClient::read_only`].
     read_only: bool,
 }
@@ -519,8 +528,21 @@ impl ClientCache {
             marks: Mutex::default(),
             settings: Arc::default(),
             singletons: Arc::default(),
+            state: Arc::default(),
             read_only: false,
         }
+    }
+
+    /// This cache, holding `value` in the provider's state ([`ProviderState`]): what its
+    /// REST bindings' writes find there (one value per type; a later one replaces it).
+    pub fn with_state<T: Clone + Send + Sync + 'static>(mut self, value: T) -> Self {
+        Arc::make_mut(&mut self.state).insert(value);
+        self
+    }
+
+    /// The provider's state ([`ClientCache::with_state`]).
+    pub fn state(&self) -> &Arc<ProviderState> {
+        &self.state
     }
 
     /// This cache, building read-only clients only ([`JfrogClient::read_only`]): a write
@@ -765,6 +787,7 @@ impl Connector<FamilyKind> for FamilyConnector {
         c.strict = Some(self.strict.clone());
         c.snapshot = snapshot;
         c.singletons = self.cache.singletons.clone();
+        c.state = self.cache.state.clone();
         c.claim_lapse = self.cache.settings.ttl().unwrap_or(Duration::from_secs(60)) * CLAIM_LAPSE;
         Ok(Box::new(c))
     }
@@ -808,6 +831,8 @@ pub struct FamilyClient {
     snapshot: Option<Arc<Snapshot>>,
     /// The provider's singleton claims.
     singletons: Arc<Singletons>,
+    /// The provider's state, handed to the Kind's REST writes.
+    state: Arc<ProviderState>,
     /// How long a claim lasts when its MR stops observing (an MR deleted without a delete
     /// call, e.g. orphaned).
     claim_lapse: Duration,
@@ -825,6 +850,7 @@ fn recorded_hashes(mr: &Managed<FamilyKind>) -> BTreeMap<String, String> {
     }
     mr.annotations
         .get(HASHES_ANNOTATION)
+        .or_else(|| mr.annotations.get(LEGACY_HASHES_ANNOTATION))
         .and_then(|s| serde_json::from_str(s).ok())
         .unwrap_or_default()
 }
@@ -912,6 +938,7 @@ impl FamilyClient {
             strict: None,
             snapshot: None,
             singletons: Arc::default(),
+            state: Arc::default(),
             claim_lapse: Duration::from_secs(60) * CLAIM_LAPSE,
         }
     }
@@ -1298,7 +1325,12 @@ impl FamilyClient {
             tracing::info!(kind = self.kind.decl.kind, %id, "adopting the object an earlier create made");
             return Ok((id, Value::Null));
         }
-        match self.kind.rest.create(&self.client, address, body).await {
+        match self
+            .kind
+            .rest
+            .create_in(&self.state, &self.client, address, body)
+            .await
+        {
             Ok(answer) => hooks
                 .created_id(&self.kind, &answer)
                 .map(|id| (id, answer))
@@ -1718,7 +1750,7 @@ impl ExternalClient<FamilyKind> for FamilyClient {
                 let answer = self
                     .kind
                     .rest
-                    .create(&self.client, &address, &body)
+                    .create_in(&self.state, &self.client, &address, &body)
                     .await
                     .map_err(create_error)?;
                 (key, answer)
@@ -1741,6 +1773,7 @@ impl ExternalClient<FamilyKind> for FamilyClient {
             &mr.uid,
             Self::wo_version(&mr.create_parameters).as_deref(),
         );
+        mr.annotations.remove(LEGACY_HASHES_ANNOTATION);
         if hashes.is_empty() {
             mr.annotations.remove(HASHES_ANNOTATION);
         } else {
@@ -1787,7 +1820,7 @@ impl ExternalClient<FamilyKind> for FamilyClient {
         let (body, hashes) = self.update_body(mr, &key, &recorded)?;
         self.kind
             .rest
-            .update(&self.client, &address, &body)
+            .update_in(&self.state, &self.client, &address, &body)
             .await
             .map_err(ExternalError::new)?;
         self.kind

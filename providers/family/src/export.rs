@@ -1333,7 +1333,7 @@ pub async fn run(
 /// the Kinds `kinds_with` registers, or `export` over `family_kinds`.
 pub async fn run_main(
     provider: provider_common::Provider,
-    kinds_with: fn(
+    kinds_with: impl FnOnce(
         &jfrog_client::ClientMetrics,
     ) -> Vec<std::sync::Arc<dyn provider_runtime::managed::KindRegistration>>,
     family_kinds: fn() -> Vec<std::sync::Arc<crate::FamilyKind>>,

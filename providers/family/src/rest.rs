@@ -484,6 +484,14 @@ pub fn needs_self_hosted(kind: &str, what: &str, message: &str) -> String {
     )
 }
 
+/// What one provider keeps beyond its clients and snapshots, for the REST bindings whose
+/// writes depend on it (the repositories' bulk write mode and what each platform was found
+/// to take): values by type, set by the provider when it builds its client cache
+/// ([`crate::ClientCache::with_state`]) and handed to every write the adapter makes
+/// ([`Rest::create_in`], [`Rest::update_in`]). Owned by the cache, so two providers (or two
+/// test environments) in one process never share it; empty by default.
+pub type ProviderState = http::Extensions;
+
 /// How a family talks to JFrog. Errors keep `jfrog_client`'s typing: only
 /// [`Error::NotFound`] means "does not exist".
 #[async_trait]
@@ -506,6 +514,29 @@ pub trait Rest: Send + Sync + std::fmt::Debug {
     ) -> Result<(), Error>;
     /// Delete one object ([`Error::NotFound`] when already gone).
     async fn delete(&self, client: &JfrogClient, key: &str) -> Result<(), Error>;
+    /// Create one object with the provider's state at hand: what the adapter calls.
+    /// [`Rest::create`] by default; a binding whose writes depend on per-provider state
+    /// overrides it.
+    async fn create_in(
+        &self,
+        _state: &ProviderState,
+        client: &JfrogClient,
+        key: &str,
+        body: &Map<String, Value>,
+    ) -> Result<Value, Error> {
+        self.create(client, key, body).await
+    }
+    /// Update one object with the provider's state at hand: what the adapter calls.
+    /// [`Rest::update`] by default.
+    async fn update_in(
+        &self,
+        _state: &ProviderState,
+        client: &JfrogClient,
+        key: &str,
+        body: &Map<String, Value>,
+    ) -> Result<(), Error> {
+        self.update(client, key, body).await
+    }
     /// The list call that observes all objects at once, if the API has one.
     fn list(&self) -> Option<&ListCall> {
         None
@@ -834,6 +865,24 @@ impl Rest for Listed {
     }
     async fn delete(&self, client: &JfrogClient, key: &str) -> Result<(), Error> {
         self.rest.delete(client, key).await
+    }
+    async fn create_in(
+        &self,
+        state: &ProviderState,
+        client: &JfrogClient,
+        key: &str,
+        body: &Map<String, Value>,
+    ) -> Result<Value, Error> {
+        self.rest.create_in(state, client, key, body).await
+    }
+    async fn update_in(
+        &self,
+        state: &ProviderState,
+        client: &JfrogClient,
+        key: &str,
+        body: &Map<String, Value>,
+    ) -> Result<(), Error> {
+        self.rest.update_in(state, client, key, body).await
     }
     fn list(&self) -> Option<&ListCall> {
         Some(&self.list)

@@ -15,6 +15,7 @@ use super::examples::{example_key, example_params};
 use super::tables::KINDS;
 use provider_family::adapter::{
     ClientCache, FamilyClient as RepositoryClient, FamilyKind as RepositoryKind, HASHES_ANNOTATION,
+    LEGACY_HASHES_ANNOTATION,
 };
 use provider_family::schema::HASHES_FIELD;
 
@@ -270,6 +271,55 @@ async fn write_only_password_is_compared_by_hash() {
             .expect("observe")
             .resource_up_to_date
     );
+}
+
+/// An MR created before the hashes annotation was renamed carries only the old name: its
+/// hashes are still read (no spurious update), and its next create writes the new name only.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn write_only_hashes_under_the_legacy_annotation_name_are_read_and_migrated() {
+    let sim = sim().await;
+    let cache = ClientCache::new(crate::PROVIDER);
+    let k = kind("RemoteMavenRepository");
+    let c = client(&sim, &cache, &k);
+    let params = json!({
+        "url": "https://repo1.maven.org/maven2",
+        "username": "bot",
+        "passwordSecretRef": {"name": "upstream", "key": "password"}
+    });
+    // The MR as stored after its create (Create's status is not persisted), with these
+    // annotations.
+    let stored = |annotations: &[(&str, &str)]| {
+        let mut m = mr("legacy-remote", params.clone());
+        m.secrets
+            .insert("passwordSecretRef".into(), SecretString::from("s3cr3t"));
+        m.annotations = annotations
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        m
+    };
+    let mut created = stored(&[]);
+    c.create(&mut created).await.expect("create");
+    let hashes = created.annotations[HASHES_ANNOTATION].clone();
+    assert!(!created.annotations.contains_key(LEGACY_HASHES_ANNOTATION));
+    // Created before the rename: only the old name.
+    let o = c
+        .observe(&mut stored(&[(LEGACY_HASHES_ANNOTATION, &hashes)]))
+        .await
+        .expect("observe");
+    assert!(o.resource_exists);
+    assert!(o.resource_up_to_date, "{}", o.diff);
+    // Without any recorded hash the password could not be compared: the test means it.
+    let o = c.observe(&mut stored(&[])).await.expect("observe");
+    assert!(!o.resource_up_to_date, "no hash recorded: {}", o.diff);
+    // The next create (the repository deleted in JFrog) writes the new name only.
+    let mut legacy = stored(&[(LEGACY_HASHES_ANNOTATION, &hashes)]);
+    c.delete(&mut stored(&[])).await.expect("delete");
+    c.create(&mut legacy).await.expect("create again");
+    assert!(legacy.annotations.contains_key(HASHES_ANNOTATION));
+    assert!(!legacy.annotations.contains_key(LEGACY_HASHES_ANNOTATION));
+    let o = c.observe(&mut legacy).await.expect("observe");
+    assert!(o.resource_up_to_date, "{}", o.diff);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

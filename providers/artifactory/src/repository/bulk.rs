@@ -12,7 +12,8 @@
 //! is made by its REST call instead; a batch the platform refuses is split until the
 //! offending entry alone gets the platform's message (see the descriptor writer).
 //!
-//! Where it is used (`--bulk-repository-writes`):
+//! Where it is used (`--bulk-repository-writes`, held per provider by [`BulkWrites`] in its
+//! client cache's state, never in a static: a cache without one writes by REST):
 //! - `off`: never (every write is its REST call).
 //! - `on`: always (for a platform known to take the sections).
 //! - `auto` (the provider's default): where the platform takes the sections. JFrog documents
@@ -31,11 +32,11 @@
 //! next observe finds it under its deterministic key and adopts it.
 
 use std::str::FromStr;
-use std::sync::atomic::{AtomicU8, Ordering};
-use std::sync::{Arc, Mutex, OnceLock, PoisonError};
+use std::sync::{Arc, Mutex, PoisonError};
 
 use http::Method;
 use jfrog_client::{Error, Idempotency, JfrogClient, Service};
+use provider_family::ProviderState;
 use serde_json::{Map, Value};
 
 use crate::configuration::descriptor::{self, Fallback};
@@ -65,38 +66,12 @@ impl FromStr for BulkMode {
     }
 }
 
-impl BulkMode {
-    fn code(self) -> u8 {
-        match self {
-            BulkMode::Off => 0,
-            BulkMode::Auto => 1,
-            BulkMode::On => 2,
-        }
-    }
-
-    fn from_code(c: u8) -> BulkMode {
-        match c {
-            1 => BulkMode::Auto,
-            2 => BulkMode::On,
-            _ => BulkMode::Off,
-        }
-    }
-}
-
-/// The process-wide mode: `off` in the library (tests and embedders opt in), set from
-/// `--bulk-repository-writes` (default `auto`) by the provider process.
-static MODE: AtomicU8 = AtomicU8::new(0);
-
-/// Set the process-wide mode.
-pub fn set_mode(mode: BulkMode) {
-    MODE.store(mode.code(), Ordering::SeqCst);
-}
-
 /// The flag's name.
 pub const FLAG: &str = "--bulk-repository-writes";
 
 /// Take `--bulk-repository-writes[=]<auto|on|off>` out of a provider command line (the
-/// shared process flags do not know it); `auto` when absent.
+/// shared process flags, parsed by `provider-common` for all four providers, do not know
+/// it); `auto` when absent. The provider gives the mode to its [`BulkWrites`].
 pub fn take_flag(args: &mut Vec<String>) -> Result<BulkMode, String> {
     let mut mode = BulkMode::Auto;
     let mut i = 1;
@@ -135,55 +110,152 @@ struct State {
     asking: Arc<tokio::sync::Mutex<()>>,
 }
 
-fn states() -> &'static Mutex<Vec<State>> {
-    static S: OnceLock<Mutex<Vec<State>>> = OnceLock::new();
-    S.get_or_init(|| Mutex::new(Vec::new()))
+/// The bulk repository writes of one provider: the mode (from `--bulk-repository-writes`
+/// in the provider process) and what each platform it talks to was found to take, with the
+/// single flight of its probe and read-back. The provider's client cache holds it
+/// ([`provider_family::ClientCache::with_state`]) and hands it to every repository write, so
+/// two providers, or two test environments, in one process never share it. Clones share
+/// the state.
+#[derive(Clone)]
+pub struct BulkWrites {
+    mode: BulkMode,
+    platforms: Arc<Mutex<Vec<State>>>,
 }
 
-fn with_state<T>(client: &JfrogClient, f: impl FnOnce(&mut State) -> T) -> T {
-    let mut all = states().lock().unwrap_or_else(PoisonError::into_inner);
-    let i = match all.iter().position(|s| s.client.same(client)) {
-        Some(i) => i,
-        None => {
-            all.push(State {
-                client: client.clone(),
-                support: Support::Unknown,
-                asking: Arc::new(tokio::sync::Mutex::new(())),
-            });
-            all.len() - 1
+impl std::fmt::Debug for BulkWrites {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BulkWrites")
+            .field("mode", &self.mode)
+            .finish_non_exhaustive()
+    }
+}
+
+impl BulkWrites {
+    /// Bulk writes in `mode`, nothing known of any platform yet.
+    pub fn new(mode: BulkMode) -> Self {
+        BulkWrites {
+            mode,
+            platforms: Arc::default(),
         }
-    };
-    f(&mut all[i])
-}
+    }
 
-/// Per-platform modes over the process-wide one, by base URL.
-fn overrides() -> &'static Mutex<Vec<(String, BulkMode)>> {
-    static O: OnceLock<Mutex<Vec<(String, BulkMode)>>> = OnceLock::new();
-    O.get_or_init(|| Mutex::new(Vec::new()))
-}
+    /// The bulk writes a provider's state holds (`None`: writes by REST).
+    pub fn of(state: &ProviderState) -> Option<&BulkWrites> {
+        state.get::<BulkWrites>()
+    }
 
-fn url_key(url: &str) -> String {
-    url.trim_end_matches('/').to_string()
-}
+    /// The mode.
+    pub fn mode(&self) -> BulkMode {
+        self.mode
+    }
 
-/// Set the mode for the platform at `base_url` only, over the process-wide one (tests run
-/// several simulated platforms in one process).
-pub fn set_mode_for(base_url: &str, mode: BulkMode) {
-    let mut o = overrides().lock().unwrap_or_else(PoisonError::into_inner);
-    let key = url_key(base_url);
-    o.retain(|(u, _)| *u != key);
-    o.push((key, mode));
-}
+    fn with_state<T>(&self, client: &JfrogClient, f: impl FnOnce(&mut State) -> T) -> T {
+        let mut all = self
+            .platforms
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        let i = match all.iter().position(|s| s.client.same(client)) {
+            Some(i) => i,
+            None => {
+                all.push(State {
+                    client: client.clone(),
+                    support: Support::Unknown,
+                    asking: Arc::new(tokio::sync::Mutex::new(())),
+                });
+                all.len() - 1
+            }
+        };
+        f(&mut all[i])
+    }
 
-fn mode_of(client: &JfrogClient) -> BulkMode {
-    let key = url_key(client.base_url().as_str());
-    overrides()
-        .lock()
-        .unwrap_or_else(PoisonError::into_inner)
-        .iter()
-        .find(|(u, _)| *u == key)
-        .map(|(_, m)| *m)
-        .unwrap_or(BulkMode::from_code(MODE.load(Ordering::SeqCst)))
+    /// Whether writes to this platform go through the descriptor writer now (probing it
+    /// once in `auto`).
+    async fn use_bulk(&self, client: &JfrogClient) -> bool {
+        match self.mode {
+            BulkMode::Off => return false,
+            BulkMode::On => return true,
+            BulkMode::Auto => {}
+        }
+        let (support, asking) = self.with_state(client, |s| (s.support, s.asking.clone()));
+        if support != Support::Unknown {
+            return matches!(support, Support::Yes { .. });
+        }
+        let _one = asking.lock().await;
+        let support = self.with_state(client, |s| s.support);
+        if support != Support::Unknown {
+            return matches!(support, Support::Yes { .. });
+        }
+        match probe(client).await {
+            Ok(()) => {
+                tracing::info!(
+                    "the platform takes repositories in its YAML configuration patch: bulk repository writes on"
+                );
+                self.with_state(client, |s| s.support = Support::Yes { verified: false });
+                true
+            }
+            Err(e) if refuses(&e) => {
+                tracing::info!(error = %e, "the platform does not take repositories in its YAML configuration patch: repository writes by REST");
+                self.with_state(client, |s| s.support = Support::No);
+                false
+            }
+            Err(e) => {
+                tracing::debug!(error = %e, "bulk repository write probe failed; asking again later");
+                false
+            }
+        }
+    }
+
+    /// After a batch wrote `key` (in `auto`, until one was confirmed): whether the platform
+    /// really stored it. `false` marks the platform as not taking the sections.
+    async fn confirmed(&self, client: &JfrogClient, key: &str) -> Result<bool, Error> {
+        let asking = self.with_state(client, |s| s.asking.clone());
+        let _one = asking.lock().await;
+        match self.with_state(client, |s| s.support) {
+            Support::Yes { verified: true } => return Ok(true),
+            Support::No => return Ok(false),
+            _ => {}
+        }
+        match client.artifactory().repositories().get(key).await {
+            Ok(_) => {
+                self.with_state(client, |s| s.support = Support::Yes { verified: true });
+                Ok(true)
+            }
+            Err(e) if e.is_not_found() => {
+                tracing::warn!(repository = %key, "the platform answered the YAML configuration patch but did not store the repository: repository writes by REST");
+                self.with_state(client, |s| s.support = Support::No);
+                Ok(false)
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Write a repository: through the descriptor writer where bulk writes are on for this
+    /// platform, else by its REST call (`create`: `PUT`, else `POST`).
+    pub async fn write(
+        &self,
+        client: &JfrogClient,
+        key: &str,
+        body: &Map<String, Value>,
+        create: bool,
+    ) -> Result<(), Error> {
+        let rest = || rest_write(key, body, create)(client.clone());
+        let Some(fragment) = fragment(key, body) else {
+            return rest().await;
+        };
+        if !self.use_bulk(client).await {
+            return rest().await;
+        }
+        let patched = descriptor::platform(client)
+            .write_or(fragment, Some(rest_write(key, body, create)))
+            .await?;
+        let check = patched
+            && self.mode == BulkMode::Auto
+            && self.with_state(client, |s| s.support) != Support::Yes { verified: true };
+        if check && !self.confirmed(client, key).await? {
+            return rest().await;
+        }
+        Ok(())
+    }
 }
 
 /// Whether a refusal of the probe says the platform does not take the sections (rather
@@ -207,67 +279,6 @@ async fn probe(client: &JfrogClient) -> Result<(), Error> {
         .text("localRepositories: {}\n".to_string(), "application/yaml")
         .send_empty()
         .await
-}
-
-/// Whether writes to this platform go through the descriptor writer now (probing it once
-/// in `auto`).
-async fn use_bulk(client: &JfrogClient) -> bool {
-    match mode_of(client) {
-        BulkMode::Off => return false,
-        BulkMode::On => return true,
-        BulkMode::Auto => {}
-    }
-    let (support, asking) = with_state(client, |s| (s.support, s.asking.clone()));
-    if support != Support::Unknown {
-        return matches!(support, Support::Yes { .. });
-    }
-    let _one = asking.lock().await;
-    let support = with_state(client, |s| s.support);
-    if support != Support::Unknown {
-        return matches!(support, Support::Yes { .. });
-    }
-    match probe(client).await {
-        Ok(()) => {
-            tracing::info!(
-                "the platform takes repositories in its YAML configuration patch: bulk repository writes on"
-            );
-            with_state(client, |s| s.support = Support::Yes { verified: false });
-            true
-        }
-        Err(e) if refuses(&e) => {
-            tracing::info!(error = %e, "the platform does not take repositories in its YAML configuration patch: repository writes by REST");
-            with_state(client, |s| s.support = Support::No);
-            false
-        }
-        Err(e) => {
-            tracing::debug!(error = %e, "bulk repository write probe failed; asking again later");
-            false
-        }
-    }
-}
-
-/// After a batch wrote `key` (in `auto`, until one was confirmed): whether the platform
-/// really stored it. `false` marks the platform as not taking the sections.
-async fn confirmed(client: &JfrogClient, key: &str) -> Result<bool, Error> {
-    let asking = with_state(client, |s| s.asking.clone());
-    let _one = asking.lock().await;
-    match with_state(client, |s| s.support) {
-        Support::Yes { verified: true } => return Ok(true),
-        Support::No => return Ok(false),
-        _ => {}
-    }
-    match client.artifactory().repositories().get(key).await {
-        Ok(_) => {
-            with_state(client, |s| s.support = Support::Yes { verified: true });
-            Ok(true)
-        }
-        Err(e) if e.is_not_found() => {
-            tracing::warn!(repository = %key, "the platform answered the YAML configuration patch but did not store the repository: repository writes by REST");
-            with_state(client, |s| s.support = Support::No);
-            Ok(false)
-        }
-        Err(e) => Err(e),
-    }
 }
 
 /// The YAML section of a repository class.
@@ -313,31 +324,19 @@ fn rest_write(key: &str, body: &Map<String, Value>, create: bool) -> Fallback {
     })
 }
 
-/// Write a repository: through the descriptor writer where bulk writes are on for this
-/// platform, else by its REST call (`create`: `PUT`, else `POST`).
+/// Write a repository with the bulk writes of `state` ([`BulkWrites::write`]), or by its
+/// REST call when the provider has none.
 pub async fn write(
+    state: &ProviderState,
     client: &JfrogClient,
     key: &str,
     body: &Map<String, Value>,
     create: bool,
 ) -> Result<(), Error> {
-    let rest = || rest_write(key, body, create)(client.clone());
-    let Some(fragment) = fragment(key, body) else {
-        return rest().await;
-    };
-    if !use_bulk(client).await {
-        return rest().await;
+    match BulkWrites::of(state) {
+        Some(bulk) => bulk.write(client, key, body, create).await,
+        None => rest_write(key, body, create)(client.clone()).await,
     }
-    let patched = descriptor::platform(client)
-        .write_or(fragment, Some(rest_write(key, body, create)))
-        .await?;
-    let check = patched
-        && mode_of(client) == BulkMode::Auto
-        && with_state(client, |s| s.support) != Support::Yes { verified: true };
-    if check && !confirmed(client, key).await? {
-        return rest().await;
-    }
-    Ok(())
 }
 
 #[cfg(test)]
@@ -356,6 +355,24 @@ mod tests {
                    "url": "https://registry.npmjs.org", "xrayIndex": true}}})
         );
         assert!(fragment("x", json!({"packageType": "npm"}).as_object().expect("o")).is_none());
+    }
+
+    #[test]
+    fn each_client_cache_holds_its_own_bulk_writes() {
+        let metrics = jfrog_client::ClientMetrics::new();
+        let on = crate::client_cache(&metrics, BulkMode::On);
+        let auto = crate::client_cache(&metrics, BulkMode::Auto);
+        let library = provider_family::ClientCache::new(crate::PROVIDER);
+        assert_eq!(
+            BulkWrites::of(on.state()).map(BulkWrites::mode),
+            Some(BulkMode::On)
+        );
+        assert_eq!(
+            BulkWrites::of(auto.state()).map(BulkWrites::mode),
+            Some(BulkMode::Auto)
+        );
+        // A cache built without them (tests, embedders) writes by REST.
+        assert!(BulkWrites::of(library.state()).is_none());
     }
 
     #[test]

@@ -6,11 +6,12 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use futures::future::join_all;
+use jfrog_client::ClientMetrics;
 use jfrog_sim::Fault;
-use provider_family::{ClientCache, FamilyKind};
+use provider_family::FamilyKind;
 use serde_json::{Value, json};
 
-use super::bulk::{BulkMode, set_mode_for};
+use super::bulk::BulkMode;
 use super::examples::{example, example_key};
 use super::tables::KINDS;
 use crate::family_suite::{Env, Mr, start};
@@ -40,10 +41,10 @@ fn kind(name: &str) -> Arc<FamilyKind> {
         .expect("declared")
 }
 
-/// An environment with the examples of `names` (plus `extra` manifests), bulk writes in
-/// `mode` for its simulator.
+/// An environment with the examples of `names` (plus `extra` manifests), its provider's
+/// bulk writes in `mode` (each environment's own: several run in one process).
 async fn env_with(mode: BulkMode, names: &[&str], extra: Vec<(&str, Value)>) -> Env {
-    let cache = Arc::new(ClientCache::new(crate::PROVIDER));
+    let cache = Arc::new(crate::client_cache(&ClientMetrics::new(), mode));
     let mut kind_names: Vec<&str> = names.to_vec();
     for (k, _) in &extra {
         if !kind_names.contains(k) {
@@ -52,7 +53,6 @@ async fn env_with(mode: BulkMode, names: &[&str], extra: Vec<(&str, Value)>) -> 
     }
     let kinds: Vec<Arc<FamilyKind>> = kind_names.iter().map(|n| kind(n)).collect();
     let mut env = start(&kinds, cache).await;
-    set_mode_for(&env.sim.url(), mode);
     env.sim.set_descriptor_merge_emulation(true);
     env.sim.set_write_latency(Duration::from_millis(20));
     for n in names {

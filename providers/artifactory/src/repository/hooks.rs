@@ -1,9 +1,9 @@
 //! What only repositories have, on top of the family layer's generic adapter:
 //!
 //! - [`REST`]: the calls, through `jfrog-client`'s repository API (create is a `PUT`, update
-//!   a `POST`, or entries of a YAML configuration patch where bulk writes are on, see
-//!   [`super::bulk`]; a delete answered 400 counts as gone only once a `GET` confirms it), and
-//!   observation by list through `GET /artifactory/api/repositories/configurations`
+//!   a `POST`, or, for the adapter's writes, entries of a YAML configuration patch where the
+//!   provider's bulk writes are on, see [`super::bulk`]; a delete answered 400 counts as
+//!   gone only once a `GET` confirms it), and observation by list through `GET /artifactory/api/repositories/configurations`
 //!   (grouped by class; keys are case-insensitive).
 //! - [`HOOKS`]: the repository key rule (checked before any request), the class-based
 //!   description, the federated member of the instance itself (not drift), a federated
@@ -18,7 +18,9 @@ use jfrog_client::{Error, Idempotency, JfrogClient, Service};
 use provider_family::decl::ResolvedKind;
 use provider_family::diff::DiffContext;
 use provider_family::wire::{Mode, user_value};
-use provider_family::{HookCtx, Hooks, KindDecl, ListCall, ListShape, MrState, Rest};
+use provider_family::{
+    HookCtx, Hooks, KindDecl, ListCall, ListShape, MrState, ProviderState, Rest,
+};
 use provider_runtime::managed::external::ExternalError;
 use serde_json::{Map, Value};
 
@@ -95,7 +97,10 @@ impl Rest for RepositoryRest {
         key: &str,
         body: &Map<String, Value>,
     ) -> Result<Value, Error> {
-        super::bulk::write(client, key, body, true)
+        client
+            .artifactory()
+            .repositories()
+            .create(key, body)
             .await
             .map(|()| Value::Null)
     }
@@ -105,7 +110,27 @@ impl Rest for RepositoryRest {
         key: &str,
         body: &Map<String, Value>,
     ) -> Result<(), Error> {
-        super::bulk::write(client, key, body, false).await
+        client.artifactory().repositories().update(key, body).await
+    }
+    async fn create_in(
+        &self,
+        state: &ProviderState,
+        client: &JfrogClient,
+        key: &str,
+        body: &Map<String, Value>,
+    ) -> Result<Value, Error> {
+        super::bulk::write(state, client, key, body, true)
+            .await
+            .map(|()| Value::Null)
+    }
+    async fn update_in(
+        &self,
+        state: &ProviderState,
+        client: &JfrogClient,
+        key: &str,
+        body: &Map<String, Value>,
+    ) -> Result<(), Error> {
+        super::bulk::write(state, client, key, body, false).await
     }
     async fn delete(&self, client: &JfrogClient, key: &str) -> Result<(), Error> {
         client.artifactory().repositories().delete(key).await

@@ -253,7 +253,8 @@ impl std::error::Error for ExternalError {}
 /// Fields the adapter may change, and what becomes of the change:
 /// - `for_provider` in Observe: persisted (full update) when Observe reports
 ///   `resource_late_initialized` and LateInitialize is allowed; otherwise discarded.
-/// - `external_name` / `annotations` in Create: persisted with the create-succeeded stamp; in
+/// - `external_name` / `annotations` in Create: persisted with the create-succeeded stamp
+///   (an annotation removed is removed, unless the write met a conflict); in
 ///   Observe: persisted like late initialisation; in Update: discarded
 ///   (docs/managed-reconciler.md §4.2).
 /// - `at_provider` and conditions: persisted after Observe and Update, discarded after Create.

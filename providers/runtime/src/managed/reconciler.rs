@@ -1294,6 +1294,7 @@ impl<K: ManagedKind> Reconciler<K> {
             return self.finish(run, Outcome::Backoff).await;
         }
         view.annotations = annotations(&run.obj).clone();
+        let before: Vec<String> = view.annotations.keys().cloned().collect();
         view.external_name = view
             .annotations
             .get(EXTERNAL_NAME)
@@ -1343,6 +1344,15 @@ impl<K: ManagedKind> Reconciler<K> {
                 // 17.4
                 if let Some(n) = creation.external_name.as_ref().filter(|n| !n.is_empty()) {
                     view.external_name = n.clone();
+                }
+                // Annotations Create removed are removed (as the full update of Crossplane's
+                // critical annotation updater does; after a conflict only ours are merged).
+                if let Some(a) = run.obj.metadata.annotations.as_mut() {
+                    for k in before.iter().filter(|k| {
+                        *k != EXTERNAL_NAME && !view.annotations.contains_key(k.as_str())
+                    }) {
+                        a.remove(k);
+                    }
                 }
                 self.apply_view_annotations(run, &view);
                 set_annotation(

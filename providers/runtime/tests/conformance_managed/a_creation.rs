@@ -134,6 +134,28 @@ async fn conformance_005_create_status_changes_discarded() {
     assert!(at_provider(&o).get("id").is_none());
 }
 
+/// An annotation Create removes is removed from the MR with those it sets (an adapter
+/// renaming one of its own annotations).
+#[tokio::test]
+async fn conformance_005b_annotations_removed_by_create_are_removed() {
+    let e = Env::new().await;
+    e.script().create_sets = Some((json!({}), "example.com/new".into(), "y".into()));
+    e.script().create_removes = Some("example.com/old".into());
+    e.create(
+        N,
+        "w1",
+        json!({}),
+        &[("example.com/old", "x"), ("example.com/kept", "z")],
+    )
+    .await;
+    e.reconcile(N, "w1").await;
+    let o = e.must(N, "w1").await;
+    assert_eq!(ann(&o, "example.com/new").as_deref(), Some("y"));
+    assert_eq!(ann(&o, "example.com/old"), None);
+    assert_eq!(ann(&o, "example.com/kept").as_deref(), Some("z"));
+    assert!(ann(&o, meta::EXTERNAL_CREATE_SUCCEEDED).is_some());
+}
+
 #[tokio::test]
 async fn conformance_006_immediate_reobservation_after_create() {
     let e = Env::new().await;

@@ -160,6 +160,8 @@ pub struct Script {
     pub late_init: bool,
     pub immutable_size: bool,
     pub create_sets: Option<(Value, String, String)>,
+    /// An annotation Create removes.
+    pub create_removes: Option<String>,
     pub update_sets: Option<Value>,
     pub observe_details: BTreeMap<String, Vec<u8>>,
     pub create_params: Vec<Value>,
@@ -334,6 +336,9 @@ impl ExternalClient<FakeKind> for FakeClient {
         if let Some((at, k, v)) = &s.create_sets {
             mr.at_provider = at.clone();
             mr.annotations.insert(k.clone(), v.clone());
+        }
+        if let Some(k) = &s.create_removes {
+            mr.annotations.remove(k);
         }
         Ok(ExternalCreation {
             connection_details: ConnectionDetails::new(),
