@@ -136,12 +136,13 @@ async fn family_suite_with(
         delete_last: &[],
         resets: &[],
     };
-    let env = start_with(
-        kinds,
-        Arc::new(ClientCache::new(crate::PROVIDER)),
-        needs.sim,
-    )
-    .await;
+    // The provider's cache: the descriptor Kinds share its descriptors (one read and one
+    // writer per platform).
+    let cache = crate::client_cache(
+        &jfrog_client::ClientMetrics::new(),
+        crate::repository::bulk::BulkMode::Off,
+    );
+    let env = start_with(kinds, Arc::new(cache), needs.sim).await;
     env.create_objects(&needs.objects).await;
     for (key, config) in &needs.repositories {
         assert!(env.sim.put_repository_raw(key, config.clone()), "{key}");

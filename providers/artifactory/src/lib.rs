@@ -51,9 +51,15 @@ pub const PROVIDER_NAME: &str = PROVIDER.name;
 pub const SHORT_NAME: &str = PROVIDER.short;
 
 /// This provider's client cache: its clients report into `metrics`, and it holds the
-/// provider's repository bulk writes in `bulk` mode ([`repository::bulk::BulkWrites`]).
+/// provider's system configuration descriptors (one shared read, its TTL the cache's
+/// `--poll`, and one coalescing writer per platform: [`configuration::descriptor::Descriptors`])
+/// and its repository bulk writes in `bulk` mode ([`repository::bulk::BulkWrites`]).
 pub fn client_cache(metrics: &ClientMetrics, bulk: BulkMode) -> provider_family::ClientCache {
-    provider_family::ClientCache::with_metrics(PROVIDER, metrics.clone())
+    let cache = provider_family::ClientCache::with_metrics(PROVIDER, metrics.clone());
+    let descriptors =
+        configuration::descriptor::Descriptors::new(cache.snapshot_settings().clone());
+    cache
+        .with_state(descriptors)
         .with_state(repository::bulk::BulkWrites::new(bulk))
 }
 

@@ -496,7 +496,7 @@ pub struct ClientCache {
     marks: Mutex<HashMap<&'static str, Arc<WriteMarks>>>,
     settings: Arc<SnapshotSettings>,
     singletons: Arc<Singletons>,
-    /// The provider's own state, handed to its REST bindings' writes
+    /// The provider's own state, handed to its REST bindings' calls
     /// ([`ClientCache::with_state`]).
     state: Arc<ProviderState>,
     /// Clients are read-only (`preview`): see [`JfrogClient::read_only`].
@@ -534,7 +534,7 @@ impl ClientCache {
     }
 
     /// This cache, holding `value` in the provider's state ([`ProviderState`]): what its
-    /// REST bindings' writes find there (one value per type; a later one replaces it).
+    /// REST bindings' calls find there (one value per type; a later one replaces it).
     pub fn with_state<T: Clone + Send + Sync + 'static>(mut self, value: T) -> Self {
         Arc::make_mut(&mut self.state).insert(value);
         self
@@ -831,7 +831,7 @@ pub struct FamilyClient {
     snapshot: Option<Arc<Snapshot>>,
     /// The provider's singleton claims.
     singletons: Arc<Singletons>,
-    /// The provider's state, handed to the Kind's REST writes.
+    /// The provider's state, handed to the Kind's REST calls.
     state: Arc<ProviderState>,
     /// How long a claim lasts when its MR stops observing (an MR deleted without a delete
     /// call, e.g. orphaned).
@@ -962,6 +962,7 @@ impl FamilyClient {
             kind: &self.kind,
             key,
             rest: self.kind.rest,
+            state: &self.state,
             snapshot: self.snapshot.as_ref(),
         }
     }
@@ -1010,7 +1011,7 @@ impl FamilyClient {
             }
         }
         let sent = Instant::now();
-        let result = match self.kind.rest.read(&self.client, key).await {
+        let result = match self.kind.rest.read_in(&self.state, &self.client, key).await {
             Ok(b) => Some(Arc::new(b)),
             Err(e) if e.is_not_found() => None,
             Err(e) => return Err(ExternalError::new(e)),
@@ -1856,7 +1857,12 @@ impl ExternalClient<FamilyKind> for FamilyClient {
             .hooks
             .before_delete(self.hook_ctx(&key), mr_state(mr))
             .await;
-        match self.kind.rest.delete(&self.client, &address).await {
+        match self
+            .kind
+            .rest
+            .delete_in(&self.state, &self.client, &address)
+            .await
+        {
             Ok(()) => {}
             Err(e) if e.is_not_found() => {}
             Err(e) => return Err(ExternalError::new(e)),

@@ -12,7 +12,7 @@ use serde_json::{Map, Value};
 
 use crate::decl::{KindDecl, ResolvedKind};
 use crate::diff::DiffContext;
-use crate::rest::Rest;
+use crate::rest::{ProviderState, Rest};
 use crate::snapshot::{Lookup, Snapshot, WriteGuard};
 use crate::wire::Mode;
 
@@ -29,6 +29,8 @@ pub struct HookCtx<'a> {
     pub key: &'a str,
     /// The Kind's REST binding.
     pub(crate) rest: &'a dyn Rest,
+    /// The provider's state, handed to the binding's read.
+    pub(crate) state: &'a ProviderState,
     pub(crate) snapshot: Option<&'a Arc<Snapshot>>,
 }
 
@@ -57,7 +59,11 @@ impl HookCtx<'_> {
                 Lookup::Unknown => {}
             }
         }
-        self.rest.read(self.client, key).await.ok().map(Arc::new)
+        self.rest
+            .read_in(self.state, self.client, key)
+            .await
+            .ok()
+            .map(Arc::new)
     }
 
     /// Mark another object of the family as written by us until the guard is dropped.

@@ -485,11 +485,13 @@ pub fn needs_self_hosted(kind: &str, what: &str, message: &str) -> String {
 }
 
 /// What one provider keeps beyond its clients and snapshots, for the REST bindings whose
-/// writes depend on it (the repositories' bulk write mode and what each platform was found
-/// to take): values by type, set by the provider when it builds its client cache
-/// ([`crate::ClientCache::with_state`]) and handed to every write the adapter makes
-/// ([`Rest::create_in`], [`Rest::update_in`]). Owned by the cache, so two providers (or two
-/// test environments) in one process never share it; empty by default.
+/// calls depend on it (the repositories' bulk write mode and what each platform was found
+/// to take; Artifactory's shared descriptor read and coalescing descriptor writer per
+/// platform): values by type, set by the provider when it builds its client cache
+/// ([`crate::ClientCache::with_state`]) and handed to every call the adapter makes
+/// ([`Rest::read_in`], [`Rest::create_in`], [`Rest::update_in`], [`Rest::delete_in`]).
+/// Owned by the cache, so two providers (or two test environments) in one process never
+/// share it; empty by default.
 pub type ProviderState = http::Extensions;
 
 /// How a family talks to JFrog. Errors keep `jfrog_client`'s typing: only
@@ -514,6 +516,17 @@ pub trait Rest: Send + Sync + std::fmt::Debug {
     ) -> Result<(), Error>;
     /// Delete one object ([`Error::NotFound`] when already gone).
     async fn delete(&self, client: &JfrogClient, key: &str) -> Result<(), Error>;
+    /// Read one object with the provider's state at hand: what the adapter calls.
+    /// [`Rest::read`] by default; a binding whose calls depend on per-provider state
+    /// overrides it (and the other `_in` calls).
+    async fn read_in(
+        &self,
+        _state: &ProviderState,
+        client: &JfrogClient,
+        key: &str,
+    ) -> Result<Value, Error> {
+        self.read(client, key).await
+    }
     /// Create one object with the provider's state at hand: what the adapter calls.
     /// [`Rest::create`] by default; a binding whose writes depend on per-provider state
     /// overrides it.
@@ -536,6 +549,16 @@ pub trait Rest: Send + Sync + std::fmt::Debug {
         body: &Map<String, Value>,
     ) -> Result<(), Error> {
         self.update(client, key, body).await
+    }
+    /// Delete one object with the provider's state at hand: what the adapter calls.
+    /// [`Rest::delete`] by default.
+    async fn delete_in(
+        &self,
+        _state: &ProviderState,
+        client: &JfrogClient,
+        key: &str,
+    ) -> Result<(), Error> {
+        self.delete(client, key).await
     }
     /// The list call that observes all objects at once, if the API has one.
     fn list(&self) -> Option<&ListCall> {
@@ -866,6 +889,14 @@ impl Rest for Listed {
     async fn delete(&self, client: &JfrogClient, key: &str) -> Result<(), Error> {
         self.rest.delete(client, key).await
     }
+    async fn read_in(
+        &self,
+        state: &ProviderState,
+        client: &JfrogClient,
+        key: &str,
+    ) -> Result<Value, Error> {
+        self.rest.read_in(state, client, key).await
+    }
     async fn create_in(
         &self,
         state: &ProviderState,
@@ -883,6 +914,14 @@ impl Rest for Listed {
         body: &Map<String, Value>,
     ) -> Result<(), Error> {
         self.rest.update_in(state, client, key, body).await
+    }
+    async fn delete_in(
+        &self,
+        state: &ProviderState,
+        client: &JfrogClient,
+        key: &str,
+    ) -> Result<(), Error> {
+        self.rest.delete_in(state, client, key).await
     }
     fn list(&self) -> Option<&ListCall> {
         Some(&self.list)

@@ -6,7 +6,9 @@
 //! YAML merge patches (`PATCH` of the same path; `~` removes an entry). Artifactory
 //! serialises descriptor writes and answers "Could not merge and save new descriptor" to
 //! overlapping ones. Each descriptor Kind's REST binding is a [`Section`] of the document,
-//! and every section of a platform shares one [`Platform`]:
+//! and every section of a platform shares one [`Platform`], held by the provider's
+//! [`Descriptors`] (in its client cache's state, never in a static, so two providers or two
+//! test environments in one process never share one):
 //!
 //! - **Reads**: one `GET` serves every descriptor MR of the platform: the answer is parsed
 //!   once into a tree and kept while it is younger than the provider's `--poll` (the TTL of
@@ -31,6 +33,10 @@
 //! Fragments are only merged with fragments of the same JFrog client (ProviderConfig and
 //! credentials): a write is never sent with another configuration's credentials.
 //!
+//! A call without the provider's [`Descriptors`] (a client cache built without them, a
+//! direct call of [`Rest::read`] and the like) gets a platform of its own: a fresh read, a
+//! write sent alone.
+//!
 //! # Deviations
 //!
 //! - OAuth, SAML and general security are read from the descriptor (`security`) instead of
@@ -39,17 +45,16 @@
 //!   holds beyond them are neither compared nor touched.
 
 use provider_family::rest::{CLOUD_REFUSAL, NEEDS_SELF_HOSTED as SELF_HOSTED_ONLY};
-use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
 use http::Method;
 use jfrog_client::{Error, Idempotency, JfrogClient, RequestContext, Service};
-use provider_family::{Field, ListCall, Rest, Ty};
+use provider_family::{Field, ListCall, ProviderState, Rest, Ty};
 use serde_json::{Map, Value};
 use tokio::sync::oneshot;
 
-use provider_family::adapter::ClientCache;
 use provider_family::snapshot::SnapshotSettings;
 
 /// The descriptor's path under the Artifactory service.
@@ -420,6 +425,8 @@ struct Pending {
 /// The descriptor of one JFrog client (ProviderConfig and credentials).
 pub struct Platform {
     client: JfrogClient,
+    /// The TTL of the shared read (the provider's `--poll`).
+    settings: Arc<SnapshotSettings>,
     cached: Mutex<Option<Cached>>,
     refused: Mutex<Option<Refused>>,
     fetch: tokio::sync::Mutex<()>,
@@ -434,55 +441,72 @@ impl std::fmt::Debug for Platform {
     }
 }
 
-/// Every platform this process talks to, and the TTL sources (the snapshot settings of
-/// every live client cache that registered these Kinds; a provider process has one).
-struct Registry {
-    platforms: Mutex<Vec<Arc<Platform>>>,
-    settings: Mutex<Vec<std::sync::Weak<SnapshotSettings>>>,
+/// The descriptors of one provider: every platform (JFrog client) its descriptor Kinds and
+/// bulk repository writes talk to, each with its shared read and coalescing writer, and the
+/// TTL of the shared read (the provider's `--poll`: its client cache's snapshot settings).
+/// The provider's client cache holds it ([`provider_family::ClientCache::with_state`], see
+/// [`crate::client_cache`]) and hands it to every call of a descriptor Kind and every bulk
+/// repository write, so two providers, or two test environments, in one process never
+/// share it. Clones share the state.
+#[derive(Clone)]
+pub struct Descriptors {
+    platforms: Arc<Mutex<Vec<Arc<Platform>>>>,
+    settings: Arc<SnapshotSettings>,
 }
 
-fn registry() -> &'static Registry {
-    static R: OnceLock<Registry> = OnceLock::new();
-    R.get_or_init(|| Registry {
-        platforms: Mutex::new(Vec::new()),
-        settings: Mutex::new(Vec::new()),
-    })
-}
-
-/// Use the TTL of `cache`'s snapshot settings (the provider's `--poll`) for descriptor
-/// reads.
-pub fn use_settings_of(cache: &ClientCache) {
-    let mut all = lock(&registry().settings);
-    all.retain(|w| w.strong_count() > 0);
-    all.push(Arc::downgrade(cache.snapshot_settings()));
-}
-
-/// The shortest TTL of the live caches (`None`: no cache observes by snapshot); a provider
-/// process has one cache, tests several.
-fn ttl() -> Option<Duration> {
-    lock(&registry().settings)
-        .iter()
-        .filter_map(|w| w.upgrade()?.ttl())
-        .min()
-}
-
-/// The platform of `client`.
-pub fn platform(client: &JfrogClient) -> Arc<Platform> {
-    let mut all = lock(&registry().platforms);
-    if let Some(p) = all.iter().find(|p| p.client.same(client)) {
-        return p.clone();
+impl std::fmt::Debug for Descriptors {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Descriptors")
+            .field("ttl", &self.settings.ttl())
+            .finish_non_exhaustive()
     }
-    let p = Arc::new(Platform {
-        client: client.clone(),
-        cached: Mutex::new(None),
-        refused: Mutex::new(None),
-        fetch: tokio::sync::Mutex::new(()),
-        write: tokio::sync::Mutex::new(()),
-        pending: Mutex::new(Vec::new()),
-        generation: Mutex::new(0),
-    });
-    all.push(p.clone());
-    p
+}
+
+impl Descriptors {
+    /// No platform known yet; reads shared while younger than the TTL of `settings` (a
+    /// client cache's [`provider_family::ClientCache::snapshot_settings`]; none: every
+    /// observe gets a fetch that started after it asked).
+    pub fn new(settings: Arc<SnapshotSettings>) -> Self {
+        Descriptors {
+            platforms: Arc::default(),
+            settings,
+        }
+    }
+
+    /// The descriptors a provider's state holds (`None`: each call gets a platform of its
+    /// own, see [`platform`]).
+    pub fn of(state: &ProviderState) -> Option<&Descriptors> {
+        state.get::<Descriptors>()
+    }
+
+    /// The platform of `client`.
+    pub fn platform(&self, client: &JfrogClient) -> Arc<Platform> {
+        let mut all = lock(&self.platforms);
+        if let Some(p) = all.iter().find(|p| p.client.same(client)) {
+            return p.clone();
+        }
+        let p = Arc::new(Platform {
+            client: client.clone(),
+            settings: self.settings.clone(),
+            cached: Mutex::new(None),
+            refused: Mutex::new(None),
+            fetch: tokio::sync::Mutex::new(()),
+            write: tokio::sync::Mutex::new(()),
+            pending: Mutex::new(Vec::new()),
+            generation: Mutex::new(0),
+        });
+        all.push(p.clone());
+        p
+    }
+}
+
+/// The platform of `client` in the descriptors of `state`; without them, one of its own for
+/// this call only (no TTL: a fresh read; a write alone in its window).
+pub fn platform(state: &ProviderState, client: &JfrogClient) -> Arc<Platform> {
+    match Descriptors::of(state) {
+        Some(d) => d.platform(client),
+        None => Descriptors::new(Arc::default()).platform(client),
+    }
 }
 
 impl Platform {
@@ -490,11 +514,16 @@ impl Platform {
         *lock(&self.generation)
     }
 
+    /// How long a read serves (`None`: only readers that asked before it was sent).
+    fn ttl(&self) -> Option<Duration> {
+        self.settings.ttl()
+    }
+
     /// A usable cached refusal (JFrog Cloud) for a reader that asked at `asked`.
     fn refusal(&self, asked: Instant) -> Option<Error> {
         let r = lock(&self.refused);
         let r = r.as_ref()?;
-        let fresh = match ttl() {
+        let fresh = match self.ttl() {
             Some(ttl) => r.sent.elapsed() <= ttl,
             None => r.sent >= asked,
         };
@@ -508,7 +537,7 @@ impl Platform {
         if c.generation != self.generation() {
             return None;
         }
-        let fresh = match ttl() {
+        let fresh = match self.ttl() {
             Some(ttl) => c.sent.elapsed() <= ttl,
             None => c.sent >= asked,
         };
@@ -783,12 +812,11 @@ impl Section {
 
     async fn put(
         &self,
-        client: &JfrogClient,
+        p: &Platform,
         key: &str,
         body: &Map<String, Value>,
         create: bool,
     ) -> Result<(), Error> {
-        let p = platform(client);
         let current = if create {
             None
         } else {
@@ -815,36 +843,15 @@ impl Section {
     }
 }
 
-#[async_trait]
-impl Rest for Section {
-    async fn read(&self, client: &JfrogClient, key: &str) -> Result<Value, Error> {
-        let tree = platform(client).tree().await.map_err(|e| self.named(e))?;
+impl Section {
+    async fn read_at(&self, p: &Platform, key: &str) -> Result<Value, Error> {
+        let tree = p.tree().await.map_err(|e| self.named(e))?;
         self.find(&tree, key)
             .map(Value::Object)
             .ok_or_else(|| not_found(key))
     }
 
-    async fn create(
-        &self,
-        client: &JfrogClient,
-        key: &str,
-        body: &Map<String, Value>,
-    ) -> Result<Value, Error> {
-        self.put(client, key, body, true).await?;
-        Ok(Value::Null)
-    }
-
-    async fn update(
-        &self,
-        client: &JfrogClient,
-        key: &str,
-        body: &Map<String, Value>,
-    ) -> Result<(), Error> {
-        self.put(client, key, body, false).await
-    }
-
-    async fn delete(&self, client: &JfrogClient, key: &str) -> Result<(), Error> {
-        let p = platform(client);
+    async fn delete_at(&self, p: &Platform, key: &str) -> Result<(), Error> {
         let patch = match (self.place, self.delete) {
             (_, Delete::Keep) => return Ok(()),
             (Place::Keyed { path, .. }, _) => {
@@ -868,6 +875,78 @@ impl Rest for Section {
             }
         };
         p.write(patch).await
+    }
+}
+
+/// The adapter's calls (`*_in`) go through the platform of the provider's [`Descriptors`];
+/// the plain ones, without them, through a platform of their own (see [`platform`]).
+#[async_trait]
+impl Rest for Section {
+    async fn read(&self, client: &JfrogClient, key: &str) -> Result<Value, Error> {
+        self.read_in(&ProviderState::new(), client, key).await
+    }
+
+    async fn create(
+        &self,
+        client: &JfrogClient,
+        key: &str,
+        body: &Map<String, Value>,
+    ) -> Result<Value, Error> {
+        self.create_in(&ProviderState::new(), client, key, body)
+            .await
+    }
+
+    async fn update(
+        &self,
+        client: &JfrogClient,
+        key: &str,
+        body: &Map<String, Value>,
+    ) -> Result<(), Error> {
+        self.update_in(&ProviderState::new(), client, key, body)
+            .await
+    }
+
+    async fn delete(&self, client: &JfrogClient, key: &str) -> Result<(), Error> {
+        self.delete_in(&ProviderState::new(), client, key).await
+    }
+
+    async fn read_in(
+        &self,
+        state: &ProviderState,
+        client: &JfrogClient,
+        key: &str,
+    ) -> Result<Value, Error> {
+        self.read_at(&platform(state, client), key).await
+    }
+
+    async fn create_in(
+        &self,
+        state: &ProviderState,
+        client: &JfrogClient,
+        key: &str,
+        body: &Map<String, Value>,
+    ) -> Result<Value, Error> {
+        self.put(&platform(state, client), key, body, true).await?;
+        Ok(Value::Null)
+    }
+
+    async fn update_in(
+        &self,
+        state: &ProviderState,
+        client: &JfrogClient,
+        key: &str,
+        body: &Map<String, Value>,
+    ) -> Result<(), Error> {
+        self.put(&platform(state, client), key, body, false).await
+    }
+
+    async fn delete_in(
+        &self,
+        state: &ProviderState,
+        client: &JfrogClient,
+        key: &str,
+    ) -> Result<(), Error> {
+        self.delete_at(&platform(state, client), key).await
     }
 
     fn list(&self) -> Option<&ListCall> {
@@ -919,6 +998,32 @@ mod tests {
                    "excludedRepositories": ["a", "b & c"], "key": "b1"})
         );
         assert!(s.find(&tree, "b2").is_none());
+    }
+
+    #[test]
+    fn each_client_cache_holds_its_own_descriptors() {
+        use crate::repository::bulk::BulkMode;
+        let metrics = jfrog_client::ClientMetrics::new();
+        let one = crate::client_cache(&metrics, BulkMode::Off);
+        let two = crate::client_cache(&metrics, BulkMode::Off);
+        one.set_snapshot_ttl(Some(Duration::from_secs(60)));
+        let client = JfrogClient::builder("http://jfrog.example")
+            .build()
+            .expect("client");
+        let p = Descriptors::of(one.state())
+            .expect("the provider's descriptors")
+            .platform(&client);
+        assert!(Arc::ptr_eq(&p, &platform(one.state(), &client)));
+        assert_eq!(p.ttl(), Some(Duration::from_secs(60)));
+        // Another provider's (or test environment's) is its own.
+        let q = platform(two.state(), &client);
+        assert!(!Arc::ptr_eq(&p, &q));
+        assert_eq!(q.ttl(), None);
+        // Without descriptors, each call gets a platform of its own.
+        let bare = provider_family::ClientCache::new(crate::PROVIDER);
+        assert!(Descriptors::of(bare.state()).is_none());
+        let r = platform(bare.state(), &client);
+        assert!(!Arc::ptr_eq(&r, &platform(bare.state(), &client)));
     }
 
     #[test]

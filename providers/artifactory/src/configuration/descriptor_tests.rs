@@ -6,10 +6,12 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use futures::future::join_all;
+use jfrog_client::ClientMetrics;
 use provider_family::{ClientCache, FamilyKind};
 use serde_json::{Value, json};
 
 use crate::family_suite::{Env, Mr, start};
+use crate::repository::bulk::BulkMode;
 
 const PATCH: &str = "/artifactory/api/system/configuration";
 
@@ -68,11 +70,16 @@ fn mixed(n: usize) -> Vec<(Arc<FamilyKind>, Value)> {
         .collect()
 }
 
-async fn env_with(mrs: Vec<(Arc<FamilyKind>, Value)>) -> Env {
-    let cache = Arc::new(ClientCache::new(crate::PROVIDER));
-    // The provider's --poll: the shared descriptor read is used for a minute.
+/// The provider's client cache (its own descriptors: several environments run in one
+/// process), with the provider's --poll: the shared descriptor read is used for a minute.
+fn provider_cache() -> Arc<ClientCache> {
+    let cache = Arc::new(crate::client_cache(&ClientMetrics::new(), BulkMode::Off));
     cache.set_snapshot_ttl(Some(Duration::from_secs(60)));
-    super::descriptor::use_settings_of(&cache);
+    cache
+}
+
+async fn env_with(mrs: Vec<(Arc<FamilyKind>, Value)>) -> Env {
+    let cache = provider_cache();
     let mut env = start(super::kinds(), cache).await;
     env.sim.set_descriptor_merge_emulation(true);
     env.sim.set_write_latency(Duration::from_millis(20));
@@ -143,7 +150,8 @@ async fn fifty_mixed_descriptor_objects_share_one_writer_and_one_read() {
             ))
             .build()
             .expect("client");
-        super::descriptor::platform(&client)
+        // A platform of its own (not the provider's: its cached read).
+        super::descriptor::platform(&Default::default(), &client)
             .tree()
             .await
             .expect("read")
@@ -214,9 +222,7 @@ async fn one_invalid_object_among_twenty_fails_alone() {
 /// one descriptor `GET` per poll however often they are retried (no retry storm against JFrog).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn on_jfrog_cloud_descriptor_kinds_say_they_need_a_self_hosted_platform() {
-    let cache = Arc::new(ClientCache::new(crate::PROVIDER));
-    cache.set_snapshot_ttl(Some(Duration::from_secs(60)));
-    super::descriptor::use_settings_of(&cache);
+    let cache = provider_cache();
     let sim = jfrog_sim::SimConfig {
         saas: true,
         ..jfrog_sim::SimConfig::default()

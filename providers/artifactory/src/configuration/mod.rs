@@ -160,9 +160,9 @@ pub fn kinds() -> &'static [Arc<FamilyKind>] {
 }
 
 /// The runtime registrations of every configuration Kind, sharing the provider's client cache
-/// (whose `--poll` is the TTL of the shared descriptor read).
+/// (the descriptor Kinds share the platform's read and writer through the cache's
+/// [`descriptor::Descriptors`], see [`crate::client_cache`]).
 pub fn registrations(cache: Arc<ClientCache>) -> Vec<Arc<dyn KindRegistration>> {
-    descriptor::use_settings_of(&cache);
     provider_family::registrations(kinds(), cache)
 }
 

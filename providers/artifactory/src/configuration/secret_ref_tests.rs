@@ -21,8 +21,10 @@ async fn the_mail_server_password_comes_from_a_secret_or_the_plain_field() {
         .find(|(_, d)| d.kind == "MailServer")
         .expect("declared");
     let kind = super::kinds()[i].clone();
-    let cache = Arc::new(ClientCache::new(crate::PROVIDER));
-    super::descriptor::use_settings_of(&cache);
+    let cache = Arc::new(crate::client_cache(
+        &jfrog_client::ClientMetrics::new(),
+        crate::repository::bulk::BulkMode::Off,
+    ));
     let mut env = start(super::kinds(), cache).await;
     env.create_objects(&[json!({
         "apiVersion": "v1", "kind": "Secret",

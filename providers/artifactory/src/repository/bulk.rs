@@ -229,10 +229,12 @@ impl BulkWrites {
         }
     }
 
-    /// Write a repository: through the descriptor writer where bulk writes are on for this
-    /// platform, else by its REST call (`create`: `PUT`, else `POST`).
+    /// Write a repository: through the descriptor writer of `state`'s
+    /// [`descriptor::Descriptors`] where bulk writes are on for this platform, else by its
+    /// REST call (`create`: `PUT`, else `POST`).
     pub async fn write(
         &self,
+        state: &ProviderState,
         client: &JfrogClient,
         key: &str,
         body: &Map<String, Value>,
@@ -245,7 +247,7 @@ impl BulkWrites {
         if !self.use_bulk(client).await {
             return rest().await;
         }
-        let patched = descriptor::platform(client)
+        let patched = descriptor::platform(state, client)
             .write_or(fragment, Some(rest_write(key, body, create)))
             .await?;
         let check = patched
@@ -334,7 +336,7 @@ pub async fn write(
     create: bool,
 ) -> Result<(), Error> {
     match BulkWrites::of(state) {
-        Some(bulk) => bulk.write(client, key, body, create).await,
+        Some(bulk) => bulk.write(state, client, key, body, create).await,
         None => rest_write(key, body, create)(client.clone()).await,
     }
 }
