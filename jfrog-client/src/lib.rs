@@ -30,8 +30,8 @@
 //!   process are not serialised; their overlaps are absorbed by the merge-failure retry.
 //! - A 429 is retried for non-idempotent calls too (the platform refused the request
 //!   without processing it); other 5xx are not.
-//! - Event and Lifecycle expose no documented health call; only their base paths exist
-//!   (Worker has its readiness probe).
+//! - Event, Lifecycle, Worker and Catalog have no service module: only their base paths
+//!   ([`Service`]); the Kinds call them through [`JfrogClient::request`].
 //!
 //! ```no_run
 //! # async fn example() -> Result<(), jfrog_client::Error> {
@@ -64,4 +64,4 @@ pub use metrics::ClientMetrics;
 pub use oidc::{OidcExchangeSettings, OidcTokenSource, SubjectTokenSource};
 pub use retry::RetryPolicy;
 pub use service::{ErrorFormat, Service};
-pub use services::{Access, Event, Lifecycle, Worker, Xray, XrayVersion};
+pub use services::{Access, Xray, XrayVersion};

@@ -15,36 +15,9 @@ pub struct Access<'a> {
     client: &'a JfrogClient,
 }
 
-/// Event service (`/event`): webhook subscriptions. It has no documented health call; the
-/// platform's Artifactory ping covers reachability.
-#[derive(Debug, Clone, Copy)]
-pub struct Event<'a> {
-    #[expect(
-        dead_code,
-        reason = "no call goes through it: the webhook Kinds use the family REST binding"
-    )]
-    client: &'a JfrogClient,
-}
-
 /// Xray (`/xray`): policies, watches, reports, settings.
 #[derive(Debug, Clone, Copy)]
 pub struct Xray<'a> {
-    client: &'a JfrogClient,
-}
-
-/// Lifecycle (`/lifecycle`): release bundles v2 and promotions. No documented health call.
-#[derive(Debug, Clone, Copy)]
-pub struct Lifecycle<'a> {
-    #[expect(
-        dead_code,
-        reason = "no call goes through it: the lifecycle Kinds use the family REST binding"
-    )]
-    client: &'a JfrogClient,
-}
-
-/// Workers (`/worker`).
-#[derive(Debug, Clone, Copy)]
-pub struct Worker<'a> {
     client: &'a JfrogClient,
 }
 
@@ -64,24 +37,9 @@ impl JfrogClient {
         Access { client: self }
     }
 
-    /// The Event service.
-    pub fn event(&self) -> Event<'_> {
-        Event { client: self }
-    }
-
     /// The Xray service.
     pub fn xray(&self) -> Xray<'_> {
         Xray { client: self }
-    }
-
-    /// The Lifecycle service.
-    pub fn lifecycle(&self) -> Lifecycle<'_> {
-        Lifecycle { client: self }
-    }
-
-    /// The Worker service.
-    pub fn worker(&self) -> Worker<'_> {
-        Worker { client: self }
     }
 }
 
@@ -124,22 +82,6 @@ impl Xray<'_> {
                 Idempotency::Idempotent,
             )
             .send_json()
-            .await
-    }
-}
-
-impl Worker<'_> {
-    /// `GET /worker/api/v1/system/readiness` (no authentication needed; 503 while a
-    /// dependency of the Workers service is not ready).
-    pub async fn readiness(self) -> Result<(), Error> {
-        self.client
-            .request(
-                Service::Worker,
-                Method::GET,
-                "/api/v1/system/readiness",
-                Idempotency::Idempotent,
-            )
-            .send_empty()
             .await
     }
 }

@@ -82,7 +82,6 @@ async fn private_ca_is_trusted_with_the_bundle_only() {
     let trusted = builder(&url).ca_bundle_pem(CA).build().unwrap();
     trusted.artifactory().ping().await.unwrap();
     trusted.xray().ping().await.unwrap();
-    trusted.worker().readiness().await.unwrap();
 
     let untrusted = builder(&url).build().unwrap();
     let e = untrusted.artifactory().ping().await.unwrap_err();

@@ -5,8 +5,47 @@
 //! reference resolution and the ProviderConfig code all use it, so none of them has to import
 //! another for a message.
 
-/// The creation-incomplete stop message (docs/managed-reconciler.md §2 step 8, Appendix A).
+/// `errCreateIncomplete`: the creation-incomplete stop message (docs/managed-reconciler.md §2
+/// step 8, Appendix A).
 pub const MSG_CREATION_INCOMPLETE: &str = "cannot determine creation result - remove the crossplane.io/external-create-pending annotation if it is safe to proceed";
+
+// The texts crossplane-runtime names as constants (pkg/reconciler/managed/reconciler.go and
+// api.go; the Go name in each doc); the reconciler prefixes them to the cause as
+// `<text>: <cause>`. The conformance tests assert them verbatim.
+
+/// `errGetManaged`: reading the managed resource failed.
+pub const ERR_GET_MANAGED: &str = "cannot get managed resource";
+/// `errUpdateManagedAnnotations`: writing the managed resource's annotations failed.
+pub const ERR_UPDATE_MANAGED_ANNOTATIONS: &str = "cannot update managed resource annotations";
+/// `errReconcileConnect`: the external client could not be connected.
+pub const ERR_RECONCILE_CONNECT: &str = "connect failed";
+/// `errReconcileObserve`: observing the external resource failed.
+pub const ERR_RECONCILE_OBSERVE: &str = "observe failed";
+/// `errReconcileCreate`: creating the external resource failed.
+pub const ERR_RECONCILE_CREATE: &str = "create failed";
+/// `errReconcileUpdate`: updating the external resource failed.
+pub const ERR_RECONCILE_UPDATE: &str = "update failed";
+/// `errReconcileDelete`: deleting the external resource failed.
+pub const ERR_RECONCILE_DELETE: &str = "delete failed";
+/// `errExternalResourceNotExist`: an observe-only resource whose external resource is missing.
+pub const ERR_EXTERNAL_RESOURCE_NOT_EXIST: &str = "external resource does not exist";
+/// `errUpdateManaged` (api.go): writing the managed resource failed.
+pub const ERR_UPDATE_MANAGED: &str = "cannot update managed resource";
+/// `errUpdateManagedStatus` (api.go): writing the managed resource's status failed.
+pub const ERR_UPDATE_MANAGED_STATUS: &str = "cannot update managed resource status";
+/// `errUpdateCriticalAnnotations` (api.go): the critical-annotation write failed.
+pub const ERR_UPDATE_CRITICAL_ANNOTATIONS: &str = "cannot update critical annotations";
+/// `errResolveReferences` (api.go): reference resolution failed.
+pub const ERR_RESOLVE_REFERENCES: &str = "cannot resolve references";
+/// `errPatchManaged` (api.go): the server-side apply of resolved references failed (after
+/// [`ERR_RESOLVE_REFERENCES`]).
+pub const ERR_PATCH_MANAGED: &str = "cannot patch the managed resource via server-side apply";
+/// `errUpdateObject` (pkg/resource/api.go): a finalizer add or remove failed.
+pub const ERR_UPDATE_OBJECT: &str = "cannot update object";
+/// Go's `context.DeadlineExceeded` text: an external call or step outlived its deadline.
+pub const ERR_CONTEXT_DEADLINE: &str = "context deadline exceeded";
+/// The whole reconcile outlived its deadline.
+pub const ERR_RECONCILE_DEADLINE: &str = "reconcile deadline exceeded";
 
 /// The Kubernetes API error text as Go prints a `StatusError`: the API server's
 /// `Status.message`, not kube-rs's debug rendering.

@@ -35,7 +35,13 @@ use super::conditions::{
 use super::config::{ManagedRef, ProviderConfigReference, ResolvedConfig};
 use super::connection::{self, SecretTarget};
 use super::context::ControllerContext;
-use super::errors::{MSG_CREATION_INCOMPLETE, StepError, is_not_found};
+use super::errors::{
+    ERR_CONTEXT_DEADLINE, ERR_EXTERNAL_RESOURCE_NOT_EXIST, ERR_GET_MANAGED, ERR_PATCH_MANAGED,
+    ERR_RECONCILE_CONNECT, ERR_RECONCILE_CREATE, ERR_RECONCILE_DEADLINE, ERR_RECONCILE_DELETE,
+    ERR_RECONCILE_OBSERVE, ERR_RECONCILE_UPDATE, ERR_RESOLVE_REFERENCES,
+    ERR_UPDATE_CRITICAL_ANNOTATIONS, ERR_UPDATE_MANAGED, ERR_UPDATE_MANAGED_ANNOTATIONS,
+    ERR_UPDATE_MANAGED_STATUS, ERR_UPDATE_OBJECT, MSG_CREATION_INCOMPLETE, StepError, is_not_found,
+};
 use super::events::{EventRecorder, EventType, InvolvedObject};
 use super::explain;
 use super::external::{
@@ -231,7 +237,7 @@ impl<K: ManagedKind> Reconciler<K> {
         let overall = self.ctx.timeout + Duration::from_secs(30);
         match tokio::time::timeout(overall, self.reconcile_inner(namespace, name)).await {
             Ok(o) => o,
-            Err(_) => Outcome::Error("reconcile deadline exceeded".into()),
+            Err(_) => Outcome::Error(ERR_RECONCILE_DEADLINE.into()),
         }
     }
 
@@ -279,7 +285,7 @@ impl<K: ManagedKind> Reconciler<K> {
         .await;
         self.mark(
             run,
-            Condition::reconcile_error(format!("connect failed: {m}")),
+            Condition::reconcile_error(format!("{ERR_RECONCILE_CONNECT}: {m}")),
         );
         self.finish(run, Outcome::Backoff).await
     }
@@ -306,9 +312,7 @@ impl<K: ManagedKind> Reconciler<K> {
             }
             Err(e) => match StepError::from(e) {
                 StepError::Conflict(_) => Outcome::Backoff,
-                StepError::Failed(m) => {
-                    Outcome::Error(format!("cannot update managed resource status: {m}"))
-                }
+                StepError::Failed(m) => Outcome::Error(format!("{ERR_UPDATE_MANAGED_STATUS}: {m}")),
             },
         }
     }
@@ -375,7 +379,7 @@ impl<K: ManagedKind> Reconciler<K> {
             }
         }
         match last {
-            Some(e) => Err(e.context("cannot update critical annotations")),
+            Some(e) => Err(e.context(ERR_UPDATE_CRITICAL_ANNOTATIONS)),
             None => Ok(()),
         }
     }
@@ -394,7 +398,7 @@ impl<K: ManagedKind> Reconciler<K> {
             Err(e) if is_not_found(&e) => Ok(()),
             Err(e) => match StepError::from(e) {
                 c @ StepError::Conflict(_) => Err(c),
-                f => Err(f.context("cannot update object")),
+                f => Err(f.context(ERR_UPDATE_OBJECT)),
             },
         }
     }
@@ -432,7 +436,7 @@ impl<K: ManagedKind> Reconciler<K> {
         match tokio::time::timeout(self.ctx.timeout, f).await {
             Ok(r) => r,
             // The call was cut off: it may have taken effect.
-            Err(_) => Err(ExternalError::msg("context deadline exceeded").outcome_unknown()),
+            Err(_) => Err(ExternalError::msg(ERR_CONTEXT_DEADLINE).outcome_unknown()),
         }
     }
 
@@ -551,7 +555,7 @@ impl<K: ManagedKind> Reconciler<K> {
         };
         match tokio::time::timeout(self.ctx.timeout, fut).await {
             Ok(r) => r,
-            Err(_) => Err(StepError::Failed("context deadline exceeded".into())),
+            Err(_) => Err(StepError::Failed(ERR_CONTEXT_DEADLINE.into())),
         }
     }
 
@@ -666,10 +670,7 @@ impl<K: ManagedKind> Reconciler<K> {
             Ok(Some(o)) => o,
             Ok(None) => return Outcome::Done,
             Err(e) => {
-                return Outcome::Error(format!(
-                    "cannot get managed resource: {}",
-                    kube_message(&e)
-                ));
+                return Outcome::Error(format!("{ERR_GET_MANAGED}: {}", kube_message(&e)));
             }
         };
         let external_name = annotations(&obj)
@@ -807,7 +808,7 @@ impl<K: ManagedKind> Reconciler<K> {
                 let StepError::Failed(m) = e else {
                     return Outcome::Backoff;
                 };
-                let msg = format!("cannot update managed resource: {m}");
+                let msg = format!("{ERR_UPDATE_MANAGED}: {m}");
                 self.event(
                     &run,
                     EventType::Warning,
@@ -926,7 +927,7 @@ impl<K: ManagedKind> Reconciler<K> {
             references::resolve_all(&lookup, &rctx, &self.info().references, &mut after, block)
                 .await
                 .map_err(|e| {
-                    StepError::Failed(format!("cannot resolve references: {}", e.message))
+                    StepError::Failed(format!("{ERR_RESOLVE_REFERENCES}: {}", e.message))
                 })?;
             if let Some(d) = references::merge_diff(&before, &after) {
                 spec_diff.insert(key.to_string(), d);
@@ -961,9 +962,8 @@ impl<K: ManagedKind> Reconciler<K> {
                 }
                 Ok(())
             }
-            Err(e) => Err(StepError::from(e).context(
-                "cannot resolve references: cannot patch the managed resource via server-side apply",
-            )),
+            Err(e) => Err(StepError::from(e)
+                .context(&format!("{ERR_RESOLVE_REFERENCES}: {ERR_PATCH_MANAGED}"))),
         }
     }
 
@@ -998,7 +998,7 @@ impl<K: ManagedKind> Reconciler<K> {
                 .await;
                 self.mark(
                     run,
-                    Condition::reconcile_error(format!("observe failed: {m}")),
+                    Condition::reconcile_error(format!("{ERR_RECONCILE_OBSERVE}: {m}")),
                 );
                 return self.finish(run, Outcome::Backoff).await;
             }
@@ -1028,7 +1028,7 @@ impl<K: ManagedKind> Reconciler<K> {
 
         // Step 12: observe-only and missing.
         if !obs.resource_exists && policies.should_only_observe() {
-            let m = "external resource does not exist";
+            let m = ERR_EXTERNAL_RESOURCE_NOT_EXIST;
             self.event(
                 run,
                 EventType::Warning,
@@ -1038,7 +1038,7 @@ impl<K: ManagedKind> Reconciler<K> {
             .await;
             self.mark(
                 run,
-                Condition::reconcile_error(format!("observe failed: {m}")),
+                Condition::reconcile_error(format!("{ERR_RECONCILE_OBSERVE}: {m}")),
             );
             let after = self.poll_after(run);
             return self.finish(run, after).await;
@@ -1088,7 +1088,7 @@ impl<K: ManagedKind> Reconciler<K> {
                         self.mark(run, Condition::deleting());
                         self.mark(
                             run,
-                            Condition::reconcile_error(format!("delete failed: {m}")),
+                            Condition::reconcile_error(format!("{ERR_RECONCILE_DELETE}: {m}")),
                         );
                         self.mark_async(run, Err((AsyncOp::Delete, &m)));
                         return self.finish(run, Outcome::Backoff).await;
@@ -1149,7 +1149,7 @@ impl<K: ManagedKind> Reconciler<K> {
                 };
                 self.mark(
                     run,
-                    Condition::reconcile_error(format!("cannot update object: {m}")),
+                    Condition::reconcile_error(format!("{ERR_UPDATE_OBJECT}: {m}")),
                 );
                 return self.finish(run, Outcome::Backoff).await;
             }
@@ -1184,7 +1184,7 @@ impl<K: ManagedKind> Reconciler<K> {
                 .await;
                 self.mark(
                     run,
-                    Condition::reconcile_error(format!("cannot update managed resource: {m}")),
+                    Condition::reconcile_error(format!("{ERR_UPDATE_MANAGED}: {m}")),
                 );
                 return self.finish(run, Outcome::Backoff).await;
             }
@@ -1232,7 +1232,7 @@ impl<K: ManagedKind> Reconciler<K> {
                 .await;
                 self.mark(
                     run,
-                    Condition::reconcile_error(format!("update failed: {m}")),
+                    Condition::reconcile_error(format!("{ERR_RECONCILE_UPDATE}: {m}")),
                 );
                 self.mark_async(run, Err((AsyncOp::Update, &m)));
                 self.finish(run, Outcome::Backoff).await
@@ -1281,7 +1281,7 @@ impl<K: ManagedKind> Reconciler<K> {
             let StepError::Failed(m) = e else {
                 return Outcome::Backoff;
             };
-            let m = format!("cannot update managed resource: {m}");
+            let m = format!("{ERR_UPDATE_MANAGED}: {m}");
             self.event(
                 run,
                 EventType::Warning,
@@ -1323,7 +1323,7 @@ impl<K: ManagedKind> Reconciler<K> {
                     );
                 }
                 if let Err(e) = self.update_critical_annotations(run).await {
-                    let msg = format!("cannot update managed resource annotations: {e}");
+                    let msg = format!("{ERR_UPDATE_MANAGED_ANNOTATIONS}: {e}");
                     self.event(
                         run,
                         EventType::Warning,
@@ -1335,7 +1335,7 @@ impl<K: ManagedKind> Reconciler<K> {
                 self.mark(run, Condition::creating());
                 self.mark(
                     run,
-                    Condition::reconcile_error(format!("create failed: {m}")),
+                    Condition::reconcile_error(format!("{ERR_RECONCILE_CREATE}: {m}")),
                 );
                 self.mark_async(run, Err((AsyncOp::Create, &m)));
                 self.finish(run, Outcome::Backoff).await
@@ -1364,7 +1364,7 @@ impl<K: ManagedKind> Reconciler<K> {
                     Ok(()) => {}
                     Err(StepError::Conflict(_)) => return Outcome::Backoff,
                     Err(StepError::Failed(um)) => {
-                        let msg = format!("cannot update managed resource annotations: {um}");
+                        let msg = format!("{ERR_UPDATE_MANAGED_ANNOTATIONS}: {um}");
                         self.event(
                             run,
                             EventType::Warning,
