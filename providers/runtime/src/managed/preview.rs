@@ -24,7 +24,10 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::config::ResolvedConfig;
-use super::errors::MSG_CREATION_INCOMPLETE;
+use super::errors::{
+    ERR_CONTEXT_DEADLINE, ERR_EXTERNAL_RESOURCE_NOT_EXIST, ERR_RECONCILE_CONNECT,
+    ERR_RECONCILE_CREATE, ERR_RECONCILE_OBSERVE, ERR_RECONCILE_UPDATE, MSG_CREATION_INCOMPLETE,
+};
 use super::external::{Connector, ExternalClient, FieldChange, ManagedKind};
 use super::kind::{KindInfo, Scope};
 use super::meta::{self, EXTERNAL_NAME};
@@ -236,15 +239,20 @@ pub async fn plan<K: ManagedKind>(
     // Step 10.
     let mut view = match view_of::<K>(input.scope, obj, &policies) {
         Ok(v) => v,
-        Err(m) => return Planned::new(Action::Refused, format!("connect failed: {m}")),
+        Err(m) => return Planned::new(Action::Refused, format!("{ERR_RECONCILE_CONNECT}: {m}")),
     };
     view.secrets = std::mem::take(&mut input.secrets);
     let client: Box<dyn ExternalClient<K>> =
         match tokio::time::timeout(input.timeout, connector.connect(&input.config, &view)).await {
             Ok(Ok(c)) => c,
-            Ok(Err(e)) => return Planned::new(Action::Blocked, format!("connect failed: {e}")),
+            Ok(Err(e)) => {
+                return Planned::new(Action::Blocked, format!("{ERR_RECONCILE_CONNECT}: {e}"));
+            }
             Err(_) => {
-                return Planned::new(Action::Blocked, "connect failed: context deadline exceeded");
+                return Planned::new(
+                    Action::Blocked,
+                    format!("{ERR_RECONCILE_CONNECT}: {ERR_CONTEXT_DEADLINE}"),
+                );
             }
         };
     let mut planned = decide(
@@ -276,9 +284,14 @@ async fn decide<K: ManagedKind>(
 ) -> Planned {
     let observed = match tokio::time::timeout(timeout, client.observe(view)).await {
         Ok(Ok(o)) => o,
-        Ok(Err(e)) => return Planned::new(Action::Blocked, format!("observe failed: {e}")),
+        Ok(Err(e)) => {
+            return Planned::new(Action::Blocked, format!("{ERR_RECONCILE_OBSERVE}: {e}"));
+        }
         Err(_) => {
-            return Planned::new(Action::Blocked, "observe failed: context deadline exceeded");
+            return Planned::new(
+                Action::Blocked,
+                format!("{ERR_RECONCILE_OBSERVE}: {ERR_CONTEXT_DEADLINE}"),
+            );
         }
     };
     let view: &super::external::Managed<K> = view;
@@ -286,13 +299,13 @@ async fn decide<K: ManagedKind>(
     if !observed.resource_exists && policies.should_only_observe() {
         return Planned::new(
             Action::Blocked,
-            "observe failed: external resource does not exist",
+            format!("{ERR_RECONCILE_OBSERVE}: {ERR_EXTERNAL_RESOURCE_NOT_EXIST}"),
         );
     }
     let check = |create: bool| async move {
         match tokio::time::timeout(timeout, client.check_write(view, create)).await {
             Ok(r) => r.map_err(|e| e.to_string()),
-            Err(_) => Err("context deadline exceeded".to_string()),
+            Err(_) => Err(ERR_CONTEXT_DEADLINE.to_string()),
         }
     };
     // Step 17.
@@ -312,7 +325,7 @@ async fn decide<K: ManagedKind>(
                 create,
                 ..Planned::new(Action::Create, "")
             },
-            Err(m) => Planned::new(Action::Refused, format!("create failed: {m}")),
+            Err(m) => Planned::new(Action::Refused, format!("{ERR_RECONCILE_CREATE}: {m}")),
         };
     }
     let late: Vec<FieldChange> = observed
@@ -353,7 +366,7 @@ async fn decide<K: ManagedKind>(
             },
             Err(m) => Planned {
                 changes: observed.changes.clone(),
-                ..Planned::new(Action::Refused, format!("update failed: {m}"))
+                ..Planned::new(Action::Refused, format!("{ERR_RECONCILE_UPDATE}: {m}"))
             },
         }
     };
