@@ -8,8 +8,8 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use provider_family::ClientCache;
 use provider_family::suite::{self, ListCase, converge};
+use provider_family::{ClientCache, FamilyKind, KindDecl};
 use provider_runtime::managed::ManagedKind;
 use serde_json::json;
 
@@ -17,6 +17,20 @@ use crate::projects::{examples, kinds, tables::KINDS};
 
 /// Projects.
 const N: usize = 4;
+
+/// The registered Kind named `k`.
+fn kind(k: &str) -> Arc<FamilyKind> {
+    kinds()
+        .iter()
+        .find(|x| x.info().kind == k)
+        .expect("declared")
+        .clone()
+}
+
+/// The declaration of the Kind named `k`.
+fn decl(k: &str) -> &'static KindDecl {
+    &KINDS.iter().find(|d| d.kind == k).expect("declared").decl
+}
 /// The snapshot TTL (the provider's `--poll`).
 const POLL: Duration = Duration::from_secs(2);
 
@@ -32,15 +46,8 @@ async fn one_list_per_poll_for_every_project() {
     let cache = Arc::new(ClientCache::new(crate::PROVIDER));
     cache.set_snapshot_ttl(Some(POLL));
     let mut env = suite::start(crate::PROVIDER, kinds(), cache).await;
-    let kind = kinds()
-        .iter()
-        .find(|k| k.info().kind == "Project")
-        .expect("declared")
-        .clone();
-    let d = KINDS
-        .iter()
-        .find(|d| d.kind == "Project")
-        .expect("declared");
+    let kind = kind("Project");
+    let d = decl("Project");
     for i in 0..=N {
         let mut m = examples::example(d, false);
         m["metadata"]["name"] = json!(format!("listed-{i}"));
@@ -114,14 +121,6 @@ async fn one_list_per_poll_per_project_and_kind() {
                 .put_object("access_groups", n, json!({"description": ""}))
         );
     }
-    let kind = |k: &str| {
-        kinds()
-            .iter()
-            .find(|x| x.info().kind == k)
-            .expect("declared")
-            .clone()
-    };
-    let decl = |k: &str| KINDS.iter().find(|d| d.kind == k).expect("declared");
     env.add(&kind("Project"), examples::example(decl("Project"), false))
         .await;
     let names = [
@@ -177,14 +176,6 @@ async fn one_list_per_poll_for_every_repository_assignment() {
             json!({"key": r, "rclass": "local", "packageType": "generic"})
         ));
     }
-    let kind = |k: &str| {
-        kinds()
-            .iter()
-            .find(|x| x.info().kind == k)
-            .expect("declared")
-            .clone()
-    };
-    let decl = |k: &str| KINDS.iter().find(|d| d.kind == k).expect("declared");
     env.add(&kind("Project"), examples::example(decl("Project"), false))
         .await;
     let mut other = examples::example(decl("Project"), false);

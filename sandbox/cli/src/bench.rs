@@ -628,9 +628,12 @@ async fn bench(args: &Args, running: &mut Running) -> anyhow::Result<Report> {
     let injected = Injected::add(sim, &args.faults);
     let kube_before = running.kube_request_counts();
     let apply_started = Instant::now();
-    let mut killer = Killer::new(args.kill_every, apply_started);
-    let mut replica_kill = ReplicaKill::default();
-    let leases: Api<Lease> = Api::namespaced(client.clone(), crate::setup::NAMESPACE);
+    let mut tending = Tending {
+        leases: Api::namespaced(client.clone(), crate::setup::NAMESPACE),
+        apply_started,
+        killer: Killer::new(args.kill_every, apply_started),
+        replica_kill: ReplicaKill::default(),
+    };
     let generated_len = generated.len();
     // The simulator's first write is sampled while the applies run too, not only after them.
     let applies_done = std::sync::atomic::AtomicBool::new(false);
@@ -663,23 +666,15 @@ async fn bench(args: &Args, running: &mut Running) -> anyhow::Result<Report> {
         results
     };
     // The kills (--kill-every, --kill-replica-after) land while the applies run, not after them.
-    let tending = async {
+    let tending_while_applying = async {
         while !applies_done.load(std::sync::atomic::Ordering::Relaxed) {
-            tend(
-                args,
-                &mut running.children,
-                &leases,
-                apply_started,
-                &mut killer,
-                &mut replica_kill,
-            )
-            .await?;
+            tending.tick(args, &mut running.children).await?;
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
         anyhow::Ok(())
     };
     let (results, first_write_while_applying, tended) =
-        tokio::join!(applying, write_sampler, tending);
+        tokio::join!(applying, write_sampler, tending_while_applying);
     tended?;
     let mut applied_at: HashMap<String, Instant> = HashMap::new();
     let mut apply_failures = Vec::new();
@@ -706,15 +701,7 @@ async fn bench(args: &Args, running: &mut Running) -> anyhow::Result<Report> {
         if writes >= generated_len as u64 && last_write.is_none() {
             last_write = Some(Instant::now());
         }
-        tend(
-            args,
-            &mut running.children,
-            &leases,
-            apply_started,
-            &mut killer,
-            &mut replica_kill,
-        )
-        .await?;
+        tending.tick(args, &mut running.children).await?;
         let done = seen
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
@@ -724,13 +711,14 @@ async fn bench(args: &Args, running: &mut Running) -> anyhow::Result<Report> {
             all_done_at.get_or_insert_with(Instant::now);
         }
         // A replica killed: done once its shards were taken over too.
-        let killed_done = args.kill_replica_after.is_none() || replica_kill.taken_over.is_some();
+        let killed_done =
+            args.kill_replica_after.is_none() || tending.replica_kill.taken_over.is_some();
         let over = if args.chaos() {
             // Without --fault-for: until all were Ready, and the provider was killed once.
             chaos::phase_over(
                 args.fault_for,
                 apply_started,
-                all_done_at.is_some() && (args.kill_every.is_none() || killer.kills > 0),
+                all_done_at.is_some() && (args.kill_every.is_none() || tending.killer.kills > 0),
             )
         } else {
             all_done_at.is_some() && killed_done
@@ -752,8 +740,9 @@ async fn bench(args: &Args, running: &mut Running) -> anyhow::Result<Report> {
         // Converging without the faults gets a --timeout of its own.
         let deadline = Instant::now() + args.timeout;
         // The killed providers run again, and lead, before anything counts as converged.
-        killer
-            .recover(&mut running.children, &leases, deadline)
+        tending
+            .killer
+            .recover(&mut running.children, &tending.leases, deadline)
             .await?;
         converged_at = loop {
             if current_done(&seen) >= expected.len() {
@@ -773,7 +762,7 @@ async fn bench(args: &Args, running: &mut Running) -> anyhow::Result<Report> {
             faults_fired: faults.iter().map(|f| f.fired).sum(),
             faults,
             kill_every_seconds: args.kill_every.map(|d| d.as_secs_f64()),
-            kills: killer.kills,
+            kills: tending.killer.kills,
             restarts: running
                 .children
                 .iter()
@@ -855,13 +844,21 @@ async fn bench(args: &Args, running: &mut Running) -> anyhow::Result<Report> {
     if args.delete
         && let Some(f) = fault_run.as_mut()
     {
-        let d = delete_under_faults(args, running, &client, &leases, &mut killer, &targets).await?;
+        let d = delete_under_faults(
+            args,
+            running,
+            &client,
+            &tending.leases,
+            &mut tending.killer,
+            &targets,
+        )
+        .await?;
         for (total, phase) in f.faults.iter_mut().zip(&d.faults) {
             total.matched += phase.matched;
             total.fired += phase.fired;
         }
         f.faults_fired = f.faults.iter().map(|x| x.fired).sum();
-        f.kills = killer.kills;
+        f.kills = tending.killer.kills;
         f.restarts = running
             .children
             .iter()
@@ -914,15 +911,17 @@ async fn bench(args: &Args, running: &mut Running) -> anyhow::Result<Report> {
     let shard_run = (args.replicas > 1).then(|| ShardRun {
         replicas: args.replicas,
         shards: args.shards(),
-        killed: replica_kill.killed.as_ref().map(|k| k.name.clone()),
-        killed_after_seconds: replica_kill
+        killed: tending.replica_kill.killed.as_ref().map(|k| k.name.clone()),
+        killed_after_seconds: tending
+            .replica_kill
             .killed
             .as_ref()
             .map(|k| k.at.saturating_duration_since(apply_started).as_secs_f64()),
-        takeover_seconds: replica_kill
+        takeover_seconds: tending
+            .replica_kill
             .killed
             .as_ref()
-            .zip(replica_kill.taken_over)
+            .zip(tending.replica_kill.taken_over)
             .map(|(k, t)| t.saturating_duration_since(k.at).as_secs_f64()),
         restarts: running
             .children
@@ -1026,73 +1025,69 @@ struct KilledReplica {
 /// after them: the chaos kills (`--kill-every`), the replica kill (`--kill-replica-after`)
 /// and the takeover of its shards, with crashed replicas started again as a Deployment's pods
 /// are; otherwise a process that exits is an error.
-async fn tend(
-    args: &Args,
-    children: &mut [ProviderChild],
-    leases: &Api<Lease>,
+struct Tending {
+    leases: Api<Lease>,
+    /// The first apply, from which `--kill-replica-after` counts.
     apply_started: Instant,
-    killer: &mut Killer,
-    kill: &mut ReplicaKill,
-) -> anyhow::Result<()> {
-    if args.chaos() {
-        killer.tick(children, leases, true).await?;
-        return Ok(());
-    }
-    let Some(after) = args.kill_replica_after else {
-        for c in children.iter_mut() {
-            if let Ok(Some(status)) = c.child.try_wait() {
-                anyhow::bail!(
-                    "{} exited unexpectedly ({status}); last lines of {}:\n{}",
-                    c.provider.name(),
-                    c.log.display(),
-                    crate::children::log_tail(&c.log, 20)
-                );
-            }
+    killer: Killer,
+    replica_kill: ReplicaKill,
+}
+
+impl Tending {
+    /// One look at the processes (every 100 ms).
+    async fn tick(&mut self, args: &Args, children: &mut [ProviderChild]) -> anyhow::Result<()> {
+        let leases = &self.leases;
+        let kill = &mut self.replica_kill;
+        if args.chaos() {
+            self.killer.tick(children, leases, true).await?;
+            return Ok(());
         }
-        return Ok(());
-    };
-    if kill.killed.is_none()
-        && apply_started.elapsed() >= after
-        && let Some(c) = children.last_mut()
-    {
-        let held = up::holders(leases, c.provider, args.shards())
-            .await
-            .unwrap_or_default();
-        let name = c
-            .log
-            .file_stem()
-            .map(|f| f.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        let prefix = format!("{}-{}_", c.provider.name(), args.replicas - 1);
-        let held: Vec<String> = held
-            .split(',')
-            .filter(|h| h.starts_with(&prefix))
-            .map(str::to_string)
-            .collect();
-        let _ = c.child.start_kill();
-        eprintln!(
-            "SIGKILLed {name} (pid {}), which held {} shards",
-            c.pid,
-            held.len()
-        );
-        kill.killed = Some(KilledReplica {
-            name,
-            held,
-            at: Instant::now(),
-        });
+        let Some(after) = args.kill_replica_after else {
+            return crate::children::bail_if_exited(children, "unexpectedly");
+        };
+        if kill.killed.is_none()
+            && self.apply_started.elapsed() >= after
+            && let Some(c) = children.last_mut()
+        {
+            let held = up::holders(leases, c.provider, args.shards())
+                .await
+                .unwrap_or_default();
+            let name = c
+                .log
+                .file_stem()
+                .map(|f| f.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            let prefix = format!("{}-{}_", c.provider.name(), args.replicas - 1);
+            let held: Vec<String> = held
+                .split(',')
+                .filter(|h| h.starts_with(&prefix))
+                .map(str::to_string)
+                .collect();
+            let _ = c.child.start_kill();
+            eprintln!(
+                "SIGKILLed {name} (pid {}), which held {} shards",
+                c.pid,
+                held.len()
+            );
+            kill.killed = Some(KilledReplica {
+                name,
+                held,
+                at: Instant::now(),
+            });
+        }
+        if let Some(k) = &kill.killed
+            && kill.taken_over.is_none()
+            && let Some(p) = children.first().map(|c| c.provider)
+            && let Some(now) = up::holders(leases, p, args.shards()).await
+            && !now.split(',').any(|h| k.held.iter().any(|o| o == h))
+        {
+            kill.taken_over = Some(Instant::now());
+        }
+        for c in children.iter_mut() {
+            c.supervise()?;
+        }
+        Ok(())
     }
-    if let Some(k) = &kill.killed
-        && kill.taken_over.is_none()
-        && let Some(p) = children.first().map(|c| c.provider)
-        && let Some(now) = up::holders(leases, p, args.shards()).await
-        && !now.split(',').any(|h| k.held.iter().any(|o| o == h))
-    {
-        kill.taken_over = Some(Instant::now());
-    }
-    for c in children.iter_mut() {
-        c.supervise()?;
-    }
-    Ok(())
 }
 
 /// Applies the support objects and waits until every managed one is Ready and Synced.

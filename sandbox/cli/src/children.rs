@@ -291,6 +291,22 @@ pub async fn stop_all(children: &mut [ProviderChild], grace: Duration) -> Vec<(P
     out
 }
 
+/// An error naming the first of `children` that has exited (`when`: "unexpectedly",
+/// "during start-up") with the last lines of its log; `Ok` while all run.
+pub fn bail_if_exited(children: &mut [ProviderChild], when: &str) -> anyhow::Result<()> {
+    for c in children.iter_mut() {
+        if let Ok(Some(status)) = c.child.try_wait() {
+            anyhow::bail!(
+                "{} exited {when} ({status}); last lines of {}:\n{}",
+                c.provider.name(),
+                c.log.display(),
+                log_tail(&c.log, 20)
+            );
+        }
+    }
+    Ok(())
+}
+
 /// The last `lines` lines of a log file (for error messages about a provider that died).
 pub fn log_tail(path: &Path, lines: usize) -> String {
     let text = std::fs::read_to_string(path).unwrap_or_default();

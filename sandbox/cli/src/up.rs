@@ -820,16 +820,7 @@ async fn wait_for_leaders(
     let deadline = Instant::now() + timeout;
     let mut pending: Vec<Provider> = children.iter().map(|c| c.provider).collect();
     while !pending.is_empty() {
-        for c in children.iter_mut() {
-            if let Ok(Some(status)) = c.child.try_wait() {
-                anyhow::bail!(
-                    "{} exited during start-up ({status}); last lines of {}:\n{}",
-                    c.provider.name(),
-                    c.log.display(),
-                    children::log_tail(&c.log, 20)
-                );
-            }
-        }
+        children::bail_if_exited(children, "during start-up")?;
         let mut still = Vec::new();
         for p in pending {
             let holder = holders(leases, p, shards).await;

@@ -205,17 +205,22 @@ async fn late_init_fills_server_defaults_only() {
     assert_eq!(m2.for_provider, json!({"repositories": ["li-local"]}));
 }
 
+/// A remote Maven repository's parameters whose password comes from a Secret.
+fn remote_with_password() -> Value {
+    json!({
+        "url": "https://repo1.maven.org/maven2",
+        "username": "bot",
+        "passwordSecretRef": {"name": "upstream", "key": "password"}
+    })
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn write_only_password_is_compared_by_hash() {
     let sim = sim().await;
     let cache = ClientCache::new(crate::PROVIDER);
     let k = kind("RemoteMavenRepository");
     let c = client(&sim, &cache, &k);
-    let params = json!({
-        "url": "https://repo1.maven.org/maven2",
-        "username": "bot",
-        "passwordSecretRef": {"name": "upstream", "key": "password"}
-    });
+    let params = remote_with_password();
     let mut m = mr("secret-remote", params);
     m.secrets
         .insert("passwordSecretRef".into(), SecretString::from("s3cr3t-one"));
@@ -281,11 +286,7 @@ async fn write_only_hashes_under_the_legacy_annotation_name_are_read_and_migrate
     let cache = ClientCache::new(crate::PROVIDER);
     let k = kind("RemoteMavenRepository");
     let c = client(&sim, &cache, &k);
-    let params = json!({
-        "url": "https://repo1.maven.org/maven2",
-        "username": "bot",
-        "passwordSecretRef": {"name": "upstream", "key": "password"}
-    });
+    let params = remote_with_password();
     // The MR as stored after its create (Create's status is not persisted), with these
     // annotations.
     let stored = |annotations: &[(&str, &str)]| {
