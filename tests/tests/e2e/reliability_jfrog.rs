@@ -12,8 +12,8 @@
 //!
 //! The quick variants (a few dozen MRs) run in `cargo test --workspace`; the full-size ones
 //! are `#[ignore]`d and run with `cargo xtask reliability --long`, or:
-//! `cargo build -p sandbox && RELIABILITY_OUT=$PWD/target/reliability cargo test -p e2e --test
-//! reliability_jfrog -- --include-ignored --test-threads 1 --nocapture`.
+//! `cargo build -p sandbox && RELIABILITY_OUT=$PWD/target/reliability cargo test -p e2e --test e2e
+//! reliability_jfrog:: -- --include-ignored --test-threads 1 --nocapture`.
 
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};

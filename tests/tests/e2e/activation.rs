@@ -154,7 +154,7 @@ async fn activation_installs_only_the_active_crds_and_activating_more_needs_no_r
 
 /// The figures of the package README: API server CRDs and idle provider-artifactory RSS with
 /// one group active versus everything. Run on demand:
-/// `cargo test -p e2e --test activation -- --ignored --nocapture`.
+/// `cargo test -p e2e --test e2e activation:: -- --ignored --nocapture`.
 #[tokio::test(flavor = "multi_thread")]
 #[ignore = "measurement, run on demand"]
 async fn activation_figures() {

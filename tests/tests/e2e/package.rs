@@ -8,7 +8,7 @@
 //!
 //! Needs root (chroot), `umoci` and `skopeo` (installed with apt-get when missing), so it is
 //! ignored by `cargo test --workspace`. Run it with
-//! `cargo test -p e2e --test package -- --ignored --nocapture`; it builds the provider binaries
+//! `cargo test -p e2e --test e2e package:: -- --ignored --nocapture`; it builds the provider binaries
 //! with the `provider` profile (`E2E_PROVIDER_PROFILE=debug` uses the debug binaries instead).
 
 use std::path::{Path, PathBuf};

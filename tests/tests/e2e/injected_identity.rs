@@ -15,7 +15,7 @@
 //! A second test is a fault-suite row (`oidc-exchange-5xx`): the exchange answers 503 for a
 //! minute while MRs are created; afterwards every MR converges, 0 duplicates.
 //!
-//! Run: `cargo build -p sandbox && cargo test -p e2e --test injected_identity -- --nocapture`.
+//! Run: `cargo build -p sandbox && cargo test -p e2e --test e2e injected_identity:: -- --nocapture`.
 
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};

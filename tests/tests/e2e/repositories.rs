@@ -4,7 +4,7 @@
 //! `kubectl`, JFrog's side read and changed through the simulator's admin API.
 //!
 //! Each test runs its own sandbox (own ports, own state directory), so they run in parallel.
-//! Run with `cargo test -p e2e --test repositories -- --nocapture` after `cargo build -p
+//! Run with `cargo test -p e2e --test e2e repositories:: -- --nocapture` after `cargo build -p
 //! sandbox` (or `cargo test --workspace`, which builds it) to see the measured counts.
 
 use std::collections::BTreeMap;

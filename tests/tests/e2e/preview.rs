@@ -15,7 +15,7 @@
 //!    forProvider.description" for the edit, "reverted drift in forProvider.description
 //!    made outside Crossplane" for a change made in JFrog.
 //!
-//! `cargo build -p sandbox && cargo test -p e2e --test preview -- --nocapture`
+//! `cargo build -p sandbox && cargo test -p e2e --test e2e preview:: -- --nocapture`
 
 use std::collections::BTreeMap;
 use std::path::Path;
