@@ -5,7 +5,7 @@
 
 use serde_json::json;
 
-use provider_family::suite::CrdSchemas;
+use provider_family_suite::CrdSchemas;
 
 #[test]
 fn invalid_manifests_are_refused_at_admission() {
@@ -150,8 +150,8 @@ fn rules_over_referenced_fields_hold_once_resolved() {
 async fn a_rule_left_out_of_the_crd_refuses_before_any_request() {
     use provider_runtime::managed::external::ExternalClient;
     let kinds = crate::family_kinds();
-    let kind = provider_family::suite::kind_named(&kinds, "ArtifactWebhook");
-    let client = provider_family::suite::offline_client(kind);
+    let kind = provider_family_suite::kind_named(&kinds, "ArtifactWebhook");
+    let client = provider_family_suite::offline_client(kind);
     let url = "https://hooks.example.com/in";
     let criteria =
         json!([{"anyLocal": true, "anyRemote": false, "anyFederated": false, "repoKeys": []}]);
@@ -241,8 +241,8 @@ async fn invalid_manifests_with_invalid_custom_webhook_secret_names_are_refused_
     use provider_runtime::managed::external::ExternalClient;
     use secrecy::SecretString;
     let kinds = crate::family_kinds();
-    let kind = provider_family::suite::kind_named(&kinds, "ArtifactCustomWebhook");
-    let client = provider_family::suite::offline_client(kind);
+    let kind = provider_family_suite::kind_named(&kinds, "ArtifactCustomWebhook");
+    let client = provider_family_suite::offline_client(kind);
     let params = json!({"eventTypes": ["deployed"],
     "criteria": [{"anyLocal": true, "anyRemote": false, "anyFederated": false, "repoKeys": []}],
     "handler": [

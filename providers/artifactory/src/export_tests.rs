@@ -217,7 +217,7 @@ async fn every_object_is_exported_once_and_adopted_without_a_change() {
     let regs = crate::access::registrations(std::sync::Arc::new(
         provider_family::ClientCache::new(crate::PROVIDER),
     ));
-    let crds = provider_family::suite::CrdSchemas::new("artifactory", &regs);
+    let crds = provider_family_suite::CrdSchemas::new("artifactory", &regs);
     for o in ex
         .objects
         .iter()

@@ -1,16 +1,16 @@
-//! provider-artifactory's run of the generic family suite (`provider_family::suite`): every
+//! provider-artifactory's run of the generic family suite (`provider_family_suite`): every
 //! declared Kind of every family (150 repository and 24 webhook Kinds, and the legacy
 //! examples); a new family gets it by adding one call to [`every_family_passes_the_suite`].
 
 use std::sync::Arc;
 
 use jfrog_sim::Simulator;
-use provider_family::suite::{self, Suite};
 use provider_family::{ClientCache, FamilyKind};
+use provider_family_suite::{self as suite, Suite};
 use provider_runtime::managed::ManagedKind;
 use serde_json::Value;
 
-pub(crate) use provider_family::suite::{Env, Mr, NS, WAIT, converge};
+pub(crate) use provider_family_suite::{Env, Mr, NS, WAIT, converge};
 
 /// Start both servers for provider-artifactory's `kinds` (see `suite::start`).
 pub(crate) async fn start(kinds: &[Arc<FamilyKind>], cache: Arc<ClientCache>) -> Env {

@@ -15,7 +15,7 @@
 
 use std::path::{Path, PathBuf};
 
-use provider_family::suite::CrdSchemas;
+use provider_family_suite::CrdSchemas;
 use serde_json::Value;
 
 /// Our (Kind, legacy scope) for an Upjet manifest's apiVersion and Kind, if it is one of

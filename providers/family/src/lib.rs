@@ -21,14 +21,16 @@
 //! - [`examples`]: example manifests generated from the declarations.
 //! - [`export`]: manifests that adopt a live platform's objects, from the list calls.
 //! - [`preview`]: what applying manifests would do to JFrog, with no write.
-//! - `suite` (feature `suite`, for tests): the generic family test suite.
+//!
+//! The generic family test suite is a crate of its own, `provider-family-suite`
+//! (`providers/family-suite`), which the providers name only as a dev-dependency.
 //!
 //! # Layers
 //!
 //! Each module uses only modules listed before it here, so each can be read and changed
 //! knowing only those: `decl`, `describe`; `wire`, `diff`, `schema`, `refs`, `checks`,
 //! `examples` (declarations as data); `rest`, `snapshot`, `hooks` (behaviour); `kind` (a
-//! declaration bound to its behaviour); `adapter`; `preview`, `export`, `seed`, `suite`.
+//! declaration bound to its behaviour); `adapter`; `preview`, `export`, `seed`.
 //! `cargo test -p xtask modules` fails, naming the circle, when an import would close one.
 //!
 //! # Field semantics
@@ -67,8 +69,6 @@ pub mod rest;
 pub mod schema;
 pub mod seed;
 pub mod snapshot;
-#[cfg(feature = "suite")]
-pub mod suite;
 pub mod wire;
 
 pub use adapter::{

@@ -4,7 +4,7 @@
 
 use serde_json::json;
 
-use provider_family::suite::CrdSchemas;
+use provider_family_suite::CrdSchemas;
 
 #[test]
 fn invalid_manifests_are_refused_at_admission() {

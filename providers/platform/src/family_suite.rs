@@ -1,11 +1,11 @@
-//! provider-platform's run of the generic family suite (`provider_family::suite`): every
+//! provider-platform's run of the generic family suite (`provider_family_suite`): every
 //! example, applied in reverse order (the order must not matter), plus the legacy ones and
 //! the Secret the examples read.
 
 use std::sync::Arc;
 
 use provider_family::ClientCache;
-use provider_family::suite::{self, Env, Suite};
+use provider_family_suite::{self as suite, Env, Suite};
 use serde_json::{Value, json};
 
 use crate::platform::{examples, kinds, tables::KINDS};

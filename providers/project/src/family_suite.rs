@@ -1,9 +1,9 @@
-//! provider-project's run of the generic family suite (`provider_family::suite`): every
+//! provider-project's run of the generic family suite (`provider_family_suite`): every
 //! example, applied members first (the order must not matter), plus the legacy ones;
 //! afterwards the repositories that were assigned and shared are still there (they are
 //! provider-artifactory's).
 
-use provider_family::suite::{self, Suite};
+use provider_family_suite::{self as suite, Suite};
 use provider_runtime::managed::ManagedKind;
 use serde_json::{Value, json};
 

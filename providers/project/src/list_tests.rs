@@ -8,8 +8,8 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use provider_family::suite::{self, ListCase, converge};
 use provider_family::{ClientCache, FamilyKind, KindDecl};
+use provider_family_suite::{self as suite, ListCase, converge};
 use provider_runtime::managed::ManagedKind;
 use serde_json::json;
 

@@ -5,7 +5,7 @@
 
 use serde_json::{Value, json};
 
-use provider_family::suite::CrdSchemas;
+use provider_family_suite::CrdSchemas;
 
 /// `base` with the members of `extra` added (or replaced).
 fn with(base: &Value, extra: Value) -> Value {

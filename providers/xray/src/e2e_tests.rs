@@ -8,8 +8,8 @@
 use std::sync::Arc;
 
 use jfrog_sim::Fault;
-use provider_family::suite::{self, Env, converge, writes};
 use provider_family::{ClientCache, FamilyKind};
+use provider_family_suite::{self as suite, Env, converge, writes};
 use provider_runtime::managed::Outcome;
 use serde_json::{Value, json};
 

@@ -236,7 +236,7 @@ mod tests {
             })
             .count();
         assert_eq!(managed, 42, "21 Kinds x 2 scopes");
-        provider_family::suite::CrdSchemas::new("xray", &crate::kinds())
+        provider_family_suite::CrdSchemas::new("xray", &crate::kinds())
             .accept_examples(declarations(), example);
     }
 

@@ -1,8 +1,8 @@
-//! provider-xray's run of the generic family suite (`provider_family::suite`): every Kind's
+//! provider-xray's run of the generic family suite (`provider_family_suite`): every Kind's
 //! example converges, stays quiet for two rounds, has a change made in Xray reverted and is
 //! deleted (or, for configuration Xray cannot delete, forgotten).
 
-use provider_family::suite::{self, Suite};
+use provider_family_suite::{self as suite, Suite};
 use serde_json::{Value, json};
 
 /// The change a person makes in Xray to each Kind's object (`None`: no update API).

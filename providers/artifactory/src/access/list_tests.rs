@@ -123,7 +123,7 @@ async fn check(version: &str, cases: &[Case]) {
     }
     let present = env.mrs.len();
     for c in cases {
-        let mut absent = provider_family::suite::observe_only_absent(nth(c.kind, 99));
+        let mut absent = provider_family_suite::observe_only_absent(nth(c.kind, 99));
         if absent["spec"]["forProvider"].get("repoKey").is_some() {
             absent["spec"]["forProvider"]["repoKey"] = json!("no-such-repository");
         }

@@ -37,7 +37,7 @@ async fn a_policy_declared_enabled_is_enabled_through_the_enablement_call() {
         params["enabled"] = json!(true);
         let name = format!("enabled-{}", kind.to_ascii_lowercase());
         let m = provider_family::examples::manifest(d, &name, params, false);
-        env.add(provider_family::suite::kind_named(all, kind), m)
+        env.add(provider_family_suite::kind_named(all, kind), m)
             .await;
         added.push((name, collection, path));
     }

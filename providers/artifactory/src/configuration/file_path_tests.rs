@@ -73,7 +73,7 @@ async fn an_artifact_is_deployed_from_a_file_on_the_providers_filesystem() {
         "{message}"
     );
     assert_eq!(
-        provider_family::suite::writes(&env.sim, &[]),
+        provider_family_suite::writes(&env.sim, &[]),
         0,
         "nothing deployed: {:?}",
         env.sim.request_counts()

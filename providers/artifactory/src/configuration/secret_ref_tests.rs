@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use provider_family::ClientCache;
-use provider_family::suite;
+use provider_family_suite as suite;
 use serde_json::{Value, json};
 
 use crate::family_suite::{assert_no_writes, converge, start};

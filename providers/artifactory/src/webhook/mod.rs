@@ -133,7 +133,7 @@ mod tests {
     fn crds_accept_the_examples_and_refuse_invalid_webhooks() {
         use serde_json::json;
         let regs = registrations(Arc::new(ClientCache::new(crate::PROVIDER)));
-        let crds = provider_family::suite::CrdSchemas::new("artifactory", &regs);
+        let crds = provider_family_suite::CrdSchemas::new("artifactory", &regs);
         crds.accept_examples(tables::KINDS, examples::example);
         let d = tables::KINDS
             .iter()

@@ -400,7 +400,7 @@ mod tests {
     /// admission.
     #[test]
     fn crds_accept_the_examples_and_refuse_a_changed_identity() {
-        provider_family::suite::crds_accept_examples_and_refuse(
+        provider_family_suite::crds_accept_examples_and_refuse(
             "platform",
             &registrations(Arc::new(ClientCache::new(crate::PROVIDER))),
             tables::KINDS,
@@ -414,7 +414,7 @@ mod tests {
     #[test]
     fn crds_refuse_a_group_that_auto_joins_admins() {
         let regs = registrations(Arc::new(ClientCache::new(crate::PROVIDER)));
-        let crds = provider_family::suite::CrdSchemas::new("platform", &regs);
+        let crds = provider_family_suite::CrdSchemas::new("platform", &regs);
         let group = tables::KINDS
             .iter()
             .find(|d| d.kind == "Group")

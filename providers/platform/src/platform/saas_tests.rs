@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use provider_family::ClientCache;
-use provider_family::suite;
+use provider_family_suite as suite;
 
 use super::{examples, kinds, tables::KINDS};
 

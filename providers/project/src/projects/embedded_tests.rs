@@ -7,7 +7,7 @@ use std::sync::Arc;
 use jfrog_client::{Idempotency, JfrogClient, Service};
 use kube::api::{Patch, PatchParams};
 use provider_family::ClientCache;
-use provider_family::suite::{self, Env, assert_no_writes, converge};
+use provider_family_suite::{self as suite, Env, assert_no_writes, converge};
 use serde_json::{Value, json};
 
 use super::{examples, kinds, tables::KINDS};

@@ -340,7 +340,7 @@ mod tests {
     /// admission.
     #[test]
     fn crds_accept_the_examples_and_refuse_a_changed_identity() {
-        provider_family::suite::crds_accept_examples_and_refuse(
+        provider_family_suite::crds_accept_examples_and_refuse(
             "project",
             &registrations(Arc::new(ClientCache::new(crate::PROVIDER))),
             tables::KINDS,

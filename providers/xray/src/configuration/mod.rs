@@ -739,7 +739,7 @@ mod tests {
     /// refused at admission, each with a message naming the field; the example is accepted.
     #[test]
     fn catalog_labels_admission_names_the_field() {
-        let crds = provider_family::suite::CrdSchemas::new("xray", &crate::kinds());
+        let crds = provider_family_suite::CrdSchemas::new("xray", &crate::kinds());
         let d = declarations()
             .iter()
             .find(|d| d.kind == "CatalogLabels")

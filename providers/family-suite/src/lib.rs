@@ -1,5 +1,5 @@
-//! The generic family test suite (feature `suite`, for the providers' tests): every
-//! declared Kind of a family, through the real managed
+//! The generic family test suite (a dev-dependency of the providers, never a normal one):
+//! every declared Kind of a family, through the real managed
 //! reconciler, against the Kubernetes API test server (CRDs generated from the
 //! declarations, Crossplane's provider RBAC) and the JFrog simulator. For each family:
 //! every example (both scopes where the family has legacy examples) converges to Ready and
@@ -8,13 +8,11 @@
 //! every family; a provider's test calls [`family_suite`] once per family, with its
 //! [`Suite`] (the provider, how each Kind's object is changed in JFrog, which Kinds JFrog
 //! can delete, which Kinds go last). Objects are read and changed where the family's REST
-//! binding addresses them ([`crate::Hooks::address`]: an object inside a project is
-//! `<projectKey>/<name>`). [`crds_accept_examples_and_refuse`] checks a family's CRDs
+//! binding addresses them ([`provider_family::Hooks::address`]: an object inside a project
+//! is `<projectKey>/<name>`). [`crds_accept_examples_and_refuse`] checks a family's CRDs
 //! against its examples at admission.
-#![expect(
-    clippy::expect_used,
-    reason = "test code (feature `suite`): a failed step panics and fails the provider test that runs it"
-)]
+//!
+//! Test code: a failed step panics (with a message) and fails the provider test that runs it.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -26,7 +24,7 @@ use kube::Api;
 use kube::api::{DeleteParams, DynamicObject, PostParams};
 use provider_common::Provider;
 
-use crate::{ClientCache, FamilyClient, FamilyConnector, FamilyKind, Verb};
+use provider_family::{ClientCache, FamilyClient, FamilyConnector, FamilyKind, Id, KindDecl, Verb};
 use provider_runtime::managed::{
     ConfigError, ControllerContext, Credentials, ManagedKind, ManagedRef, Outcome,
     ProviderConfigResolver, Reconciler, ResolvedConfig, Scope,
@@ -146,7 +144,8 @@ impl Mr {
             && testkit::condition(&o, "Synced").is_some_and(|c| c.0 == "True")
     }
     /// Where the MR's object is, as the family's REST binding addresses it (the identifier
-    /// as the adapter derives it, through the family's [`crate::Hooks::address_observed`]).
+    /// as the adapter derives it, through the family's
+    /// [`provider_family::Hooks::address_observed`]).
     pub async fn address(&self) -> String {
         let o = self.get().await;
         let external =
@@ -154,7 +153,7 @@ impl Mr {
         let params = o.data["spec"]["forProvider"].clone();
         let k = self.kind.resolved();
         let key = offline_client(&self.kind).key(
-            &crate::adapter::managed(&self.name, &external, params.clone()),
+            &provider_family::adapter::managed(&self.name, &external, params.clone()),
             &params,
         );
         k.hooks
@@ -322,7 +321,7 @@ pub fn read_calls(suite_calls: &[&str], kinds: &[Arc<FamilyKind>]) -> Vec<String
     let mut calls: Vec<String> = suite_calls.iter().map(|c| c.to_string()).collect();
     for k in kinds {
         if let Some(list) = k.resolved().rest.list()
-            && list.verb() != crate::rest::Verb::Get
+            && list.verb() != Verb::Get
         {
             let call = list.counted_as();
             if !calls.contains(&call) {
@@ -344,7 +343,7 @@ pub struct ListCase {
     pub list: &'static str,
     /// The read route (`/access/api/v2/groups/{key}`).
     pub item: &'static str,
-    /// [`crate::Rest::list_reads_each`].
+    /// [`provider_family::Rest::list_reads_each`].
     pub reads_each: bool,
 }
 
@@ -500,11 +499,18 @@ pub async fn run(
         if !reset && rank(m) > 0 {
             for (service, verb, path, body) in suite.resets {
                 let body: Value = serde_json::from_str(body).expect("a JSON reset");
-                crate::rest::request(&client, *service, *verb, path, Idempotency::Idempotent, &[])
-                    .json(&body)
-                    .send_empty()
-                    .await
-                    .expect("reset");
+                provider_family::rest::request(
+                    &client,
+                    *service,
+                    *verb,
+                    path,
+                    Idempotency::Idempotent,
+                    &[],
+                )
+                .json(&body)
+                .send_empty()
+                .await
+                .expect("reset");
             }
             reset = true;
         }
@@ -535,7 +541,7 @@ pub async fn run(
             assert!(gone.is_ok(), "{}: {gone:?}", m.name);
             continue;
         }
-        if matches!(m.kind.resolved().decl.id, crate::Id::Singleton(_)) {
+        if matches!(m.kind.resolved().decl.id, Id::Singleton(_)) {
             // A singleton is reset to the platform's default, only forgotten, or its
             // section removed, as upstream does: the MR is released above either way.
             continue;
@@ -669,7 +675,7 @@ impl CrdSchemas {
 
     /// The schema of `d`'s CRD in one scope (`legacy`: cluster scope), after checking the CRD
     /// passes the API server's CRD rules.
-    pub fn schema(&self, d: &crate::KindDecl, legacy: bool) -> crd_schema::Schema {
+    pub fn schema(&self, d: &KindDecl, legacy: bool) -> crd_schema::Schema {
         let scope = if legacy { "" } else { ".m" };
         let name = format!(
             "{}.{}.{}{scope}.crossplane.io",
@@ -692,11 +698,15 @@ impl CrdSchemas {
 
     /// The admission errors (field and message) of an MR of `d` whose `forProvider` is
     /// `for_provider`, in both scopes (the same rules apply to each).
-    pub fn admission_errors(&self, d: &crate::KindDecl, for_provider: Value) -> Vec<String> {
+    pub fn admission_errors(&self, d: &KindDecl, for_provider: Value) -> Vec<String> {
         let mut errors = Vec::new();
         for legacy in [false, true] {
-            let mut mr =
-                crate::examples::manifest(d, "admission-test", for_provider.clone(), legacy);
+            let mut mr = provider_family::examples::manifest(
+                d,
+                "admission-test",
+                for_provider.clone(),
+                legacy,
+            );
             // As the API server does: defaults first (managementPolicies, ...), then rules.
             let schema = self.schema(d, legacy);
             schema.apply_defaults(&mut mr);
@@ -709,13 +719,9 @@ impl CrdSchemas {
     /// Each case `(kind, valid, invalid, message)` of a provider's upstream validators: the
     /// valid `forProvider` is admitted and passes the check before a write, the invalid one
     /// is refused with an error containing `message`, at admission or (for a rule the API
-    /// server could not afford, [`crate::checks::afford`]) before any write (so a rule that
-    /// never fires, or fires on valid input, fails).
-    pub fn refuse_cases(
-        &self,
-        kinds: &[Arc<crate::FamilyKind>],
-        cases: &[(&str, Value, Value, &str)],
-    ) {
+    /// server could not afford, [`provider_family::checks::afford`]) before any write (so a
+    /// rule that never fires, or fires on valid input, fails).
+    pub fn refuse_cases(&self, kinds: &[Arc<FamilyKind>], cases: &[(&str, Value, Value, &str)]) {
         for (kind, valid, invalid, message) in cases {
             let k = kind_named(kinds, kind);
             let d = &k.resolved().decl;
@@ -763,7 +769,7 @@ impl CrdSchemas {
             let ok = k.check_identifier(valid, params);
             assert!(ok.is_ok(), "{kind}: {valid:?} is refused: {ok:?}");
             let client = offline_client(k);
-            let mr = crate::adapter::managed("identifier-test", invalid, params.clone());
+            let mr = provider_family::adapter::managed("identifier-test", invalid, params.clone());
             let err = client
                 .check_write(&mr, true)
                 .await
@@ -782,11 +788,7 @@ impl CrdSchemas {
     /// the reference resolves after admission; once resolved (`resolved`: the reference and
     /// the value it filled in) the rule applies before any write and refuses it with an error
     /// containing `message`.
-    pub fn reference_cases(
-        &self,
-        kinds: &[Arc<crate::FamilyKind>],
-        cases: &[(&str, Value, Value, &str)],
-    ) {
+    pub fn reference_cases(&self, kinds: &[Arc<FamilyKind>], cases: &[(&str, Value, Value, &str)]) {
         for (kind, by_reference, resolved, message) in cases {
             let k = kind_named(kinds, kind);
             let admitted = self.admission_errors(&k.resolved().decl, by_reference.clone());
@@ -803,13 +805,13 @@ impl CrdSchemas {
     }
 
     /// Every example of `decls` (both scopes) validates without pruning.
-    pub fn accept_examples<'a, D: std::borrow::Borrow<crate::KindDecl> + 'a>(
+    pub fn accept_examples<'a, D: std::borrow::Borrow<KindDecl> + 'a>(
         &self,
         decls: impl IntoIterator<Item = &'a D>,
-        example: fn(&crate::KindDecl, bool) -> Value,
+        example: fn(&KindDecl, bool) -> Value,
     ) {
         for d in decls {
-            let d: &crate::KindDecl = d.borrow();
+            let d: &KindDecl = d.borrow();
             for legacy in [false, true] {
                 let schema = self.schema(d, legacy);
                 let mut ex = example(d, legacy);
@@ -825,19 +827,19 @@ impl CrdSchemas {
 /// The CRDs of `regs` pass the API server's CRD rules, every example of `decls` (both scopes)
 /// validates without pruning, and changing `field` of `kind`'s example to `value` is refused
 /// at admission (the identity a spec field holds is immutable).
-pub fn crds_accept_examples_and_refuse<D: std::borrow::Borrow<crate::KindDecl>>(
+pub fn crds_accept_examples_and_refuse<D: std::borrow::Borrow<KindDecl>>(
     provider: &str,
     regs: &[Arc<dyn provider_runtime::managed::KindRegistration>],
     decls: &[D],
-    example: fn(&crate::KindDecl, bool) -> Value,
+    example: fn(&KindDecl, bool) -> Value,
     (kind, field, value): (&str, &str, Value),
 ) {
     let crds = CrdSchemas::new(provider, regs);
     crds.accept_examples(decls, example);
-    let d: &crate::KindDecl = decls
+    let d: &KindDecl = decls
         .iter()
         .map(std::borrow::Borrow::borrow)
-        .find(|d: &&crate::KindDecl| d.kind == kind)
+        .find(|d: &&KindDecl| d.kind == kind)
         .expect("declared");
     let old = example(d, false);
     let mut new = old.clone();
