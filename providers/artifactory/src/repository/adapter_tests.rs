@@ -3,7 +3,7 @@
 //! have (project assignment, the federation sync, the key rule, parallel creates against the
 //! descriptor merge). The adapter's generic behaviour (drift, clearing, late initialisation,
 //! write-only secrets, not found, adoption) is tested in `provider-family-suite`
-//! (`tests/adapter.rs`).
+//! (`tests/family_layer/adapter.rs`).
 
 use std::sync::Arc;
 

@@ -2,7 +2,7 @@
 //! repository costs (requests per MR, memory; measurements run on demand) and the virtual
 //! repositories' package-type rule checked against it. Observation by list itself (one list
 //! per poll, TTL, fallback to `GET`, invalidation by writes, never a duplicate, secrets) is
-//! tested in `provider-family-suite` (`tests/snapshot.rs`).
+//! tested in `provider-family-suite` (`tests/family_layer/snapshot.rs`).
 
 use std::sync::Arc;
 use std::time::Duration;

@@ -1,10 +1,8 @@
 //! The generic adapter against the JFrog simulator, on the small repository family of
-//! `family/mod.rs`: drift reverted and removed fields cleared, late initialisation of
+//! `family.rs`: drift reverted and removed fields cleared, late initialisation of
 //! server-defaulted fields only, write-only secrets compared by a salted hash (and the
 //! legacy annotation name read and migrated), not found told apart from errors, JFrog's
 //! message for a refused spec, observe-only, adoption of an existing object.
-
-mod family;
 
 use jfrog_sim::Simulator;
 use provider_family::adapter::{
@@ -17,7 +15,7 @@ use provider_runtime::managed::external::ExternalClient;
 use secrecy::SecretString;
 use serde_json::{Value, json};
 
-use family::{BY_KEY, PROVIDER, config, kind, mr, sim};
+use crate::family::{BY_KEY, PROVIDER, config, kind, mr, sim};
 
 fn client(sim: &Simulator, cache: &ClientCache, kind: &RepositoryKind) -> RepositoryClient {
     RepositoryClient::new(

@@ -1,11 +1,9 @@
 //! Observation by list against the JFrog simulator, on the small repository family of
-//! `family/mod.rs`: one list call serves a poll's observes, changes made in JFrog are seen
+//! `family.rs`: one list call serves a poll's observes, changes made in JFrog are seen
 //! once the TTL has passed, the snapshot falls back to `GET` when it fails or is missing,
 //! our own writes invalidate it (for every client of the cache), a stale snapshot never
 //! reports an existing object missing and a fresh one never leads to a duplicate, secrets
 //! compare the same on both paths, and the registrations take the TTL from the controller.
-
-mod family;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -19,7 +17,7 @@ use provider_runtime::managed::meta::EXTERNAL_CREATE_SUCCEEDED;
 use secrecy::SecretString;
 use serde_json::{Value, json};
 
-use family::{BY_KEY, PROVIDER, config, kind, mr, sim};
+use crate::family::{BY_KEY, PROVIDER, config, kind, mr, sim};
 
 /// The list route, as the simulator counts it.
 const CONFIGURATIONS: &str = "/artifactory/api/repositories/configurations";
@@ -489,7 +487,7 @@ async fn registrations_take_the_ttl_from_the_controller_context() {
     let cache = Arc::new(ClientCache::new(PROVIDER));
     let settings = cache.snapshot_settings().clone();
     assert_eq!(settings.ttl(), None);
-    let kinds = provider_family::compose(family::KINDS);
+    let kinds = provider_family::compose(crate::family::KINDS);
     let regs = provider_family::registrations(&kinds, cache.clone());
     let kube = kube::Client::try_from(kube::Config::new(
         "http://127.0.0.1:9".parse().expect("url"),
