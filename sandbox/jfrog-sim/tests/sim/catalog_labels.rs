@@ -2,9 +2,7 @@
 //! with literal arguments) and as variables carry it: labels, package and version
 //! assignments, the labels connections, the Catalog's limits and error texts.
 
-mod common;
-
-use common::{Api, start};
+use crate::common::{Api, start};
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 

@@ -1,8 +1,6 @@
 //! Start, create, read, delete: the simulator's basic round trip over HTTP.
 
-mod common;
-
-use common::{Api, start};
+use crate::common::{Api, start};
 use reqwest::StatusCode;
 use serde_json::json;
 

@@ -3,9 +3,7 @@
 //! 26). Each test names the JFrog source of the model it checks; also the one proxy store and
 //! the documented answer shapes of Event subscriptions and Xray watches.
 
-mod common;
-
-use common::{Api, start, start_with};
+use crate::common::{Api, start, start_with};
 use jfrog_sim::SimConfig;
 use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
@@ -294,7 +292,7 @@ async fn subscriptions_answer_the_subscription_and_keep_only_typed_members() {
     );
 }
 
-async fn patch_descriptor(api: &Api, yaml: &str) -> common::Resp {
+async fn patch_descriptor(api: &Api, yaml: &str) -> crate::common::Resp {
     let r = api
         .http
         .patch(format!("{}/artifactory/api/system/configuration", api.base))
@@ -304,7 +302,7 @@ async fn patch_descriptor(api: &Api, yaml: &str) -> common::Resp {
         .send()
         .await
         .expect("patch sent");
-    common::Resp {
+    crate::common::Resp {
         status: r.status(),
         headers: r.headers().clone(),
         text: r.text().await.expect("body"),

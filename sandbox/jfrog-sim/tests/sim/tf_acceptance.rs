@@ -1,9 +1,7 @@
 //! Behaviours JFrog's Terraform provider for Artifactory (v12.11.x) relies on in its
 //! acceptance tests, run unchanged against the simulator. Each test names its source.
 
-mod common;
-
-use common::{Api, start};
+use crate::common::{Api, start};
 use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
 

@@ -1,8 +1,6 @@
 //! Answers and requests as JFrog documents them (issue 26). Each test names its source.
 
-mod common;
-
-use common::{Api, start};
+use crate::common::{Api, start};
 use reqwest::StatusCode;
 use serde_json::json;
 

@@ -3,9 +3,7 @@
 //! jfrog/terraform-provider-artifactory issues #452 and #550 and pull request #95, and
 //! jfrog/terraform-provider-project issue #221.
 
-mod common;
-
-use common::{Api, start, start_with};
+use crate::common::{Api, start, start_with};
 use jfrog_sim::SimConfig;
 use reqwest::{Method, StatusCode};
 use serde_json::json;

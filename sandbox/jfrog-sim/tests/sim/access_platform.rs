@@ -1,9 +1,7 @@
 //! The Access project and platform services: JFrog's rules for projects, their environments,
 //! roles and members, and for groups and their members, lifecycle stages and lifecycles.
 
-mod common;
-
-use common::{Api, start};
+use crate::common::{Api, start};
 use reqwest::{Method, StatusCode};
 use serde_json::json;
 
@@ -310,7 +308,8 @@ async fn stages_are_listed_per_scope() {
 async fn platform_lists_answer_in_jfrogs_shapes() {
     let sim = start().await;
     let api = Api::admin(&sim);
-    let created = |r: common::Resp| assert!(r.status.is_success(), "{} {}", r.status, r.text);
+    let created =
+        |r: crate::common::Resp| assert!(r.status.is_success(), "{} {}", r.status, r.text);
     created(
         api.post("/access/api/v2/groups", json!({"name": "devs"}))
             .await,

@@ -13,9 +13,7 @@
 //!   key with `kid`, `alias`, `key`, `fingerprint`, `issued_on`, `issued_by`, `valid_until`
 //!   (the Terraform provider's `DistributionPublicKeysList`).
 
-mod common;
-
-use common::{Api, start};
+use crate::common::{Api, start};
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 

@@ -2,9 +2,7 @@
 //! "existing" object, drifting it, counting objects, for any collection and for repositories;
 //! and the same through the library API.
 
-mod common;
-
-use common::{Api, start};
+use crate::common::{Api, start};
 use reqwest::{Method, StatusCode};
 use serde_json::json;
 

@@ -1,8 +1,6 @@
 //! Request counts per route and the admin HTTP API under /__sim.
 
-mod common;
-
-use common::{Api, start};
+use crate::common::{Api, start};
 use reqwest::StatusCode;
 use serde_json::json;
 

@@ -1,8 +1,6 @@
 //! JFrog's validation of repository creates, with its status codes and messages.
 
-mod common;
-
-use common::{Api, start};
+use crate::common::{Api, start};
 use reqwest::StatusCode;
 use serde_json::json;
 

@@ -1,10 +1,8 @@
 //! Authentication and authorisation: 401 with Artifactory's error body without valid
 //! credentials, 403 for non-admin callers on admin APIs, Bearer tokens and basic auth.
 
-mod common;
-
+use crate::common::{Api, client, start};
 use base64::Engine;
-use common::{Api, client, start};
 use reqwest::StatusCode;
 use serde_json::json;
 
@@ -158,7 +156,7 @@ async fn basic_auth_with_password_or_token() {
 #[tokio::test]
 async fn a_configured_admin_token_is_accepted_and_redacted() {
     let token = "fixed-admin-token-for-restarts";
-    let sim = common::start_with(jfrog_sim::SimConfig {
+    let sim = crate::common::start_with(jfrog_sim::SimConfig {
         admin_token: Some(token.into()),
         ..Default::default()
     })

@@ -1,11 +1,9 @@
 //! Fault injection over HTTP: latency, error rates with a chosen status, 429 with
 //! Retry-After, "commit then drop the connection", limits, and reproducibility by seed.
 
-mod common;
-
 use std::time::{Duration, Instant};
 
-use common::{Api, client, start, start_with};
+use crate::common::{Api, client, start, start_with};
 use jfrog_sim::{Fault, SimConfig};
 use reqwest::StatusCode;
 use serde_json::json;

@@ -1,11 +1,9 @@
 //! Descriptor-merge emulation: overlapping configuration writes fail with HTTP 500 and
 //! "Could not merge and save new descriptor"; serialised writes never do.
 
-mod common;
-
 use std::time::Duration;
 
-use common::{Api, start_with};
+use crate::common::{Api, start_with};
 use jfrog_sim::SimConfig;
 use reqwest::StatusCode;
 use serde_json::json;

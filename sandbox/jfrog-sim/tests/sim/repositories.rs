@@ -2,9 +2,7 @@
 //! partial updates, write-only secrets, virtual and federated members, list filters, the
 //! all-configurations list, deletes, and project attachment.
 
-mod common;
-
-use common::{Api, start};
+use crate::common::{Api, start};
 use jfrog_sim::services::artifactory::repositories::spec::{RClass, all_pairs};
 use reqwest::StatusCode;
 use serde_json::{Value, json};

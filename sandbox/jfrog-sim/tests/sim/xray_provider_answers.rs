@@ -2,9 +2,7 @@
 //! v3.1.x) and its acceptance tests rely on; each test names the source that shows the
 //! behaviour.
 
-mod common;
-
-use common::{Api, start};
+use crate::common::{Api, start};
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 

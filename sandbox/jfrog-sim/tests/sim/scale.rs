@@ -1,12 +1,10 @@
 //! Scale: 10,000 repositories through the HTTP API. Ignored by default (it measures, it does
 //! not assert timings); run with
-//! `cargo test -p jfrog-sim --release --test scale -- --ignored --nocapture`.
-
-mod common;
+//! `cargo test -p jfrog-sim --release --test sim scale:: -- --ignored --nocapture`.
 
 use std::time::Instant;
 
-use common::{Api, start_with};
+use crate::common::{Api, start_with};
 use futures::StreamExt;
 use jfrog_sim::SimConfig;
 use reqwest::StatusCode;

@@ -2,16 +2,14 @@
 //! with `localRepositories:` ... sections): the same stored configuration as the repository
 //! REST API, all or nothing, and a platform that does not take them.
 
-mod common;
-
-use common::{Api, start};
+use crate::common::{Api, start};
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 
 const PATH: &str = "/artifactory/api/system/configuration";
 
 async fn patch_yaml(sim: &jfrog_sim::Simulator, yaml: &str) -> (StatusCode, String) {
-    let r = common::client()
+    let r = crate::common::client()
         .patch(format!("{}{PATH}", sim.url()))
         .bearer_auth(sim.admin_token())
         .header("Content-Type", "application/yaml")

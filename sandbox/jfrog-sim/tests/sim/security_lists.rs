@@ -4,9 +4,7 @@
 //! targets as a name and a link; tokens wrapped as `{"tokens": [...]}`; replications one
 //! element per target, passwords left out.
 
-mod common;
-
-use common::{Api, start_with};
+use crate::common::{Api, start_with};
 use jfrog_sim::SimConfig;
 use reqwest::StatusCode;
 use serde_json::{Value, json};

@@ -2,9 +2,7 @@
 //! -project v1.9.x, the Access parts of -artifactory v12.11.x) and their acceptance tests
 //! rely on; each test names the source that shows the behaviour.
 
-mod common;
-
-use common::{Api, start};
+use crate::common::{Api, start};
 use reqwest::{Method, StatusCode};
 use serde_json::json;
 
@@ -267,7 +265,7 @@ async fn a_scim_group_put_answers_the_group() {
         .await;
     assert_eq!(r.status, StatusCode::OK, "{}", r.text);
     // resty decodes into the provider's model only for a JSON content type.
-    let json_type = |r: &common::Resp| {
+    let json_type = |r: &crate::common::Resp| {
         r.headers
             .get("content-type")
             .and_then(|v| v.to_str().ok())

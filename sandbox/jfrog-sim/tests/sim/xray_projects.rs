@@ -1,9 +1,7 @@
 //! Project-scoped Xray policies (`?projectKey=`): apart from the global ones and from other
 //! projects', absent from the global list; the project must exist.
 
-mod common;
-
-use common::{Api, start};
+use crate::common::{Api, start};
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 
@@ -95,7 +93,7 @@ async fn project_ignore_rules_reports_and_indexing_live_apart() {
         .post("/xray/api/v1/ignore_rules?projectKey=team", rule.clone())
         .await;
     assert_eq!(team.status, StatusCode::CREATED, "{}", team.text);
-    let id = |r: &common::Resp| {
+    let id = |r: &crate::common::Resp| {
         r.json()["info"]
             .as_str()
             .and_then(|i| i.rsplit(' ').next())

@@ -1,11 +1,9 @@
 //! The Event service's webhook subscription API: CRUD, list, JFrog-style errors, validation,
 //! write-only secrets, auth, request counts and faults on its routes.
 
-mod common;
-
 use std::time::Duration;
 
-use common::{Api, Resp, client, start};
+use crate::common::{Api, Resp, client, start};
 use jfrog_sim::Fault;
 use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
