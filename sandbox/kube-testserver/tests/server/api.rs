@@ -2,9 +2,7 @@
 //! selectors, streaming lists), paging, conflicts, status subresource and generation, garbage
 //! collection, selectors, dry run, namespaces, tables, events views and RBAC.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use futures::{StreamExt, TryStreamExt};
 use k8s_openapi::api::core::v1::{ConfigMap, Event as CoreEvent, Namespace, Secret};
 use k8s_openapi::api::events::v1::Event as EventV1;

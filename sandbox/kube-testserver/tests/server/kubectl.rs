@@ -1,9 +1,7 @@
 //! The server driven by `kubectl` (from PATH) as a user would: apply, get with printer columns,
 //! wait, delete with finalizers, describe with events, validation failures, RBAC.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use kube::api::{Api, DynamicObject, Patch, PatchParams};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

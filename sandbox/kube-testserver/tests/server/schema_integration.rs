@@ -3,9 +3,7 @@
 //! `/status` writes judged by the status strategy, the scale subresource's paths, and metadata
 //! errors that keep CEL rules from being evaluated, as upstream.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use kube::api::{Api, DynamicObject, Patch, PatchParams, PostParams};
 use kube::core::GroupVersionKind;
 use kube::discovery::ApiResource;

@@ -2,9 +2,7 @@
 //! delete cycle against the server without errors; two tasks doing leader election on one
 //! Lease never both lead.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use futures::StreamExt;
 use k8s_openapi::api::coordination::v1::Lease;
 use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};

@@ -1,8 +1,4 @@
 //! Helpers shared by the integration tests: a server per test, kube-rs clients and kubectl.
-#![allow(
-    dead_code,
-    reason = "each test binary uses a different part of these helpers"
-)]
 
 use kube::api::{Api, DynamicObject, PostParams};
 use kube::core::GroupVersionKind;
