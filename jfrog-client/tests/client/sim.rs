@@ -704,7 +704,7 @@ async fn a_timed_out_create_is_indeterminate_and_never_resent() {
 }
 
 /// Measures (does not assert) bulk versus per-key reads of 10,000 repositories; run with
-/// `cargo test -p jfrog-client --test sim -- --ignored --nocapture`.
+/// `cargo test -p jfrog-client --test client sim:: -- --ignored --nocapture`.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "measurement, run on demand"]
 async fn measure_configurations_of_ten_thousand_repositories() {
