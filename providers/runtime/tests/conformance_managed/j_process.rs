@@ -3,15 +3,13 @@
 //! the RBAC Crossplane grants a provider. Items 107 (non-root runtime, with the real binary)
 //! and 108 (package lint) are tested in `providers/artifactory/tests` and `xtask`.
 
-mod process_support;
-
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::process_support::*;
 use k8s_openapi::api::coordination::v1::Lease;
 use kube::Api;
 use kube::api::{DeleteParams, Patch, PatchParams};
-use process_support::*;
 use provider_runtime::managed::{ControllerContext, register};
 use provider_runtime::process::{
     GateState, LeaderElectionConfig, LeaderElector, MetricsRegistry, ProviderProcess,

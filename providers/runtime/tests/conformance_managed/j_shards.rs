@@ -5,16 +5,14 @@
 //! killed replica's shards are taken over within the lease time; a replica that stops hands its
 //! shards over at once; no object is ever created twice.
 
-mod process_support;
-
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use crate::process_support::*;
 use async_trait::async_trait;
 use k8s_openapi::api::coordination::v1::Lease;
 use kube::Api;
-use process_support::*;
 use provider_runtime::managed::shards::{ShardBy, Shards};
 use provider_runtime::managed::*;
 use provider_runtime::process::{
