@@ -2,6 +2,10 @@
 //! `docs/managed-reconciler.md` §17: the real reconciler, the real
 //! `KubeConfigResolver` and the real config controllers against the Kubernetes API test
 //! server, with the RBAC Crossplane grants a provider.
+//!
+//! A test binary of its own (not a module of `conformance_managed`): it installs the
+//! process's global `tracing` subscriber and checks that no log line of the process holds a
+//! secret, so it needs the process to itself.
 
 mod process_support;
 

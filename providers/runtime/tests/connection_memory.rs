@@ -7,6 +7,9 @@
 //! Run: `sandbox real-cluster up --state-dir S`, then
 //! `REAL_KUBECONFIG=S/kubeconfig cargo test -p provider-runtime --test connection_memory --
 //! --ignored --nocapture`.
+//!
+//! A test binary of its own: it reads the resident memory of the whole process, which other
+//! tests in the same process would change.
 
 use std::time::Duration;
 

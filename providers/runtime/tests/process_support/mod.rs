@@ -4,11 +4,6 @@
 //! Crossplane grants a provider (docs/managed-reconciler.md §15.4), and a scripted external system
 //! keyed by external name. The server, RBAC, CRD and waiting plumbing is the shared `testkit`.
 
-#![allow(
-    dead_code,
-    reason = "each test binary that includes this module uses a different part of it"
-)]
-
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;

@@ -1,5 +1,4 @@
-//! Shared helpers of the simulator's HTTP tests.
-#![allow(dead_code)]
+//! Shared helpers of the simulator's HTTP tests (`sim/main.rs` and `logs.rs`).
 
 use std::time::Duration;
 
