@@ -24,7 +24,9 @@ use kube::Api;
 use kube::api::{DeleteParams, DynamicObject, PostParams};
 use provider_common::Provider;
 
-use provider_family::{ClientCache, FamilyClient, FamilyConnector, FamilyKind, Id, KindDecl, Verb};
+use provider_family::{
+    ClientCache, Cx, FamilyClient, FamilyConnector, FamilyKind, Id, KindDecl, Verb,
+};
 use provider_runtime::managed::{
     ConfigError, ControllerContext, Credentials, ManagedKind, ManagedRef, Outcome,
     ProviderConfigResolver, Reconciler, ResolvedConfig, Scope,
@@ -535,7 +537,7 @@ pub async fn run(
         if !(suite.deletes)(m.kind.info().kind) {
             continue;
         }
-        let gone = rest.read(&client, &address).await;
+        let gone = rest.read(&Cx::stateless(&client), &address).await;
         if observe_only {
             // An observed object stays.
             assert!(gone.is_ok(), "{}: {gone:?}", m.name);
@@ -567,8 +569,9 @@ async fn drift_reverted(
     let kind = m.kind.info().kind;
     let rest = m.kind.resolved().rest;
     let address = m.address().await;
+    let cx = Cx::stateless(client);
     if let Some((pointer, edited)) = (suite.drift)(kind) {
-        let mut body = rest.read(client, &address).await.expect("read");
+        let mut body = rest.read(&cx, &address).await.expect("read");
         // `null`: the boolean there is flipped.
         let edited = match edited {
             Value::Null => json!(
@@ -581,7 +584,7 @@ async fn drift_reverted(
         };
         set_pointer(&mut body, pointer, edited.clone());
         let map = body.as_object().cloned().expect("object");
-        rest.update(client, &address, &map).await.expect("drift");
+        rest.update(&cx, &address, &map).await.expect("drift");
         sim.reset_counts();
         let o = m.reconcile().await;
         assert!(matches!(o, Outcome::After(_)), "{}: {o:?}", m.name);
@@ -590,13 +593,11 @@ async fn drift_reverted(
             "{}: drift not reverted",
             m.name
         );
-        let after = rest.read(client, &address).await.expect("read");
+        let after = rest.read(&cx, &address).await.expect("read");
         assert_ne!(after.pointer(pointer), Some(&edited), "{}", m.name);
     } else if (suite.removes)(kind) {
-        let before = rest.read(client, &address).await.expect("read");
-        rest.delete(client, &address)
-            .await
-            .expect("removed in JFrog");
+        let before = rest.read(&cx, &address).await.expect("read");
+        rest.delete(&cx, &address).await.expect("removed in JFrog");
         sim.reset_counts();
         // A create ends with an immediate requeue, the next observe confirms it; an object
         // that only loses its content (a group's members) is updated.
@@ -614,7 +615,7 @@ async fn drift_reverted(
             "{}: drift not reverted",
             m.name
         );
-        let after = rest.read(client, &address).await.expect("restored");
+        let after = rest.read(&cx, &address).await.expect("restored");
         assert_eq!(after, before, "{}: not restored", m.name);
     }
 }

@@ -42,7 +42,7 @@ use crate::decl::{DeclError, Id, ResolvedKind, Ty};
 use crate::diff::{self, DiffContext};
 use crate::hooks::{HookCtx, MrState};
 use crate::kind::{BoundKind, Kind};
-use crate::rest::ProviderState;
+use crate::rest::{Cx, ProviderState};
 use crate::schema::{self, HASHES_FIELD};
 use crate::snapshot::{
     Lookup, PollAwareRegistration, Snapshot, SnapshotSettings, WriteGuard, WriteMarks,
@@ -956,6 +956,11 @@ impl FamilyClient {
         self
     }
 
+    /// The context of the Kind's REST calls: the MR's client and the provider's state.
+    fn cx(&self) -> Cx<'_> {
+        Cx::new(&self.client, &self.state)
+    }
+
     fn hook_ctx<'a>(&'a self, key: &'a str) -> HookCtx<'a> {
         HookCtx {
             client: &self.client,
@@ -1011,7 +1016,7 @@ impl FamilyClient {
             }
         }
         let sent = Instant::now();
-        let result = match self.kind.rest.read_in(&self.state, &self.client, key).await {
+        let result = match self.kind.rest.read(&self.cx(), key).await {
             Ok(b) => Some(Arc::new(b)),
             Err(e) if e.is_not_found() => None,
             Err(e) => return Err(ExternalError::new(e)),
@@ -1326,12 +1331,7 @@ impl FamilyClient {
             tracing::info!(kind = self.kind.decl.kind, %id, "adopting the object an earlier create made");
             return Ok((id, Value::Null));
         }
-        match self
-            .kind
-            .rest
-            .create_in(&self.state, &self.client, address, body)
-            .await
-        {
+        match self.kind.rest.create(&self.cx(), address, body).await {
             Ok(answer) => hooks
                 .created_id(&self.kind, &answer)
                 .map(|id| (id, answer))
@@ -1751,7 +1751,7 @@ impl ExternalClient<FamilyKind> for FamilyClient {
                 let answer = self
                     .kind
                     .rest
-                    .create_in(&self.state, &self.client, &address, &body)
+                    .create(&self.cx(), &address, &body)
                     .await
                     .map_err(create_error)?;
                 (key, answer)
@@ -1821,7 +1821,7 @@ impl ExternalClient<FamilyKind> for FamilyClient {
         let (body, hashes) = self.update_body(mr, &key, &recorded)?;
         self.kind
             .rest
-            .update_in(&self.state, &self.client, &address, &body)
+            .update(&self.cx(), &address, &body)
             .await
             .map_err(ExternalError::new)?;
         self.kind
@@ -1857,12 +1857,7 @@ impl ExternalClient<FamilyKind> for FamilyClient {
             .hooks
             .before_delete(self.hook_ctx(&key), mr_state(mr))
             .await;
-        match self
-            .kind
-            .rest
-            .delete_in(&self.state, &self.client, &address)
-            .await
-        {
+        match self.kind.rest.delete(&self.cx(), &address).await {
             Ok(()) => {}
             Err(e) if e.is_not_found() => {}
             Err(e) => return Err(ExternalError::new(e)),

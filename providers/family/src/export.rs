@@ -46,7 +46,7 @@ use crate::decl::{Field, Id, Norm, Ty};
 use crate::diff::{self, DiffContext};
 use crate::examples::{kebab, to_yaml};
 use crate::kind::BoundKind;
-use crate::rest::{ListCall, ListShape};
+use crate::rest::{Cx, ListCall, ListShape};
 use crate::wire::{self, empty_of, get_path};
 
 /// The annotation that carries the JFrog identifier.
@@ -222,7 +222,7 @@ pub async fn export(
         // The Kinds of one list share its binding.
         let rest = ks[0].rest;
         let list = rest
-            .list_on(client)
+            .list_on(&Cx::stateless(client))
             .await
             .map_err(|source| ExportError::List {
                 path: family_list.path,
@@ -374,7 +374,7 @@ pub async fn export(
                 let read;
                 let obj = if rest.list_reads_each() {
                     out.requests += 1;
-                    read = match rest.read(client, &key).await {
+                    read = match rest.read(&Cx::stateless(client), &key).await {
                         Ok(v) => v,
                         Err(e) if e.is_not_found() => {
                             out.skipped

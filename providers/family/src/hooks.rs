@@ -12,7 +12,7 @@ use serde_json::{Map, Value};
 
 use crate::decl::{KindDecl, ResolvedKind};
 use crate::diff::DiffContext;
-use crate::rest::{ProviderState, Rest};
+use crate::rest::{Cx, ProviderState, Rest};
 use crate::snapshot::{Lookup, Snapshot, WriteGuard};
 use crate::wire::Mode;
 
@@ -60,7 +60,7 @@ impl HookCtx<'_> {
             }
         }
         self.rest
-            .read_in(self.state, self.client, key)
+            .read(&Cx::new(self.client, self.state), key)
             .await
             .ok()
             .map(Arc::new)

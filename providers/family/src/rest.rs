@@ -488,78 +488,59 @@ pub fn needs_self_hosted(kind: &str, what: &str, message: &str) -> String {
 /// calls depend on it (the repositories' bulk write mode and what each platform was found
 /// to take; Artifactory's shared descriptor read and coalescing descriptor writer per
 /// platform): values by type, set by the provider when it builds its client cache
-/// ([`crate::ClientCache::with_state`]) and handed to every call the adapter makes
-/// ([`Rest::read_in`], [`Rest::create_in`], [`Rest::update_in`], [`Rest::delete_in`]).
-/// Owned by the cache, so two providers (or two test environments) in one process never
-/// share it; empty by default.
+/// ([`crate::ClientCache::with_state`]) and handed to every call the adapter makes (in the
+/// call's [`Cx`]). Owned by the cache, so two providers (or two test environments) in one
+/// process never share it; empty by default.
 pub type ProviderState = http::Extensions;
+
+/// The empty [`ProviderState`] of a call made without a provider's ([`Cx::stateless`]).
+static NO_STATE: std::sync::LazyLock<ProviderState> = std::sync::LazyLock::new(ProviderState::new);
+
+/// The context of one [`Rest`] call: the client it is sent with and the provider's state
+/// ([`ProviderState`]), which the bindings whose calls depend on it read (the
+/// repositories' bulk writes, Artifactory's descriptor writer); every other binding uses
+/// the client alone. A wrapping binding hands it on as it came.
+#[derive(Debug, Clone, Copy)]
+pub struct Cx<'a> {
+    /// The client of the platform the call goes to.
+    pub client: &'a JfrogClient,
+    /// The provider's state (empty for a call made outside a provider).
+    pub state: &'a ProviderState,
+}
+
+impl<'a> Cx<'a> {
+    /// The context of a call with `client` and the provider's `state`.
+    pub fn new(client: &'a JfrogClient, state: &'a ProviderState) -> Self {
+        Cx { client, state }
+    }
+
+    /// The context of a call with `client` and no provider's state (an empty one): a call
+    /// made outside a provider (a list, `export`, a test).
+    pub fn stateless(client: &'a JfrogClient) -> Self {
+        Cx {
+            client,
+            state: &NO_STATE,
+        }
+    }
+}
 
 /// How a family talks to JFrog. Errors keep `jfrog_client`'s typing: only
 /// [`Error::NotFound`] means "does not exist".
 #[async_trait]
 pub trait Rest: Send + Sync + std::fmt::Debug {
     /// Read one object.
-    async fn read(&self, client: &JfrogClient, key: &str) -> Result<Value, Error>;
+    async fn read(&self, cx: &Cx<'_>, key: &str) -> Result<Value, Error>;
     /// Create one object; returns the answer's body (for server-assigned identifiers).
     async fn create(
         &self,
-        client: &JfrogClient,
+        cx: &Cx<'_>,
         key: &str,
         body: &Map<String, Value>,
     ) -> Result<Value, Error>;
     /// Update one object.
-    async fn update(
-        &self,
-        client: &JfrogClient,
-        key: &str,
-        body: &Map<String, Value>,
-    ) -> Result<(), Error>;
+    async fn update(&self, cx: &Cx<'_>, key: &str, body: &Map<String, Value>) -> Result<(), Error>;
     /// Delete one object ([`Error::NotFound`] when already gone).
-    async fn delete(&self, client: &JfrogClient, key: &str) -> Result<(), Error>;
-    /// Read one object with the provider's state at hand: what the adapter calls.
-    /// [`Rest::read`] by default; a binding whose calls depend on per-provider state
-    /// overrides it (and the other `_in` calls).
-    async fn read_in(
-        &self,
-        _state: &ProviderState,
-        client: &JfrogClient,
-        key: &str,
-    ) -> Result<Value, Error> {
-        self.read(client, key).await
-    }
-    /// Create one object with the provider's state at hand: what the adapter calls.
-    /// [`Rest::create`] by default; a binding whose writes depend on per-provider state
-    /// overrides it.
-    async fn create_in(
-        &self,
-        _state: &ProviderState,
-        client: &JfrogClient,
-        key: &str,
-        body: &Map<String, Value>,
-    ) -> Result<Value, Error> {
-        self.create(client, key, body).await
-    }
-    /// Update one object with the provider's state at hand: what the adapter calls.
-    /// [`Rest::update`] by default.
-    async fn update_in(
-        &self,
-        _state: &ProviderState,
-        client: &JfrogClient,
-        key: &str,
-        body: &Map<String, Value>,
-    ) -> Result<(), Error> {
-        self.update(client, key, body).await
-    }
-    /// Delete one object with the provider's state at hand: what the adapter calls.
-    /// [`Rest::delete`] by default.
-    async fn delete_in(
-        &self,
-        _state: &ProviderState,
-        client: &JfrogClient,
-        key: &str,
-    ) -> Result<(), Error> {
-        self.delete(client, key).await
-    }
+    async fn delete(&self, cx: &Cx<'_>, key: &str) -> Result<(), Error>;
     /// The list call that observes all objects at once, if the API has one.
     fn list(&self) -> Option<&ListCall> {
         None
@@ -572,10 +553,10 @@ pub trait Rest: Send + Sync + std::fmt::Debug {
     fn updatable(&self) -> bool {
         true
     }
-    /// The list call to use on `client`'s platform, for an API that depends on the
+    /// The list call to use on the platform of `cx`'s client, for an API that depends on the
     /// platform's version (the users list); [`Rest::list`] by default. `list()` stays the
     /// call that names the family (the snapshot's and `export`'s grouping).
-    async fn list_on(&self, _client: &JfrogClient) -> Result<Option<ListCall>, Error> {
+    async fn list_on(&self, _cx: &Cx<'_>) -> Result<Option<ListCall>, Error> {
         Ok(self.list().copied())
     }
     /// Whether the list answer shows only which objects exist (a name and a link, as the
@@ -677,9 +658,9 @@ impl Paths {
 
 #[async_trait]
 impl Rest for Paths {
-    async fn read(&self, client: &JfrogClient, key: &str) -> Result<Value, Error> {
+    async fn read(&self, cx: &Cx<'_>, key: &str) -> Result<Value, Error> {
         // The declared read only reads, whatever its verb.
-        self.at(client, &self.read, Idempotency::Idempotent, key)
+        self.at(cx.client, &self.read, Idempotency::Idempotent, key)
             .reads_only()
             .send_value()
             .await
@@ -687,12 +668,12 @@ impl Rest for Paths {
 
     async fn create(
         &self,
-        client: &JfrogClient,
+        cx: &Cx<'_>,
         key: &str,
         body: &Map<String, Value>,
     ) -> Result<Value, Error> {
         let r = self
-            .at(client, &self.create, Idempotency::NonIdempotent, key)
+            .at(cx.client, &self.create, Idempotency::NonIdempotent, key)
             .json(body)
             .send()
             .await?;
@@ -700,20 +681,15 @@ impl Rest for Paths {
         Ok(serde_json::from_slice(r.body()).unwrap_or(Value::Null))
     }
 
-    async fn update(
-        &self,
-        client: &JfrogClient,
-        key: &str,
-        body: &Map<String, Value>,
-    ) -> Result<(), Error> {
-        self.at(client, &self.update, Idempotency::Idempotent, key)
+    async fn update(&self, cx: &Cx<'_>, key: &str, body: &Map<String, Value>) -> Result<(), Error> {
+        self.at(cx.client, &self.update, Idempotency::Idempotent, key)
             .json(body)
             .send_empty()
             .await
     }
 
-    async fn delete(&self, client: &JfrogClient, key: &str) -> Result<(), Error> {
-        self.at(client, &self.delete, Idempotency::Idempotent, key)
+    async fn delete(&self, cx: &Cx<'_>, key: &str) -> Result<(), Error> {
+        self.at(cx.client, &self.delete, Idempotency::Idempotent, key)
             .send_empty()
             .await
     }
@@ -772,33 +748,28 @@ pub struct Converted {
 
 #[async_trait]
 impl Rest for Converted {
-    async fn read(&self, client: &JfrogClient, key: &str) -> Result<Value, Error> {
-        let mut v = self.paths.read(client, key).await?;
+    async fn read(&self, cx: &Cx<'_>, key: &str) -> Result<Value, Error> {
+        let mut v = self.paths.read(cx, key).await?;
         (self.from_jfrog)(&mut v);
         Ok(v)
     }
     async fn create(
         &self,
-        client: &JfrogClient,
+        cx: &Cx<'_>,
         key: &str,
         body: &Map<String, Value>,
     ) -> Result<Value, Error> {
         let mut b = body.clone();
         (self.to_jfrog)(&mut b);
-        self.paths.create(client, key, &b).await
+        self.paths.create(cx, key, &b).await
     }
-    async fn update(
-        &self,
-        client: &JfrogClient,
-        key: &str,
-        body: &Map<String, Value>,
-    ) -> Result<(), Error> {
+    async fn update(&self, cx: &Cx<'_>, key: &str, body: &Map<String, Value>) -> Result<(), Error> {
         let mut b = body.clone();
         (self.to_jfrog)(&mut b);
-        self.paths.update(client, key, &b).await
+        self.paths.update(cx, key, &b).await
     }
-    async fn delete(&self, client: &JfrogClient, key: &str) -> Result<(), Error> {
-        self.paths.delete(client, key).await
+    async fn delete(&self, cx: &Cx<'_>, key: &str) -> Result<(), Error> {
+        self.paths.delete(cx, key).await
     }
     fn case_insensitive(&self) -> bool {
         self.paths.case_insensitive
@@ -867,61 +838,22 @@ pub struct QueryParent {
 
 #[async_trait]
 impl Rest for Listed {
-    async fn read(&self, client: &JfrogClient, key: &str) -> Result<Value, Error> {
-        self.rest.read(client, key).await
+    async fn read(&self, cx: &Cx<'_>, key: &str) -> Result<Value, Error> {
+        self.rest.read(cx, key).await
     }
     async fn create(
         &self,
-        client: &JfrogClient,
+        cx: &Cx<'_>,
         key: &str,
         body: &Map<String, Value>,
     ) -> Result<Value, Error> {
-        self.rest.create(client, key, body).await
+        self.rest.create(cx, key, body).await
     }
-    async fn update(
-        &self,
-        client: &JfrogClient,
-        key: &str,
-        body: &Map<String, Value>,
-    ) -> Result<(), Error> {
-        self.rest.update(client, key, body).await
+    async fn update(&self, cx: &Cx<'_>, key: &str, body: &Map<String, Value>) -> Result<(), Error> {
+        self.rest.update(cx, key, body).await
     }
-    async fn delete(&self, client: &JfrogClient, key: &str) -> Result<(), Error> {
-        self.rest.delete(client, key).await
-    }
-    async fn read_in(
-        &self,
-        state: &ProviderState,
-        client: &JfrogClient,
-        key: &str,
-    ) -> Result<Value, Error> {
-        self.rest.read_in(state, client, key).await
-    }
-    async fn create_in(
-        &self,
-        state: &ProviderState,
-        client: &JfrogClient,
-        key: &str,
-        body: &Map<String, Value>,
-    ) -> Result<Value, Error> {
-        self.rest.create_in(state, client, key, body).await
-    }
-    async fn update_in(
-        &self,
-        state: &ProviderState,
-        client: &JfrogClient,
-        key: &str,
-        body: &Map<String, Value>,
-    ) -> Result<(), Error> {
-        self.rest.update_in(state, client, key, body).await
-    }
-    async fn delete_in(
-        &self,
-        state: &ProviderState,
-        client: &JfrogClient,
-        key: &str,
-    ) -> Result<(), Error> {
-        self.rest.delete_in(state, client, key).await
+    async fn delete(&self, cx: &Cx<'_>, key: &str) -> Result<(), Error> {
+        self.rest.delete(cx, key).await
     }
     fn list(&self) -> Option<&ListCall> {
         Some(&self.list)
@@ -1027,9 +959,9 @@ pub struct Settings {
 
 #[async_trait]
 impl Rest for Settings {
-    async fn read(&self, client: &JfrogClient, _key: &str) -> Result<Value, Error> {
+    async fn read(&self, cx: &Cx<'_>, _key: &str) -> Result<Value, Error> {
         request(
-            client,
+            cx.client,
             self.service,
             Verb::Get,
             self.read,
@@ -1041,21 +973,21 @@ impl Rest for Settings {
     }
     async fn create(
         &self,
-        client: &JfrogClient,
+        cx: &Cx<'_>,
         key: &str,
         body: &Map<String, Value>,
     ) -> Result<Value, Error> {
-        self.update(client, key, body).await?;
+        self.update(cx, key, body).await?;
         Ok(Value::Null)
     }
     async fn update(
         &self,
-        client: &JfrogClient,
+        cx: &Cx<'_>,
         _key: &str,
         body: &Map<String, Value>,
     ) -> Result<(), Error> {
         request(
-            client,
+            cx.client,
             self.service,
             self.write.verb,
             self.write.path,
@@ -1066,7 +998,7 @@ impl Rest for Settings {
         .send_empty()
         .await
     }
-    async fn delete(&self, _client: &JfrogClient, _key: &str) -> Result<(), Error> {
+    async fn delete(&self, _cx: &Cx<'_>, _key: &str) -> Result<(), Error> {
         // No delete call: deleting the MR forgets the setting.
         Ok(())
     }
@@ -1079,6 +1011,80 @@ impl Rest for Settings {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    /// A binding that answers what the provider's state holds (a `&str`, or null).
+    #[derive(Debug)]
+    struct StateProbe;
+
+    #[async_trait]
+    impl Rest for StateProbe {
+        async fn read(&self, cx: &Cx<'_>, _key: &str) -> Result<Value, Error> {
+            Ok(cx.state.get::<&str>().map_or(Value::Null, |s| json!(s)))
+        }
+        async fn create(
+            &self,
+            cx: &Cx<'_>,
+            key: &str,
+            _body: &Map<String, Value>,
+        ) -> Result<Value, Error> {
+            self.read(cx, key).await
+        }
+        async fn update(
+            &self,
+            _cx: &Cx<'_>,
+            _key: &str,
+            _body: &Map<String, Value>,
+        ) -> Result<(), Error> {
+            Ok(())
+        }
+        async fn delete(&self, _cx: &Cx<'_>, _key: &str) -> Result<(), Error> {
+            Ok(())
+        }
+    }
+
+    /// A wrapping binding hands the call's context on as it came: the wrapped binding sees
+    /// the provider's state; a call made without one sees an empty state.
+    #[test]
+    fn a_wrapper_hands_the_provider_state_on() {
+        static PROBE: StateProbe = StateProbe;
+        let listed = Listed {
+            rest: &PROBE,
+            list: ListCall {
+                service: Service::Access,
+                path: "/api/v1/things",
+                shape: ListShape::Array,
+                key_member: "name",
+            },
+            reads_each: false,
+            parents: &[],
+            parent_list: None,
+            parent_query: None,
+        };
+        let client = JfrogClient::builder("http://127.0.0.1:9")
+            .build()
+            .expect("client");
+        let mut state = ProviderState::new();
+        state.insert("the provider's");
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .expect("runtime");
+        let cx = Cx::new(&client, &state);
+        assert_eq!(
+            rt.block_on(listed.read(&cx, "k")).expect("read"),
+            json!("the provider's")
+        );
+        assert_eq!(
+            rt.block_on(listed.create(&cx, "k", &Map::new()))
+                .expect("create"),
+            json!("the provider's")
+        );
+        let stateless = Cx::stateless(&client);
+        assert!(stateless.state.is_empty());
+        assert_eq!(
+            rt.block_on(listed.read(&stateless, "k")).expect("read"),
+            Value::Null
+        );
+    }
 
     /// A key member names one member (nested by dots, a number written in decimal) or
     /// several joined by `/`, whose values are joined alike; an object lacking one of them

@@ -108,7 +108,7 @@ use provider_runtime::managed::registration::{ControllerContext, KindRegistratio
 use serde::Deserialize;
 use serde_json::Value;
 
-use crate::rest::{ListCall, ListShape, Rest};
+use crate::rest::{Cx, ListCall, ListShape, Rest};
 /// The longest wait before a failed refresh is tried again.
 const FAILURE_RETRY: Duration = Duration::from_secs(30);
 /// How long a platform that lacks the endpoint (or refuses it) is not asked again.
@@ -672,7 +672,7 @@ impl Snapshot {
         let ended_before = self.marks.ended();
         let started = Instant::now();
         let list = match self.rest {
-            Some(rest) => rest.list_on(client).await,
+            Some(rest) => rest.list_on(&Cx::stateless(client)).await,
             None => Ok(Some(self.list)),
         };
         let list = match list {
@@ -1162,12 +1162,16 @@ mod tests {
         struct Partial;
         #[async_trait::async_trait]
         impl Rest for Partial {
-            async fn read(&self, _: &JfrogClient, _: &str) -> Result<Value, jfrog_client::Error> {
+            async fn read(
+                &self,
+                _: &crate::rest::Cx<'_>,
+                _: &str,
+            ) -> Result<Value, jfrog_client::Error> {
                 Ok(Value::Null)
             }
             async fn create(
                 &self,
-                _: &JfrogClient,
+                _: &crate::rest::Cx<'_>,
                 _: &str,
                 _: &serde_json::Map<String, Value>,
             ) -> Result<Value, jfrog_client::Error> {
@@ -1175,13 +1179,17 @@ mod tests {
             }
             async fn update(
                 &self,
-                _: &JfrogClient,
+                _: &crate::rest::Cx<'_>,
                 _: &str,
                 _: &serde_json::Map<String, Value>,
             ) -> Result<(), jfrog_client::Error> {
                 Ok(())
             }
-            async fn delete(&self, _: &JfrogClient, _: &str) -> Result<(), jfrog_client::Error> {
+            async fn delete(
+                &self,
+                _: &crate::rest::Cx<'_>,
+                _: &str,
+            ) -> Result<(), jfrog_client::Error> {
                 Ok(())
             }
             fn list_reads_each(&self) -> bool {

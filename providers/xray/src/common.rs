@@ -3,8 +3,8 @@
 //! rule, and the registration of a group's declarations.
 
 use async_trait::async_trait;
-use jfrog_client::{Error, JfrogClient};
-use provider_family::{ListCall, Paths, Rest};
+use jfrog_client::Error;
+use provider_family::{Cx, ListCall, Paths, Rest};
 use serde_json::{Map, Value};
 
 /// A binding whose objects cannot be deleted in JFrog (indexing configuration, worker
@@ -14,26 +14,21 @@ pub struct Forget(pub Paths);
 
 #[async_trait]
 impl Rest for Forget {
-    async fn read(&self, client: &JfrogClient, key: &str) -> Result<Value, Error> {
-        self.0.read(client, key).await
+    async fn read(&self, cx: &Cx<'_>, key: &str) -> Result<Value, Error> {
+        self.0.read(cx, key).await
     }
     async fn create(
         &self,
-        client: &JfrogClient,
+        cx: &Cx<'_>,
         key: &str,
         body: &Map<String, Value>,
     ) -> Result<Value, Error> {
-        self.0.create(client, key, body).await
+        self.0.create(cx, key, body).await
     }
-    async fn update(
-        &self,
-        client: &JfrogClient,
-        key: &str,
-        body: &Map<String, Value>,
-    ) -> Result<(), Error> {
-        self.0.update(client, key, body).await
+    async fn update(&self, cx: &Cx<'_>, key: &str, body: &Map<String, Value>) -> Result<(), Error> {
+        self.0.update(cx, key, body).await
     }
-    async fn delete(&self, _client: &JfrogClient, _key: &str) -> Result<(), Error> {
+    async fn delete(&self, _cx: &Cx<'_>, _key: &str) -> Result<(), Error> {
         Ok(())
     }
     fn list(&self) -> Option<&ListCall> {
@@ -75,20 +70,20 @@ impl NoUpdate {
 
 #[async_trait]
 impl Rest for NoUpdate {
-    async fn read(&self, client: &JfrogClient, key: &str) -> Result<Value, Error> {
-        self.0.read(client, key).await
+    async fn read(&self, cx: &Cx<'_>, key: &str) -> Result<Value, Error> {
+        self.0.read(cx, key).await
     }
     async fn create(
         &self,
-        client: &JfrogClient,
+        cx: &Cx<'_>,
         key: &str,
         body: &Map<String, Value>,
     ) -> Result<Value, Error> {
-        self.0.create(client, key, body).await
+        self.0.create(cx, key, body).await
     }
     async fn update(
         &self,
-        _client: &JfrogClient,
+        _cx: &Cx<'_>,
         key: &str,
         _body: &Map<String, Value>,
     ) -> Result<(), Error> {
@@ -102,8 +97,8 @@ impl Rest for NoUpdate {
             message: format!("not sent: {key} cannot be changed, the API has no update call"),
         })
     }
-    async fn delete(&self, client: &JfrogClient, key: &str) -> Result<(), Error> {
-        self.0.delete(client, key).await
+    async fn delete(&self, cx: &Cx<'_>, key: &str) -> Result<(), Error> {
+        self.0.delete(cx, key).await
     }
     fn list(&self) -> Option<&ListCall> {
         self.0.list()
@@ -232,27 +227,22 @@ impl ProjectScoped {
 
 #[async_trait]
 impl Rest for ProjectScoped {
-    async fn read(&self, client: &JfrogClient, key: &str) -> Result<Value, Error> {
-        self.paths.read(client, key).await
+    async fn read(&self, cx: &Cx<'_>, key: &str) -> Result<Value, Error> {
+        self.paths.read(cx, key).await
     }
     async fn create(
         &self,
-        client: &JfrogClient,
+        cx: &Cx<'_>,
         key: &str,
         body: &Map<String, Value>,
     ) -> Result<Value, Error> {
-        self.paths.create(client, key, &self.body(key, body)).await
+        self.paths.create(cx, key, &self.body(key, body)).await
     }
-    async fn update(
-        &self,
-        client: &JfrogClient,
-        key: &str,
-        body: &Map<String, Value>,
-    ) -> Result<(), Error> {
-        self.paths.update(client, key, &self.body(key, body)).await
+    async fn update(&self, cx: &Cx<'_>, key: &str, body: &Map<String, Value>) -> Result<(), Error> {
+        self.paths.update(cx, key, &self.body(key, body)).await
     }
-    async fn delete(&self, client: &JfrogClient, key: &str) -> Result<(), Error> {
-        self.paths.delete(client, key).await
+    async fn delete(&self, cx: &Cx<'_>, key: &str) -> Result<(), Error> {
+        self.paths.delete(cx, key).await
     }
     fn list(&self) -> Option<&ListCall> {
         self.paths.list()

@@ -8,7 +8,7 @@
 use std::sync::Arc;
 
 use jfrog_sim::Fault;
-use provider_family::{ClientCache, FamilyKind};
+use provider_family::{ClientCache, Cx, FamilyKind};
 use provider_family_suite::{self as suite, Env, converge, writes};
 use provider_runtime::managed::Outcome;
 use serde_json::{Value, json};
@@ -790,7 +790,7 @@ async fn the_examples_are_observed_by_list_where_xray_lists() {
     m.kind
         .resolved()
         .rest
-        .delete(&client, &address)
+        .delete(&Cx::stateless(&client), &address)
         .await
         .expect("deleted in JFrog");
     tokio::time::sleep(ROUND + ROUND / 4).await;

@@ -17,7 +17,7 @@ use http::Method;
 use jfrog_client::error::RequestContext;
 use jfrog_client::{Error, Idempotency, JfrogClient, Service};
 use provider_family::rest::call_request;
-use provider_family::{Call, Dv, ListCall, ListShape, Next, Pages, Rest, Verb};
+use provider_family::{Call, Cx, Dv, ListCall, ListShape, Next, Pages, Rest, Verb};
 use serde_json::{Map, Value, json};
 
 /// How a read finds one object.
@@ -383,16 +383,16 @@ impl Api {
 
 #[async_trait]
 impl Rest for Api {
-    async fn read(&self, client: &JfrogClient, key: &str) -> Result<Value, Error> {
+    async fn read(&self, cx: &Cx<'_>, key: &str) -> Result<Value, Error> {
         let mut v = match self.read {
             Read::Get(call) => {
-                self.check_retired(client, &call).await?;
-                call_request(client, self.service, &call, Idempotency::Idempotent, key)
+                self.check_retired(cx.client, &call).await?;
+                call_request(cx.client, self.service, &call, Idempotency::Idempotent, key)
                     .send_value()
                     .await?
             }
             Read::GetWith(call, q, val) => {
-                call_request(client, self.service, &call, Idempotency::Idempotent, key)
+                call_request(cx.client, self.service, &call, Idempotency::Idempotent, key)
                     .query(q, val)
                     .send_value()
                     .await?
@@ -402,13 +402,13 @@ impl Rest for Api {
                 wrapper,
                 key_member,
             } => self
-                .list_items(client, path, wrapper)
+                .list_items(cx.client, path, wrapper)
                 .await?
                 .into_iter()
                 .find(|o| o.get(key_member).and_then(Value::as_str) == Some(key))
                 .ok_or_else(|| not_found(self.service, path, key))?,
             Read::First(call) => {
-                match call_request(client, self.service, &call, Idempotency::Idempotent, key)
+                match call_request(cx.client, self.service, &call, Idempotency::Idempotent, key)
                     .send_value()
                     .await?
                 {
@@ -420,15 +420,20 @@ impl Rest for Api {
                 }
             }
             Read::Targets(call) => {
-                let targets =
-                    match call_request(client, self.service, &call, Idempotency::Idempotent, key)
-                        .send_value()
-                        .await?
-                    {
-                        Value::Array(a) => a,
-                        Value::Object(o) => vec![Value::Object(o)],
-                        _ => Vec::new(),
-                    };
+                let targets = match call_request(
+                    cx.client,
+                    self.service,
+                    &call,
+                    Idempotency::Idempotent,
+                    key,
+                )
+                .send_value()
+                .await?
+                {
+                    Value::Array(a) => a,
+                    Value::Object(o) => vec![Value::Object(o)],
+                    _ => Vec::new(),
+                };
                 let first = targets
                     .first()
                     .cloned()
@@ -441,8 +446,8 @@ impl Rest for Api {
                 })
             }
             Read::ApiKey(call) => {
-                self.check_retired(client, &call).await?;
-                let v = call_request(client, self.service, &call, Idempotency::Idempotent, key)
+                self.check_retired(cx.client, &call).await?;
+                let v = call_request(cx.client, self.service, &call, Idempotency::Idempotent, key)
                     .send_value()
                     .await?;
                 if v.get("apiKey")
@@ -469,23 +474,18 @@ impl Rest for Api {
 
     async fn create(
         &self,
-        client: &JfrogClient,
+        cx: &Cx<'_>,
         key: &str,
         body: &Map<String, Value>,
     ) -> Result<Value, Error> {
         let call = self
             .create
             .map_err(|why| refused(self.service, Method::POST, "(create)", why.to_string()))?;
-        self.write(client, &call, Idempotency::NonIdempotent, key, body)
+        self.write(cx.client, &call, Idempotency::NonIdempotent, key, body)
             .await
     }
 
-    async fn update(
-        &self,
-        client: &JfrogClient,
-        key: &str,
-        body: &Map<String, Value>,
-    ) -> Result<(), Error> {
+    async fn update(&self, cx: &Cx<'_>, key: &str, body: &Map<String, Value>) -> Result<(), Error> {
         let Some(call) = self.update else {
             return Err(refused(
                 self.service,
@@ -496,37 +496,37 @@ impl Rest for Api {
                 ),
             ));
         };
-        self.write(client, &call, Idempotency::Idempotent, key, body)
+        self.write(cx.client, &call, Idempotency::Idempotent, key, body)
             .await
             .map(drop)
     }
 
-    async fn delete(&self, client: &JfrogClient, key: &str) -> Result<(), Error> {
+    async fn delete(&self, cx: &Cx<'_>, key: &str) -> Result<(), Error> {
         match self.delete {
             Delete::Call(call) => {
-                call_request(client, self.service, &call, Idempotency::Idempotent, key)
+                call_request(cx.client, self.service, &call, Idempotency::Idempotent, key)
                     .send_empty()
                     .await
             }
             Delete::Reset(call, values) => {
-                let current = self.read(client, key).await?;
+                let current = self.read(cx, key).await?;
                 let mut body = current.as_object().cloned().unwrap_or_default();
                 for (k, v) in values {
                     body.insert((*k).to_string(), v.to_json().unwrap_or(Value::Null));
                 }
-                call_request(client, self.service, &call, Idempotency::Idempotent, key)
+                call_request(cx.client, self.service, &call, Idempotency::Idempotent, key)
                     .json(&body)
                     .send_empty()
                     .await
             }
             Delete::ByMember { call, member } => {
-                let current = self.read(client, key).await?;
+                let current = self.read(cx, key).await?;
                 let id = current
                     .get(member)
                     .and_then(Value::as_str)
                     .ok_or_else(|| not_found(self.service, call.path, key))?
                     .to_string();
-                call_request(client, self.service, &call, Idempotency::Idempotent, &id)
+                call_request(cx.client, self.service, &call, Idempotency::Idempotent, &id)
                     .send_empty()
                     .await
             }
@@ -591,9 +591,10 @@ impl UserApi {
 
 #[async_trait]
 impl Rest for UserApi {
-    async fn read(&self, client: &JfrogClient, key: &str) -> Result<Value, Error> {
-        let (service, path, access) = self.api(client).await?;
-        let mut v = client
+    async fn read(&self, cx: &Cx<'_>, key: &str) -> Result<Value, Error> {
+        let (service, path, access) = self.api(cx.client).await?;
+        let mut v = cx
+            .client
             .request(service, Method::GET, path, Idempotency::Idempotent)
             .param(key)
             .send_value()
@@ -607,7 +608,7 @@ impl Rest for UserApi {
 
     async fn create(
         &self,
-        client: &JfrogClient,
+        cx: &Cx<'_>,
         key: &str,
         body: &Map<String, Value>,
     ) -> Result<Value, Error> {
@@ -619,11 +620,11 @@ impl Rest for UserApi {
                 "JFrog cannot create the anonymous user: import it with managementPolicies [\"Observe\"] and the crossplane.io/external-name annotation set to its name (anonymous)".into(),
             ));
         }
-        let (service, path, access) = self.api(client).await?;
+        let (service, path, access) = self.api(cx.client).await?;
         let mut body = Value::Object(body.clone());
         if access {
             body["username"] = json!(key);
-            client
+            cx.client
                 .request(
                     service,
                     Method::POST,
@@ -636,7 +637,7 @@ impl Rest for UserApi {
         } else {
             body["username"] = json!(key);
             rename(&mut body, LEGACY_MEMBERS);
-            client
+            cx.client
                 .request(service, Method::PUT, path, Idempotency::NonIdempotent)
                 .param(key)
                 .json(&body)
@@ -646,19 +647,15 @@ impl Rest for UserApi {
         Ok(Value::Null)
     }
 
-    async fn update(
-        &self,
-        client: &JfrogClient,
-        key: &str,
-        body: &Map<String, Value>,
-    ) -> Result<(), Error> {
-        let (service, path, access) = self.api(client).await?;
+    async fn update(&self, cx: &Cx<'_>, key: &str, body: &Map<String, Value>) -> Result<(), Error> {
+        let (service, path, access) = self.api(cx.client).await?;
         let mut body = body.clone();
         body.remove("username");
         if !access {
             let mut body = Value::Object(body);
             rename(&mut body, LEGACY_MEMBERS);
-            return client
+            return cx
+                .client
                 .request(service, Method::POST, path, Idempotency::Idempotent)
                 .param(key)
                 .json(&body)
@@ -669,7 +666,8 @@ impl Rest for UserApi {
         // `PATCH .../groups` with `{add, remove}` against what the user has, as JFrog's
         // Terraform provider does after every update (`syncReadersGroup`).
         let wanted = body.remove("groups");
-        let user = client
+        let user = cx
+            .client
             .request(service, Method::PATCH, path, Idempotency::Idempotent)
             .param(key)
             .json(&Value::Object(body))
@@ -695,7 +693,7 @@ impl Rest for UserApi {
         if add.is_empty() && remove.is_empty() {
             return Ok(());
         }
-        client
+        cx.client
             .request(service, Method::PATCH, USER_GROUPS, Idempotency::Idempotent)
             .param(key)
             .json(&json!({"add": add, "remove": remove}))
@@ -703,9 +701,9 @@ impl Rest for UserApi {
             .await
     }
 
-    async fn delete(&self, client: &JfrogClient, key: &str) -> Result<(), Error> {
-        let (service, path, _) = self.api(client).await?;
-        client
+    async fn delete(&self, cx: &Cx<'_>, key: &str) -> Result<(), Error> {
+        let (service, path, _) = self.api(cx.client).await?;
+        cx.client
             .request(service, Method::DELETE, path, Idempotency::Idempotent)
             .param(key)
             .send_empty()
@@ -716,8 +714,8 @@ impl Rest for UserApi {
         Some(&ACCESS_USERS_LIST)
     }
 
-    async fn list_on(&self, client: &JfrogClient) -> Result<Option<ListCall>, Error> {
-        let (_, _, access) = self.api(client).await?;
+    async fn list_on(&self, cx: &Cx<'_>) -> Result<Option<ListCall>, Error> {
+        let (_, _, access) = self.api(cx.client).await?;
         Ok(Some(if access {
             ACCESS_USERS_LIST
         } else {

@@ -33,9 +33,9 @@
 //! Fragments are only merged with fragments of the same JFrog client (ProviderConfig and
 //! credentials): a write is never sent with another configuration's credentials.
 //!
-//! A call without the provider's [`Descriptors`] (a client cache built without them, a
-//! direct call of [`Rest::read`] and the like) gets a platform of its own: a fresh read, a
-//! write sent alone.
+//! A call without the provider's [`Descriptors`] (a client cache built without them, a call
+//! made outside a provider with [`Cx::stateless`]) gets a platform of its own: a fresh
+//! read, a write sent alone.
 //!
 //! # Deviations
 //!
@@ -51,7 +51,7 @@ use std::time::{Duration, Instant};
 use async_trait::async_trait;
 use http::Method;
 use jfrog_client::{Error, Idempotency, JfrogClient, RequestContext, Service};
-use provider_family::{Field, ListCall, ProviderState, Rest, Ty};
+use provider_family::{Cx, Field, ListCall, ProviderState, Rest, Ty};
 use serde_json::{Map, Value};
 use tokio::sync::oneshot;
 
@@ -878,75 +878,33 @@ impl Section {
     }
 }
 
-/// The adapter's calls (`*_in`) go through the platform of the provider's [`Descriptors`];
-/// the plain ones, without them, through a platform of their own (see [`platform`]).
+/// The calls go through the platform of the [`Descriptors`] in the provider's state
+/// ([`Cx::state`]); without them (a call made outside a provider), through a platform of
+/// their own (see [`platform`]).
 #[async_trait]
 impl Rest for Section {
-    async fn read(&self, client: &JfrogClient, key: &str) -> Result<Value, Error> {
-        self.read_in(&ProviderState::new(), client, key).await
+    async fn read(&self, cx: &Cx<'_>, key: &str) -> Result<Value, Error> {
+        self.read_at(&platform(cx.state, cx.client), key).await
     }
 
     async fn create(
         &self,
-        client: &JfrogClient,
+        cx: &Cx<'_>,
         key: &str,
         body: &Map<String, Value>,
     ) -> Result<Value, Error> {
-        self.create_in(&ProviderState::new(), client, key, body)
-            .await
-    }
-
-    async fn update(
-        &self,
-        client: &JfrogClient,
-        key: &str,
-        body: &Map<String, Value>,
-    ) -> Result<(), Error> {
-        self.update_in(&ProviderState::new(), client, key, body)
-            .await
-    }
-
-    async fn delete(&self, client: &JfrogClient, key: &str) -> Result<(), Error> {
-        self.delete_in(&ProviderState::new(), client, key).await
-    }
-
-    async fn read_in(
-        &self,
-        state: &ProviderState,
-        client: &JfrogClient,
-        key: &str,
-    ) -> Result<Value, Error> {
-        self.read_at(&platform(state, client), key).await
-    }
-
-    async fn create_in(
-        &self,
-        state: &ProviderState,
-        client: &JfrogClient,
-        key: &str,
-        body: &Map<String, Value>,
-    ) -> Result<Value, Error> {
-        self.put(&platform(state, client), key, body, true).await?;
+        self.put(&platform(cx.state, cx.client), key, body, true)
+            .await?;
         Ok(Value::Null)
     }
 
-    async fn update_in(
-        &self,
-        state: &ProviderState,
-        client: &JfrogClient,
-        key: &str,
-        body: &Map<String, Value>,
-    ) -> Result<(), Error> {
-        self.put(&platform(state, client), key, body, false).await
+    async fn update(&self, cx: &Cx<'_>, key: &str, body: &Map<String, Value>) -> Result<(), Error> {
+        self.put(&platform(cx.state, cx.client), key, body, false)
+            .await
     }
 
-    async fn delete_in(
-        &self,
-        state: &ProviderState,
-        client: &JfrogClient,
-        key: &str,
-    ) -> Result<(), Error> {
-        self.delete_at(&platform(state, client), key).await
+    async fn delete(&self, cx: &Cx<'_>, key: &str) -> Result<(), Error> {
+        self.delete_at(&platform(cx.state, cx.client), key).await
     }
 
     fn list(&self) -> Option<&ListCall> {

@@ -8,7 +8,7 @@ use async_trait::async_trait;
 use base64::Engine;
 use http::Method;
 use jfrog_client::{Error, Idempotency, JfrogClient, RequestContext, Service};
-use provider_family::{ListCall, Rest};
+use provider_family::{Cx, ListCall, Rest};
 use serde_json::{Map, Value};
 
 fn invalid(service: Service, route: &str, message: impl Into<String>) -> Error {
@@ -49,9 +49,9 @@ const RB_RECORD: &str = "/api/v2/release_bundle/records/{name}/{version}";
 
 #[async_trait]
 impl Rest for ReleaseBundles {
-    async fn read(&self, client: &JfrogClient, key: &str) -> Result<Value, Error> {
+    async fn read(&self, cx: &Cx<'_>, key: &str) -> Result<Value, Error> {
         let p = parts(key, 2, RB_RECORD)?;
-        client
+        cx.client
             .request(
                 Service::Lifecycle,
                 Method::GET,
@@ -66,14 +66,15 @@ impl Rest for ReleaseBundles {
 
     async fn create(
         &self,
-        client: &JfrogClient,
+        cx: &Cx<'_>,
         _key: &str,
         body: &Map<String, Value>,
     ) -> Result<Value, Error> {
         let mut body = body.clone();
         let keypair = body.remove("keypair_name");
         let project = body.remove("project_key");
-        let mut r = client
+        let mut r = cx
+            .client
             .request(
                 Service::Lifecycle,
                 Method::POST,
@@ -97,7 +98,7 @@ impl Rest for ReleaseBundles {
 
     async fn update(
         &self,
-        _client: &JfrogClient,
+        _cx: &Cx<'_>,
         key: &str,
         _body: &Map<String, Value>,
     ) -> Result<(), Error> {
@@ -108,9 +109,9 @@ impl Rest for ReleaseBundles {
         ))
     }
 
-    async fn delete(&self, client: &JfrogClient, key: &str) -> Result<(), Error> {
+    async fn delete(&self, cx: &Cx<'_>, key: &str) -> Result<(), Error> {
         let p = parts(key, 2, RB_RECORD)?;
-        client
+        cx.client
             .request(
                 Service::Lifecycle,
                 Method::DELETE,
@@ -172,13 +173,13 @@ impl Promotions {
 
 #[async_trait]
 impl Rest for Promotions {
-    async fn read(&self, client: &JfrogClient, key: &str) -> Result<Value, Error> {
-        self.find(client, key).await
+    async fn read(&self, cx: &Cx<'_>, key: &str) -> Result<Value, Error> {
+        self.find(cx.client, key).await
     }
 
     async fn create(
         &self,
-        client: &JfrogClient,
+        cx: &Cx<'_>,
         key: &str,
         body: &Map<String, Value>,
     ) -> Result<Value, Error> {
@@ -186,7 +187,8 @@ impl Rest for Promotions {
         let mut body = body.clone();
         let keypair = body.remove("keypair_name");
         let project = body.remove("project_key");
-        let mut r = client
+        let mut r = cx
+            .client
             .request(
                 Service::Lifecycle,
                 Method::POST,
@@ -212,7 +214,7 @@ impl Rest for Promotions {
 
     async fn update(
         &self,
-        _client: &JfrogClient,
+        _cx: &Cx<'_>,
         key: &str,
         _body: &Map<String, Value>,
     ) -> Result<(), Error> {
@@ -223,9 +225,9 @@ impl Rest for Promotions {
         ))
     }
 
-    async fn delete(&self, client: &JfrogClient, key: &str) -> Result<(), Error> {
+    async fn delete(&self, cx: &Cx<'_>, key: &str) -> Result<(), Error> {
         let p = parts(key, 3, PROMOTIONS)?;
-        let record = self.find(client, key).await?;
+        let record = self.find(cx.client, key).await?;
         let millis = record
             .get("created_millis")
             .and_then(|v| {
@@ -240,7 +242,7 @@ impl Rest for Promotions {
                     "record without created_millis",
                 )
             })?;
-        client
+        cx.client
             .request(
                 Service::Lifecycle,
                 Method::DELETE,
@@ -312,8 +314,9 @@ impl Artifacts {
 
 #[async_trait]
 impl Rest for Artifacts {
-    async fn read(&self, client: &JfrogClient, key: &str) -> Result<Value, Error> {
-        let mut v = client
+    async fn read(&self, cx: &Cx<'_>, key: &str) -> Result<Value, Error> {
+        let mut v = cx
+            .client
             .request(
                 Service::Artifactory,
                 Method::GET,
@@ -336,7 +339,7 @@ impl Rest for Artifacts {
 
     async fn create(
         &self,
-        client: &JfrogClient,
+        cx: &Cx<'_>,
         _key: &str,
         body: &Map<String, Value>,
     ) -> Result<Value, Error> {
@@ -347,20 +350,15 @@ impl Rest for Artifacts {
                 "repository and path are required",
             )
         })?;
-        self.deploy(client, &item, body).await
+        self.deploy(cx.client, &item, body).await
     }
 
-    async fn update(
-        &self,
-        client: &JfrogClient,
-        key: &str,
-        body: &Map<String, Value>,
-    ) -> Result<(), Error> {
-        self.deploy(client, key, body).await.map(|_| ())
+    async fn update(&self, cx: &Cx<'_>, key: &str, body: &Map<String, Value>) -> Result<(), Error> {
+        self.deploy(cx.client, key, body).await.map(|_| ())
     }
 
-    async fn delete(&self, client: &JfrogClient, key: &str) -> Result<(), Error> {
-        client
+    async fn delete(&self, cx: &Cx<'_>, key: &str) -> Result<(), Error> {
+        cx.client
             .request(
                 Service::Artifactory,
                 Method::DELETE,
@@ -424,8 +422,8 @@ fn recursive(body: &Map<String, Value>) -> &'static str {
 
 #[async_trait]
 impl Rest for ItemProperties {
-    async fn read(&self, client: &JfrogClient, key: &str) -> Result<Value, Error> {
-        client
+    async fn read(&self, cx: &Cx<'_>, key: &str) -> Result<Value, Error> {
+        cx.client
             .request(
                 Service::Artifactory,
                 Method::GET,
@@ -440,26 +438,21 @@ impl Rest for ItemProperties {
 
     async fn create(
         &self,
-        client: &JfrogClient,
+        cx: &Cx<'_>,
         key: &str,
         body: &Map<String, Value>,
     ) -> Result<Value, Error> {
-        self.update(client, key, body).await?;
+        self.update(cx, key, body).await?;
         Ok(Value::Null)
     }
 
-    async fn update(
-        &self,
-        client: &JfrogClient,
-        key: &str,
-        body: &Map<String, Value>,
-    ) -> Result<(), Error> {
+    async fn update(&self, cx: &Cx<'_>, key: &str, body: &Map<String, Value>) -> Result<(), Error> {
         let props = body
             .get("properties")
             .and_then(Value::as_object)
             .cloned()
             .unwrap_or_default();
-        client
+        cx.client
             .request(
                 Service::Artifactory,
                 Method::PUT,
@@ -475,7 +468,7 @@ impl Rest for ItemProperties {
 
     /// Removes nothing by itself: the MR's declared keys are removed by the family's
     /// `before_delete` (this call knows only the item).
-    async fn delete(&self, _client: &JfrogClient, _key: &str) -> Result<(), Error> {
+    async fn delete(&self, _cx: &Cx<'_>, _key: &str) -> Result<(), Error> {
         Ok(())
     }
 

@@ -18,9 +18,7 @@ use jfrog_client::{Error, Idempotency, JfrogClient, Service};
 use provider_family::decl::ResolvedKind;
 use provider_family::diff::DiffContext;
 use provider_family::wire::{Mode, user_value};
-use provider_family::{
-    HookCtx, Hooks, KindDecl, ListCall, ListShape, MrState, ProviderState, Rest,
-};
+use provider_family::{Cx, HookCtx, Hooks, KindDecl, ListCall, ListShape, MrState, Rest};
 use provider_runtime::managed::external::ExternalError;
 use serde_json::{Map, Value};
 
@@ -88,52 +86,27 @@ pub struct RepositoryRest;
 
 #[async_trait]
 impl Rest for RepositoryRest {
-    async fn read(&self, client: &JfrogClient, key: &str) -> Result<Value, Error> {
-        client.artifactory().repositories().get(key).await
+    async fn read(&self, cx: &Cx<'_>, key: &str) -> Result<Value, Error> {
+        cx.client.artifactory().repositories().get(key).await
     }
+    /// Through the bulk writes of the provider's state, if it has them
+    /// ([`super::bulk::write`]); else by the repository's REST call.
     async fn create(
         &self,
-        client: &JfrogClient,
+        cx: &Cx<'_>,
         key: &str,
         body: &Map<String, Value>,
     ) -> Result<Value, Error> {
-        client
-            .artifactory()
-            .repositories()
-            .create(key, body)
+        super::bulk::write(cx.state, cx.client, key, body, true)
             .await
             .map(|()| Value::Null)
     }
-    async fn update(
-        &self,
-        client: &JfrogClient,
-        key: &str,
-        body: &Map<String, Value>,
-    ) -> Result<(), Error> {
-        client.artifactory().repositories().update(key, body).await
+    /// As [`Self::create`].
+    async fn update(&self, cx: &Cx<'_>, key: &str, body: &Map<String, Value>) -> Result<(), Error> {
+        super::bulk::write(cx.state, cx.client, key, body, false).await
     }
-    async fn create_in(
-        &self,
-        state: &ProviderState,
-        client: &JfrogClient,
-        key: &str,
-        body: &Map<String, Value>,
-    ) -> Result<Value, Error> {
-        super::bulk::write(state, client, key, body, true)
-            .await
-            .map(|()| Value::Null)
-    }
-    async fn update_in(
-        &self,
-        state: &ProviderState,
-        client: &JfrogClient,
-        key: &str,
-        body: &Map<String, Value>,
-    ) -> Result<(), Error> {
-        super::bulk::write(state, client, key, body, false).await
-    }
-    async fn delete(&self, client: &JfrogClient, key: &str) -> Result<(), Error> {
-        client.artifactory().repositories().delete(key).await
+    async fn delete(&self, cx: &Cx<'_>, key: &str) -> Result<(), Error> {
+        cx.client.artifactory().repositories().delete(key).await
     }
     fn list(&self) -> Option<&ListCall> {
         Some(&LIST)

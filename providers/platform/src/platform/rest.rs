@@ -12,8 +12,8 @@ use async_trait::async_trait;
 use jfrog_client::{Error, Idempotency, JfrogClient, Service};
 use provider_family::rest::{address_pair, address_triple, not_found, request};
 use provider_family::{
-    Call, Converted, ListCall, ListShape, Listed, Next, Pages, Paths, QueryParent, Rest, Settings,
-    Verb,
+    Call, Converted, Cx, ListCall, ListShape, Listed, Next, Pages, Paths, QueryParent, Rest,
+    Settings, Verb,
 };
 use serde_json::{Map, Value, json};
 
@@ -84,26 +84,21 @@ pub struct GroupRest;
 
 #[async_trait]
 impl Rest for GroupRest {
-    async fn read(&self, client: &JfrogClient, key: &str) -> Result<Value, Error> {
-        GROUP_CALLS.read(client, key).await
+    async fn read(&self, cx: &Cx<'_>, key: &str) -> Result<Value, Error> {
+        GROUP_CALLS.read(cx, key).await
     }
     async fn create(
         &self,
-        client: &JfrogClient,
+        cx: &Cx<'_>,
         key: &str,
         body: &Map<String, Value>,
     ) -> Result<Value, Error> {
-        GROUP_CALLS.create(client, key, body).await
+        GROUP_CALLS.create(cx, key, body).await
     }
-    async fn update(
-        &self,
-        client: &JfrogClient,
-        key: &str,
-        body: &Map<String, Value>,
-    ) -> Result<(), Error> {
+    async fn update(&self, cx: &Cx<'_>, key: &str, body: &Map<String, Value>) -> Result<(), Error> {
         let mut group = body.clone();
         let members = group.remove("members");
-        GROUP_CALLS.update(client, key, &group).await?;
+        GROUP_CALLS.update(cx, key, &group).await?;
         let Some(members) = members else {
             return Ok(());
         };
@@ -113,15 +108,15 @@ impl Rest for GroupRest {
             .flatten()
             .filter_map(Value::as_str)
             .collect();
-        let have = GROUPMEMBERS.members(client, key).await?;
+        let have = GROUPMEMBERS.members(cx.client, key).await?;
         let (add, remove) = member_changes(&declared, &have);
         if add.is_empty() && remove.is_empty() {
             return Ok(());
         }
-        GROUPMEMBERS.patch(client, key, &add, &remove).await
+        GROUPMEMBERS.patch(cx.client, key, &add, &remove).await
     }
-    async fn delete(&self, client: &JfrogClient, key: &str) -> Result<(), Error> {
-        GROUP_CALLS.delete(client, key).await
+    async fn delete(&self, cx: &Cx<'_>, key: &str) -> Result<(), Error> {
+        GROUP_CALLS.delete(cx, key).await
     }
 }
 
@@ -261,36 +256,31 @@ impl SelfHostedOnly {
 
 #[async_trait]
 impl Rest for SelfHostedOnly {
-    async fn read(&self, client: &JfrogClient, key: &str) -> Result<Value, Error> {
+    async fn read(&self, cx: &Cx<'_>, key: &str) -> Result<Value, Error> {
         self.settings
-            .read(client, key)
+            .read(cx, key)
             .await
             .map_err(|e| self.explain(e))
     }
     async fn create(
         &self,
-        client: &JfrogClient,
+        cx: &Cx<'_>,
         key: &str,
         body: &Map<String, Value>,
     ) -> Result<Value, Error> {
         self.settings
-            .create(client, key, body)
+            .create(cx, key, body)
             .await
             .map_err(|e| self.explain(e))
     }
-    async fn update(
-        &self,
-        client: &JfrogClient,
-        key: &str,
-        body: &Map<String, Value>,
-    ) -> Result<(), Error> {
+    async fn update(&self, cx: &Cx<'_>, key: &str, body: &Map<String, Value>) -> Result<(), Error> {
         self.settings
-            .update(client, key, body)
+            .update(cx, key, body)
             .await
             .map_err(|e| self.explain(e))
     }
-    async fn delete(&self, client: &JfrogClient, key: &str) -> Result<(), Error> {
-        self.settings.delete(client, key).await
+    async fn delete(&self, cx: &Cx<'_>, key: &str) -> Result<(), Error> {
+        self.settings.delete(cx, key).await
     }
     fn forgets_on_delete(&self) -> bool {
         self.settings.forgets_on_delete()
@@ -451,9 +441,9 @@ impl GroupMembersRest {
 
 #[async_trait]
 impl Rest for GroupMembersRest {
-    async fn read(&self, client: &JfrogClient, key: &str) -> Result<Value, Error> {
+    async fn read(&self, cx: &Cx<'_>, key: &str) -> Result<Value, Error> {
         let (group, declared) = group_and_members(key);
-        let have = self.members(client, group).await?;
+        let have = self.members(cx.client, group).await?;
         if !have.iter().any(|h| declared.contains(&h.as_str())) {
             // None of this MR's members is in the group: its object does not exist.
             return Err(not_found(
@@ -467,24 +457,24 @@ impl Rest for GroupMembersRest {
     }
     async fn create(
         &self,
-        client: &JfrogClient,
+        cx: &Cx<'_>,
         key: &str,
         _body: &Map<String, Value>,
     ) -> Result<Value, Error> {
-        self.set(client, key).await?;
+        self.set(cx.client, key).await?;
         Ok(Value::Null)
     }
     async fn update(
         &self,
-        client: &JfrogClient,
+        cx: &Cx<'_>,
         key: &str,
         _body: &Map<String, Value>,
     ) -> Result<(), Error> {
-        self.set(client, key).await
+        self.set(cx.client, key).await
     }
-    async fn delete(&self, client: &JfrogClient, key: &str) -> Result<(), Error> {
+    async fn delete(&self, cx: &Cx<'_>, key: &str) -> Result<(), Error> {
         let (group, declared) = group_and_members(key);
-        self.patch(client, group, &[], &declared).await
+        self.patch(cx.client, group, &[], &declared).await
     }
 }
 
@@ -608,9 +598,9 @@ impl PermissionRest {
 
 #[async_trait]
 impl Rest for PermissionRest {
-    async fn read(&self, client: &JfrogClient, key: &str) -> Result<Value, Error> {
+    async fn read(&self, cx: &Cx<'_>, key: &str) -> Result<Value, Error> {
         let mut v = request(
-            client,
+            cx.client,
             A,
             Verb::Get,
             PERMISSION_ITEM,
@@ -628,13 +618,13 @@ impl Rest for PermissionRest {
     }
     async fn create(
         &self,
-        client: &JfrogClient,
+        cx: &Cx<'_>,
         key: &str,
         body: &Map<String, Value>,
     ) -> Result<Value, Error> {
         let b = json!({"name": key, "resources": Self::resources_to_wire(body)});
         request(
-            client,
+            cx.client,
             A,
             Verb::Post,
             PERMISSIONS,
@@ -646,18 +636,13 @@ impl Rest for PermissionRest {
         .await?;
         Ok(Value::Null)
     }
-    async fn update(
-        &self,
-        client: &JfrogClient,
-        key: &str,
-        body: &Map<String, Value>,
-    ) -> Result<(), Error> {
+    async fn update(&self, cx: &Cx<'_>, key: &str, body: &Map<String, Value>) -> Result<(), Error> {
         let wanted = Self::resources_to_wire(body);
         for t in RESOURCE_TYPES {
             let r = match wanted.get(*t) {
                 Some(r) => {
                     request(
-                        client,
+                        cx.client,
                         A,
                         Verb::Put,
                         PERMISSION_RESOURCE,
@@ -670,7 +655,7 @@ impl Rest for PermissionRest {
                 }
                 None => {
                     request(
-                        client,
+                        cx.client,
                         A,
                         Verb::Delete,
                         PERMISSION_RESOURCE,
@@ -689,9 +674,9 @@ impl Rest for PermissionRest {
         }
         Ok(())
     }
-    async fn delete(&self, client: &JfrogClient, key: &str) -> Result<(), Error> {
+    async fn delete(&self, cx: &Cx<'_>, key: &str) -> Result<(), Error> {
         request(
-            client,
+            cx.client,
             A,
             Verb::Delete,
             PERMISSION_ITEM,
@@ -760,10 +745,10 @@ fn claims_to_wire(body: &Map<String, Value>) -> Result<Map<String, Value>, Error
 
 #[async_trait]
 impl Rest for IdentityMappingRest {
-    async fn read(&self, client: &JfrogClient, key: &str) -> Result<Value, Error> {
+    async fn read(&self, cx: &Cx<'_>, key: &str) -> Result<Value, Error> {
         let (provider, name, project) = address_triple(key);
         let r = request(
-            client,
+            cx.client,
             A,
             Verb::Get,
             MAPPING,
@@ -774,13 +759,13 @@ impl Rest for IdentityMappingRest {
     }
     async fn create(
         &self,
-        client: &JfrogClient,
+        cx: &Cx<'_>,
         key: &str,
         body: &Map<String, Value>,
     ) -> Result<Value, Error> {
         let (provider, _, project) = address_triple(key);
         let r = request(
-            client,
+            cx.client,
             A,
             Verb::Post,
             MAPPINGS,
@@ -793,15 +778,10 @@ impl Rest for IdentityMappingRest {
             .await?;
         Ok(Value::Null)
     }
-    async fn update(
-        &self,
-        client: &JfrogClient,
-        key: &str,
-        body: &Map<String, Value>,
-    ) -> Result<(), Error> {
+    async fn update(&self, cx: &Cx<'_>, key: &str, body: &Map<String, Value>) -> Result<(), Error> {
         let (provider, name, project) = address_triple(key);
         let r = request(
-            client,
+            cx.client,
             A,
             Verb::Put,
             MAPPING,
@@ -813,10 +793,10 @@ impl Rest for IdentityMappingRest {
             .send_empty()
             .await
     }
-    async fn delete(&self, client: &JfrogClient, key: &str) -> Result<(), Error> {
+    async fn delete(&self, cx: &Cx<'_>, key: &str) -> Result<(), Error> {
         let (provider, name, project) = address_triple(key);
         let r = request(
-            client,
+            cx.client,
             A,
             Verb::Delete,
             MAPPING,
@@ -895,9 +875,9 @@ fn project_of(address: &str) -> &str {
 
 #[async_trait]
 impl Rest for LifecycleRest {
-    async fn read(&self, client: &JfrogClient, key: &str) -> Result<Value, Error> {
+    async fn read(&self, cx: &Cx<'_>, key: &str) -> Result<Value, Error> {
         let r = request(
-            client,
+            cx.client,
             A,
             Verb::Get,
             LIFECYCLE_PATH,
@@ -917,21 +897,16 @@ impl Rest for LifecycleRest {
     }
     async fn create(
         &self,
-        client: &JfrogClient,
+        cx: &Cx<'_>,
         key: &str,
         body: &Map<String, Value>,
     ) -> Result<Value, Error> {
-        self.update(client, key, body).await?;
+        self.update(cx, key, body).await?;
         Ok(Value::Null)
     }
-    async fn update(
-        &self,
-        client: &JfrogClient,
-        key: &str,
-        body: &Map<String, Value>,
-    ) -> Result<(), Error> {
+    async fn update(&self, cx: &Cx<'_>, key: &str, body: &Map<String, Value>) -> Result<(), Error> {
         let r = request(
-            client,
+            cx.client,
             A,
             Verb::Patch,
             LIFECYCLE_PATH,
@@ -948,10 +923,10 @@ impl Rest for LifecycleRest {
     /// lifecycle still uses, so a LifecycleStage deleted with its Lifecycle would otherwise
     /// stay forever). The object itself stays: once emptied, the singleton is gone for the
     /// MR.
-    async fn delete(&self, client: &JfrogClient, key: &str) -> Result<(), Error> {
+    async fn delete(&self, cx: &Cx<'_>, key: &str) -> Result<(), Error> {
         let mut body = Map::new();
         body.insert("promote_stages".to_owned(), Value::Array(Vec::new()));
-        match self.update(client, key, &body).await {
+        match self.update(cx, key, &body).await {
             // The project is gone, and its lifecycle with it.
             Err(e) if e.is_not_found() => Ok(()),
             other => other,
@@ -1020,10 +995,10 @@ pub fn stage_from_jfrog(v: &Value) -> Option<Value> {
 
 #[async_trait]
 impl Rest for StageRest {
-    async fn read(&self, client: &JfrogClient, key: &str) -> Result<Value, Error> {
+    async fn read(&self, cx: &Cx<'_>, key: &str) -> Result<Value, Error> {
         let (name, project, _) = address_triple(key);
         let r = request(
-            client,
+            cx.client,
             A,
             Verb::Get,
             STAGE,
@@ -1034,12 +1009,12 @@ impl Rest for StageRest {
     }
     async fn create(
         &self,
-        client: &JfrogClient,
+        cx: &Cx<'_>,
         _key: &str,
         body: &Map<String, Value>,
     ) -> Result<Value, Error> {
         request(
-            client,
+            cx.client,
             A,
             Verb::Post,
             STAGES,
@@ -1051,18 +1026,13 @@ impl Rest for StageRest {
         .await?;
         Ok(Value::Null)
     }
-    async fn update(
-        &self,
-        client: &JfrogClient,
-        key: &str,
-        body: &Map<String, Value>,
-    ) -> Result<(), Error> {
+    async fn update(&self, cx: &Cx<'_>, key: &str, body: &Map<String, Value>) -> Result<(), Error> {
         let (name, project, _) = address_triple(key);
         let mut b = body.clone();
         // Only the category can change (name and project are immutable).
         b.retain(|k, _| k == "category");
         let r = request(
-            client,
+            cx.client,
             A,
             Verb::Patch,
             STAGE,
@@ -1071,13 +1041,13 @@ impl Rest for StageRest {
         );
         with_project(r, project).json(&b).send_empty().await
     }
-    async fn delete(&self, client: &JfrogClient, key: &str) -> Result<(), Error> {
+    async fn delete(&self, cx: &Cx<'_>, key: &str) -> Result<(), Error> {
         let (name, project, detach) = address_triple(key);
         if detach == "true" {
             return Ok(());
         }
         let r = request(
-            client,
+            cx.client,
             A,
             Verb::Delete,
             STAGE,

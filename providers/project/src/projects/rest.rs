@@ -9,7 +9,7 @@
 use async_trait::async_trait;
 use jfrog_client::{Error, Idempotency, JfrogClient, Service};
 use provider_family::rest::{address_pair, address_triple, not_found, request};
-use provider_family::{Call, Converted, ListCall, ListShape, Listed, Paths, Rest, Verb};
+use provider_family::{Call, Converted, Cx, ListCall, ListShape, Listed, Paths, Rest, Verb};
 use serde_json::{Map, Value, json};
 
 /// One GiB: the project quota is given in GiB and sent in bytes.
@@ -298,46 +298,41 @@ impl ProjectRest {
 
 #[async_trait]
 impl Rest for ProjectRest {
-    async fn read(&self, client: &JfrogClient, key: &str) -> Result<Value, Error> {
+    async fn read(&self, cx: &Cx<'_>, key: &str) -> Result<Value, Error> {
         let (p, lists) = project_and_lists(key);
-        let mut v = PROJECT_CALLS.read(client, p).await?;
+        let mut v = PROJECT_CALLS.read(cx, p).await?;
         for l in lists {
-            v[l] = self.read_list(client, p, l).await?;
+            v[l] = self.read_list(cx.client, p, l).await?;
         }
         Ok(v)
     }
     async fn create(
         &self,
-        client: &JfrogClient,
+        cx: &Cx<'_>,
         key: &str,
         body: &Map<String, Value>,
     ) -> Result<Value, Error> {
         let (p, lists) = project_and_lists(key);
         let answer = PROJECT_CALLS
-            .create(client, p, &Self::project_body(body))
+            .create(cx, p, &Self::project_body(body))
             .await?;
         for l in lists {
-            self.set_list(client, p, l, body.get(l)).await?;
+            self.set_list(cx.client, p, l, body.get(l)).await?;
         }
         Ok(answer)
     }
-    async fn update(
-        &self,
-        client: &JfrogClient,
-        key: &str,
-        body: &Map<String, Value>,
-    ) -> Result<(), Error> {
+    async fn update(&self, cx: &Cx<'_>, key: &str, body: &Map<String, Value>) -> Result<(), Error> {
         let (p, lists) = project_and_lists(key);
         PROJECT_CALLS
-            .update(client, p, &Self::project_body(body))
+            .update(cx, p, &Self::project_body(body))
             .await?;
         for l in lists {
-            self.set_list(client, p, l, body.get(l)).await?;
+            self.set_list(cx.client, p, l, body.get(l)).await?;
         }
         Ok(())
     }
-    async fn delete(&self, client: &JfrogClient, key: &str) -> Result<(), Error> {
-        PROJECT_CALLS.delete(client, project_and_lists(key).0).await
+    async fn delete(&self, cx: &Cx<'_>, key: &str) -> Result<(), Error> {
+        PROJECT_CALLS.delete(cx, project_and_lists(key).0).await
     }
     /// A project with embedded lists is read by key: the list carries none of them.
     fn list_key(&self, address: &str) -> Option<String> {
@@ -378,10 +373,10 @@ const ENVIRONMENTS: &str = "/api/v1/projects/{project}/environments";
 
 #[async_trait]
 impl Rest for EnvironmentRest {
-    async fn read(&self, client: &JfrogClient, key: &str) -> Result<Value, Error> {
+    async fn read(&self, cx: &Cx<'_>, key: &str) -> Result<Value, Error> {
         let (p, name) = address_pair(key);
         let list = call(
-            client,
+            cx.client,
             Verb::Get,
             ENVIRONMENTS,
             Idempotency::Idempotent,
@@ -406,13 +401,13 @@ impl Rest for EnvironmentRest {
     }
     async fn create(
         &self,
-        client: &JfrogClient,
+        cx: &Cx<'_>,
         key: &str,
         _body: &Map<String, Value>,
     ) -> Result<Value, Error> {
         let (p, name) = address_pair(key);
         call(
-            client,
+            cx.client,
             Verb::Post,
             ENVIRONMENTS,
             Idempotency::NonIdempotent,
@@ -425,7 +420,7 @@ impl Rest for EnvironmentRest {
     }
     async fn update(
         &self,
-        _client: &JfrogClient,
+        _cx: &Cx<'_>,
         _key: &str,
         _body: &Map<String, Value>,
     ) -> Result<(), Error> {
@@ -440,10 +435,10 @@ impl Rest for EnvironmentRest {
         let p = parents.first()?;
         key.strip_prefix(p)?.strip_prefix('-').map(str::to_string)
     }
-    async fn delete(&self, client: &JfrogClient, key: &str) -> Result<(), Error> {
+    async fn delete(&self, cx: &Cx<'_>, key: &str) -> Result<(), Error> {
         let (p, name) = address_pair(key);
         call(
-            client,
+            cx.client,
             Verb::Delete,
             "/api/v1/projects/{project}/environments/{name}",
             Idempotency::Idempotent,
@@ -572,9 +567,9 @@ impl Nested {
 
 #[async_trait]
 impl Rest for Nested {
-    async fn read(&self, client: &JfrogClient, key: &str) -> Result<Value, Error> {
+    async fn read(&self, cx: &Cx<'_>, key: &str) -> Result<Value, Error> {
         call(
-            client,
+            cx.client,
             Verb::Get,
             self.item,
             Idempotency::Idempotent,
@@ -585,18 +580,18 @@ impl Rest for Nested {
     }
     async fn create(
         &self,
-        client: &JfrogClient,
+        cx: &Cx<'_>,
         key: &str,
         body: &Map<String, Value>,
     ) -> Result<Value, Error> {
         let p = Self::params(key);
         if self.put_creates {
             // An upsert: resending it is harmless.
-            self.upsert(client, key, body).await?;
+            self.upsert(cx.client, key, body).await?;
         } else {
             let body = Self::body(p[1], body);
             call(
-                client,
+                cx.client,
                 Verb::Post,
                 self.collection,
                 Idempotency::NonIdempotent,
@@ -608,17 +603,12 @@ impl Rest for Nested {
         }
         Ok(Value::Null)
     }
-    async fn update(
-        &self,
-        client: &JfrogClient,
-        key: &str,
-        body: &Map<String, Value>,
-    ) -> Result<(), Error> {
-        self.upsert(client, key, body).await
+    async fn update(&self, cx: &Cx<'_>, key: &str, body: &Map<String, Value>) -> Result<(), Error> {
+        self.upsert(cx.client, key, body).await
     }
-    async fn delete(&self, client: &JfrogClient, key: &str) -> Result<(), Error> {
+    async fn delete(&self, cx: &Cx<'_>, key: &str) -> Result<(), Error> {
         call(
-            client,
+            cx.client,
             Verb::Delete,
             self.item,
             Idempotency::Idempotent,
@@ -672,9 +662,9 @@ pub static REPOSITORY: Listed = Listed {
 
 #[async_trait]
 impl Rest for RepositoryRest {
-    async fn read(&self, client: &JfrogClient, key: &str) -> Result<Value, Error> {
+    async fn read(&self, cx: &Cx<'_>, key: &str) -> Result<Value, Error> {
         let (p, repo) = address_pair(key);
-        let s = status(client, repo).await?;
+        let s = status(cx.client, repo).await?;
         if s["assigned_to"].as_str() == Some(p) {
             Ok(json!({}))
         } else {
@@ -688,25 +678,25 @@ impl Rest for RepositoryRest {
     }
     async fn create(
         &self,
-        client: &JfrogClient,
+        cx: &Cx<'_>,
         key: &str,
         _body: &Map<String, Value>,
     ) -> Result<Value, Error> {
         let (p, repo) = address_pair(key);
-        attach(client, repo, p).await?;
+        attach(cx.client, repo, p).await?;
         Ok(Value::Null)
     }
     async fn update(
         &self,
-        _client: &JfrogClient,
+        _cx: &Cx<'_>,
         _key: &str,
         _body: &Map<String, Value>,
     ) -> Result<(), Error> {
         // Every field is immutable (upstream replaces): nothing can differ.
         Ok(())
     }
-    async fn delete(&self, client: &JfrogClient, key: &str) -> Result<(), Error> {
-        detach(client, address_pair(key).1).await
+    async fn delete(&self, cx: &Cx<'_>, key: &str) -> Result<(), Error> {
+        detach(cx.client, address_pair(key).1).await
     }
     /// Repository keys are case-insensitive (project keys are lower case).
     fn case_insensitive(&self) -> bool {
@@ -759,9 +749,9 @@ impl ShareRest {
 
 #[async_trait]
 impl Rest for ShareRest {
-    async fn read(&self, client: &JfrogClient, key: &str) -> Result<Value, Error> {
+    async fn read(&self, cx: &Cx<'_>, key: &str) -> Result<Value, Error> {
         let (repo, target, _) = address_triple(key);
-        let s = status(client, repo).await?;
+        let s = status(cx.client, repo).await?;
         let shared = if self.all {
             s["shared_with_all_projects"].as_bool() == Some(true)
         } else {
@@ -781,23 +771,25 @@ impl Rest for ShareRest {
     }
     async fn create(
         &self,
-        client: &JfrogClient,
+        cx: &Cx<'_>,
         key: &str,
         _body: &Map<String, Value>,
     ) -> Result<Value, Error> {
-        self.request(client, Verb::Put, key).send_empty().await?;
+        self.request(cx.client, Verb::Put, key).send_empty().await?;
         Ok(Value::Null)
     }
     async fn update(
         &self,
-        client: &JfrogClient,
+        cx: &Cx<'_>,
         key: &str,
         _body: &Map<String, Value>,
     ) -> Result<(), Error> {
-        self.request(client, Verb::Put, key).send_empty().await
+        self.request(cx.client, Verb::Put, key).send_empty().await
     }
-    async fn delete(&self, client: &JfrogClient, key: &str) -> Result<(), Error> {
-        self.request(client, Verb::Delete, key).send_empty().await
+    async fn delete(&self, cx: &Cx<'_>, key: &str) -> Result<(), Error> {
+        self.request(cx.client, Verb::Delete, key)
+            .send_empty()
+            .await
     }
 }
 

@@ -14,7 +14,7 @@ pub mod tables;
 
 use async_trait::async_trait;
 use jfrog_client::{Error, Idempotency, JfrogClient, Method, Service};
-use provider_family::{Call, Hooks, ListCall, Paths, ResolvedKind, Rest, Verb};
+use provider_family::{Call, Cx, Hooks, ListCall, Paths, ResolvedKind, Rest, Verb};
 use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::{Map, Value, json};
@@ -109,8 +109,9 @@ const BASIC_READ_NAMES: [(&str, &str); 2] = [
 
 #[async_trait]
 impl Rest for SettingsRest {
-    async fn read(&self, client: &JfrogClient, _key: &str) -> Result<Value, Error> {
-        let mut basic = client
+    async fn read(&self, cx: &Cx<'_>, _key: &str) -> Result<Value, Error> {
+        let mut basic = cx
+            .client
             .request(
                 Service::Artifactory,
                 Method::GET,
@@ -119,7 +120,8 @@ impl Rest for SettingsRest {
             )
             .send_value()
             .await?;
-        let sync = client
+        let sync = cx
+            .client
             .request(
                 Service::Xray,
                 Method::GET,
@@ -145,21 +147,21 @@ impl Rest for SettingsRest {
     }
     async fn create(
         &self,
-        client: &JfrogClient,
+        cx: &Cx<'_>,
         _key: &str,
         body: &Map<String, Value>,
     ) -> Result<Value, Error> {
-        self.write(client, body).await.map(|()| Value::Null)
+        self.write(cx.client, body).await.map(|()| Value::Null)
     }
     async fn update(
         &self,
-        client: &JfrogClient,
+        cx: &Cx<'_>,
         _key: &str,
         body: &Map<String, Value>,
     ) -> Result<(), Error> {
-        self.write(client, body).await
+        self.write(cx.client, body).await
     }
-    async fn delete(&self, _client: &JfrogClient, _key: &str) -> Result<(), Error> {
+    async fn delete(&self, _cx: &Cx<'_>, _key: &str) -> Result<(), Error> {
         Ok(())
     }
     fn list(&self) -> Option<&ListCall> {
@@ -622,9 +624,9 @@ impl CatalogLabelsRest {
 
 #[async_trait]
 impl Rest for CatalogLabelsRest {
-    async fn read(&self, client: &JfrogClient, address: &str) -> Result<Value, Error> {
+    async fn read(&self, cx: &Cx<'_>, address: &str) -> Result<Value, Error> {
         let reach = Self::reach_of(address)?;
-        let found = Self::find(client, &reach).await?;
+        let found = Self::find(cx.client, &reach).await?;
         if found == Found::default() {
             return Err(Error::NotFound {
                 ctx: Self::context(),
@@ -659,27 +661,31 @@ impl Rest for CatalogLabelsRest {
     }
     async fn create(
         &self,
-        client: &JfrogClient,
+        cx: &Cx<'_>,
         address: &str,
         body: &Map<String, Value>,
     ) -> Result<Value, Error> {
-        self.update(client, address, body)
-            .await
-            .map(|()| Value::Null)
+        self.update(cx, address, body).await.map(|()| Value::Null)
     }
     async fn update(
         &self,
-        client: &JfrogClient,
+        cx: &Cx<'_>,
         address: &str,
         body: &Map<String, Value>,
     ) -> Result<(), Error> {
         let body = Value::Object(body.clone());
         let reach = Self::reach_of(address)?;
-        Self::apply(client, &reach, &Reach::labels_of(&body), &Reach::of(&body)).await
+        Self::apply(
+            cx.client,
+            &reach,
+            &Reach::labels_of(&body),
+            &Reach::of(&body),
+        )
+        .await
     }
-    async fn delete(&self, client: &JfrogClient, address: &str) -> Result<(), Error> {
+    async fn delete(&self, cx: &Cx<'_>, address: &str) -> Result<(), Error> {
         let reach = Self::reach_of(address)?;
-        Self::apply(client, &reach, &Labels::new(), &Reach::default()).await
+        Self::apply(cx.client, &reach, &Labels::new(), &Reach::default()).await
     }
     fn list(&self) -> Option<&ListCall> {
         None
