@@ -69,7 +69,7 @@ const MAX_LIST_SECRETS: usize = 5;
 /// Which MR manages each platform singleton (by platform, Kind and identifier): one object
 /// of JFrog must not be managed by two MRs that would undo each other's changes. The first
 /// MR to observe it claims it until its delete resets it (or forgets it), or until it has
-/// not observed for [`CLAIM_LAPSE`] polls (an MR deleted without a delete call, e.g.
+/// not observed for `CLAIM_LAPSE` polls (an MR deleted without a delete call, e.g.
 /// orphaned); another gets an error naming it. Claims live in the provider process (after a
 /// restart, the first MR to observe claims again).
 #[derive(Debug, Default)]

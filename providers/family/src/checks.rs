@@ -230,7 +230,7 @@ fn price(node: &Value, cel: &str, card: Cardinality) -> Option<u64> {
 }
 
 /// Price every CEL rule of a parameters schema as the CRD will carry it, in place, with
-/// kube-apiserver's own estimate ([`price`]): a rule stays when it costs at most the per-rule
+/// kube-apiserver's own estimate (`price`): a rule stays when it costs at most the per-rule
 /// limit and, taken in schema order, fits the parameters' share of the per-CRD budget; any
 /// other leaves the schema (the provider checks it before any write, from [`strict_schema`]).
 /// A rule on an object that reads a field one of `refs` fills, without testing the
