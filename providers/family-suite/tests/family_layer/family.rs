@@ -48,9 +48,8 @@ pub static REST: Paths = Paths {
     case_insensitive: true,
 };
 
-/// The fields of a local repository.
-const LOCAL: &[Field] = &[
-    Field::new("description", "description", Some("description"), Ty::Str).default(Dv::Str("")),
+/// The fields local and remote repositories share.
+const BASE: &[Field] = &[
     Field::new("notes", "notes", Some("notes"), Ty::Str).default(Dv::Str("")),
     Field::new(
         "includesPattern",
@@ -76,18 +75,23 @@ const LOCAL: &[Field] = &[
     Field::new("blackedOut", "blacked_out", Some("blackedOut"), Ty::Bool).default(Dv::Bool(false)),
     Field::new("xrayIndex", "xray_index", Some("xrayIndex"), Ty::Bool).default(Dv::Bool(false)),
     Field::new(
+        "propertySets",
+        "property_sets",
+        Some("propertySets"),
+        Ty::Set,
+    ),
+];
+
+/// A local repository's own fields (beside [`BASE`]).
+const LOCAL: &[Field] = &[
+    Field::new("description", "description", Some("description"), Ty::Str).default(Dv::Str("")),
+    Field::new(
         "priorityResolution",
         "priority_resolution",
         Some("priorityResolution"),
         Ty::Bool,
     )
     .default(Dv::Bool(false)),
-    Field::new(
-        "propertySets",
-        "property_sets",
-        Some("propertySets"),
-        Ty::Set,
-    ),
     Field::new(
         "archiveBrowsingEnabled",
         "archive_browsing_enabled",
@@ -97,41 +101,12 @@ const LOCAL: &[Field] = &[
     .default(Dv::Bool(false)),
 ];
 
-/// The fields of a remote repository (its password write-only, from a Secret).
+/// A remote repository's own fields (beside [`BASE`]; its password write-only, from a
+/// Secret).
 const REMOTE: &[Field] = &[
     Field::new("description", "description", Some("description"), Ty::Str)
         .default(Dv::Str(""))
         .norm(Norm::CacheSuffix),
-    Field::new("notes", "notes", Some("notes"), Ty::Str).default(Dv::Str("")),
-    Field::new(
-        "includesPattern",
-        "includes_pattern",
-        Some("includesPattern"),
-        Ty::Str,
-    )
-    .default(Dv::Str("**/*")),
-    Field::new(
-        "excludesPattern",
-        "excludes_pattern",
-        Some("excludesPattern"),
-        Ty::Str,
-    )
-    .default(Dv::Str("")),
-    Field::new(
-        "repoLayoutRef",
-        "repo_layout_ref",
-        Some("repoLayoutRef"),
-        Ty::Str,
-    )
-    .late_init(),
-    Field::new("blackedOut", "blacked_out", Some("blackedOut"), Ty::Bool).default(Dv::Bool(false)),
-    Field::new("xrayIndex", "xray_index", Some("xrayIndex"), Ty::Bool).default(Dv::Bool(false)),
-    Field::new(
-        "propertySets",
-        "property_sets",
-        Some("propertySets"),
-        Ty::Set,
-    ),
     Field::new("url", "url", Some("url"), Ty::Str).required(),
     Field::new("username", "username", Some("username"), Ty::Str).default(Dv::Str("")),
     Field::new("passwordSecretRef", "password", Some("password"), Ty::Str)
@@ -260,40 +235,40 @@ pub const KINDS: &[Kind] = &[
         "LocalGenericRepository",
         "local",
         "generic",
-        LOCAL,
-        [],
+        BASE,
+        [LOCAL],
         "simple-default"
     ),
     repository!(
         "LocalMavenRepository",
         "local",
         "maven",
-        LOCAL,
-        [],
+        BASE,
+        [LOCAL],
         "maven-2-default"
     ),
     repository!(
         "LocalNPMRepository",
         "local",
         "npm",
-        LOCAL,
-        [],
+        BASE,
+        [LOCAL],
         "npm-default"
     ),
     repository!(
         "RemoteMavenRepository",
         "remote",
         "maven",
-        REMOTE,
-        [],
+        BASE,
+        [REMOTE],
         "maven-2-default"
     ),
     repository!(
         "RemoteNPMRepository",
         "remote",
         "npm",
-        REMOTE,
-        [],
+        BASE,
+        [REMOTE],
         "npm-default"
     ),
     repository!(
