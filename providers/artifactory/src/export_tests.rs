@@ -71,13 +71,13 @@ async fn every_object_is_exported_once_and_adopted_without_a_change() {
     let ex = run(&client, &opts).await;
     // One list request per list call (repositories, webhooks, certificates, trusted keys,
     // environments, Vault configurations, key pairs, users, groups, permission targets,
-    // replications; package cleanup and archive policies, LDAP v2 settings and groups, none
-    // seeded), one read of each user, group and permission target (their lists show names
+    // replications; package cleanup, release bundle v2 cleanup and archive policies, LDAP v2
+    // settings and groups, none seeded), one read of each user, group and permission target (their lists show names
     // only) and of each replicated repository's replication, and the repositories list that
     // tells a replication's Kind.
     assert_eq!(
         ex.requests,
-        15 + 2 * 5 + REPLICATIONS as u64 + 1,
+        16 + 2 * 5 + REPLICATIONS as u64 + 1,
         "{:?}",
         sim.request_counts()
     );

@@ -1154,6 +1154,23 @@ mod tests {
         assert!(super::index(&wrapped, br#"{"other": []}"#, now).is_none_or(|m| m.is_empty()));
     }
 
+    /// An array list answered by an object (an older Artifactory's summaries of release
+    /// bundle cleanup policies, `{"policies": [...]}`, which lack the settings) is no list:
+    /// nothing is taken for absent, the objects are read by key.
+    #[test]
+    fn an_object_answer_to_an_array_list_is_no_list() {
+        let array = ListCall {
+            shape: ListShape::Array,
+            ..LIST
+        };
+        let now = Instant::now();
+        let summaries = br#"{"policies": [{"policyKey": "k1", "enabled": true}]}"#;
+        assert!(super::index(&array, summaries, now).is_none());
+        let whole = br#"[{"key": "k1", "enabled": true, "searchCriteria": {}}]"#;
+        let got = super::index(&array, whole, now).expect("indexed");
+        assert!(got["k1"].listed);
+    }
+
     /// A list that only shows which objects exist: a listed key is read by `GET` (and that
     /// read is then used), a key it lacks is absent without one.
     #[test]

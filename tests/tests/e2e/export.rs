@@ -170,7 +170,7 @@ async fn an_exported_platform_is_adopted_without_a_write_in_both_scopes() {
     std::fs::write(&token_file, sim.admin_token()).expect("write token");
     let url = sim.url();
 
-    // Export: one list request per list call (15 for provider-artifactory, 6 for
+    // Export: one list request per list call (16 for provider-artifactory, 6 for
     // provider-xray), one read per user, group, permission target and replication, the
     // repositories list (a replication's Kind follows its repository's class), and the
     // Artifactory version (which users API), for 389 objects.
@@ -184,7 +184,7 @@ async fn an_exported_platform_is_adopted_without_a_write_in_both_scopes() {
         "export of {total} objects: {requests} JFrog requests, {:.2}s\n{summary}",
         took.as_secs_f64()
     );
-    assert_eq!(requests, 21 + READ_EACH + 2, "{:?}", sim.request_counts());
+    assert_eq!(requests, 22 + READ_EACH + 2, "{:?}", sim.request_counts());
     // Replications exported with the Kind their repository and targets say.
     for kind in [
         "LocalRepositorySingleReplication",

@@ -1,6 +1,6 @@
 //! Observation by list for the configuration Kinds whose JFrog list answers whole objects
-//! (issue 30): package cleanup and archive policies (`GET .../policies`, global and
-//! project-level policies together), LDAP v2 settings and LDAP v2 group settings
+//! (issue 30): package cleanup, release bundle v2 cleanup and archive policies
+//! (`GET .../policies`, global and project-level policies together), LDAP v2 settings and LDAP v2 group settings
 //! (`GET /access/api/v1/ldap/settings`, `.../ldap/groups`). N MRs of a Kind cost one list
 //! request per poll and no read by key, project-level policies included; an observe-only MR
 //! whose object does not exist is not read either (the list shows it absent). Counted in the
@@ -28,6 +28,12 @@ const CASES: &[ListCase] = &[
         kind: "PackageCleanupPolicy",
         list: "/artifactory/api/cleanup/packages/policies",
         item: "/artifactory/api/cleanup/packages/policies/{key}",
+        reads_each: false,
+    },
+    ListCase {
+        kind: "ReleaseBundleV2CleanupPolicy",
+        list: "/artifactory/api/cleanup/bundles/policies",
+        item: "/artifactory/api/cleanup/bundles/policies/{key}",
         reads_each: false,
     },
     ListCase {
@@ -69,13 +75,15 @@ fn example_secrets() -> Vec<Value> {
         .collect()
 }
 
-/// The example of `kind` as object `i`; the first policy of each policy Kind is
+/// The example of `kind` as object `i`; the first policy of each Kind of package policies is
 /// project-level (its key starting with the project's, as JFrog asks).
 fn nth(kind: &str, i: usize) -> Value {
     let d = KINDS.iter().find(|d| d.kind == kind).expect("declared");
     let mut m = examples::example(d);
     let base = examples::example_key(kind);
-    let policy = kind.ends_with("Policy");
+    // Release bundle v2 cleanup policies have no project of their own (their search
+    // criteria name projects).
+    let policy = matches!(kind, "PackageCleanupPolicy" | "ArchivePolicy");
     let name = if policy && i == 0 {
         format!("{PROJECT}-{base}-{i}")
     } else {

@@ -65,12 +65,19 @@ pub static PACKAGECLEANUPPOLICY: Paths = listed(
     "key",
 );
 
-/// Release bundle v2 cleanup policies.
-pub static RELEASEBUNDLEV2CLEANUPPOLICY: Paths = item(
+/// Release bundle v2 cleanup policies, listed by `GET /artifactory/api/cleanup/bundles/policies`:
+/// an array of whole policies (key, cronExp, itemType, durationInMinutes, enabled,
+/// searchCriteria), global and project-level, as JFrog's "Get All Release Bundle v2 Cleanup
+/// Policies" page shows it. An older page of that call shows an object of summaries
+/// (`{"policies": [{"policyKey", "enabled", ...}]}`), without the settings: that answer is no
+/// array, so it is not taken for the list and the policies are read by key.
+pub static RELEASEBUNDLEV2CLEANUPPOLICY: Paths = listed(
     Service::Artifactory,
     Call::new(Verb::Post, "/api/cleanup/bundles/policies/{key}"),
     "/api/cleanup/bundles/policies/{key}",
     Call::new(Verb::Put, "/api/cleanup/bundles/policies/{key}"),
+    "/api/cleanup/bundles/policies",
+    "key",
 );
 
 /// LDAP settings of the Access service (the key travels in the body on create and update),
