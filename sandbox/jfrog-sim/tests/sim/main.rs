@@ -10,6 +10,7 @@ mod common;
 mod access_platform;
 mod access_provider_answers;
 mod admin;
+mod aql;
 mod auth;
 mod catalog_labels;
 mod collections;

@@ -7,6 +7,7 @@ use std::sync::Arc;
 use crate::server::Shared;
 use axum::Router;
 
+pub(crate) mod aql;
 pub(crate) mod builds;
 pub(crate) mod configuration;
 pub mod repositories;

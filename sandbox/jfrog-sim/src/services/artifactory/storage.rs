@@ -68,6 +68,7 @@ pub(crate) fn routes() -> Router<Arc<Shared>> {
             "/artifactory/api/metadata/{*item}",
             axum::routing::patch(props_patch),
         )
+        .route("/artifactory/api/search/aql", post(super::aql::search))
         .route("/lifecycle/api/v2/release_bundle", post(bundle_create))
         .route(
             "/lifecycle/api/v2/release_bundle/records/{name}/{version}",
