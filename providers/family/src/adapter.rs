@@ -591,7 +591,9 @@ impl ClientCache {
     ) -> Result<(JfrogClient, Option<Arc<Snapshot>>), jfrog_client::Error> {
         let cached = self.cached(config)?;
         let rest = kind.rest;
-        let Some(list) = rest.list() else {
+        // A Kind read many at a time has a snapshot of those reads, named by their call.
+        let many = rest.read_many_call().map(|m| m.as_list());
+        let Some(list) = rest.list().or(many.as_ref()) else {
             return Ok((cached.client, None));
         };
         let query = rest.parent_query();

@@ -81,5 +81,5 @@ pub use hooks::{HookCtx, Hooks, MrState, NoHooks};
 pub use kind::{BoundKind, Kind};
 pub use rest::{
     Call, Converted, Cx, ListCall, ListShape, Listed, Next, Page, Pages, Paths, ProviderState,
-    QueryParent, Rest, Settings, Verb,
+    QueryParent, ReadMany, Rest, Settings, Verb,
 };

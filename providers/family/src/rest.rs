@@ -605,6 +605,48 @@ pub trait Rest: Send + Sync + std::fmt::Debug {
     fn forgets_on_delete(&self) -> bool {
         false
     }
+    /// For a Kind without a list call whose API answers many objects named by key in one
+    /// request (an AQL search over items): the call, which names the snapshot of those
+    /// reads, and how many keys one request asks for. The snapshot then asks, once per
+    /// poll, for every key its MRs observed lately ([`Rest::read_many`]).
+    fn read_many_call(&self) -> Option<&ReadMany> {
+        None
+    }
+    /// Read the objects under `keys` (at most [`ReadMany::size`]) in one request: for each
+    /// key the answer can tell about, the object as [`Rest::read`] would answer it, or
+    /// `None` when that read would answer not found. A key left out of the answer is read
+    /// by key.
+    async fn read_many(
+        &self,
+        _cx: &Cx<'_>,
+        _keys: &[String],
+    ) -> Result<Vec<(String, Option<Value>)>, Error> {
+        Ok(Vec::new())
+    }
+}
+
+/// A call reading many objects by key at once ([`Rest::read_many_call`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ReadMany {
+    /// The service it goes to.
+    pub service: Service,
+    /// Its path (it names the snapshot of the Kind's reads, as a list call's does).
+    pub path: &'static str,
+    /// The most keys one request asks for.
+    pub size: usize,
+}
+
+impl ReadMany {
+    /// The list call standing for this call in the snapshot's keying and logs (never sent:
+    /// the snapshot asks [`Rest::read_many`]).
+    pub const fn as_list(&self) -> ListCall {
+        ListCall {
+            service: self.service,
+            path: self.path,
+            shape: ListShape::Array,
+            key_member: "",
+        }
+    }
 }
 
 /// A REST binding as plain data.

@@ -86,6 +86,15 @@
 //! a SCIM list that shifted between two pages) is not used: the refresh counts as failed
 //! and the objects are read by key, since an object past the pages seen is not absent.
 //!
+//! Reads of many keys at once ([`crate::rest::Rest::read_many`]: a Kind without a list
+//! whose API answers many objects named by key in one request, such as an AQL search over
+//! items): a refresh asks for every key looked up within the last two TTLs, so a poll
+//! costs one request per [`crate::rest::ReadMany::size`] keys. Such an answer tells only
+//! about the keys it asked for: a key it did not ask (a new MR) or left out is read by key,
+//! never taken as absent for want of an answer; a key it says is gone is absent under the
+//! rules above. There is no catch-up refresh after writes: a written key is read by key
+//! until the next refresh.
+//!
 //! # Deviations
 //!
 //! - Platforms without `GET /api/repositories/configurations` are observed by one `GET`
@@ -369,6 +378,9 @@ struct State {
     /// Keys a `GET` found while the snapshot lacked them: never reported missing from the
     /// snapshot alone, until a snapshot shows them.
     hidden: HashSet<String>,
+    /// For reads of many keys at once ([`Rest::read_many`]): each key looked up lately, with
+    /// when; a refresh asks for these.
+    interest: HashMap<String, Instant>,
 }
 
 /// What the snapshot says about a key.
@@ -392,6 +404,9 @@ pub struct Snapshot {
     rest: Option<&'static dyn Rest>,
     /// The list shows only which objects exist ([`Rest::list_reads_each`]).
     reads_each: bool,
+    /// No list: the objects are read many at a time by key ([`Rest::read_many`]), this many
+    /// per request; 0 for a list.
+    many: usize,
     /// The values filling a per-parent list's path parameters ([`Rest::list_parents`]);
     /// empty for a list of the whole platform.
     parents: Vec<String>,
@@ -430,6 +445,7 @@ impl Snapshot {
             case_insensitive,
             rest: None,
             reads_each: false,
+            many: 0,
             parents: Vec::new(),
             prefix: String::new(),
             state: Mutex::default(),
@@ -462,6 +478,9 @@ impl Snapshot {
     /// MR's poll interval like any entry).
     pub fn with_rest(mut self, rest: &'static dyn Rest) -> Self {
         self.reads_each = rest.list_reads_each();
+        if rest.list().is_none() {
+            self.many = rest.read_many_call().map_or(0, |m| m.size.max(1));
+        }
         self.rest = Some(rest);
         self
     }
@@ -511,6 +530,11 @@ impl Snapshot {
     /// [`Self::record_read`]).
     pub async fn lookup(&self, client: &JfrogClient, key: &str, max_age: Duration) -> Lookup {
         let key = self.norm(key);
+        if self.many > 0 {
+            lock(&self.state)
+                .interest
+                .insert(key.clone(), Instant::now());
+        }
         let known = self.known(&key, max_age);
         if !matches!(known, Lookup::Unknown) {
             return known;
@@ -536,8 +560,9 @@ impl Snapshot {
     /// least [`CATCH_UP_WRITES`] writes ended since that fetch: the end of its last write,
     /// which a list refresh must start after to answer for it.
     fn catch_up(&self, key: &str) -> Option<Instant> {
-        // A list of names only would send the key to a read anyway.
-        if self.reads_each {
+        // A list of names only would send the key to a read anyway; reads of many keys
+        // answer only for the keys they asked.
+        if self.reads_each || self.many > 0 {
             return None;
         }
         self.settings.ttl()?;
@@ -614,6 +639,8 @@ impl Snapshot {
                     None => return Lookup::Absent,
                 },
                 Some(_) => return Lookup::Unknown,
+                // Reads of many keys tell nothing of a key they did not ask for.
+                None if self.many > 0 => return Lookup::Unknown,
                 None => {
                     let fresh = st.fetched_at.is_some_and(usable);
                     return if fresh && !st.hidden.contains(key) {
@@ -671,6 +698,10 @@ impl Snapshot {
         }
         let ended_before = self.marks.ended();
         let started = Instant::now();
+        if let (Some(rest), true) = (self.rest, self.many > 0) {
+            self.refresh_many(client, rest, started, ended_before).await;
+            return;
+        }
         let list = match self.rest {
             Some(rest) => rest.list_on(&Cx::stateless(client)).await,
             None => Ok(Some(self.list)),
@@ -769,6 +800,75 @@ impl Snapshot {
         st.fetched_at = Some(started);
         st.ended_at_fetch = ended_before;
         st.failed = None;
+    }
+
+    /// A refresh of a Kind read many at a time: ask for every key looked up within the last
+    /// two TTLs (keys of MRs gone are forgotten after that), [`Self::many`] keys per request.
+    /// Each answer counts from `started`, as a list's does; a key an answer did not tell
+    /// about is read by key. A failed request leaves its keys to reads by key, and the
+    /// refresh is tried again after `min(TTL, 30 s)`.
+    async fn refresh_many(
+        &self,
+        client: &JfrogClient,
+        rest: &'static dyn Rest,
+        started: Instant,
+        ended_before: u64,
+    ) {
+        let window = self.settings.ttl().unwrap_or(FAILURE_RETRY) * 2;
+        let keys: Vec<String> = {
+            let mut st = lock(&self.state);
+            st.interest
+                .retain(|_, at| started.saturating_duration_since(*at) <= window);
+            let mut keys: Vec<String> = st.interest.keys().cloned().collect();
+            keys.sort_unstable();
+            keys
+        };
+        let cx = Cx::stateless(client);
+        let mut entries = HashMap::new();
+        let mut failed = false;
+        for chunk in keys.chunks(self.many) {
+            match rest.read_many(&cx, chunk).await {
+                Ok(answers) => {
+                    for (key, value) in answers {
+                        let key = self.norm(&key);
+                        if !chunk.contains(&key) {
+                            continue;
+                        }
+                        let json = value.map(|v| Arc::from(v.to_string()));
+                        entries.insert(
+                            key,
+                            Entry {
+                                json,
+                                group: None,
+                                read_at: started,
+                                listed: true,
+                            },
+                        );
+                    }
+                }
+                Err(e) => {
+                    tracing::warn!(call = self.list.path, keys = chunk.len(), error = %e, "cannot read many, reading them by key");
+                    failed = true;
+                }
+            }
+        }
+        tracing::debug!(
+            call = self.list.path,
+            keys = keys.len(),
+            answered = entries.len(),
+            elapsed_ms = started.elapsed().as_millis() as u64,
+            "read many"
+        );
+        let mut st = lock(&self.state);
+        for (k, e) in std::mem::take(&mut st.entries) {
+            if e.read_at > started {
+                entries.insert(k, e);
+            }
+        }
+        st.entries = entries;
+        st.fetched_at = Some(started);
+        st.ended_at_fetch = ended_before;
+        st.failed = failed.then(|| (Instant::now(), false));
     }
 }
 
@@ -1346,6 +1446,118 @@ mod tests {
         assert!(
             text.contains("objects: 1") && !text.contains("JE2"),
             "{text}"
+        );
+    }
+
+    /// Objects read many at a time: two keys per request, `a` and `b` exist, `c` does not,
+    /// and the answer never tells about `d`.
+    #[derive(Debug, Default)]
+    struct Many {
+        asked: Mutex<Vec<Vec<String>>>,
+    }
+
+    static MANY: crate::rest::ReadMany = crate::rest::ReadMany {
+        service: jfrog_client::Service::Artifactory,
+        path: "/api/search/aql",
+        size: 2,
+    };
+
+    #[async_trait::async_trait]
+    impl Rest for Many {
+        async fn read(&self, _: &Cx<'_>, _: &str) -> Result<Value, jfrog_client::Error> {
+            unreachable!("the snapshot never reads by key")
+        }
+        async fn create(
+            &self,
+            _: &Cx<'_>,
+            _: &str,
+            _: &serde_json::Map<String, Value>,
+        ) -> Result<Value, jfrog_client::Error> {
+            unreachable!()
+        }
+        async fn update(
+            &self,
+            _: &Cx<'_>,
+            _: &str,
+            _: &serde_json::Map<String, Value>,
+        ) -> Result<(), jfrog_client::Error> {
+            unreachable!()
+        }
+        async fn delete(&self, _: &Cx<'_>, _: &str) -> Result<(), jfrog_client::Error> {
+            unreachable!()
+        }
+        fn read_many_call(&self) -> Option<&crate::rest::ReadMany> {
+            Some(&MANY)
+        }
+        async fn read_many(
+            &self,
+            _: &Cx<'_>,
+            keys: &[String],
+        ) -> Result<Vec<(String, Option<Value>)>, jfrog_client::Error> {
+            assert!(keys.len() <= MANY.size, "{keys:?}");
+            lock(&self.asked).push(keys.to_vec());
+            Ok(keys
+                .iter()
+                .filter(|k| *k != "d")
+                .map(|k| {
+                    let v = matches!(k.as_str(), "a" | "b").then(|| json!({"name": k}));
+                    (k.clone(), v)
+                })
+                .collect())
+        }
+    }
+
+    /// A Kind read many at a time: a refresh asks only for the keys looked up lately, so a
+    /// key it never asked is read by key (never absent for want of an answer); once asked,
+    /// every key is served from one request per two keys and poll, an object the answer
+    /// says is gone is absent, a key the answer leaves out is read by key, and a key written
+    /// after the refresh began is read by key.
+    #[test]
+    fn reads_of_many_keys_answer_only_for_the_keys_they_asked() {
+        let (client, rt) = failing_client();
+        let many: &'static Many = Box::leak(Box::default());
+        let settings = Arc::new(SnapshotSettings::default());
+        settings.set_ttl(Some(HOUR));
+        let s = Snapshot::new(settings, Arc::default(), MANY.as_list(), false).with_rest(many);
+        let look = |k: &str| rt.block_on(s.lookup(&client, k, HOUR));
+        // The first lookup refreshes with its own key; the others were never asked.
+        assert!(matches!(look("a"), Lookup::Found(v) if v["name"] == "a"));
+        for k in ["b", "c", "d"] {
+            assert!(matches!(look(k), Lookup::Unknown), "{k}");
+        }
+        assert_eq!(*lock(&many.asked), vec![vec!["a".to_string()]]);
+        // A poll later every key looked up is asked, two per request.
+        lock(&s.state).fetched_at = Instant::now().checked_sub(2 * HOUR);
+        assert!(matches!(look("b"), Lookup::Found(v) if v["name"] == "b"));
+        assert_eq!(
+            lock(&many.asked)[1..],
+            [
+                vec!["a".to_string(), "b".to_string()],
+                vec!["c".to_string(), "d".to_string()]
+            ]
+        );
+        assert!(matches!(look("a"), Lookup::Found(_)));
+        assert!(matches!(look("c"), Lookup::Absent));
+        assert!(matches!(look("d"), Lookup::Unknown));
+        assert_eq!(lock(&many.asked).len(), 3, "one refresh per poll");
+        // Our write to `a` after the refresh: read by key until the next refresh.
+        drop(s.begin_write("a"));
+        assert!(matches!(look("a"), Lookup::Unknown));
+        // Keys not looked up for two polls are no longer asked.
+        {
+            let mut st = lock(&s.state);
+            let old = Instant::now().checked_sub(3 * HOUR);
+            for k in ["c", "d"] {
+                if let (Some(at), Some(old)) = (st.interest.get_mut(k), old) {
+                    *at = old;
+                }
+            }
+            st.fetched_at = Instant::now().checked_sub(2 * HOUR);
+        }
+        assert!(matches!(look("a"), Lookup::Found(_)));
+        assert_eq!(
+            lock(&many.asked).last().cloned(),
+            Some(vec!["a".to_string(), "b".to_string()])
         );
     }
 }

@@ -261,6 +261,7 @@ async fn injected_identity_makes_every_example_ready_and_refreshes() {
         "POST /access/api/v1/oidc/token",
         "POST /xray/api/v1/reports",
         "POST /catalog/api/v1/custom/graphql",
+        "POST /artifactory/api/search/aql",
     ];
     let wrote: BTreeMap<String, u64> = e2e::writes(&after)
         .into_iter()

@@ -32,10 +32,12 @@ const NEW_REPOS: [&str; 2] = ["preview-new-generic", "preview-new-maven"];
 const SECOND_SINGLETON: &str = "preview-second-user-lock-policy";
 
 /// Requests that only read though sent as `POST` (Xray's reports search, the Catalog's
-/// GraphQL queries): the running providers poll with them.
-const READING_POSTS: [&str; 2] = [
+/// GraphQL queries, the AQL search for item properties): the running providers poll with
+/// them.
+const READING_POSTS: [&str; 3] = [
     "POST /xray/api/v1/reports",
     "POST /catalog/api/v1/custom/graphql",
+    "POST /artifactory/api/search/aql",
 ];
 
 /// The writes among request counts (the providers keep polling meanwhile; their polls

@@ -97,3 +97,129 @@ async fn item_properties_manage_only_their_declared_keys() {
         "only the declared keys go"
     );
 }
+
+/// The properties of many items are observed by one AQL search per poll (at most 100 items
+/// per search) instead of one read per item: files in folders and in a repository's root,
+/// a folder, and a repository's own properties (not an AQL item: read by key). A property
+/// changed in JFrog is seen in the next poll's search and set back.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn many_items_are_observed_by_one_search_per_poll() {
+    use std::time::Duration;
+    const POLL: Duration = Duration::from_secs(2);
+    const SEARCH: &str = "POST /artifactory/api/search/aql";
+    const READ: &str = "GET /artifactory/api/storage/{*item}";
+    let kind = super::kinds()
+        .iter()
+        .find(|k| k.resolved().decl.kind == "ItemProperties")
+        .cloned()
+        .expect("declared");
+    let cache = Arc::new(ClientCache::new(crate::PROVIDER));
+    cache.set_snapshot_ttl(Some(POLL));
+    let mut env = start(super::kinds(), cache).await;
+    let repo = "props-local";
+    assert!(env.sim.put_repository_raw(
+        repo,
+        json!({"key": repo, "rclass": "local", "packageType": "generic"}),
+    ));
+    let client = jfrog_client::JfrogClient::builder(env.sim.url())
+        .credentials(jfrog_client::Credentials::access_token(
+            env.sim.admin_token(),
+        ))
+        .build()
+        .expect("client");
+    let files = ["a/b/one.txt", "a/two.txt", "root.txt", "c/d/e/three.txt"];
+    for f in files {
+        client
+            .request(
+                Service::Artifactory,
+                http::Method::PUT,
+                "/{*item}",
+                Idempotency::Idempotent,
+            )
+            .param(format!("{repo}/{f}"))
+            .bytes(f.as_bytes().to_vec(), "application/octet-stream")
+            .send_empty()
+            .await
+            .expect("deploy");
+    }
+    let d = super::tables::KINDS
+        .iter()
+        .find(|d| d.kind == "ItemProperties")
+        .expect("declared");
+    // The files, a folder, and the repository itself (no item path).
+    let items: Vec<Option<&str>> = files
+        .iter()
+        .map(|f| Some(*f))
+        .chain([Some("a/b"), None])
+        .collect();
+    for (i, item) in items.iter().enumerate() {
+        let mut params =
+            json!({"repoKey": repo, "properties": {"stage": ["dev"], "n": [i.to_string()]}});
+        if let Some(item) = item {
+            params["itemPath"] = json!(item);
+        }
+        env.add(
+            &kind,
+            provider_family::examples::manifest(d, &format!("props-{i}"), params, false),
+        )
+        .await;
+    }
+    converge(&env.mrs).await;
+    for round in 0..2 {
+        tokio::time::sleep(POLL + Duration::from_millis(200)).await;
+        env.sim.reset_counts();
+        for m in &env.mrs {
+            m.reconcile().await;
+        }
+        let counts = env.sim.request_counts();
+        eprintln!("poll {round}: {} MRs: {counts:?}", env.mrs.len());
+        assert_eq!(counts.get(SEARCH), Some(&1), "one search: {counts:?}");
+        assert_eq!(
+            counts.get(READ),
+            Some(&1),
+            "only the repository's own properties read by key: {counts:?}"
+        );
+        assert_eq!(counts.len(), 2, "nothing else: {counts:?}");
+    }
+
+    // Drift made in JFrog: seen by the next search, set back by one write.
+    let drifted = format!("{repo}/a/two.txt");
+    client
+        .request(
+            Service::Artifactory,
+            http::Method::PUT,
+            "/api/storage/{*item}",
+            Idempotency::Idempotent,
+        )
+        .param(&drifted)
+        .query("properties", "stage=prod")
+        .send_empty()
+        .await
+        .expect("drift");
+    tokio::time::sleep(POLL + Duration::from_millis(200)).await;
+    env.sim.reset_counts();
+    for m in &env.mrs {
+        m.reconcile().await;
+    }
+    let counts = env.sim.request_counts();
+    eprintln!("after the drift: {counts:?}");
+    assert_eq!(counts.get(SEARCH), Some(&1), "{counts:?}");
+    assert_eq!(
+        counts.get("PUT /artifactory/api/storage/{*item}"),
+        Some(&1),
+        "{counts:?}"
+    );
+    let now = client
+        .request(
+            Service::Artifactory,
+            http::Method::GET,
+            "/api/storage/{*item}",
+            Idempotency::Idempotent,
+        )
+        .param(&drifted)
+        .query("properties", "")
+        .send_value()
+        .await
+        .expect("read");
+    assert_eq!(now["properties"]["stage"], json!(["dev"]), "{now}");
+}

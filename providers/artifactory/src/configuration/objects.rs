@@ -8,8 +8,8 @@ use async_trait::async_trait;
 use base64::Engine;
 use http::Method;
 use jfrog_client::{Error, Idempotency, JfrogClient, RequestContext, Service};
-use provider_family::{Cx, ListCall, Rest};
-use serde_json::{Map, Value};
+use provider_family::{Cx, ListCall, ReadMany, Rest};
+use serde_json::{Map, Value, json};
 
 fn invalid(service: Service, route: &str, message: impl Into<String>) -> Error {
     Error::InvalidRequest {
@@ -412,6 +412,91 @@ fn props_param(props: &Map<String, Value>) -> String {
         .join(";")
 }
 
+/// The AQL search that reads the properties of many items at once.
+static ITEM_SEARCH: ReadMany = ReadMany {
+    service: Service::Artifactory,
+    path: "/api/search/aql",
+    size: 100,
+};
+
+/// The longest AQL text one search sends: JFrog's AQL refuses longer queries (6,000
+/// characters by default, `artifactory.aql.query.max.length`), so the items of one batch
+/// are split over several searches where their names are long.
+const MAX_AQL: usize = 5_000;
+
+/// `(repository, path, name)` of an item key as AQL names items (`path` is `.` for an item
+/// in the repository's root); `None` for a repository's own properties, which AQL does not
+/// answer as an item (they are read by key).
+fn aql_item(key: &str) -> Option<(String, String, String)> {
+    if !key.contains(':') {
+        return None;
+    }
+    let item = item_path(key).ok()?;
+    let (repo, rest) = item.split_once('/')?;
+    let rest = rest.trim_matches('/');
+    if repo.is_empty() || rest.is_empty() {
+        return None;
+    }
+    let (path, name) = rest.rsplit_once('/').unwrap_or((".", rest));
+    Some((repo.to_string(), path.to_string(), name.to_string()))
+}
+
+/// One AQL search for the properties of `items` (files and folders), grouped by repository.
+fn aql_query(items: &[&(String, String, String)]) -> String {
+    let mut by_repo: std::collections::BTreeMap<&str, Vec<Value>> = Default::default();
+    for (repo, path, name) in items {
+        by_repo
+            .entry(repo)
+            .or_default()
+            .push(json!({"path": path, "name": name}));
+    }
+    let criteria: Vec<Value> = by_repo
+        .into_iter()
+        .map(|(repo, items)| json!({"repo": repo, "$or": items}))
+        .collect();
+    format!(
+        "items.find({}).include(\"repo\",\"path\",\"name\",\"property\")",
+        json!({"type": "any", "$or": criteria})
+    )
+}
+
+/// The properties of the items an AQL answer holds, as `GET ...?properties` answers them
+/// (`{"properties": {key: [values]}}`), by `(repository, path, name)`; an item without
+/// properties is not among them (that read answers not found).
+fn aql_properties(answer: &Value) -> std::collections::HashMap<(String, String, String), Value> {
+    let text = |v: &Value, m: &str| v.get(m).and_then(Value::as_str).map(str::to_string);
+    let mut out = std::collections::HashMap::new();
+    for r in answer
+        .get("results")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        let (Some(repo), Some(path), Some(name)) =
+            (text(r, "repo"), text(r, "path"), text(r, "name"))
+        else {
+            continue;
+        };
+        let mut props: Map<String, Value> = Map::new();
+        for p in r
+            .get("properties")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            let Some(k) = text(p, "key") else { continue };
+            let v = text(p, "value").unwrap_or_default();
+            if let Value::Array(values) = props.entry(k).or_insert_with(|| json!([])) {
+                values.push(Value::String(v));
+            }
+        }
+        if !props.is_empty() {
+            out.insert((repo, path, name), json!({ "properties": props }));
+        }
+    }
+    out
+}
+
 fn recursive(body: &Map<String, Value>) -> &'static str {
     if body.get("recursive").and_then(Value::as_bool) == Some(true) {
         "1"
@@ -474,6 +559,59 @@ impl Rest for ItemProperties {
 
     fn list(&self) -> Option<&ListCall> {
         None
+    }
+
+    fn read_many_call(&self) -> Option<&ReadMany> {
+        Some(&ITEM_SEARCH)
+    }
+
+    /// The properties of many items in one AQL search (`POST /api/search/aql`,
+    /// `items.find(...).include("repo", "path", "name", "property")`), where Terraform reads
+    /// each item. Only what the search shows is answered: an item it does not show (gone,
+    /// without properties, spelt in another case, or a repository's own properties) is
+    /// read by key, so the search never makes an item look absent.
+    async fn read_many(
+        &self,
+        cx: &Cx<'_>,
+        keys: &[String],
+    ) -> Result<Vec<(String, Option<Value>)>, Error> {
+        let items: Vec<(&String, (String, String, String))> = keys
+            .iter()
+            .filter_map(|k| Some((k, aql_item(k)?)))
+            .collect();
+        let mut found = std::collections::HashMap::new();
+        let mut batch: Vec<&(String, String, String)> = Vec::new();
+        let mut searches: Vec<String> = Vec::new();
+        for (_, item) in &items {
+            batch.push(item);
+            if batch.len() > 1 && aql_query(&batch).len() > MAX_AQL {
+                let last = batch.pop();
+                searches.push(aql_query(&batch));
+                batch = last.into_iter().collect();
+            }
+        }
+        if !batch.is_empty() {
+            searches.push(aql_query(&batch));
+        }
+        for query in searches {
+            let answer = cx
+                .client
+                .request(
+                    Service::Artifactory,
+                    Method::POST,
+                    ITEM_SEARCH.path,
+                    Idempotency::Idempotent,
+                )
+                .reads_only()
+                .text(query, "text/plain")
+                .send_value()
+                .await?;
+            found.extend(aql_properties(&answer));
+        }
+        Ok(items
+            .into_iter()
+            .filter_map(|(k, item)| Some((k.clone(), Some(found.remove(&item)?))))
+            .collect())
     }
 }
 
