@@ -14,7 +14,7 @@ pub mod tables;
 
 use async_trait::async_trait;
 use jfrog_client::{Error, Idempotency, JfrogClient, Method, Service};
-use provider_family::{Call, Cx, Hooks, ListCall, Paths, ResolvedKind, Rest, Verb};
+use provider_family::{Call, Cx, Hooks, ListCall, Paths, ReadMany, ResolvedKind, Rest, Verb};
 use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::{Map, Value, json};
@@ -178,6 +178,13 @@ const GRAPHQL: &str = "/api/v1/custom/graphql";
 /// The Catalog's limit of one operation (labels created or deleted, versions assigned).
 const MAX_PER_OPERATION: usize = 500;
 
+/// The GraphQL query reading the labels and assignments of many CatalogLabels MRs at once.
+static CATALOG_SEARCH: ReadMany = ReadMany {
+    service: Service::Catalog,
+    path: GRAPHQL,
+    size: 50,
+};
+
 /// What one CatalogLabels MR reaches in the Catalog: the labels it names or had (by name),
 /// the package assignments `(label, package name, package type)` and the version
 /// assignments `(label, package name, package type, version)` it names or had. The
@@ -200,6 +207,30 @@ struct Found {
     labels: Labels,
     packages: BTreeSet<(String, String, String)>,
     versions: BTreeSet<(String, String, String, String)>,
+}
+
+impl Found {
+    /// What of this is within `reach`.
+    fn within(&self, reach: &Reach) -> Found {
+        Found {
+            labels: self
+                .labels
+                .iter()
+                .filter(|(n, _)| reach.labels.contains(*n))
+                .map(|(n, d)| (n.clone(), d.clone()))
+                .collect(),
+            packages: self
+                .packages
+                .intersection(&reach.packages)
+                .cloned()
+                .collect(),
+            versions: self
+                .versions
+                .intersection(&reach.versions)
+                .cloned()
+                .collect(),
+        }
+    }
 }
 
 fn text(v: &Value, member: &str) -> String {
@@ -613,25 +644,10 @@ impl CatalogLabelsRest {
         Ok(())
     }
 
-    fn reach_of(address: &str) -> Result<Reach, Error> {
-        serde_json::from_str(address).map_err(|e| Error::BadRequest {
-            ctx: Self::context(),
-            status: 400,
-            message: format!("catalog labels address: {e}"),
-        })
-    }
-}
-
-#[async_trait]
-impl Rest for CatalogLabelsRest {
-    async fn read(&self, cx: &Cx<'_>, address: &str) -> Result<Value, Error> {
-        let reach = Self::reach_of(address)?;
-        let found = Self::find(cx.client, &reach).await?;
-        if found == Found::default() {
-            return Err(Error::NotFound {
-                ctx: Self::context(),
-                message: "none of the labels and assignments exists".into(),
-            });
+    /// What an MR observes of `found` (`None`: nothing of it exists).
+    fn observed(found: &Found) -> Option<Value> {
+        if *found == Found::default() {
+            return None;
         }
         let labels: Vec<Value> = found
             .labels
@@ -653,12 +669,62 @@ impl Rest for CatalogLabelsRest {
                 json!({"labelName": l, "packageName": n, "packageType": t, "versions": v})
             })
             .collect();
-        Ok(json!({
+        Some(json!({
             "labels": labels,
             "packageAssignments": packages,
             "versionAssignments": versions,
         }))
     }
+
+    fn reach_of(address: &str) -> Result<Reach, Error> {
+        serde_json::from_str(address).map_err(|e| Error::BadRequest {
+            ctx: Self::context(),
+            status: 400,
+            message: format!("catalog labels address: {e}"),
+        })
+    }
+}
+
+#[async_trait]
+impl Rest for CatalogLabelsRest {
+    async fn read(&self, cx: &Cx<'_>, address: &str) -> Result<Value, Error> {
+        let reach = Self::reach_of(address)?;
+        let found = Self::find(cx.client, &reach).await?;
+        Self::observed(&found).ok_or_else(|| Error::NotFound {
+            ctx: Self::context(),
+            message: "none of the labels and assignments exists".into(),
+        })
+    }
+
+    fn read_many_call(&self) -> Option<&ReadMany> {
+        Some(&CATALOG_SEARCH)
+    }
+
+    /// The labels and assignments of many MRs in one GraphQL query (what they reach, asked
+    /// once for all), where a read asks one query per MR: each MR gets what the answer has
+    /// of its own reach, as [`Rest::read`] answers it.
+    async fn read_many(
+        &self,
+        cx: &Cx<'_>,
+        keys: &[String],
+    ) -> Result<Vec<(String, Option<Value>)>, Error> {
+        let reaches: Vec<(&String, Reach)> = keys
+            .iter()
+            .filter_map(|k| Some((k, Self::reach_of(k).ok()?)))
+            .collect();
+        let mut all = Reach::default();
+        for (_, r) in &reaches {
+            all.labels.extend(r.labels.iter().cloned());
+            all.packages.extend(r.packages.iter().cloned());
+            all.versions.extend(r.versions.iter().cloned());
+        }
+        let found = Self::find(cx.client, &all).await?;
+        Ok(reaches
+            .into_iter()
+            .map(|(k, r)| (k.clone(), Self::observed(&found.within(&r))))
+            .collect())
+    }
+
     async fn create(
         &self,
         cx: &Cx<'_>,
