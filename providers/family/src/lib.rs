@@ -80,6 +80,6 @@ pub use decl::{Dv, Field, Id, KindDecl, MapWire, Norm, ResolvedKind, Rule, Ty};
 pub use hooks::{HookCtx, Hooks, MrState, NoHooks};
 pub use kind::{BoundKind, Kind};
 pub use rest::{
-    Call, Converted, Cx, ListCall, ListShape, Listed, Next, Page, Pages, Paths, ProviderState,
+    Ask, Call, Converted, Cx, ListCall, ListShape, Listed, Next, Page, Pages, Paths, ProviderState,
     QueryParent, ReadMany, Rest, Settings, Verb,
 };

@@ -612,17 +612,29 @@ pub trait Rest: Send + Sync + std::fmt::Debug {
     fn read_many_call(&self) -> Option<&ReadMany> {
         None
     }
-    /// Read the objects under `keys` (at most [`ReadMany::size`]) in one request: for each
+    /// Read the objects `asks` name (at most [`ReadMany::size`]) in one request: for each
     /// key the answer can tell about, the object as [`Rest::read`] would answer it, or
     /// `None` when that read would answer not found. A key left out of the answer is read
     /// by key.
     async fn read_many(
         &self,
         _cx: &Cx<'_>,
-        _keys: &[String],
+        _asks: &[Ask<'_>],
     ) -> Result<Vec<(String, Option<Value>)>, Error> {
         Ok(Vec::new())
     }
+}
+
+/// One key a [`Rest::read_many`] asks for, with the last answer the snapshot holds for it
+/// (the JSON text of a read or of an earlier [`Rest::read_many`]), for an API whose search
+/// answers less than its read: such a binding may answer the last read again when the
+/// search shows the object unchanged.
+#[derive(Debug, Clone, Copy)]
+pub struct Ask<'a> {
+    /// The key.
+    pub key: &'a str,
+    /// The last answer about it, if the snapshot holds one.
+    pub last: Option<&'a str>,
 }
 
 /// A call reading many objects by key at once ([`Rest::read_many_call`]).

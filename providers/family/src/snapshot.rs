@@ -827,7 +827,22 @@ impl Snapshot {
         let mut entries = HashMap::new();
         let mut failed = false;
         for chunk in keys.chunks(self.many) {
-            match rest.read_many(&cx, chunk).await {
+            let last: Vec<Option<Arc<str>>> = {
+                let st = lock(&self.state);
+                chunk
+                    .iter()
+                    .map(|k| st.entries.get(k).and_then(|e| e.json.clone()))
+                    .collect()
+            };
+            let asks: Vec<crate::rest::Ask<'_>> = chunk
+                .iter()
+                .zip(&last)
+                .map(|(key, last)| crate::rest::Ask {
+                    key,
+                    last: last.as_deref(),
+                })
+                .collect();
+            match rest.read_many(&cx, &asks).await {
                 Ok(answers) => {
                     for (key, value) in answers {
                         let key = self.norm(&key);
@@ -1492,10 +1507,11 @@ mod tests {
         async fn read_many(
             &self,
             _: &Cx<'_>,
-            keys: &[String],
+            asks: &[crate::rest::Ask<'_>],
         ) -> Result<Vec<(String, Option<Value>)>, jfrog_client::Error> {
+            let keys: Vec<String> = asks.iter().map(|a| a.key.to_string()).collect();
             assert!(keys.len() <= MANY.size, "{keys:?}");
-            lock(&self.asked).push(keys.to_vec());
+            lock(&self.asked).push(keys.clone());
             Ok(keys
                 .iter()
                 .filter(|k| *k != "d")

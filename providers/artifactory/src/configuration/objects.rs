@@ -8,7 +8,7 @@ use async_trait::async_trait;
 use base64::Engine;
 use http::Method;
 use jfrog_client::{Error, Idempotency, JfrogClient, RequestContext, Service};
-use provider_family::{Cx, ListCall, ReadMany, Rest};
+use provider_family::{Ask, Cx, ListCall, ReadMany, Rest};
 use serde_json::{Map, Value, json};
 
 fn invalid(service: Service, route: &str, message: impl Into<String>) -> Error {
@@ -573,11 +573,11 @@ impl Rest for ItemProperties {
     async fn read_many(
         &self,
         cx: &Cx<'_>,
-        keys: &[String],
+        asks: &[Ask<'_>],
     ) -> Result<Vec<(String, Option<Value>)>, Error> {
-        let items: Vec<(&String, (String, String, String))> = keys
+        let items: Vec<(&str, (String, String, String))> = asks
             .iter()
-            .filter_map(|k| Some((k, aql_item(k)?)))
+            .filter_map(|a| Some((a.key, aql_item(a.key)?)))
             .collect();
         let mut found = std::collections::HashMap::new();
         let mut batch: Vec<&(String, String, String)> = Vec::new();
@@ -610,7 +610,7 @@ impl Rest for ItemProperties {
         }
         Ok(items
             .into_iter()
-            .filter_map(|(k, item)| Some((k.clone(), Some(found.remove(&item)?))))
+            .filter_map(|(k, item)| Some((k.to_string(), Some(found.remove(&item)?))))
             .collect())
     }
 }

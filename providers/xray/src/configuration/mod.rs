@@ -14,7 +14,7 @@ pub mod tables;
 
 use async_trait::async_trait;
 use jfrog_client::{Error, Idempotency, JfrogClient, Method, Service};
-use provider_family::{Call, Cx, Hooks, ListCall, Paths, ReadMany, ResolvedKind, Rest, Verb};
+use provider_family::{Ask, Call, Cx, Hooks, ListCall, Paths, ReadMany, ResolvedKind, Rest, Verb};
 use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::{Map, Value, json};
@@ -706,11 +706,11 @@ impl Rest for CatalogLabelsRest {
     async fn read_many(
         &self,
         cx: &Cx<'_>,
-        keys: &[String],
+        asks: &[Ask<'_>],
     ) -> Result<Vec<(String, Option<Value>)>, Error> {
-        let reaches: Vec<(&String, Reach)> = keys
+        let reaches: Vec<(&str, Reach)> = asks
             .iter()
-            .filter_map(|k| Some((k, Self::reach_of(k).ok()?)))
+            .filter_map(|a| Some((a.key, Self::reach_of(a.key).ok()?)))
             .collect();
         let mut all = Reach::default();
         for (_, r) in &reaches {
@@ -721,7 +721,7 @@ impl Rest for CatalogLabelsRest {
         let found = Self::find(cx.client, &all).await?;
         Ok(reaches
             .into_iter()
-            .map(|(k, r)| (k.clone(), Self::observed(&found.within(&r))))
+            .map(|(k, r)| (k.to_string(), Self::observed(&found.within(&r))))
             .collect())
     }
 
