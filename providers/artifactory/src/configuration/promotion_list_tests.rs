@@ -40,7 +40,7 @@ fn seed_bundles(env: &Env, versions: &[(&str, &str)]) {
             &format!("{name}/{version}"),
             json!({"release_bundle_name": name, "release_bundle_version": version,
                    "status": "COMPLETED", "repository_key": "release-bundles-v2",
-                   "project_key": "default", "created_by": "admin",
+                   "created_by": "admin",
                    "created": "2025-01-23T11:39:04.815Z"}),
         ));
     }

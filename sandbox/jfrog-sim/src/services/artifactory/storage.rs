@@ -681,6 +681,13 @@ fn bundles_repository(q: &HashMap<String, String>) -> String {
     }
 }
 
+/// The project of a Release Bundles repository (`default` for the platform's own).
+fn project_of(repository: &str) -> &str {
+    repository
+        .strip_suffix("-release-bundles-v2")
+        .unwrap_or("default")
+}
+
 async fn bundle_create(
     State(s): State<Arc<Shared>>,
     _admin: Admin,
@@ -690,7 +697,6 @@ async fn bundle_create(
 ) -> Result<Response, ApiError> {
     signing_key(&headers)?;
     let repository = bundles_repository(&q);
-    let project = q.get("project").filter(|p| !p.is_empty()).cloned();
     let b: Value = serde_json::from_slice(&body)
         .map_err(|e| ApiError::bad_request(format!("Invalid JSON: {e}")))?;
     let str_at = |k: &str| {
@@ -742,7 +748,6 @@ async fn bundle_create(
             "release_bundle_version": version,
             "status": "COMPLETED",
             "repository_key": repository,
-            "project_key": project.unwrap_or_else(|| "default".to_string()),
             "service_id": "jfrt@sim",
             "created_by": "admin",
             "created": created,
@@ -970,7 +975,7 @@ async fn promotions_by_environment(
                     "created": p["created"],
                     "created_millis": p["created_millis"],
                     "created_by": "admin",
-                    "project_key": b.get("project_key").cloned().unwrap_or(json!("default")),
+                    "project_key": project_of(&repository),
                 })
             })
         })
