@@ -72,12 +72,14 @@ async fn every_object_is_exported_once_and_adopted_without_a_change() {
     // One list request per list call (repositories, webhooks, certificates, trusted keys,
     // environments, Vault configurations, key pairs, users, groups, permission targets,
     // replications; package cleanup, release bundle v2 cleanup and archive policies, LDAP v2
-    // settings and groups, none seeded), one read of each user, group and permission target (their lists show names
-    // only) and of each replicated repository's replication, and the repositories list that
-    // tells a replication's Kind.
+    // settings and groups, none seeded), one read of each user, group and permission target
+    // (their lists show names only) and of each replicated repository's replication, and the
+    // repositories list that tells a replication's Kind; and the promotions of each
+    // environment (none seeded), whose parents are the environments already listed.
+    let environments = sim.objects("environments").map_or(0, |e| e.len()) as u64;
     assert_eq!(
         ex.requests,
-        16 + 2 * 5 + REPLICATIONS as u64 + 1,
+        16 + 2 * 5 + REPLICATIONS as u64 + 1 + environments,
         "{:?}",
         sim.request_counts()
     );

@@ -131,6 +131,14 @@ pub enum Next {
     /// page before, which must be the same object: a list that shifted between two pages
     /// (an object before it deleted) would hide one, so it is not used.
     Index,
+    /// JFrog's lifecycle lists (the promotions of one environment): `offset` (0-based) and
+    /// `limit` ask for a page, sent with these fixed query parameters (an order under which
+    /// objects created meanwhile come last: `order_by=created&order_asc=true`); the answer's
+    /// `total`, when it has one, counts every object. Each next page starts at the last
+    /// object of the page before, which must be the same object: a list that shifted
+    /// between two pages (an object before it deleted) would hide one, so it is not used.
+    /// Without a `total`, a page shorter than `limit` is the last.
+    Offset(&'static [(&'static str, &'static str)]),
 }
 
 /// The most pages one observation follows (a guard against a cursor that never ends).
@@ -156,6 +164,7 @@ pub struct Pager {
     objects: Vec<Value>,
     asked: u32,
     start: u64,
+    offset: u64,
     cursor: Option<String>,
 }
 
@@ -168,6 +177,7 @@ impl Pager {
             objects: Vec::new(),
             asked: 0,
             start: 1,
+            offset: 0,
             cursor: None,
         }
     }
@@ -180,7 +190,22 @@ impl Pager {
                 ("startIndex", "1".to_string()),
                 ("count", self.pages.size.to_string()),
             ],
+            Next::Offset(with) => self.at_offset(0, with),
         }
+    }
+
+    /// The query of the page at `offset` of an [`Next::Offset`] list.
+    fn at_offset(
+        &self,
+        offset: u64,
+        with: &'static [(&'static str, &'static str)],
+    ) -> Vec<(&'static str, String)> {
+        let mut q = vec![
+            ("offset", offset.to_string()),
+            ("limit", self.pages.size.to_string()),
+        ];
+        q.extend(with.iter().map(|&(n, v)| (n, v.to_string())));
+        q
     }
 
     /// How many pages were taken.
@@ -252,6 +277,39 @@ impl Pager {
                     ("startIndex", self.start.to_string()),
                     ("count", self.pages.size.to_string()),
                 ])
+            }
+            Next::Offset(with) => {
+                let total = answer.get("total").and_then(Value::as_u64);
+                let mut items = items.into_iter();
+                if self.asked > 1 {
+                    // The page starts at the last object already seen, unchanged.
+                    let same = match (items.next(), self.objects.last()) {
+                        (Some(first), Some(last)) => first == *last,
+                        _ => false,
+                    };
+                    if !same {
+                        return PageStep::Incomplete("a list that changed between two pages");
+                    }
+                }
+                let before = self.objects.len();
+                self.objects.extend(items);
+                let new = (self.objects.len() - before) as u64;
+                let done = match total {
+                    Some(total) => self.objects.len() as u64 >= total,
+                    None => n < size,
+                };
+                if done {
+                    return PageStep::Done;
+                }
+                if new == 0 {
+                    return PageStep::Incomplete("a page with no new object before the last one");
+                }
+                if self.asked >= MAX_PAGES {
+                    return PageStep::Incomplete("more pages than one observation follows");
+                }
+                // The next page overlaps this one by its last object.
+                self.offset += n - 1;
+                PageStep::Next(self.at_offset(self.offset, with))
             }
         }
     }
@@ -596,6 +654,19 @@ pub trait Rest: Send + Sync + std::fmt::Debug {
     fn listed_address(&self, _parents: &[&str], key: &str) -> Option<String> {
         Some(key.to_string())
     }
+    /// Whether an object the (complete) list lacks is absent. `false` for a list that may
+    /// leave out objects that exist (the promotions of one environment list each bundle
+    /// version where it is now, not where it was promoted before): a listed object is
+    /// observed from the list, one it lacks is read by key.
+    fn list_shows_absence(&self) -> bool {
+        true
+    }
+    /// Whether a 404 answer to a per-parent list means the platform lacks the list (an
+    /// older version: observed by key, the list asked again after an hour) rather than that
+    /// the parent is missing (asked again after `min(TTL, 30 s)`).
+    fn list_404_is_unsupported(&self) -> bool {
+        false
+    }
     /// Whether identifiers are case-insensitive (`Repo` and `repo` are one object).
     fn case_insensitive(&self) -> bool {
         false
@@ -929,6 +1000,12 @@ impl Rest for Listed {
     }
     fn listed_address(&self, parents: &[&str], key: &str) -> Option<String> {
         self.rest.listed_address(parents, key)
+    }
+    fn list_shows_absence(&self) -> bool {
+        self.rest.list_shows_absence()
+    }
+    fn list_404_is_unsupported(&self) -> bool {
+        self.rest.list_404_is_unsupported()
     }
     fn case_insensitive(&self) -> bool {
         self.rest.case_insensitive()
@@ -1414,6 +1491,83 @@ mod tests {
             scim(&all, &q)
         });
         assert_eq!((keys, asked), (Ok(all), 4));
+    }
+
+    /// A lifecycle list: `limit` objects from the 0-based `offset`, with `total` (or
+    /// without, when `total` is false).
+    fn lifecycle(names: &[String], q: &[(&'static str, String)], total: bool) -> Value {
+        let offset: usize = param(q, "offset").map_or(0, |s| s.parse().unwrap_or(0));
+        let limit: usize = param(q, "limit").map_or(25, |c| c.parse().unwrap_or(25));
+        let page: Vec<Value> = names
+            .iter()
+            .skip(offset)
+            .take(limit)
+            .map(|n| json!({"name": n}))
+            .collect();
+        if total {
+            json!({"promotions": page, "total": names.len(), "offset": offset, "limit": limit})
+        } else {
+            json!({"promotions": page})
+        }
+    }
+
+    static OFFSET: Pages = Pages {
+        member: "promotions",
+        size: 3,
+        next: Next::Offset(&[("order_by", "created"), ("order_asc", "true")]),
+    };
+
+    /// An offset list asks for `limit` objects from offset 0 with its fixed parameters: what
+    /// fits in one page costs one request; more are all seen, each next page starting at
+    /// the last object already seen, by `total` or (without one) until a short page.
+    #[test]
+    fn an_offset_list_is_followed_to_its_end() {
+        let pager = || Pager::new(OFFSET, "name");
+        assert_eq!(
+            pager().first(),
+            vec![
+                ("offset", "0".to_string()),
+                ("limit", "3".to_string()),
+                ("order_by", "created".to_string()),
+                ("order_asc", "true".to_string()),
+            ]
+        );
+        for total in [true, false] {
+            for (n, with_total, without) in [(0, 1, 1), (2, 1, 1), (3, 1, 2), (4, 2, 2), (7, 3, 4)]
+            {
+                let all = names(n);
+                let (keys, asked) = follow(pager(), |q| {
+                    assert_eq!(param(q, "order_asc"), Some("true"));
+                    lifecycle(&all, q, total)
+                });
+                assert_eq!(keys, Ok(all.clone()), "{n} objects, total {total}");
+                let requests = if total { with_total } else { without };
+                assert_eq!(asked, requests, "{n} objects, total {total}");
+            }
+        }
+    }
+
+    /// An offset list that shifts between two pages (an object before the next page
+    /// deleted), or that answers no objects before its total, is incomplete.
+    #[test]
+    fn an_offset_list_that_shifts_between_pages_is_incomplete() {
+        let mut all = names(7);
+        let mut asked = 0;
+        let (keys, _) = follow(Pager::new(OFFSET, "name"), |q| {
+            asked += 1;
+            if asked == 2 {
+                all.remove(0);
+            }
+            lifecycle(&all, q, true)
+        });
+        assert_eq!(keys, Err("a list that changed between two pages"));
+        let (keys, _) = follow(
+            Pager::new(OFFSET, "name"),
+            |_| json!({"promotions": [], "total": 2}),
+        );
+        assert_eq!(keys, Err("a page with no new object before the last one"));
+        let (keys, _) = follow(Pager::new(OFFSET, "name"), |_| json!({"total": 2}));
+        assert_eq!(keys, Err("a page without its objects"));
     }
 
     /// An object deleted before the page being asked for shifts the later ones by one: the

@@ -79,6 +79,13 @@
 //! ([`crate::rest::QueryParent`], a project's lifecycle stages) works alike, and an MR
 //! without it uses the platform's list (its own snapshot, objects keyed by name alone).
 //!
+//! A list that may leave out objects that exist ([`Rest::list_shows_absence`] false: the
+//! promotions of one environment list each bundle version where it is now) answers only for
+//! the objects it shows; one it lacks is read by key (whose "not found" then serves the MR's
+//! poll interval like any entry). A per-parent list whose 404 means an older platform
+//! ([`Rest::list_404_is_unsupported`]) is then asked again after an hour, not after
+//! `min(TTL, 30 s)`.
+//!
 //! Paged lists ([`crate::rest::ListShape::Pages`]: the Access v2 users, groups and
 //! permissions, the SCIM users and groups) are asked for with the largest page JFrog allows
 //! and followed page by page within one refresh, so one request while every object fits in
@@ -407,6 +414,12 @@ pub struct Snapshot {
     /// No list: the objects are read many at a time by key ([`Rest::read_many`]), this many
     /// per request; 0 for a list.
     many: usize,
+    /// An object the list lacks is absent ([`Rest::list_shows_absence`]); otherwise it is
+    /// read by key.
+    shows_absence: bool,
+    /// A 404 to a per-parent list means the platform lacks it
+    /// ([`Rest::list_404_is_unsupported`]).
+    unsupported_404: bool,
     /// The values filling a per-parent list's path parameters ([`Rest::list_parents`]);
     /// empty for a list of the whole platform.
     parents: Vec<String>,
@@ -446,6 +459,8 @@ impl Snapshot {
             rest: None,
             reads_each: false,
             many: 0,
+            shows_absence: true,
+            unsupported_404: false,
             parents: Vec::new(),
             prefix: String::new(),
             state: Mutex::default(),
@@ -481,6 +496,8 @@ impl Snapshot {
         if rest.list().is_none() {
             self.many = rest.read_many_call().map_or(0, |m| m.size.max(1));
         }
+        self.shows_absence = rest.list_shows_absence();
+        self.unsupported_404 = rest.list_404_is_unsupported();
         self.rest = Some(rest);
         self
     }
@@ -643,7 +660,7 @@ impl Snapshot {
                 None if self.many > 0 => return Lookup::Unknown,
                 None => {
                     let fresh = st.fetched_at.is_some_and(usable);
-                    return if fresh && !st.hidden.contains(key) {
+                    return if fresh && self.shows_absence && !st.hidden.contains(key) {
                         Lookup::Absent
                     } else {
                         Lookup::Unknown
@@ -754,7 +771,7 @@ impl Snapshot {
                     "expected an array, an object of arrays, an object holding an array, or a page holding every object",
                 )
             }
-            Err(e) if e.is_not_found() && !self.parents.is_empty() => {
+            Err(e) if e.is_not_found() && !self.parents.is_empty() && !self.unsupported_404 => {
                 tracing::info!(list = self.list.path, parents = ?self.parents, "parent not found, observing its objects by key");
                 lock(&self.state).failed = Some((Instant::now(), false));
                 return;
@@ -1447,6 +1464,71 @@ mod tests {
         let ci = Snapshot::new(Arc::default(), Arc::default(), members, true)
             .with_parents(vec!["Team".into()]);
         assert_eq!(ci.prefix, "team/");
+    }
+
+    /// A list that may leave out objects that exist answers for the objects it shows; one
+    /// it lacks is read by key (never absent from the list alone), and that read's "not
+    /// found" is then used.
+    #[test]
+    fn a_list_that_may_leave_objects_out_never_says_absent() {
+        #[derive(Debug)]
+        struct Where;
+        #[async_trait::async_trait]
+        impl Rest for Where {
+            async fn read(
+                &self,
+                _: &crate::rest::Cx<'_>,
+                _: &str,
+            ) -> Result<Value, jfrog_client::Error> {
+                Ok(Value::Null)
+            }
+            async fn create(
+                &self,
+                _: &crate::rest::Cx<'_>,
+                _: &str,
+                _: &serde_json::Map<String, Value>,
+            ) -> Result<Value, jfrog_client::Error> {
+                Ok(Value::Null)
+            }
+            async fn update(
+                &self,
+                _: &crate::rest::Cx<'_>,
+                _: &str,
+                _: &serde_json::Map<String, Value>,
+            ) -> Result<(), jfrog_client::Error> {
+                Ok(())
+            }
+            async fn delete(
+                &self,
+                _: &crate::rest::Cx<'_>,
+                _: &str,
+            ) -> Result<(), jfrog_client::Error> {
+                Ok(())
+            }
+            fn list_shows_absence(&self) -> bool {
+                false
+            }
+        }
+        static WHERE: Where = Where;
+        let s = snapshot().with_rest(&WHERE);
+        let now = Instant::now();
+        {
+            let mut st = lock(&s.state);
+            st.entries = index(br#"[{"key": "shown", "created": "t"}]"#, now).expect("indexed");
+            st.fetched_at = Some(now);
+        }
+        assert_eq!(found(&s, "shown", HOUR).expect("listed")["created"], "t");
+        assert!(matches!(s.known("elsewhere", HOUR), Lookup::Unknown));
+        s.record_read("elsewhere", None, Instant::now());
+        assert!(matches!(s.known("elsewhere", HOUR), Lookup::Absent));
+        // The same list that shows absence says so without a read.
+        let complete = snapshot();
+        {
+            let mut st = lock(&complete.state);
+            st.entries = index(br#"[{"key": "shown"}]"#, now).expect("indexed");
+            st.fetched_at = Some(now);
+        }
+        assert!(matches!(complete.known("elsewhere", HOUR), Lookup::Absent));
     }
 
     #[test]

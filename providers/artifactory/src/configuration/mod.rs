@@ -84,6 +84,14 @@ impl Hooks for ConfigurationHooks {
         kind.decl.kind == "ItemProperties"
     }
 
+    /// A promotion observed from its environment's list looks as one read by key.
+    fn decode(&self, kind: &ResolvedKind, body: &Value) -> Option<Value> {
+        match kind.decl.kind {
+            "ReleaseBundleV2Promotion" => objects::promotion_from_jfrog(body),
+            _ => None,
+        }
+    }
+
     fn created_id(&self, _kind: &ResolvedKind, answer: &Value) -> Option<String> {
         objects::artifact_id(answer)
     }
@@ -178,6 +186,8 @@ mod identifier_tests;
 mod item_properties_tests;
 #[cfg(test)]
 mod list_tests;
+#[cfg(test)]
+mod promotion_list_tests;
 #[cfg(test)]
 mod secret_ref_tests;
 #[cfg(test)]

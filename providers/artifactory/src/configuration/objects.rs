@@ -260,6 +260,39 @@ impl Rest for Promotions {
     fn list(&self) -> Option<&ListCall> {
         None
     }
+
+    /// The environment's list shows `<name>/<version>` under the environment.
+    fn list_key(&self, address: &str) -> Option<String> {
+        let p = parts(address, 3, PROMOTIONS).ok()?;
+        Some(format!("{}/{}/{}", p[2], p[0], p[1]))
+    }
+
+    fn listed_address(&self, parents: &[&str], key: &str) -> Option<String> {
+        let env = parents.first()?;
+        let (name, version) = key.split_once('/')?;
+        Some(format!("{name}:{version}:{env}"))
+    }
+
+    /// The environment's list shows each bundle version where it is now: a version
+    /// promoted to another environment since is missing from it, not unpromoted.
+    fn list_shows_absence(&self) -> bool {
+        false
+    }
+
+    /// A platform older than Artifactory 7.107.1 answers 404 to the list.
+    fn list_404_is_unsupported(&self) -> bool {
+        true
+    }
+}
+
+/// The members of a promotion as the Kind observes it, from a promotion record
+/// (`GET .../promotion/records/{name}/{version}`) or an entry of the environment's list
+/// (`.../release-bundles-by-environment/{environment}`) alike: the list's `project_key`
+/// (`default` for the platform's bundles) is not in the record, so it is left out.
+pub fn promotion_from_jfrog(body: &Value) -> Option<Value> {
+    let mut v = body.clone();
+    v.as_object_mut()?.remove("project_key")?;
+    Some(v)
 }
 
 /// Artifacts, addressed by `<repository><path>` (the identifier the deploy answer gives).

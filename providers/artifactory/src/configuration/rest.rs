@@ -1,7 +1,7 @@
 //! The REST binding of every configuration Kind: a descriptor section or plain paths.
 
 use jfrog_client::Service;
-use provider_family::{Call, ListCall, ListShape, Paths, Verb};
+use provider_family::{Call, ListCall, ListShape, Listed, Next, Pages, Paths, Verb};
 
 use super::descriptor::{Delete, Place, Section};
 use super::tables;
@@ -207,8 +207,43 @@ pub static SAMLSETTINGS: Section = Section {
 
 /// Release bundles v2.
 pub static RELEASEBUNDLEV2: super::objects::ReleaseBundles = super::objects::ReleaseBundles;
-/// Release bundle v2 promotions.
-pub static RELEASEBUNDLEV2PROMOTION: super::objects::Promotions = super::objects::Promotions;
+/// Release bundle v2 promotions (`<name>:<version>:<environment>`), observed through the
+/// list of their environment (JFrog's "Get Release Bundle v2 Versions in a Specific
+/// Environment", `GET /lifecycle/api/v2/promotion/release-bundles-by-environment/{environment}`,
+/// Artifactory 7.107.1+): one list per environment and poll for all its promotions, asked
+/// for with the largest page (255), oldest first (`order_by=created&order_asc=true`, so
+/// promotions made meanwhile come last) and followed by `offset` to its end. The list shows
+/// each bundle version where it is now (the environment of its newest promotion) and only
+/// the platform's Release Bundles repository (`release-bundles-v2`): a promotion it lacks (a
+/// version promoted on since, a project's bundle) is read by key, never taken as absent. A
+/// platform without the list (404) is observed by key, as before.
+pub static RELEASEBUNDLEV2PROMOTION: Listed = Listed::per_parent(
+    &super::objects::Promotions,
+    ListCall {
+        service: Service::Lifecycle,
+        path: "/api/v2/promotion/release-bundles-by-environment/{environment}",
+        shape: ListShape::Pages(&PROMOTION_PAGES),
+        key_member: "release_bundle_name/release_bundle_version",
+    },
+    &["environment"],
+    &ENVIRONMENTS,
+);
+
+/// The pages of an environment's promotions: at most 255 per page.
+static PROMOTION_PAGES: Pages = Pages {
+    member: "promotions",
+    size: 255,
+    next: Next::Offset(&[("order_by", "created"), ("order_asc", "true")]),
+};
+
+/// The platform's environments (`GET /access/api/v1/environments`: `[{"name": ...}]`), the
+/// parents `export` lists the promotions of.
+static ENVIRONMENTS: ListCall = ListCall {
+    service: Service::Access,
+    path: "/api/v1/environments",
+    shape: ListShape::Array,
+    key_member: "name",
+};
 /// Artifacts.
 pub static ARTIFACT: super::objects::Artifacts = super::objects::Artifacts;
 /// Item properties.

@@ -351,8 +351,8 @@ pub const RELEASEBUNDLEV2PROMOTION: &[Field] = &[
     Field::new("keypairName", "keypair_name", Some("keypair_name"), Ty::Str).required().immutable().norm(Norm::KeepWhenServerEmpty).doc("Signing key pair; sent as header X-JFrog-Signing-Key-Name."),
     Field::new("projectKey", "project_key", Some("project_key"), Ty::Str).immutable().norm(Norm::KeepWhenServerEmpty).doc("Project of the bundle; 'project' query parameter."),
     Field::new("environment", "environment", Some("environment"), Ty::Str).required().immutable().doc("Target environment."),
-    Field::new("includedRepositoryKeys", "included_repository_keys", Some("included_repository_keys"), Ty::Set).immutable().doc("Only promote into these repositories (others excluded)."),
-    Field::new("excludedRepositoryKeys", "excluded_repository_keys", Some("excluded_repository_keys"), Ty::Set).immutable().doc("Repositories to leave out of the promotion."),
+    Field::new("includedRepositoryKeys", "included_repository_keys", Some("included_repository_keys"), Ty::Set).immutable().norm(Norm::KeepWhenServerEmpty).doc("Only promote into these repositories (others excluded)."),
+    Field::new("excludedRepositoryKeys", "excluded_repository_keys", Some("excluded_repository_keys"), Ty::Set).immutable().norm(Norm::KeepWhenServerEmpty).doc("Repositories to leave out of the promotion."),
     Field::new("created", "created", Some("created"), Ty::Str).status_only().doc("Promotion timestamp (ISO 8601)."),
     Field::new("createdMillis", "created_millis", Some("created_millis"), Ty::Int).status_only().doc("Promotion timestamp in ms; server-assigned and needed as the last path segment for read and delete."),
 ];

@@ -18,6 +18,7 @@ mod configuration_lists;
 mod descriptor;
 mod faults;
 mod platform_answers;
+mod promotions_by_environment;
 mod repositories;
 mod saas;
 mod scale;

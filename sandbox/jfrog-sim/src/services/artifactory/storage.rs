@@ -12,6 +12,15 @@
 //!   `X-JFrog-Signing-Key-Name`, a source of the declared type); its record is read and
 //!   deleted under `/records/{name}/{version}`; promotions are created and listed under
 //!   `/lifecycle/api/v2/promotion/records/{name}/{version}` and deleted by creation time.
+//! - `GET /lifecycle/api/v2/promotion/release-bundles-by-environment/{environment}` (JFrog's
+//!   "Get Release Bundle v2 Versions in a Specific Environment", Artifactory 7.107.1+) lists
+//!   the bundle versions whose current location is that environment (the environment of
+//!   their newest promotion), of one Release Bundles repository: `repository_key`, else
+//!   `project` (`<project>-release-bundles-v2`), else `release-bundles-v2`. Paged by `offset`
+//!   (default 0) and `limit` (default 25, at most 255), ordered by `order_by` (`created`,
+//!   `created_by`, `release_bundle_name`, `release_bundle_version`, `environment`) and
+//!   `order_asc` (default false); the answer `{promotions, total, offset, limit}` counts
+//!   every matching version in `total` (as the sibling lifecycle lists do).
 //!
 //! Items, bundles and promotions are collections of the generic collection service without
 //! generic routes (visible through the admin API).
@@ -81,6 +90,10 @@ pub(crate) fn routes() -> Router<Arc<Shared>> {
         .route(
             "/lifecycle/api/v2/promotion/records/{name}/{version}/{millis}",
             get(promotion_read).delete(promotion_delete),
+        )
+        .route(
+            "/lifecycle/api/v2/promotion/release-bundles-by-environment/{environment}",
+            get(promotions_by_environment),
         )
 }
 
@@ -657,13 +670,34 @@ fn bundle_key(name: &str, version: &str) -> String {
     format!("{name}/{version}")
 }
 
+/// The Release Bundles repository a lifecycle call names: `repository_key`, else the
+/// project's (`<project>-release-bundles-v2`), else `release-bundles-v2` (JFrog's "Common
+/// Optional Query Parameters" of the Release Lifecycle Management APIs).
+fn bundles_repository(q: &HashMap<String, String>) -> String {
+    let set = |k: &str| q.get(k).filter(|v| !v.is_empty());
+    match (set("repository_key"), set("project")) {
+        (Some(r), _) => r.clone(),
+        (None, Some(p)) => format!("{p}-release-bundles-v2"),
+        (None, None) => "release-bundles-v2".to_string(),
+    }
+}
+
+/// The project of a Release Bundles repository (`default` for the platform's own).
+fn project_of(repository: &str) -> &str {
+    repository
+        .strip_suffix("-release-bundles-v2")
+        .unwrap_or("default")
+}
+
 async fn bundle_create(
     State(s): State<Arc<Shared>>,
     _admin: Admin,
+    Query(q): Query<HashMap<String, String>>,
     headers: HeaderMap,
     body: Bytes,
 ) -> Result<Response, ApiError> {
     signing_key(&headers)?;
+    let repository = bundles_repository(&q);
     let b: Value = serde_json::from_slice(&body)
         .map_err(|e| ApiError::bad_request(format!("Invalid JSON: {e}")))?;
     let str_at = |k: &str| {
@@ -714,7 +748,7 @@ async fn bundle_create(
             "release_bundle_name": name,
             "release_bundle_version": version,
             "status": "COMPLETED",
-            "repository_key": "release-bundles-v2",
+            "repository_key": repository,
             "service_id": "jfrt@sim",
             "created_by": "admin",
             "created": created,
@@ -726,7 +760,7 @@ async fn bundle_create(
     Ok((
         StatusCode::CREATED,
         axum::Json(json!({
-            "repository_key": "release-bundles-v2",
+            "repository_key": repository,
             "release_bundle_name": name,
             "release_bundle_version": version,
             "created": created,
@@ -879,4 +913,98 @@ async fn promotion_delete(
         )));
     }
     Ok(StatusCode::NO_CONTENT.into_response())
+}
+
+/// The promotions of one environment as "Get Release Bundle v2 Versions in a Specific
+/// Environment" answers them: each bundle version of the named Release Bundles repository
+/// whose newest promotion is to `environment` (its current location), one page of them.
+async fn promotions_by_environment(
+    State(s): State<Arc<Shared>>,
+    _admin: Admin,
+    Path(environment): Path<String>,
+    Query(q): Query<HashMap<String, String>>,
+) -> Result<Response, ApiError> {
+    let number = |k: &str, default: usize| match q.get(k) {
+        None => Ok(default),
+        Some(v) => v
+            .parse::<usize>()
+            .map_err(|_| ApiError::bad_request(format!("Invalid value '{v}' for {k}"))),
+    };
+    let offset = number("offset", 0)?;
+    // The largest page JFrog answers.
+    let limit = number("limit", 25)?.clamp(1, 255);
+    let order_by = q.get("order_by").map_or("created", String::as_str);
+    if !matches!(
+        order_by,
+        "created" | "created_by" | "release_bundle_name" | "release_bundle_version" | "environment"
+    ) {
+        return Err(ApiError::bad_request(format!(
+            "Invalid order_by '{order_by}'"
+        )));
+    }
+    let ascending = q.get("order_asc").is_some_and(|v| v == "true");
+    let repository = bundles_repository(&q);
+    let text = |v: &Value, k: &str| {
+        v.get(k)
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string()
+    };
+    // The newest promotion of each bundle version.
+    let mut newest: HashMap<(String, String), Value> = HashMap::new();
+    for p in s.collections.list_raw(PROMOTIONS.name).unwrap_or_default() {
+        let at = |v: &Value| v.get("created_millis").and_then(Value::as_i64).unwrap_or(0);
+        let version = (
+            text(&p, "release_bundle_name"),
+            text(&p, "release_bundle_version"),
+        );
+        if newest.get(&version).is_none_or(|n| at(n) < at(&p)) {
+            newest.insert(version, p);
+        }
+    }
+    let mut rows: Vec<Value> = newest
+        .into_iter()
+        .filter(|(_, p)| text(p, "environment") == environment)
+        .filter_map(|((name, version), p)| {
+            let b = bundle(&s, &name, &version).ok()?;
+            (text(&b, "repository_key") == repository).then(|| {
+                json!({
+                    "repository_key": repository,
+                    "release_bundle_name": name,
+                    "release_bundle_version": version,
+                    "environment": environment,
+                    "created": p["created"],
+                    "created_millis": p["created_millis"],
+                    "created_by": "admin",
+                    "project_key": project_of(&repository),
+                })
+            })
+        })
+        .collect();
+    rows.sort_by(|a, b| {
+        let key = |v: &Value| match order_by {
+            "created" => format!("{:020}", v["created_millis"].as_i64().unwrap_or(0)),
+            k => text(v, k),
+        };
+        let o = key(a).cmp(&key(b)).then_with(|| {
+            (
+                text(a, "release_bundle_name"),
+                text(a, "release_bundle_version"),
+            )
+                .cmp(&(
+                    text(b, "release_bundle_name"),
+                    text(b, "release_bundle_version"),
+                ))
+        });
+        if ascending { o } else { o.reverse() }
+    });
+    let total = rows.len();
+    let page: Vec<Value> = rows.into_iter().skip(offset).take(limit).collect();
+    Ok(axum::Json(json!({
+        "promotions": page,
+        "total": total,
+        "offset": offset,
+        "limit": limit,
+    }))
+    .into_response())
 }
