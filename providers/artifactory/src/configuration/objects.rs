@@ -406,6 +406,52 @@ impl Rest for Artifacts {
     fn list(&self) -> Option<&ListCall> {
         None
     }
+
+    fn read_many_call(&self) -> Option<&ReadMany> {
+        Some(&ITEM_SEARCH)
+    }
+
+    /// Many files checked in one AQL search (`items.find(...).include("repo", "path",
+    /// "name", "size", "sha256")`), where Terraform reads each file's storage info. The
+    /// search answers no MIME type or URIs, so it stands for the read only where it shows the
+    /// file unchanged since the last read (same size and SHA-256): that read is answered
+    /// again. A file the search does not show, or shows changed, and one not read yet are
+    /// read by key (so a re-deployed or deleted file is seen within a poll, never taken as
+    /// absent on the search's word).
+    async fn read_many(
+        &self,
+        cx: &Cx<'_>,
+        asks: &[Ask<'_>],
+    ) -> Result<Vec<(String, Option<Value>)>, Error> {
+        let items: Vec<(&str, Value, AqlItem)> = asks
+            .iter()
+            .filter_map(|a| {
+                let last: Value = serde_json::from_str(a.last?).ok()?;
+                Some((a.key, last, aql_item_at(a.key)?))
+            })
+            .collect();
+        if items.is_empty() {
+            return Ok(Vec::new());
+        }
+        let wanted: Vec<&AqlItem> = items.iter().map(|(_, _, i)| i).collect();
+        let rows = aql_rows(
+            cx.client,
+            &wanted,
+            r#""repo","path","name","size","sha256""#,
+        )
+        .await?;
+        Ok(items
+            .into_iter()
+            .filter_map(|(k, last, item)| {
+                let row = rows.get(&item)?;
+                let same = row
+                    .get("sha256")
+                    .is_some_and(|s| *s == last["checksums"]["sha256"])
+                    && row.get("size").and_then(Value::as_i64) == last["size"].as_i64();
+                same.then(|| (k.to_string(), Some(last)))
+            })
+            .collect())
+    }
 }
 
 /// The identifier of a deployed artifact from the deploy answer (`repo` and `path`).
@@ -457,14 +503,21 @@ static ITEM_SEARCH: ReadMany = ReadMany {
 /// are split over several searches where their names are long.
 const MAX_AQL: usize = 5_000;
 
-/// `(repository, path, name)` of an item key as AQL names items (`path` is `.` for an item
-/// in the repository's root); `None` for a repository's own properties, which AQL does not
-/// answer as an item (they are read by key).
-fn aql_item(key: &str) -> Option<(String, String, String)> {
+/// An item as AQL names it: `(repository, path, name)`, `path` being `.` for an item in the
+/// repository's root.
+type AqlItem = (String, String, String);
+
+/// The [`AqlItem`] of an ItemProperties key; `None` for a repository's own properties,
+/// which AQL does not answer as an item (they are read by key).
+fn aql_item(key: &str) -> Option<AqlItem> {
     if !key.contains(':') {
         return None;
     }
-    let item = item_path(key).ok()?;
+    aql_item_at(&item_path(key).ok()?)
+}
+
+/// The [`AqlItem`] of `<repository>/<path>`.
+fn aql_item_at(item: &str) -> Option<AqlItem> {
     let (repo, rest) = item.split_once('/')?;
     let rest = rest.trim_matches('/');
     if repo.is_empty() || rest.is_empty() {
@@ -474,8 +527,9 @@ fn aql_item(key: &str) -> Option<(String, String, String)> {
     Some((repo.to_string(), path.to_string(), name.to_string()))
 }
 
-/// One AQL search for the properties of `items` (files and folders), grouped by repository.
-fn aql_query(items: &[&(String, String, String)]) -> String {
+/// One AQL search for `items` (files and folders), grouped by repository, answering the
+/// fields `include` names (`"repo","path","name",...`, as AQL writes them).
+fn aql_query(items: &[&AqlItem], include: &str) -> String {
     let mut by_repo: std::collections::BTreeMap<&str, Vec<Value>> = Default::default();
     for (repo, path, name) in items {
         by_repo
@@ -488,46 +542,80 @@ fn aql_query(items: &[&(String, String, String)]) -> String {
         .map(|(repo, items)| json!({"repo": repo, "$or": items}))
         .collect();
     format!(
-        "items.find({}).include(\"repo\",\"path\",\"name\",\"property\")",
+        "items.find({}).include({include})",
         json!({"type": "any", "$or": criteria})
     )
 }
 
-/// The properties of the items an AQL answer holds, as `GET ...?properties` answers them
-/// (`{"properties": {key: [values]}}`), by `(repository, path, name)`; an item without
-/// properties is not among them (that read answers not found).
-fn aql_properties(answer: &Value) -> std::collections::HashMap<(String, String, String), Value> {
+/// The result rows of AQL searches for `items` (one search, or several where the text would
+/// pass [`MAX_AQL`]), each row keyed by its item.
+async fn aql_rows(
+    client: &JfrogClient,
+    items: &[&AqlItem],
+    include: &str,
+) -> Result<std::collections::HashMap<AqlItem, Value>, Error> {
+    let mut searches: Vec<String> = Vec::new();
+    let mut batch: Vec<&AqlItem> = Vec::new();
+    for item in items {
+        batch.push(item);
+        if batch.len() > 1 && aql_query(&batch, include).len() > MAX_AQL {
+            let last = batch.pop();
+            searches.push(aql_query(&batch, include));
+            batch = last.into_iter().collect();
+        }
+    }
+    if !batch.is_empty() {
+        searches.push(aql_query(&batch, include));
+    }
     let text = |v: &Value, m: &str| v.get(m).and_then(Value::as_str).map(str::to_string);
-    let mut out = std::collections::HashMap::new();
-    for r in answer
-        .get("results")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-    {
-        let (Some(repo), Some(path), Some(name)) =
-            (text(r, "repo"), text(r, "path"), text(r, "name"))
-        else {
-            continue;
-        };
-        let mut props: Map<String, Value> = Map::new();
-        for p in r
-            .get("properties")
+    let mut rows = std::collections::HashMap::new();
+    for query in searches {
+        let answer = client
+            .request(
+                Service::Artifactory,
+                Method::POST,
+                ITEM_SEARCH.path,
+                Idempotency::Idempotent,
+            )
+            .reads_only()
+            .text(query, "text/plain")
+            .send_value()
+            .await?;
+        for r in answer
+            .get("results")
             .and_then(Value::as_array)
             .into_iter()
             .flatten()
         {
-            let Some(k) = text(p, "key") else { continue };
-            let v = text(p, "value").unwrap_or_default();
-            if let Value::Array(values) = props.entry(k).or_insert_with(|| json!([])) {
-                values.push(Value::String(v));
+            if let (Some(repo), Some(path), Some(name)) =
+                (text(r, "repo"), text(r, "path"), text(r, "name"))
+            {
+                rows.insert((repo, path, name), r.clone());
             }
         }
-        if !props.is_empty() {
-            out.insert((repo, path, name), json!({ "properties": props }));
+    }
+    Ok(rows)
+}
+
+/// The properties of an AQL result row as `GET ...?properties` answers them
+/// (`{"properties": {key: [values]}}`); `None` for an item without properties (that read
+/// answers not found).
+fn aql_properties(row: &Value) -> Option<Value> {
+    let text = |v: &Value, m: &str| v.get(m).and_then(Value::as_str).map(str::to_string);
+    let mut props: Map<String, Value> = Map::new();
+    for p in row
+        .get("properties")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        let Some(k) = text(p, "key") else { continue };
+        let v = text(p, "value").unwrap_or_default();
+        if let Value::Array(values) = props.entry(k).or_insert_with(|| json!([])) {
+            values.push(Value::String(v));
         }
     }
-    out
+    (!props.is_empty()).then(|| json!({ "properties": props }))
 }
 
 fn recursive(body: &Map<String, Value>) -> &'static str {
@@ -608,42 +696,15 @@ impl Rest for ItemProperties {
         cx: &Cx<'_>,
         asks: &[Ask<'_>],
     ) -> Result<Vec<(String, Option<Value>)>, Error> {
-        let items: Vec<(&str, (String, String, String))> = asks
+        let items: Vec<(&str, AqlItem)> = asks
             .iter()
             .filter_map(|a| Some((a.key, aql_item(a.key)?)))
             .collect();
-        let mut found = std::collections::HashMap::new();
-        let mut batch: Vec<&(String, String, String)> = Vec::new();
-        let mut searches: Vec<String> = Vec::new();
-        for (_, item) in &items {
-            batch.push(item);
-            if batch.len() > 1 && aql_query(&batch).len() > MAX_AQL {
-                let last = batch.pop();
-                searches.push(aql_query(&batch));
-                batch = last.into_iter().collect();
-            }
-        }
-        if !batch.is_empty() {
-            searches.push(aql_query(&batch));
-        }
-        for query in searches {
-            let answer = cx
-                .client
-                .request(
-                    Service::Artifactory,
-                    Method::POST,
-                    ITEM_SEARCH.path,
-                    Idempotency::Idempotent,
-                )
-                .reads_only()
-                .text(query, "text/plain")
-                .send_value()
-                .await?;
-            found.extend(aql_properties(&answer));
-        }
+        let wanted: Vec<&AqlItem> = items.iter().map(|(_, i)| i).collect();
+        let rows = aql_rows(cx.client, &wanted, r#""repo","path","name","property""#).await?;
         Ok(items
-            .into_iter()
-            .filter_map(|(k, item)| Some((k.to_string(), Some(found.remove(&item)?))))
+            .iter()
+            .filter_map(|(k, item)| Some((k.to_string(), Some(aql_properties(rows.get(item)?)?))))
             .collect())
     }
 }
