@@ -606,8 +606,17 @@ impl ClientCache {
                 _ => return Ok((cached.client, None)),
             }
         }
-        let path = list.path_for(query, &parents);
-        let marks = lock(&self.marks).entry(list.path).or_default().clone();
+        // Reads of many keys are the Kind's own (two Kinds may search with one call, as
+        // artifacts and item properties do with AQL): one snapshot and marks per Kind.
+        let own = rest.list().is_none().then_some(kind.decl.kind);
+        let path = match own {
+            Some(k) => format!("{} {k}", list.path),
+            None => list.path_for(query, &parents),
+        };
+        let marks = lock(&self.marks)
+            .entry(own.unwrap_or(list.path))
+            .or_default()
+            .clone();
         let snapshot = lock(&cached.snapshots)
             .entry(path)
             .or_insert_with(|| {

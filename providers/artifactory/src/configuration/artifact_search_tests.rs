@@ -1,6 +1,8 @@
 //! Artifacts are checked by one AQL search per poll (issue 30): a file the search shows
 //! unchanged since its last read keeps that read's answer; one it shows changed or does not
 //! show is read by key, so a file re-deployed or deleted in JFrog is seen within a poll.
+//! Item properties on the same platform have a search of their own (each Kind its own
+//! snapshot of reads of many keys).
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -58,6 +60,26 @@ async fn artifacts_are_checked_by_one_search_per_poll() {
         )
         .await;
     }
+    // Properties of one of the files: the item properties' own search, beside the files'.
+    let props = super::kinds()
+        .iter()
+        .find(|k| k.resolved().decl.kind == "ItemProperties")
+        .cloned()
+        .expect("declared");
+    let pd = super::tables::KINDS
+        .iter()
+        .find(|d| d.kind == "ItemProperties")
+        .expect("declared");
+    env.add(
+        &props,
+        provider_family::examples::manifest(
+            pd,
+            "file-props",
+            json!({"repoKey": repo, "itemPath": "a/one.txt", "properties": {"stage": ["dev"]}}),
+            false,
+        ),
+    )
+    .await;
     converge(&env.mrs).await;
     // The first poll after the creates may still read a file by key (its last answer was
     // the deploy's); from then on one search answers for every file.
@@ -65,7 +87,8 @@ async fn artifacts_are_checked_by_one_search_per_poll() {
     for round in 0..2 {
         let counts = poll(&env).await;
         eprintln!("poll {round}: {} MRs: {counts:?}", env.mrs.len());
-        assert_eq!(counts.get(SEARCH), Some(&1), "{counts:?}");
+        // One search for the files, one for the properties.
+        assert_eq!(counts.get(SEARCH), Some(&2), "{counts:?}");
         assert_eq!(counts.len(), 1, "nothing else: {counts:?}");
     }
 
@@ -91,7 +114,7 @@ async fn artifacts_are_checked_by_one_search_per_poll() {
         .expect("re-deploy");
     let counts = poll(&env).await;
     eprintln!("after the re-deploy: {counts:?}");
-    assert_eq!(counts.get(SEARCH), Some(&1), "{counts:?}");
+    assert_eq!(counts.get(SEARCH), Some(&2), "{counts:?}");
     assert_eq!(counts.get(READ), Some(&1), "{counts:?}");
     let status = env.mrs[1].get().await.data["status"]["atProvider"].clone();
     let expected: String = {
@@ -119,7 +142,7 @@ async fn artifacts_are_checked_by_one_search_per_poll() {
         .expect("delete");
     let counts = poll(&env).await;
     eprintln!("after the delete: {counts:?}");
-    assert_eq!(counts.get(SEARCH), Some(&1), "{counts:?}");
+    assert_eq!(counts.get(SEARCH), Some(&2), "{counts:?}");
     assert_eq!(counts.get(DEPLOY), Some(&1), "{counts:?}");
     client
         .request(
