@@ -9,8 +9,9 @@
 //! - the integration deleted: Synced=False naming the ProviderConfig, the integration and the
 //!   platform's refusal; restored: recovery with no provider restart;
 //! - no exchanged token and no subject token in any log, Event, MR or Secret;
-//! - the exchange requests per provider per hour, measured at the mapping's default lifetime
-//!   (JFrog's 60 s).
+//! - with `OIDC_RATE_WINDOW_SECS` set (a measurement, off by default), the exchange requests
+//!   per provider per hour at the mapping's default lifetime (JFrog's 60 s), counted over
+//!   that many seconds.
 //!
 //! A second test is a fault-suite row (`oidc-exchange-5xx`): the exchange answers 503 for a
 //! minute while MRs are created; afterwards every MR converges, 0 duplicates.
@@ -276,30 +277,31 @@ async fn injected_identity_makes_every_example_ready_and_refreshes() {
         report["requests"]
     );
 
-    // At the mapping's default lifetime (JFrog's 60 s): exchanges per provider per hour.
-    sb.sim.put_oidc(json!({"maxTokenLifetimeSeconds": 0})).await;
-    sb.sim.put_oidc(json!({"revokeIssued": true})).await;
-    tokio::time::sleep(Duration::from_secs(5)).await;
-    let start = issued_by_subject(&sb).await;
-    // The README's per-hour figures come from OIDC_RATE_WINDOW_SECS=180; CI's run is shorter.
-    let window = Duration::from_secs(
-        std::env::var("OIDC_RATE_WINDOW_SECS")
-            .ok()
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(65),
-    );
-    tokio::time::sleep(window).await;
-    let end = issued_by_subject(&sb).await;
-    for (sub, n) in &end {
-        let d = n - start.get(sub).copied().unwrap_or(0);
-        eprintln!(
-            "[oidc] {sub}: {d} exchanges in {}s at the default lifetime = {:.0} per hour (poll 10 s, {} MRs in all)",
-            window.as_secs(),
-            d as f64 * 3600.0 / window.as_secs_f64(),
-            mrs.len()
-        );
+    // At the mapping's default lifetime (JFrog's 60 s): exchanges per provider per hour. A
+    // measurement, not a check (the README's figures come from OIDC_RATE_WINDOW_SECS=180), so
+    // only when asked for: it would add its window to every run.
+    if let Some(window) = std::env::var("OIDC_RATE_WINDOW_SECS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .map(Duration::from_secs)
+    {
+        sb.sim.put_oidc(json!({"maxTokenLifetimeSeconds": 0})).await;
+        sb.sim.put_oidc(json!({"revokeIssued": true})).await;
+        tokio::time::sleep(Duration::from_secs(5)).await;
+        let start = issued_by_subject(&sb).await;
+        tokio::time::sleep(window).await;
+        let end = issued_by_subject(&sb).await;
+        for (sub, n) in &end {
+            let d = n - start.get(sub).copied().unwrap_or(0);
+            eprintln!(
+                "[oidc] {sub}: {d} exchanges in {}s at the default lifetime = {:.0} per hour (poll 10 s, {} MRs in all)",
+                window.as_secs(),
+                d as f64 * 3600.0 / window.as_secs_f64(),
+                mrs.len()
+            );
+        }
+        all_ready_now(&mrs).await.expect("still Ready and Synced");
     }
-    all_ready_now(&mrs).await.expect("still Ready and Synced");
 
     // No token anywhere: logs, both Event APIs, the MRs, the Secrets.
     let mut secrets = sb.sim.oidc_tokens().await;
