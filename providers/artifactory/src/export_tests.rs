@@ -75,11 +75,12 @@ async fn every_object_is_exported_once_and_adopted_without_a_change() {
     // settings and groups, none seeded), one read of each user, group and permission target
     // (their lists show names only) and of each replicated repository's replication, and the
     // repositories list that tells a replication's Kind; and the promotions of each
-    // environment (none seeded), whose parents are the environments already listed.
+    // environment (none seeded), whose parents are the environments already listed; and the
+    // release bundle v2 names, whose versions are each name's list (no bundle seeded: none).
     let environments = sim.objects("environments").map_or(0, |e| e.len()) as u64;
     assert_eq!(
         ex.requests,
-        16 + 2 * 5 + REPLICATIONS as u64 + 1 + environments,
+        16 + 2 * 5 + REPLICATIONS as u64 + 1 + environments + 1,
         "{:?}",
         sim.request_counts()
     );

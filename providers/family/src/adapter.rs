@@ -596,6 +596,14 @@ impl ClientCache {
         let Some(list) = rest.list().or(many.as_ref()) else {
             return Ok((cached.client, None));
         };
+        // An object outside the list's scope is read by key.
+        if rest
+            .list_excludes()
+            .iter()
+            .any(|f| user_value(params, f).is_some_and(|v| v.as_str() != Some("")))
+        {
+            return Ok((cached.client, None));
+        }
         let query = rest.parent_query();
         let mut parents = Vec::new();
         for field in rest.list_parents() {
@@ -790,9 +798,25 @@ impl Connector<FamilyKind> for FamilyConnector {
         config: &ResolvedConfig,
         mr: &Managed<FamilyKind>,
     ) -> Result<Box<dyn ExternalClient<FamilyKind>>, ExternalError> {
+        // A parent taken from the MR's name when unset (`Field::from_name`: a release
+        // bundle's name) names its list all the same.
+        let mut params = std::borrow::Cow::Borrowed(&mr.for_provider);
+        for f in self.kind.rest.list_parents() {
+            if self.kind.field(f).is_some_and(|d| d.from_name)
+                && user_value(&params, f).is_none()
+                && let Value::Object(m) = params.to_mut()
+            {
+                let name = if mr.external_name.is_empty() {
+                    &mr.name
+                } else {
+                    &mr.external_name
+                };
+                m.insert(f.to_string(), Value::String(name.clone()));
+            }
+        }
         let (client, snapshot) = self
             .cache
-            .client_and_snapshot_for(config, &self.kind, &mr.for_provider)
+            .client_and_snapshot_for(config, &self.kind, &params)
             .map_err(ExternalError::new)?;
         let mut c = FamilyClient::new(client, self.kind.clone());
         c.strict = Some(self.strict.clone());

@@ -667,6 +667,19 @@ pub trait Rest: Send + Sync + std::fmt::Debug {
     fn list_404_is_unsupported(&self) -> bool {
         false
     }
+    /// Whether a 404 answer to a per-parent list means that the parent has no object at all
+    /// (a release bundle name without a version: JFrog's list of a bundle's versions and its
+    /// read by key came in one version and answer alike), so each of its objects is absent as
+    /// its read by key would say; otherwise (the default) they are read by key.
+    fn list_404_is_empty(&self) -> bool {
+        false
+    }
+    /// The Kind's fields (CRD names) that, when an MR sets them, put its object where the
+    /// list does not look (a project's Release Bundles repository, which the list shows only
+    /// when asked with the project): such an MR is observed by key, never through the list.
+    fn list_excludes(&self) -> &'static [&'static str] {
+        &[]
+    }
     /// Whether identifiers are case-insensitive (`Repo` and `repo` are one object).
     fn case_insensitive(&self) -> bool {
         false
@@ -1006,6 +1019,12 @@ impl Rest for Listed {
     }
     fn list_404_is_unsupported(&self) -> bool {
         self.rest.list_404_is_unsupported()
+    }
+    fn list_404_is_empty(&self) -> bool {
+        self.rest.list_404_is_empty()
+    }
+    fn list_excludes(&self) -> &'static [&'static str] {
+        self.rest.list_excludes()
     }
     fn case_insensitive(&self) -> bool {
         self.rest.case_insensitive()

@@ -85,6 +85,10 @@
 //! poll interval like any entry). A per-parent list whose 404 means an older platform
 //! ([`Rest::list_404_is_unsupported`]) is then asked again after an hour, not after
 //! `min(TTL, 30 s)`.
+//! A per-parent list whose 404 means that the parent has no object
+//! ([`Rest::list_404_is_empty`]: the versions of a release bundle name that has none) is
+//! taken as an empty list. An MR that sets a field of [`Rest::list_excludes`] (a bundle of a
+//! project, which the platform's list does not show) has no snapshot: it is read by key.
 //!
 //! Paged lists ([`crate::rest::ListShape::Pages`]: the Access v2 users, groups and
 //! permissions, the SCIM users and groups) are asked for with the largest page JFrog allows
@@ -420,6 +424,9 @@ pub struct Snapshot {
     /// A 404 to a per-parent list means the platform lacks it
     /// ([`Rest::list_404_is_unsupported`]).
     unsupported_404: bool,
+    /// A 404 to a per-parent list means the parent has no object
+    /// ([`Rest::list_404_is_empty`]).
+    empty_404: bool,
     /// The values filling a per-parent list's path parameters ([`Rest::list_parents`]);
     /// empty for a list of the whole platform.
     parents: Vec<String>,
@@ -461,6 +468,7 @@ impl Snapshot {
             many: 0,
             shows_absence: true,
             unsupported_404: false,
+            empty_404: false,
             parents: Vec::new(),
             prefix: String::new(),
             state: Mutex::default(),
@@ -498,6 +506,7 @@ impl Snapshot {
         }
         self.shows_absence = rest.list_shows_absence();
         self.unsupported_404 = rest.list_404_is_unsupported();
+        self.empty_404 = rest.list_404_is_empty();
         self.rest = Some(rest);
         self
     }
@@ -770,6 +779,11 @@ impl Snapshot {
                 .ok_or(
                     "expected an array, an object of arrays, an object holding an array, or a page holding every object",
                 )
+            }
+            // The parent has no object: each is absent, as its read by key would answer.
+            Err(e) if e.is_not_found() && !self.parents.is_empty() && self.empty_404 => {
+                tracing::debug!(list = self.list.path, parents = ?self.parents, "the parent has no object");
+                Ok(HashMap::new())
             }
             Err(e) if e.is_not_found() && !self.parents.is_empty() && !self.unsupported_404 => {
                 tracing::info!(list = self.list.path, parents = ?self.parents, "parent not found, observing its objects by key");

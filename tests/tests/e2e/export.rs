@@ -173,8 +173,9 @@ async fn an_exported_platform_is_adopted_without_a_write_in_both_scopes() {
     // Export: one list request per list call (16 for provider-artifactory, 6 for
     // provider-xray), one read per user, group, permission target and replication, the
     // repositories list (a replication's Kind follows its repository's class), the
-    // Artifactory version (which users API), and one list of release bundle promotions per
-    // environment (none seeded), for 389 objects.
+    // Artifactory version (which users API), one list of release bundle promotions per
+    // environment and the release bundle names (none seeded, so no name's versions are
+    // listed), for 389 objects.
     let environments = sim.objects("environments").map_or(0, |e| e.len()) as u64;
     sim.reset_counts();
     let ns = dir.path().join("namespaced");
@@ -188,7 +189,7 @@ async fn an_exported_platform_is_adopted_without_a_write_in_both_scopes() {
     );
     assert_eq!(
         requests,
-        22 + READ_EACH + 2 + environments,
+        23 + READ_EACH + 2 + environments,
         "{:?}",
         sim.request_counts()
     );

@@ -177,6 +177,8 @@ pub fn registrations(cache: Arc<ClientCache>) -> Vec<Arc<dyn KindRegistration>> 
 #[cfg(test)]
 mod artifact_search_tests;
 #[cfg(test)]
+mod bundle_list_tests;
+#[cfg(test)]
 mod descriptor_tests;
 #[cfg(test)]
 mod enablement_tests;

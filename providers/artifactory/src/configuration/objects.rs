@@ -128,6 +128,29 @@ impl Rest for ReleaseBundles {
     fn list(&self) -> Option<&ListCall> {
         None
     }
+
+    /// The versions list of the bundle name shows `<version>` under the name.
+    fn list_key(&self, address: &str) -> Option<String> {
+        let p = parts(address, 2, RB_RECORD).ok()?;
+        Some(format!("{}/{}", p[0], p[1]))
+    }
+
+    fn listed_address(&self, parents: &[&str], key: &str) -> Option<String> {
+        Some(format!("{}:{key}", parents.first()?))
+    }
+
+    /// The list of a bundle's versions came with its read by key (Artifactory 7.63.2) and
+    /// looks in the same Release Bundles repository: a 404 is the name without a version,
+    /// each of which the read would answer 404 too.
+    fn list_404_is_empty(&self) -> bool {
+        true
+    }
+
+    /// The list is asked without `project`, so it shows the platform's Release Bundles
+    /// repository only: a project's bundle is read by key.
+    fn list_excludes(&self) -> &'static [&'static str] {
+        &["projectKey"]
+    }
 }
 
 /// Promotions of a release bundle version (`<name>:<version>:<environment>`), found among

@@ -205,8 +205,45 @@ pub static SAMLSETTINGS: Section = Section {
     delete: Delete::Reset("{security: {samlSettings: {enableIntegration: false}}}"),
 };
 
-/// Release bundles v2.
-pub static RELEASEBUNDLEV2: super::objects::ReleaseBundles = super::objects::ReleaseBundles;
+/// Release bundles v2 (`<name>:<version>`), observed through the versions list of their
+/// name (JFrog's "Get Release Bundle v2 Versions", `GET
+/// /lifecycle/api/v2/release_bundle/records/{name}`, Artifactory 7.63.2+ like the read by
+/// key): one list per bundle name and poll for all its versions, whatever their status,
+/// asked for with the largest page (255), oldest first (`order_by=created&order_asc=true`, so
+/// versions made meanwhile come last) and followed by `offset` to its end. Each entry has the
+/// members the Kind observes from the read by key (`service_id`, `created_by`, `created`,
+/// the name and version). A 404 is the name without a version (each version absent); the
+/// list asked without `project` shows the platform's Release Bundles repository only, so a
+/// project's bundle (`projectKey` set) is read by key. `export` lists the names ("Get
+/// Release Bundle v2 Names"), then each name's versions.
+pub static RELEASEBUNDLEV2: Listed = Listed::per_parent(
+    &super::objects::ReleaseBundles,
+    ListCall {
+        service: Service::Lifecycle,
+        path: "/api/v2/release_bundle/records/{name}",
+        shape: ListShape::Pages(&BUNDLE_PAGES),
+        key_member: "release_bundle_version",
+    },
+    &["name"],
+    &BUNDLE_NAMES,
+);
+
+/// The pages of a bundle name's versions: at most 255 per page.
+static BUNDLE_PAGES: Pages = Pages {
+    member: "release_bundles",
+    size: 255,
+    next: Next::Offset(&[("order_by", "created"), ("order_asc", "true")]),
+};
+
+/// The platform's release bundle names (`GET /lifecycle/api/v2/release_bundle/names`:
+/// `{"release_bundles": [{"release_bundle_name": ...}]}`), the parents `export` lists the
+/// versions of.
+static BUNDLE_NAMES: ListCall = ListCall {
+    service: Service::Lifecycle,
+    path: "/api/v2/release_bundle/names",
+    shape: ListShape::Wrapped("release_bundles"),
+    key_member: "release_bundle_name",
+};
 /// Release bundle v2 promotions (`<name>:<version>:<environment>`), observed through the
 /// list of their environment (JFrog's "Get Release Bundle v2 Versions in a Specific
 /// Environment", `GET /lifecycle/api/v2/promotion/release-bundles-by-environment/{environment}`,

@@ -12,6 +12,7 @@ mod access_provider_answers;
 mod admin;
 mod aql;
 mod auth;
+mod bundle_versions;
 mod catalog_labels;
 mod collections;
 mod configuration_lists;

@@ -21,6 +21,19 @@
 //!   `created_by`, `release_bundle_name`, `release_bundle_version`, `environment`) and
 //!   `order_asc` (default false); the answer `{promotions, total, offset, limit}` counts
 //!   every matching version in `total` (as the sibling lifecycle lists do).
+//! - `GET /lifecycle/api/v2/release_bundle/records/{name}` (JFrog's "Get Release Bundle v2
+//!   Versions", Artifactory 7.63.2+) lists the versions of one bundle name, whatever their
+//!   status, in one Release Bundles repository (named as above): each with `status`,
+//!   `repository_key`, `release_bundle_name`, `release_bundle_version`, `service_id`,
+//!   `created_by` and `created`. Paged by `offset` (default 0) and `limit` (default 25, at
+//!   most 255), ordered by `order_by` (`created`, the default, `created_by`,
+//!   `release_bundle_version`) and `order_asc` (default false); the answer
+//!   `{release_bundles, total, offset, limit}`. A name without a version in that repository
+//!   answers 404, as the read of any of its versions does (`filter_by` and `include` are not
+//!   served).
+//! - `GET /lifecycle/api/v2/release_bundle/names` ("Get Release Bundle v2 Names") lists the
+//!   bundle names, each with its `repository_key`, `project_key` and `project_name`: of every
+//!   repository, or of the one `repository_key` or `project` names.
 //!
 //! Items, bundles and promotions are collections of the generic collection service without
 //! generic routes (visible through the admin API).
@@ -79,6 +92,11 @@ pub(crate) fn routes() -> Router<Arc<Shared>> {
         )
         .route("/artifactory/api/search/aql", post(super::aql::search))
         .route("/lifecycle/api/v2/release_bundle", post(bundle_create))
+        .route(
+            "/lifecycle/api/v2/release_bundle/records/{name}",
+            get(bundle_versions),
+        )
+        .route("/lifecycle/api/v2/release_bundle/names", get(bundle_names))
         .route(
             "/lifecycle/api/v2/release_bundle/records/{name}/{version}",
             get(bundle_read).delete(bundle_delete),
@@ -779,6 +797,138 @@ fn bundle(s: &Shared, name: &str, version: &str) -> Result<Value, ApiError> {
             v
         })
         .ok_or_else(|| not_found(format!("Release bundle {name}:{version} not found")))
+}
+
+/// A non-negative integer query parameter, `default` when absent.
+fn number(q: &HashMap<String, String>, k: &str, default: usize) -> Result<usize, ApiError> {
+    match q.get(k) {
+        None => Ok(default),
+        Some(v) => v
+            .parse::<usize>()
+            .map_err(|_| ApiError::bad_request(format!("Invalid value '{v}' for {k}"))),
+    }
+}
+
+fn text_of(v: &Value, k: &str) -> String {
+    v.get(k)
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_string()
+}
+
+/// The versions of one bundle name as "Get Release Bundle v2 Versions" answers them: one page
+/// of the versions of the named Release Bundles repository; 404 when the name has none there.
+async fn bundle_versions(
+    State(s): State<Arc<Shared>>,
+    _admin: Admin,
+    Path(name): Path<String>,
+    Query(q): Query<HashMap<String, String>>,
+) -> Result<Response, ApiError> {
+    let offset = number(&q, "offset", 0)?;
+    // The largest page JFrog answers.
+    let limit = number(&q, "limit", 25)?.clamp(1, 255);
+    let order_by = q.get("order_by").map_or("created", String::as_str);
+    if !matches!(
+        order_by,
+        "created" | "created_by" | "release_bundle_version"
+    ) {
+        return Err(ApiError::bad_request(format!(
+            "Invalid order_by '{order_by}'"
+        )));
+    }
+    let ascending = q.get("order_asc").is_some_and(|v| v == "true");
+    let repository = bundles_repository(&q);
+    let mut rows: Vec<Value> = s
+        .collections
+        .list_raw(BUNDLES.name)
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|b| text_of(b, "release_bundle_name") == name)
+        .filter(|b| text_of(b, "repository_key") == repository)
+        .map(|b| {
+            let mut row = Map::new();
+            for k in [
+                "status",
+                "repository_key",
+                "release_bundle_name",
+                "release_bundle_version",
+                "service_id",
+                "created_by",
+                "created",
+            ] {
+                if let Some(v) = b.get(k) {
+                    row.insert(k.to_string(), v.clone());
+                }
+            }
+            Value::Object(row)
+        })
+        .collect();
+    if rows.is_empty() {
+        return Err(not_found(format!("Release bundle {name} not found")));
+    }
+    rows.sort_by(|a, b| {
+        let o = text_of(a, order_by)
+            .cmp(&text_of(b, order_by))
+            .then_with(|| {
+                text_of(a, "release_bundle_version").cmp(&text_of(b, "release_bundle_version"))
+            });
+        if ascending { o } else { o.reverse() }
+    });
+    let total = rows.len();
+    let page: Vec<Value> = rows.into_iter().skip(offset).take(limit).collect();
+    Ok(axum::Json(json!({
+        "release_bundles": page,
+        "total": total,
+        "offset": offset,
+        "limit": limit,
+    }))
+    .into_response())
+}
+
+/// The bundle names as "Get Release Bundle v2 Names" answers them: of every Release Bundles
+/// repository, or of the one `repository_key` or `project` names.
+async fn bundle_names(
+    State(s): State<Arc<Shared>>,
+    _admin: Admin,
+    Query(q): Query<HashMap<String, String>>,
+) -> Result<Response, ApiError> {
+    let scoped = ["repository_key", "project"]
+        .iter()
+        .any(|k| q.get(*k).is_some_and(|v| !v.is_empty()));
+    let only = scoped.then(|| bundles_repository(&q));
+    let mut names: Vec<(String, String)> = s
+        .collections
+        .list_raw(BUNDLES.name)
+        .unwrap_or_default()
+        .iter()
+        .map(|b| {
+            (
+                text_of(b, "repository_key"),
+                text_of(b, "release_bundle_name"),
+            )
+        })
+        .filter(|(r, _)| only.as_ref().is_none_or(|o| o == r))
+        .collect();
+    names.sort();
+    names.dedup();
+    let list: Vec<Value> = names
+        .into_iter()
+        .map(|(repository, name)| {
+            let project = project_of(&repository).to_string();
+            let project_name = if project == "default" {
+                "Default".to_string()
+            } else {
+                project.clone()
+            };
+            json!({
+                "repository_key": repository,
+                "release_bundle_name": name,
+                "project_key": project,
+                "project_name": project_name,
+            })
+        })
+        .collect();
+    Ok(axum::Json(json!({"release_bundles": list})).into_response())
 }
 
 async fn bundle_read(
