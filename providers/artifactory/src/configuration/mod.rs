@@ -54,6 +54,23 @@ pub struct ConfigurationHooks;
 
 #[async_trait]
 impl Hooks for ConfigurationHooks {
+    /// A project's release bundle or promotion is addressed with its project
+    /// (`<name>:<version>?project=<key>`): every call on it sends `project`, since JFrog
+    /// looks in the project's Release Bundles repository (the Release Lifecycle Management
+    /// APIs' common query parameters; Terraform sends it on read too). Such an address is
+    /// outside the platform's lists, so it is read by key.
+    fn address(&self, kind: &ResolvedKind, key: &str, params: &Value) -> String {
+        match (
+            kind.decl.kind,
+            params.get("projectKey").and_then(Value::as_str),
+        ) {
+            ("ReleaseBundleV2" | "ReleaseBundleV2Promotion", Some(p)) if !p.is_empty() => {
+                provider_family::rest::with_query(key.to_string(), &[("project", p)])
+            }
+            _ => key.to_string(),
+        }
+    }
+
     fn id_description(&self) -> &'static str {
         "The JFrog identifier (key or name; the constant of a singleton; <repository>/<path> of an artifact)."
     }

@@ -22,6 +22,17 @@ fn invalid(service: Service, route: &str, message: impl Into<String>) -> Error {
     }
 }
 
+/// An address without its query, and the `project` the query names (a project's release
+/// bundle or promotion, see the configuration hooks' `address`).
+fn scoped(address: &str) -> (&str, Option<&str>) {
+    let (key, query) = provider_family::rest::split_query(address);
+    let project = query
+        .into_iter()
+        .find(|(n, v)| *n == "project" && !v.is_empty())
+        .map(|(_, v)| v);
+    (key, project)
+}
+
 /// The `n` parts of a composite key (`a:b:c`); the last part may hold no colon.
 fn parts<'a>(key: &'a str, n: usize, route: &str) -> Result<Vec<&'a str>, Error> {
     let p: Vec<&str> = key.splitn(n, ':').collect();
@@ -50,6 +61,7 @@ const RB_RECORD: &str = "/api/v2/release_bundle/records/{name}/{version}";
 #[async_trait]
 impl Rest for ReleaseBundles {
     async fn read(&self, cx: &Cx<'_>, key: &str) -> Result<Value, Error> {
+        let (key, project) = scoped(key);
         let p = parts(key, 2, RB_RECORD)?;
         cx.client
             .request(
@@ -60,6 +72,7 @@ impl Rest for ReleaseBundles {
             )
             .param(p[0])
             .param(p[1])
+            .query_opt("project", project)
             .send_value()
             .await
     }
@@ -110,6 +123,7 @@ impl Rest for ReleaseBundles {
     }
 
     async fn delete(&self, cx: &Cx<'_>, key: &str) -> Result<(), Error> {
+        let (key, project) = scoped(key);
         let p = parts(key, 2, RB_RECORD)?;
         cx.client
             .request(
@@ -121,6 +135,7 @@ impl Rest for ReleaseBundles {
             .param(p[0])
             .param(p[1])
             .query("async", "false")
+            .query_opt("project", project)
             .send_empty()
             .await
     }
@@ -164,6 +179,7 @@ const PROMOTION: &str = "/api/v2/promotion/records/{name}/{version}/{created_mil
 
 impl Promotions {
     async fn find(&self, client: &JfrogClient, key: &str) -> Result<Value, Error> {
+        let (key, project) = scoped(key);
         let p = parts(key, 3, PROMOTIONS)?;
         let all = client
             .request(
@@ -174,6 +190,7 @@ impl Promotions {
             )
             .param(p[0])
             .param(p[1])
+            .query_opt("project", project)
             .send_value()
             .await?;
         all.get("promotions")
@@ -206,7 +223,7 @@ impl Rest for Promotions {
         key: &str,
         body: &Map<String, Value>,
     ) -> Result<Value, Error> {
-        let p = parts(key, 3, PROMOTIONS)?;
+        let p = parts(scoped(key).0, 3, PROMOTIONS)?;
         let mut body = body.clone();
         let keypair = body.remove("keypair_name");
         let project = body.remove("project_key");
@@ -249,8 +266,9 @@ impl Rest for Promotions {
     }
 
     async fn delete(&self, cx: &Cx<'_>, key: &str) -> Result<(), Error> {
-        let p = parts(key, 3, PROMOTIONS)?;
         let record = self.find(cx.client, key).await?;
+        let (key, project) = scoped(key);
+        let p = parts(key, 3, PROMOTIONS)?;
         let millis = record
             .get("created_millis")
             .and_then(|v| {
@@ -276,6 +294,7 @@ impl Rest for Promotions {
             .param(p[1])
             .param(millis)
             .query("async", "false")
+            .query_opt("project", project)
             .send_empty()
             .await
     }

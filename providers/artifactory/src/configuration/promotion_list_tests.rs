@@ -242,3 +242,41 @@ async fn without_the_list_promotions_are_read_per_version() {
         );
     }
 }
+
+/// A promotion of a project's bundle is made, read and deleted with the project
+/// (`?project=`), since JFrog looks for the bundle in the project's Release Bundles
+/// repository: it is promoted once, then read by key (outside the platform's lists) with no
+/// second promotion, and its delete removes it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_project_bundles_promotion_is_read_and_deleted_with_its_project() {
+    let mut env = start().await;
+    assert!(env.sim.put_object(
+        "release_bundles",
+        "t/1",
+        json!({"release_bundle_name": "t", "release_bundle_version": "1",
+               "status": "COMPLETED", "repository_key": "team-release-bundles-v2",
+               "created_by": "admin", "created": "2025-01-23T11:39:04.815Z"}),
+    ));
+    let mut m = promotion("t-1-dev", "t", "1", "DEV");
+    m["spec"]["forProvider"]["projectKey"] = json!("team");
+    env.add(&kind(), m).await;
+    converge(&env.mrs).await;
+    assert_eq!(records(&env, "t", "1").len(), 1);
+    for round in 0..2 {
+        let counts = poll(&env, &format!("a project's promotion, poll {round}")).await;
+        assert_eq!(count(&counts, RECORDS), 1, "{counts:?}");
+        assert_eq!(count(&counts, PROMOTE), 0, "{counts:?}");
+    }
+    assert!(env.mrs[0].ready_and_synced().await);
+    let mr = &env.mrs[0];
+    mr.api
+        .delete(&mr.name, &kube::api::DeleteParams::default())
+        .await
+        .expect("delete MR");
+    let deadline = tokio::time::Instant::now() + suite::WAIT;
+    while mr.api.get_opt(&mr.name).await.expect("get").is_some() {
+        assert!(tokio::time::Instant::now() < deadline, "not released");
+        mr.reconcile().await;
+    }
+    assert!(records(&env, "t", "1").is_empty(), "promotion deleted");
+}

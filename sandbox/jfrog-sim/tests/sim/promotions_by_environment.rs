@@ -38,9 +38,15 @@ async fn bundle(api: &Api, name: &str, version: &str, project: Option<&str>) {
 }
 
 async fn promote(api: &Api, name: &str, version: &str, env: &str) -> i64 {
+    promote_in(api, name, version, env, None).await
+}
+
+/// Promote a version of a project's bundle (`project`: its Release Bundles repository).
+async fn promote_in(api: &Api, name: &str, version: &str, env: &str, project: Option<&str>) -> i64 {
+    let query = project.map(|p| format!("?project={p}")).unwrap_or_default();
     let r = signed(
         api,
-        &format!("/lifecycle/api/v2/promotion/records/{name}/{version}"),
+        &format!("/lifecycle/api/v2/promotion/records/{name}/{version}{query}"),
         json!({"environment": env}),
     )
     .await;
@@ -77,7 +83,16 @@ async fn promotions_are_listed_per_environment_by_current_location() {
     promote(&api, "a", "2", "DEV").await;
     promote(&api, "b", "1", "PROD").await;
     promote(&api, "c", "1", "DEV").await;
-    promote(&api, "t", "1", "DEV").await;
+    // A project's bundle is found only with its project.
+    let without = api
+        .send(
+            api.request(Method::POST, "/lifecycle/api/v2/promotion/records/t/1")
+                .header("X-JFrog-Signing-Key-Name", "key1")
+                .json(&json!({"environment": "DEV"})),
+        )
+        .await;
+    assert_eq!(without.status, StatusCode::NOT_FOUND, "{}", without.text);
+    promote_in(&api, "t", "1", "DEV", Some("team")).await;
     // c:1 moves on to PROD: its current location is PROD.
     promote(&api, "c", "1", "PROD").await;
 

@@ -799,6 +799,29 @@ fn bundle(s: &Shared, name: &str, version: &str) -> Result<Value, ApiError> {
         .ok_or_else(|| not_found(format!("Release bundle {name}:{version} not found")))
 }
 
+/// A bundle version of the Release Bundles repository the call names (`project` or
+/// `repository_key`, else the platform's `release-bundles-v2`): a project's bundle is not
+/// found without its project, as the Release Lifecycle Management APIs' common query
+/// parameters say.
+fn bundle_in(
+    s: &Shared,
+    name: &str,
+    version: &str,
+    q: &HashMap<String, String>,
+) -> Result<Value, ApiError> {
+    let b = bundle(s, name, version)?;
+    let stored = b
+        .get("repository_key")
+        .and_then(Value::as_str)
+        .unwrap_or("release-bundles-v2");
+    if stored != bundles_repository(q) {
+        return Err(not_found(format!(
+            "Release bundle {name}:{version} not found"
+        )));
+    }
+    Ok(b)
+}
+
 /// A non-negative integer query parameter, `default` when absent.
 fn number(q: &HashMap<String, String>, k: &str, default: usize) -> Result<usize, ApiError> {
     match q.get(k) {
@@ -935,16 +958,18 @@ async fn bundle_read(
     State(s): State<Arc<Shared>>,
     _admin: Admin,
     Path((name, version)): Path<(String, String)>,
+    Query(q): Query<HashMap<String, String>>,
 ) -> Result<Response, ApiError> {
-    Ok(axum::Json(bundle(&s, &name, &version)?).into_response())
+    Ok(axum::Json(bundle_in(&s, &name, &version, &q)?).into_response())
 }
 
 async fn bundle_delete(
     State(s): State<Arc<Shared>>,
     _admin: Admin,
     Path((name, version)): Path<(String, String)>,
+    Query(q): Query<HashMap<String, String>>,
 ) -> Result<Response, ApiError> {
-    bundle(&s, &name, &version)?;
+    bundle_in(&s, &name, &version, &q)?;
     s.collections
         .delete_raw(BUNDLES.name, &bundle_key(&name, &version));
     for p in promotions(&s, &name, &version) {
@@ -974,10 +999,11 @@ async fn promotion_create(
     _admin: Admin,
     headers: HeaderMap,
     Path((name, version)): Path<(String, String)>,
+    Query(q): Query<HashMap<String, String>>,
     body: Bytes,
 ) -> Result<Response, ApiError> {
     signing_key(&headers)?;
-    bundle(&s, &name, &version)?;
+    bundle_in(&s, &name, &version, &q)?;
     let b: Value = serde_json::from_slice(&body)
         .map_err(|e| ApiError::bad_request(format!("Invalid JSON: {e}")))?;
     let env = b
@@ -1017,8 +1043,9 @@ async fn promotion_list(
     State(s): State<Arc<Shared>>,
     _admin: Admin,
     Path((name, version)): Path<(String, String)>,
+    Query(q): Query<HashMap<String, String>>,
 ) -> Result<Response, ApiError> {
-    bundle(&s, &name, &version)?;
+    bundle_in(&s, &name, &version, &q)?;
     let list: Vec<Value> = promotions(&s, &name, &version)
         .into_iter()
         .map(|mut p| {
@@ -1039,7 +1066,9 @@ async fn promotion_read(
     State(s): State<Arc<Shared>>,
     _admin: Admin,
     Path((name, version, millis)): Path<(String, String, String)>,
+    Query(q): Query<HashMap<String, String>>,
 ) -> Result<Response, ApiError> {
+    bundle_in(&s, &name, &version, &q)?;
     let key = format!("{}/{millis}", bundle_key(&name, &version));
     let mut p = s
         .collections
@@ -1055,7 +1084,9 @@ async fn promotion_delete(
     State(s): State<Arc<Shared>>,
     _admin: Admin,
     Path((name, version, millis)): Path<(String, String, String)>,
+    Query(q): Query<HashMap<String, String>>,
 ) -> Result<Response, ApiError> {
+    bundle_in(&s, &name, &version, &q)?;
     let key = format!("{}/{millis}", bundle_key(&name, &version));
     if !s.collections.delete_raw(PROMOTIONS.name, &key) {
         return Err(not_found(format!(
