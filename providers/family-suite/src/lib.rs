@@ -358,7 +358,30 @@ pub fn observe_only_absent(mut manifest: Value) -> Value {
     manifest
 }
 
-/// The requests of one poll of every MR of `env` (each reconciled once), taken after the
+/// One poll of every MR of `env` (each reconciled once), after the snapshot TTL `ttl` has
+/// passed since the previous one: the JFrog requests it sent, printed under `label` with
+/// their cost per MR.
+pub async fn poll(
+    env: &Env,
+    ttl: Duration,
+    label: &str,
+) -> std::collections::BTreeMap<String, u64> {
+    tokio::time::sleep(ttl + Duration::from_millis(200)).await;
+    env.sim.reset_counts();
+    for m in &env.mrs {
+        m.reconcile().await;
+    }
+    let counts = env.sim.request_counts();
+    let requests: u64 = counts.values().sum();
+    eprintln!(
+        "{label}: {} MRs, {requests} requests ({:.2} per MR): {counts:?}",
+        env.mrs.len(),
+        requests as f64 / env.mrs.len().max(1) as f64
+    );
+    counts
+}
+
+/// The requests of one poll of every MR of `env` ([`poll`]), taken after the
 /// snapshot TTL `poll` has passed since the previous one, checked against `cases`: each
 /// case's list asked exactly once, its read route asked `present` times when the list shows
 /// only which objects exist and never otherwise (an object the list lacks is not read), and
@@ -369,12 +392,7 @@ pub async fn list_poll(
     cases: &[ListCase],
     present: u64,
 ) -> std::collections::BTreeMap<String, u64> {
-    tokio::time::sleep(poll + Duration::from_millis(200)).await;
-    env.sim.reset_counts();
-    for m in &env.mrs {
-        m.reconcile().await;
-    }
-    let counts = env.sim.request_counts();
+    let counts = self::poll(env, poll, "list poll").await;
     let get = |route: &str| counts.get(&format!("GET {route}")).copied().unwrap_or(0);
     for c in cases {
         assert_eq!(get(c.list), 1, "{}: one list per poll: {counts:?}", c.kind);

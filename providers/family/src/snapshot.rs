@@ -504,7 +504,9 @@ impl Snapshot {
         if rest.list().is_none() {
             self.many = rest.read_many_call().map_or(0, |m| m.size.max(1));
         }
-        self.shows_absence = rest.list_shows_absence();
+        // Reads of many keys tell nothing of a key they did not ask for: a key without an
+        // entry is never absent.
+        self.shows_absence = rest.list_shows_absence() && self.many == 0;
         self.unsupported_404 = rest.list_404_is_unsupported();
         self.empty_404 = rest.list_404_is_empty();
         self.rest = Some(rest);
@@ -665,8 +667,6 @@ impl Snapshot {
                     None => return Lookup::Absent,
                 },
                 Some(_) => return Lookup::Unknown,
-                // Reads of many keys tell nothing of a key they did not ask for.
-                None if self.many > 0 => return Lookup::Unknown,
                 None => {
                     let fresh = st.fetched_at.is_some_and(usable);
                     return if fresh && self.shows_absence && !st.hidden.contains(key) {

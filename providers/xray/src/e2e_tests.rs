@@ -1235,11 +1235,7 @@ async fn catalog_labels_mrs_are_read_by_one_query_per_poll() {
         assert_eq!(counts.len(), 1, "{counts:?}");
     }
     assert!(env.sim.delete_object("catalog_labels", "label-1"));
-    tokio::time::sleep(TTL + std::time::Duration::from_millis(200)).await;
-    env.sim.reset_counts();
-    for m in &env.mrs {
-        m.reconcile().await;
-    }
+    suite::poll(&env, TTL, "after the label's removal").await;
     // The Catalog removed the label's assignment with it: both are made again.
     assert_eq!(
         mutations(&env),

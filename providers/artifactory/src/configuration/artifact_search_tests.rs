@@ -20,13 +20,11 @@ const READ: &str = "GET /artifactory/api/storage/{*item}";
 const DEPLOY: &str = "PUT /artifactory/{*item}";
 
 /// One poll of every MR, a snapshot TTL after the last: the JFrog requests it sent.
-async fn poll(env: &provider_family_suite::Env) -> std::collections::BTreeMap<String, u64> {
-    tokio::time::sleep(POLL + Duration::from_millis(200)).await;
-    env.sim.reset_counts();
-    for m in &env.mrs {
-        m.reconcile().await;
-    }
-    env.sim.request_counts()
+async fn poll(
+    env: &provider_family_suite::Env,
+    label: &str,
+) -> std::collections::BTreeMap<String, u64> {
+    provider_family_suite::poll(env, POLL, label).await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -83,10 +81,9 @@ async fn artifacts_are_checked_by_one_search_per_poll() {
     converge(&env.mrs).await;
     // The first poll after the creates may still read a file by key (its last answer was
     // the deploy's); from then on one search answers for every file.
-    poll(&env).await;
+    poll(&env, "after the creates").await;
     for round in 0..2 {
-        let counts = poll(&env).await;
-        eprintln!("poll {round}: {} MRs: {counts:?}", env.mrs.len());
+        let counts = poll(&env, &format!("poll {round}")).await;
         // One search for the files, one for the properties.
         assert_eq!(counts.get(SEARCH), Some(&2), "{counts:?}");
         assert_eq!(counts.len(), 1, "nothing else: {counts:?}");
@@ -112,8 +109,7 @@ async fn artifacts_are_checked_by_one_search_per_poll() {
         .send_empty()
         .await
         .expect("re-deploy");
-    let counts = poll(&env).await;
-    eprintln!("after the re-deploy: {counts:?}");
+    let counts = poll(&env, "after the re-deploy").await;
     assert_eq!(counts.get(SEARCH), Some(&2), "{counts:?}");
     assert_eq!(counts.get(READ), Some(&1), "{counts:?}");
     let status = env.mrs[1].get().await.data["status"]["atProvider"].clone();
@@ -140,8 +136,7 @@ async fn artifacts_are_checked_by_one_search_per_poll() {
         .send_empty()
         .await
         .expect("delete");
-    let counts = poll(&env).await;
-    eprintln!("after the delete: {counts:?}");
+    let counts = poll(&env, "after the delete").await;
     assert_eq!(counts.get(SEARCH), Some(&2), "{counts:?}");
     assert_eq!(counts.get(DEPLOY), Some(&1), "{counts:?}");
     client

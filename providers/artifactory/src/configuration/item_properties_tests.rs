@@ -166,13 +166,7 @@ async fn many_items_are_observed_by_one_search_per_poll() {
     }
     converge(&env.mrs).await;
     for round in 0..2 {
-        tokio::time::sleep(POLL + Duration::from_millis(200)).await;
-        env.sim.reset_counts();
-        for m in &env.mrs {
-            m.reconcile().await;
-        }
-        let counts = env.sim.request_counts();
-        eprintln!("poll {round}: {} MRs: {counts:?}", env.mrs.len());
+        let counts = provider_family_suite::poll(&env, POLL, &format!("poll {round}")).await;
         assert_eq!(counts.get(SEARCH), Some(&1), "one search: {counts:?}");
         assert_eq!(
             counts.get(READ),
@@ -196,13 +190,7 @@ async fn many_items_are_observed_by_one_search_per_poll() {
         .send_empty()
         .await
         .expect("drift");
-    tokio::time::sleep(POLL + Duration::from_millis(200)).await;
-    env.sim.reset_counts();
-    for m in &env.mrs {
-        m.reconcile().await;
-    }
-    let counts = env.sim.request_counts();
-    eprintln!("after the drift: {counts:?}");
+    let counts = provider_family_suite::poll(&env, POLL, "after the drift").await;
     assert_eq!(counts.get(SEARCH), Some(&1), "{counts:?}");
     assert_eq!(
         counts.get("PUT /artifactory/api/storage/{*item}"),

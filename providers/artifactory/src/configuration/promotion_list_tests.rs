@@ -64,19 +64,7 @@ fn promotion(mr: &str, name: &str, version: &str, environment: &str) -> Value {
 /// One poll of every MR after the TTL has passed: the requests, printed with their cost per
 /// MR.
 async fn poll(env: &Env, label: &str) -> std::collections::BTreeMap<String, u64> {
-    tokio::time::sleep(POLL + Duration::from_millis(200)).await;
-    env.sim.reset_counts();
-    for m in &env.mrs {
-        m.reconcile().await;
-    }
-    let counts = env.sim.request_counts();
-    let requests: u64 = counts.values().sum();
-    eprintln!(
-        "{label}: {} MRs, {requests} requests ({:.2} per MR): {counts:?}",
-        env.mrs.len(),
-        requests as f64 / env.mrs.len() as f64
-    );
-    counts
+    suite::poll(env, POLL, label).await
 }
 
 fn count(counts: &std::collections::BTreeMap<String, u64>, route: &str) -> u64 {
