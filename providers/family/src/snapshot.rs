@@ -1328,14 +1328,14 @@ mod tests {
             async fn read(
                 &self,
                 _: &crate::rest::Cx<'_>,
-                _: &str,
+                _: &crate::Address,
             ) -> Result<Value, jfrog_client::Error> {
                 Ok(Value::Null)
             }
             async fn create(
                 &self,
                 _: &crate::rest::Cx<'_>,
-                _: &str,
+                _: &crate::Address,
                 _: &serde_json::Map<String, Value>,
             ) -> Result<Value, jfrog_client::Error> {
                 Ok(Value::Null)
@@ -1343,7 +1343,7 @@ mod tests {
             async fn update(
                 &self,
                 _: &crate::rest::Cx<'_>,
-                _: &str,
+                _: &crate::Address,
                 _: &serde_json::Map<String, Value>,
             ) -> Result<(), jfrog_client::Error> {
                 Ok(())
@@ -1351,7 +1351,7 @@ mod tests {
             async fn delete(
                 &self,
                 _: &crate::rest::Cx<'_>,
-                _: &str,
+                _: &crate::Address,
             ) -> Result<(), jfrog_client::Error> {
                 Ok(())
             }
@@ -1492,14 +1492,14 @@ mod tests {
             async fn read(
                 &self,
                 _: &crate::rest::Cx<'_>,
-                _: &str,
+                _: &crate::Address,
             ) -> Result<Value, jfrog_client::Error> {
                 Ok(Value::Null)
             }
             async fn create(
                 &self,
                 _: &crate::rest::Cx<'_>,
-                _: &str,
+                _: &crate::Address,
                 _: &serde_json::Map<String, Value>,
             ) -> Result<Value, jfrog_client::Error> {
                 Ok(Value::Null)
@@ -1507,7 +1507,7 @@ mod tests {
             async fn update(
                 &self,
                 _: &crate::rest::Cx<'_>,
-                _: &str,
+                _: &crate::Address,
                 _: &serde_json::Map<String, Value>,
             ) -> Result<(), jfrog_client::Error> {
                 Ok(())
@@ -1515,7 +1515,7 @@ mod tests {
             async fn delete(
                 &self,
                 _: &crate::rest::Cx<'_>,
-                _: &str,
+                _: &crate::Address,
             ) -> Result<(), jfrog_client::Error> {
                 Ok(())
             }
@@ -1575,13 +1575,13 @@ mod tests {
 
     #[async_trait::async_trait]
     impl Rest for Many {
-        async fn read(&self, _: &Cx<'_>, _: &str) -> Result<Value, jfrog_client::Error> {
+        async fn read(&self, _: &Cx<'_>, _: &crate::Address) -> Result<Value, jfrog_client::Error> {
             unreachable!("the snapshot never reads by key")
         }
         async fn create(
             &self,
             _: &Cx<'_>,
-            _: &str,
+            _: &crate::Address,
             _: &serde_json::Map<String, Value>,
         ) -> Result<Value, jfrog_client::Error> {
             unreachable!()
@@ -1589,12 +1589,12 @@ mod tests {
         async fn update(
             &self,
             _: &Cx<'_>,
-            _: &str,
+            _: &crate::Address,
             _: &serde_json::Map<String, Value>,
         ) -> Result<(), jfrog_client::Error> {
             unreachable!()
         }
-        async fn delete(&self, _: &Cx<'_>, _: &str) -> Result<(), jfrog_client::Error> {
+        async fn delete(&self, _: &Cx<'_>, _: &crate::Address) -> Result<(), jfrog_client::Error> {
             unreachable!()
         }
         fn read_many_call(&self) -> Option<&crate::rest::ReadMany> {
