@@ -70,8 +70,9 @@
 //! parameters, [`crate::rest::Listed::parents`]): the parameters come from fields of the
 //! MR, and there is one snapshot per filled path (per project) and client, so N objects of
 //! one project cost one list per poll and project. Listed objects are keyed
-//! `<parent>/<key member>`, which is the address the family builds for them (or what the
-//! binding's [`Rest::list_key`] maps an address to); the rules above hold per snapshot. A
+//! `<parent>/<key member>`, which is the canonical form of the address the family builds
+//! for them (or what the binding's [`Rest::list_key`] maps an address to); the rules above
+//! hold per snapshot. A
 //! 404 answer to a parent's list means the parent is missing, not that the platform lacks
 //! the call: its objects are read by key (which finds them missing, and a create then fails
 //! with JFrog's "Project '...' was not found" and is retried), and the list is asked again
@@ -478,10 +479,10 @@ impl Snapshot {
 
     /// Make this the snapshot of one parent's list: `parents` fill the list path's
     /// parameters, and each listed object is keyed `<parents joined by '/'>/<key member>`
-    /// (the address the family's `address` hook builds, or what [`Rest::list_key`] maps it
-    /// to). A 404 answer then means the parent is missing (not that the platform lacks the
-    /// call): its objects are read by key, and the list is asked again after
-    /// `min(TTL, 30 s)`.
+    /// (the canonical form of the address the family's `address` hook builds, or what
+    /// [`Rest::list_key`] maps it to). A 404 answer then means the parent is missing (not
+    /// that the platform lacks the call): its objects are read by key, and the list is asked
+    /// again after `min(TTL, 30 s)`.
     pub fn with_parents(mut self, parents: Vec<String>) -> Self {
         self.prefix = parents.iter().fold(String::new(), |mut p, v| {
             p.push_str(v);

@@ -57,10 +57,10 @@ pub struct ConfigurationHooks;
 #[async_trait]
 impl Hooks for ConfigurationHooks {
     /// A project's release bundle or promotion is addressed with its project in the query
-    /// (canonically `<name>:<version>?project=<key>`): every call on it sends `project`, since JFrog
-    /// looks in the project's Release Bundles repository (the Release Lifecycle Management
-    /// APIs' common query parameters; Terraform sends it on read too). Such an address is
-    /// outside the platform's lists, so it is read by key.
+    /// (canonically `<name>:<version>?project=<key>`): every call on it sends `project`,
+    /// since JFrog looks in the project's Release Bundles repository (the Release Lifecycle
+    /// Management APIs' common query parameters; Terraform sends it on read too). Such an
+    /// address is outside the platform's lists, so it is read by key.
     fn address(&self, kind: &ResolvedKind, key: &str, params: &Value) -> Address {
         match (
             kind.decl.kind,

@@ -479,9 +479,9 @@ impl Rest for EnvironmentRest {
     }
 }
 
-/// Objects inside a project (the project the parent of their address): custom roles (created by POST on
-/// the collection) and members (users, groups: created and updated by PUT, the name in the
-/// body).
+/// Objects inside a project (the parent of their address): custom roles (created by POST
+/// on the collection) and members (users, groups: created and updated by PUT, the name in
+/// the body).
 #[derive(Debug)]
 pub struct Nested {
     /// The collection path (`{project}`).
@@ -682,8 +682,8 @@ pub struct RepositoryRest;
 /// repository's configuration (`GET /artifactory/api/repositories/configurations`,
 /// Artifactory 7.61.3+), the list provider-artifactory observes repositories with: each
 /// configuration carries the repository's `projectKey`, which is its assignment, so every
-/// assigned repository is listed as `<projectKey>/<key>` (the Kind's address) and the
-/// others not at all. One list per poll answers every Repository MR; a platform without
+/// assigned repository is listed as `<projectKey>/<key>` (its address's canonical form) and
+/// the others not at all. One list per poll answers every Repository MR; a platform without
 /// the list, or a token not allowed it (an admin call), reads each status by key.
 pub static REPOSITORY: Listed = Listed {
     rest: &RepositoryRest,
