@@ -822,6 +822,11 @@ mod tests {
             vec!["rb", "1.0", "PROD"]
         );
         assert!(parts("rb", 2, "").is_err());
+        let scoped_bundle = Address::new("rb:1.0").with_query("project", "team");
+        assert_eq!(scoped(&scoped_bundle), ("rb:1.0", Some("team")));
+        assert_eq!(scoped(&Address::new("rb:1.0")), ("rb:1.0", None));
+        let empty = Address::new("rb:1.0").with_query("project", "");
+        assert_eq!(scoped(&empty), ("rb:1.0", None));
         assert_eq!(item_path("libs:/a/b.txt").unwrap(), "libs/a/b.txt");
         let props = json!({"stage": ["dev", "qa"], "team": ["x"]});
         assert_eq!(
