@@ -148,7 +148,7 @@ impl Mr {
     /// Where the MR's object is, as the family's REST binding addresses it (the identifier
     /// as the adapter derives it, through the family's
     /// [`provider_family::Hooks::address_observed`]).
-    pub async fn address(&self) -> String {
+    pub async fn address(&self) -> provider_family::Address {
         let o = self.get().await;
         let external =
             o.metadata.annotations.unwrap_or_default()["crossplane.io/external-name"].clone();

@@ -37,6 +37,7 @@ use secrecy::ExposeSecret;
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 
+use crate::address::Address;
 use crate::checks::{self, KindChecks};
 use crate::decl::{DeclError, Id, ResolvedKind, Ty};
 use crate::diff::{self, DiffContext};
@@ -1009,31 +1010,32 @@ impl FamilyClient {
 
     /// Mark a write to `address` (until the guard is dropped) so no older read is used for
     /// it.
-    fn begin_write(&self, address: &str) -> Option<WriteGuard> {
-        let key = self.list_key(address);
-        self.snapshot
-            .as_ref()
-            .map(|s| s.begin_write(key.as_deref().unwrap_or(address)))
+    fn begin_write(&self, address: &Address) -> Option<WriteGuard> {
+        let s = self.snapshot.as_ref()?;
+        let key = self
+            .list_key(address)
+            .unwrap_or_else(|| address.to_string());
+        Some(s.begin_write(&key))
     }
 
     /// The key under which the list shows the object at `address` (`None`: it cannot).
-    fn list_key(&self, address: &str) -> Option<String> {
+    fn list_key(&self, address: &Address) -> Option<String> {
         // A scoped object (an address with a query) is not in the global list.
-        if address.contains('?') {
+        if !address.query().is_empty() {
             return None;
         }
         self.kind.rest.list_key(address)
     }
 
-    /// The object under `key` (`None`: it does not exist), from the snapshot when it can
+    /// The object at `address` (`None`: it does not exist), from the snapshot when it can
     /// answer for the MR's poll interval, else by a read (whose result then replaces the
     /// snapshot's entry).
     async fn read(
         &self,
-        key: &str,
+        address: &Address,
         mr: &Managed<FamilyKind>,
     ) -> Result<Option<Arc<Value>>, ExternalError> {
-        let listed = self.list_key(key);
+        let listed = self.list_key(address);
         let snapshot = listed.as_deref().and_then(|listed| {
             let s = self.snapshot.as_ref()?;
             s.max_age(&mr.annotations).map(|age| (s, age, listed))
@@ -1051,7 +1053,7 @@ impl FamilyClient {
             }
         }
         let sent = Instant::now();
-        let result = match self.kind.rest.read(&self.cx(), key).await {
+        let result = match self.kind.rest.read(&self.cx(), address).await {
             Ok(b) => Some(Arc::new(b)),
             Err(e) if e.is_not_found() => None,
             Err(e) => return Err(ExternalError::new(e)),
@@ -1147,7 +1149,7 @@ impl FamilyClient {
     }
 
     /// The claim key of a singleton on this client's platform.
-    fn claim_key(&self, address: &str) -> String {
+    fn claim_key(&self, address: &Address) -> String {
         format!(
             "{}|{}.{}|{address}",
             self.client.base_url(),
@@ -1159,12 +1161,16 @@ impl FamilyClient {
     /// Claim a platform singleton for `mr` (the first MR to observe it keeps it until it is
     /// deleted). `Ok(false)`: another MR holds it and `mr` is being deleted; an error names
     /// the holder otherwise. Always `Ok(true)` for other identifier strategies.
-    fn claim_singleton(&self, key: &str, mr: &Managed<FamilyKind>) -> Result<bool, ExternalError> {
+    fn claim_singleton(
+        &self,
+        address: &Address,
+        mr: &Managed<FamilyKind>,
+    ) -> Result<bool, ExternalError> {
         if !matches!(self.kind.decl.id, Id::Singleton(_)) {
             return Ok(true);
         }
         match self.singletons.claim(
-            &self.claim_key(key),
+            &self.claim_key(address),
             &mr.uid,
             &display_name(mr),
             self.claim_lapse,
@@ -1173,7 +1179,7 @@ impl FamilyClient {
             // Deleting an MR that never managed the singleton must not reset it.
             Err(_) if mr.deleting => Ok(false),
             Err(holder) => Err(ExternalError::msg(format!(
-                "{} {key} is a platform singleton already managed by {holder}: one managed resource per singleton (delete one of them)",
+                "{} {address} is a platform singleton already managed by {holder}: one managed resource per singleton (delete one of them)",
                 self.kind.decl.kind
             ))),
         }
@@ -1202,16 +1208,16 @@ impl FamilyClient {
 
     /// Release `mr`'s claim on a singleton after its delete (the reset): the next MR may
     /// claim it, and `mr` observes it as gone.
-    fn release_singleton(&self, key: &str, mr: &Managed<FamilyKind>) {
+    fn release_singleton(&self, address: &Address, mr: &Managed<FamilyKind>) {
         if matches!(self.kind.decl.id, Id::Singleton(_)) {
-            self.singletons.release(&self.claim_key(key), &mr.uid);
+            self.singletons.release(&self.claim_key(address), &mr.uid);
         }
     }
 
     /// Where the object of `key` is for the REST binding (the family's `address` hook).
     /// A field sent as a query parameter (see [`crate::Field::query`]) scopes the object: its
-    /// value is carried in the address.
-    fn address(&self, key: &str, params: &Value, at_provider: &Value) -> String {
+    /// value is carried in the address's query.
+    fn address(&self, key: &str, params: &Value, at_provider: &Value) -> Address {
         let address = self
             .kind
             .hooks
@@ -1221,16 +1227,14 @@ impl FamilyClient {
         if address.is_empty() && self.kind.decl.id != Id::ServerAssigned {
             return address;
         }
-        let query: Vec<(&str, &str)> = self
-            .kind
+        self.kind
             .params()
             .filter(|f| f.query)
             .filter_map(|f| match user_value(params, f.crd) {
                 Some(Value::String(v)) if !v.is_empty() => Some((f.crd, v.as_str())),
                 _ => None,
             })
-            .collect();
-        crate::rest::with_query(address, &query)
+            .fold(address, |a, (n, v)| a.with_query(n, v))
     }
 
     fn context(&self, key: &str) -> DiffContext {
@@ -1350,13 +1354,13 @@ impl FamilyClient {
     async fn create_server_assigned(
         &self,
         mr: &Managed<FamilyKind>,
-        address: &str,
+        address: &Address,
         body: &Map<String, Value>,
     ) -> Result<(String, Value), ExternalError> {
         let hooks = self.kind.hooks;
         let find = || async {
             hooks
-                .find_created(self.hook_ctx(address), body)
+                .find_created(self.hook_ctx(address.key()), address, body)
                 .await
                 .map_err(ExternalError::new)
         };

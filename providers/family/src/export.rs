@@ -42,6 +42,7 @@ use jfrog_client::JfrogClient;
 use serde_json::{Map, Value, json};
 use sha2::{Digest, Sha256};
 
+use crate::address::Address;
 use crate::decl::{Field, Id, Norm, Ty};
 use crate::diff::{self, DiffContext};
 use crate::examples::{kebab, to_yaml};
@@ -374,7 +375,10 @@ pub async fn export(
                 let read;
                 let obj = if rest.list_reads_each() {
                     out.requests += 1;
-                    read = match rest.read(&Cx::stateless(client), &key).await {
+                    read = match rest
+                        .read(&Cx::stateless(client), &Address::new(key.as_str()))
+                        .await
+                    {
                         Ok(v) => v,
                         Err(e) if e.is_not_found() => {
                             out.skipped

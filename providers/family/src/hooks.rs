@@ -10,6 +10,7 @@ use jfrog_client::JfrogClient;
 use provider_runtime::managed::external::ExternalError;
 use serde_json::{Map, Value};
 
+use crate::address::Address;
 use crate::decl::{KindDecl, ResolvedKind};
 use crate::diff::DiffContext;
 use crate::rest::{Cx, ProviderState, Rest};
@@ -60,7 +61,7 @@ impl HookCtx<'_> {
             }
         }
         self.rest
-            .read(&Cx::new(self.client, self.state), key)
+            .read(&Cx::new(self.client, self.state), &Address::new(key))
             .await
             .ok()
             .map(Arc::new)
@@ -87,10 +88,11 @@ pub trait Hooks: Send + Sync + std::fmt::Debug {
 
     /// Where an object is, for the REST binding: the identifier by default; a Kind that lives
     /// inside another object (a project's role, a project member) adds the parent's key from
-    /// its parameters (e.g. `team/developer`), which its own [`crate::rest::Rest`] reads.
-    /// An empty address means "not known yet" (a parent key unset).
-    fn address(&self, _kind: &ResolvedKind, key: &str, _params: &Value) -> String {
-        key.to_string()
+    /// its parameters (canonically `team/developer`), and a binding that needs more adds its
+    /// [`crate::address::Detail`], which its own [`crate::rest::Rest`] reads back. An empty
+    /// address ([`Address::unknown`]) means "not known yet" (a parent key unset).
+    fn address(&self, _kind: &ResolvedKind, key: &str, _params: &Value) -> Address {
+        Address::new(key)
     }
 
     /// [`Hooks::address`] for a Kind whose object is what the MR applied: given also the MR's
@@ -103,7 +105,7 @@ pub trait Hooks: Send + Sync + std::fmt::Debug {
         key: &str,
         params: &Value,
         _at_provider: &Value,
-    ) -> String {
+    ) -> Address {
         self.address(kind, key, params)
     }
 
@@ -209,12 +211,13 @@ pub trait Hooks: Send + Sync + std::fmt::Debug {
     /// The identifier of the object a server-assigned create with this `body` made, found
     /// in JFrog by what the body says about it (its name, its notes): asked when a create's
     /// outcome is unknown (its answer was lost, or a previous attempt failed) so that the
-    /// object is adopted rather than created twice. `Ok(None)`: no such object. The
-    /// context's key is the create's address: empty, or the scope's query
-    /// (`?projectKey=team`) when a query field scopes the object.
+    /// object is adopted rather than created twice. `Ok(None)`: no such object. `address`
+    /// is the create's: no key yet (the context's key is empty), and the scope's query
+    /// (`projectKey=team`) when a query field scopes the object.
     async fn find_created(
         &self,
         _ctx: HookCtx<'_>,
+        _address: &Address,
         _body: &Map<String, Value>,
     ) -> Result<Option<String>, jfrog_client::Error> {
         Ok(None)

@@ -4,6 +4,8 @@
 //! - [`decl`]: the declaration vocabulary: fields (CRD name, wire path, type, default,
 //!   required, sensitive, immutable, server-defaulted, admission rules), identifier strategy
 //!   ([`decl::Id`], all five), identity and fixed body members.
+//! - [`address`]: where an object is for its REST binding ([`address::Address`]: key,
+//!   parents, the binding's typed detail, query), with one canonical string form.
 //! - [`rest`]: the REST binding ([`rest::Paths`] as data, or a family's own [`rest::Rest`]).
 //! - [`hooks`]: what a family truly owns (post-write calls, key and parameter rules, delete
 //!   side effects, body adjustments).
@@ -29,8 +31,8 @@
 //!
 //! Each module uses only modules listed before it here, so each can be read and changed
 //! knowing only those: `decl`, `describe`; `wire`, `diff`, `schema`, `refs`, `checks`,
-//! `examples` (declarations as data); `rest`, `snapshot`, `hooks` (behaviour); `kind` (a
-//! declaration bound to its behaviour); `adapter`; `preview`, `export`, `seed`.
+//! `examples` (declarations as data); `address`, `rest`, `snapshot`, `hooks` (behaviour);
+//! `kind` (a declaration bound to its behaviour); `adapter`; `preview`, `export`, `seed`.
 //! `cargo test -p xtask modules` fails, naming the circle, when an import would close one.
 //!
 //! # Field semantics
@@ -55,6 +57,7 @@
 #![warn(clippy::unwrap_used, clippy::expect_used)]
 
 pub mod adapter;
+pub mod address;
 pub mod checks;
 pub mod decl;
 pub mod describe;
@@ -75,6 +78,7 @@ pub use adapter::{
     ClientCache, FamilyClient, FamilyConnector, FamilyKind, compose, compose_checked,
     compose_with_references, registrations,
 };
+pub use address::{Address, Detail};
 pub use checks::{Check, KindChecks, RuleCheck};
 pub use decl::{Dv, Field, Id, KindDecl, MapWire, Norm, ResolvedKind, Rule, Ty};
 pub use hooks::{HookCtx, Hooks, MrState, NoHooks};

@@ -9,6 +9,8 @@ use http::Method;
 use jfrog_client::{Error, Idempotency, JfrogClient, Service};
 use serde_json::{Map, Value};
 
+use crate::address::Address;
+
 /// An HTTP method (`http::Method` is not `Copy`, so declarations name one of these).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Verb {
@@ -586,19 +588,26 @@ impl<'a> Cx<'a> {
 /// [`Error::NotFound`] means "does not exist".
 #[async_trait]
 pub trait Rest: Send + Sync + std::fmt::Debug {
-    /// Read one object.
-    async fn read(&self, cx: &Cx<'_>, key: &str) -> Result<Value, Error>;
-    /// Create one object; returns the answer's body (for server-assigned identifiers).
+    /// Read the object at `address` (built by the family's
+    /// [`crate::hooks::Hooks::address`]; its key, parents, detail and query are what the
+    /// calls need).
+    async fn read(&self, cx: &Cx<'_>, address: &Address) -> Result<Value, Error>;
+    /// Create the object at `address`; returns the answer's body (for server-assigned identifiers).
     async fn create(
         &self,
         cx: &Cx<'_>,
-        key: &str,
+        address: &Address,
         body: &Map<String, Value>,
     ) -> Result<Value, Error>;
-    /// Update one object.
-    async fn update(&self, cx: &Cx<'_>, key: &str, body: &Map<String, Value>) -> Result<(), Error>;
-    /// Delete one object ([`Error::NotFound`] when already gone).
-    async fn delete(&self, cx: &Cx<'_>, key: &str) -> Result<(), Error>;
+    /// Update the object at `address`.
+    async fn update(
+        &self,
+        cx: &Cx<'_>,
+        address: &Address,
+        body: &Map<String, Value>,
+    ) -> Result<(), Error>;
+    /// Delete the object at `address` ([`Error::NotFound`] when already gone).
+    async fn delete(&self, cx: &Cx<'_>, address: &Address) -> Result<(), Error>;
     /// The list call that observes all objects at once, if the API has one.
     fn list(&self) -> Option<&ListCall> {
         None
@@ -644,8 +653,8 @@ pub trait Rest: Send + Sync + std::fmt::Debug {
     /// show it, so it is read by key). A per-parent list's objects are keyed
     /// `<parent>/<key member>` (the parent values joined by `/`); a binding whose address
     /// holds more (a switch) or whose list spells the key otherwise (environments listed as
-    /// `<project>-<name>`) maps it here. The address itself by default.
-    fn list_key(&self, address: &str) -> Option<String> {
+    /// `<project>-<name>`) maps it here. The address's canonical form by default.
+    fn list_key(&self, address: &Address) -> Option<String> {
         Some(address.to_string())
     }
     /// The inverse for `export`: the object's name (its external name) from the key member
@@ -786,19 +795,18 @@ impl Paths {
         client: &'a JfrogClient,
         call: &Call,
         idem: Idempotency,
-        key: &str,
+        address: &Address,
     ) -> jfrog_client::Request<'a> {
-        let (key, query) = split_query(key);
-        let r = call_request(client, self.service, call, idem, key);
-        query.into_iter().fold(r, |r, (n, v)| r.query(n, v))
+        let r = call_request(client, self.service, call, idem, address.key());
+        address.query().iter().fold(r, |r, (n, v)| r.query(n, v))
     }
 }
 
 #[async_trait]
 impl Rest for Paths {
-    async fn read(&self, cx: &Cx<'_>, key: &str) -> Result<Value, Error> {
+    async fn read(&self, cx: &Cx<'_>, address: &Address) -> Result<Value, Error> {
         // The declared read only reads, whatever its verb.
-        self.at(cx.client, &self.read, Idempotency::Idempotent, key)
+        self.at(cx.client, &self.read, Idempotency::Idempotent, address)
             .reads_only()
             .send_value()
             .await
@@ -807,11 +815,11 @@ impl Rest for Paths {
     async fn create(
         &self,
         cx: &Cx<'_>,
-        key: &str,
+        address: &Address,
         body: &Map<String, Value>,
     ) -> Result<Value, Error> {
         let r = self
-            .at(cx.client, &self.create, Idempotency::NonIdempotent, key)
+            .at(cx.client, &self.create, Idempotency::NonIdempotent, address)
             .json(body)
             .send()
             .await?;
@@ -819,15 +827,20 @@ impl Rest for Paths {
         Ok(serde_json::from_slice(r.body()).unwrap_or(Value::Null))
     }
 
-    async fn update(&self, cx: &Cx<'_>, key: &str, body: &Map<String, Value>) -> Result<(), Error> {
-        self.at(cx.client, &self.update, Idempotency::Idempotent, key)
+    async fn update(
+        &self,
+        cx: &Cx<'_>,
+        address: &Address,
+        body: &Map<String, Value>,
+    ) -> Result<(), Error> {
+        self.at(cx.client, &self.update, Idempotency::Idempotent, address)
             .json(body)
             .send_empty()
             .await
     }
 
-    async fn delete(&self, cx: &Cx<'_>, key: &str) -> Result<(), Error> {
-        self.at(cx.client, &self.delete, Idempotency::Idempotent, key)
+    async fn delete(&self, cx: &Cx<'_>, address: &Address) -> Result<(), Error> {
+        self.at(cx.client, &self.delete, Idempotency::Idempotent, address)
             .send_empty()
             .await
     }
@@ -886,28 +899,33 @@ pub struct Converted {
 
 #[async_trait]
 impl Rest for Converted {
-    async fn read(&self, cx: &Cx<'_>, key: &str) -> Result<Value, Error> {
-        let mut v = self.paths.read(cx, key).await?;
+    async fn read(&self, cx: &Cx<'_>, address: &Address) -> Result<Value, Error> {
+        let mut v = self.paths.read(cx, address).await?;
         (self.from_jfrog)(&mut v);
         Ok(v)
     }
     async fn create(
         &self,
         cx: &Cx<'_>,
-        key: &str,
+        address: &Address,
         body: &Map<String, Value>,
     ) -> Result<Value, Error> {
         let mut b = body.clone();
         (self.to_jfrog)(&mut b);
-        self.paths.create(cx, key, &b).await
+        self.paths.create(cx, address, &b).await
     }
-    async fn update(&self, cx: &Cx<'_>, key: &str, body: &Map<String, Value>) -> Result<(), Error> {
+    async fn update(
+        &self,
+        cx: &Cx<'_>,
+        address: &Address,
+        body: &Map<String, Value>,
+    ) -> Result<(), Error> {
         let mut b = body.clone();
         (self.to_jfrog)(&mut b);
-        self.paths.update(cx, key, &b).await
+        self.paths.update(cx, address, &b).await
     }
-    async fn delete(&self, cx: &Cx<'_>, key: &str) -> Result<(), Error> {
-        self.paths.delete(cx, key).await
+    async fn delete(&self, cx: &Cx<'_>, address: &Address) -> Result<(), Error> {
+        self.paths.delete(cx, address).await
     }
     fn case_insensitive(&self) -> bool {
         self.paths.case_insensitive
@@ -976,22 +994,27 @@ pub struct QueryParent {
 
 #[async_trait]
 impl Rest for Listed {
-    async fn read(&self, cx: &Cx<'_>, key: &str) -> Result<Value, Error> {
-        self.rest.read(cx, key).await
+    async fn read(&self, cx: &Cx<'_>, address: &Address) -> Result<Value, Error> {
+        self.rest.read(cx, address).await
     }
     async fn create(
         &self,
         cx: &Cx<'_>,
-        key: &str,
+        address: &Address,
         body: &Map<String, Value>,
     ) -> Result<Value, Error> {
-        self.rest.create(cx, key, body).await
+        self.rest.create(cx, address, body).await
     }
-    async fn update(&self, cx: &Cx<'_>, key: &str, body: &Map<String, Value>) -> Result<(), Error> {
-        self.rest.update(cx, key, body).await
+    async fn update(
+        &self,
+        cx: &Cx<'_>,
+        address: &Address,
+        body: &Map<String, Value>,
+    ) -> Result<(), Error> {
+        self.rest.update(cx, address, body).await
     }
-    async fn delete(&self, cx: &Cx<'_>, key: &str) -> Result<(), Error> {
-        self.rest.delete(cx, key).await
+    async fn delete(&self, cx: &Cx<'_>, address: &Address) -> Result<(), Error> {
+        self.rest.delete(cx, address).await
     }
     fn list(&self) -> Option<&ListCall> {
         Some(&self.list)
@@ -1008,7 +1031,7 @@ impl Rest for Listed {
     fn parent_query(&self) -> Option<QueryParent> {
         self.parent_query
     }
-    fn list_key(&self, address: &str) -> Option<String> {
+    fn list_key(&self, address: &Address) -> Option<String> {
         self.rest.list_key(address)
     }
     fn listed_address(&self, parents: &[&str], key: &str) -> Option<String> {
@@ -1056,42 +1079,16 @@ pub fn filled_path(template: &str, values: &[String]) -> String {
     out
 }
 
-/// The two parts of a `<parent>/<name>` address built by a family's `address` hook (the
-/// name keeps any further separators; a missing part is empty).
-pub fn address_pair(address: &str) -> (&str, &str) {
-    address.split_once('/').unwrap_or((address, ""))
-}
-
-/// An address with the query parameters of a scoped object appended
-/// (`policy?projectKey=team`); the address itself when there are none.
-pub fn with_query(address: String, query: &[(&str, &str)]) -> String {
-    query.iter().fold(address, |mut a, (n, v)| {
+/// A list path with query parameters appended (`/api/v2/stages?project_key=team`): a
+/// snapshot's key and a label, not a URL.
+fn with_query(path: String, query: &[(&str, &str)]) -> String {
+    query.iter().fold(path, |mut a, (n, v)| {
         a.push(if a.contains('?') { '&' } else { '?' });
         a.push_str(n);
         a.push('=');
         a.push_str(v);
         a
     })
-}
-
-/// An address and the query parameters it carries (see [`with_query`]).
-pub fn split_query(address: &str) -> (&str, Vec<(&str, &str)>) {
-    match address.split_once('?') {
-        None => (address, Vec::new()),
-        Some((a, q)) => (
-            a,
-            q.split('&')
-                .map(|p| p.split_once('=').unwrap_or((p, "")))
-                .collect(),
-        ),
-    }
-}
-
-/// The three parts of an `<a>/<b>/<c>` address (missing parts empty).
-pub fn address_triple(address: &str) -> (&str, &str, &str) {
-    let (a, rest) = address_pair(address);
-    let (b, c) = address_pair(rest);
-    (a, b, c)
 }
 
 /// A platform setting that always exists and cannot be deleted (the Crowd or HTTP SSO
@@ -1109,7 +1106,7 @@ pub struct Settings {
 
 #[async_trait]
 impl Rest for Settings {
-    async fn read(&self, cx: &Cx<'_>, _key: &str) -> Result<Value, Error> {
+    async fn read(&self, cx: &Cx<'_>, _address: &Address) -> Result<Value, Error> {
         request(
             cx.client,
             self.service,
@@ -1124,16 +1121,16 @@ impl Rest for Settings {
     async fn create(
         &self,
         cx: &Cx<'_>,
-        key: &str,
+        address: &Address,
         body: &Map<String, Value>,
     ) -> Result<Value, Error> {
-        self.update(cx, key, body).await?;
+        self.update(cx, address, body).await?;
         Ok(Value::Null)
     }
     async fn update(
         &self,
         cx: &Cx<'_>,
-        _key: &str,
+        _address: &Address,
         body: &Map<String, Value>,
     ) -> Result<(), Error> {
         request(
@@ -1148,7 +1145,7 @@ impl Rest for Settings {
         .send_empty()
         .await
     }
-    async fn delete(&self, _cx: &Cx<'_>, _key: &str) -> Result<(), Error> {
+    async fn delete(&self, _cx: &Cx<'_>, _address: &Address) -> Result<(), Error> {
         // No delete call: deleting the MR forgets the setting.
         Ok(())
     }
@@ -1168,26 +1165,26 @@ mod tests {
 
     #[async_trait]
     impl Rest for StateProbe {
-        async fn read(&self, cx: &Cx<'_>, _key: &str) -> Result<Value, Error> {
+        async fn read(&self, cx: &Cx<'_>, _address: &Address) -> Result<Value, Error> {
             Ok(cx.state.get::<&str>().map_or(Value::Null, |s| json!(s)))
         }
         async fn create(
             &self,
             cx: &Cx<'_>,
-            key: &str,
+            address: &Address,
             _body: &Map<String, Value>,
         ) -> Result<Value, Error> {
-            self.read(cx, key).await
+            self.read(cx, address).await
         }
         async fn update(
             &self,
             _cx: &Cx<'_>,
-            _key: &str,
+            _address: &Address,
             _body: &Map<String, Value>,
         ) -> Result<(), Error> {
             Ok(())
         }
-        async fn delete(&self, _cx: &Cx<'_>, _key: &str) -> Result<(), Error> {
+        async fn delete(&self, _cx: &Cx<'_>, _address: &Address) -> Result<(), Error> {
             Ok(())
         }
     }
@@ -1220,18 +1217,20 @@ mod tests {
             .expect("runtime");
         let cx = Cx::new(&client, &state);
         assert_eq!(
-            rt.block_on(listed.read(&cx, "k")).expect("read"),
+            rt.block_on(listed.read(&cx, &Address::new("k")))
+                .expect("read"),
             json!("the provider's")
         );
         assert_eq!(
-            rt.block_on(listed.create(&cx, "k", &Map::new()))
+            rt.block_on(listed.create(&cx, &Address::new("k"), &Map::new()))
                 .expect("create"),
             json!("the provider's")
         );
         let stateless = Cx::stateless(&client);
         assert!(stateless.state.is_empty());
         assert_eq!(
-            rt.block_on(listed.read(&stateless, "k")).expect("read"),
+            rt.block_on(listed.read(&stateless, &Address::new("k")))
+                .expect("read"),
             Value::Null
         );
     }
@@ -1351,28 +1350,6 @@ mod tests {
         assert_eq!(filled_path("/a/{x}/b/{y}", &v(&["1", "2"])), "/a/1/b/2");
         assert_eq!(filled_path("/a/{x}/b/{y}", &v(&["1"])), "/a/1/b/{y}");
         assert_eq!(filled_path("/api/v1/projects", &[]), "/api/v1/projects");
-    }
-
-    #[test]
-    fn addresses_split_into_their_parts() {
-        assert_eq!(address_pair("team/dev"), ("team", "dev"));
-        assert_eq!(address_pair("alone"), ("alone", ""));
-        assert_eq!(address_pair("a/b/c"), ("a", "b/c"));
-        assert_eq!(address_triple("libs//true"), ("libs", "", "true"));
-    }
-
-    #[test]
-    fn scoped_addresses_carry_their_query() {
-        let a = with_query("p".into(), &[("projectKey", "team")]);
-        assert_eq!(a, "p?projectKey=team");
-        assert_eq!(split_query(&a), ("p", vec![("projectKey", "team")]));
-        let two = with_query(a, &[("x", "1")]);
-        assert_eq!(
-            split_query(&two),
-            ("p", vec![("projectKey", "team"), ("x", "1")])
-        );
-        assert_eq!(with_query("p".into(), &[]), "p");
-        assert_eq!(split_query("p"), ("p", vec![]));
     }
 
     /// Follows `pager` against `serve` (a platform answering a page for a query) to its

@@ -70,8 +70,9 @@
 //! parameters, [`crate::rest::Listed::parents`]): the parameters come from fields of the
 //! MR, and there is one snapshot per filled path (per project) and client, so N objects of
 //! one project cost one list per poll and project. Listed objects are keyed
-//! `<parent>/<key member>`, which is the address the family builds for them (or what the
-//! binding's [`Rest::list_key`] maps an address to); the rules above hold per snapshot. A
+//! `<parent>/<key member>`, which is the canonical form of the address the family builds
+//! for them (or what the binding's [`Rest::list_key`] maps an address to); the rules above
+//! hold per snapshot. A
 //! 404 answer to a parent's list means the parent is missing, not that the platform lacks
 //! the call: its objects are read by key (which finds them missing, and a create then fails
 //! with JFrog's "Project '...' was not found" and is retried), and the list is asked again
@@ -478,10 +479,10 @@ impl Snapshot {
 
     /// Make this the snapshot of one parent's list: `parents` fill the list path's
     /// parameters, and each listed object is keyed `<parents joined by '/'>/<key member>`
-    /// (the address the family's `address` hook builds, or what [`Rest::list_key`] maps it
-    /// to). A 404 answer then means the parent is missing (not that the platform lacks the
-    /// call): its objects are read by key, and the list is asked again after
-    /// `min(TTL, 30 s)`.
+    /// (the canonical form of the address the family's `address` hook builds, or what
+    /// [`Rest::list_key`] maps it to). A 404 answer then means the parent is missing (not
+    /// that the platform lacks the call): its objects are read by key, and the list is asked
+    /// again after `min(TTL, 30 s)`.
     pub fn with_parents(mut self, parents: Vec<String>) -> Self {
         self.prefix = parents.iter().fold(String::new(), |mut p, v| {
             p.push_str(v);
@@ -1328,14 +1329,14 @@ mod tests {
             async fn read(
                 &self,
                 _: &crate::rest::Cx<'_>,
-                _: &str,
+                _: &crate::Address,
             ) -> Result<Value, jfrog_client::Error> {
                 Ok(Value::Null)
             }
             async fn create(
                 &self,
                 _: &crate::rest::Cx<'_>,
-                _: &str,
+                _: &crate::Address,
                 _: &serde_json::Map<String, Value>,
             ) -> Result<Value, jfrog_client::Error> {
                 Ok(Value::Null)
@@ -1343,7 +1344,7 @@ mod tests {
             async fn update(
                 &self,
                 _: &crate::rest::Cx<'_>,
-                _: &str,
+                _: &crate::Address,
                 _: &serde_json::Map<String, Value>,
             ) -> Result<(), jfrog_client::Error> {
                 Ok(())
@@ -1351,7 +1352,7 @@ mod tests {
             async fn delete(
                 &self,
                 _: &crate::rest::Cx<'_>,
-                _: &str,
+                _: &crate::Address,
             ) -> Result<(), jfrog_client::Error> {
                 Ok(())
             }
@@ -1492,14 +1493,14 @@ mod tests {
             async fn read(
                 &self,
                 _: &crate::rest::Cx<'_>,
-                _: &str,
+                _: &crate::Address,
             ) -> Result<Value, jfrog_client::Error> {
                 Ok(Value::Null)
             }
             async fn create(
                 &self,
                 _: &crate::rest::Cx<'_>,
-                _: &str,
+                _: &crate::Address,
                 _: &serde_json::Map<String, Value>,
             ) -> Result<Value, jfrog_client::Error> {
                 Ok(Value::Null)
@@ -1507,7 +1508,7 @@ mod tests {
             async fn update(
                 &self,
                 _: &crate::rest::Cx<'_>,
-                _: &str,
+                _: &crate::Address,
                 _: &serde_json::Map<String, Value>,
             ) -> Result<(), jfrog_client::Error> {
                 Ok(())
@@ -1515,7 +1516,7 @@ mod tests {
             async fn delete(
                 &self,
                 _: &crate::rest::Cx<'_>,
-                _: &str,
+                _: &crate::Address,
             ) -> Result<(), jfrog_client::Error> {
                 Ok(())
             }
@@ -1575,13 +1576,13 @@ mod tests {
 
     #[async_trait::async_trait]
     impl Rest for Many {
-        async fn read(&self, _: &Cx<'_>, _: &str) -> Result<Value, jfrog_client::Error> {
+        async fn read(&self, _: &Cx<'_>, _: &crate::Address) -> Result<Value, jfrog_client::Error> {
             unreachable!("the snapshot never reads by key")
         }
         async fn create(
             &self,
             _: &Cx<'_>,
-            _: &str,
+            _: &crate::Address,
             _: &serde_json::Map<String, Value>,
         ) -> Result<Value, jfrog_client::Error> {
             unreachable!()
@@ -1589,12 +1590,12 @@ mod tests {
         async fn update(
             &self,
             _: &Cx<'_>,
-            _: &str,
+            _: &crate::Address,
             _: &serde_json::Map<String, Value>,
         ) -> Result<(), jfrog_client::Error> {
             unreachable!()
         }
-        async fn delete(&self, _: &Cx<'_>, _: &str) -> Result<(), jfrog_client::Error> {
+        async fn delete(&self, _: &Cx<'_>, _: &crate::Address) -> Result<(), jfrog_client::Error> {
             unreachable!()
         }
         fn read_many_call(&self) -> Option<&crate::rest::ReadMany> {

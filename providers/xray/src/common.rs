@@ -4,7 +4,7 @@
 
 use async_trait::async_trait;
 use jfrog_client::Error;
-use provider_family::{Cx, ListCall, Paths, Rest};
+use provider_family::{Address, Cx, ListCall, Paths, Rest};
 use serde_json::{Map, Value};
 
 /// A binding whose objects cannot be deleted in JFrog (indexing configuration, worker
@@ -14,21 +14,26 @@ pub struct Forget(pub Paths);
 
 #[async_trait]
 impl Rest for Forget {
-    async fn read(&self, cx: &Cx<'_>, key: &str) -> Result<Value, Error> {
-        self.0.read(cx, key).await
+    async fn read(&self, cx: &Cx<'_>, address: &Address) -> Result<Value, Error> {
+        self.0.read(cx, address).await
     }
     async fn create(
         &self,
         cx: &Cx<'_>,
-        key: &str,
+        address: &Address,
         body: &Map<String, Value>,
     ) -> Result<Value, Error> {
-        self.0.create(cx, key, body).await
+        self.0.create(cx, address, body).await
     }
-    async fn update(&self, cx: &Cx<'_>, key: &str, body: &Map<String, Value>) -> Result<(), Error> {
-        self.0.update(cx, key, body).await
+    async fn update(
+        &self,
+        cx: &Cx<'_>,
+        address: &Address,
+        body: &Map<String, Value>,
+    ) -> Result<(), Error> {
+        self.0.update(cx, address, body).await
     }
-    async fn delete(&self, _cx: &Cx<'_>, _key: &str) -> Result<(), Error> {
+    async fn delete(&self, _cx: &Cx<'_>, _address: &Address) -> Result<(), Error> {
         Ok(())
     }
     fn list(&self) -> Option<&ListCall> {
@@ -70,21 +75,21 @@ impl NoUpdate {
 
 #[async_trait]
 impl Rest for NoUpdate {
-    async fn read(&self, cx: &Cx<'_>, key: &str) -> Result<Value, Error> {
-        self.0.read(cx, key).await
+    async fn read(&self, cx: &Cx<'_>, address: &Address) -> Result<Value, Error> {
+        self.0.read(cx, address).await
     }
     async fn create(
         &self,
         cx: &Cx<'_>,
-        key: &str,
+        address: &Address,
         body: &Map<String, Value>,
     ) -> Result<Value, Error> {
-        self.0.create(cx, key, body).await
+        self.0.create(cx, address, body).await
     }
     async fn update(
         &self,
         _cx: &Cx<'_>,
-        key: &str,
+        address: &Address,
         _body: &Map<String, Value>,
     ) -> Result<(), Error> {
         Err(Error::UnexpectedStatus {
@@ -94,11 +99,11 @@ impl Rest for NoUpdate {
                 route: format!("{}{}", self.0.service.base_path(), self.0.read.path),
             },
             status: 405,
-            message: format!("not sent: {key} cannot be changed, the API has no update call"),
+            message: format!("not sent: {address} cannot be changed, the API has no update call"),
         })
     }
-    async fn delete(&self, cx: &Cx<'_>, key: &str) -> Result<(), Error> {
-        self.0.delete(cx, key).await
+    async fn delete(&self, cx: &Cx<'_>, address: &Address) -> Result<(), Error> {
+        self.0.delete(cx, address).await
     }
     fn list(&self) -> Option<&ListCall> {
         self.0.list()
@@ -118,15 +123,16 @@ pub fn answer_id(answer: &Value, member: &str) -> Option<String> {
     }
 }
 
-/// The project of a scoped address (`12?projectKey=team`, or `?projectKey=team` for a
-/// create): the Kinds with a `projectKey` send it as a query parameter on every call (see
-/// `catalog/overrides.json`), so the family layer carries it in the address.
-pub fn project_of(address: &str) -> Option<&str> {
-    provider_family::rest::split_query(address)
-        .1
-        .into_iter()
-        .find(|(n, v)| *n == "projectKey" && !v.is_empty())
-        .map(|(_, v)| v)
+/// The project of a scoped address (canonically `12?projectKey=team`, or
+/// `?projectKey=team` for a create): the Kinds with a `projectKey` send it as a query
+/// parameter on every call (see `catalog/overrides.json`), so the family layer carries it in
+/// the address's query.
+pub fn project_of(address: &Address) -> Option<&str> {
+    address
+        .query()
+        .iter()
+        .find(|(n, v)| n == "projectKey" && !v.is_empty())
+        .map(|(_, v)| v.as_str())
 }
 
 /// The group functions every Xray group module has: `declarations`, `kinds` (composed
@@ -178,10 +184,14 @@ mod tests {
             Some("a-1")
         );
         assert_eq!(answer_id(&json!({"id": ""}), "id"), None);
-        assert_eq!(project_of("12?projectKey=team"), Some("team"));
-        assert_eq!(project_of("?projectKey=team"), Some("team"));
-        assert_eq!(project_of("12"), None);
-        assert_eq!(project_of(""), None);
+        let scoped = Address::new("12").with_query("projectKey", "team");
+        assert_eq!(scoped.to_string(), "12?projectKey=team");
+        assert_eq!(project_of(&scoped), Some("team"));
+        let create = Address::unknown().with_query("projectKey", "team");
+        assert_eq!(create.to_string(), "?projectKey=team");
+        assert_eq!(project_of(&create), Some("team"));
+        assert_eq!(project_of(&Address::new("12")), None);
+        assert_eq!(project_of(&Address::unknown()), None);
         // Every Kind with a projectKey sends it as the query parameter of its calls.
         let all = [
             crate::policy::declarations(),
@@ -216,7 +226,7 @@ pub struct ProjectScoped {
 
 impl ProjectScoped {
     /// `body` as it is sent for the object at `address`.
-    pub fn body(&self, address: &str, body: &Map<String, Value>) -> Map<String, Value> {
+    pub fn body(&self, address: &Address, body: &Map<String, Value>) -> Map<String, Value> {
         let mut body = body.clone();
         if let Some(project) = project_of(address) {
             (self.in_project)(project, &mut body);
@@ -227,22 +237,31 @@ impl ProjectScoped {
 
 #[async_trait]
 impl Rest for ProjectScoped {
-    async fn read(&self, cx: &Cx<'_>, key: &str) -> Result<Value, Error> {
-        self.paths.read(cx, key).await
+    async fn read(&self, cx: &Cx<'_>, address: &Address) -> Result<Value, Error> {
+        self.paths.read(cx, address).await
     }
     async fn create(
         &self,
         cx: &Cx<'_>,
-        key: &str,
+        address: &Address,
         body: &Map<String, Value>,
     ) -> Result<Value, Error> {
-        self.paths.create(cx, key, &self.body(key, body)).await
+        self.paths
+            .create(cx, address, &self.body(address, body))
+            .await
     }
-    async fn update(&self, cx: &Cx<'_>, key: &str, body: &Map<String, Value>) -> Result<(), Error> {
-        self.paths.update(cx, key, &self.body(key, body)).await
+    async fn update(
+        &self,
+        cx: &Cx<'_>,
+        address: &Address,
+        body: &Map<String, Value>,
+    ) -> Result<(), Error> {
+        self.paths
+            .update(cx, address, &self.body(address, body))
+            .await
     }
-    async fn delete(&self, cx: &Cx<'_>, key: &str) -> Result<(), Error> {
-        self.paths.delete(cx, key).await
+    async fn delete(&self, cx: &Cx<'_>, address: &Address) -> Result<(), Error> {
+        self.paths.delete(cx, address).await
     }
     fn list(&self) -> Option<&ListCall> {
         self.paths.list()

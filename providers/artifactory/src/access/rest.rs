@@ -17,7 +17,7 @@ use http::Method;
 use jfrog_client::error::RequestContext;
 use jfrog_client::{Error, Idempotency, JfrogClient, Service};
 use provider_family::rest::call_request;
-use provider_family::{Call, Cx, Dv, ListCall, ListShape, Next, Pages, Rest, Verb};
+use provider_family::{Address, Call, Cx, Dv, ListCall, ListShape, Next, Pages, Rest, Verb};
 use serde_json::{Map, Value, json};
 
 /// How a read finds one object.
@@ -383,7 +383,8 @@ impl Api {
 
 #[async_trait]
 impl Rest for Api {
-    async fn read(&self, cx: &Cx<'_>, key: &str) -> Result<Value, Error> {
+    async fn read(&self, cx: &Cx<'_>, address: &Address) -> Result<Value, Error> {
+        let key = address.key();
         let mut v = match self.read {
             Read::Get(call) => {
                 self.check_retired(cx.client, &call).await?;
@@ -475,9 +476,10 @@ impl Rest for Api {
     async fn create(
         &self,
         cx: &Cx<'_>,
-        key: &str,
+        address: &Address,
         body: &Map<String, Value>,
     ) -> Result<Value, Error> {
+        let key = address.key();
         let call = self
             .create
             .map_err(|why| refused(self.service, Method::POST, "(create)", why.to_string()))?;
@@ -485,7 +487,13 @@ impl Rest for Api {
             .await
     }
 
-    async fn update(&self, cx: &Cx<'_>, key: &str, body: &Map<String, Value>) -> Result<(), Error> {
+    async fn update(
+        &self,
+        cx: &Cx<'_>,
+        address: &Address,
+        body: &Map<String, Value>,
+    ) -> Result<(), Error> {
+        let key = address.key();
         let Some(call) = self.update else {
             return Err(refused(
                 self.service,
@@ -501,7 +509,8 @@ impl Rest for Api {
             .map(drop)
     }
 
-    async fn delete(&self, cx: &Cx<'_>, key: &str) -> Result<(), Error> {
+    async fn delete(&self, cx: &Cx<'_>, address: &Address) -> Result<(), Error> {
+        let key = address.key();
         match self.delete {
             Delete::Call(call) => {
                 call_request(cx.client, self.service, &call, Idempotency::Idempotent, key)
@@ -509,7 +518,7 @@ impl Rest for Api {
                     .await
             }
             Delete::Reset(call, values) => {
-                let current = self.read(cx, key).await?;
+                let current = self.read(cx, address).await?;
                 let mut body = current.as_object().cloned().unwrap_or_default();
                 for (k, v) in values {
                     body.insert((*k).to_string(), v.to_json().unwrap_or(Value::Null));
@@ -520,7 +529,7 @@ impl Rest for Api {
                     .await
             }
             Delete::ByMember { call, member } => {
-                let current = self.read(cx, key).await?;
+                let current = self.read(cx, address).await?;
                 let id = current
                     .get(member)
                     .and_then(Value::as_str)
@@ -591,7 +600,8 @@ impl UserApi {
 
 #[async_trait]
 impl Rest for UserApi {
-    async fn read(&self, cx: &Cx<'_>, key: &str) -> Result<Value, Error> {
+    async fn read(&self, cx: &Cx<'_>, address: &Address) -> Result<Value, Error> {
+        let key = address.key();
         let (service, path, access) = self.api(cx.client).await?;
         let mut v = cx
             .client
@@ -609,9 +619,10 @@ impl Rest for UserApi {
     async fn create(
         &self,
         cx: &Cx<'_>,
-        key: &str,
+        address: &Address,
         body: &Map<String, Value>,
     ) -> Result<Value, Error> {
+        let key = address.key();
         if !self.creatable {
             return Err(refused(
                 Service::Access,
@@ -647,7 +658,13 @@ impl Rest for UserApi {
         Ok(Value::Null)
     }
 
-    async fn update(&self, cx: &Cx<'_>, key: &str, body: &Map<String, Value>) -> Result<(), Error> {
+    async fn update(
+        &self,
+        cx: &Cx<'_>,
+        address: &Address,
+        body: &Map<String, Value>,
+    ) -> Result<(), Error> {
+        let key = address.key();
         let (service, path, access) = self.api(cx.client).await?;
         let mut body = body.clone();
         body.remove("username");
@@ -701,7 +718,8 @@ impl Rest for UserApi {
             .await
     }
 
-    async fn delete(&self, cx: &Cx<'_>, key: &str) -> Result<(), Error> {
+    async fn delete(&self, cx: &Cx<'_>, address: &Address) -> Result<(), Error> {
+        let key = address.key();
         let (service, path, _) = self.api(cx.client).await?;
         cx.client
             .request(service, Method::DELETE, path, Idempotency::Idempotent)

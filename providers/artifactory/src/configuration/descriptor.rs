@@ -51,7 +51,7 @@ use std::time::{Duration, Instant};
 use async_trait::async_trait;
 use http::Method;
 use jfrog_client::{Error, Idempotency, JfrogClient, RequestContext, Service};
-use provider_family::{Cx, Field, ListCall, ProviderState, Rest, Ty};
+use provider_family::{Address, Cx, Field, ListCall, ProviderState, Rest, Ty};
 use serde_json::{Map, Value};
 use tokio::sync::oneshot;
 
@@ -883,27 +883,36 @@ impl Section {
 /// their own (see [`platform`]).
 #[async_trait]
 impl Rest for Section {
-    async fn read(&self, cx: &Cx<'_>, key: &str) -> Result<Value, Error> {
+    async fn read(&self, cx: &Cx<'_>, address: &Address) -> Result<Value, Error> {
+        let key = address.key();
         self.read_at(&platform(cx.state, cx.client), key).await
     }
 
     async fn create(
         &self,
         cx: &Cx<'_>,
-        key: &str,
+        address: &Address,
         body: &Map<String, Value>,
     ) -> Result<Value, Error> {
+        let key = address.key();
         self.put(&platform(cx.state, cx.client), key, body, true)
             .await?;
         Ok(Value::Null)
     }
 
-    async fn update(&self, cx: &Cx<'_>, key: &str, body: &Map<String, Value>) -> Result<(), Error> {
+    async fn update(
+        &self,
+        cx: &Cx<'_>,
+        address: &Address,
+        body: &Map<String, Value>,
+    ) -> Result<(), Error> {
+        let key = address.key();
         self.put(&platform(cx.state, cx.client), key, body, false)
             .await
     }
 
-    async fn delete(&self, cx: &Cx<'_>, key: &str) -> Result<(), Error> {
+    async fn delete(&self, cx: &Cx<'_>, address: &Address) -> Result<(), Error> {
+        let key = address.key();
         self.delete_at(&platform(cx.state, cx.client), key).await
     }
 

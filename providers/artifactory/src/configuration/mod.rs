@@ -38,7 +38,9 @@ use std::sync::{Arc, OnceLock};
 
 use async_trait::async_trait;
 use provider_family::wire::Mode;
-use provider_family::{ClientCache, FamilyKind, HookCtx, Hooks, Kind, MrState, ResolvedKind};
+use provider_family::{
+    Address, ClientCache, FamilyKind, HookCtx, Hooks, Kind, MrState, ResolvedKind,
+};
 use provider_runtime::managed::external::ExternalError;
 use provider_runtime::managed::registration::KindRegistration;
 use serde_json::{Map, Value};
@@ -54,20 +56,20 @@ pub struct ConfigurationHooks;
 
 #[async_trait]
 impl Hooks for ConfigurationHooks {
-    /// A project's release bundle or promotion is addressed with its project
-    /// (`<name>:<version>?project=<key>`): every call on it sends `project`, since JFrog
-    /// looks in the project's Release Bundles repository (the Release Lifecycle Management
-    /// APIs' common query parameters; Terraform sends it on read too). Such an address is
-    /// outside the platform's lists, so it is read by key.
-    fn address(&self, kind: &ResolvedKind, key: &str, params: &Value) -> String {
+    /// A project's release bundle or promotion is addressed with its project in the query
+    /// (canonically `<name>:<version>?project=<key>`): every call on it sends `project`,
+    /// since JFrog looks in the project's Release Bundles repository (the Release Lifecycle
+    /// Management APIs' common query parameters; Terraform sends it on read too). Such an
+    /// address is outside the platform's lists, so it is read by key.
+    fn address(&self, kind: &ResolvedKind, key: &str, params: &Value) -> Address {
         match (
             kind.decl.kind,
             params.get("projectKey").and_then(Value::as_str),
         ) {
             ("ReleaseBundleV2" | "ReleaseBundleV2Promotion", Some(p)) if !p.is_empty() => {
-                provider_family::rest::with_query(key.to_string(), &[("project", p)])
+                Address::new(key).with_query("project", p)
             }
-            _ => key.to_string(),
+            _ => Address::new(key),
         }
     }
 

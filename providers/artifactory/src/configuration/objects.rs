@@ -8,7 +8,7 @@ use async_trait::async_trait;
 use base64::Engine;
 use http::Method;
 use jfrog_client::{Error, Idempotency, JfrogClient, RequestContext, Service};
-use provider_family::{Ask, Cx, ListCall, ReadMany, Rest};
+use provider_family::{Address, Ask, Cx, ListCall, ReadMany, Rest};
 use serde_json::{Map, Value, json};
 
 fn invalid(service: Service, route: &str, message: impl Into<String>) -> Error {
@@ -22,15 +22,15 @@ fn invalid(service: Service, route: &str, message: impl Into<String>) -> Error {
     }
 }
 
-/// An address without its query, and the `project` the query names (a project's release
-/// bundle or promotion, see the configuration hooks' `address`).
-fn scoped(address: &str) -> (&str, Option<&str>) {
-    let (key, query) = provider_family::rest::split_query(address);
-    let project = query
-        .into_iter()
-        .find(|(n, v)| *n == "project" && !v.is_empty())
-        .map(|(_, v)| v);
-    (key, project)
+/// An address's key, and the `project` its query names (a project's release bundle or
+/// promotion, see the configuration hooks' `address`).
+fn scoped(address: &Address) -> (&str, Option<&str>) {
+    let project = address
+        .query()
+        .iter()
+        .find(|(n, v)| n == "project" && !v.is_empty())
+        .map(|(_, v)| v.as_str());
+    (address.key(), project)
 }
 
 /// The `n` parts of a composite key (`a:b:c`); the last part may hold no colon.
@@ -60,8 +60,8 @@ const RB_RECORD: &str = "/api/v2/release_bundle/records/{name}/{version}";
 
 #[async_trait]
 impl Rest for ReleaseBundles {
-    async fn read(&self, cx: &Cx<'_>, key: &str) -> Result<Value, Error> {
-        let (key, project) = scoped(key);
+    async fn read(&self, cx: &Cx<'_>, address: &Address) -> Result<Value, Error> {
+        let (key, project) = scoped(address);
         let p = parts(key, 2, RB_RECORD)?;
         cx.client
             .request(
@@ -80,7 +80,7 @@ impl Rest for ReleaseBundles {
     async fn create(
         &self,
         cx: &Cx<'_>,
-        _key: &str,
+        _address: &Address,
         body: &Map<String, Value>,
     ) -> Result<Value, Error> {
         let mut body = body.clone();
@@ -112,18 +112,18 @@ impl Rest for ReleaseBundles {
     async fn update(
         &self,
         _cx: &Cx<'_>,
-        key: &str,
+        address: &Address,
         _body: &Map<String, Value>,
     ) -> Result<(), Error> {
         Err(invalid(
             Service::Lifecycle,
             RB_RECORD,
-            format!("release bundle {key} cannot be changed: delete and create it again"),
+            format!("release bundle {address} cannot be changed: delete and create it again"),
         ))
     }
 
-    async fn delete(&self, cx: &Cx<'_>, key: &str) -> Result<(), Error> {
-        let (key, project) = scoped(key);
+    async fn delete(&self, cx: &Cx<'_>, address: &Address) -> Result<(), Error> {
+        let (key, project) = scoped(address);
         let p = parts(key, 2, RB_RECORD)?;
         cx.client
             .request(
@@ -145,8 +145,8 @@ impl Rest for ReleaseBundles {
     }
 
     /// The versions list of the bundle name shows `<version>` under the name.
-    fn list_key(&self, address: &str) -> Option<String> {
-        let p = parts(address, 2, RB_RECORD).ok()?;
+    fn list_key(&self, address: &Address) -> Option<String> {
+        let p = parts(address.key(), 2, RB_RECORD).ok()?;
         Some(format!("{}/{}", p[0], p[1]))
     }
 
@@ -178,8 +178,8 @@ const PROMOTIONS: &str = "/api/v2/promotion/records/{name}/{version}";
 const PROMOTION: &str = "/api/v2/promotion/records/{name}/{version}/{created_millis}";
 
 impl Promotions {
-    async fn find(&self, client: &JfrogClient, key: &str) -> Result<Value, Error> {
-        let (key, project) = scoped(key);
+    async fn find(&self, client: &JfrogClient, address: &Address) -> Result<Value, Error> {
+        let (key, project) = scoped(address);
         let p = parts(key, 3, PROMOTIONS)?;
         let all = client
             .request(
@@ -213,17 +213,17 @@ impl Promotions {
 
 #[async_trait]
 impl Rest for Promotions {
-    async fn read(&self, cx: &Cx<'_>, key: &str) -> Result<Value, Error> {
-        self.find(cx.client, key).await
+    async fn read(&self, cx: &Cx<'_>, address: &Address) -> Result<Value, Error> {
+        self.find(cx.client, address).await
     }
 
     async fn create(
         &self,
         cx: &Cx<'_>,
-        key: &str,
+        address: &Address,
         body: &Map<String, Value>,
     ) -> Result<Value, Error> {
-        let p = parts(scoped(key).0, 3, PROMOTIONS)?;
+        let p = parts(address.key(), 3, PROMOTIONS)?;
         let mut body = body.clone();
         let keypair = body.remove("keypair_name");
         let project = body.remove("project_key");
@@ -255,19 +255,19 @@ impl Rest for Promotions {
     async fn update(
         &self,
         _cx: &Cx<'_>,
-        key: &str,
+        address: &Address,
         _body: &Map<String, Value>,
     ) -> Result<(), Error> {
         Err(invalid(
             Service::Lifecycle,
             PROMOTIONS,
-            format!("promotion {key} cannot be changed: delete and create it again"),
+            format!("promotion {address} cannot be changed: delete and create it again"),
         ))
     }
 
-    async fn delete(&self, cx: &Cx<'_>, key: &str) -> Result<(), Error> {
-        let record = self.find(cx.client, key).await?;
-        let (key, project) = scoped(key);
+    async fn delete(&self, cx: &Cx<'_>, address: &Address) -> Result<(), Error> {
+        let record = self.find(cx.client, address).await?;
+        let (key, project) = scoped(address);
         let p = parts(key, 3, PROMOTIONS)?;
         let millis = record
             .get("created_millis")
@@ -304,8 +304,8 @@ impl Rest for Promotions {
     }
 
     /// The environment's list shows `<name>/<version>` under the environment.
-    fn list_key(&self, address: &str) -> Option<String> {
-        let p = parts(address, 3, PROMOTIONS).ok()?;
+    fn list_key(&self, address: &Address) -> Option<String> {
+        let p = parts(address.key(), 3, PROMOTIONS).ok()?;
         Some(format!("{}/{}/{}", p[2], p[0], p[1]))
     }
 
@@ -389,7 +389,8 @@ impl Artifacts {
 
 #[async_trait]
 impl Rest for Artifacts {
-    async fn read(&self, cx: &Cx<'_>, key: &str) -> Result<Value, Error> {
+    async fn read(&self, cx: &Cx<'_>, address: &Address) -> Result<Value, Error> {
+        let key = address.key();
         let mut v = cx
             .client
             .request(
@@ -415,7 +416,7 @@ impl Rest for Artifacts {
     async fn create(
         &self,
         cx: &Cx<'_>,
-        _key: &str,
+        _address: &Address,
         body: &Map<String, Value>,
     ) -> Result<Value, Error> {
         let item = item_of(body).ok_or_else(|| {
@@ -428,11 +429,18 @@ impl Rest for Artifacts {
         self.deploy(cx.client, &item, body).await
     }
 
-    async fn update(&self, cx: &Cx<'_>, key: &str, body: &Map<String, Value>) -> Result<(), Error> {
+    async fn update(
+        &self,
+        cx: &Cx<'_>,
+        address: &Address,
+        body: &Map<String, Value>,
+    ) -> Result<(), Error> {
+        let key = address.key();
         self.deploy(cx.client, key, body).await.map(|_| ())
     }
 
-    async fn delete(&self, cx: &Cx<'_>, key: &str) -> Result<(), Error> {
+    async fn delete(&self, cx: &Cx<'_>, address: &Address) -> Result<(), Error> {
+        let key = address.key();
         cx.client
             .request(
                 Service::Artifactory,
@@ -670,7 +678,8 @@ fn recursive(body: &Map<String, Value>) -> &'static str {
 
 #[async_trait]
 impl Rest for ItemProperties {
-    async fn read(&self, cx: &Cx<'_>, key: &str) -> Result<Value, Error> {
+    async fn read(&self, cx: &Cx<'_>, address: &Address) -> Result<Value, Error> {
+        let key = address.key();
         cx.client
             .request(
                 Service::Artifactory,
@@ -687,14 +696,20 @@ impl Rest for ItemProperties {
     async fn create(
         &self,
         cx: &Cx<'_>,
-        key: &str,
+        address: &Address,
         body: &Map<String, Value>,
     ) -> Result<Value, Error> {
-        self.update(cx, key, body).await?;
+        self.update(cx, address, body).await?;
         Ok(Value::Null)
     }
 
-    async fn update(&self, cx: &Cx<'_>, key: &str, body: &Map<String, Value>) -> Result<(), Error> {
+    async fn update(
+        &self,
+        cx: &Cx<'_>,
+        address: &Address,
+        body: &Map<String, Value>,
+    ) -> Result<(), Error> {
+        let key = address.key();
         let props = body
             .get("properties")
             .and_then(Value::as_object)
@@ -716,7 +731,7 @@ impl Rest for ItemProperties {
 
     /// Removes nothing by itself: the MR's declared keys are removed by the family's
     /// `before_delete` (this call knows only the item).
-    async fn delete(&self, _cx: &Cx<'_>, _key: &str) -> Result<(), Error> {
+    async fn delete(&self, _cx: &Cx<'_>, _address: &Address) -> Result<(), Error> {
         Ok(())
     }
 
@@ -807,6 +822,11 @@ mod tests {
             vec!["rb", "1.0", "PROD"]
         );
         assert!(parts("rb", 2, "").is_err());
+        let scoped_bundle = Address::new("rb:1.0").with_query("project", "team");
+        assert_eq!(scoped(&scoped_bundle), ("rb:1.0", Some("team")));
+        assert_eq!(scoped(&Address::new("rb:1.0")), ("rb:1.0", None));
+        let empty = Address::new("rb:1.0").with_query("project", "");
+        assert_eq!(scoped(&empty), ("rb:1.0", None));
         assert_eq!(item_path("libs:/a/b.txt").unwrap(), "libs/a/b.txt");
         let props = json!({"stage": ["dev", "qa"], "team": ["x"]});
         assert_eq!(

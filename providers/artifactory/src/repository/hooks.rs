@@ -18,7 +18,7 @@ use jfrog_client::{Error, Idempotency, JfrogClient, Service};
 use provider_family::decl::ResolvedKind;
 use provider_family::diff::DiffContext;
 use provider_family::wire::{Mode, user_value};
-use provider_family::{Cx, HookCtx, Hooks, KindDecl, ListCall, ListShape, MrState, Rest};
+use provider_family::{Address, Cx, HookCtx, Hooks, KindDecl, ListCall, ListShape, MrState, Rest};
 use provider_runtime::managed::external::ExternalError;
 use serde_json::{Map, Value};
 
@@ -86,7 +86,8 @@ pub struct RepositoryRest;
 
 #[async_trait]
 impl Rest for RepositoryRest {
-    async fn read(&self, cx: &Cx<'_>, key: &str) -> Result<Value, Error> {
+    async fn read(&self, cx: &Cx<'_>, address: &Address) -> Result<Value, Error> {
+        let key = address.key();
         cx.client.artifactory().repositories().get(key).await
     }
     /// Through the bulk writes of the provider's state, if it has them
@@ -94,18 +95,26 @@ impl Rest for RepositoryRest {
     async fn create(
         &self,
         cx: &Cx<'_>,
-        key: &str,
+        address: &Address,
         body: &Map<String, Value>,
     ) -> Result<Value, Error> {
+        let key = address.key();
         super::bulk::write(cx.state, cx.client, key, body, true)
             .await
             .map(|()| Value::Null)
     }
     /// As [`Self::create`].
-    async fn update(&self, cx: &Cx<'_>, key: &str, body: &Map<String, Value>) -> Result<(), Error> {
+    async fn update(
+        &self,
+        cx: &Cx<'_>,
+        address: &Address,
+        body: &Map<String, Value>,
+    ) -> Result<(), Error> {
+        let key = address.key();
         super::bulk::write(cx.state, cx.client, key, body, false).await
     }
-    async fn delete(&self, cx: &Cx<'_>, key: &str) -> Result<(), Error> {
+    async fn delete(&self, cx: &Cx<'_>, address: &Address) -> Result<(), Error> {
+        let key = address.key();
         cx.client.artifactory().repositories().delete(key).await
     }
     fn list(&self) -> Option<&ListCall> {

@@ -79,7 +79,7 @@ pub mod tables;
 use std::sync::{Arc, OnceLock};
 
 use provider_family::wire::{Mode, user_value};
-use provider_family::{ClientCache, FamilyKind, Hooks, ResolvedKind};
+use provider_family::{Address, ClientCache, FamilyKind, Hooks, ResolvedKind};
 use provider_runtime::managed::registration::KindRegistration;
 use serde_json::{Map, Value, json};
 
@@ -120,31 +120,35 @@ fn valid_iam_role(arn: &str) -> bool {
 }
 
 impl Hooks for PlatformHooks {
-    fn address(&self, kind: &ResolvedKind, key: &str, params: &Value) -> String {
+    fn address(&self, kind: &ResolvedKind, key: &str, params: &Value) -> Address {
         match kind.decl.kind {
             "GroupMembers" => {
-                let members: Vec<&str> = user_value(params, "members")
+                let members = user_value(params, "members")
                     .and_then(Value::as_array)
                     .into_iter()
                     .flatten()
                     .filter_map(Value::as_str)
+                    .map(str::to_string)
                     .collect();
-                format!("{key}/{}", members.join("\n"))
+                Address::new(key).with_detail(rest::DeclaredMembers(members))
             }
             "OIDCIdentityMapping" => match str_param(params, "providerName") {
-                "" => String::new(),
-                p => format!("{p}/{key}/{}", str_param(params, "projectKey")),
+                "" => Address::unknown(),
+                p => Address::new(key)
+                    .with_parent(p)
+                    .with_detail(rest::MappingProject(
+                        str_param(params, "projectKey").to_string(),
+                    )),
             },
             "Lifecycle" => match str_param(params, "projectKey") {
-                "" => rest::GLOBAL.to_string(),
-                p => p.to_string(),
+                "" => Address::new(rest::GLOBAL),
+                p => Address::new(p),
             },
-            "LifecycleStage" => format!(
-                "{key}/{}/{}",
-                str_param(params, "projectKey"),
-                bool_param(params, "detachOnDestroy") == Some(true)
-            ),
-            _ => key.to_string(),
+            "LifecycleStage" => Address::new(key).with_detail(rest::StageScope {
+                project: str_param(params, "projectKey").to_string(),
+                detach: bool_param(params, "detachOnDestroy") == Some(true),
+            }),
+            _ => Address::new(key),
         }
     }
 
@@ -300,26 +304,49 @@ mod tests {
     #[test]
     fn addresses_carry_what_the_calls_need() {
         let m = json!({"name": "devs", "members": ["alice", "bob"]});
+        let members = HOOKS.address(&kind("GroupMembers"), "devs", &m);
+        assert_eq!(members.key(), "devs");
         assert_eq!(
-            HOOKS.address(&kind("GroupMembers"), "devs", &m),
-            "devs/alice\nbob"
+            members.detail::<rest::DeclaredMembers>(),
+            Some(&rest::DeclaredMembers(vec!["alice".into(), "bob".into()]))
         );
-        assert_eq!(HOOKS.address(&kind("Lifecycle"), "global", &json!({})), "_");
-        assert_eq!(
-            HOOKS.address(&kind("Lifecycle"), "global", &json!({"projectKey": "team"})),
-            "team"
+        assert_eq!(members.to_string(), "devs/alice\nbob");
+        let global = HOOKS.address(&kind("Lifecycle"), "global", &json!({}));
+        assert_eq!((global.key(), global.to_string()), ("_", "_".to_string()));
+        let team = HOOKS.address(&kind("Lifecycle"), "global", &json!({"projectKey": "team"}));
+        assert_eq!((team.key(), team.to_string()), ("team", "team".to_string()));
+        let mapping = HOOKS.address(
+            &kind("OIDCIdentityMapping"),
+            "ci",
+            &json!({"providerName": "github", "projectKey": "team"}),
         );
+        assert_eq!((mapping.parent(), mapping.key()), ("github", "ci"));
         assert_eq!(
-            HOOKS.address(
-                &kind("OIDCIdentityMapping"),
-                "ci",
-                &json!({"providerName": "github", "projectKey": "team"})
-            ),
-            "github/ci/team"
+            mapping.detail::<rest::MappingProject>(),
+            Some(&rest::MappingProject("team".into()))
         );
+        assert_eq!(mapping.to_string(), "github/ci/team");
+        let unknown = HOOKS.address(&kind("OIDCIdentityMapping"), "ci", &json!({}));
+        assert!(unknown.is_empty());
+        assert_eq!(unknown.to_string(), "");
+        let stage = HOOKS.address(&kind("LifecycleStage"), "qa", &json!({}));
+        assert_eq!(stage.key(), "qa");
         assert_eq!(
-            HOOKS.address(&kind("LifecycleStage"), "qa", &json!({})),
-            "qa//false"
+            stage.detail::<rest::StageScope>(),
+            Some(&rest::StageScope::default())
+        );
+        assert_eq!(stage.to_string(), "qa//false");
+        let detached = HOOKS.address(
+            &kind("LifecycleStage"),
+            "qa",
+            &json!({"projectKey": "team", "detachOnDestroy": true}),
+        );
+        assert_eq!(detached.to_string(), "qa/team/true");
+        assert_eq!(
+            HOOKS
+                .address(&kind("Group"), "devs", &json!({}))
+                .to_string(),
+            "devs"
         );
     }
 

@@ -4,16 +4,20 @@
 //! provider types, identity mappings (claims as JSON text, the project as a query
 //! parameter), lifecycles and stages (global or per project).
 //!
-//! Addresses (built by the family's `address` hook): a group's members
-//! `<group>/<member>\n<member>...`, an identity mapping `<provider>/<name>/<project>`, a
-//! lifecycle `_` (global) or its project key, a stage `<name>/<project>/<detach>`.
+//! Addresses (built by the family's `address` hook, each binding's typed detail read back
+//! by its calls): a group's members (the group, [`DeclaredMembers`]; canonically
+//! `<group>/<member>\n<member>...`), an identity mapping (its provider as parent,
+//! [`MappingProject`]; `<provider>/<name>/<project>`), a lifecycle (`_` for the platform's,
+//! else its project key), a stage ([`StageScope`]; `<name>/<project>/<detach>`).
 
 use async_trait::async_trait;
 use jfrog_client::{Error, Idempotency, JfrogClient, Service};
-use provider_family::rest::{address_pair, address_triple, not_found, request};
+use std::fmt;
+
+use provider_family::rest::{not_found, request};
 use provider_family::{
-    Call, Converted, Cx, ListCall, ListShape, Listed, Next, Pages, Paths, QueryParent, Rest,
-    Settings, Verb,
+    Address, Call, Converted, Cx, Detail, ListCall, ListShape, Listed, Next, Pages, Paths,
+    QueryParent, Rest, Settings, Verb,
 };
 use serde_json::{Map, Value, json};
 
@@ -84,21 +88,26 @@ pub struct GroupRest;
 
 #[async_trait]
 impl Rest for GroupRest {
-    async fn read(&self, cx: &Cx<'_>, key: &str) -> Result<Value, Error> {
-        GROUP_CALLS.read(cx, key).await
+    async fn read(&self, cx: &Cx<'_>, address: &Address) -> Result<Value, Error> {
+        GROUP_CALLS.read(cx, address).await
     }
     async fn create(
         &self,
         cx: &Cx<'_>,
-        key: &str,
+        address: &Address,
         body: &Map<String, Value>,
     ) -> Result<Value, Error> {
-        GROUP_CALLS.create(cx, key, body).await
+        GROUP_CALLS.create(cx, address, body).await
     }
-    async fn update(&self, cx: &Cx<'_>, key: &str, body: &Map<String, Value>) -> Result<(), Error> {
+    async fn update(
+        &self,
+        cx: &Cx<'_>,
+        address: &Address,
+        body: &Map<String, Value>,
+    ) -> Result<(), Error> {
         let mut group = body.clone();
         let members = group.remove("members");
-        GROUP_CALLS.update(cx, key, &group).await?;
+        GROUP_CALLS.update(cx, address, &group).await?;
         let Some(members) = members else {
             return Ok(());
         };
@@ -108,15 +117,17 @@ impl Rest for GroupRest {
             .flatten()
             .filter_map(Value::as_str)
             .collect();
-        let have = GROUPMEMBERS.members(cx.client, key).await?;
+        let have = GROUPMEMBERS.members(cx.client, address.key()).await?;
         let (add, remove) = member_changes(&declared, &have);
         if add.is_empty() && remove.is_empty() {
             return Ok(());
         }
-        GROUPMEMBERS.patch(cx.client, key, &add, &remove).await
+        GROUPMEMBERS
+            .patch(cx.client, address.key(), &add, &remove)
+            .await
     }
-    async fn delete(&self, cx: &Cx<'_>, key: &str) -> Result<(), Error> {
-        GROUP_CALLS.delete(cx, key).await
+    async fn delete(&self, cx: &Cx<'_>, address: &Address) -> Result<(), Error> {
+        GROUP_CALLS.delete(cx, address).await
     }
 }
 
@@ -256,31 +267,36 @@ impl SelfHostedOnly {
 
 #[async_trait]
 impl Rest for SelfHostedOnly {
-    async fn read(&self, cx: &Cx<'_>, key: &str) -> Result<Value, Error> {
+    async fn read(&self, cx: &Cx<'_>, address: &Address) -> Result<Value, Error> {
         self.settings
-            .read(cx, key)
+            .read(cx, address)
             .await
             .map_err(|e| self.explain(e))
     }
     async fn create(
         &self,
         cx: &Cx<'_>,
-        key: &str,
+        address: &Address,
         body: &Map<String, Value>,
     ) -> Result<Value, Error> {
         self.settings
-            .create(cx, key, body)
+            .create(cx, address, body)
             .await
             .map_err(|e| self.explain(e))
     }
-    async fn update(&self, cx: &Cx<'_>, key: &str, body: &Map<String, Value>) -> Result<(), Error> {
+    async fn update(
+        &self,
+        cx: &Cx<'_>,
+        address: &Address,
+        body: &Map<String, Value>,
+    ) -> Result<(), Error> {
         self.settings
-            .update(cx, key, body)
+            .update(cx, address, body)
             .await
             .map_err(|e| self.explain(e))
     }
-    async fn delete(&self, cx: &Cx<'_>, key: &str) -> Result<(), Error> {
-        self.settings.delete(cx, key).await
+    async fn delete(&self, cx: &Cx<'_>, address: &Address) -> Result<(), Error> {
+        self.settings.delete(cx, address).await
     }
     fn forgets_on_delete(&self) -> bool {
         self.settings.forgets_on_delete()
@@ -361,12 +377,28 @@ pub static GROUPMEMBERS: GroupMembersRest = GroupMembersRest;
 const GROUP_ITEM: &str = "/api/v2/groups/{key}";
 const GROUP_MEMBERS: &str = "/api/v2/groups/{key}/members";
 
-fn group_and_members(address: &str) -> (&str, Vec<&str>) {
-    let (group, members) = address_pair(address);
-    (
-        group,
-        members.split('\n').filter(|m| !m.is_empty()).collect(),
-    )
+/// The members a GroupMembers MR declares, the detail of its address (whose key is the
+/// group); canonically `/<member>\n<member>...` after the group.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct DeclaredMembers(pub Vec<String>);
+
+impl fmt::Display for DeclaredMembers {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "/{}", self.0.join("\n"))
+    }
+}
+
+impl Detail for DeclaredMembers {}
+
+/// The group and the declared members (none without a [`DeclaredMembers`]) of `address`.
+fn group_and_members(address: &Address) -> (&str, Vec<&str>) {
+    let members = address
+        .detail::<DeclaredMembers>()
+        .map(|m| m.0.iter().map(String::as_str).filter(|m| !m.is_empty()))
+        .into_iter()
+        .flatten()
+        .collect();
+    (address.key(), members)
 }
 
 /// (desired minus present, present minus desired): the one PATCH that makes the group's
@@ -428,8 +460,8 @@ impl GroupMembersRest {
     }
 
     /// Make the group's member list the declared one (nothing sent when it already is).
-    async fn set(&self, client: &JfrogClient, key: &str) -> Result<(), Error> {
-        let (group, declared) = group_and_members(key);
+    async fn set(&self, client: &JfrogClient, address: &Address) -> Result<(), Error> {
+        let (group, declared) = group_and_members(address);
         let have = self.members(client, group).await?;
         let (add, remove) = member_changes(&declared, &have);
         if add.is_empty() && remove.is_empty() {
@@ -441,8 +473,8 @@ impl GroupMembersRest {
 
 #[async_trait]
 impl Rest for GroupMembersRest {
-    async fn read(&self, cx: &Cx<'_>, key: &str) -> Result<Value, Error> {
-        let (group, declared) = group_and_members(key);
+    async fn read(&self, cx: &Cx<'_>, address: &Address) -> Result<Value, Error> {
+        let (group, declared) = group_and_members(address);
         let have = self.members(cx.client, group).await?;
         if !have.iter().any(|h| declared.contains(&h.as_str())) {
             // None of this MR's members is in the group: its object does not exist.
@@ -458,22 +490,22 @@ impl Rest for GroupMembersRest {
     async fn create(
         &self,
         cx: &Cx<'_>,
-        key: &str,
+        address: &Address,
         _body: &Map<String, Value>,
     ) -> Result<Value, Error> {
-        self.set(cx.client, key).await?;
+        self.set(cx.client, address).await?;
         Ok(Value::Null)
     }
     async fn update(
         &self,
         cx: &Cx<'_>,
-        key: &str,
+        address: &Address,
         _body: &Map<String, Value>,
     ) -> Result<(), Error> {
-        self.set(cx.client, key).await
+        self.set(cx.client, address).await
     }
-    async fn delete(&self, cx: &Cx<'_>, key: &str) -> Result<(), Error> {
-        let (group, declared) = group_and_members(key);
+    async fn delete(&self, cx: &Cx<'_>, address: &Address) -> Result<(), Error> {
+        let (group, declared) = group_and_members(address);
         self.patch(cx.client, group, &[], &declared).await
     }
 }
@@ -598,14 +630,14 @@ impl PermissionRest {
 
 #[async_trait]
 impl Rest for PermissionRest {
-    async fn read(&self, cx: &Cx<'_>, key: &str) -> Result<Value, Error> {
+    async fn read(&self, cx: &Cx<'_>, address: &Address) -> Result<Value, Error> {
         let mut v = request(
             cx.client,
             A,
             Verb::Get,
             PERMISSION_ITEM,
             Idempotency::Idempotent,
-            &[key],
+            &[address.key()],
         )
         .send_value()
         .await?;
@@ -619,10 +651,10 @@ impl Rest for PermissionRest {
     async fn create(
         &self,
         cx: &Cx<'_>,
-        key: &str,
+        address: &Address,
         body: &Map<String, Value>,
     ) -> Result<Value, Error> {
-        let b = json!({"name": key, "resources": Self::resources_to_wire(body)});
+        let b = json!({"name": address.key(), "resources": Self::resources_to_wire(body)});
         request(
             cx.client,
             A,
@@ -636,7 +668,12 @@ impl Rest for PermissionRest {
         .await?;
         Ok(Value::Null)
     }
-    async fn update(&self, cx: &Cx<'_>, key: &str, body: &Map<String, Value>) -> Result<(), Error> {
+    async fn update(
+        &self,
+        cx: &Cx<'_>,
+        address: &Address,
+        body: &Map<String, Value>,
+    ) -> Result<(), Error> {
         let wanted = Self::resources_to_wire(body);
         for t in RESOURCE_TYPES {
             let r = match wanted.get(*t) {
@@ -647,7 +684,7 @@ impl Rest for PermissionRest {
                         Verb::Put,
                         PERMISSION_RESOURCE,
                         Idempotency::Idempotent,
-                        &[key, t],
+                        &[address.key(), t],
                     )
                     .json(r)
                     .send_empty()
@@ -660,7 +697,7 @@ impl Rest for PermissionRest {
                         Verb::Delete,
                         PERMISSION_RESOURCE,
                         Idempotency::Idempotent,
-                        &[key, t],
+                        &[address.key(), t],
                     )
                     .send_empty()
                     .await
@@ -674,22 +711,23 @@ impl Rest for PermissionRest {
         }
         Ok(())
     }
-    async fn delete(&self, cx: &Cx<'_>, key: &str) -> Result<(), Error> {
+    async fn delete(&self, cx: &Cx<'_>, address: &Address) -> Result<(), Error> {
         request(
             cx.client,
             A,
             Verb::Delete,
             PERMISSION_ITEM,
             Idempotency::Idempotent,
-            &[key],
+            &[address.key()],
         )
         .send_empty()
         .await
     }
 }
 
-/// OIDC identity mappings (`<provider>/<name>/<project>`): the project as a query parameter
-/// on every call, the claims as JSON text on our side and an object on the wire.
+/// OIDC identity mappings (addressed by name inside their provider, with their
+/// [`MappingProject`]): the project as a query parameter on every call, the claims as JSON
+/// text on our side and an object on the wire.
 #[derive(Debug)]
 pub struct IdentityMappingRest;
 
@@ -716,6 +754,29 @@ const MAPPING: &str = "/api/v1/oidc/{provider}/identity_mappings/{name}";
 /// Claims as compact JSON text with sorted keys, so equal claims compare equal.
 pub fn claims_text(v: &Value) -> String {
     v.to_string()
+}
+
+/// The project an identity mapping is in (empty: the platform's), the detail of its address
+/// (whose parent is the OIDC configuration and key the mapping's name); canonically
+/// `/<project>` after the name, written when empty too.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct MappingProject(pub String);
+
+impl fmt::Display for MappingProject {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "/{}", self.0)
+    }
+}
+
+impl Detail for MappingProject {}
+
+/// The provider, name and project (empty without a [`MappingProject`]) of a mapping's
+/// address.
+fn mapping_parts(address: &Address) -> (&str, &str, &str) {
+    let project = address
+        .detail::<MappingProject>()
+        .map_or("", |p| p.0.as_str());
+    (address.parent(), address.key(), project)
 }
 
 fn with_project<'a>(r: jfrog_client::Request<'a>, project: &str) -> jfrog_client::Request<'a> {
@@ -745,8 +806,8 @@ fn claims_to_wire(body: &Map<String, Value>) -> Result<Map<String, Value>, Error
 
 #[async_trait]
 impl Rest for IdentityMappingRest {
-    async fn read(&self, cx: &Cx<'_>, key: &str) -> Result<Value, Error> {
-        let (provider, name, project) = address_triple(key);
+    async fn read(&self, cx: &Cx<'_>, address: &Address) -> Result<Value, Error> {
+        let (provider, name, project) = mapping_parts(address);
         let r = request(
             cx.client,
             A,
@@ -760,10 +821,10 @@ impl Rest for IdentityMappingRest {
     async fn create(
         &self,
         cx: &Cx<'_>,
-        key: &str,
+        address: &Address,
         body: &Map<String, Value>,
     ) -> Result<Value, Error> {
-        let (provider, _, project) = address_triple(key);
+        let (provider, _, project) = mapping_parts(address);
         let r = request(
             cx.client,
             A,
@@ -778,8 +839,13 @@ impl Rest for IdentityMappingRest {
             .await?;
         Ok(Value::Null)
     }
-    async fn update(&self, cx: &Cx<'_>, key: &str, body: &Map<String, Value>) -> Result<(), Error> {
-        let (provider, name, project) = address_triple(key);
+    async fn update(
+        &self,
+        cx: &Cx<'_>,
+        address: &Address,
+        body: &Map<String, Value>,
+    ) -> Result<(), Error> {
+        let (provider, name, project) = mapping_parts(address);
         let r = request(
             cx.client,
             A,
@@ -793,8 +859,8 @@ impl Rest for IdentityMappingRest {
             .send_empty()
             .await
     }
-    async fn delete(&self, cx: &Cx<'_>, key: &str) -> Result<(), Error> {
-        let (provider, name, project) = address_triple(key);
+    async fn delete(&self, cx: &Cx<'_>, address: &Address) -> Result<(), Error> {
+        let (provider, name, project) = mapping_parts(address);
         let r = request(
             cx.client,
             A,
@@ -806,8 +872,8 @@ impl Rest for IdentityMappingRest {
         with_project(r, project).send_empty().await
     }
     /// The platform's mappings only (`<provider>/<name>`): the list shows no project's.
-    fn list_key(&self, address: &str) -> Option<String> {
-        match address_triple(address) {
+    fn list_key(&self, address: &Address) -> Option<String> {
+        match mapping_parts(address) {
             (provider, name, "") => Some(format!("{provider}/{name}")),
             _ => None,
         }
@@ -869,13 +935,17 @@ pub const GLOBAL: &str = "_";
 
 const LIFECYCLE_PATH: &str = "/api/v2/lifecycle";
 
-fn project_of(address: &str) -> &str {
-    if address == GLOBAL { "" } else { address }
+/// The project of a lifecycle's address: none for the platform's ([`GLOBAL`]).
+fn project_of(address: &Address) -> &str {
+    match address.key() {
+        GLOBAL => "",
+        project => project,
+    }
 }
 
 #[async_trait]
 impl Rest for LifecycleRest {
-    async fn read(&self, cx: &Cx<'_>, key: &str) -> Result<Value, Error> {
+    async fn read(&self, cx: &Cx<'_>, address: &Address) -> Result<Value, Error> {
         let r = request(
             cx.client,
             A,
@@ -884,7 +954,7 @@ impl Rest for LifecycleRest {
             Idempotency::Idempotent,
             &[],
         );
-        let project = project_of(key);
+        let project = project_of(address);
         let mut v = with_project(r, project).send_value().await?;
         if v.get("promote_stages").is_none_or(Value::is_null) {
             v["promote_stages"] = Value::Array(promote_stages(&v));
@@ -898,13 +968,18 @@ impl Rest for LifecycleRest {
     async fn create(
         &self,
         cx: &Cx<'_>,
-        key: &str,
+        address: &Address,
         body: &Map<String, Value>,
     ) -> Result<Value, Error> {
-        self.update(cx, key, body).await?;
+        self.update(cx, address, body).await?;
         Ok(Value::Null)
     }
-    async fn update(&self, cx: &Cx<'_>, key: &str, body: &Map<String, Value>) -> Result<(), Error> {
+    async fn update(
+        &self,
+        cx: &Cx<'_>,
+        address: &Address,
+        body: &Map<String, Value>,
+    ) -> Result<(), Error> {
         let r = request(
             cx.client,
             A,
@@ -913,7 +988,7 @@ impl Rest for LifecycleRest {
             Idempotency::Idempotent,
             &[],
         );
-        with_project(r, project_of(key))
+        with_project(r, project_of(address))
             .json(body)
             .send_empty()
             .await
@@ -923,17 +998,17 @@ impl Rest for LifecycleRest {
     /// lifecycle still uses, so a LifecycleStage deleted with its Lifecycle would otherwise
     /// stay forever). The object itself stays: once emptied, the singleton is gone for the
     /// MR.
-    async fn delete(&self, cx: &Cx<'_>, key: &str) -> Result<(), Error> {
+    async fn delete(&self, cx: &Cx<'_>, address: &Address) -> Result<(), Error> {
         let mut body = Map::new();
         body.insert("promote_stages".to_owned(), Value::Array(Vec::new()));
-        match self.update(cx, key, &body).await {
+        match self.update(cx, address, &body).await {
             // The project is gone, and its lifecycle with it.
             Err(e) if e.is_not_found() => Ok(()),
             other => other,
         }
     }
     /// Read by key: the list is one object per scope, no cheaper than the read.
-    fn list_key(&self, _address: &str) -> Option<String> {
+    fn list_key(&self, _address: &Address) -> Option<String> {
         None
     }
     /// A project's lifecycle is the project's singleton.
@@ -942,9 +1017,9 @@ impl Rest for LifecycleRest {
     }
 }
 
-/// Lifecycle stages (`<name>/<project>/<detach>`): created by POST (the project in the
-/// body), read, patched and deleted with the project as a query parameter; with
-/// `detachOnDestroy` the delete leaves the stage in JFrog.
+/// Lifecycle stages (addressed by name with their [`StageScope`]): created by POST (the
+/// project in the body), read, patched and deleted with the project as a query parameter;
+/// with `detachOnDestroy` the delete leaves the stage in JFrog.
 #[derive(Debug)]
 pub struct StageRest;
 
@@ -978,6 +1053,36 @@ static PROJECTS: ListCall = ListCall {
     key_member: "project_key",
 };
 
+/// A stage's project (empty: a platform stage) and `detachOnDestroy` switch, the detail of
+/// its address (whose key is the stage's name); canonically `/<project>/<detach>` after the
+/// name.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct StageScope {
+    /// The project key; empty for a platform stage.
+    pub project: String,
+    /// Whether deleting the MR leaves the stage in JFrog.
+    pub detach: bool,
+}
+
+impl fmt::Display for StageScope {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "/{}/{}", self.project, self.detach)
+    }
+}
+
+impl Detail for StageScope {}
+
+/// The name and scope (the platform's, not detached, without a [`StageScope`]) of a
+/// stage's address.
+fn stage_parts(address: &Address) -> (&str, &str, bool) {
+    let scope = address.detail::<StageScope>();
+    (
+        address.key(),
+        scope.map_or("", |s| s.project.as_str()),
+        scope.is_some_and(|s| s.detach),
+    )
+}
+
 const STAGES: &str = "/api/v2/stages";
 const STAGE: &str = "/api/v2/stages/{name}";
 
@@ -995,8 +1100,8 @@ pub fn stage_from_jfrog(v: &Value) -> Option<Value> {
 
 #[async_trait]
 impl Rest for StageRest {
-    async fn read(&self, cx: &Cx<'_>, key: &str) -> Result<Value, Error> {
-        let (name, project, _) = address_triple(key);
+    async fn read(&self, cx: &Cx<'_>, address: &Address) -> Result<Value, Error> {
+        let (name, project, _) = stage_parts(address);
         let r = request(
             cx.client,
             A,
@@ -1010,7 +1115,7 @@ impl Rest for StageRest {
     async fn create(
         &self,
         cx: &Cx<'_>,
-        _key: &str,
+        _address: &Address,
         body: &Map<String, Value>,
     ) -> Result<Value, Error> {
         request(
@@ -1026,8 +1131,13 @@ impl Rest for StageRest {
         .await?;
         Ok(Value::Null)
     }
-    async fn update(&self, cx: &Cx<'_>, key: &str, body: &Map<String, Value>) -> Result<(), Error> {
-        let (name, project, _) = address_triple(key);
+    async fn update(
+        &self,
+        cx: &Cx<'_>,
+        address: &Address,
+        body: &Map<String, Value>,
+    ) -> Result<(), Error> {
+        let (name, project, _) = stage_parts(address);
         let mut b = body.clone();
         // Only the category can change (name and project are immutable).
         b.retain(|k, _| k == "category");
@@ -1041,9 +1151,9 @@ impl Rest for StageRest {
         );
         with_project(r, project).json(&b).send_empty().await
     }
-    async fn delete(&self, cx: &Cx<'_>, key: &str) -> Result<(), Error> {
-        let (name, project, detach) = address_triple(key);
-        if detach == "true" {
+    async fn delete(&self, cx: &Cx<'_>, address: &Address) -> Result<(), Error> {
+        let (name, project, detach) = stage_parts(address);
+        if detach {
             return Ok(());
         }
         let r = request(
@@ -1058,8 +1168,8 @@ impl Rest for StageRest {
     }
     /// `<name>` for a platform stage, `<project>/<name>` for a project's: as the lists key
     /// them (without the detach switch).
-    fn list_key(&self, address: &str) -> Option<String> {
-        match address_triple(address) {
+    fn list_key(&self, address: &Address) -> Option<String> {
+        match stage_parts(address) {
             (name, "", _) => Some(name.to_string()),
             (name, project, _) => Some(format!("{project}/{name}")),
         }
@@ -1107,11 +1217,24 @@ mod tests {
 
     #[test]
     fn stages_are_keyed_as_their_scope_lists_them() {
-        assert_eq!(StageRest.list_key("qa//true").as_deref(), Some("qa"));
+        let stage = |name: &str, project: &str, detach| {
+            Address::new(name).with_detail(StageScope {
+                project: project.into(),
+                detach,
+            })
+        };
+        let global = stage("qa", "", true);
+        assert_eq!(global.to_string(), "qa//true");
+        assert_eq!(StageRest.list_key(&global).as_deref(), Some("qa"));
+        let project = stage("team-qa", "team", false);
+        assert_eq!(project.to_string(), "team-qa/team/false");
         assert_eq!(
-            StageRest.list_key("team-qa/team/false").as_deref(),
+            StageRest.list_key(&project).as_deref(),
             Some("team/team-qa")
         );
+        assert_eq!(stage_parts(&project), ("team-qa", "team", false));
+        // Without its scope: the platform's, deleted with its MR.
+        assert_eq!(stage_parts(&Address::new("qa")), ("qa", "", false));
         let listed = json!({"name": "qa", "scope": "global"});
         assert_eq!(stage_from_jfrog(&listed).expect("upper")["scope"], "GLOBAL");
         assert_eq!(stage_from_jfrog(&json!({"scope": "PROJECT"})), None);
@@ -1119,9 +1242,32 @@ mod tests {
 
     #[test]
     fn group_members_address_carries_the_declared_members() {
-        let (g, m) = group_and_members("devs/alice\nbob");
+        let members = DeclaredMembers(vec!["alice".into(), "bob".into()]);
+        let address = Address::new("devs").with_detail(members);
+        assert_eq!(address.to_string(), "devs/alice\nbob");
+        let (g, m) = group_and_members(&address);
         assert_eq!(g, "devs");
         assert_eq!(m, ["alice", "bob"]);
+        let none = Address::new("devs").with_detail(DeclaredMembers::default());
+        assert_eq!(none.to_string(), "devs/");
+        assert_eq!(group_and_members(&none), ("devs", vec![]));
+    }
+
+    #[test]
+    fn a_mapping_is_listed_by_provider_and_name_when_it_is_the_platforms() {
+        let mapping = |project: &str| {
+            Address::new("ci")
+                .with_parent("github")
+                .with_detail(MappingProject(project.into()))
+        };
+        assert_eq!(mapping("team").to_string(), "github/ci/team");
+        assert_eq!(mapping_parts(&mapping("team")), ("github", "ci", "team"));
+        assert_eq!(IdentityMappingRest.list_key(&mapping("team")), None);
+        assert_eq!(mapping("").to_string(), "github/ci/");
+        assert_eq!(
+            IdentityMappingRest.list_key(&mapping("")).as_deref(),
+            Some("github/ci")
+        );
     }
 
     #[test]

@@ -98,7 +98,7 @@ pub mod tables;
 use std::sync::{Arc, OnceLock};
 
 use provider_family::wire::user_value;
-use provider_family::{ClientCache, FamilyKind, Hooks, ResolvedKind};
+use provider_family::{Address, ClientCache, FamilyKind, Hooks, ResolvedKind};
 use provider_runtime::managed::registration::KindRegistration;
 use serde_json::Value;
 
@@ -147,30 +147,35 @@ impl Hooks for ProjectHooks {
         "The JFrog identifier (project key, name, or repository key and project)."
     }
 
-    fn address(&self, kind: &ResolvedKind, key: &str, params: &Value) -> String {
+    fn address(&self, kind: &ResolvedKind, key: &str, params: &Value) -> Address {
         let read_only = user_value(params, "readOnly").and_then(Value::as_bool) == Some(true);
         match kind.decl.kind {
-            "User"
-                if user_value(params, "ignoreMissingUser").and_then(Value::as_bool)
-                    == Some(true) =>
-            {
-                match str_param(params, "projectKey") {
-                    "" => String::new(),
-                    p => format!("{p}/{key}/{}", rest::IGNORE_MISSING_USER),
-                }
-            }
             k if IN_PROJECT.contains(&k) => match str_param(params, "projectKey") {
-                "" => String::new(),
-                p => format!("{p}/{key}"),
+                "" => Address::unknown(),
+                p => {
+                    let address = Address::new(key).with_parent(p);
+                    let ignoring = k == "User"
+                        && user_value(params, "ignoreMissingUser").and_then(Value::as_bool)
+                            == Some(true);
+                    if ignoring {
+                        address.with_detail(rest::IgnoreMissingUser)
+                    } else {
+                        address
+                    }
+                }
             },
-            "ShareRepository" => format!(
-                "{}/{}/{read_only}",
-                str_param(params, "repoKey"),
-                str_param(params, "targetProjectKey")
-            ),
-            "ShareRepositoryWithAll" => format!("{key}//{read_only}"),
+            "ShareRepository" => {
+                Address::new(str_param(params, "repoKey")).with_detail(rest::ShareScope {
+                    target: str_param(params, "targetProjectKey").to_string(),
+                    read_only,
+                })
+            }
+            "ShareRepositoryWithAll" => Address::new(key).with_detail(rest::ShareScope {
+                target: String::new(),
+                read_only,
+            }),
             "Project" => {
-                let owned: Vec<&str> = rest::EMBEDDED
+                let owned: Vec<&'static str> = rest::EMBEDDED
                     .into_iter()
                     .zip(EMBEDDED_SWITCHES)
                     .filter(|(_, switch)| {
@@ -179,12 +184,12 @@ impl Hooks for ProjectHooks {
                     .map(|(list, _)| list)
                     .collect();
                 if owned.is_empty() {
-                    key.to_string()
+                    Address::new(key)
                 } else {
-                    format!("{key}/{}", owned.join(","))
+                    Address::new(key).with_detail(rest::EmbeddedLists(owned))
                 }
             }
-            _ => key.to_string(),
+            _ => Address::new(key),
         }
     }
 
@@ -280,28 +285,49 @@ mod tests {
     #[test]
     fn objects_inside_a_project_are_addressed_through_it() {
         let p = json!({"projectKey": "team"});
-        assert_eq!(HOOKS.address(&kind("Role"), "dev", &p), "team/dev");
-        assert_eq!(HOOKS.address(&kind("User"), "alice", &p), "team/alice");
+        let role = HOOKS.address(&kind("Role"), "dev", &p);
+        assert_eq!((role.parent(), role.key()), ("team", "dev"));
+        assert_eq!(role.to_string(), "team/dev");
+        let user = HOOKS.address(&kind("User"), "alice", &p);
+        assert_eq!((user.parent(), user.key()), ("team", "alice"));
+        assert_eq!(user.detail::<rest::IgnoreMissingUser>(), None);
+        assert_eq!(user.to_string(), "team/alice");
         let ignoring = json!({"projectKey": "team", "ignoreMissingUser": true});
+        let user = HOOKS.address(&kind("User"), "alice", &ignoring);
+        assert_eq!((user.parent(), user.key()), ("team", "alice"));
         assert_eq!(
-            HOOKS.address(&kind("User"), "alice", &ignoring),
-            "team/alice/ignore-missing-user"
+            user.detail::<rest::IgnoreMissingUser>(),
+            Some(&rest::IgnoreMissingUser)
         );
-        assert_eq!(HOOKS.address(&kind("Role"), "dev", &json!({})), "");
-        assert_eq!(HOOKS.address(&kind("Project"), "team", &json!({})), "team");
+        assert_eq!(user.to_string(), "team/alice/ignore-missing-user");
+        let unknown = HOOKS.address(&kind("Role"), "dev", &json!({}));
+        assert!(unknown.is_empty());
+        assert_eq!(unknown.to_string(), "");
+        let project = HOOKS.address(&kind("Project"), "team", &json!({}));
+        assert_eq!(project, Address::new("team"));
+        assert_eq!(project.to_string(), "team");
         let share = json!({"repoKey": "libs", "targetProjectKey": "other", "readOnly": true});
+        let share = HOOKS.address(&kind("ShareRepository"), "libs:other", &share);
+        assert_eq!(share.key(), "libs");
         assert_eq!(
-            HOOKS.address(&kind("ShareRepository"), "libs:other", &share),
-            "libs/other/true"
+            share.detail::<rest::ShareScope>(),
+            Some(&rest::ShareScope {
+                target: "other".into(),
+                read_only: true
+            })
         );
+        assert_eq!(share.to_string(), "libs/other/true");
+        let all = HOOKS.address(
+            &kind("ShareRepositoryWithAll"),
+            "libs",
+            &json!({"repoKey": "libs"}),
+        );
+        assert_eq!(all.key(), "libs");
         assert_eq!(
-            HOOKS.address(
-                &kind("ShareRepositoryWithAll"),
-                "libs",
-                &json!({"repoKey": "libs"})
-            ),
-            "libs//false"
+            all.detail::<rest::ShareScope>(),
+            Some(&rest::ShareScope::default())
         );
+        assert_eq!(all.to_string(), "libs//false");
     }
 
     #[test]
@@ -314,18 +340,20 @@ mod tests {
         // and the address names the lists the Project then owns.
         let off = json!({"useProjectUserResource": false, "useProjectRepositoryResource": false});
         assert!(HOOKS.check_params(&kind("Project"), &off).is_ok());
+        let owning = HOOKS.address(&kind("Project"), "team", &off);
+        assert_eq!(owning.key(), "team");
         assert_eq!(
-            HOOKS.address(&kind("Project"), "team", &off),
-            "team/member,repos"
+            owning.detail::<rest::EmbeddedLists>(),
+            Some(&rest::EmbeddedLists(vec!["member", "repos"]))
         );
-        assert_eq!(
-            HOOKS.address(
-                &kind("Project"),
-                "team",
-                &json!({"useProjectUserResource": true})
-            ),
-            "team"
+        assert_eq!(owning.to_string(), "team/member,repos");
+        let plain = HOOKS.address(
+            &kind("Project"),
+            "team",
+            &json!({"useProjectUserResource": true}),
         );
+        assert_eq!(plain.detail::<rest::EmbeddedLists>(), None);
+        assert_eq!(plain.to_string(), "team");
         assert!(
             HOOKS
                 .check_params(&kind("Project"), &json!({"displayName": "x"}))

@@ -1,15 +1,21 @@
 //! The REST bindings of provider-project's Kinds, on the Access API.
 //!
-//! A Kind inside a project is addressed as `<projectKey>/<name>` (the family's `address`
-//! hook builds it from the identifier and `spec.forProvider.projectKey`); a share as
-//! `<repoKey>/<targetProjectKey>/<readOnly>`. Only [`Error::NotFound`] means "does not exist":
+//! A Kind inside a project is addressed by its name inside the project (the family's
+//! `address` hook builds it from the identifier and `spec.forProvider.projectKey`;
+//! canonically `<projectKey>/<name>`); a share by its repository with its [`ShareScope`]
+//! (`<repoKey>/<targetProjectKey>/<readOnly>`); a project by its key with the
+//! [`EmbeddedLists`] its MR owns. Only [`Error::NotFound`] means "does not exist":
 //! a repository assigned to another project, or no longer shared with the target, reads as
 //! not found, as upstream treats it.
 
+use std::fmt;
+
 use async_trait::async_trait;
 use jfrog_client::{Error, Idempotency, JfrogClient, Service};
-use provider_family::rest::{address_pair, address_triple, not_found, request};
-use provider_family::{Call, Converted, Cx, ListCall, ListShape, Listed, Paths, Rest, Verb};
+use provider_family::rest::{not_found, request};
+use provider_family::{
+    Address, Call, Converted, Cx, Detail, ListCall, ListShape, Listed, Paths, Rest, Verb,
+};
 use serde_json::{Map, Value, json};
 
 /// One GiB: the project quota is given in GiB and sent in bytes.
@@ -81,9 +87,22 @@ pub fn project_from_jfrog(v: &mut Value) {
 
 /// The lists a project owns beside itself when one of the `useProject*Resource` switches
 /// is off (the Kind's fields `member`, `group`, `role`, `repos`, gated by their switch):
-/// the address is then `<key>/<list>,<list>...` (the family's `address` hook), and the
-/// project is read by key rather than from the projects list, which carries none of them.
+/// the address then carries them ([`EmbeddedLists`]), and the project is read by key rather
+/// than from the projects list, which carries none of them.
 pub const EMBEDDED: [&str; 4] = ["member", "group", "role", "repos"];
+
+/// The embedded lists a project's MR owns (some of [`EMBEDDED`], never none), the detail
+/// of the project's address; canonically `/<list>,<list>...` after the project key.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EmbeddedLists(pub Vec<&'static str>);
+
+impl fmt::Display for EmbeddedLists {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "/{}", self.0.join(","))
+    }
+}
+
+impl Detail for EmbeddedLists {}
 
 /// A project, and the embedded lists its MR owns (see [`EMBEDDED`]), as upstream's project
 /// resource manages them with a switch off: users and groups with their roles (the
@@ -96,9 +115,12 @@ pub const EMBEDDED: [&str; 4] = ["member", "group", "role", "repos"];
 #[derive(Debug)]
 pub struct ProjectRest;
 
-fn project_and_lists(address: &str) -> (&str, Vec<&str>) {
-    let (p, lists) = address_pair(address);
-    (p, lists.split(',').filter(|l| !l.is_empty()).collect())
+/// The project and the embedded lists (none without [`EmbeddedLists`]) of its address.
+fn project_and_lists(address: &Address) -> (&str, Vec<&'static str>) {
+    let lists = address
+        .detail::<EmbeddedLists>()
+        .map_or_else(Vec::new, |l| l.0.clone());
+    (address.key(), lists)
 }
 
 /// Strings of an array (sorted), for comparing sets.
@@ -298,9 +320,9 @@ impl ProjectRest {
 
 #[async_trait]
 impl Rest for ProjectRest {
-    async fn read(&self, cx: &Cx<'_>, key: &str) -> Result<Value, Error> {
-        let (p, lists) = project_and_lists(key);
-        let mut v = PROJECT_CALLS.read(cx, p).await?;
+    async fn read(&self, cx: &Cx<'_>, address: &Address) -> Result<Value, Error> {
+        let (p, lists) = project_and_lists(address);
+        let mut v = PROJECT_CALLS.read(cx, address).await?;
         for l in lists {
             v[l] = self.read_list(cx.client, p, l).await?;
         }
@@ -309,34 +331,42 @@ impl Rest for ProjectRest {
     async fn create(
         &self,
         cx: &Cx<'_>,
-        key: &str,
+        address: &Address,
         body: &Map<String, Value>,
     ) -> Result<Value, Error> {
-        let (p, lists) = project_and_lists(key);
+        let (p, lists) = project_and_lists(address);
         let answer = PROJECT_CALLS
-            .create(cx, p, &Self::project_body(body))
+            .create(cx, address, &Self::project_body(body))
             .await?;
         for l in lists {
             self.set_list(cx.client, p, l, body.get(l)).await?;
         }
         Ok(answer)
     }
-    async fn update(&self, cx: &Cx<'_>, key: &str, body: &Map<String, Value>) -> Result<(), Error> {
-        let (p, lists) = project_and_lists(key);
+    async fn update(
+        &self,
+        cx: &Cx<'_>,
+        address: &Address,
+        body: &Map<String, Value>,
+    ) -> Result<(), Error> {
+        let (p, lists) = project_and_lists(address);
         PROJECT_CALLS
-            .update(cx, p, &Self::project_body(body))
+            .update(cx, address, &Self::project_body(body))
             .await?;
         for l in lists {
             self.set_list(cx.client, p, l, body.get(l)).await?;
         }
         Ok(())
     }
-    async fn delete(&self, cx: &Cx<'_>, key: &str) -> Result<(), Error> {
-        PROJECT_CALLS.delete(cx, project_and_lists(key).0).await
+    async fn delete(&self, cx: &Cx<'_>, address: &Address) -> Result<(), Error> {
+        PROJECT_CALLS.delete(cx, address).await
     }
     /// A project with embedded lists is read by key: the list carries none of them.
-    fn list_key(&self, address: &str) -> Option<String> {
-        (!address.contains('/')).then(|| address.to_string())
+    fn list_key(&self, address: &Address) -> Option<String> {
+        address
+            .detail::<EmbeddedLists>()
+            .is_none()
+            .then(|| address.to_string())
     }
 }
 
@@ -373,8 +403,8 @@ const ENVIRONMENTS: &str = "/api/v1/projects/{project}/environments";
 
 #[async_trait]
 impl Rest for EnvironmentRest {
-    async fn read(&self, cx: &Cx<'_>, key: &str) -> Result<Value, Error> {
-        let (p, name) = address_pair(key);
+    async fn read(&self, cx: &Cx<'_>, address: &Address) -> Result<Value, Error> {
+        let (p, name) = (address.parent(), address.key());
         let list = call(
             cx.client,
             Verb::Get,
@@ -402,10 +432,10 @@ impl Rest for EnvironmentRest {
     async fn create(
         &self,
         cx: &Cx<'_>,
-        key: &str,
+        address: &Address,
         _body: &Map<String, Value>,
     ) -> Result<Value, Error> {
-        let (p, name) = address_pair(key);
+        let (p, name) = (address.parent(), address.key());
         call(
             cx.client,
             Verb::Post,
@@ -421,22 +451,22 @@ impl Rest for EnvironmentRest {
     async fn update(
         &self,
         _cx: &Cx<'_>,
-        _key: &str,
+        _address: &Address,
         _body: &Map<String, Value>,
     ) -> Result<(), Error> {
         // The name is the identifier and the project is immutable: nothing can differ.
         Ok(())
     }
-    fn list_key(&self, address: &str) -> Option<String> {
-        let (p, name) = address_pair(address);
+    fn list_key(&self, address: &Address) -> Option<String> {
+        let (p, name) = (address.parent(), address.key());
         Some(format!("{p}/{p}-{name}"))
     }
     fn listed_address(&self, parents: &[&str], key: &str) -> Option<String> {
         let p = parents.first()?;
         key.strip_prefix(p)?.strip_prefix('-').map(str::to_string)
     }
-    async fn delete(&self, cx: &Cx<'_>, key: &str) -> Result<(), Error> {
-        let (p, name) = address_pair(key);
+    async fn delete(&self, cx: &Cx<'_>, address: &Address) -> Result<(), Error> {
+        let (p, name) = (address.parent(), address.key());
         call(
             cx.client,
             Verb::Delete,
@@ -449,9 +479,9 @@ impl Rest for EnvironmentRest {
     }
 }
 
-/// Objects inside a project addressed `<project>/<name>`: custom roles (created by POST on
-/// the collection) and members (users, groups: created and updated by PUT, the name in the
-/// body).
+/// Objects inside a project (the parent of their address): custom roles (created by POST
+/// on the collection) and members (users, groups: created and updated by PUT, the name in
+/// the body).
 #[derive(Debug)]
 pub struct Nested {
     /// The collection path (`{project}`).
@@ -504,41 +534,45 @@ pub static GROUP: Listed = Listed::per_parent(
     &PROJECT.list,
 );
 
-/// The last part of a project user's address (`<project>/<name>/ignore-missing-user`) when
-/// its MR sets `ignoreMissingUser`.
-pub const IGNORE_MISSING_USER: &str = "ignore-missing-user";
+/// The detail of a project user's address when its MR sets `ignoreMissingUser`;
+/// canonically `/ignore-missing-user` after the user's name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct IgnoreMissingUser;
+
+impl fmt::Display for IgnoreMissingUser {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("/ignore-missing-user")
+    }
+}
+
+impl Detail for IgnoreMissingUser {}
 
 /// The Access v2 user (to tell a missing user from a missing project behind a 404).
 const USER_V2: &str = "/api/v2/users/{name}";
 
 impl Nested {
     /// The project and the name.
-    fn params(key: &str) -> [&str; 2] {
-        let (p, rest) = address_pair(key);
-        let (name, _) = address_pair(rest);
-        [p, name]
+    fn params(address: &Address) -> [&str; 2] {
+        [address.parent(), address.key()]
     }
 
-    /// The upsert of a member; with `ignoreMissingUser` (see [`IGNORE_MISSING_USER`]) a 404
+    /// The upsert of a member; with `ignoreMissingUser` (see [`IgnoreMissingUser`]) a 404
     /// because the user does not exist is not an error, as upstream: the membership is
     /// skipped, so the next observe finds it missing and creates it once the user exists.
     /// A 404 for another reason (a missing project or role) stays an error.
     async fn upsert(
         &self,
         client: &JfrogClient,
-        key: &str,
+        address: &Address,
         body: &Map<String, Value>,
     ) -> Result<(), Error> {
-        let p = Self::params(key);
+        let p = Self::params(address);
         let sent = call(client, Verb::Put, self.item, Idempotency::Idempotent, &p)
             .json(&Self::body(p[1], body))
             .send_empty()
             .await;
         match sent {
-            Err(e)
-                if e.is_not_found()
-                    && address_pair(address_pair(key).1).1 == IGNORE_MISSING_USER =>
-            {
+            Err(e) if e.is_not_found() && address.detail::<IgnoreMissingUser>().is_some() => {
                 let user = call(client, Verb::Get, USER_V2, Idempotency::Idempotent, &p[1..])
                     .send_value()
                     .await;
@@ -567,13 +601,13 @@ impl Nested {
 
 #[async_trait]
 impl Rest for Nested {
-    async fn read(&self, cx: &Cx<'_>, key: &str) -> Result<Value, Error> {
+    async fn read(&self, cx: &Cx<'_>, address: &Address) -> Result<Value, Error> {
         call(
             cx.client,
             Verb::Get,
             self.item,
             Idempotency::Idempotent,
-            &Self::params(key),
+            &Self::params(address),
         )
         .send_value()
         .await
@@ -581,13 +615,13 @@ impl Rest for Nested {
     async fn create(
         &self,
         cx: &Cx<'_>,
-        key: &str,
+        address: &Address,
         body: &Map<String, Value>,
     ) -> Result<Value, Error> {
-        let p = Self::params(key);
+        let p = Self::params(address);
         if self.put_creates {
             // An upsert: resending it is harmless.
-            self.upsert(cx.client, key, body).await?;
+            self.upsert(cx.client, address, body).await?;
         } else {
             let body = Self::body(p[1], body);
             call(
@@ -603,22 +637,27 @@ impl Rest for Nested {
         }
         Ok(Value::Null)
     }
-    async fn update(&self, cx: &Cx<'_>, key: &str, body: &Map<String, Value>) -> Result<(), Error> {
-        self.upsert(cx.client, key, body).await
+    async fn update(
+        &self,
+        cx: &Cx<'_>,
+        address: &Address,
+        body: &Map<String, Value>,
+    ) -> Result<(), Error> {
+        self.upsert(cx.client, address, body).await
     }
-    async fn delete(&self, cx: &Cx<'_>, key: &str) -> Result<(), Error> {
+    async fn delete(&self, cx: &Cx<'_>, address: &Address) -> Result<(), Error> {
         call(
             cx.client,
             Verb::Delete,
             self.item,
             Idempotency::Idempotent,
-            &Self::params(key),
+            &Self::params(address),
         )
         .send_empty()
         .await
     }
     /// Listed as `<project>/<name>`, without the `ignoreMissingUser` switch.
-    fn list_key(&self, address: &str) -> Option<String> {
+    fn list_key(&self, address: &Address) -> Option<String> {
         let [p, name] = Self::params(address);
         Some(format!("{p}/{name}"))
     }
@@ -633,7 +672,7 @@ async fn status(client: &JfrogClient, repo: &str) -> Result<Value, Error> {
         .await
 }
 
-/// A repository assigned to a project (`<project>/<repoKey>`): attached by PUT (no body,
+/// A repository assigned to a project (its key inside the project): attached by PUT (no body,
 /// `force=true` as upstream), read from the repository's Access status (assigned to
 /// another project = not found), nothing to update, detached by DELETE.
 #[derive(Debug)]
@@ -643,8 +682,8 @@ pub struct RepositoryRest;
 /// repository's configuration (`GET /artifactory/api/repositories/configurations`,
 /// Artifactory 7.61.3+), the list provider-artifactory observes repositories with: each
 /// configuration carries the repository's `projectKey`, which is its assignment, so every
-/// assigned repository is listed as `<projectKey>/<key>` (the Kind's address) and the
-/// others not at all. One list per poll answers every Repository MR; a platform without
+/// assigned repository is listed as `<projectKey>/<key>` (its address's canonical form) and
+/// the others not at all. One list per poll answers every Repository MR; a platform without
 /// the list, or a token not allowed it (an admin call), reads each status by key.
 pub static REPOSITORY: Listed = Listed {
     rest: &RepositoryRest,
@@ -662,8 +701,8 @@ pub static REPOSITORY: Listed = Listed {
 
 #[async_trait]
 impl Rest for RepositoryRest {
-    async fn read(&self, cx: &Cx<'_>, key: &str) -> Result<Value, Error> {
-        let (p, repo) = address_pair(key);
+    async fn read(&self, cx: &Cx<'_>, address: &Address) -> Result<Value, Error> {
+        let (p, repo) = (address.parent(), address.key());
         let s = status(cx.client, repo).await?;
         if s["assigned_to"].as_str() == Some(p) {
             Ok(json!({}))
@@ -679,24 +718,24 @@ impl Rest for RepositoryRest {
     async fn create(
         &self,
         cx: &Cx<'_>,
-        key: &str,
+        address: &Address,
         _body: &Map<String, Value>,
     ) -> Result<Value, Error> {
-        let (p, repo) = address_pair(key);
+        let (p, repo) = (address.parent(), address.key());
         attach(cx.client, repo, p).await?;
         Ok(Value::Null)
     }
     async fn update(
         &self,
         _cx: &Cx<'_>,
-        _key: &str,
+        _address: &Address,
         _body: &Map<String, Value>,
     ) -> Result<(), Error> {
         // Every field is immutable (upstream replaces): nothing can differ.
         Ok(())
     }
-    async fn delete(&self, cx: &Cx<'_>, key: &str) -> Result<(), Error> {
-        detach(cx.client, address_pair(key).1).await
+    async fn delete(&self, cx: &Cx<'_>, address: &Address) -> Result<(), Error> {
+        detach(cx.client, address.key()).await
     }
     /// Repository keys are case-insensitive (project keys are lower case).
     fn case_insensitive(&self) -> bool {
@@ -704,8 +743,8 @@ impl Rest for RepositoryRest {
     }
 }
 
-/// Sharing a repository with one project (`<repo>/<target>/<readOnly>`) or with all
-/// (`<repo>//<readOnly>`): PUT and DELETE with the `readOnly` query parameter, read from
+/// Sharing a repository (the key of its address) with one project or with all, as its
+/// [`ShareScope`] says: PUT and DELETE with the `readOnly` query parameter, read from
 /// the repository's Access status; an update shares again with the new mode.
 #[derive(Debug)]
 pub struct ShareRest {
@@ -718,14 +757,44 @@ pub static SHAREREPOSITORY: ShareRest = ShareRest { all: false };
 /// Sharing with every project.
 pub static SHAREREPOSITORYWITHALL: ShareRest = ShareRest { all: true };
 
+/// The project a repository is shared with (empty: every project) and how, the detail of
+/// the share's address (whose key is the repository); canonically `/<target>/<readOnly>`
+/// after the repository key.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ShareScope {
+    /// The target project's key; empty for a share with every project.
+    pub target: String,
+    /// Shared read-only.
+    pub read_only: bool,
+}
+
+impl fmt::Display for ShareScope {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "/{}/{}", self.target, self.read_only)
+    }
+}
+
+impl Detail for ShareScope {}
+
+/// The repository, target project and mode (no target, not read-only without a
+/// [`ShareScope`]) of a share's address.
+fn share_parts(address: &Address) -> (&str, &str, bool) {
+    let scope = address.detail::<ShareScope>();
+    (
+        address.key(),
+        scope.map_or("", |s| s.target.as_str()),
+        scope.is_some_and(|s| s.read_only),
+    )
+}
+
 impl ShareRest {
     fn request<'a>(
         &self,
         client: &'a JfrogClient,
         verb: Verb,
-        key: &str,
+        address: &Address,
     ) -> jfrog_client::Request<'a> {
-        let (repo, target, ro) = address_triple(key);
+        let (repo, target, ro) = share_parts(address);
         let r = if self.all {
             call(
                 client,
@@ -743,14 +812,14 @@ impl ShareRest {
                 &[repo, target],
             )
         };
-        r.query("readOnly", if ro == "true" { "true" } else { "false" })
+        r.query("readOnly", if ro { "true" } else { "false" })
     }
 }
 
 #[async_trait]
 impl Rest for ShareRest {
-    async fn read(&self, cx: &Cx<'_>, key: &str) -> Result<Value, Error> {
-        let (repo, target, _) = address_triple(key);
+    async fn read(&self, cx: &Cx<'_>, address: &Address) -> Result<Value, Error> {
+        let (repo, target, _) = share_parts(address);
         let s = status(cx.client, repo).await?;
         let shared = if self.all {
             s["shared_with_all_projects"].as_bool() == Some(true)
@@ -772,22 +841,26 @@ impl Rest for ShareRest {
     async fn create(
         &self,
         cx: &Cx<'_>,
-        key: &str,
+        address: &Address,
         _body: &Map<String, Value>,
     ) -> Result<Value, Error> {
-        self.request(cx.client, Verb::Put, key).send_empty().await?;
+        self.request(cx.client, Verb::Put, address)
+            .send_empty()
+            .await?;
         Ok(Value::Null)
     }
     async fn update(
         &self,
         cx: &Cx<'_>,
-        key: &str,
+        address: &Address,
         _body: &Map<String, Value>,
     ) -> Result<(), Error> {
-        self.request(cx.client, Verb::Put, key).send_empty().await
+        self.request(cx.client, Verb::Put, address)
+            .send_empty()
+            .await
     }
-    async fn delete(&self, cx: &Cx<'_>, key: &str) -> Result<(), Error> {
-        self.request(cx.client, Verb::Delete, key)
+    async fn delete(&self, cx: &Cx<'_>, address: &Address) -> Result<(), Error> {
+        self.request(cx.client, Verb::Delete, address)
             .send_empty()
             .await
     }

@@ -14,7 +14,9 @@ pub mod tables;
 
 use async_trait::async_trait;
 use jfrog_client::{Error, Idempotency, JfrogClient, Method, Service};
-use provider_family::{Ask, Call, Cx, Hooks, ListCall, Paths, ReadMany, ResolvedKind, Rest, Verb};
+use provider_family::{
+    Address, Ask, Call, Cx, Detail, Hooks, ListCall, Paths, ReadMany, ResolvedKind, Rest, Verb,
+};
 use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::{Map, Value, json};
@@ -109,7 +111,7 @@ const BASIC_READ_NAMES: [(&str, &str); 2] = [
 
 #[async_trait]
 impl Rest for SettingsRest {
-    async fn read(&self, cx: &Cx<'_>, _key: &str) -> Result<Value, Error> {
+    async fn read(&self, cx: &Cx<'_>, _address: &Address) -> Result<Value, Error> {
         let mut basic = cx
             .client
             .request(
@@ -148,7 +150,7 @@ impl Rest for SettingsRest {
     async fn create(
         &self,
         cx: &Cx<'_>,
-        _key: &str,
+        _address: &Address,
         body: &Map<String, Value>,
     ) -> Result<Value, Error> {
         self.write(cx.client, body).await.map(|()| Value::Null)
@@ -156,12 +158,12 @@ impl Rest for SettingsRest {
     async fn update(
         &self,
         cx: &Cx<'_>,
-        _key: &str,
+        _address: &Address,
         body: &Map<String, Value>,
     ) -> Result<(), Error> {
         self.write(cx.client, body).await
     }
-    async fn delete(&self, _cx: &Cx<'_>, _key: &str) -> Result<(), Error> {
+    async fn delete(&self, _cx: &Cx<'_>, _address: &Address) -> Result<(), Error> {
         Ok(())
     }
     fn list(&self) -> Option<&ListCall> {
@@ -188,15 +190,25 @@ static CATALOG_SEARCH: ReadMany = ReadMany {
 /// What one CatalogLabels MR reaches in the Catalog: the labels it names or had (by name),
 /// the package assignments `(label, package name, package type)` and the version
 /// assignments `(label, package name, package type, version)` it names or had. The
-/// binding's address is this, as JSON: built by [`ConfigurationHooks`] from the spec and the
-/// last observation, so that what the spec dropped is still reached (and removed) while
-/// nothing another MR or a person made is.
+/// binding's address carries this (its detail, with no key; canonically the JSON of it):
+/// built by [`ConfigurationHooks`] from the spec and the last observation, so that what the
+/// spec dropped is still reached (and removed) while nothing another MR or a person made is.
 #[derive(Debug, Default, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Reach {
     labels: BTreeSet<String>,
     packages: BTreeSet<(String, String, String)>,
     versions: BTreeSet<(String, String, String, String)>,
 }
+
+/// The JSON of the reach: the canonical form of a CatalogLabels address, which keys the
+/// snapshot of its reads many at a time ([`Rest::read_many`] parses it back).
+impl std::fmt::Display for Reach {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&serde_json::to_string(self).map_err(|_| std::fmt::Error)?)
+    }
+}
+
+impl Detail for Reach {}
 
 /// A label's description by name, as the Catalog answers it.
 type Labels = BTreeMap<String, String>;
@@ -676,20 +688,30 @@ impl CatalogLabelsRest {
         }))
     }
 
-    fn reach_of(address: &str) -> Result<Reach, Error> {
-        serde_json::from_str(address).map_err(|e| Error::BadRequest {
+    /// The reach a snapshot key (an address's canonical form, see [`Reach`]) names.
+    fn reach_of(key: &str) -> Result<Reach, Error> {
+        serde_json::from_str(key).map_err(|e| Error::BadRequest {
             ctx: Self::context(),
             status: 400,
             message: format!("catalog labels address: {e}"),
+        })
+    }
+
+    /// The reach of an address the family's hook built.
+    fn reach_in(address: &Address) -> Result<&Reach, Error> {
+        address.detail::<Reach>().ok_or_else(|| Error::BadRequest {
+            ctx: Self::context(),
+            status: 400,
+            message: "catalog labels address: no reach".into(),
         })
     }
 }
 
 #[async_trait]
 impl Rest for CatalogLabelsRest {
-    async fn read(&self, cx: &Cx<'_>, address: &str) -> Result<Value, Error> {
-        let reach = Self::reach_of(address)?;
-        let found = Self::find(cx.client, &reach).await?;
+    async fn read(&self, cx: &Cx<'_>, address: &Address) -> Result<Value, Error> {
+        let reach = Self::reach_in(address)?;
+        let found = Self::find(cx.client, reach).await?;
         Self::observed(&found).ok_or_else(|| Error::NotFound {
             ctx: Self::context(),
             message: "none of the labels and assignments exists".into(),
@@ -728,7 +750,7 @@ impl Rest for CatalogLabelsRest {
     async fn create(
         &self,
         cx: &Cx<'_>,
-        address: &str,
+        address: &Address,
         body: &Map<String, Value>,
     ) -> Result<Value, Error> {
         self.update(cx, address, body).await.map(|()| Value::Null)
@@ -736,22 +758,22 @@ impl Rest for CatalogLabelsRest {
     async fn update(
         &self,
         cx: &Cx<'_>,
-        address: &str,
+        address: &Address,
         body: &Map<String, Value>,
     ) -> Result<(), Error> {
         let body = Value::Object(body.clone());
-        let reach = Self::reach_of(address)?;
+        let reach = Self::reach_in(address)?;
         Self::apply(
             cx.client,
-            &reach,
+            reach,
             &Reach::labels_of(&body),
             &Reach::of(&body),
         )
         .await
     }
-    async fn delete(&self, cx: &Cx<'_>, address: &str) -> Result<(), Error> {
-        let reach = Self::reach_of(address)?;
-        Self::apply(cx.client, &reach, &Labels::new(), &Reach::default()).await
+    async fn delete(&self, cx: &Cx<'_>, address: &Address) -> Result<(), Error> {
+        let reach = Self::reach_in(address)?;
+        Self::apply(cx.client, reach, &Labels::new(), &Reach::default()).await
     }
     fn list(&self) -> Option<&ListCall> {
         None
@@ -777,7 +799,7 @@ impl Hooks for ConfigurationHooks {
 
     /// A CatalogLabels MR reaches what its spec names (see [`Reach`]); other Kinds are
     /// addressed by their key.
-    fn address(&self, kind: &ResolvedKind, key: &str, params: &Value) -> String {
+    fn address(&self, kind: &ResolvedKind, key: &str, params: &Value) -> Address {
         self.address_observed(kind, key, params, &Value::Null)
     }
 
@@ -789,13 +811,13 @@ impl Hooks for ConfigurationHooks {
         key: &str,
         params: &Value,
         at_provider: &Value,
-    ) -> String {
+    ) -> Address {
         if kind.decl.kind != "CatalogLabels" {
-            return key.to_string();
+            return Address::new(key);
         }
         let mut reach = Reach::of(params);
         reach.add(at_provider);
-        serde_json::to_string(&reach).unwrap_or_default()
+        Address::unknown().with_detail(reach)
     }
 }
 
@@ -923,9 +945,14 @@ mod tests {
         });
         let observed = json!({"labels": [{"name": "old", "description": "y"}],
             "packageAssignments": [{"labelName": "old", "packageName": "q", "packageType": "npm"}]});
-        let reach: Reach =
-            serde_json::from_str(&HOOKS.address_observed(&kind, "mr", &spec, &observed))
-                .expect("json");
+        let address = HOOKS.address_observed(&kind, "mr", &spec, &observed);
+        let reach = address.detail::<Reach>().expect("a reach").clone();
+        // Its canonical form is its JSON, which a snapshot's key parses back.
+        assert_eq!(address.key(), "");
+        assert_eq!(
+            CatalogLabelsRest::reach_of(&address.to_string()).expect("json"),
+            reach
+        );
         assert_eq!(
             reach.labels,
             ["a1", "old"].map(String::from).into_iter().collect()

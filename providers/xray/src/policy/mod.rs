@@ -15,7 +15,9 @@ pub mod tables;
 
 use async_trait::async_trait;
 use jfrog_client::{Idempotency, JfrogClient, Method, Service};
-use provider_family::{Call, HookCtx, Hooks, ListCall, ListShape, Page, Paths, ResolvedKind, Verb};
+use provider_family::{
+    Address, Call, HookCtx, Hooks, ListCall, ListShape, Page, Paths, ResolvedKind, Verb,
+};
 use serde_json::{Map, Value};
 
 use crate::common;
@@ -146,7 +148,7 @@ type SameObject = fn(&Value, &Map<String, Value>) -> bool;
 /// condition of that name, or the ignore rule with the same notes and filters.
 async fn find_created(
     client: &JfrogClient,
-    address: &str,
+    address: &Address,
     kind: &str,
     body: &Map<String, Value>,
 ) -> Result<Option<String>, jfrog_client::Error> {
@@ -163,10 +165,10 @@ async fn find_created(
         _ => return Ok(None),
     };
     // The create's scope: a project's objects are listed with its query only.
-    let (_, query) = provider_family::rest::split_query(address);
     let body = &rest::IGNORE_RULE.body(address, body);
-    let answer = query
-        .into_iter()
+    let answer = address
+        .query()
+        .iter()
         .fold(
             client.request(Service::Xray, Method::GET, path, Idempotency::Idempotent),
             |r, (n, v)| r.query(n, v),
@@ -191,9 +193,10 @@ impl Hooks for PolicyHooks {
     async fn find_created(
         &self,
         ctx: HookCtx<'_>,
+        address: &Address,
         body: &Map<String, Value>,
     ) -> Result<Option<String>, jfrog_client::Error> {
-        find_created(ctx.client, ctx.key, ctx.kind.decl.kind, body).await
+        find_created(ctx.client, address, ctx.kind.decl.kind, body).await
     }
 
     fn check_params(&self, kind: &ResolvedKind, params: &Value) -> Result<(), String> {
@@ -289,14 +292,15 @@ mod tests {
             "ignore_filters": {"builds": [{"name": "b", "version": "1"}], "cves": ["any"]},
         }))
         .expect("object");
-        let scoped = rest::IGNORE_RULE.body("?projectKey=team", &body);
+        let scoped =
+            rest::IGNORE_RULE.body(&Address::unknown().with_query("projectKey", "team"), &body);
         assert_eq!(
             scoped["ignore_filters"]["builds"],
             json!([{"name": "b", "version": "1", "project": "team"}])
         );
         assert_eq!(scoped["ignore_filters"]["cves"], json!(["any"]));
-        assert_eq!(rest::IGNORE_RULE.body("", &body), body);
-        assert_eq!(rest::IGNORE_RULE.body("12", &body), body);
+        assert_eq!(rest::IGNORE_RULE.body(&Address::unknown(), &body), body);
+        assert_eq!(rest::IGNORE_RULE.body(&Address::new("12"), &body), body);
     }
 
     #[test]

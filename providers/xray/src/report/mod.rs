@@ -20,7 +20,9 @@ pub mod tables;
 
 use async_trait::async_trait;
 use jfrog_client::{Idempotency, Method, Service};
-use provider_family::{Call, HookCtx, Hooks, ListCall, ListShape, Page, ResolvedKind, Verb};
+use provider_family::{
+    Address, Call, HookCtx, Hooks, ListCall, ListShape, Page, ResolvedKind, Verb,
+};
 use serde_json::{Map, Value, json};
 
 use crate::common::{self, NoUpdate};
@@ -130,6 +132,7 @@ impl Hooks for ReportHooks {
     async fn find_created(
         &self,
         ctx: HookCtx<'_>,
+        address: &Address,
         body: &Map<String, Value>,
     ) -> Result<Option<String>, jfrog_client::Error> {
         let Some(name) = body.get("name").and_then(Value::as_str) else {
@@ -147,7 +150,7 @@ impl Hooks for ReportHooks {
                 Idempotency::Idempotent,
             )
             .reads_only();
-        if let Some(project) = common::project_of(ctx.key) {
+        if let Some(project) = common::project_of(address) {
             request = request.query("projectKey", project);
         }
         let answer = request

@@ -166,6 +166,8 @@ common::group_fns!();
 
 #[cfg(test)]
 mod tests {
+    use provider_family::Address;
+
     use super::*;
 
     #[test]
@@ -202,12 +204,12 @@ mod tests {
             ]},
         }))
         .expect("object");
-        let scoped = rest::WATCH.body("w?projectKey=team", &body);
+        let scoped = rest::WATCH.body(&Address::new("w").with_query("projectKey", "team"), &body);
         let resources = &scoped["project_resources"]["resources"];
         assert_eq!(resources[0]["build_repo"], "team-build-info");
         assert_eq!(resources[0]["bin_mgr_id"], "default");
         assert!(resources[1].get("build_repo").is_none());
         // Outside a project nothing is added.
-        assert_eq!(rest::WATCH.body("w", &body), body);
+        assert_eq!(rest::WATCH.body(&Address::new("w"), &body), body);
     }
 }
