@@ -109,8 +109,18 @@ impl Run {
     /// The object as the API server answered a write or a read.
     fn stored(&mut self, o: DynamicObject) {
         self.server_status = o.data.get("status").cloned();
-        self.obj = o;
+        self.obj = without_managed_fields(o);
     }
+}
+
+/// The object without `metadata.managedFields`, which no step reads. Every write of a
+/// reconcile sends the whole object, and an update without `managedFields` keeps the stored
+/// ones (the API server then records the update's own changes as ever; only a list with one
+/// empty entry would reset them): each write's body is the object alone, often less than
+/// half as long for an MR that several managers wrote.
+fn without_managed_fields(mut o: DynamicObject) -> DynamicObject {
+    o.metadata.managed_fields = None;
+    o
 }
 
 /// The MR's annotations, borrowed (most reads want one key, not a copy of all of them).
@@ -682,7 +692,7 @@ impl<K: ManagedKind> Reconciler<K> {
         let server_status = obj.data.get("status").cloned();
         let mut run = Run {
             api,
-            obj,
+            obj: without_managed_fields(obj),
             token: None,
             external_name_at_start: external_name,
             in_sync_at_start,

@@ -684,3 +684,39 @@ async fn conformance_017_stale_cache_protection() {
     assert!(ann(&o, meta::EXTERNAL_CREATE_PENDING).is_none());
     assert!(e.events("w1").await.is_empty());
 }
+
+/// The reconciler's writes leave out `metadata.managedFields` (no step reads them): the API
+/// server keeps the stored entries and records each write's own, so what the user's apply
+/// owns is still the user's after a creation.
+#[tokio::test]
+async fn conformance_004b_writes_keep_the_field_owners() {
+    let e = Env::new().await;
+    let body = json!({
+        "apiVersion": e.ar(&e.widget, N).api_version, "kind": e.ar(&e.widget, N).kind,
+        "metadata": {"name": "w1", "namespace": NS, "labels": {"team": "a"}},
+        "spec": {"forProvider": {"x": "1"}}});
+    e.api(N)
+        .patch(
+            "w1",
+            &kube::api::PatchParams::apply("kubectl").force(),
+            &kube::api::Patch::Apply(&body),
+        )
+        .await
+        .expect("apply");
+    assert_eq!(e.reconcile(N, "w1").await, Outcome::Backoff);
+    let o = e.must(N, "w1").await;
+    assert!(ann(&o, meta::EXTERNAL_CREATE_SUCCEEDED).is_some());
+    let mf = o.metadata.managed_fields.clone().unwrap_or_default();
+    let kubectl = mf
+        .iter()
+        .find(|m| m.manager.as_deref() == Some("kubectl"))
+        .unwrap_or_else(|| panic!("the user's apply lost its fields: {mf:?}"));
+    let owned = serde_json::to_string(&kubectl.fields_v1).expect("fieldsV1");
+    assert!(owned.contains("f:x") && owned.contains("f:team"), "{owned}");
+    assert!(
+        mf.iter()
+            .any(|m| m.operation.as_deref() == Some("Update")
+                && m.manager.as_deref() != Some("kubectl")),
+        "the provider's writes are recorded as its own: {mf:?}"
+    );
+}
