@@ -66,6 +66,9 @@ pub struct KindOverride {
     pub rules: Vec<(String, String)>,
     /// The Kind's description (its CRD's), replacing the generated one.
     pub description: Option<String>,
+    /// The Kind's own hooks, replacing the family's `HOOKS`: a type of the family's `hooks`
+    /// module (the table binds `&hooks::<name>`).
+    pub hooks: Option<String>,
     used: Cell<usize>,
 }
 
@@ -491,7 +494,7 @@ fn id_override(v: &Value) -> Result<(String, String, String)> {
 }
 
 fn kind_override(v: &Value) -> Result<KindOverride> {
-    let m = entry(v, &["kind", "fixed_body", "rules", "description"])?;
+    let m = entry(v, &["kind", "fixed_body", "rules", "description", "hooks"])?;
     Ok(KindOverride {
         kind: m
             .get("kind")
@@ -514,6 +517,10 @@ fn kind_override(v: &Value) -> Result<KindOverride> {
                     .context("`description` is not a string")?
                     .to_string(),
             ),
+        },
+        hooks: match m.get("hooks") {
+            None => None,
+            Some(h) => Some(h.as_str().context("`hooks` is not a string")?.to_string()),
         },
         used: Cell::new(0),
     })
