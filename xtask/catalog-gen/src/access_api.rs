@@ -91,9 +91,14 @@ pub fn generate(t: &Target, catalog: &Value, o: &Section<'_>) -> Result<String> 
     if !decls.iter().any(|d| d.contains("Rule {")) {
         out[0] = out[0].replace("KindDecl, Rule, Ty", "KindDecl, Ty");
     }
-    if decls.iter().any(|d| d.contains("hooks: &hooks::")) {
-        out[0] = out[0].replace("{HOOKS, rest}", "{HOOKS, hooks, rest}");
-    }
+    // The family's hooks, the Kinds' own, or both.
+    let uses = |h: &str| decls.iter().any(|d| d.contains(&format!("hooks: &{h}")));
+    let imports = match (uses("HOOKS"), uses("hooks::")) {
+        (true, true) => "HOOKS, hooks, rest",
+        (false, true) => "hooks, rest",
+        _ => "HOOKS, rest",
+    };
+    out[0] = out[0].replace("{HOOKS, rest}", &format!("{{{imports}}}"));
     out.push(format!(
         "/// Every Kind of provider-{}.\npub const KINDS: &[Kind] = &[\n{}];",
         t.provider,
