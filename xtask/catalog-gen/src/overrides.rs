@@ -118,6 +118,8 @@ pub struct Overrides {
     pub configuration_fields: Vec<FieldOverride>,
     /// Identifier corrections of those Kinds: (Kind, strategy, constant).
     pub configuration_ids: Vec<(String, String, String)>,
+    /// The Kinds of those with their own hooks (`hooks` only).
+    pub configuration_kinds: Vec<KindOverride>,
 }
 
 /// Fields the catalog lacks, added to some Kinds or templates (catalog field objects).
@@ -320,6 +322,14 @@ impl Overrides {
                     .collect::<Result<_>>()
                     .context("configuration.identifiers")?,
             },
+            configuration_kinds: match v.get("configuration").and_then(Value::as_object) {
+                None => Vec::new(),
+                Some(c) => list(c, "kinds")?
+                    .iter()
+                    .map(kind_override)
+                    .collect::<Result<_>>()
+                    .context("configuration.kinds")?,
+            },
         })
     }
 
@@ -352,6 +362,7 @@ impl Overrides {
             .iter()
             .chain(&self.project_kinds)
             .chain(&self.platform_kinds)
+            .chain(&self.configuration_kinds)
         {
             if k.used.get() == 0 {
                 unused.push(format!("kind {}", k.kind));
