@@ -81,6 +81,8 @@ pub struct XrayKind {
     pub identifier: Option<String>,
     /// (CEL expression, message).
     pub rules: Vec<(String, String)>,
+    /// The Kind's own hooks (a name of its group's `hooks` module), replacing `HOOKS`.
+    pub hooks: Option<String>,
     pub used: Cell<usize>,
 }
 
@@ -264,7 +266,7 @@ impl Overrides {
             xray_kinds: list(xray, "kinds")?
                 .iter()
                 .map(|v| {
-                    let m = entry(v, &["kind", "identifier", "rules"])?;
+                    let m = entry(v, &["kind", "identifier", "rules", "hooks"])?;
                     let identifier = match m.get("identifier") {
                         None => None,
                         Some(Value::String(s)) if s == "name" => Some(s.clone()),
@@ -280,6 +282,10 @@ impl Overrides {
                         rules: match m.get("rules") {
                             None => Vec::new(),
                             Some(r) => rules(r)?,
+                        },
+                        hooks: match m.get("hooks") {
+                            None => None,
+                            Some(h) => Some(h.as_str().context("`hooks` is not a string")?.into()),
                         },
                         used: Cell::new(0),
                     })
