@@ -31,7 +31,9 @@ macro_rules! family_rules {
     };
 }
 
-/// A Group: its rules beyond the CRD's; the default group `readers` is the platform's.
+/// A Group: its rule beyond the CRD's (autoJoin with adminPrivileges is a rule of its
+/// declaration, checked at admission and, on objects admitted before it, before any write);
+/// the default group `readers` is the platform's.
 #[derive(Debug, Clone, Copy)]
 pub struct Group;
 
@@ -39,11 +41,6 @@ impl Hooks for Group {
     family_rules!();
 
     fn check_params(&self, _kind: &ResolvedKind, params: &Value) -> Result<(), String> {
-        if bool_param(params, "autoJoin") == Some(true)
-            && bool_param(params, "adminPrivileges") == Some(true)
-        {
-            return Err("autoJoin cannot be true together with adminPrivileges".into());
-        }
         if bool_param(params, "policyManager") == Some(true)
             && bool_param(params, "policyViewer") == Some(false)
         {

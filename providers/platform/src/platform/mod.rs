@@ -211,9 +211,12 @@ mod tests {
 
     #[test]
     fn rules_refuse_bad_manifests_naming_the_field() {
-        let e = check_params("Group", &json!({"autoJoin": true, "adminPrivileges": true}))
-            .expect_err("refused");
-        assert!(e.contains("autoJoin"), "{e}");
+        let e = check_params(
+            "Group",
+            &json!({"policyManager": true, "policyViewer": false}),
+        )
+        .expect_err("refused");
+        assert!(e.starts_with("policyViewer"), "{e}");
         // Upstream honours the deprecated members with the switch off: so do we.
         assert!(
             check_params(
@@ -284,6 +287,27 @@ mod tests {
             examples::example,
             ("WorkersService", "key", serde_json::json!("other-worker")),
         );
+    }
+
+    /// A Group with autoJoin and adminPrivileges both true (admitted before the rule) is
+    /// refused before any write by the declaration's rule, naming both fields: the hooks
+    /// keep no copy of it.
+    #[test]
+    fn a_group_that_auto_joins_admins_is_refused_before_a_write() {
+        let group = kinds()
+            .iter()
+            .find(|k| k.resolved().decl.kind == "Group")
+            .expect("declared");
+        let e = group
+            .check_before_write(&json!({"autoJoin": true, "adminPrivileges": true}))
+            .expect_err("refused");
+        assert!(
+            e.contains("autoJoin cannot be true together with adminPrivileges"),
+            "{e}"
+        );
+        group
+            .check_before_write(&json!({"autoJoin": true}))
+            .expect("one of the two is allowed");
     }
 
     /// A Group with autoJoin and adminPrivileges both true is refused at admission, with a
