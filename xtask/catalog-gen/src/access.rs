@@ -59,6 +59,8 @@ struct KindFix {
     /// `{"spec_field": crd}` or `{"singleton": constant}`.
     identifier: Option<Value>,
     rules: Vec<(String, String)>,
+    /// The Kind's own hooks (a name of the family's `hooks` module), replacing `HOOKS`.
+    hooks: Option<String>,
     used: Cell<usize>,
 }
 
@@ -151,10 +153,21 @@ impl Fixes {
                 opt_str(k, "reason").is_some_and(|r| !r.trim().is_empty()),
                 "entry without a reason: {k}"
             );
+            for member in k
+                .as_object()
+                .context("an access kind entry is not an object")?
+                .keys()
+            {
+                ensure!(
+                    ["kind", "identifier", "rules", "hooks", "reason"].contains(&member.as_str()),
+                    "unknown member `{member}` in {k}"
+                );
+            }
             fixes.kinds.push(KindFix {
                 kind: str_of(k, "kind")?.to_string(),
                 identifier: k.get("identifier").cloned(),
                 rules: rules_of(k.get("rules"))?,
+                hooks: opt_str(k, "hooks").map(str::to_string),
                 used: Cell::new(0),
             });
         }
@@ -423,13 +436,17 @@ pub fn generate(catalog: &Value, overrides: &Value) -> Result<String> {
         let ident = &k["identifier"];
         let strategy = str_of(ident, "strategy")?;
         let id_field = ident["fields"].get(0).and_then(Value::as_str);
-        let fix = fixes.kinds.iter().find(|f| f.kind == kind);
-        if let Some(f) = fix {
+        let fixes_of: Vec<&KindFix> = fixes.kinds.iter().filter(|f| f.kind == kind).collect();
+        for f in &fixes_of {
             f.used.set(f.used.get() + 1);
         }
+        let hooks = match fixes_of.iter().find_map(|f| f.hooks.as_deref()) {
+            Some(h) => format!(", hooks::{h}"),
+            None => String::new(),
+        };
         let mut id_wire: Option<String> = None;
         let mut skip_id = false;
-        let id = match fix.and_then(|f| f.identifier.as_ref()) {
+        let id = match fixes_of.iter().find_map(|f| f.identifier.as_ref()) {
             Some(v) if v.get("spec_field").is_some() => {
                 format!("Id::SpecField({})", rs(str_of(v, "spec_field")?))
             }
@@ -471,9 +488,10 @@ pub fn generate(catalog: &Value, overrides: &Value) -> Result<String> {
             "/// The own fields of `{kind}`.\npub const {prefix}_FIELDS: &[Field] = &[\n{}\n];\n",
             lines.join("\n")
         ));
-        let rules: Vec<String> = fix
-            .map(|f| f.rules.clone())
-            .unwrap_or_default()
+        let rules: Vec<String> = fixes_of
+            .iter()
+            .flat_map(|f| f.rules.clone())
+            .collect::<Vec<_>>()
             .iter()
             .map(|(cel, msg)| format!("Rule {{ cel: {}, message: {} }}", rs(cel), rs(msg)))
             .collect();
@@ -492,7 +510,7 @@ pub fn generate(catalog: &Value, overrides: &Value) -> Result<String> {
                 .replace('_', " ")
         );
         kind_lines.push(format!(
-            "    k!({kind}, {}, {id}, {id_wire}, {extends}, {prefix}_FIELDS, {prefix}, [{}], {}),",
+            "    k!({kind}, {}, {id}, {id_wire}, {extends}, {prefix}_FIELDS, {prefix}, [{}], {}{hooks}),",
             rs(group),
             rules.join(", "),
             rs(&doc)
@@ -501,7 +519,8 @@ pub fn generate(catalog: &Value, overrides: &Value) -> Result<String> {
     fixes.check_all_used()?;
     out.push(
         "/// Every user, security and replication Kind: `k!(Kind, group, identifier, identifier\n\
-         /// member, template, own fields, REST binding, [admission rules], description)`.\n\
+         /// member, template, own fields, REST binding, [admission rules], description[, own\n\
+         /// hooks])`.\n\
          pub const KINDS: &[Kind] = &["
             .to_string(),
     );

@@ -4,7 +4,8 @@
 //!
 //! Every Kind becomes one `Kind` (its `KindDecl`) whose REST binding is the family's static
 //! named after the Kind (`super::rest::ROLE` for `Role`) and whose hooks are the family's
-//! `HOOKS`.
+//! `HOOKS`, or the Kind's own when its correction names them (`"hooks": "GroupMembers"`
+//! binds `super::hooks::GroupMembers`).
 //!
 //! Per Kind: the identifier strategy (`name`: the identifier field comes from the
 //! external-name and becomes `id_wire`; `spec-field` and `composite` keep their fields as
@@ -90,6 +91,14 @@ pub fn generate(t: &Target, catalog: &Value, o: &Section<'_>) -> Result<String> 
     if !decls.iter().any(|d| d.contains("Rule {")) {
         out[0] = out[0].replace("KindDecl, Rule, Ty", "KindDecl, Ty");
     }
+    // The family's hooks, the Kinds' own, or both.
+    let uses = |h: &str| decls.iter().any(|d| d.contains(&format!("hooks: &{h}")));
+    let imports = match (uses("HOOKS"), uses("hooks::")) {
+        (true, true) => "HOOKS, hooks, rest",
+        (false, true) => "hooks, rest",
+        _ => "HOOKS, rest",
+    };
+    out[0] = out[0].replace("{HOOKS, rest}", &format!("{{{imports}}}"));
     out.push(format!(
         "/// Every Kind of provider-{}.\npub const KINDS: &[Kind] = &[\n{}];",
         t.provider,
@@ -179,10 +188,14 @@ impl Gen<'_> {
         let mut fixed = Vec::new();
         let tf = str_of(k, "tf_resource")?;
         let mut description = format!("A JFrog {} (Terraform {tf}).", words(kind));
+        let mut hooks = "HOOKS".to_string();
         for ko in self.o.kinds {
             if ko.applies(kind) {
                 if let Some(d) = &ko.description {
                     description.clone_from(d);
+                }
+                if let Some(h) = &ko.hooks {
+                    hooks = format!("hooks::{h}");
                 }
                 for (member, v) in &ko.fixed_body {
                     fixed.push(format!("({}, {})", rs(member), dv(v)?));
@@ -195,7 +208,7 @@ impl Gen<'_> {
             .map(|(cel, m)| format!("Rule {{ cel: {}, message: {} }}", rs(cel), rs(m)))
             .collect();
         Ok(format!(
-            "    Kind {{\n        decl: KindDecl {{\n            provider: {},\n            group: {},\n            kind: {},\n            description: {},\n            id: {id},\n            id_wire: {id_wire},\n            extends: {extends},\n            mixins: &[],\n            fields: {c},\n            default_overrides: &[],\n            enum_overrides: &[],\n            identity: &[],\n            fixed_body: &[{}],\n            rules: &[{}],\n        }},\n        rest: &rest::{},\n        hooks: &HOOKS,\n    }},\n",
+            "    Kind {{\n        decl: KindDecl {{\n            provider: {},\n            group: {},\n            kind: {},\n            description: {},\n            id: {id},\n            id_wire: {id_wire},\n            extends: {extends},\n            mixins: &[],\n            fields: {c},\n            default_overrides: &[],\n            enum_overrides: &[],\n            identity: &[],\n            fixed_body: &[{}],\n            rules: &[{}],\n        }},\n        rest: &rest::{},\n        hooks: &{hooks},\n    }},\n",
             rs(t.provider),
             rs(group),
             rs(kind),

@@ -3,7 +3,9 @@
 //!
 //! Each Kind becomes a field-list const (nested blocks get their own consts) and one `k!`
 //! line; its REST binding is named after the Kind (`rest::BACKUP`) and written by hand in
-//! the family (descriptor sections or plain paths). Identifier fields of `name` Kinds are
+//! the family (descriptor sections or plain paths); its hooks are the family's `HOOKS`, or
+//! its own when its correction names them (`configuration.kinds[].hooks`: `"Artifact"`
+//! binds `hooks::Artifact`). Identifier fields of `name` Kinds are
 //! not parameters (the external name is the key, as in Upjet); composite parts are.
 
 use anyhow::{Context, Result, bail, ensure};
@@ -101,8 +103,21 @@ pub fn generate(catalog: &Value, overrides: &Overrides) -> Result<String> {
                     str_of(k, "tf_resource").unwrap_or("")
                 )
             });
+        // The Kind's own hooks, when its correction names them (the family's otherwise).
+        let mut hooks = String::new();
+        for ko in &overrides.configuration_kinds {
+            if ko.applies(kind) {
+                ensure!(
+                    ko.fixed_body.is_empty() && ko.rules.is_empty() && ko.description.is_none(),
+                    "{kind}: configuration.kinds entries name hooks only"
+                );
+                if let Some(h) = &ko.hooks {
+                    hooks = format!(", hooks::{h}");
+                }
+            }
+        }
         lines.push(format!(
-            "    k!({kind}, {}, {id}, {id_wire}, {name}, &rest::{name}, {}),",
+            "    k!({kind}, {}, {id}, {id_wire}, {name}, &rest::{name}, {}{hooks}),",
             rs(group),
             rs(&doc)
         ));

@@ -66,6 +66,9 @@ pub struct KindOverride {
     pub rules: Vec<(String, String)>,
     /// The Kind's description (its CRD's), replacing the generated one.
     pub description: Option<String>,
+    /// The Kind's own hooks, replacing the family's `HOOKS`: a type of the family's `hooks`
+    /// module (the table binds `&hooks::<name>`).
+    pub hooks: Option<String>,
     used: Cell<usize>,
 }
 
@@ -78,6 +81,8 @@ pub struct XrayKind {
     pub identifier: Option<String>,
     /// (CEL expression, message).
     pub rules: Vec<(String, String)>,
+    /// The Kind's own hooks (a name of its group's `hooks` module), replacing `HOOKS`.
+    pub hooks: Option<String>,
     pub used: Cell<usize>,
 }
 
@@ -115,6 +120,8 @@ pub struct Overrides {
     pub configuration_fields: Vec<FieldOverride>,
     /// Identifier corrections of those Kinds: (Kind, strategy, constant).
     pub configuration_ids: Vec<(String, String, String)>,
+    /// The Kinds of those with their own hooks (`hooks` only).
+    pub configuration_kinds: Vec<KindOverride>,
 }
 
 /// Fields the catalog lacks, added to some Kinds or templates (catalog field objects).
@@ -259,7 +266,7 @@ impl Overrides {
             xray_kinds: list(xray, "kinds")?
                 .iter()
                 .map(|v| {
-                    let m = entry(v, &["kind", "identifier", "rules"])?;
+                    let m = entry(v, &["kind", "identifier", "rules", "hooks"])?;
                     let identifier = match m.get("identifier") {
                         None => None,
                         Some(Value::String(s)) if s == "name" => Some(s.clone()),
@@ -275,6 +282,10 @@ impl Overrides {
                         rules: match m.get("rules") {
                             None => Vec::new(),
                             Some(r) => rules(r)?,
+                        },
+                        hooks: match m.get("hooks") {
+                            None => None,
+                            Some(h) => Some(h.as_str().context("`hooks` is not a string")?.into()),
                         },
                         used: Cell::new(0),
                     })
@@ -317,6 +328,14 @@ impl Overrides {
                     .collect::<Result<_>>()
                     .context("configuration.identifiers")?,
             },
+            configuration_kinds: match v.get("configuration").and_then(Value::as_object) {
+                None => Vec::new(),
+                Some(c) => list(c, "kinds")?
+                    .iter()
+                    .map(kind_override)
+                    .collect::<Result<_>>()
+                    .context("configuration.kinds")?,
+            },
         })
     }
 
@@ -349,6 +368,7 @@ impl Overrides {
             .iter()
             .chain(&self.project_kinds)
             .chain(&self.platform_kinds)
+            .chain(&self.configuration_kinds)
         {
             if k.used.get() == 0 {
                 unused.push(format!("kind {}", k.kind));
@@ -491,7 +511,7 @@ fn id_override(v: &Value) -> Result<(String, String, String)> {
 }
 
 fn kind_override(v: &Value) -> Result<KindOverride> {
-    let m = entry(v, &["kind", "fixed_body", "rules", "description"])?;
+    let m = entry(v, &["kind", "fixed_body", "rules", "description", "hooks"])?;
     Ok(KindOverride {
         kind: m
             .get("kind")
@@ -514,6 +534,10 @@ fn kind_override(v: &Value) -> Result<KindOverride> {
                     .context("`description` is not a string")?
                     .to_string(),
             ),
+        },
+        hooks: match m.get("hooks") {
+            None => None,
+            Some(h) => Some(h.as_str().context("`hooks` is not a string")?.to_string()),
         },
         used: Cell::new(0),
     })

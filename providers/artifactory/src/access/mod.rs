@@ -1,9 +1,10 @@
 //! The user, security and replication Kinds of provider-artifactory (groups `user`,
 //! `security` and `replication`: 20 Kinds), declared as data on the family layer.
 //!
-//! What the family owns: the REST bindings ([`rest`]: one per Kind, data), the hooks
-//! ([`HOOKS`]: the identifier JFrog assigns to a token or API key, the parameter rules the
-//! schema cannot express) and the example manifests.
+//! What the family owns: the REST bindings ([`rest`]: one per Kind, data), the hooks of the
+//! Kinds that need them ([`hooks`]: the identifier JFrog assigns to a token or API key, the
+//! parameter rules the schema cannot express, what `export` skips or tells apart) and the
+//! example manifests.
 //!
 //! # Identifiers
 //!
@@ -68,6 +69,7 @@
 #[cfg(test)]
 mod behaviour_tests;
 pub mod examples;
+pub mod hooks;
 #[cfg(test)]
 mod list_tests;
 #[cfg(test)]
@@ -80,14 +82,15 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
-use provider_family::{ClientCache, FamilyKind, Hooks, Kind, ResolvedKind};
+use provider_family::{ClientCache, FamilyKind, Hooks, Kind};
 use provider_runtime::managed::registration::KindRegistration;
 use serde_json::Value;
 
-/// The family's hooks.
+/// The family's hooks: those of every Kind without its own ([`hooks`]).
 pub static HOOKS: AccessHooks = AccessHooks;
 
-/// The family's behaviour: server-assigned identifiers and parameter rules.
+/// The family's behaviour shared by every Kind: none beyond the generic adapter (what a
+/// Kind needs more is its own, in [`hooks`]).
 #[derive(Debug, Clone, Copy)]
 pub struct AccessHooks;
 
@@ -138,130 +141,7 @@ fn replication_kinds(
 /// may change it in `access.config.yaml`; the default is what the providers assume).
 pub const PERSISTENCY_THRESHOLD: Duration = Duration::from_secs(10800);
 
-#[async_trait::async_trait]
-impl Hooks for AccessHooks {
-    /// What every platform starts with: the global environments (in the environments list,
-    /// objects named by `name` without a link), the admin and anonymous users, the `readers`
-    /// group and the default permission targets (in lists whose objects link to themselves).
-    fn platform_owned(&self, key: &str, object: &Value) -> Option<String> {
-        let uri = object.get("uri").and_then(Value::as_str);
-        let listed_in = |segment: &str| uri.is_some_and(|u| u.contains(segment));
-        let user = object.get("username").is_some() || listed_in("/users/");
-        if user && matches!(key, "admin" | "anonymous" | "_internal" | "access-admin") {
-            return Some("a user JFrog creates itself".to_string());
-        }
-        if listed_in("/security/groups/") && key == "readers" {
-            return Some("the group JFrog creates itself".to_string());
-        }
-        if listed_in("/permissions/") && matches!(key, "Anything" | "Any Remote") {
-            return Some("a permission target JFrog creates itself".to_string());
-        }
-        (uri.is_none() && matches!(key, "DEV" | "PROD") && object["name"] == key)
-            .then(|| "a global environment of every JFrog Platform".to_string())
-    }
-
-    /// Users are exported as User (the password optional in the schema, so its reference
-    /// can wait in `initProvider` without blocking adoption; ManagedUser requires it in
-    /// `forProvider`, where it would be compared and sent).
-    fn lists_as(&self, kind: &ResolvedKind, _object: &Value) -> bool {
-        !matches!(
-            kind.decl.kind,
-            "ManagedUser" | "UnmanagedUser" | "AnonymousUser"
-        )
-    }
-
-    /// Not from a list: a token (its values exist only in its create answer) and the
-    /// anonymous user (JFrog's own).
-    fn exportable(&self, kind: &ResolvedKind) -> bool {
-        !matches!(kind.decl.kind, "ScopedToken" | "AnonymousUser")
-    }
-
-    /// Replications: the replications list shows one entry per target, not the Kind; it
-    /// comes from the repository's class (`GET /artifactory/api/repositories`, one request):
-    /// a remote repository's (pull) replication is a RemoteRepositoryReplication, a local
-    /// repository's with one target a LocalRepositorySingleReplication, with several a
-    /// LocalRepositoryMultiReplication. (PullReplication and PushReplication are the retired
-    /// names of the same calls: never chosen.)
-    async fn export_kinds(
-        &self,
-        client: &jfrog_client::JfrogClient,
-        kind: &ResolvedKind,
-        entries: &[Value],
-    ) -> Result<Option<(BTreeMap<String, &'static str>, u64)>, jfrog_client::Error> {
-        if kind.decl.group != "replication" {
-            return Ok(None);
-        }
-        let repos = provider_family::rest::request(
-            client,
-            jfrog_client::Service::Artifactory,
-            provider_family::Verb::Get,
-            "/api/repositories",
-            jfrog_client::Idempotency::Idempotent,
-            &[],
-        )
-        .send_value()
-        .await?;
-        let class: BTreeMap<&str, &str> = repos
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter_map(|r| Some((r["key"].as_str()?, r["type"].as_str()?)))
-            .collect();
-        Ok(Some((replication_kinds(&class, entries), 1)))
-    }
-
-    /// A User or UnmanagedUser without a password (and with the internal password enabled)
-    /// gets a generated one, as the official provider does.
-    fn generated_secret(&self, kind: &ResolvedKind, params: &Value) -> Option<&'static str> {
-        let disabled = params
-            .get("internalPasswordDisabled")
-            .and_then(Value::as_bool)
-            == Some(true);
-        (matches!(kind.decl.kind, "User" | "UnmanagedUser") && !disabled).then_some("password")
-    }
-
-    fn check_params(&self, kind: &ResolvedKind, params: &Value) -> Result<(), String> {
-        if kind.decl.kind == "PermissionTarget"
-            && let Some(repos) = params
-                .get("build")
-                .and_then(|b| b.get(0).or(Some(b)))
-                .and_then(|b| b.get("repositories"))
-                .and_then(Value::as_array)
-            && (repos.len() != 1 || repos[0] != "artifactory-build-info")
-        {
-            return Err(
-                "build.repositories must be exactly [\"artifactory-build-info\"]".to_string(),
-            );
-        }
-        Ok(())
-    }
-
-    /// A ScopedToken whose `expiresIn` is under Access's persistency threshold is answered
-    /// once and never stored (JFrog's "Persistency Threshold"; the Terraform provider's
-    /// `expires_in` documentation), so no list shows it: it stands until it expires, then a
-    /// new one is issued into the connection Secret. Never two at once.
-    fn unstored_lifetime(&self, kind: &ResolvedKind, params: &Value) -> Option<Duration> {
-        if kind.decl.kind != "ScopedToken" {
-            return None;
-        }
-        let secs = params.get("expiresIn").and_then(Value::as_u64)?;
-        (secs > 0 && secs < PERSISTENCY_THRESHOLD.as_secs()).then(|| Duration::from_secs(secs))
-    }
-
-    fn created_id(&self, kind: &ResolvedKind, answer: &Value) -> Option<String> {
-        match kind.decl.kind {
-            "ScopedToken" => answer
-                .get("token_id")
-                .and_then(Value::as_str)
-                .map(str::to_string),
-            "APIKey" => answer
-                .get("apiKey")
-                .and_then(Value::as_str)
-                .map(|k| crc32(k).to_string()),
-            _ => None,
-        }
-    }
-}
+impl Hooks for AccessHooks {}
 
 /// Every declared Kind of the family.
 pub fn declarations() -> &'static [Kind] {

@@ -8,14 +8,15 @@
 
 use provider_family::{Dv, Field, Id, Kind, KindDecl, Norm, Rule, Ty};
 
-use super::{HOOKS, rest};
+use super::{HOOKS, hooks, rest};
 
 /// No template.
 const NONE: &[Field] = &[];
 
-/// One Kind declaration.
+/// One Kind declaration, with the family's hooks unless it names its own.
 macro_rules! k {
-    ($kind:ident, $group:expr, $id:expr, $id_wire:expr, $extends:expr, $fields:expr, $rest:ident, [$($rule:expr),*], $doc:expr) => {
+    ($kind:ident, $group:expr, $id:expr, $id_wire:expr, $extends:expr, $fields:expr, $rest:ident, [$($rule:expr),*], $doc:expr) => { k!($kind, $group, $id, $id_wire, $extends, $fields, $rest, [$($rule),*], $doc, HOOKS) };
+    ($kind:ident, $group:expr, $id:expr, $id_wire:expr, $extends:expr, $fields:expr, $rest:ident, [$($rule:expr),*], $doc:expr, $hooks:path) => {
         Kind {
             decl: KindDecl {
                 provider: "artifactory",
@@ -34,7 +35,7 @@ macro_rules! k {
                 rules: &[$($rule),*],
             },
             rest: &rest::$rest,
-            hooks: &HOOKS,
+            hooks: &$hooks,
         }
     };
 }
@@ -351,26 +352,27 @@ pub const ANONYMOUS_USER_FIELDS: &[Field] = &[
 ];
 
 /// Every user, security and replication Kind: `k!(Kind, group, identifier, identifier
-/// member, template, own fields, REST binding, [admission rules], description)`.
+/// member, template, own fields, REST binding, [admission rules], description[, own
+/// hooks])`.
 pub const KINDS: &[Kind] = &[
-    k!(APIKey, "security", Id::ServerAssigned, None, NONE, API_KEY_FIELDS, API_KEY, [], "Artifactory api key."),
+    k!(APIKey, "security", Id::ServerAssigned, None, NONE, API_KEY_FIELDS, API_KEY, [], "Artifactory api key.", hooks::ApiKey),
     k!(Certificate, "security", Id::Name, Some("certificateAlias"), NONE, CERTIFICATE_FIELDS, CERTIFICATE, [Rule { cel: "!(has(self.contentSecretRef) && has(self.fileSecretRef))", message: "contentSecretRef and fileSecretRef conflict: give the PEM itself or the path of a PEM file on the provider's filesystem, not both" }], "Artifactory certificate."),
     k!(DistributionPublicKey, "security", Id::Name, Some("alias"), NONE, DISTRIBUTION_PUBLIC_KEY_FIELDS, DISTRIBUTION_PUBLIC_KEY, [], "Artifactory distribution public key."),
-    k!(GlobalEnvironment, "security", Id::Name, Some("name"), NONE, GLOBAL_ENVIRONMENT_FIELDS, GLOBAL_ENVIRONMENT, [], "Artifactory global environment."),
-    k!(Group, "security", Id::Name, Some("name"), NONE, GROUP_FIELDS, GROUP, [Rule { cel: "!(has(self.autoJoin) && self.autoJoin && has(self.adminPrivileges) && self.adminPrivileges)", message: "autoJoin cannot be true together with adminPrivileges" }], "Artifactory group."),
+    k!(GlobalEnvironment, "security", Id::Name, Some("name"), NONE, GLOBAL_ENVIRONMENT_FIELDS, GLOBAL_ENVIRONMENT, [], "Artifactory global environment.", hooks::GlobalEnvironment),
+    k!(Group, "security", Id::Name, Some("name"), NONE, GROUP_FIELDS, GROUP, [Rule { cel: "!(has(self.autoJoin) && self.autoJoin && has(self.adminPrivileges) && self.adminPrivileges)", message: "autoJoin cannot be true together with adminPrivileges" }], "Artifactory group.", hooks::Group),
     k!(Keypair, "security", Id::Name, Some("pairName"), NONE, KEYPAIR_FIELDS, KEYPAIR, [], "Artifactory keypair."),
     k!(PasswordExpirationPolicy, "security", Id::Singleton("passwordExpirationPolicy"), None, NONE, PASSWORD_EXPIRATION_POLICY_FIELDS, PASSWORD_EXPIRATION_POLICY, [], "Artifactory password expiration policy."),
-    k!(PermissionTarget, "security", Id::Name, Some("name"), NONE, PERMISSION_TARGET_FIELDS, PERMISSION_TARGET, [], "Artifactory permission target."),
-    k!(ScopedToken, "security", Id::ServerAssigned, None, NONE, SCOPED_TOKEN_FIELDS, SCOPED_TOKEN, [], "Artifactory scoped token."),
+    k!(PermissionTarget, "security", Id::Name, Some("name"), NONE, PERMISSION_TARGET_FIELDS, PERMISSION_TARGET, [], "Artifactory permission target.", hooks::PermissionTarget),
+    k!(ScopedToken, "security", Id::ServerAssigned, None, NONE, SCOPED_TOKEN_FIELDS, SCOPED_TOKEN, [], "Artifactory scoped token.", hooks::ScopedToken),
     k!(UserLockPolicy, "security", Id::Singleton("userLockPolicy"), None, NONE, USER_LOCK_POLICY_FIELDS, USER_LOCK_POLICY, [], "Artifactory user lock policy."),
     k!(VaultConfiguration, "security", Id::Name, Some("key"), NONE, VAULT_CONFIGURATION_FIELDS, VAULT_CONFIGURATION, [], "Artifactory vault configuration."),
-    k!(LocalRepositorySingleReplication, "replication", Id::SpecField("repoKey"), None, NONE, LOCAL_REPOSITORY_SINGLE_REPLICATION_FIELDS, LOCAL_REPOSITORY_SINGLE_REPLICATION, [], "Artifactory local repository single replication."),
-    k!(LocalRepositoryMultiReplication, "replication", Id::SpecField("repoKey"), None, NONE, LOCAL_REPOSITORY_MULTI_REPLICATION_FIELDS, LOCAL_REPOSITORY_MULTI_REPLICATION, [], "Artifactory local repository multi replication."),
-    k!(RemoteRepositoryReplication, "replication", Id::SpecField("repoKey"), None, NONE, REMOTE_REPOSITORY_REPLICATION_FIELDS, REMOTE_REPOSITORY_REPLICATION, [], "Artifactory remote repository replication."),
-    k!(PullReplication, "replication", Id::SpecField("repoKey"), None, NONE, PULL_REPLICATION_FIELDS, PULL_REPLICATION, [], "Artifactory pull replication."),
-    k!(PushReplication, "replication", Id::SpecField("repoKey"), None, NONE, PUSH_REPLICATION_FIELDS, PUSH_REPLICATION, [], "Artifactory push replication."),
-    k!(User, "user", Id::Name, Some("username"), USER_BASE, USER_FIELDS, USER, [], "Artifactory user."),
-    k!(ManagedUser, "user", Id::Name, Some("username"), USER_BASE, MANAGED_USER_FIELDS, MANAGED_USER, [], "Artifactory managed user."),
-    k!(UnmanagedUser, "user", Id::Name, Some("username"), USER_BASE, UNMANAGED_USER_FIELDS, UNMANAGED_USER, [], "Artifactory unmanaged user."),
-    k!(AnonymousUser, "user", Id::ServerAssigned, None, NONE, ANONYMOUS_USER_FIELDS, ANONYMOUS_USER, [], "Artifactory anonymous user."),
+    k!(LocalRepositorySingleReplication, "replication", Id::SpecField("repoKey"), None, NONE, LOCAL_REPOSITORY_SINGLE_REPLICATION_FIELDS, LOCAL_REPOSITORY_SINGLE_REPLICATION, [], "Artifactory local repository single replication.", hooks::Replication),
+    k!(LocalRepositoryMultiReplication, "replication", Id::SpecField("repoKey"), None, NONE, LOCAL_REPOSITORY_MULTI_REPLICATION_FIELDS, LOCAL_REPOSITORY_MULTI_REPLICATION, [], "Artifactory local repository multi replication.", hooks::Replication),
+    k!(RemoteRepositoryReplication, "replication", Id::SpecField("repoKey"), None, NONE, REMOTE_REPOSITORY_REPLICATION_FIELDS, REMOTE_REPOSITORY_REPLICATION, [], "Artifactory remote repository replication.", hooks::Replication),
+    k!(PullReplication, "replication", Id::SpecField("repoKey"), None, NONE, PULL_REPLICATION_FIELDS, PULL_REPLICATION, [], "Artifactory pull replication.", hooks::Replication),
+    k!(PushReplication, "replication", Id::SpecField("repoKey"), None, NONE, PUSH_REPLICATION_FIELDS, PUSH_REPLICATION, [], "Artifactory push replication.", hooks::Replication),
+    k!(User, "user", Id::Name, Some("username"), USER_BASE, USER_FIELDS, USER, [], "Artifactory user.", hooks::User),
+    k!(ManagedUser, "user", Id::Name, Some("username"), USER_BASE, MANAGED_USER_FIELDS, MANAGED_USER, [], "Artifactory managed user.", hooks::ManagedUser),
+    k!(UnmanagedUser, "user", Id::Name, Some("username"), USER_BASE, UNMANAGED_USER_FIELDS, UNMANAGED_USER, [], "Artifactory unmanaged user.", hooks::UnmanagedUser),
+    k!(AnonymousUser, "user", Id::ServerAssigned, None, NONE, ANONYMOUS_USER_FIELDS, ANONYMOUS_USER, [], "Artifactory anonymous user.", hooks::AnonymousUser),
 ];

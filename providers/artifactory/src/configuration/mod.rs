@@ -29,6 +29,7 @@
 
 pub mod descriptor;
 pub mod examples;
+pub mod hooks;
 pub mod objects;
 pub mod rest;
 #[rustfmt::skip]
@@ -36,136 +37,22 @@ pub mod tables;
 
 use std::sync::{Arc, OnceLock};
 
-use async_trait::async_trait;
-use provider_family::wire::Mode;
-use provider_family::{
-    Address, ClientCache, FamilyKind, HookCtx, Hooks, Kind, MrState, ResolvedKind,
-};
-use provider_runtime::managed::external::ExternalError;
+use provider_family::{ClientCache, FamilyKind, Hooks, Kind};
 use provider_runtime::managed::registration::KindRegistration;
-use serde_json::{Map, Value};
 
-/// The family's hooks.
+/// The family's hooks: those of every Kind without its own ([`hooks`]: an artifact's
+/// identifier from its deploy answer and content rule, the removal of an ItemProperties
+/// MR's declared keys on delete, a policy's enablement, a project's bundle address).
 pub static HOOKS: ConfigurationHooks = ConfigurationHooks;
 
-/// The family's behaviour beyond the generic adapter: an artifact's identifier from its
-/// deploy answer, the artifact content rule, and the removal of an ItemProperties MR's
-/// declared keys on delete.
+/// The family's behaviour beyond the generic adapter, for every Kind: the identifier's
+/// description.
 #[derive(Debug, Clone, Copy)]
 pub struct ConfigurationHooks;
 
-#[async_trait]
 impl Hooks for ConfigurationHooks {
-    /// A project's release bundle or promotion is addressed with its project in the query
-    /// (canonically `<name>:<version>?project=<key>`): every call on it sends `project`,
-    /// since JFrog looks in the project's Release Bundles repository (the Release Lifecycle
-    /// Management APIs' common query parameters; Terraform sends it on read too). Such an
-    /// address is outside the platform's lists, so it is read by key.
-    fn address(&self, kind: &ResolvedKind, key: &str, params: &Value) -> Address {
-        match (
-            kind.decl.kind,
-            params.get("projectKey").and_then(Value::as_str),
-        ) {
-            ("ReleaseBundleV2" | "ReleaseBundleV2Promotion", Some(p)) if !p.is_empty() => {
-                Address::new(key).with_query("project", p)
-            }
-            _ => Address::new(key),
-        }
-    }
-
     fn id_description(&self) -> &'static str {
         "The JFrog identifier (key or name; the constant of a singleton; <repository>/<path> of an artifact)."
-    }
-
-    fn check_params(&self, kind: &ResolvedKind, params: &Value) -> Result<(), String> {
-        if kind.decl.kind == "Artifact" {
-            let set = |f: &str| {
-                params
-                    .get(f)
-                    .and_then(Value::as_str)
-                    .is_some_and(|s| !s.is_empty())
-            };
-            match (set("filePath"), set("contentBase64")) {
-                (true, true) => {
-                    return Err("filePath and contentBase64 conflict: give exactly one".into());
-                }
-                (false, false) => {
-                    return Err("one of filePath (a file on the provider's filesystem) or contentBase64 (the content, base64-encoded) is required".into());
-                }
-                _ => {}
-            }
-        }
-        Ok(())
-    }
-
-    /// An item keeps the properties others set after an ItemProperties MR's keys went.
-    fn gone_after_delete(&self, kind: &ResolvedKind) -> bool {
-        kind.decl.kind == "ItemProperties"
-    }
-
-    /// A promotion observed from its environment's list looks as one read by key.
-    fn decode(&self, kind: &ResolvedKind, body: &Value) -> Option<Value> {
-        match kind.decl.kind {
-            "ReleaseBundleV2Promotion" => objects::promotion_from_jfrog(body),
-            _ => None,
-        }
-    }
-
-    fn created_id(&self, _kind: &ResolvedKind, answer: &Value) -> Option<String> {
-        objects::artifact_id(answer)
-    }
-
-    /// Artifactory creates cleanup and archive policies disabled and refuses a create with
-    /// `enabled: true` (the Terraform provider's `enabled` attribute: "A cleanup policy must
-    /// be created inactive"); `enabled` changes only through the enablement call. So a
-    /// create never sends it; an update sends it but JFrog keeps its own value.
-    fn finish_body(&self, kind: &ResolvedKind, mode: Mode, body: &mut Map<String, Value>) {
-        if enablement_path(kind).is_some() && matches!(mode, Mode::Create) {
-            body.remove("enabled");
-        }
-    }
-
-    /// A policy whose `enabled` is declared otherwise than JFrog has it is toggled through
-    /// `POST .../policies/{key}/enablement` (`{"enabled": bool}`), as the Terraform provider
-    /// does: after a create, the next observation sees the difference and updates.
-    async fn after_update(&self, ctx: HookCtx<'_>, mr: MrState<'_>) -> Result<(), ExternalError> {
-        let Some(path) = enablement_path(ctx.kind) else {
-            return Ok(());
-        };
-        let enabled = mr
-            .for_provider
-            .get("enabled")
-            .and_then(Value::as_bool)
-            .unwrap_or(true);
-        objects::set_enabled(ctx.client, path, ctx.key, enabled)
-            .await
-            .map_err(ExternalError::new)
-    }
-
-    async fn before_delete(&self, ctx: HookCtx<'_>, mr: MrState<'_>) {
-        if ctx.kind.decl.kind != "ItemProperties" {
-            return;
-        }
-        // Only the keys this MR declares; properties others set stay.
-        let names: Vec<String> = mr
-            .for_provider
-            .get("properties")
-            .and_then(Value::as_object)
-            .map(|m| m.keys().cloned().collect())
-            .unwrap_or_default();
-        if let Err(e) = objects::remove_properties(ctx.client, ctx.key, &names).await {
-            tracing::warn!(key = ctx.key, error = %e, "could not remove the declared properties");
-        }
-    }
-}
-
-/// The enablement path of a cleanup or archive policy Kind.
-fn enablement_path(kind: &ResolvedKind) -> Option<&'static str> {
-    match kind.decl.kind {
-        "ArchivePolicy" => Some("/api/archive/v2/packages/policies/{key}/enablement"),
-        "PackageCleanupPolicy" => Some("/api/cleanup/packages/policies/{key}/enablement"),
-        "ReleaseBundleV2CleanupPolicy" => Some("/api/cleanup/bundles/policies/{key}/enablement"),
-        _ => None,
     }
 }
 

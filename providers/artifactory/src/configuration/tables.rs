@@ -10,11 +10,12 @@
 
 use provider_family::{Dv, Field, Id, Kind, KindDecl, MapWire, Norm, Ty};
 
-use super::{HOOKS, rest};
+use super::{HOOKS, hooks, rest};
 
-/// One Kind declaration.
+/// One Kind declaration, with the family's hooks unless it names its own.
 macro_rules! k {
-    ($kind:ident, $group:expr, $id:expr, $id_wire:expr, $fields:expr, $rest:expr, $doc:expr) => {
+    ($kind:ident, $group:expr, $id:expr, $id_wire:expr, $fields:expr, $rest:expr, $doc:expr) => { k!($kind, $group, $id, $id_wire, $fields, $rest, $doc, HOOKS) };
+    ($kind:ident, $group:expr, $id:expr, $id_wire:expr, $fields:expr, $rest:expr, $doc:expr, $hooks:path) => {
         Kind {
             decl: KindDecl {
                 provider: "artifactory",
@@ -33,7 +34,7 @@ macro_rules! k {
                 rules: &[],
             },
             rest: $rest,
-            hooks: &HOOKS,
+            hooks: &$hooks,
         }
     };
 }
@@ -384,9 +385,9 @@ pub const ITEMPROPERTIES: &[Field] = &[
 
 /// Every configuration, lifecycle and artifact Kind.
 pub const KINDS: &[Kind] = &[
-    k!(ArchivePolicy, "configuration", Id::Name, Some("key"), ARCHIVEPOLICY, &rest::ARCHIVEPOLICY, "Artifactory archive policy (artifactory_archive_policy)."),
-    k!(PackageCleanupPolicy, "configuration", Id::Name, Some("key"), PACKAGECLEANUPPOLICY, &rest::PACKAGECLEANUPPOLICY, "Artifactory package cleanup policy (artifactory_package_cleanup_policy)."),
-    k!(ReleaseBundleV2CleanupPolicy, "configuration", Id::Name, Some("key"), RELEASEBUNDLEV2CLEANUPPOLICY, &rest::RELEASEBUNDLEV2CLEANUPPOLICY, "Artifactory release bundle v2 cleanup policy (artifactory_release_bundle_v2_cleanup_policy)."),
+    k!(ArchivePolicy, "configuration", Id::Name, Some("key"), ARCHIVEPOLICY, &rest::ARCHIVEPOLICY, "Artifactory archive policy (artifactory_archive_policy).", hooks::ARCHIVE_POLICY),
+    k!(PackageCleanupPolicy, "configuration", Id::Name, Some("key"), PACKAGECLEANUPPOLICY, &rest::PACKAGECLEANUPPOLICY, "Artifactory package cleanup policy (artifactory_package_cleanup_policy).", hooks::PACKAGE_CLEANUP_POLICY),
+    k!(ReleaseBundleV2CleanupPolicy, "configuration", Id::Name, Some("key"), RELEASEBUNDLEV2CLEANUPPOLICY, &rest::RELEASEBUNDLEV2CLEANUPPOLICY, "Artifactory release bundle v2 cleanup policy (artifactory_release_bundle_v2_cleanup_policy).", hooks::RELEASE_BUNDLE_V2_CLEANUP_POLICY),
     k!(Backup, "configuration", Id::Name, Some("key"), BACKUP, &rest::BACKUP, "Artifactory backup (artifactory_backup)."),
     k!(GeneralSecurity, "configuration", Id::Singleton("security"), None, GENERALSECURITY, &rest::GENERALSECURITY, "Artifactory general security (artifactory_general_security)."),
     k!(LdapSetting, "configuration", Id::Name, Some("key"), LDAPSETTING, &rest::LDAPSETTING, "Artifactory ldap setting (artifactory_ldap_setting)."),
@@ -400,8 +401,8 @@ pub const KINDS: &[Kind] = &[
     k!(RepositoryLayout, "configuration", Id::Name, Some("name"), REPOSITORYLAYOUT, &rest::REPOSITORYLAYOUT, "Artifactory repository layout (artifactory_repository_layout)."),
     k!(SamlSettings, "configuration", Id::Singleton("saml_settings"), None, SAMLSETTINGS, &rest::SAMLSETTINGS, "Artifactory saml settings (artifactory_saml_settings)."),
     k!(TrashcanConfig, "configuration", Id::Singleton("trashcanConfig"), None, TRASHCANCONFIG, &rest::TRASHCANCONFIG, "Artifactory trashcan config (artifactory_trashcan_config)."),
-    k!(ReleaseBundleV2, "lifecycle", Id::Composite(&["name", "version"], ":"), None, RELEASEBUNDLEV2, &rest::RELEASEBUNDLEV2, "Artifactory release bundle v2 (artifactory_release_bundle_v2)."),
-    k!(ReleaseBundleV2Promotion, "lifecycle", Id::Composite(&["name", "version", "environment"], ":"), None, RELEASEBUNDLEV2PROMOTION, &rest::RELEASEBUNDLEV2PROMOTION, "Artifactory release bundle v2 promotion (artifactory_release_bundle_v2_promotion)."),
-    k!(Artifact, "artifact", Id::ServerAssigned, None, ARTIFACT, &rest::ARTIFACT, "Artifactory artifact (artifactory_artifact)."),
-    k!(ItemProperties, "artifact", Id::Composite(&["repoKey", "itemPath"], ":"), None, ITEMPROPERTIES, &rest::ITEMPROPERTIES, "Artifactory item properties (artifactory_item_properties)."),
+    k!(ReleaseBundleV2, "lifecycle", Id::Composite(&["name", "version"], ":"), None, RELEASEBUNDLEV2, &rest::RELEASEBUNDLEV2, "Artifactory release bundle v2 (artifactory_release_bundle_v2).", hooks::ReleaseBundle),
+    k!(ReleaseBundleV2Promotion, "lifecycle", Id::Composite(&["name", "version", "environment"], ":"), None, RELEASEBUNDLEV2PROMOTION, &rest::RELEASEBUNDLEV2PROMOTION, "Artifactory release bundle v2 promotion (artifactory_release_bundle_v2_promotion).", hooks::Promotion),
+    k!(Artifact, "artifact", Id::ServerAssigned, None, ARTIFACT, &rest::ARTIFACT, "Artifactory artifact (artifactory_artifact).", hooks::Artifact),
+    k!(ItemProperties, "artifact", Id::Composite(&["repoKey", "itemPath"], ":"), None, ITEMPROPERTIES, &rest::ITEMPROPERTIES, "Artifactory item properties (artifactory_item_properties).", hooks::ItemProperties),
 ];

@@ -59,25 +59,27 @@ fn crds_accept_the_examples() {
 /// and the platform's bundles are addressed by their key alone.
 #[test]
 fn a_projects_bundle_is_addressed_with_its_project() {
-    let kind = |name: &str| {
-        tables::KINDS
+    // The hooks each Kind's table line binds.
+    let address = |name: &str, key: &str, params: &serde_json::Value| {
+        let k = tables::KINDS
             .iter()
             .find(|d| d.kind == name)
             .expect("declared")
-            .resolve()
-            .expect("composes")
+            .bound()
+            .expect("composes");
+        k.hooks.address(&k, key, params)
     };
     let team = serde_json::json!({"projectKey": "team"});
-    let bundle = HOOKS.address(&kind("ReleaseBundleV2"), "rb:1.0", &team);
+    let bundle = address("ReleaseBundleV2", "rb:1.0", &team);
     assert_eq!(bundle.key(), "rb:1.0");
     assert_eq!(
         bundle.query(),
         [("project".to_string(), "team".to_string())]
     );
     assert_eq!(bundle.to_string(), "rb:1.0?project=team");
-    let promotion = HOOKS.address(&kind("ReleaseBundleV2Promotion"), "rb:1.0:PROD", &team);
+    let promotion = address("ReleaseBundleV2Promotion", "rb:1.0:PROD", &team);
     assert_eq!(promotion.to_string(), "rb:1.0:PROD?project=team");
-    let platforms = HOOKS.address(&kind("ReleaseBundleV2"), "rb:1.0", &serde_json::json!({}));
+    let platforms = address("ReleaseBundleV2", "rb:1.0", &serde_json::json!({}));
     assert_eq!(platforms, provider_family::Address::new("rb:1.0"));
     assert_eq!(platforms.to_string(), "rb:1.0");
 }

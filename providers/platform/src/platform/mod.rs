@@ -4,9 +4,10 @@
 //! SAMLSettings), `configuration` (License, ReverseProxy, WorkersService) and `lifecycle`
 //! (Lifecycle, LifecycleStage), on the Access, Worker and Artifactory APIs.
 //!
-//! What the family owns: the REST bindings ([`rest`]), the addresses of objects that need
-//! more than their identifier ([`PlatformHooks::address`]), the rules checked before any
-//! write, the reverse proxy's `key` member, and the examples.
+//! What the family owns: the REST bindings ([`rest`]), the hooks of each Kind that needs more
+//! than the family's key rule ([`hooks`]: the addresses of objects that need more than their
+//! identifier, the rules checked before any write, the reverse proxy's `key` member, the
+//! objects `export` skips), and the examples.
 //!
 //! # Identifiers
 //!
@@ -72,186 +73,30 @@
 //! it (`keySecretRef`, `secrets[].valueSecretRef`; at most one of the two).
 
 pub mod examples;
+pub mod hooks;
 pub mod rest;
 #[rustfmt::skip]
 pub mod tables;
 
 use std::sync::{Arc, OnceLock};
 
-use provider_family::wire::{Mode, user_value};
-use provider_family::{Address, ClientCache, FamilyKind, Hooks, ResolvedKind};
+use provider_family::{ClientCache, FamilyKind, Hooks};
 use provider_runtime::managed::registration::KindRegistration;
-use serde_json::{Map, Value, json};
 
-/// The stages every lifecycle has (JFrog's own: never in `promoteStages`, never exported).
-const SYSTEM_STAGES: [&str; 3] = ["PR", "COMMIT", "PROD"];
-
-/// The family's hooks.
+/// The family's hooks: those of every Kind without its own ([`hooks`]).
 pub static HOOKS: PlatformHooks = PlatformHooks;
 
-/// provider-platform's behaviour beyond the generic adapter.
+/// provider-platform's behaviour beyond the generic adapter, for every Kind: each
+/// identifier is one path segment.
 #[derive(Debug, Clone, Copy)]
 pub struct PlatformHooks;
 
-fn str_param<'a>(params: &'a Value, crd: &str) -> &'a str {
-    user_value(params, crd)
-        .and_then(Value::as_str)
-        .unwrap_or("")
-}
-
-fn bool_param(params: &Value, crd: &str) -> Option<bool> {
-    user_value(params, crd).and_then(Value::as_bool)
-}
-
-/// `^arn:aws:iam::\d{12}:role/[\w+=,.@:-]+$`
-fn valid_iam_role(arn: &str) -> bool {
-    let Some(rest) = arn.strip_prefix("arn:aws:iam::") else {
-        return false;
-    };
-    let Some((account, role)) = rest.split_once(":role/") else {
-        return false;
-    };
-    account.len() == 12
-        && account.bytes().all(|b| b.is_ascii_digit())
-        && !role.is_empty()
-        && role
-            .chars()
-            .all(|c| c.is_alphanumeric() || "_+=,.@:-".contains(c))
-}
-
 impl Hooks for PlatformHooks {
-    fn address(&self, kind: &ResolvedKind, key: &str, params: &Value) -> Address {
-        match kind.decl.kind {
-            "GroupMembers" => {
-                let members = user_value(params, "members")
-                    .and_then(Value::as_array)
-                    .into_iter()
-                    .flatten()
-                    .filter_map(Value::as_str)
-                    .map(str::to_string)
-                    .collect();
-                Address::new(key).with_detail(rest::DeclaredMembers(members))
-            }
-            "OIDCIdentityMapping" => match str_param(params, "providerName") {
-                "" => Address::unknown(),
-                p => Address::new(key)
-                    .with_parent(p)
-                    .with_detail(rest::MappingProject(
-                        str_param(params, "projectKey").to_string(),
-                    )),
-            },
-            "Lifecycle" => match str_param(params, "projectKey") {
-                "" => Address::new(rest::GLOBAL),
-                p => Address::new(p),
-            },
-            "LifecycleStage" => Address::new(key).with_detail(rest::StageScope {
-                project: str_param(params, "projectKey").to_string(),
-                detach: bool_param(params, "detachOnDestroy") == Some(true),
-            }),
-            _ => Address::new(key),
-        }
-    }
-
     fn check_key(&self, key: &str) -> Result<(), String> {
         if key.contains('/') {
             return Err("an identifier cannot contain '/'".into());
         }
         Ok(())
-    }
-
-    fn check_params(&self, kind: &ResolvedKind, params: &Value) -> Result<(), String> {
-        match kind.decl.kind {
-            "Group" => {
-                if bool_param(params, "autoJoin") == Some(true)
-                    && bool_param(params, "adminPrivileges") == Some(true)
-                {
-                    return Err("autoJoin cannot be true together with adminPrivileges".into());
-                }
-                if bool_param(params, "policyManager") == Some(true)
-                    && bool_param(params, "policyViewer") == Some(false)
-                {
-                    return Err("policyViewer cannot be false while policyManager is true".into());
-                }
-            }
-            "AWSIAMRole" => {
-                let arn = str_param(params, "iamRole");
-                if !arn.is_empty() && !valid_iam_role(arn) {
-                    return Err(format!(
-                        "iamRole {arn:?} must look like arn:aws:iam::<12 digits>:role/<name>"
-                    ));
-                }
-            }
-            "OIDCIdentityMapping" => {
-                let text = str_param(params, "claimsJson");
-                if !text.is_empty()
-                    && !serde_json::from_str::<Value>(text).is_ok_and(|v| v.is_object())
-                {
-                    return Err("claimsJson must be a JSON object".into());
-                }
-            }
-            "Lifecycle" => {
-                let stages = user_value(params, "promoteStages")
-                    .and_then(Value::as_array)
-                    .into_iter()
-                    .flatten()
-                    .filter_map(Value::as_str);
-                for s in stages {
-                    if SYSTEM_STAGES.contains(&s) {
-                        return Err(format!("promoteStages cannot contain the system stage {s}"));
-                    }
-                }
-            }
-            _ => {}
-        }
-        Ok(())
-    }
-
-    fn decode(&self, kind: &ResolvedKind, body: &Value) -> Option<Value> {
-        match kind.decl.kind {
-            "OIDCConfiguration" => rest::oidc_from_jfrog(body),
-            "OIDCIdentityMapping" => rest::mapping_from_jfrog(body),
-            "LifecycleStage" => rest::stage_from_jfrog(body),
-            _ => None,
-        }
-    }
-
-    fn platform_owned(&self, key: &str, object: &Value) -> Option<String> {
-        // The groups list names a group in `group_name`; the permissions list links each.
-        let uri = object.get("uri").and_then(Value::as_str).unwrap_or("");
-        if object.get("group_name").is_some() && key == "readers" {
-            return Some("the platform's default group (every new user joins it)".into());
-        }
-        if uri.contains("/api/v2/permissions/") && ["Anything", "Any Remote"].contains(&key) {
-            return Some("a permission the platform creates".into());
-        }
-        // A lifecycle that promotes through no stage of its own is the platform's default.
-        if object.get("categories").is_some() {
-            let own = rest::promote_stages(object)
-                .iter()
-                .filter_map(Value::as_str)
-                .any(|s| !SYSTEM_STAGES.contains(&s));
-            if !own {
-                return Some("a lifecycle with no promote stage (JFrog's default)".into());
-            }
-        }
-        // The stages list shows the system stages among the platform's.
-        let global = object
-            .get("scope")
-            .and_then(Value::as_str)
-            .is_some_and(|s| s.eq_ignore_ascii_case("global"));
-        if global && object.get("category").is_some() && SYSTEM_STAGES.contains(&key) {
-            return Some("a system stage of every platform's lifecycle".into());
-        }
-        None
-    }
-
-    fn finish_body(&self, kind: &ResolvedKind, _mode: Mode, body: &mut Map<String, Value>) {
-        if kind.decl.kind == "ReverseProxy"
-            && let Some(t) = body.get("webServerType").and_then(Value::as_str)
-        {
-            let key = t.to_lowercase();
-            body.insert("key".into(), json!(key));
-        }
     }
 }
 
@@ -279,15 +124,34 @@ mod saas_tests;
 
 #[cfg(test)]
 mod tests {
+    use provider_family::wire::Mode;
+    use provider_family::{Address, BoundKind};
+    use serde_json::{Map, Value, json};
+
     use super::*;
 
-    fn kind(name: &str) -> ResolvedKind {
+    /// A Kind with the hooks its table entry binds.
+    fn kind(name: &str) -> BoundKind {
         tables::KINDS
             .iter()
             .find(|d| d.kind == name)
             .expect("declared")
-            .resolve()
+            .bound()
             .expect("composes")
+    }
+
+    fn address(name: &str, key: &str, params: &Value) -> Address {
+        let k = kind(name);
+        k.hooks.address(&k, key, params)
+    }
+
+    fn check_params(name: &str, params: &Value) -> Result<(), String> {
+        let k = kind(name);
+        k.hooks.check_params(&k, params)
+    }
+
+    fn platform_owned(name: &str, key: &str, object: &Value) -> Option<String> {
+        kind(name).hooks.platform_owned(key, object)
     }
 
     #[test]
@@ -304,19 +168,19 @@ mod tests {
     #[test]
     fn addresses_carry_what_the_calls_need() {
         let m = json!({"name": "devs", "members": ["alice", "bob"]});
-        let members = HOOKS.address(&kind("GroupMembers"), "devs", &m);
+        let members = address("GroupMembers", "devs", &m);
         assert_eq!(members.key(), "devs");
         assert_eq!(
             members.detail::<rest::DeclaredMembers>(),
             Some(&rest::DeclaredMembers(vec!["alice".into(), "bob".into()]))
         );
         assert_eq!(members.to_string(), "devs/alice\nbob");
-        let global = HOOKS.address(&kind("Lifecycle"), "global", &json!({}));
+        let global = address("Lifecycle", "global", &json!({}));
         assert_eq!((global.key(), global.to_string()), ("_", "_".to_string()));
-        let team = HOOKS.address(&kind("Lifecycle"), "global", &json!({"projectKey": "team"}));
+        let team = address("Lifecycle", "global", &json!({"projectKey": "team"}));
         assert_eq!((team.key(), team.to_string()), ("team", "team".to_string()));
-        let mapping = HOOKS.address(
-            &kind("OIDCIdentityMapping"),
+        let mapping = address(
+            "OIDCIdentityMapping",
             "ci",
             &json!({"providerName": "github", "projectKey": "team"}),
         );
@@ -326,65 +190,54 @@ mod tests {
             Some(&rest::MappingProject("team".into()))
         );
         assert_eq!(mapping.to_string(), "github/ci/team");
-        let unknown = HOOKS.address(&kind("OIDCIdentityMapping"), "ci", &json!({}));
+        let unknown = address("OIDCIdentityMapping", "ci", &json!({}));
         assert!(unknown.is_empty());
         assert_eq!(unknown.to_string(), "");
-        let stage = HOOKS.address(&kind("LifecycleStage"), "qa", &json!({}));
+        let stage = address("LifecycleStage", "qa", &json!({}));
         assert_eq!(stage.key(), "qa");
         assert_eq!(
             stage.detail::<rest::StageScope>(),
             Some(&rest::StageScope::default())
         );
         assert_eq!(stage.to_string(), "qa//false");
-        let detached = HOOKS.address(
-            &kind("LifecycleStage"),
+        let detached = address(
+            "LifecycleStage",
             "qa",
             &json!({"projectKey": "team", "detachOnDestroy": true}),
         );
         assert_eq!(detached.to_string(), "qa/team/true");
-        assert_eq!(
-            HOOKS
-                .address(&kind("Group"), "devs", &json!({}))
-                .to_string(),
-            "devs"
-        );
+        assert_eq!(address("Group", "devs", &json!({})).to_string(), "devs");
     }
 
     #[test]
     fn rules_refuse_bad_manifests_naming_the_field() {
-        let g = kind("Group");
-        let e = HOOKS
-            .check_params(&g, &json!({"autoJoin": true, "adminPrivileges": true}))
-            .expect_err("refused");
-        assert!(e.contains("autoJoin"), "{e}");
+        let e = check_params(
+            "Group",
+            &json!({"policyManager": true, "policyViewer": false}),
+        )
+        .expect_err("refused");
+        assert!(e.starts_with("policyViewer"), "{e}");
         // Upstream honours the deprecated members with the switch off: so do we.
         assert!(
-            HOOKS
-                .check_params(
-                    &g,
-                    &json!({"useGroupMembersResource": false, "members": ["alice"]})
-                )
-                .is_ok()
-        );
-        let a = kind("AWSIAMRole");
-        assert!(
-            HOOKS
-                .check_params(&a, &json!({"iamRole": "arn:aws:iam::123456789012:role/ci"}))
-                .is_ok()
-        );
-        let e = HOOKS
-            .check_params(&a, &json!({"iamRole": "role/ci"}))
-            .expect_err("refused");
-        assert!(e.starts_with("iamRole"), "{e}");
-        let e = HOOKS
-            .check_params(
-                &kind("Lifecycle"),
-                &json!({"promoteStages": ["QA", "PROD"]}),
+            check_params(
+                "Group",
+                &json!({"useGroupMembersResource": false, "members": ["alice"]})
             )
+            .is_ok()
+        );
+        assert!(
+            check_params(
+                "AWSIAMRole",
+                &json!({"iamRole": "arn:aws:iam::123456789012:role/ci"})
+            )
+            .is_ok()
+        );
+        let e = check_params("AWSIAMRole", &json!({"iamRole": "role/ci"})).expect_err("refused");
+        assert!(e.starts_with("iamRole"), "{e}");
+        let e = check_params("Lifecycle", &json!({"promoteStages": ["QA", "PROD"]}))
             .expect_err("refused");
         assert!(e.contains("PROD"), "{e}");
-        let e = HOOKS
-            .check_params(&kind("OIDCIdentityMapping"), &json!({"claimsJson": "[1]"}))
+        let e = check_params("OIDCIdentityMapping", &json!({"claimsJson": "[1]"}))
             .expect_err("refused");
         assert!(e.starts_with("claimsJson"), "{e}");
     }
@@ -392,23 +245,23 @@ mod tests {
     #[test]
     fn export_skips_the_default_group_built_in_permissions_and_system_stages() {
         let group = json!({"group_name": "readers", "uri": "/access/api/v2/groups/readers"});
-        assert!(HOOKS.platform_owned("readers", &group).is_some());
+        assert!(platform_owned("Group", "readers", &group).is_some());
         let other = json!({"group_name": "devs", "uri": "/access/api/v2/groups/devs"});
-        assert_eq!(HOOKS.platform_owned("devs", &other), None);
+        assert_eq!(platform_owned("Group", "devs", &other), None);
         let anything = json!({"name": "Anything", "uri": "/access/api/v2/permissions/Anything"});
-        assert!(HOOKS.platform_owned("Anything", &anything).is_some());
+        assert!(platform_owned("Permission", "Anything", &anything).is_some());
         let default =
             json!({"categories": [{"category": "promote", "stages": [{"name": "PROD"}]}]});
-        assert!(HOOKS.platform_owned("_", &default).is_some());
+        assert!(platform_owned("Lifecycle", "_", &default).is_some());
         let own = json!({"promote_stages": ["qa"], "categories": []});
-        assert_eq!(HOOKS.platform_owned("_", &own), None);
+        assert_eq!(platform_owned("Lifecycle", "_", &own), None);
         let prod = json!({"name": "PROD", "scope": "global", "category": "promote"});
-        assert!(HOOKS.platform_owned("PROD", &prod).is_some());
+        assert!(platform_owned("LifecycleStage", "PROD", &prod).is_some());
         let qa = json!({"name": "qa", "scope": "global", "category": "promote"});
-        assert_eq!(HOOKS.platform_owned("qa", &qa), None);
+        assert_eq!(platform_owned("LifecycleStage", "qa", &qa), None);
         // A SAML configuration or role of that name is the user's.
         assert_eq!(
-            HOOKS.platform_owned("readers", &json!({"name": "readers"})),
+            platform_owned("SAMLSettings", "readers", &json!({"name": "readers"})),
             None
         );
     }
@@ -418,7 +271,7 @@ mod tests {
         let k = kind("ReverseProxy");
         let mut body: Map<String, Value> =
             serde_json::from_value(json!({"webServerType": "NGINX"})).expect("map");
-        HOOKS.finish_body(&k, Mode::Create, &mut body);
+        k.hooks.finish_body(&k, Mode::Create, &mut body);
         assert_eq!(body["key"], "nginx");
     }
 
@@ -434,6 +287,27 @@ mod tests {
             examples::example,
             ("WorkersService", "key", serde_json::json!("other-worker")),
         );
+    }
+
+    /// A Group with autoJoin and adminPrivileges both true (admitted before the rule) is
+    /// refused before any write by the declaration's rule, naming both fields: the hooks
+    /// keep no copy of it.
+    #[test]
+    fn a_group_that_auto_joins_admins_is_refused_before_a_write() {
+        let group = kinds()
+            .iter()
+            .find(|k| k.resolved().decl.kind == "Group")
+            .expect("declared");
+        let e = group
+            .check_before_write(&json!({"autoJoin": true, "adminPrivileges": true}))
+            .expect_err("refused");
+        assert!(
+            e.contains("autoJoin cannot be true together with adminPrivileges"),
+            "{e}"
+        );
+        group
+            .check_before_write(&json!({"autoJoin": true}))
+            .expect("one of the two is allowed");
     }
 
     /// A Group with autoJoin and adminPrivileges both true is refused at admission, with a

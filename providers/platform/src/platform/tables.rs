@@ -5,7 +5,7 @@
 
 use provider_family::{Dv, Field, Id, Kind, KindDecl, Rule, Ty};
 
-use super::{HOOKS, rest};
+use super::{HOOKS, hooks, rest};
 
 /// The fields of `GlobalRole`.
 pub const GLOBALROLE_FIELDS: &[Field] = &[
@@ -449,7 +449,7 @@ pub const KINDS: &[Kind] = &[
             rules: &[Rule { cel: "!(has(self.autoJoin) && self.autoJoin && has(self.adminPrivileges) && self.adminPrivileges)", message: "autoJoin cannot be true together with adminPrivileges" }],
         },
         rest: &rest::GROUP,
-        hooks: &HOOKS,
+        hooks: &hooks::Group,
     },
     Kind {
         decl: KindDecl {
@@ -469,7 +469,7 @@ pub const KINDS: &[Kind] = &[
             rules: &[],
         },
         rest: &rest::GROUPMEMBERS,
-        hooks: &HOOKS,
+        hooks: &hooks::GroupMembers,
     },
     Kind {
         decl: KindDecl {
@@ -489,7 +489,7 @@ pub const KINDS: &[Kind] = &[
             rules: &[],
         },
         rest: &rest::PERMISSION,
-        hooks: &HOOKS,
+        hooks: &hooks::Permission,
     },
     Kind {
         decl: KindDecl {
@@ -549,7 +549,7 @@ pub const KINDS: &[Kind] = &[
             rules: &[],
         },
         rest: &rest::AWSIAMROLE,
-        hooks: &HOOKS,
+        hooks: &hooks::AwsIamRole,
     },
     Kind {
         decl: KindDecl {
@@ -609,7 +609,7 @@ pub const KINDS: &[Kind] = &[
             rules: &[],
         },
         rest: &rest::OIDCCONFIGURATION,
-        hooks: &HOOKS,
+        hooks: &hooks::OidcConfiguration,
     },
     Kind {
         decl: KindDecl {
@@ -629,7 +629,7 @@ pub const KINDS: &[Kind] = &[
             rules: &[],
         },
         rest: &rest::OIDCIDENTITYMAPPING,
-        hooks: &HOOKS,
+        hooks: &hooks::OidcIdentityMapping,
     },
     Kind {
         decl: KindDecl {
@@ -689,7 +689,7 @@ pub const KINDS: &[Kind] = &[
             rules: &[],
         },
         rest: &rest::REVERSEPROXY,
-        hooks: &HOOKS,
+        hooks: &hooks::ReverseProxy,
     },
     Kind {
         decl: KindDecl {
@@ -729,7 +729,7 @@ pub const KINDS: &[Kind] = &[
             rules: &[],
         },
         rest: &rest::LIFECYCLE,
-        hooks: &HOOKS,
+        hooks: &hooks::Lifecycle,
     },
     Kind {
         decl: KindDecl {
@@ -749,6 +749,6 @@ pub const KINDS: &[Kind] = &[
             rules: &[],
         },
         rest: &rest::LIFECYCLESTAGE,
-        hooks: &HOOKS,
+        hooks: &hooks::LifecycleStage,
     },
 ];

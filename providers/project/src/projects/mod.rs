@@ -6,8 +6,8 @@
 //! What the family owns: the REST bindings ([`rest`]: a project's quota in GiB against
 //! JFrog's bytes, environments read from their project's list, nested paths under a
 //! project, repository assignment and sharing read from the repository's Access status),
-//! the address of an object inside a project ([`ProjectHooks::address`]), the key rules and
-//! the parameter rules checked before any write, and the example manifests.
+//! the addresses of the Kinds inside a project or a share ([`hooks`], each Kind's own), the
+//! key rules and the parameter rules checked before any write, and the example manifests.
 //!
 //! # Identifiers
 //!
@@ -91,6 +91,7 @@
 //! `Repository` MR here can assign it without either fighting the other.
 
 pub mod examples;
+pub mod hooks;
 pub mod rest;
 #[rustfmt::skip]
 pub mod tables;
@@ -98,27 +99,17 @@ pub mod tables;
 use std::sync::{Arc, OnceLock};
 
 use provider_family::wire::user_value;
-use provider_family::{Address, ClientCache, FamilyKind, Hooks, ResolvedKind};
+use provider_family::{ClientCache, FamilyKind, Hooks, ResolvedKind};
 use provider_runtime::managed::registration::KindRegistration;
 use serde_json::Value;
 
-/// The family's hooks.
+/// The family's hooks: those of every Kind without its own ([`hooks`]).
 pub static HOOKS: ProjectHooks = ProjectHooks;
 
-/// provider-project's behaviour beyond the generic adapter.
+/// provider-project's behaviour beyond the generic adapter, for every Kind: the identifier's
+/// description, the key rule and the project key rule.
 #[derive(Debug, Clone, Copy)]
 pub struct ProjectHooks;
-
-/// The switch that hands each of [`rest::EMBEDDED`] to the Project when false.
-const EMBEDDED_SWITCHES: [&str; 4] = [
-    "useProjectUserResource",
-    "useProjectGroupResource",
-    "useProjectRoleResource",
-    "useProjectRepositoryResource",
-];
-
-/// Kinds that live inside a project (`spec.forProvider.projectKey`).
-const IN_PROJECT: &[&str] = &["Environment", "Role", "User", "Group", "Repository"];
 
 fn str_param<'a>(params: &'a Value, crd: &str) -> &'a str {
     user_value(params, crd)
@@ -145,72 +136,6 @@ pub fn check_project_key(key: &str) -> Result<(), String> {
 impl Hooks for ProjectHooks {
     fn id_description(&self) -> &'static str {
         "The JFrog identifier (project key, name, or repository key and project)."
-    }
-
-    fn address(&self, kind: &ResolvedKind, key: &str, params: &Value) -> Address {
-        let read_only = user_value(params, "readOnly").and_then(Value::as_bool) == Some(true);
-        match kind.decl.kind {
-            k if IN_PROJECT.contains(&k) => match str_param(params, "projectKey") {
-                "" => Address::unknown(),
-                p => {
-                    let address = Address::new(key).with_parent(p);
-                    let ignoring = k == "User"
-                        && user_value(params, "ignoreMissingUser").and_then(Value::as_bool)
-                            == Some(true);
-                    if ignoring {
-                        address.with_detail(rest::IgnoreMissingUser)
-                    } else {
-                        address
-                    }
-                }
-            },
-            "ShareRepository" => {
-                Address::new(str_param(params, "repoKey")).with_detail(rest::ShareScope {
-                    target: str_param(params, "targetProjectKey").to_string(),
-                    read_only,
-                })
-            }
-            "ShareRepositoryWithAll" => Address::new(key).with_detail(rest::ShareScope {
-                target: String::new(),
-                read_only,
-            }),
-            "Project" => {
-                let owned: Vec<&'static str> = rest::EMBEDDED
-                    .into_iter()
-                    .zip(EMBEDDED_SWITCHES)
-                    .filter(|(_, switch)| {
-                        user_value(params, switch).and_then(Value::as_bool) == Some(false)
-                    })
-                    .map(|(list, _)| list)
-                    .collect();
-                if owned.is_empty() {
-                    Address::new(key)
-                } else {
-                    Address::new(key).with_detail(rest::EmbeddedLists(owned))
-                }
-            }
-            _ => Address::new(key),
-        }
-    }
-
-    fn decode(&self, kind: &ResolvedKind, body: &Value) -> Option<Value> {
-        (kind.decl.kind == "Project").then(|| {
-            let mut v = body.clone();
-            rest::project_from_jfrog(&mut v);
-            v
-        })
-    }
-
-    fn exportable(&self, kind: &ResolvedKind) -> bool {
-        // Its list (every repository's configuration) says which repositories are assigned,
-        // but a manifest needs the project as a field, which the listed key only implies.
-        kind.decl.kind != "Repository"
-    }
-
-    fn platform_owned(&self, _key: &str, object: &Value) -> Option<String> {
-        // A project's roles list shows the roles Access gives every project.
-        (object.get("type").and_then(Value::as_str) == Some("PREDEFINED"))
-            .then(|| "a predefined role (Access creates it with every project)".to_string())
     }
 
     fn check_key(&self, key: &str) -> Result<(), String> {
@@ -255,17 +180,29 @@ mod embedded_tests;
 
 #[cfg(test)]
 mod tests {
+    use provider_family::{Address, BoundKind};
     use serde_json::json;
 
     use super::*;
 
-    fn kind(name: &str) -> ResolvedKind {
+    /// A Kind with the hooks its table entry binds.
+    fn kind(name: &str) -> BoundKind {
         tables::KINDS
             .iter()
             .find(|d| d.kind == name)
             .expect("declared")
-            .resolve()
+            .bound()
             .expect("composes")
+    }
+
+    fn address(name: &str, key: &str, params: &Value) -> Address {
+        let k = kind(name);
+        k.hooks.address(&k, key, params)
+    }
+
+    fn check_params(name: &str, params: &Value) -> Result<(), String> {
+        let k = kind(name);
+        k.hooks.check_params(&k, params)
     }
 
     #[test]
@@ -285,29 +222,29 @@ mod tests {
     #[test]
     fn objects_inside_a_project_are_addressed_through_it() {
         let p = json!({"projectKey": "team"});
-        let role = HOOKS.address(&kind("Role"), "dev", &p);
+        let role = address("Role", "dev", &p);
         assert_eq!((role.parent(), role.key()), ("team", "dev"));
         assert_eq!(role.to_string(), "team/dev");
-        let user = HOOKS.address(&kind("User"), "alice", &p);
+        let user = address("User", "alice", &p);
         assert_eq!((user.parent(), user.key()), ("team", "alice"));
         assert_eq!(user.detail::<rest::IgnoreMissingUser>(), None);
         assert_eq!(user.to_string(), "team/alice");
         let ignoring = json!({"projectKey": "team", "ignoreMissingUser": true});
-        let user = HOOKS.address(&kind("User"), "alice", &ignoring);
+        let user = address("User", "alice", &ignoring);
         assert_eq!((user.parent(), user.key()), ("team", "alice"));
         assert_eq!(
             user.detail::<rest::IgnoreMissingUser>(),
             Some(&rest::IgnoreMissingUser)
         );
         assert_eq!(user.to_string(), "team/alice/ignore-missing-user");
-        let unknown = HOOKS.address(&kind("Role"), "dev", &json!({}));
+        let unknown = address("Role", "dev", &json!({}));
         assert!(unknown.is_empty());
         assert_eq!(unknown.to_string(), "");
-        let project = HOOKS.address(&kind("Project"), "team", &json!({}));
+        let project = address("Project", "team", &json!({}));
         assert_eq!(project, Address::new("team"));
         assert_eq!(project.to_string(), "team");
         let share = json!({"repoKey": "libs", "targetProjectKey": "other", "readOnly": true});
-        let share = HOOKS.address(&kind("ShareRepository"), "libs:other", &share);
+        let share = address("ShareRepository", "libs:other", &share);
         assert_eq!(share.key(), "libs");
         assert_eq!(
             share.detail::<rest::ShareScope>(),
@@ -317,8 +254,8 @@ mod tests {
             })
         );
         assert_eq!(share.to_string(), "libs/other/true");
-        let all = HOOKS.address(
-            &kind("ShareRepositoryWithAll"),
+        let all = address(
+            "ShareRepositoryWithAll",
             "libs",
             &json!({"repoKey": "libs"}),
         );
@@ -332,33 +269,23 @@ mod tests {
 
     #[test]
     fn bad_keys_and_switches_are_refused_naming_the_field() {
-        let e = HOOKS
-            .check_params(&kind("User"), &json!({"projectKey": "Team_1"}))
-            .expect_err("refused");
+        let e = check_params("User", &json!({"projectKey": "Team_1"})).expect_err("refused");
         assert!(e.starts_with("projectKey:"), "{e}");
         // A switch off hands its list to the Project (upstream's deprecated form): accepted,
         // and the address names the lists the Project then owns.
         let off = json!({"useProjectUserResource": false, "useProjectRepositoryResource": false});
-        assert!(HOOKS.check_params(&kind("Project"), &off).is_ok());
-        let owning = HOOKS.address(&kind("Project"), "team", &off);
+        assert!(check_params("Project", &off).is_ok());
+        let owning = address("Project", "team", &off);
         assert_eq!(owning.key(), "team");
         assert_eq!(
             owning.detail::<rest::EmbeddedLists>(),
             Some(&rest::EmbeddedLists(vec!["member", "repos"]))
         );
         assert_eq!(owning.to_string(), "team/member,repos");
-        let plain = HOOKS.address(
-            &kind("Project"),
-            "team",
-            &json!({"useProjectUserResource": true}),
-        );
+        let plain = address("Project", "team", &json!({"useProjectUserResource": true}));
         assert_eq!(plain.detail::<rest::EmbeddedLists>(), None);
         assert_eq!(plain.to_string(), "team");
-        assert!(
-            HOOKS
-                .check_params(&kind("Project"), &json!({"displayName": "x"}))
-                .is_ok()
-        );
+        assert!(check_params("Project", &json!({"displayName": "x"})).is_ok());
         assert!(check_project_key("a").is_err());
         assert!(check_project_key("team-1").is_ok());
     }

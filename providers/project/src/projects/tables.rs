@@ -5,7 +5,7 @@
 
 use provider_family::{Dv, Field, Id, Kind, KindDecl, Ty};
 
-use super::{HOOKS, rest};
+use super::{hooks, rest};
 
 /// Template `project_member`.
 pub const PROJECT_MEMBER: &[Field] = &[
@@ -120,7 +120,7 @@ pub const KINDS: &[Kind] = &[
             rules: &[],
         },
         rest: &rest::PROJECT,
-        hooks: &HOOKS,
+        hooks: &hooks::Project,
     },
     Kind {
         decl: KindDecl {
@@ -140,7 +140,7 @@ pub const KINDS: &[Kind] = &[
             rules: &[],
         },
         rest: &rest::ENVIRONMENT,
-        hooks: &HOOKS,
+        hooks: &hooks::InProject,
     },
     Kind {
         decl: KindDecl {
@@ -160,7 +160,7 @@ pub const KINDS: &[Kind] = &[
             rules: &[],
         },
         rest: &rest::ROLE,
-        hooks: &HOOKS,
+        hooks: &hooks::Role,
     },
     Kind {
         decl: KindDecl {
@@ -180,7 +180,7 @@ pub const KINDS: &[Kind] = &[
             rules: &[],
         },
         rest: &rest::USER,
-        hooks: &HOOKS,
+        hooks: &hooks::User,
     },
     Kind {
         decl: KindDecl {
@@ -200,7 +200,7 @@ pub const KINDS: &[Kind] = &[
             rules: &[],
         },
         rest: &rest::GROUP,
-        hooks: &HOOKS,
+        hooks: &hooks::InProject,
     },
     Kind {
         decl: KindDecl {
@@ -220,7 +220,7 @@ pub const KINDS: &[Kind] = &[
             rules: &[],
         },
         rest: &rest::REPOSITORY,
-        hooks: &HOOKS,
+        hooks: &hooks::Repository,
     },
     Kind {
         decl: KindDecl {
@@ -240,7 +240,7 @@ pub const KINDS: &[Kind] = &[
             rules: &[],
         },
         rest: &rest::SHAREREPOSITORY,
-        hooks: &HOOKS,
+        hooks: &hooks::ShareRepository,
     },
     Kind {
         decl: KindDecl {
@@ -260,6 +260,6 @@ pub const KINDS: &[Kind] = &[
             rules: &[],
         },
         rest: &rest::SHAREREPOSITORYWITHALL,
-        hooks: &HOOKS,
+        hooks: &hooks::ShareRepositoryWithAll,
     },
 ];

@@ -9,13 +9,14 @@
 //! None of these can be deleted in JFrog (except catalog labels): deleting the MR forgets
 //! the object ([`common::Forget`]).
 
+pub mod hooks;
 #[rustfmt::skip]
 pub mod tables;
 
 use async_trait::async_trait;
 use jfrog_client::{Error, Idempotency, JfrogClient, Method, Service};
 use provider_family::{
-    Address, Ask, Call, Cx, Detail, Hooks, ListCall, Paths, ReadMany, ResolvedKind, Rest, Verb,
+    Address, Ask, Call, Cx, Detail, Hooks, ListCall, Paths, ReadMany, Rest, Verb,
 };
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -780,46 +781,15 @@ impl Rest for CatalogLabelsRest {
     }
 }
 
-/// The configuration group's hooks.
+/// The configuration group's hooks: those of every Kind without its own ([`hooks`]).
 pub static HOOKS: ConfigurationHooks = ConfigurationHooks;
 
-/// The configuration group's behaviour: where a CatalogLabels MR's objects are.
+/// The configuration group's behaviour shared by every Kind: none beyond the generic
+/// adapter (CatalogLabels has its own, [`hooks::CatalogLabels`]).
 #[derive(Debug, Clone, Copy)]
 pub struct ConfigurationHooks;
 
-impl Hooks for ConfigurationHooks {
-    fn check_params(&self, kind: &ResolvedKind, params: &Value) -> Result<(), String> {
-        if kind.decl.kind == "CatalogLabels" && Reach::of(params).is_empty() {
-            return Err(
-                "set labels, packageAssignments or versionAssignments: a CatalogLabels manages at least one of them".into(),
-            );
-        }
-        Ok(())
-    }
-
-    /// A CatalogLabels MR reaches what its spec names (see [`Reach`]); other Kinds are
-    /// addressed by their key.
-    fn address(&self, kind: &ResolvedKind, key: &str, params: &Value) -> Address {
-        self.address_observed(kind, key, params, &Value::Null)
-    }
-
-    /// A CatalogLabels MR reaches what its spec names and what it last observed of its own
-    /// (see [`Reach`]); other Kinds are addressed by their key.
-    fn address_observed(
-        &self,
-        kind: &ResolvedKind,
-        key: &str,
-        params: &Value,
-        at_provider: &Value,
-    ) -> Address {
-        if kind.decl.kind != "CatalogLabels" {
-            return Address::new(key);
-        }
-        let mut reach = Reach::of(params);
-        reach.add(at_provider);
-        Address::unknown().with_detail(reach)
-    }
-}
+impl Hooks for ConfigurationHooks {}
 
 common::group_fns!();
 
@@ -913,15 +883,18 @@ mod tests {
             .iter()
             .find(|d| d.kind == "CatalogLabels")
             .expect("declared")
-            .resolve()
+            .bound()
             .expect("composes");
-        let err = HOOKS.check_params(&kind, &json!({})).expect_err("refused");
+        let err = kind
+            .hooks
+            .check_params(&kind, &json!({}))
+            .expect_err("refused");
         assert!(
             err.contains("labels, packageAssignments or versionAssignments"),
             "{err}"
         );
         assert!(
-            HOOKS
+            kind.hooks
                 .check_params(
                     &kind,
                     &json!({"labels": [{"name": "ok", "description": "x"}]})
@@ -937,7 +910,7 @@ mod tests {
             .iter()
             .find(|d| d.kind == "CatalogLabels")
             .expect("declared")
-            .resolve()
+            .bound()
             .expect("composes");
         let spec = json!({
             "labels": [{"name": "a1", "description": "x"}],
@@ -945,7 +918,7 @@ mod tests {
         });
         let observed = json!({"labels": [{"name": "old", "description": "y"}],
             "packageAssignments": [{"labelName": "old", "packageName": "q", "packageType": "npm"}]});
-        let address = HOOKS.address_observed(&kind, "mr", &spec, &observed);
+        let address = kind.hooks.address_observed(&kind, "mr", &spec, &observed);
         let reach = address.detail::<Reach>().expect("a reach").clone();
         // Its canonical form is its JSON, which a snapshot's key parses back.
         assert_eq!(address.key(), "");

@@ -6,7 +6,7 @@
 
 use provider_family::{Dv, Field, Id, Kind, KindDecl, Ty};
 
-use super::{HOOKS, rest};
+use super::{HOOKS, hooks, rest};
 
 /// No fields (a Kind without a template).
 const NONE: &[Field] = &[];
@@ -243,7 +243,7 @@ pub const KINDS: &[Kind] = &[
             rules: &[],
         },
         rest: &rest::CATALOG_LABELS,
-        hooks: &HOOKS,
+        hooks: &hooks::CatalogLabels,
     },
     Kind {
         decl: KindDecl {

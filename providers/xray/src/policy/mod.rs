@@ -10,14 +10,12 @@
 //! Policies and ignore rules with a `projectKey` live in that project (`?projectKey=` on
 //! every call, the lookup of a lost create included), apart from the global ones.
 
+pub mod hooks;
 #[rustfmt::skip]
 pub mod tables;
 
-use async_trait::async_trait;
 use jfrog_client::{Idempotency, JfrogClient, Method, Service};
-use provider_family::{
-    Address, Call, HookCtx, Hooks, ListCall, ListShape, Page, Paths, ResolvedKind, Verb,
-};
+use provider_family::{Address, Call, Hooks, ListCall, ListShape, Page, Paths, Verb};
 use serde_json::{Map, Value};
 
 use crate::common;
@@ -130,40 +128,27 @@ fn ignore_rule_in_project(project: &str, body: &mut Map<String, Value>) {
     }
 }
 
-/// The policy group's hooks.
+/// The policy group's hooks: those of every Kind without its own ([`hooks`]).
 pub static HOOKS: PolicyHooks = PolicyHooks;
 
-/// The policy group's behaviour: the project-scope rule and the IDs of server-assigned
-/// creates.
+/// The policy group's behaviour shared by every Kind: none beyond the generic adapter
+/// (the policies' types and the server-assigned Kinds' IDs are the Kinds' own, [`hooks`]).
 #[derive(Debug, Clone, Copy)]
 pub struct PolicyHooks;
 
-/// The text before an ignore rule's ID in its create answer.
-const IGNORE_RULE_CREATED: &str = "Successfully added Ignore rule with id: ";
+impl Hooks for PolicyHooks {}
 
 /// Whether a listed object is the one a create body describes.
 type SameObject = fn(&Value, &Map<String, Value>) -> bool;
 
-/// The server-assigned object of `kind` that `body` describes: the curation policy or
-/// condition of that name, or the ignore rule with the same notes and filters.
+/// The server-assigned object in the list at `path` that `same` says `body` describes.
 async fn find_created(
     client: &JfrogClient,
     address: &Address,
-    kind: &str,
+    path: &'static str,
+    same: SameObject,
     body: &Map<String, Value>,
 ) -> Result<Option<String>, jfrog_client::Error> {
-    let (path, same): (&str, SameObject) = match kind {
-        "CurationPolicy" => ("/api/v1/curation/policies", |o, b| {
-            o.get("name") == b.get("name")
-        }),
-        "CustomCurationCondition" => ("/api/v1/curation/conditions", |o, b| {
-            o.get("name") == b.get("name")
-        }),
-        "IgnoreRule" => ("/api/v1/ignore_rules", |o, b| {
-            o.get("notes") == b.get("notes") && o.get("ignore_filters") == b.get("ignore_filters")
-        }),
-        _ => return Ok(None),
-    };
     // The create's scope: a project's objects are listed with its query only.
     let body = &rest::IGNORE_RULE.body(address, body);
     let answer = address
@@ -188,68 +173,6 @@ async fn find_created(
         .and_then(|o| common::answer_id(o, "id")))
 }
 
-#[async_trait]
-impl Hooks for PolicyHooks {
-    async fn find_created(
-        &self,
-        ctx: HookCtx<'_>,
-        address: &Address,
-        body: &Map<String, Value>,
-    ) -> Result<Option<String>, jfrog_client::Error> {
-        find_created(ctx.client, address, ctx.kind.decl.kind, body).await
-    }
-
-    fn check_params(&self, kind: &ResolvedKind, params: &Value) -> Result<(), String> {
-        // Terraform accepts any of the three types on each policy resource; Xray would make
-        // a SecurityPolicy MR a license policy. The type must match the Kind.
-        let want = match kind.decl.kind {
-            "SecurityPolicy" => Some("security"),
-            "LicensePolicy" => Some("license"),
-            "OperationalRiskPolicy" => Some("operational_risk"),
-            _ => None,
-        };
-        if let Some(want) = want {
-            let got = params
-                .get("type")
-                .and_then(Value::as_str)
-                .unwrap_or_default();
-            if got != want {
-                return Err(format!(
-                    "type {got:?}: a {} has type {want:?}",
-                    kind.decl.kind
-                ));
-            }
-        }
-        Ok(())
-    }
-
-    /// Xray's built-in curation conditions (listed with the custom ones).
-    fn platform_owned(&self, _key: &str, object: &Value) -> Option<String> {
-        (object["is_custom"] == false).then(|| "a built-in curation condition".to_string())
-    }
-
-    /// The security, license and operational-risk policies share one list: a policy's
-    /// `type` tells its Kind.
-    fn lists_as(&self, kind: &ResolvedKind, object: &Value) -> bool {
-        let want = match kind.decl.kind {
-            "SecurityPolicy" => "security",
-            "LicensePolicy" => "license",
-            "OperationalRiskPolicy" => "operational_risk",
-            _ => return true,
-        };
-        object["type"].as_str().is_none_or(|t| t == want)
-    }
-
-    fn created_id(&self, kind: &ResolvedKind, answer: &Value) -> Option<String> {
-        if kind.decl.kind == "IgnoreRule" {
-            let info = answer.get("info")?.as_str()?;
-            let id = info.split_once(IGNORE_RULE_CREATED)?.1.trim();
-            return (!id.is_empty()).then(|| id.to_string());
-        }
-        common::answer_id(answer, "id")
-    }
-}
-
 common::group_fns!();
 
 #[cfg(test)]
@@ -260,14 +183,16 @@ mod tests {
 
     #[test]
     fn a_policy_type_matches_its_kind() {
-        let security = tables::KINDS[0].resolve().expect("composes");
+        let security = tables::KINDS[0].bound().expect("composes");
         assert_eq!(security.decl.kind, "SecurityPolicy");
         assert!(
-            HOOKS
+            security
+                .hooks
                 .check_params(&security, &json!({"type": "security"}))
                 .is_ok()
         );
-        let err = HOOKS
+        let err = security
+            .hooks
             .check_params(&security, &json!({"type": "license"}))
             .unwrap_err();
         assert!(
@@ -276,7 +201,8 @@ mod tests {
         );
         // A policy may live in a project (sent as `?projectKey=`).
         assert!(
-            HOOKS
+            security
+                .hooks
                 .check_params(
                     &security,
                     &json!({"type": "security", "projectKey": "team"}),
@@ -310,14 +236,26 @@ mod tests {
                 .iter()
                 .find(|d| d.kind == k)
                 .expect("declared")
-                .resolve()
+                .bound()
                 .expect("composes")
         };
         let license = json!({"name": "p", "type": "license"});
-        assert!(HOOKS.lists_as(&kind("LicensePolicy"), &license));
-        assert!(!HOOKS.lists_as(&kind("SecurityPolicy"), &license));
-        assert!(!HOOKS.lists_as(&kind("OperationalRiskPolicy"), &license));
-        assert!(HOOKS.lists_as(
+        assert!(
+            kind("LicensePolicy")
+                .hooks
+                .lists_as(&kind("LicensePolicy"), &license)
+        );
+        assert!(
+            !kind("SecurityPolicy")
+                .hooks
+                .lists_as(&kind("SecurityPolicy"), &license)
+        );
+        assert!(
+            !kind("OperationalRiskPolicy")
+                .hooks
+                .lists_as(&kind("OperationalRiskPolicy"), &license)
+        );
+        assert!(kind("OperationalRiskPolicy").hooks.lists_as(
             &kind("OperationalRiskPolicy"),
             &json!({"type": "operational_risk"})
         ));
@@ -330,11 +268,12 @@ mod tests {
                 .iter()
                 .find(|d| d.kind == k)
                 .expect("declared")
-                .resolve()
+                .bound()
                 .expect("composes")
         };
         assert_eq!(
-            HOOKS
+            kind("IgnoreRule")
+                .hooks
                 .created_id(
                     &kind("IgnoreRule"),
                     &json!({"info": "Successfully added Ignore rule with id: 1a2b"})
@@ -343,7 +282,8 @@ mod tests {
             Some("1a2b")
         );
         assert_eq!(
-            HOOKS
+            kind("CurationPolicy")
+                .hooks
                 .created_id(&kind("CurationPolicy"), &json!({"id": 7}))
                 .as_deref(),
             Some("7")

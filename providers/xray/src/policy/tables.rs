@@ -6,7 +6,7 @@
 
 use provider_family::{Dv, Field, Id, Kind, KindDecl, Norm, Ty};
 
-use super::{HOOKS, rest};
+use super::{HOOKS, hooks, rest};
 
 /// No fields (a Kind without a template).
 const NONE: &[Field] = &[];
@@ -319,7 +319,7 @@ pub const KINDS: &[Kind] = &[
             rules: &[],
         },
         rest: &rest::SECURITY_POLICY,
-        hooks: &HOOKS,
+        hooks: &hooks::SECURITY_POLICY,
     },
     Kind {
         decl: KindDecl {
@@ -339,7 +339,7 @@ pub const KINDS: &[Kind] = &[
             rules: &[],
         },
         rest: &rest::LICENSE_POLICY,
-        hooks: &HOOKS,
+        hooks: &hooks::LICENSE_POLICY,
     },
     Kind {
         decl: KindDecl {
@@ -359,7 +359,7 @@ pub const KINDS: &[Kind] = &[
             rules: &[],
         },
         rest: &rest::OPERATIONAL_RISK_POLICY,
-        hooks: &HOOKS,
+        hooks: &hooks::OPERATIONAL_RISK_POLICY,
     },
     Kind {
         decl: KindDecl {
@@ -379,7 +379,7 @@ pub const KINDS: &[Kind] = &[
             rules: &[],
         },
         rest: &rest::CURATION_POLICY,
-        hooks: &HOOKS,
+        hooks: &hooks::CURATION_POLICY,
     },
     Kind {
         decl: KindDecl {
@@ -399,7 +399,7 @@ pub const KINDS: &[Kind] = &[
             rules: &[],
         },
         rest: &rest::CUSTOM_CURATION_CONDITION,
-        hooks: &HOOKS,
+        hooks: &hooks::CUSTOM_CURATION_CONDITION,
     },
     Kind {
         decl: KindDecl {
@@ -419,7 +419,7 @@ pub const KINDS: &[Kind] = &[
             rules: &[],
         },
         rest: &rest::IGNORE_RULE,
-        hooks: &HOOKS,
+        hooks: &hooks::IgnoreRule,
     },
     Kind {
         decl: KindDecl {

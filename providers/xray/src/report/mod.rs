@@ -15,6 +15,7 @@
 //! answer nor late-initialises them from one, and never sends an update. A report with a `projectKey`
 //! is made, read and deleted in that project (`?projectKey=` on every call).
 
+pub mod hooks;
 #[rustfmt::skip]
 pub mod tables;
 
@@ -94,24 +95,12 @@ pub mod rest {
     );
 }
 
-/// Xray's report type of a Kind (the last segment of its create path).
-fn report_type(kind: &str) -> &'static str {
-    match kind {
-        "VulnerabilitiesReport" => "vulnerabilities",
-        "LicensesReport" => "licenses",
-        "ViolationsReport" => "violations",
-        "OperationalRisksReport" => "operationalRisks",
-        _ => "exposures",
-    }
-}
-
-/// The report group's hooks.
-pub static HOOKS: ReportHooks = ReportHooks;
-
-/// The report group's behaviour: the report ID of a create, a lost create's lookup (in the
-/// create's project, if any), the generation status.
+/// A report Kind's behaviour beyond the generic adapter: the report ID of a create, a lost
+/// create's lookup (in the create's project, if any, by name and Xray's report type: the last
+/// segment of the Kind's create path), the generation status. Each Kind binds its own value
+/// ([`hooks`]).
 #[derive(Debug, Clone, Copy)]
-pub struct ReportHooks;
+pub struct ReportHooks(pub &'static str);
 
 #[async_trait]
 impl Hooks for ReportHooks {
@@ -138,7 +127,7 @@ impl Hooks for ReportHooks {
         let Some(name) = body.get("name").and_then(Value::as_str) else {
             return Ok(None);
         };
-        let report_type = report_type(ctx.kind.decl.kind);
+        let report_type = self.0;
         // The create's scope: a project's reports are listed with its query only.
         // A search: it only reads.
         let mut request = ctx

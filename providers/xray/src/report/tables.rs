@@ -6,7 +6,7 @@
 
 use provider_family::{Dv, Field, Id, Kind, KindDecl, Norm, Ty};
 
-use super::{HOOKS, rest};
+use super::{hooks, rest};
 
 /// The children of `xray_report.resources.repository`.
 pub const XRAY_REPORT_RESOURCES_REPOSITORY: &[Field] = &[
@@ -207,7 +207,7 @@ pub const KINDS: &[Kind] = &[
             rules: &[],
         },
         rest: &rest::VULNERABILITIES_REPORT,
-        hooks: &HOOKS,
+        hooks: &hooks::VULNERABILITIES_REPORT,
     },
     Kind {
         decl: KindDecl {
@@ -227,7 +227,7 @@ pub const KINDS: &[Kind] = &[
             rules: &[],
         },
         rest: &rest::LICENSES_REPORT,
-        hooks: &HOOKS,
+        hooks: &hooks::LICENSES_REPORT,
     },
     Kind {
         decl: KindDecl {
@@ -247,7 +247,7 @@ pub const KINDS: &[Kind] = &[
             rules: &[],
         },
         rest: &rest::VIOLATIONS_REPORT,
-        hooks: &HOOKS,
+        hooks: &hooks::VIOLATIONS_REPORT,
     },
     Kind {
         decl: KindDecl {
@@ -267,7 +267,7 @@ pub const KINDS: &[Kind] = &[
             rules: &[],
         },
         rest: &rest::OPERATIONAL_RISKS_REPORT,
-        hooks: &HOOKS,
+        hooks: &hooks::OPERATIONAL_RISKS_REPORT,
     },
     Kind {
         decl: KindDecl {
@@ -287,6 +287,6 @@ pub const KINDS: &[Kind] = &[
             rules: &[],
         },
         rest: &rest::EXPOSURES_REPORT,
-        hooks: &HOOKS,
+        hooks: &hooks::EXPOSURES_REPORT,
     },
 ];
