@@ -663,6 +663,18 @@ pub fn kind_named<'a>(kinds: &'a [Arc<FamilyKind>], kind: &str) -> &'a Arc<Famil
         .unwrap_or_else(|| panic!("no Kind {kind}"))
 }
 
+/// The declared Kind of a family's table named `kind`, composed with the REST binding and
+/// hooks its table line binds (a test fails naming it when there is none, or when it does not
+/// compose).
+pub fn bound(kinds: &[provider_family::Kind], kind: &str) -> provider_family::BoundKind {
+    kinds
+        .iter()
+        .find(|d| d.kind == kind)
+        .unwrap_or_else(|| panic!("no Kind {kind}"))
+        .bound()
+        .unwrap_or_else(|e| panic!("{kind} does not compose: {e}"))
+}
+
 /// A client of `kind`, with its rules checked before a write, whose JFrog is a closed port:
 /// a request fails with a connection error, so an error that names a rule came before any
 /// request.

@@ -61,12 +61,7 @@ fn crds_accept_the_examples() {
 fn a_projects_bundle_is_addressed_with_its_project() {
     // The hooks each Kind's table line binds.
     let address = |name: &str, key: &str, params: &serde_json::Value| {
-        let k = tables::KINDS
-            .iter()
-            .find(|d| d.kind == name)
-            .expect("declared")
-            .bound()
-            .expect("composes");
+        let k = provider_family_suite::bound(tables::KINDS, name);
         k.hooks.address(&k, key, params)
     };
     let team = serde_json::json!({"projectKey": "team"});

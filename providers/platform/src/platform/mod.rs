@@ -132,12 +132,7 @@ mod tests {
 
     /// A Kind with the hooks its table entry binds.
     fn kind(name: &str) -> BoundKind {
-        tables::KINDS
-            .iter()
-            .find(|d| d.kind == name)
-            .expect("declared")
-            .bound()
-            .expect("composes")
+        provider_family_suite::bound(tables::KINDS, name)
     }
 
     fn address(name: &str, key: &str, params: &Value) -> Address {

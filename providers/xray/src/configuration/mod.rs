@@ -879,12 +879,7 @@ mod tests {
     /// An MR that names nothing is refused before any request.
     #[test]
     fn catalog_labels_that_name_nothing_are_refused() {
-        let kind = declarations()
-            .iter()
-            .find(|d| d.kind == "CatalogLabels")
-            .expect("declared")
-            .bound()
-            .expect("composes");
+        let kind = provider_family_suite::bound(declarations(), "CatalogLabels");
         let err = kind
             .hooks
             .check_params(&kind, &json!({}))
@@ -906,12 +901,7 @@ mod tests {
     /// The address reaches what the spec names and what the MR last observed, nothing else.
     #[test]
     fn the_reach_is_the_spec_and_the_last_observation() {
-        let kind = declarations()
-            .iter()
-            .find(|d| d.kind == "CatalogLabels")
-            .expect("declared")
-            .bound()
-            .expect("composes");
+        let kind = provider_family_suite::bound(declarations(), "CatalogLabels");
         let spec = json!({
             "labels": [{"name": "a1", "description": "x"}],
             "versionAssignments": [{"labelName": "a1", "packageName": "p", "packageType": "npm", "versions": ["1", "2"]}]

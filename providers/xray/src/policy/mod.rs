@@ -231,14 +231,7 @@ mod tests {
 
     #[test]
     fn a_listed_policy_is_of_the_kind_its_type_names() {
-        let kind = |k: &str| {
-            tables::KINDS
-                .iter()
-                .find(|d| d.kind == k)
-                .expect("declared")
-                .bound()
-                .expect("composes")
-        };
+        let kind = |k: &str| provider_family_suite::bound(tables::KINDS, k);
         let license = json!({"name": "p", "type": "license"});
         assert!(
             kind("LicensePolicy")
@@ -263,14 +256,7 @@ mod tests {
 
     #[test]
     fn created_ids() {
-        let kind = |k: &str| {
-            tables::KINDS
-                .iter()
-                .find(|d| d.kind == k)
-                .expect("declared")
-                .bound()
-                .expect("composes")
-        };
+        let kind = |k: &str| provider_family_suite::bound(tables::KINDS, k);
         assert_eq!(
             kind("IgnoreRule")
                 .hooks
