@@ -103,13 +103,26 @@ struct Run {
     /// The status as the API server last answered it (the get, or the answer of our last
     /// write): a final status update that would send exactly this is skipped (QUIRK Q10).
     server_status: Option<Value>,
+    /// The external name step 7 set but no write has stored yet (QUIRK Q14): it goes with
+    /// this reconcile's first full update, or on its own before the final status update.
+    unsaved_external_name: Option<String>,
 }
 
 impl Run {
-    /// The object as the API server answered a write or a read.
+    /// The object as the API server answered a write or a read. An external name not yet
+    /// stored is kept on it (a server-side apply or a status update answers without it).
     fn stored(&mut self, o: DynamicObject) {
         self.server_status = o.data.get("status").cloned();
         self.obj = without_managed_fields(o);
+        if let Some(n) = &self.unsaved_external_name {
+            set_annotation(&mut self.obj, EXTERNAL_NAME, n);
+        }
+    }
+
+    /// A full update (whose body carries the whole object) was stored.
+    fn updated(&mut self, o: DynamicObject) {
+        self.unsaved_external_name = None;
+        self.stored(o);
     }
 }
 
@@ -300,7 +313,15 @@ impl<K: ManagedKind> Reconciler<K> {
         self.finish(run, Outcome::Backoff).await
     }
 
-    async fn finish(&self, run: &mut Run, r: Outcome) -> Outcome {
+    async fn finish(&self, run: &mut Run, mut r: Outcome) -> Outcome {
+        match self.save_external_name(run).await {
+            Ok(()) => {}
+            Err(StepError::Conflict(_)) => return Outcome::Backoff,
+            Err(StepError::Failed(m)) => {
+                self.mark(run, Condition::reconcile_error(m));
+                r = Outcome::Backoff;
+            }
+        }
         if let Some(t) = &run.token {
             status_mut(&mut run.obj)
                 .insert("lastHandledReconcileAt".into(), Value::String(t.clone()));
@@ -327,6 +348,37 @@ impl<K: ManagedKind> Reconciler<K> {
         }
     }
 
+    /// Step 7's write, when no full update of this reconcile has carried the external name
+    /// yet (QUIRK Q14). On failure: Warning `CannotInitializeManagedResource`, and the text
+    /// for `Synced=False`.
+    async fn save_external_name(&self, run: &mut Run) -> Result<(), StepError> {
+        if run.unsaved_external_name.is_none() {
+            return Ok(());
+        }
+        // Upstream stores it before any step changes the status: keep this reconcile's.
+        let status = run.obj.data.get("status").cloned();
+        match self.full_update(run).await {
+            Ok(()) => {
+                if let (Some(st), Some(d)) = (status, run.obj.data.as_object_mut()) {
+                    d.insert("status".into(), st);
+                }
+                Ok(())
+            }
+            Err(c @ StepError::Conflict(_)) => Err(c),
+            Err(StepError::Failed(m)) => {
+                let msg = format!("{ERR_UPDATE_MANAGED}: {m}");
+                self.event(
+                    run,
+                    EventType::Warning,
+                    event::CANNOT_INITIALIZE_MANAGED_RESOURCE,
+                    &msg,
+                )
+                .await;
+                Err(StepError::Failed(msg))
+            }
+        }
+    }
+
     /// A full update guarded by resourceVersion; the response replaces the in-memory object.
     async fn full_update(&self, run: &mut Run) -> Result<(), StepError> {
         Ok(self.replace(run).await?)
@@ -339,7 +391,7 @@ impl<K: ManagedKind> Reconciler<K> {
             .api
             .replace(&name, &PostParams::default(), &run.obj)
             .await?;
-        run.stored(o);
+        run.updated(o);
         Ok(())
     }
 
@@ -360,7 +412,7 @@ impl<K: ManagedKind> Reconciler<K> {
                 .await
             {
                 Ok(o) => {
-                    run.stored(o);
+                    run.updated(o);
                     return Ok(());
                 }
                 Err(e) => {
@@ -697,6 +749,7 @@ impl<K: ManagedKind> Reconciler<K> {
             external_name_at_start: external_name,
             in_sync_at_start,
             server_status,
+            unsaved_external_name: None,
         };
         let metric_key = self.metric_key(namespace, name);
         if get_condition(&conditions_of(&run.obj), TYPE_SYNCED).is_none() {
@@ -807,14 +860,18 @@ impl<K: ManagedKind> Reconciler<K> {
             };
         }
 
-        // Step 7: initialise the external name.
+        // Step 7: initialise the external name. Outside a deletion it is set here and stored
+        // by this reconcile's first full update (the finalizer's or create-pending's, before
+        // Create), or alone before its final status update (QUIRK Q14).
         if self.info().identifier.initialises_external_name()
             && annotations(&run.obj)
                 .get(EXTERNAL_NAME)
                 .is_none_or(|v| v.is_empty())
         {
             set_annotation(&mut run.obj, EXTERNAL_NAME, name);
-            if let Err(e) = self.full_update(&mut run).await {
+            if !deleting {
+                run.unsaved_external_name = Some(name.to_string());
+            } else if let Err(e) = self.full_update(&mut run).await {
                 let StepError::Failed(m) = e else {
                     return Outcome::Backoff;
                 };
@@ -1068,7 +1125,14 @@ impl<K: ManagedKind> Reconciler<K> {
                     "Waiting for external resource existence to be confirmed",
                 )
                 .await;
-                return Outcome::Backoff;
+                // No status update here; an external name step 7 set is still stored.
+                return match self.save_external_name(run).await {
+                    Err(StepError::Failed(m)) => {
+                        self.mark(run, Condition::reconcile_error(m));
+                        self.finish(run, Outcome::Backoff).await
+                    }
+                    _ => Outcome::Backoff,
+                };
             }
         }
 
@@ -1142,7 +1206,7 @@ impl<K: ManagedKind> Reconciler<K> {
 
         // Step 16: add the finalizer. Before a create it goes with the create-pending write
         // (step 17.1), which is guarded by the same resourceVersion and must succeed before
-        // Create is called: one Kubernetes write fewer per creation (§16, Q17).
+        // Create is called: one Kubernetes write fewer per creation (§16, Q13).
         let has_finalizer = run
             .obj
             .metadata

@@ -36,6 +36,47 @@ async fn conformance_001_external_name_defaults_before_connect() {
     );
 }
 
+/// 1b: the external name is stored even when the reconcile stops before any other write
+/// (QUIRK Q14): here Observe fails, and the annotation is written alone before the status
+/// update; a failed write of it is reported as step 7's.
+#[tokio::test]
+async fn conformance_001b_external_name_stored_when_observe_fails() {
+    let e = Env::new().await;
+    e.script().observe_err = Some("503 Service Unavailable".into());
+    e.create(N, "w1", json!({}), &[]).await;
+    assert_eq!(e.reconcile(N, "w1").await, Outcome::Backoff);
+    let o = e.must(N, "w1").await;
+    assert_eq!(ann(&o, meta::EXTERNAL_NAME).as_deref(), Some("w1"));
+    assert!(!has_finalizer(&o));
+    let (s, r, m) = synced(&o);
+    assert_eq!((s.as_str(), r.as_str()), ("False", "ReconcileError"));
+    assert!(m.starts_with("observe failed: "), "{m}");
+
+    // Adoption: the finalizer's write carries it, with no write of its own.
+    e.script().observe_err = None;
+    e.script().store.insert("w2".into(), json!({}));
+    e.create(N, "w2", json!({}), &[]).await;
+    let rv0 = e.must(N, "w2").await.metadata.resource_version.expect("rv");
+    let mut stream = e
+        .api(N)
+        .watch(&kube::api::WatchParams::default(), &rv0)
+        .await
+        .expect("watch")
+        .boxed();
+    e.reconcile(N, "w2").await;
+    let mut first = None;
+    while let Ok(Some(ev)) = tokio::time::timeout(Duration::from_secs(5), stream.next()).await {
+        if let Ok(kube::api::WatchEvent::Modified(o)) = ev {
+            first = Some(o);
+            break;
+        }
+    }
+    let first = first.expect("a write");
+    assert_eq!(ann(&first, meta::EXTERNAL_NAME).as_deref(), Some("w2"));
+    assert!(has_finalizer(&first));
+    assert!(cond(&first, "Synced").is_none());
+}
+
 #[tokio::test]
 async fn conformance_002_empty_external_name_is_absent() {
     let e = Env::new().await;
@@ -79,7 +120,9 @@ async fn conformance_004_order_of_writes_on_first_reconcile() {
     while let Ok(Some(ev)) = tokio::time::timeout(Duration::from_secs(5), stream.next()).await {
         if let Ok(kube::api::WatchEvent::Modified(o)) = ev {
             let has = |k: &str| ann(&o, k).is_some();
-            // The finalizer is stored with create-pending, in one write (QUIRK Q13).
+            // The external name is stored by the first write (QUIRK Q14), and the finalizer
+            // with create-pending, in one write (QUIRK Q13).
+            assert_eq!(ann(&o, meta::EXTERNAL_NAME).as_deref(), Some("w1"));
             assert_eq!(
                 has_finalizer(&o),
                 has(meta::EXTERNAL_CREATE_PENDING),
@@ -104,10 +147,7 @@ async fn conformance_004_order_of_writes_on_first_reconcile() {
             }
         }
     }
-    assert_eq!(
-        states,
-        vec!["external-name", "pending", "succeeded", "status"]
-    );
+    assert_eq!(states, vec!["pending", "succeeded", "status"]);
     assert_eq!(
         e.calls(),
         vec!["track", "connect", "observe", "create", "disconnect"]
