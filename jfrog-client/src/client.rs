@@ -92,11 +92,14 @@ impl fmt::Debug for JfrogClient {
 
 /// State shared by every client of one platform in this process: the rate limiter, the
 /// throttling pause and the descriptor-write lock.
-struct PlatformState {
+pub(crate) struct PlatformState {
     rate_limit: Option<RateLimit>,
     limiter: Option<DefaultDirectRateLimiter>,
     pause_until: Mutex<Option<Instant>>,
     descriptor_lock: tokio::sync::Mutex<()>,
+    /// The platform's Artifactory version, once a caller asked for it
+    /// ([`crate::artifactory::Artifactory::version_once`]).
+    pub(crate) artifactory_version: tokio::sync::OnceCell<crate::artifactory::VersionInfo>,
 }
 
 impl PlatformState {
@@ -111,6 +114,7 @@ impl PlatformState {
             limiter,
             pause_until: Mutex::new(None),
             descriptor_lock: tokio::sync::Mutex::new(()),
+            artifactory_version: tokio::sync::OnceCell::new(),
         }
     }
 
@@ -212,6 +216,11 @@ impl JfrogClient {
             inner: self.inner.clone(),
             read_only: Some(self.read_only.clone().unwrap_or_default()),
         }
+    }
+
+    /// The state this client shares with the other clients of its platform.
+    pub(crate) fn platform(&self) -> &PlatformState {
+        &self.inner.platform
     }
 
     /// The writes a read-only client refused to send (0 for any other client).

@@ -65,6 +65,19 @@ impl<'a> Artifactory<'a> {
             .await
     }
 
+    /// [`Self::version`], asked once per platform: the clients that share its state
+    /// ([`crate::JfrogClientBuilder::share_platform_state`]) share the answer, callers asking
+    /// at the same time wait for one request, and a failure is not kept (the next caller
+    /// asks again).
+    pub async fn version_once(self) -> Result<VersionInfo, Error> {
+        self.client
+            .platform()
+            .artifactory_version
+            .get_or_try_init(|| self.version())
+            .await
+            .cloned()
+    }
+
     /// `GET /artifactory/api/system/version`: needs valid credentials, so it checks both
     /// reachability and authentication.
     pub async fn version(self) -> Result<VersionInfo, Error> {

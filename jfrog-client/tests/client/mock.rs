@@ -53,3 +53,58 @@ async fn federation_config_sync() {
         [("fed-maven".to_owned(), Some("Bearer sync-token".to_owned()))]
     );
 }
+
+/// `version_once`: one request per platform however many callers and clients of it ask at
+/// once; a failure is not kept; a client with its own state asks for itself.
+#[tokio::test]
+async fn version_is_asked_once_per_platform() {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let asked = Arc::new(AtomicUsize::new(0));
+    let a = asked.clone();
+    let app = Router::new().route(
+        "/artifactory/api/system/version",
+        axum::routing::get(move || {
+            let a = a.clone();
+            async move {
+                // The first answer is a refusal (not retried); the others a version, late
+                // enough that the callers overlap.
+                if a.fetch_add(1, Ordering::SeqCst) == 0 {
+                    return (StatusCode::FORBIDDEN, String::from("{}"));
+                }
+                tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+                (StatusCode::OK, String::from(r#"{"version":"7.104.5"}"#))
+            }
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    let client = |shared: bool| {
+        JfrogClient::builder(url.clone())
+            .access_token("t")
+            .rate_limit(None)
+            .share_platform_state(shared)
+            .build()
+            .unwrap()
+    };
+    let (one, two) = (client(true), client(true));
+    assert!(one.artifactory().version_once().await.is_err());
+    let calls = (0..8).map(|i| {
+        let c = if i % 2 == 0 { one.clone() } else { two.clone() };
+        async move { c.artifactory().version_once().await.map(|v| v.version) }
+    });
+    for v in futures::future::join_all(calls).await {
+        assert_eq!(v.unwrap(), "7.104.5");
+    }
+    assert_eq!(
+        asked.load(Ordering::SeqCst),
+        2,
+        "the refusal, then one request"
+    );
+    let own = client(false);
+    assert_eq!(
+        own.artifactory().version_once().await.unwrap().version,
+        "7.104.5"
+    );
+    assert_eq!(asked.load(Ordering::SeqCst), 3);
+}

@@ -9,9 +9,6 @@
 //! text/plain bodies (certificates), JFrog's maps of users to permissions, scopes joined
 //! with spaces, and APIs JFrog retired in later versions ([`Retired`]).
 
-use std::collections::HashMap;
-use std::sync::Mutex;
-
 use async_trait::async_trait;
 use http::Method;
 use jfrog_client::error::RequestContext;
@@ -175,43 +172,11 @@ fn not_found(service: Service, route: &str, key: &str) -> Error {
 pub type Version = (u64, u64, u64);
 
 /// The Artifactory version of a platform (`GET /artifactory/api/system/version`), asked
-/// once per platform and process.
+/// once per platform (the client's shared state keeps it; one request however many observes
+/// of a starting provider ask at once).
 pub async fn version(client: &JfrogClient) -> Result<Version, Error> {
-    static VERSIONS: Mutex<Option<HashMap<String, Version>>> = Mutex::new(None);
-    // One request per platform at a time, so that the many observes of a starting provider
-    // ask once (and a platform that does not answer delays no other).
-    type Asking = Mutex<Option<HashMap<String, std::sync::Arc<tokio::sync::Mutex<()>>>>>;
-    static ASKING: Asking = Mutex::new(None);
-    let url = client.base_url().to_string();
-    let cached = || {
-        VERSIONS
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .as_ref()
-            .and_then(|m| m.get(&url).copied())
-    };
-    if let Some(v) = cached() {
-        return Ok(v);
-    }
-    let asking = ASKING
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
-        .get_or_insert_with(HashMap::new)
-        .entry(url.clone())
-        .or_default()
-        .clone();
-    let _asking = asking.lock().await;
-    if let Some(v) = cached() {
-        return Ok(v);
-    }
-    let info = client.artifactory().version().await?;
-    let v = parse_version(&info.version);
-    VERSIONS
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
-        .get_or_insert_with(HashMap::new)
-        .insert(url, v);
-    Ok(v)
+    let info = client.artifactory().version_once().await?;
+    Ok(parse_version(&info.version))
 }
 
 /// `7.84.3` -> (7, 84, 3); missing or odd parts count as 0.
