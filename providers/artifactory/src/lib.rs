@@ -103,12 +103,10 @@ pub fn family_kinds() -> Vec<Arc<provider_family::FamilyKind>> {
 /// Beyond the shared flags: `--bulk-repository-writes=auto|on|off` (default `auto`), whether
 /// repository creations and updates may go through the descriptor writer as YAML
 /// configuration patches (see [`repository::bulk`]).
-pub async fn run_main(mut args: Vec<String>) -> anyhow::Result<()> {
-    // Hand-parsed: the shared process flags (`provider-common`) are the four providers'.
-    let bulk = repository::bulk::take_flag(&mut args).map_err(anyhow::Error::msg)?;
-    provider_family::export::run_main(
+pub async fn run_main(args: Vec<String>) -> anyhow::Result<()> {
+    provider_family::export::run_main_with_flags(
         PROVIDER,
-        move |metrics| kinds_with(metrics, bulk),
+        |metrics, flags: &repository::bulk::Flags| kinds_with(metrics, flags.bulk),
         family_kinds,
         args,
     )

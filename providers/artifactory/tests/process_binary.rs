@@ -521,3 +521,35 @@ async fn every_kind_is_watched_and_the_lease_renewed_past_the_stream_limit() {
     setup.server.shutdown().await;
     let _ = std::fs::remove_dir_all(&setup.dir);
 }
+
+/// `--help` names the provider, its own flag beside the shared ones and its Kinds; a bad
+/// value of its own flag is refused by the same parser as the shared ones (exit status 2).
+#[test]
+fn help_shows_the_providers_own_flags_and_kinds() {
+    let run = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_provider-artifactory"))
+            .args(args)
+            .env_clear()
+            .output()
+            .expect("run the binary")
+    };
+    let help = run(&["--help"]);
+    assert!(help.status.success());
+    let text = String::from_utf8_lossy(&help.stdout);
+    assert!(
+        text.starts_with("Crossplane provider for JFrog Artifactory"),
+        "{text}"
+    );
+    for want in [
+        "--bulk-repository-writes <auto|on|off>",
+        "--poll <POLL>",
+        "LocalGenericRepository (repository.artifactory.m.crossplane.io/v1alpha1",
+        "provider-artifactory export --help",
+    ] {
+        assert!(text.contains(want), "{want} missing from:\n{text}");
+    }
+    let bad = run(&["--bulk-repository-writes=sometimes"]);
+    assert_eq!(bad.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&bad.stderr);
+    assert!(err.contains("expected auto, on or off"), "{err}");
+}

@@ -179,6 +179,23 @@ impl Provider {
         F: FnOnce(ExportArgs) -> Fut,
         Fut: Future<Output = anyhow::Result<()>>,
     {
+        self.run_main_with_flags(|metrics, _: &NoFlags| kinds(metrics), export, args)
+            .await
+    }
+
+    /// [`Self::run_main_with_export`] for a provider with flags of its own beyond the shared
+    /// ones (`E`, parsed with them, shown in `--help` and handed to `kinds`).
+    pub async fn run_main_with_flags<E, F, Fut>(
+        &self,
+        kinds: impl FnOnce(&ClientMetrics, &E) -> Vec<Arc<dyn KindRegistration>>,
+        export: F,
+        args: Vec<String>,
+    ) -> anyhow::Result<()>
+    where
+        E: Args + FromArgMatches + Default,
+        F: FnOnce(ExportArgs) -> Fut,
+        Fut: Future<Output = anyhow::Result<()>>,
+    {
         if args.get(1).map(String::as_str) == Some("export") {
             let program = format!("{} export", self.name);
             let export_args = ExportArgs::try_parse_from(
@@ -188,20 +205,31 @@ impl Provider {
             return export(export_args).await;
         }
         let metrics = ClientMetrics::new();
-        let kinds = kinds(&metrics);
-        let command = Command::new(self.name)
-            .about(self.about)
-            .version(env!("CARGO_PKG_VERSION"))
-            .after_help(format!(
-                "{}\n\n`{} export --help`: write manifests that adopt the platform's existing objects.\n`{} preview --help`: show what applying manifests would do to JFrog, with no write.",
-                kinds_help(self.short, &kinds),
-                self.name,
-                self.name
-            ));
-        let matches = ProviderFlags::augment_args(command)
-            .try_get_matches_from(args)
-            .unwrap_or_else(|e| e.exit());
+        // The flag sets first: a set's doc comment would replace the command's about.
+        let command = || {
+            E::augment_args(ProviderFlags::augment_args(Command::new(self.name)))
+                .about(self.about)
+                .long_about(None)
+                .version(env!("CARGO_PKG_VERSION"))
+        };
+        let matches = match command().try_get_matches_from(&args) {
+            Ok(m) => m,
+            Err(e) if e.kind() == clap::error::ErrorKind::DisplayHelp => {
+                // The help ends with the Kinds, built with the default flags to be named.
+                let kinds = kinds(&metrics, &E::default());
+                let help = command().after_help(format!(
+                    "{}\n\n`{} export --help`: write manifests that adopt the platform's existing objects.\n`{} preview --help`: show what applying manifests would do to JFrog, with no write.",
+                    kinds_help(self.short, &kinds),
+                    self.name,
+                    self.name
+                ));
+                help.try_get_matches_from(args).err().unwrap_or(e).exit()
+            }
+            Err(e) => e.exit(),
+        };
         let flags = ProviderFlags::from_arg_matches(&matches)?;
+        let own = E::from_arg_matches(&matches)?;
+        let kinds = kinds(&metrics, &own);
         let hook_metrics = metrics.clone();
         let process = ProviderProcess::new(self.name, self.short)
             .with_kinds(kinds)
@@ -211,6 +239,10 @@ impl Provider {
         Ok(())
     }
 }
+
+/// The flags of a provider that has none beyond the shared ones.
+#[derive(Args, Clone, Copy, Debug, Default)]
+pub struct NoFlags {}
 
 /// The flags of `<provider> export`: write one manifest per object the platform already has,
 /// ready to apply (or commit for Argo CD), adopting each object without changing it.

@@ -1343,6 +1343,29 @@ pub async fn run_main(
     family_kinds: fn() -> Vec<std::sync::Arc<crate::FamilyKind>>,
     args: Vec<String>,
 ) -> anyhow::Result<()> {
+    run_main_with_flags(
+        provider,
+        |metrics, _: &provider_common::NoFlags| kinds_with(metrics),
+        family_kinds,
+        args,
+    )
+    .await
+}
+
+/// [`run_main`] for a provider with flags of its own (`E`, see
+/// `Provider::run_main_with_flags`), handed to `kinds_with`.
+pub async fn run_main_with_flags<E>(
+    provider: provider_common::Provider,
+    kinds_with: impl FnOnce(
+        &jfrog_client::ClientMetrics,
+        &E,
+    ) -> Vec<std::sync::Arc<dyn provider_runtime::managed::KindRegistration>>,
+    family_kinds: fn() -> Vec<std::sync::Arc<crate::FamilyKind>>,
+    args: Vec<String>,
+) -> anyhow::Result<()>
+where
+    E: clap::Args + clap::FromArgMatches + Default,
+{
     if args.get(1).map(String::as_str) == Some("preview") {
         let code = crate::preview::main(
             &provider,
@@ -1355,7 +1378,7 @@ pub async fn run_main(
         std::process::exit(code);
     }
     provider
-        .run_main_with_export(
+        .run_main_with_flags(
             kinds_with,
             |a| async move {
                 run(&provider, &family_kinds(), &a).await?;

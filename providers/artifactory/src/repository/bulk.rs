@@ -42,9 +42,10 @@ use serde_json::{Map, Value};
 use crate::configuration::descriptor::{self, Fallback};
 
 /// When repository writes go through the descriptor writer.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum BulkMode {
     /// Where the platform takes repository sections in its YAML configuration patch.
+    #[default]
     Auto,
     /// Always.
     On,
@@ -66,30 +67,14 @@ impl FromStr for BulkMode {
     }
 }
 
-/// The flag's name.
-pub const FLAG: &str = "--bulk-repository-writes";
-
-/// Take `--bulk-repository-writes[=]<auto|on|off>` out of a provider command line (the
-/// shared process flags, parsed by `provider-common` for all four providers, do not know
-/// it); `auto` when absent. The provider gives the mode to its [`BulkWrites`].
-pub fn take_flag(args: &mut Vec<String>) -> Result<BulkMode, String> {
-    let mut mode = BulkMode::Auto;
-    let mut i = 1;
-    while i < args.len() {
-        if let Some(v) = args[i].strip_prefix(&format!("{FLAG}=")) {
-            mode = v.parse()?;
-            args.remove(i);
-        } else if args[i] == FLAG {
-            let v = args
-                .get(i + 1)
-                .ok_or_else(|| format!("{FLAG} needs a value: auto, on or off"))?;
-            mode = v.parse()?;
-            args.drain(i..i + 2);
-        } else {
-            i += 1;
-        }
-    }
-    Ok(mode)
+/// provider-artifactory's flags beyond the shared ones.
+#[derive(clap::Args, Debug, Clone, Copy, Default)]
+pub struct Flags {
+    /// Whether repository creations and updates go through the descriptor writer as YAML
+    /// configuration patches (auto: where the platform takes repository sections; on:
+    /// always; off: REST writes, one per repository).
+    #[arg(long = "bulk-repository-writes", value_name = "auto|on|off", default_value = "auto", value_parser = BulkMode::from_str)]
+    pub bulk: BulkMode,
 }
 
 /// What is known of a platform.
@@ -378,22 +363,26 @@ mod tests {
     }
 
     #[test]
-    fn the_flag_is_taken_out_of_the_command_line() {
-        let mut args: Vec<String> = ["p", "--poll=1m", "--bulk-repository-writes=on", "--debug"]
-            .map(String::from)
-            .to_vec();
-        assert_eq!(take_flag(&mut args), Ok(BulkMode::On));
-        assert_eq!(args, ["p", "--poll=1m", "--debug"]);
-        let mut args: Vec<String> = ["p", "--bulk-repository-writes", "off"]
-            .map(String::from)
-            .to_vec();
-        assert_eq!(take_flag(&mut args), Ok(BulkMode::Off));
-        assert_eq!(args, ["p"]);
-        let mut args: Vec<String> = ["p"].map(String::from).to_vec();
-        assert_eq!(take_flag(&mut args), Ok(BulkMode::Auto));
-        let mut args: Vec<String> = ["p", "--bulk-repository-writes=sometimes"]
-            .map(String::from)
-            .to_vec();
-        assert!(take_flag(&mut args).is_err());
+    fn the_flag_is_parsed_with_the_shared_ones() {
+        use clap::{Args, FromArgMatches};
+        let parse = |args: &[&str]| {
+            let command = Flags::augment_args(clap::Command::new("p"));
+            command
+                .try_get_matches_from(args)
+                .map_err(|e| e.to_string())
+                .and_then(|m| Flags::from_arg_matches(&m).map_err(|e| e.to_string()))
+                .map(|f| f.bulk)
+        };
+        assert_eq!(
+            parse(&["p", "--bulk-repository-writes=on"]),
+            Ok(BulkMode::On)
+        );
+        assert_eq!(
+            parse(&["p", "--bulk-repository-writes", "off"]),
+            Ok(BulkMode::Off)
+        );
+        assert_eq!(parse(&["p"]), Ok(BulkMode::Auto));
+        let bad = parse(&["p", "--bulk-repository-writes=sometimes"]).unwrap_err();
+        assert!(bad.contains("expected auto, on or off"), "{bad}");
     }
 }
