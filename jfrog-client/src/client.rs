@@ -31,7 +31,7 @@ use std::collections::HashMap;
 use std::fmt;
 use std::num::NonZeroU32;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, OnceLock, Weak};
+use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -90,8 +90,8 @@ impl fmt::Debug for JfrogClient {
     }
 }
 
-/// State shared by every client of one platform in this process: the rate limiter, the
-/// throttling pause and the descriptor-write lock.
+/// State shared by the clients of one platform built with one [`Platforms`]: the rate
+/// limiter, the throttling pause, the descriptor-write lock and the Artifactory version.
 pub(crate) struct PlatformState {
     rate_limit: Option<RateLimit>,
     limiter: Option<DefaultDirectRateLimiter>,
@@ -148,24 +148,43 @@ impl PlatformState {
     }
 }
 
-/// Process-wide registry of platform states by normalised base URL. Weak references, so a
-/// platform no client uses any more is dropped.
-fn platform_state(key: &str, rate_limit: Option<RateLimit>) -> Arc<PlatformState> {
-    static REGISTRY: OnceLock<Mutex<HashMap<String, Weak<PlatformState>>>> = OnceLock::new();
-    let registry = REGISTRY.get_or_init(|| Mutex::new(HashMap::new()));
-    let mut map = registry
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner);
-    map.retain(|_, w| w.strong_count() > 0);
-    if let Some(existing) = map.get(key).and_then(Weak::upgrade) {
-        // A different rate limit means a reconfigured ProviderConfig: it gets a fresh state.
-        if existing.rate_limit == rate_limit {
-            return existing;
-        }
+/// The state the clients of one platform share (one rate limiter, one `Retry-After` pause,
+/// one descriptor-write lock, the Artifactory version), by normalised base URL: clients
+/// built with the same `Platforms` ([`crate::JfrogClientBuilder::platforms`]) share it; a
+/// client built without one has its own. A provider process keeps one and hands it to
+/// every place that builds a client. Weak references, so a platform no client uses any
+/// more is dropped.
+#[derive(Clone, Default)]
+pub struct Platforms(Arc<Mutex<HashMap<String, Weak<PlatformState>>>>);
+
+impl fmt::Debug for Platforms {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Platforms")
     }
-    let state = Arc::new(PlatformState::new(rate_limit));
-    map.insert(key.to_owned(), Arc::downgrade(&state));
-    state
+}
+
+impl Platforms {
+    /// An empty set: the first client of each platform starts its state.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    fn state(&self, key: &str, rate_limit: Option<RateLimit>) -> Arc<PlatformState> {
+        let mut map = self
+            .0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        map.retain(|_, w| w.strong_count() > 0);
+        if let Some(existing) = map.get(key).and_then(Weak::upgrade) {
+            // A different rate limit means a reconfigured ProviderConfig: a fresh state.
+            if existing.rate_limit == rate_limit {
+                return existing;
+            }
+        }
+        let state = Arc::new(PlatformState::new(rate_limit));
+        map.insert(key.to_owned(), Arc::downgrade(&state));
+        state
+    }
 }
 
 impl JfrogClient {
@@ -187,10 +206,9 @@ impl JfrogClient {
             .user_agent(b.user_agent.clone())
             .build()
             .map_err(|e| Error::Config(format!("HTTP client setup failed: {e}")))?;
-        let platform = if b.shared_platform_state {
-            platform_state(base.as_str(), b.rate_limit)
-        } else {
-            Arc::new(PlatformState::new(b.rate_limit))
+        let platform = match &b.platforms {
+            Some(p) => p.state(base.as_str(), b.rate_limit),
+            None => Arc::new(PlatformState::new(b.rate_limit)),
         };
         Ok(JfrogClient {
             inner: Arc::new(Inner {
@@ -760,11 +778,7 @@ mod tests {
     use super::*;
 
     fn client(url: &str) -> JfrogClient {
-        JfrogClient::builder(url)
-            .access_token("t")
-            .share_platform_state(false)
-            .build()
-            .unwrap()
+        JfrogClient::builder(url).access_token("t").build().unwrap()
     }
 
     fn url_of(req: Request<'_>) -> Result<String, Error> {
@@ -934,7 +948,6 @@ mod tests {
     fn debug_output_has_no_secrets() {
         let c = JfrogClient::builder("https://acme.jfrog.io")
             .basic_auth("admin", "pw-SECRET-1")
-            .share_platform_state(false)
             .build()
             .unwrap();
         let s = format!("{c:?}");
@@ -1002,12 +1015,16 @@ mod tests {
             per_second: 7,
             burst: 3,
         });
-        let a = platform_state("https://shared.example/", rl);
-        let b = platform_state("https://shared.example/", rl);
+        let platforms = Platforms::new();
+        let a = platforms.state("https://shared.example/", rl);
+        let b = platforms.state("https://shared.example/", rl);
         assert!(Arc::ptr_eq(&a, &b));
-        let c = platform_state("https://other.example/", rl);
+        let c = platforms.state("https://other.example/", rl);
         assert!(!Arc::ptr_eq(&a, &c));
-        let d = platform_state("https://shared.example/", None);
+        let d = platforms.state("https://shared.example/", None);
         assert!(!Arc::ptr_eq(&a, &d));
+        // Another set (another process's, or a client built without one) has its own.
+        let e = Platforms::new().state("https://shared.example/", rl);
+        assert!(!Arc::ptr_eq(&a, &e));
     }
 }

@@ -134,7 +134,7 @@ pub struct JfrogClientBuilder {
     pub(crate) retry: RetryPolicy,
     pub(crate) metrics: Option<ClientMetrics>,
     pub(crate) user_agent: String,
-    pub(crate) shared_platform_state: bool,
+    pub(crate) platforms: Option<crate::client::Platforms>,
     pub(crate) credentials_origin: Option<String>,
 }
 
@@ -166,7 +166,7 @@ impl JfrogClientBuilder {
             retry: RetryPolicy::default(),
             metrics: None,
             user_agent: format!("crossplane-provider-jfrog/{}", env!("CARGO_PKG_VERSION")),
-            shared_platform_state: true,
+            platforms: None,
             credentials_origin: None,
         }
     }
@@ -253,11 +253,12 @@ impl JfrogClientBuilder {
         self
     }
 
-    /// Whether clients of the same platform URL in this process share one rate limiter,
-    /// one throttling pause and one descriptor-write lock (default true: several
-    /// ProviderConfigs may point at the same platform). With false this client has its own.
-    pub fn share_platform_state(mut self, shared: bool) -> Self {
-        self.shared_platform_state = shared;
+    /// Share the platform's state (one rate limiter, one throttling pause, one
+    /// descriptor-write lock, the Artifactory version) with the other clients built with
+    /// `platforms` for the same URL: several ProviderConfigs may point at one platform.
+    /// Without it this client has its own.
+    pub fn platforms(mut self, platforms: &crate::client::Platforms) -> Self {
+        self.platforms = Some(platforms.clone());
         self
     }
 

@@ -24,10 +24,10 @@
 //!
 //! # Deviations
 //!
-//! - "Per platform" means per normalised base URL within one process: clients built for the
-//!   same URL share one rate limiter, one `Retry-After` pause and one descriptor-write lock
-//!   (opt out with [`JfrogClientBuilder::share_platform_state`]). Writers outside this
-//!   process are not serialised; their overlaps are absorbed by the merge-failure retry.
+//! - "Per platform" means per normalised base URL among the clients built with one
+//!   [`Platforms`] ([`JfrogClientBuilder::platforms`]; a provider process keeps one): they
+//!   share one rate limiter, one `Retry-After` pause and one descriptor-write lock. Writers
+//!   outside them are not serialised; their overlaps are absorbed by the merge-failure retry.
 //! - A 429 is retried for non-idempotent calls too (the platform refused the request
 //!   without processing it); other 5xx are not.
 //! - Event, Lifecycle, Worker and Catalog have no service module: only their base paths
@@ -55,7 +55,7 @@ pub mod retry;
 pub mod service;
 pub mod services;
 
-pub use client::{Idempotency, JfrogClient, Request, Response};
+pub use client::{Idempotency, JfrogClient, Platforms, Request, Response};
 pub use config::{Credentials, JfrogClientBuilder, RateLimit};
 pub use error::{Error, RequestContext};
 /// The HTTP method type of [`JfrogClient::request`].

@@ -91,13 +91,11 @@ async fn no_secret_in_any_log_line() {
         .basic_auth("alice", basic_password)
         .rate_limit(None)
         .retry_policy(retries.clone())
-        .share_platform_state(false)
         .build()
         .unwrap();
     let wrong = JfrogClient::builder(sim.url())
         .access_token(wrong_token)
         .rate_limit(None)
-        .share_platform_state(false)
         .build()
         .unwrap();
 

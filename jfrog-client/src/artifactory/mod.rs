@@ -66,7 +66,7 @@ impl<'a> Artifactory<'a> {
     }
 
     /// [`Self::version`], asked once per platform: the clients that share its state
-    /// ([`crate::JfrogClientBuilder::share_platform_state`]) share the answer, callers asking
+    /// ([`crate::JfrogClientBuilder::platforms`]) share the answer, callers asking
     /// at the same time wait for one request, and a failure is not kept (the next caller
     /// asks again).
     pub async fn version_once(self) -> Result<VersionInfo, Error> {

@@ -79,13 +79,13 @@ async fn version_is_asked_once_per_platform() {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}", listener.local_addr().unwrap());
     tokio::spawn(async move { axum::serve(listener, app).await });
+    let platforms = jfrog_client::Platforms::new();
     let client = |shared: bool| {
-        JfrogClient::builder(url.clone())
+        let b = JfrogClient::builder(url.clone())
             .access_token("t")
-            .rate_limit(None)
-            .share_platform_state(shared)
-            .build()
-            .unwrap()
+            .rate_limit(None);
+        let b = if shared { b.platforms(&platforms) } else { b };
+        b.build().unwrap()
     };
     let (one, two) = (client(true), client(true));
     assert!(one.artifactory().version_once().await.is_err());

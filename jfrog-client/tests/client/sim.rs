@@ -471,7 +471,6 @@ async fn descriptor_merge_failures_are_absorbed() {
         .access_token(sim.admin_token())
         .rate_limit(None)
         .retry_policy(RetryPolicy::none())
-        .share_platform_state(false)
         .build()
         .unwrap();
     let first = tokio::spawn(async move {
@@ -562,9 +561,20 @@ async fn clients_of_one_platform_share_the_descriptor_lock() {
     })
     .await
     .unwrap();
-    // Two ProviderConfigs with different credentials for the same platform.
-    let a = client(&sim);
-    let b = client_with(&sim, &sim.issue_token(true));
+    // Two ProviderConfigs with different credentials for the same platform, in one
+    // process (one `Platforms`).
+    let platforms = jfrog_client::Platforms::new();
+    let shared = |token: &str| {
+        JfrogClient::builder(sim.url())
+            .access_token(token)
+            .rate_limit(None)
+            .retry_policy(fast_retries())
+            .platforms(&platforms)
+            .build()
+            .expect("client builds")
+    };
+    let a = shared(&sim.admin_token());
+    let b = shared(&sim.issue_token(true));
     let tasks: Vec<_> = (0..100)
         .map(|i| {
             let c = if i % 2 == 0 { a.clone() } else { b.clone() };

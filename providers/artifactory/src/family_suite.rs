@@ -139,7 +139,7 @@ async fn family_suite_with(
     // The provider's cache: the descriptor Kinds share its descriptors (one read and one
     // writer per platform).
     let cache = crate::client_cache(
-        &jfrog_client::ClientMetrics::new(),
+        &provider_common::Connections::default(),
         crate::repository::bulk::BulkMode::Off,
     );
     let env = start_with(kinds, Arc::new(cache), needs.sim).await;

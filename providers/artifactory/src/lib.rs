@@ -11,7 +11,7 @@
 
 use std::sync::Arc;
 
-use jfrog_client::ClientMetrics;
+use provider_common::Connections;
 use provider_common::{Ping, Provider};
 use provider_runtime::managed::KindRegistration;
 use repository::bulk::BulkMode;
@@ -50,12 +50,12 @@ pub const PROVIDER_NAME: &str = PROVIDER.name;
 /// Short name: first label of the config group, CRD category.
 pub const SHORT_NAME: &str = PROVIDER.short;
 
-/// This provider's client cache: its clients report into `metrics`, and it holds the
+/// This provider's client cache: its clients share `connections`, and it holds the
 /// provider's system configuration descriptors (one shared read, its TTL the cache's
 /// `--poll`, and one coalescing writer per platform: [`configuration::descriptor::Descriptors`])
 /// and its repository bulk writes in `bulk` mode ([`repository::bulk::BulkWrites`]).
-pub fn client_cache(metrics: &ClientMetrics, bulk: BulkMode) -> provider_family::ClientCache {
-    let cache = provider_family::ClientCache::with_metrics(PROVIDER, metrics.clone());
+pub fn client_cache(connections: &Connections, bulk: BulkMode) -> provider_family::ClientCache {
+    let cache = provider_family::ClientCache::with_connections(PROVIDER, connections.clone());
     let descriptors =
         configuration::descriptor::Descriptors::new(cache.snapshot_settings().clone());
     cache
@@ -63,11 +63,11 @@ pub fn client_cache(metrics: &ClientMetrics, bulk: BulkMode) -> provider_family:
         .with_state(repository::bulk::BulkWrites::new(bulk))
 }
 
-/// The managed Kinds of this provider; their JFrog clients report into `metrics`, and
+/// The managed Kinds of this provider; their JFrog clients share `connections`, and
 /// repository writes go in bulk per `bulk` (see [`repository::bulk`]).
-pub fn kinds_with(metrics: &ClientMetrics, bulk: BulkMode) -> Vec<Arc<dyn KindRegistration>> {
+pub fn kinds_with(connections: &Connections, bulk: BulkMode) -> Vec<Arc<dyn KindRegistration>> {
     let mut kinds = Vec::new();
-    let cache = Arc::new(client_cache(metrics, bulk));
+    let cache = Arc::new(client_cache(connections, bulk));
     kinds.extend(repository::registrations(cache.clone()));
     kinds.extend(webhook::registrations(cache.clone()));
     kinds.extend(access::registrations(cache.clone()));
@@ -77,7 +77,7 @@ pub fn kinds_with(metrics: &ClientMetrics, bulk: BulkMode) -> Vec<Arc<dyn KindRe
 
 /// The managed Kinds of this provider (for CRD generation and `--help`).
 pub fn kinds() -> Vec<Arc<dyn KindRegistration>> {
-    kinds_with(&ClientMetrics::new(), BulkMode::Off)
+    kinds_with(&Connections::default(), BulkMode::Off)
 }
 
 /// Every CRD this provider serves, as generated from the code.
@@ -106,7 +106,7 @@ pub fn family_kinds() -> Vec<Arc<provider_family::FamilyKind>> {
 pub async fn run_main(args: Vec<String>) -> anyhow::Result<()> {
     provider_family::export::run_main_with_flags(
         PROVIDER,
-        |metrics, flags: &repository::bulk::Flags| kinds_with(metrics, flags.bulk),
+        |connections, flags: &repository::bulk::Flags| kinds_with(connections, flags.bulk),
         family_kinds,
         args,
     )

@@ -23,7 +23,7 @@ fn config(url: String, token: &str) -> ResolvedConfig {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn verifier_accepts_good_and_reports_rejected_and_unreachable() {
     let sim = testkit::start_sim().await;
-    let verifier = PROVIDER.verifier(jfrog_client::ClientMetrics::new());
+    let verifier = PROVIDER.verifier(provider_common::Connections::default());
 
     verifier
         .verify(&config(sim.url(), &sim.admin_token()))
@@ -57,7 +57,7 @@ async fn verifier_accepts_good_and_reports_rejected_and_unreachable() {
     let c = PROVIDER
         .client_for(
             &config(sim.url(), "secret-token-x"),
-            &jfrog_client::ClientMetrics::new(),
+            &provider_common::Connections::default(),
         )
         .expect("client");
     assert!(!format!("{c:?}").contains("secret-token-x"));

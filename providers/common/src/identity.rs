@@ -2,13 +2,14 @@
 //! provider's service-account token) exchanged for a short-lived JFrog access token through
 //! the platform's OIDC integration ([`jfrog_client::oidc`]).
 //!
-//! One [`OidcTokenSource`] per ProviderConfig and settings, kept for the life of the process:
-//! every client built for that config (the Kinds' cached clients, the connection check, the
-//! descriptor writer, a preview) shares its token, so a token is exchanged once per lifetime
-//! whatever the number of reconciles, and a refusal is seen by all of them at once.
+//! One [`OidcTokenSource`] per ProviderConfig and settings, kept for the life of the process
+//! in its [`crate::Connections`]: every client built for that config (the Kinds' cached
+//! clients, the connection check, the descriptor writer, a preview) shares its token, so a
+//! token is exchanged once per lifetime whatever the number of reconciles, and a refusal is
+//! seen by all of them at once.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex};
 
 use jfrog_client::{OidcExchangeSettings, OidcTokenSource, SubjectTokenSource};
 use provider_runtime::managed::ResolvedConfig;
@@ -29,13 +30,17 @@ impl SubjectTokenSource for Subject {
     }
 }
 
-/// The exchange of this config and identity, shared process-wide.
+/// The token exchanges of a process, by ProviderConfig and identity.
+#[derive(Clone, Default)]
+pub struct Exchanges(Arc<Mutex<HashMap<String, Arc<OidcTokenSource>>>>);
+
+/// The exchange of this config and identity, shared by the clients built with `exchanges`.
 pub fn exchange_for(
+    exchanges: &Exchanges,
     config: &ResolvedConfig,
     config_name: &str,
     identity: &InjectedIdentity,
 ) -> Arc<OidcTokenSource> {
-    static SOURCES: OnceLock<Mutex<HashMap<String, Arc<OidcTokenSource>>>> = OnceLock::new();
     let key = [
         config.url.as_str(),
         config.config_kind.as_str(),
@@ -47,8 +52,8 @@ pub fn exchange_for(
         &identity.subject.key(),
     ]
     .join("\0");
-    let mut map = SOURCES
-        .get_or_init(Mutex::default)
+    let mut map = exchanges
+        .0
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner);
     map.entry(key)

@@ -49,11 +49,12 @@ impl Provider {
         format!("{}/{}", self.name, env!("CARGO_PKG_VERSION"))
     }
 
-    /// Builds the JFrog client of a resolved config; its requests count in `metrics`.
+    /// Builds the JFrog client of a resolved config, sharing `connections` (its requests
+    /// count in their metrics).
     pub fn client_for(
         &self,
         config: &ResolvedConfig,
-        metrics: &ClientMetrics,
+        connections: &Connections,
     ) -> Result<JfrogClient, jfrog_client::Error> {
         let config_name = match &config.config_namespace {
             Some(ns) => format!("{ns}/{}", config.config_name),
@@ -65,7 +66,7 @@ impl Provider {
                 JfrogCredentials::basic(username.clone(), password.expose_secret())
             }
             Credentials::Injected(identity) => JfrogCredentials::OidcExchange(
-                identity::exchange_for(config, &config_name, identity),
+                identity::exchange_for(&connections.exchanges, config, &config_name, identity),
             ),
             Credentials::None => JfrogCredentials::Anonymous,
         };
@@ -82,7 +83,8 @@ impl Provider {
         let mut builder = JfrogClient::builder(config.url.clone())
             .credentials(credentials)
             .credentials_origin(origin)
-            .metrics(metrics.clone())
+            .metrics(connections.metrics.clone())
+            .platforms(&connections.platforms)
             .user_agent(self.user_agent());
         if let Some(ca) = &config.ca_bundle {
             builder = builder.ca_bundle_pem(ca.as_bytes().to_vec());
@@ -93,7 +95,7 @@ impl Provider {
     /// The JFrog client of the ProviderConfig `kind`/`name` (`namespace` for a namespaced
     /// ProviderConfig), read from the cluster with the reconcilers' rules and credential
     /// sources: a Secret, or InjectedIdentity's exchange (whose token, cached per ProviderConfig
-    /// in this process, the reconcilers share). For commands that act for a ProviderConfig
+    /// in `connections`, the clients built with them share). For commands that act for a ProviderConfig
     /// outside a reconcile (a preview); the error names the config, never a credential.
     pub async fn client_for_provider_config(
         &self,
@@ -101,12 +103,13 @@ impl Provider {
         kind: ConfigKind,
         name: &str,
         namespace: Option<&str>,
-        metrics: &ClientMetrics,
+        connections: &Connections,
     ) -> Result<JfrogClient, String> {
         let config = self
             .resolve_provider_config(kube, kind, name, namespace, None)
             .await?;
-        self.client_for(&config, metrics).map_err(|e| e.to_string())
+        self.client_for(&config, connections)
+            .map_err(|e| e.to_string())
     }
 
     /// The ProviderConfig `kind`/`name` resolved as the reconcilers resolve it (URL, CA and
@@ -139,20 +142,21 @@ impl Provider {
     }
 
     /// The connection check of this provider's configs.
-    pub fn verifier(&self, metrics: ClientMetrics) -> PingVerifier {
+    pub fn verifier(&self, connections: Connections) -> PingVerifier {
         PingVerifier {
             provider: *self,
-            metrics,
+            connections,
         }
     }
 
     /// Runs the provider process with these command-line arguments (the first is the program
     /// name), as the provider binary does; the `sandbox` command calls it in the child
-    /// processes it starts. `kinds` receives the metrics the process exports, so that the
-    /// Kinds' JFrog clients report into them.
+    /// processes it starts. `kinds` receives what the process's JFrog clients share (the
+    /// metrics it exports among them), so that the Kinds' clients share it with the
+    /// connection check.
     pub async fn run_main(
         &self,
-        kinds: impl FnOnce(&ClientMetrics) -> Vec<Arc<dyn KindRegistration>>,
+        kinds: impl FnOnce(&Connections) -> Vec<Arc<dyn KindRegistration>>,
         args: Vec<String>,
     ) -> anyhow::Result<()> {
         let name = self.name;
@@ -171,7 +175,7 @@ impl Provider {
     /// --token-file F ...`, see [`ExportArgs`]) served by `export`.
     pub async fn run_main_with_export<F, Fut>(
         &self,
-        kinds: impl FnOnce(&ClientMetrics) -> Vec<Arc<dyn KindRegistration>>,
+        kinds: impl FnOnce(&Connections) -> Vec<Arc<dyn KindRegistration>>,
         export: F,
         args: Vec<String>,
     ) -> anyhow::Result<()>
@@ -179,7 +183,7 @@ impl Provider {
         F: FnOnce(ExportArgs) -> Fut,
         Fut: Future<Output = anyhow::Result<()>>,
     {
-        self.run_main_with_flags(|metrics, _: &NoFlags| kinds(metrics), export, args)
+        self.run_main_with_flags(|c, _: &NoFlags| kinds(c), export, args)
             .await
     }
 
@@ -187,7 +191,7 @@ impl Provider {
     /// ones (`E`, parsed with them, shown in `--help` and handed to `kinds`).
     pub async fn run_main_with_flags<E, F, Fut>(
         &self,
-        kinds: impl FnOnce(&ClientMetrics, &E) -> Vec<Arc<dyn KindRegistration>>,
+        kinds: impl FnOnce(&Connections, &E) -> Vec<Arc<dyn KindRegistration>>,
         export: F,
         args: Vec<String>,
     ) -> anyhow::Result<()>
@@ -204,7 +208,7 @@ impl Provider {
             .unwrap_or_else(|e| e.exit());
             return export(export_args).await;
         }
-        let metrics = ClientMetrics::new();
+        let connections = Connections::default();
         // The flag sets first: a set's doc comment would replace the command's about.
         let command = || {
             E::augment_args(ProviderFlags::augment_args(Command::new(self.name)))
@@ -216,7 +220,7 @@ impl Provider {
             Ok(m) => m,
             Err(e) if e.kind() == clap::error::ErrorKind::DisplayHelp => {
                 // The help ends with the Kinds, built with the default flags to be named.
-                let kinds = kinds(&metrics, &E::default());
+                let kinds = kinds(&connections, &E::default());
                 let help = command().after_help(format!(
                     "{}\n\n`{} export --help`: write manifests that adopt the platform's existing objects.\n`{} preview --help`: show what applying manifests would do to JFrog, with no write.",
                     kinds_help(self.short, &kinds),
@@ -229,11 +233,11 @@ impl Provider {
         };
         let flags = ProviderFlags::from_arg_matches(&matches)?;
         let own = E::from_arg_matches(&matches)?;
-        let kinds = kinds(&metrics, &own);
-        let hook_metrics = metrics.clone();
+        let kinds = kinds(&connections, &own);
+        let hook_metrics = connections.metrics.clone();
         let process = ProviderProcess::new(self.name, self.short)
             .with_kinds(kinds)
-            .with_verifier(Arc::new(self.verifier(metrics)))
+            .with_verifier(Arc::new(self.verifier(connections)))
             .with_metrics(move |registry| hook_metrics.register(registry));
         run(process, flags).await?;
         Ok(())
@@ -316,12 +320,41 @@ impl ExportArgs {
     }
 }
 
+/// What the JFrog clients of one provider process share, handed to every place that builds
+/// one (the Kinds' client cache, the connection check): the metrics their requests count
+/// in, the state of each platform ([`jfrog_client::Platforms`]: one rate limiter,
+/// `Retry-After` pause and descriptor-write lock per platform) and one OIDC token exchange
+/// per ProviderConfig and identity ([`identity`]). Cloning shares it.
+#[derive(Clone, Default)]
+pub struct Connections {
+    /// Where their requests are counted.
+    pub metrics: ClientMetrics,
+    platforms: jfrog_client::Platforms,
+    exchanges: identity::Exchanges,
+}
+
+impl Connections {
+    /// Fresh state, with requests counted in `metrics`.
+    pub fn with_metrics(metrics: ClientMetrics) -> Self {
+        Connections {
+            metrics,
+            ..Self::default()
+        }
+    }
+}
+
+impl std::fmt::Debug for Connections {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Connections")
+    }
+}
+
 /// Checks a config against the platform with an authenticated call, so that an unreachable
 /// URL or rejected credentials are reported as a Connect error.
 #[derive(Clone)]
 pub struct PingVerifier {
     provider: Provider,
-    metrics: ClientMetrics,
+    connections: Connections,
 }
 
 #[async_trait::async_trait]
@@ -329,7 +362,7 @@ impl ConfigVerifier for PingVerifier {
     async fn verify(&self, config: &ResolvedConfig) -> Result<(), String> {
         let client = self
             .provider
-            .client_for(config, &self.metrics)
+            .client_for(config, &self.connections)
             .map_err(|e| e.to_string())?;
         let checked = match self.provider.ping {
             Ping::ArtifactoryVersion => client.artifactory().version().await.map(|_| ()),

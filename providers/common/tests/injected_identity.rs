@@ -144,11 +144,11 @@ async fn apply_config(admin: &kube::Client, url: &str, identity: Value) {
 /// A connection check as the provider makes it; the error text, if any.
 async fn ping(
     resolver: &KubeConfigResolver,
-    metrics: &jfrog_client::ClientMetrics,
+    connections: &provider_common::Connections,
 ) -> Result<(), String> {
     let config = resolver.resolve(&mr()).await.map_err(|e| e.to_string())?;
     let client = PROVIDER
-        .client_for(&config, metrics)
+        .client_for(&config, connections)
         .map_err(|e| e.to_string())?;
     client
         .artifactory()
@@ -216,14 +216,14 @@ async fn injected_identity_exchanges_refreshes_and_reports_refusals() {
 
     // The provider's own identity comes from SelfSubjectReview; no Secret exists.
     let resolver = KubeConfigResolver::new(provider.clone(), ConfigApi::new("artifactory"));
-    let metrics = jfrog_client::ClientMetrics::new();
-    ping(&resolver, &metrics)
+    let connections = provider_common::Connections::default();
+    ping(&resolver, &connections)
         .await
         .expect("the exchanged token is accepted");
     assert_eq!(exchanges(&sim).await, 1);
     // Many requests, one exchange.
     for _ in 0..10 {
-        ping(&resolver, &metrics).await.expect("cached token");
+        ping(&resolver, &connections).await.expect("cached token");
     }
     assert_eq!(exchanges(&sim).await, 1, "one exchange per token lifetime");
     // A command acting for the config outside a reconcile (a preview) shares the token.
@@ -233,7 +233,7 @@ async fn injected_identity_exchanges_refreshes_and_reports_refusals() {
             ConfigKind::ClusterProviderConfig,
             "default",
             None,
-            &metrics,
+            &connections,
         )
         .await
         .expect("the preview's client");
@@ -269,17 +269,23 @@ async fn injected_identity_exchanges_refreshes_and_reports_refusals() {
     std::fs::remove_file(&file).ok();
     // Refreshed before it expires (3 s lifetime, refreshed after 2.4 s).
     tokio::time::sleep(Duration::from_millis(2600)).await;
-    ping(&resolver, &metrics).await.expect("refreshed token");
+    ping(&resolver, &connections)
+        .await
+        .expect("refreshed token");
     assert_eq!(exchanges(&sim).await, 3);
     // A token revoked early: the 401 renews it at once, the request succeeds.
     sim_admin(&sim, json!({"revokeIssued": true})).await;
-    ping(&resolver, &metrics).await.expect("renewed after 401");
+    ping(&resolver, &connections)
+        .await
+        .expect("renewed after 401");
     assert_eq!(exchanges(&sim).await, 4);
 
     // The integration deleted: a clear refusal, naming the config and the integration.
     sim_call(&sim, Method::DELETE, "/api/v1/oidc/k8s", Value::Null).await;
     sim_admin(&sim, json!({"revokeIssued": true})).await;
-    let e = ping(&resolver, &metrics).await.expect_err("no integration");
+    let e = ping(&resolver, &connections)
+        .await
+        .expect_err("no integration");
     assert!(e.contains("ClusterProviderConfig \"default\""), "{e}");
     assert!(e.contains("OIDC integration \"k8s\""), "{e}");
     assert!(e.contains("OIDC provider 'k8s' was not found"), "{e}");
@@ -292,7 +298,7 @@ async fn injected_identity_exchanges_refreshes_and_reports_refusals() {
     // (The simulator keeps the integration's identity mappings.)
     sim_call(&sim, Method::POST, "/api/v1/oidc", integration.clone()).await;
     tokio::time::sleep(jfrog_client::oidc::FAILURE_HOLD).await;
-    ping(&resolver, &metrics).await.expect("recovered");
+    ping(&resolver, &connections).await.expect("recovered");
 
     // No mapping matches (a higher-priority mapping for another subject does not help).
     sim_call(
@@ -314,7 +320,7 @@ async fn injected_identity_exchanges_refreshes_and_reports_refusals() {
     .await;
     sim_admin(&sim, json!({"revokeIssued": true})).await;
     tokio::time::sleep(jfrog_client::oidc::FAILURE_HOLD).await;
-    let e = ping(&resolver, &metrics).await.expect_err("no mapping");
+    let e = ping(&resolver, &connections).await.expect_err("no mapping");
     assert!(e.contains("no identity mapping matches"), "{e}");
     no_token_in(&e);
 
@@ -325,7 +331,7 @@ async fn injected_identity_exchanges_refreshes_and_reports_refusals() {
         json!({"providerName": "k8s", "audience": "elsewhere"}),
     )
     .await;
-    let e = ping(&resolver, &metrics).await.expect_err("audience");
+    let e = ping(&resolver, &connections).await.expect_err("audience");
     assert!(
         e.contains("does not include the provider's audience 'jfrog-generic'"),
         "{e}"
@@ -343,7 +349,7 @@ async fn injected_identity_exchanges_refreshes_and_reports_refusals() {
         .await
         .expect("delete the config");
     apply_config(&admin, &sim.url(), Value::Null).await;
-    let e = ping(&resolver, &metrics)
+    let e = ping(&resolver, &connections)
         .await
         .expect_err("no providerName");
     assert!(e.contains("injectedIdentity.providerName"), "{e}");
@@ -374,10 +380,10 @@ async fn injected_identity_exchanges_refreshes_and_reports_refusals() {
         json!({"providerName": "k8s", "tokenPath": file.display().to_string()}),
     )
     .await;
-    ping(&resolver, &metrics)
+    ping(&resolver, &connections)
         .await
         .expect("the projected token is exchanged");
-    let e = ping(&resolver, &metrics).await;
+    let e = ping(&resolver, &connections).await;
     // The exchanged token is still valid: the file is read again only for the next exchange.
     assert!(e.is_ok(), "{e:?}");
 
@@ -414,7 +420,7 @@ async fn injected_identity_exchanges_refreshes_and_reports_refusals() {
         std::fs::write(&file, token).expect("token file");
         sim_admin(&sim, json!({"revokeIssued": true})).await;
         tokio::time::sleep(jfrog_client::oidc::FAILURE_HOLD).await;
-        let e = ping(&resolver, &metrics).await.expect_err(refusal);
+        let e = ping(&resolver, &connections).await.expect_err(refusal);
         assert!(e.contains(refusal), "{e}");
         assert!(e.contains("OIDC integration \"k8s\""), "{e}");
         no_token_in(&e);
@@ -430,7 +436,7 @@ async fn injected_identity_exchanges_refreshes_and_reports_refusals() {
         .expect("TokenRequest");
     std::fs::write(&file, answer.status.expect("status").token).expect("token file");
     tokio::time::sleep(jfrog_client::oidc::FAILURE_HOLD).await;
-    ping(&resolver, &metrics)
+    ping(&resolver, &connections)
         .await
         .expect("recovered with a valid projected token");
     std::fs::remove_file(&file).ok();

@@ -23,7 +23,7 @@ use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
 use jfrog_client::{ClientMetrics, JfrogClient};
-use provider_common::Provider;
+use provider_common::{Connections, Provider};
 use provider_runtime::managed::Condition;
 use provider_runtime::managed::config::{Credentials, ResolvedConfig};
 use provider_runtime::managed::external::{
@@ -492,7 +492,7 @@ struct Cached {
 /// [`registrations`]).
 pub struct ClientCache {
     provider: Provider,
-    metrics: ClientMetrics,
+    connections: Connections,
     clients: Mutex<HashMap<String, Cached>>,
     marks: Mutex<HashMap<&'static str, Arc<WriteMarks>>>,
     settings: Arc<SnapshotSettings>,
@@ -522,9 +522,15 @@ impl ClientCache {
 
     /// An empty cache whose clients report into `metrics`.
     pub fn with_metrics(provider: Provider, metrics: ClientMetrics) -> Self {
+        Self::with_connections(provider, Connections::with_metrics(metrics))
+    }
+
+    /// An empty cache whose clients share `connections` (the process's, so that they share
+    /// the platforms' state and token exchanges with its connection check).
+    pub fn with_connections(provider: Provider, connections: Connections) -> Self {
         ClientCache {
             provider,
-            metrics,
+            connections,
             clients: Mutex::default(),
             marks: Mutex::default(),
             settings: Arc::default(),
@@ -679,7 +685,7 @@ impl ClientCache {
         if let Some(c) = map.get(&key) {
             return Ok(c.clone());
         }
-        let client = self.provider.client_for(config, &self.metrics)?;
+        let client = self.provider.client_for(config, &self.connections)?;
         let cached = Cached {
             client: if self.read_only {
                 client.read_only()

@@ -1338,14 +1338,14 @@ pub async fn run(
 pub async fn run_main(
     provider: provider_common::Provider,
     kinds_with: impl FnOnce(
-        &jfrog_client::ClientMetrics,
+        &provider_common::Connections,
     ) -> Vec<std::sync::Arc<dyn provider_runtime::managed::KindRegistration>>,
     family_kinds: fn() -> Vec<std::sync::Arc<crate::FamilyKind>>,
     args: Vec<String>,
 ) -> anyhow::Result<()> {
     run_main_with_flags(
         provider,
-        |metrics, _: &provider_common::NoFlags| kinds_with(metrics),
+        |connections, _: &provider_common::NoFlags| kinds_with(connections),
         family_kinds,
         args,
     )
@@ -1357,7 +1357,7 @@ pub async fn run_main(
 pub async fn run_main_with_flags<E>(
     provider: provider_common::Provider,
     kinds_with: impl FnOnce(
-        &jfrog_client::ClientMetrics,
+        &provider_common::Connections,
         &E,
     ) -> Vec<std::sync::Arc<dyn provider_runtime::managed::KindRegistration>>,
     family_kinds: fn() -> Vec<std::sync::Arc<crate::FamilyKind>>,

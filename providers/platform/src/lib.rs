@@ -10,7 +10,7 @@
 
 use std::sync::Arc;
 
-use jfrog_client::ClientMetrics;
+use provider_common::Connections;
 use provider_common::{Ping, Provider};
 use provider_runtime::managed::KindRegistration;
 
@@ -38,11 +38,11 @@ pub const PROVIDER_NAME: &str = PROVIDER.name;
 /// Short name: first label of the config group, CRD category.
 pub const SHORT_NAME: &str = PROVIDER.short;
 
-/// The managed Kinds of this provider; their JFrog clients report into `metrics`.
-pub fn kinds_with(metrics: &ClientMetrics) -> Vec<Arc<dyn KindRegistration>> {
-    let cache = Arc::new(provider_family::ClientCache::with_metrics(
+/// The managed Kinds of this provider; their JFrog clients share `connections`.
+pub fn kinds_with(connections: &Connections) -> Vec<Arc<dyn KindRegistration>> {
+    let cache = Arc::new(provider_family::ClientCache::with_connections(
         PROVIDER,
-        metrics.clone(),
+        connections.clone(),
     ));
     platform::registrations(cache)
 }
@@ -54,7 +54,7 @@ pub fn family_kinds() -> Vec<Arc<provider_family::FamilyKind>> {
 
 /// The managed Kinds of this provider (for CRD generation and `--help`).
 pub fn kinds() -> Vec<Arc<dyn KindRegistration>> {
-    kinds_with(&ClientMetrics::new())
+    kinds_with(&Connections::default())
 }
 
 /// Every CRD this provider serves, as generated from the code.

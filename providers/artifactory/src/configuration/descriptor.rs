@@ -970,9 +970,9 @@ mod tests {
     #[test]
     fn each_client_cache_holds_its_own_descriptors() {
         use crate::repository::bulk::BulkMode;
-        let metrics = jfrog_client::ClientMetrics::new();
-        let one = crate::client_cache(&metrics, BulkMode::Off);
-        let two = crate::client_cache(&metrics, BulkMode::Off);
+        let connections = provider_common::Connections::default();
+        let one = crate::client_cache(&connections, BulkMode::Off);
+        let two = crate::client_cache(&connections, BulkMode::Off);
         one.set_snapshot_ttl(Some(Duration::from_secs(60)));
         let client = JfrogClient::builder("http://jfrog.example")
             .build()

@@ -6,7 +6,6 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use futures::future::join_all;
-use jfrog_client::ClientMetrics;
 use provider_family::{ClientCache, FamilyKind};
 use serde_json::{Value, json};
 
@@ -73,7 +72,10 @@ fn mixed(n: usize) -> Vec<(Arc<FamilyKind>, Value)> {
 /// The provider's client cache (its own descriptors: several environments run in one
 /// process), with the provider's --poll: the shared descriptor read is used for a minute.
 fn provider_cache() -> Arc<ClientCache> {
-    let cache = Arc::new(crate::client_cache(&ClientMetrics::new(), BulkMode::Off));
+    let cache = Arc::new(crate::client_cache(
+        &provider_common::Connections::default(),
+        BulkMode::Off,
+    ));
     cache.set_snapshot_ttl(Some(Duration::from_secs(60)));
     cache
 }

@@ -22,7 +22,7 @@ async fn the_mail_server_password_comes_from_a_secret_or_the_plain_field() {
         .expect("declared");
     let kind = super::kinds()[i].clone();
     let cache = Arc::new(crate::client_cache(
-        &jfrog_client::ClientMetrics::new(),
+        &provider_common::Connections::default(),
         crate::repository::bulk::BulkMode::Off,
     ));
     let mut env = start(super::kinds(), cache).await;

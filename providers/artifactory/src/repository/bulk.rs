@@ -346,9 +346,9 @@ mod tests {
 
     #[test]
     fn each_client_cache_holds_its_own_bulk_writes() {
-        let metrics = jfrog_client::ClientMetrics::new();
-        let on = crate::client_cache(&metrics, BulkMode::On);
-        let auto = crate::client_cache(&metrics, BulkMode::Auto);
+        let connections = provider_common::Connections::default();
+        let on = crate::client_cache(&connections, BulkMode::On);
+        let auto = crate::client_cache(&connections, BulkMode::Auto);
         let library = provider_family::ClientCache::new(crate::PROVIDER);
         assert_eq!(
             BulkWrites::of(on.state()).map(BulkWrites::mode),

@@ -6,7 +6,6 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use futures::future::join_all;
-use jfrog_client::ClientMetrics;
 use jfrog_sim::Fault;
 use provider_family::FamilyKind;
 use serde_json::{Value, json};
@@ -44,7 +43,10 @@ fn kind(name: &str) -> Arc<FamilyKind> {
 /// An environment with the examples of `names` (plus `extra` manifests), its provider's
 /// bulk writes in `mode` (each environment's own: several run in one process).
 async fn env_with(mode: BulkMode, names: &[&str], extra: Vec<(&str, Value)>) -> Env {
-    let cache = Arc::new(crate::client_cache(&ClientMetrics::new(), mode));
+    let cache = Arc::new(crate::client_cache(
+        &provider_common::Connections::default(),
+        mode,
+    ));
     let mut kind_names: Vec<&str> = names.to_vec();
     for (k, _) in &extra {
         if !kind_names.contains(k) {
