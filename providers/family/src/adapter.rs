@@ -470,7 +470,7 @@ impl ManagedKind for FamilyKind {
         s
     }
     fn observation_schema(&self) -> Value {
-        schema::observation_schema(&self.kind, self.kind.hooks.id_description())
+        schema::observation_schema(&self.kind, self.kind.id_description())
     }
 }
 
@@ -844,8 +844,7 @@ fn identifier_rules(
     params: &Value,
 ) -> Result<(), String> {
     let external_name = kind.decl.id == Id::Name;
-    kind.hooks
-        .check_key(key)
+    kind.check_key(key)
         .and_then(|()| match strict {
             Some(s) if external_name => checks::check_key(&s.checks, key, params),
             _ => Ok(()),
@@ -1427,10 +1426,7 @@ impl FamilyClient {
                 )));
             }
         }
-        self.kind
-            .hooks
-            .check_params(&self.kind, params)
-            .map_err(bad)?;
+        self.kind.check_params(params).map_err(bad)?;
         if let Some(strict) = &self.strict {
             strict
                 .check(params)
@@ -1998,6 +1994,7 @@ mod tests {
         Kind {
             decl: d,
             rest: &REST,
+            family: &HOOKS,
             hooks: &HOOKS,
         }
     }
@@ -2494,7 +2491,7 @@ mod tests {
             "{rules}"
         );
         // The reference never reaches the observation.
-        let o = schema::observation_schema(kind.resolved(), kind.resolved().hooks.id_description());
+        let o = schema::observation_schema(kind.resolved(), kind.resolved().id_description());
         assert!(o["properties"].get("keySecretRef").is_none());
         assert!(o["properties"].get("key").is_none());
     }

@@ -415,7 +415,7 @@ pub async fn export(
                     }
                 };
                 let what = kind.decl.kind.to_string();
-                if let Err(rule) = kind.hooks.check_key(&key) {
+                if let Err(rule) = kind.check_key(&key) {
                     out.skipped.push(Skipped {
                         what,
                         key,
@@ -466,10 +466,7 @@ pub async fn export(
                     continue;
                 }
                 names.insert(slot, folded);
-                if let Err(rule) = kind
-                    .hooks
-                    .check_params(kind, &one.object.manifest["spec"]["forProvider"])
-                {
+                if let Err(rule) = kind.check_params(&one.object.manifest["spec"]["forProvider"]) {
                     out.skipped.push(Skipped {
                         what,
                         key,
@@ -1468,6 +1465,7 @@ mod tests {
                 rules: &[],
             },
             rest: &REST,
+            family: &NoHooks,
             hooks: &NoHooks,
         }
     }

@@ -1,6 +1,10 @@
-//! What a family owns beyond the generic adapter: post-write calls, identity and key checks,
-//! delete side effects, body adjustments. Every hook has a default that does nothing, so a
-//! family with none declares [`NoHooks`].
+//! What a family owns beyond the generic adapter: the rules every Kind of a family keeps
+//! ([`FamilyHooks`]: the identifier's description, key and parameter rules), declared once
+//! per family, and each Kind's own behaviour ([`Hooks`]: post-write calls, parameter rules,
+//! delete side effects, body adjustments). A table binds both to every Kind (the family's
+//! `family`, the Kind's `hooks`), and the adapter always applies the family's rules before
+//! the Kind's. Every hook has a default that does nothing, so a family with none declares
+//! [`NoHooks`].
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -73,17 +77,33 @@ impl HookCtx<'_> {
     }
 }
 
-/// A family's own behaviour.
+/// The rules every Kind of a family keeps, declared once per family: the table binds them
+/// to each Kind beside its own [`Hooks`], and the adapter applies them whatever those are.
+pub trait FamilyHooks: Send + Sync + std::fmt::Debug {
+    /// The description of `atProvider.id`.
+    fn id_description(&self) -> &'static str {
+        "The JFrog identifier."
+    }
+
+    /// Check an identifier before any request; the error names the rule broken.
+    fn check_key(&self, _key: &str) -> Result<(), String> {
+        Ok(())
+    }
+
+    /// Check `forProvider` before any write, for rules the CRD schema cannot express and
+    /// every Kind of the family keeps (before the Kind's own, [`Hooks::check_params`]); the
+    /// error names the field and the rule.
+    fn check_params(&self, _kind: &ResolvedKind, _params: &Value) -> Result<(), String> {
+        Ok(())
+    }
+}
+
+/// A Kind's own behaviour (the family's default for Kinds without their own).
 #[async_trait]
 pub trait Hooks: Send + Sync + std::fmt::Debug {
     /// The CRD description of a Kind.
     fn description(&self, decl: &KindDecl) -> String {
         decl.description.to_string()
-    }
-
-    /// The description of `atProvider.id`.
-    fn id_description(&self) -> &'static str {
-        "The JFrog identifier."
     }
 
     /// Where an object is, for the REST binding: the identifier by default; a Kind that lives
@@ -109,13 +129,9 @@ pub trait Hooks: Send + Sync + std::fmt::Debug {
         self.address(kind, key, params)
     }
 
-    /// Check an identifier before any request; the error names the rule broken.
-    fn check_key(&self, _key: &str) -> Result<(), String> {
-        Ok(())
-    }
-
-    /// Check `forProvider` before any write, for rules the CRD schema cannot express; the
-    /// error names the field and the rule.
+    /// Check `forProvider` before any write, for the Kind's rules the CRD schema cannot
+    /// express (after the family's, [`FamilyHooks::check_params`]); the error names the
+    /// field and the rule.
     fn check_params(&self, _kind: &ResolvedKind, _params: &Value) -> Result<(), String> {
         Ok(())
     }
@@ -244,5 +260,7 @@ pub trait Hooks: Send + Sync + std::fmt::Debug {
 /// A family without hooks.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct NoHooks;
+
+impl FamilyHooks for NoHooks {}
 
 impl Hooks for NoHooks {}

@@ -7,8 +7,9 @@
 //! - [`address`]: where an object is for its REST binding ([`address::Address`]: key,
 //!   parents, the binding's typed detail, query), with one canonical string form.
 //! - [`rest`]: the REST binding ([`rest::Paths`] as data, or a family's own [`rest::Rest`]).
-//! - [`hooks`]: what a family truly owns (post-write calls, key and parameter rules, delete
-//!   side effects, body adjustments).
+//! - [`hooks`]: what a family truly owns: the rules every Kind of it keeps (identifier
+//!   description, key and parameter rules), and each Kind's own behaviour (post-write calls,
+//!   parameter rules, delete side effects, body adjustments).
 //! - [`kind`]: a declaration bound to its behaviour ([`kind::Kind`], what a family's table
 //!   lists, and [`kind::BoundKind`] once composed).
 //! - [`schema`], [`wire`], [`diff`]: the `forProvider`/`atProvider` schemas, `forProvider` ⇄
@@ -81,7 +82,7 @@ pub use adapter::{
 pub use address::{Address, Detail};
 pub use checks::{Check, KindChecks, RuleCheck};
 pub use decl::{Dv, Field, Id, KindDecl, MapWire, Norm, ResolvedKind, Rule, Ty};
-pub use hooks::{HookCtx, Hooks, MrState, NoHooks};
+pub use hooks::{FamilyHooks, HookCtx, Hooks, MrState, NoHooks};
 pub use kind::{BoundKind, Kind};
 pub use rest::{
     Ask, Call, Converted, Cx, ListCall, ListShape, Listed, Next, Page, Pages, Paths, ProviderState,

@@ -232,7 +232,7 @@ pub fn parameters_schema(kind: &ResolvedKind) -> Value {
 }
 
 /// The schema of `atProvider`; `id_description` describes `atProvider.id` (the family's
-/// `Hooks::id_description`).
+/// `FamilyHooks::id_description`).
 pub fn observation_schema(kind: &ResolvedKind, id_description: &str) -> Value {
     let mut props = Map::new();
     props.insert(

@@ -59,7 +59,7 @@ struct KindFix {
     /// `{"spec_field": crd}` or `{"singleton": constant}`.
     identifier: Option<Value>,
     rules: Vec<(String, String)>,
-    /// The Kind's own hooks (a name of the family's `hooks` module), replacing `HOOKS`.
+    /// The Kind's own hooks (a name of the family's `hooks` module), in place of `HOOKS`.
     hooks: Option<String>,
     used: Cell<usize>,
 }

@@ -91,12 +91,11 @@ pub fn generate(t: &Target, catalog: &Value, o: &Section<'_>) -> Result<String> 
     if !decls.iter().any(|d| d.contains("Rule {")) {
         out[0] = out[0].replace("KindDecl, Rule, Ty", "KindDecl, Ty");
     }
-    // The family's hooks, the Kinds' own, or both.
-    let uses = |h: &str| decls.iter().any(|d| d.contains(&format!("hooks: &{h}")));
-    let imports = match (uses("HOOKS"), uses("hooks::")) {
-        (true, true) => "HOOKS, hooks, rest",
-        (false, true) => "hooks, rest",
-        _ => "HOOKS, rest",
+    // The family's hooks (every Kind's family rules), and the Kinds' own.
+    let imports = if decls.iter().any(|d| d.contains("hooks: &hooks::")) {
+        "HOOKS, hooks, rest"
+    } else {
+        "HOOKS, rest"
     };
     out[0] = out[0].replace("{HOOKS, rest}", &format!("{{{imports}}}"));
     out.push(format!(
@@ -208,7 +207,7 @@ impl Gen<'_> {
             .map(|(cel, m)| format!("Rule {{ cel: {}, message: {} }}", rs(cel), rs(m)))
             .collect();
         Ok(format!(
-            "    Kind {{\n        decl: KindDecl {{\n            provider: {},\n            group: {},\n            kind: {},\n            description: {},\n            id: {id},\n            id_wire: {id_wire},\n            extends: {extends},\n            mixins: &[],\n            fields: {c},\n            default_overrides: &[],\n            enum_overrides: &[],\n            identity: &[],\n            fixed_body: &[{}],\n            rules: &[{}],\n        }},\n        rest: &rest::{},\n        hooks: &{hooks},\n    }},\n",
+            "    Kind {{\n        decl: KindDecl {{\n            provider: {},\n            group: {},\n            kind: {},\n            description: {},\n            id: {id},\n            id_wire: {id_wire},\n            extends: {extends},\n            mixins: &[],\n            fields: {c},\n            default_overrides: &[],\n            enum_overrides: &[],\n            identity: &[],\n            fixed_body: &[{}],\n            rules: &[{}],\n        }},\n        rest: &rest::{},\n        family: &HOOKS,\n        hooks: &{hooks},\n    }},\n",
             rs(t.provider),
             rs(group),
             rs(kind),

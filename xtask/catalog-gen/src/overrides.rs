@@ -66,8 +66,8 @@ pub struct KindOverride {
     pub rules: Vec<(String, String)>,
     /// The Kind's description (its CRD's), replacing the generated one.
     pub description: Option<String>,
-    /// The Kind's own hooks, replacing the family's `HOOKS`: a type of the family's `hooks`
-    /// module (the table binds `&hooks::<name>`).
+    /// The Kind's own hooks, in place of the family's `HOOKS` (whose family rules every Kind
+    /// keeps): a type of the family's `hooks` module (the table binds `&hooks::<name>`).
     pub hooks: Option<String>,
     used: Cell<usize>,
 }
@@ -81,7 +81,7 @@ pub struct XrayKind {
     pub identifier: Option<String>,
     /// (CEL expression, message).
     pub rules: Vec<(String, String)>,
-    /// The Kind's own hooks (a name of its group's `hooks` module), replacing `HOOKS`.
+    /// The Kind's own hooks (a name of its group's `hooks` module), in place of `HOOKS`.
     pub hooks: Option<String>,
     pub used: Cell<usize>,
 }

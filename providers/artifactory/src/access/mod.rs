@@ -82,7 +82,7 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
-use provider_family::{ClientCache, FamilyKind, Hooks, Kind};
+use provider_family::{ClientCache, FamilyHooks, FamilyKind, Hooks, Kind};
 use provider_runtime::managed::registration::KindRegistration;
 use serde_json::Value;
 
@@ -140,6 +140,8 @@ fn replication_kinds(
 /// Access's default persistency threshold: a token that lives less is not stored (an admin
 /// may change it in `access.config.yaml`; the default is what the providers assume).
 pub const PERSISTENCY_THRESHOLD: Duration = Duration::from_secs(10800);
+
+impl FamilyHooks for AccessHooks {}
 
 impl Hooks for AccessHooks {}
 

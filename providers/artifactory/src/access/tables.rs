@@ -35,6 +35,7 @@ macro_rules! k {
                 rules: &[$($rule),*],
             },
             rest: &rest::$rest,
+            family: &HOOKS,
             hooks: &$hooks,
         }
     };

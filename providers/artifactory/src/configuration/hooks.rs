@@ -1,7 +1,7 @@
 //! The hooks of the Kinds whose behaviour differs from the family's ([`super::HOOKS`]): the
 //! Kind's table line names them (its correction in `catalog/overrides.json`, section
-//! `configuration.kinds`), so no hook asks which Kind it runs for. Each keeps the family's
-//! identifier description ([`super::ConfigurationHooks`]).
+//! `configuration.kinds`), so no hook asks which Kind it runs for. The table binds the
+//! family's identifier description ([`super::ConfigurationHooks`]) to every Kind beside them.
 
 use async_trait::async_trait;
 use provider_family::wire::Mode;
@@ -10,15 +10,6 @@ use provider_runtime::managed::external::ExternalError;
 use serde_json::{Map, Value};
 
 use super::objects;
-
-/// The family's rules that every Kind's hooks keep.
-macro_rules! family_rules {
-    () => {
-        fn id_description(&self) -> &'static str {
-            super::HOOKS.id_description()
-        }
-    };
-}
 
 /// A project's release bundle or promotion is addressed with its project in the query
 /// (canonically `<name>:<version>?project=<key>`): every call on it sends `project`, since
@@ -37,8 +28,6 @@ fn in_project(key: &str, params: &Value) -> Address {
 pub struct ReleaseBundle;
 
 impl Hooks for ReleaseBundle {
-    family_rules!();
-
     fn address(&self, _kind: &ResolvedKind, key: &str, params: &Value) -> Address {
         in_project(key, params)
     }
@@ -50,8 +39,6 @@ impl Hooks for ReleaseBundle {
 pub struct Promotion;
 
 impl Hooks for Promotion {
-    family_rules!();
-
     fn address(&self, _kind: &ResolvedKind, key: &str, params: &Value) -> Address {
         in_project(key, params)
     }
@@ -66,8 +53,6 @@ impl Hooks for Promotion {
 pub struct Artifact;
 
 impl Hooks for Artifact {
-    family_rules!();
-
     fn check_params(&self, _kind: &ResolvedKind, params: &Value) -> Result<(), String> {
         let set = |f: &str| {
             params
@@ -93,8 +78,6 @@ pub struct ItemProperties;
 
 #[async_trait]
 impl Hooks for ItemProperties {
-    family_rules!();
-
     /// An item keeps the properties others set after an ItemProperties MR's keys went.
     fn gone_after_delete(&self, _kind: &ResolvedKind) -> bool {
         true
@@ -131,8 +114,6 @@ pub static RELEASE_BUNDLE_V2_CLEANUP_POLICY: Enablement =
 
 #[async_trait]
 impl Hooks for Enablement {
-    family_rules!();
-
     /// Artifactory creates cleanup and archive policies disabled and refuses a create with
     /// `enabled: true` (the Terraform provider's `enabled` attribute: "A cleanup policy must
     /// be created inactive"); `enabled` changes only through the enablement call. So a

@@ -37,7 +37,7 @@ pub mod tables;
 
 use std::sync::{Arc, OnceLock};
 
-use provider_family::{ClientCache, FamilyKind, Hooks, Kind};
+use provider_family::{ClientCache, FamilyHooks, FamilyKind, Hooks, Kind};
 use provider_runtime::managed::registration::KindRegistration;
 
 /// The family's hooks: those of every Kind without its own ([`hooks`]: an artifact's
@@ -50,11 +50,13 @@ pub static HOOKS: ConfigurationHooks = ConfigurationHooks;
 #[derive(Debug, Clone, Copy)]
 pub struct ConfigurationHooks;
 
-impl Hooks for ConfigurationHooks {
+impl FamilyHooks for ConfigurationHooks {
     fn id_description(&self) -> &'static str {
         "The JFrog identifier (key or name; the constant of a singleton; <repository>/<path> of an artifact)."
     }
 }
+
+impl Hooks for ConfigurationHooks {}
 
 /// Every declared configuration Kind.
 pub fn declarations() -> &'static [Kind] {

@@ -34,6 +34,7 @@ macro_rules! k {
                 rules: &[],
             },
             rest: $rest,
+            family: &HOOKS,
             hooks: &$hooks,
         }
     };

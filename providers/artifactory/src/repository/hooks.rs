@@ -18,7 +18,9 @@ use jfrog_client::{Error, Idempotency, JfrogClient, Service};
 use provider_family::decl::ResolvedKind;
 use provider_family::diff::DiffContext;
 use provider_family::wire::{Mode, user_value};
-use provider_family::{Address, Cx, HookCtx, Hooks, KindDecl, ListCall, ListShape, MrState, Rest};
+use provider_family::{
+    Address, Cx, FamilyHooks, HookCtx, Hooks, KindDecl, ListCall, ListShape, MrState, Rest,
+};
 use provider_runtime::managed::external::ExternalError;
 use serde_json::{Map, Value};
 
@@ -280,6 +282,16 @@ fn aggregates(own: &str, member: &str) -> bool {
         || (JAVA.contains(&own.as_str()) && JAVA.contains(&member.as_str()))
 }
 
+impl FamilyHooks for RepositoryHooks {
+    fn id_description(&self) -> &'static str {
+        "The repository key."
+    }
+
+    fn check_key(&self, key: &str) -> Result<(), String> {
+        check_repository_key(key)
+    }
+}
+
 #[async_trait]
 impl Hooks for RepositoryHooks {
     fn platform_owned(&self, key: &str, object: &Value) -> Option<String> {
@@ -296,14 +308,6 @@ impl Hooks for RepositoryHooks {
             }
             Class::Federated => format!("A federated {pt} repository (mirrored across instances)."),
         }
-    }
-
-    fn id_description(&self) -> &'static str {
-        "The repository key."
-    }
-
-    fn check_key(&self, key: &str) -> Result<(), String> {
-        check_repository_key(key)
     }
 
     fn finish_body(&self, kind: &ResolvedKind, mode: Mode, body: &mut Map<String, Value>) {

@@ -33,6 +33,7 @@ macro_rules! k {
                 rules: &[$($($rule),*)?],
             },
             rest: &REST,
+            family: &HOOKS,
             hooks: &HOOKS,
         }
     };

@@ -160,7 +160,7 @@ fn every_schema_is_structural_and_secret_fields_are_refs() {
         let k = d.resolve().expect("composes");
         let p = schema::parameters_schema(&k);
         assert_structural(&format!("{}.forProvider", d.kind), &p);
-        let o = schema::observation_schema(&k, d.hooks.id_description());
+        let o = schema::observation_schema(&k, d.family.id_description());
         assert_structural(&format!("{}.atProvider", d.kind), &o);
         let props = p["properties"].as_object().expect("props");
         assert!(!props.contains_key("password"));

@@ -34,7 +34,7 @@ use std::sync::{Arc, OnceLock};
 
 use jfrog_client::Service;
 use provider_family::{
-    Call, ClientCache, FamilyKind, Hooks, Kind, ListCall, ListShape, Paths, Verb,
+    Call, ClientCache, FamilyHooks, FamilyKind, Hooks, Kind, ListCall, ListShape, Paths, Verb,
 };
 use provider_runtime::managed::registration::KindRegistration;
 
@@ -61,7 +61,7 @@ pub static HOOKS: WebhookHooks = WebhookHooks;
 #[derive(Debug, Clone, Copy)]
 pub struct WebhookHooks;
 
-impl Hooks for WebhookHooks {
+impl FamilyHooks for WebhookHooks {
     fn id_description(&self) -> &'static str {
         "The webhook (subscription) key."
     }
@@ -79,6 +79,8 @@ impl Hooks for WebhookHooks {
         Ok(())
     }
 }
+
+impl Hooks for WebhookHooks {}
 
 /// Every declared webhook Kind.
 pub fn declarations() -> &'static [Kind] {

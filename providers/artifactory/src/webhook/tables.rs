@@ -31,6 +31,7 @@ macro_rules! k {
                 rules: &[],
             },
             rest: &REST,
+            family: &HOOKS,
             hooks: &HOOKS,
         }
     };

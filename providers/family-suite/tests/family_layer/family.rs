@@ -224,6 +224,7 @@ macro_rules! repository {
                 rules: &[],
             },
             rest: &REST,
+            family: &NoHooks,
             hooks: &NoHooks,
         }
     };

@@ -1,7 +1,8 @@
 //! The hooks of the Kinds whose behaviour differs from the family's ([`super::HOOKS`]), one
 //! type per Kind: the Kind's table entry binds them (its correction in
 //! `catalog/overrides.json` names them, `"hooks": "GroupMembers"`), so no hook asks which
-//! Kind it runs for. Each keeps the family's key rule ([`super::PlatformHooks`]).
+//! Kind it runs for. The table binds the family's key rule ([`super::PlatformHooks`]) to
+//! every Kind beside them.
 
 use provider_family::wire::{Mode, user_value};
 use provider_family::{Address, Hooks, ResolvedKind};
@@ -22,15 +23,6 @@ fn bool_param(params: &Value, crd: &str) -> Option<bool> {
     user_value(params, crd).and_then(Value::as_bool)
 }
 
-/// The family's rules that every Kind's hooks keep.
-macro_rules! family_rules {
-    () => {
-        fn check_key(&self, key: &str) -> Result<(), String> {
-            super::HOOKS.check_key(key)
-        }
-    };
-}
-
 /// A Group: its rule beyond the CRD's (autoJoin with adminPrivileges is a rule of its
 /// declaration, checked at admission and, on objects admitted before it, before any write);
 /// the default group `readers` is the platform's.
@@ -38,8 +30,6 @@ macro_rules! family_rules {
 pub struct Group;
 
 impl Hooks for Group {
-    family_rules!();
-
     fn check_params(&self, _kind: &ResolvedKind, params: &Value) -> Result<(), String> {
         if bool_param(params, "policyManager") == Some(true)
             && bool_param(params, "policyViewer") == Some(false)
@@ -60,8 +50,6 @@ impl Hooks for Group {
 pub struct GroupMembers;
 
 impl Hooks for GroupMembers {
-    family_rules!();
-
     fn address(&self, _kind: &ResolvedKind, key: &str, params: &Value) -> Address {
         let members = user_value(params, "members")
             .and_then(Value::as_array)
@@ -79,8 +67,6 @@ impl Hooks for GroupMembers {
 pub struct Permission;
 
 impl Hooks for Permission {
-    family_rules!();
-
     fn platform_owned(&self, key: &str, _object: &Value) -> Option<String> {
         ["Anything", "Any Remote"]
             .contains(&key)
@@ -109,8 +95,6 @@ fn valid_iam_role(arn: &str) -> bool {
 }
 
 impl Hooks for AwsIamRole {
-    family_rules!();
-
     fn check_params(&self, _kind: &ResolvedKind, params: &Value) -> Result<(), String> {
         let arn = str_param(params, "iamRole");
         if !arn.is_empty() && !valid_iam_role(arn) {
@@ -127,8 +111,6 @@ impl Hooks for AwsIamRole {
 pub struct OidcConfiguration;
 
 impl Hooks for OidcConfiguration {
-    family_rules!();
-
     fn decode(&self, _kind: &ResolvedKind, body: &Value) -> Option<Value> {
         rest::oidc_from_jfrog(body)
     }
@@ -140,8 +122,6 @@ impl Hooks for OidcConfiguration {
 pub struct OidcIdentityMapping;
 
 impl Hooks for OidcIdentityMapping {
-    family_rules!();
-
     fn address(&self, _kind: &ResolvedKind, key: &str, params: &Value) -> Address {
         match str_param(params, "providerName") {
             "" => Address::unknown(),
@@ -171,8 +151,6 @@ impl Hooks for OidcIdentityMapping {
 pub struct ReverseProxy;
 
 impl Hooks for ReverseProxy {
-    family_rules!();
-
     fn finish_body(&self, _kind: &ResolvedKind, _mode: Mode, body: &mut Map<String, Value>) {
         if let Some(t) = body.get("webServerType").and_then(Value::as_str) {
             let key = t.to_lowercase();
@@ -187,8 +165,6 @@ impl Hooks for ReverseProxy {
 pub struct Lifecycle;
 
 impl Hooks for Lifecycle {
-    family_rules!();
-
     fn address(&self, _kind: &ResolvedKind, _key: &str, params: &Value) -> Address {
         match str_param(params, "projectKey") {
             "" => Address::new(rest::GLOBAL),
@@ -225,8 +201,6 @@ impl Hooks for Lifecycle {
 pub struct LifecycleStage;
 
 impl Hooks for LifecycleStage {
-    family_rules!();
-
     fn address(&self, _kind: &ResolvedKind, key: &str, params: &Value) -> Address {
         Address::new(key).with_detail(rest::StageScope {
             project: str_param(params, "projectKey").to_string(),

@@ -4,8 +4,8 @@
 //! SAMLSettings), `configuration` (License, ReverseProxy, WorkersService) and `lifecycle`
 //! (Lifecycle, LifecycleStage), on the Access, Worker and Artifactory APIs.
 //!
-//! What the family owns: the REST bindings ([`rest`]), the hooks of each Kind that needs more
-//! than the family's key rule ([`hooks`]: the addresses of objects that need more than their
+//! What the family owns: the REST bindings ([`rest`]), its key rule ([`PlatformHooks`], every
+//! Kind's), the hooks of each Kind that needs more ([`hooks`]: the addresses of objects that need more than their
 //! identifier, the rules checked before any write, the reverse proxy's `key` member, the
 //! objects `export` skips), and the examples.
 //!
@@ -80,7 +80,7 @@ pub mod tables;
 
 use std::sync::{Arc, OnceLock};
 
-use provider_family::{ClientCache, FamilyKind, Hooks};
+use provider_family::{ClientCache, FamilyHooks, FamilyKind, Hooks};
 use provider_runtime::managed::registration::KindRegistration;
 
 /// The family's hooks: those of every Kind without its own ([`hooks`]).
@@ -91,7 +91,7 @@ pub static HOOKS: PlatformHooks = PlatformHooks;
 #[derive(Debug, Clone, Copy)]
 pub struct PlatformHooks;
 
-impl Hooks for PlatformHooks {
+impl FamilyHooks for PlatformHooks {
     fn check_key(&self, key: &str) -> Result<(), String> {
         if key.contains('/') {
             return Err("an identifier cannot contain '/'".into());
@@ -99,6 +99,8 @@ impl Hooks for PlatformHooks {
         Ok(())
     }
 }
+
+impl Hooks for PlatformHooks {}
 
 /// Every Kind, composed once per process.
 pub fn kinds() -> &'static [Arc<FamilyKind>] {
@@ -142,7 +144,7 @@ mod tests {
 
     fn check_params(name: &str, params: &Value) -> Result<(), String> {
         let k = kind(name);
-        k.hooks.check_params(&k, params)
+        k.check_params(params)
     }
 
     fn platform_owned(name: &str, key: &str, object: &Value) -> Option<String> {

@@ -429,6 +429,7 @@ pub const KINDS: &[Kind] = &[
             rules: &[],
         },
         rest: &rest::GLOBALROLE,
+        family: &HOOKS,
         hooks: &HOOKS,
     },
     Kind {
@@ -449,6 +450,7 @@ pub const KINDS: &[Kind] = &[
             rules: &[Rule { cel: "!(has(self.autoJoin) && self.autoJoin && has(self.adminPrivileges) && self.adminPrivileges)", message: "autoJoin cannot be true together with adminPrivileges" }],
         },
         rest: &rest::GROUP,
+        family: &HOOKS,
         hooks: &hooks::Group,
     },
     Kind {
@@ -469,6 +471,7 @@ pub const KINDS: &[Kind] = &[
             rules: &[],
         },
         rest: &rest::GROUPMEMBERS,
+        family: &HOOKS,
         hooks: &hooks::GroupMembers,
     },
     Kind {
@@ -489,6 +492,7 @@ pub const KINDS: &[Kind] = &[
             rules: &[],
         },
         rest: &rest::PERMISSION,
+        family: &HOOKS,
         hooks: &hooks::Permission,
     },
     Kind {
@@ -509,6 +513,7 @@ pub const KINDS: &[Kind] = &[
             rules: &[],
         },
         rest: &rest::SCIMGROUP,
+        family: &HOOKS,
         hooks: &HOOKS,
     },
     Kind {
@@ -529,6 +534,7 @@ pub const KINDS: &[Kind] = &[
             rules: &[],
         },
         rest: &rest::SCIMUSER,
+        family: &HOOKS,
         hooks: &HOOKS,
     },
     Kind {
@@ -549,6 +555,7 @@ pub const KINDS: &[Kind] = &[
             rules: &[],
         },
         rest: &rest::AWSIAMROLE,
+        family: &HOOKS,
         hooks: &hooks::AwsIamRole,
     },
     Kind {
@@ -569,6 +576,7 @@ pub const KINDS: &[Kind] = &[
             rules: &[],
         },
         rest: &rest::CROWDSETTINGS,
+        family: &HOOKS,
         hooks: &HOOKS,
     },
     Kind {
@@ -589,6 +597,7 @@ pub const KINDS: &[Kind] = &[
             rules: &[],
         },
         rest: &rest::HTTPSSOSETTINGS,
+        family: &HOOKS,
         hooks: &HOOKS,
     },
     Kind {
@@ -609,6 +618,7 @@ pub const KINDS: &[Kind] = &[
             rules: &[],
         },
         rest: &rest::OIDCCONFIGURATION,
+        family: &HOOKS,
         hooks: &hooks::OidcConfiguration,
     },
     Kind {
@@ -629,6 +639,7 @@ pub const KINDS: &[Kind] = &[
             rules: &[],
         },
         rest: &rest::OIDCIDENTITYMAPPING,
+        family: &HOOKS,
         hooks: &hooks::OidcIdentityMapping,
     },
     Kind {
@@ -649,6 +660,7 @@ pub const KINDS: &[Kind] = &[
             rules: &[],
         },
         rest: &rest::SAMLSETTINGS,
+        family: &HOOKS,
         hooks: &HOOKS,
     },
     Kind {
@@ -669,6 +681,7 @@ pub const KINDS: &[Kind] = &[
             rules: &[],
         },
         rest: &rest::LICENSE,
+        family: &HOOKS,
         hooks: &HOOKS,
     },
     Kind {
@@ -689,6 +702,7 @@ pub const KINDS: &[Kind] = &[
             rules: &[],
         },
         rest: &rest::REVERSEPROXY,
+        family: &HOOKS,
         hooks: &hooks::ReverseProxy,
     },
     Kind {
@@ -709,6 +723,7 @@ pub const KINDS: &[Kind] = &[
             rules: &[],
         },
         rest: &rest::WORKERSSERVICE,
+        family: &HOOKS,
         hooks: &HOOKS,
     },
     Kind {
@@ -729,6 +744,7 @@ pub const KINDS: &[Kind] = &[
             rules: &[],
         },
         rest: &rest::LIFECYCLE,
+        family: &HOOKS,
         hooks: &hooks::Lifecycle,
     },
     Kind {
@@ -749,6 +765,7 @@ pub const KINDS: &[Kind] = &[
             rules: &[],
         },
         rest: &rest::LIFECYCLESTAGE,
+        family: &HOOKS,
         hooks: &hooks::LifecycleStage,
     },
 ];

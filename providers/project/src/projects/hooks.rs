@@ -1,8 +1,8 @@
 //! The hooks of the Kinds whose behaviour differs from the family's ([`super::HOOKS`]), one
 //! type per behaviour: the Kind's table entry binds them (its correction in
 //! `catalog/overrides.json` names them, `"hooks": "InProject"`), so no hook asks which Kind
-//! it runs for. Each keeps the family's identifier description, key rule and project key
-//! rule ([`super::ProjectHooks`]).
+//! it runs for. The table binds the family's identifier description, key rule and project
+//! key rule ([`super::ProjectHooks`]) to every Kind beside them.
 
 use provider_family::wire::user_value;
 use provider_family::{Address, Hooks, ResolvedKind};
@@ -24,23 +24,6 @@ fn str_param<'a>(params: &'a Value, crd: &str) -> &'a str {
         .unwrap_or("")
 }
 
-/// The family's rules that every Kind's hooks keep.
-macro_rules! family_rules {
-    () => {
-        fn id_description(&self) -> &'static str {
-            super::HOOKS.id_description()
-        }
-
-        fn check_key(&self, key: &str) -> Result<(), String> {
-            super::HOOKS.check_key(key)
-        }
-
-        fn check_params(&self, kind: &ResolvedKind, params: &Value) -> Result<(), String> {
-            super::HOOKS.check_params(kind, params)
-        }
-    };
-}
-
 /// The address of an object inside a project (`spec.forProvider.projectKey`), unknown while
 /// the project is unset.
 fn in_project(key: &str, params: &Value) -> Address {
@@ -55,8 +38,6 @@ fn in_project(key: &str, params: &Value) -> Address {
 pub struct Project;
 
 impl Hooks for Project {
-    family_rules!();
-
     fn address(&self, _kind: &ResolvedKind, key: &str, params: &Value) -> Address {
         let owned: Vec<&'static str> = rest::EMBEDDED
             .into_iter()
@@ -85,8 +66,6 @@ impl Hooks for Project {
 pub struct InProject;
 
 impl Hooks for InProject {
-    family_rules!();
-
     fn address(&self, _kind: &ResolvedKind, key: &str, params: &Value) -> Address {
         in_project(key, params)
     }
@@ -97,8 +76,6 @@ impl Hooks for InProject {
 pub struct Role;
 
 impl Hooks for Role {
-    family_rules!();
-
     fn address(&self, _kind: &ResolvedKind, key: &str, params: &Value) -> Address {
         in_project(key, params)
     }
@@ -115,8 +92,6 @@ impl Hooks for Role {
 pub struct User;
 
 impl Hooks for User {
-    family_rules!();
-
     fn address(&self, _kind: &ResolvedKind, key: &str, params: &Value) -> Address {
         let address = in_project(key, params);
         let ignoring =
@@ -134,8 +109,6 @@ impl Hooks for User {
 pub struct Repository;
 
 impl Hooks for Repository {
-    family_rules!();
-
     fn address(&self, _kind: &ResolvedKind, key: &str, params: &Value) -> Address {
         in_project(key, params)
     }
@@ -153,8 +126,6 @@ impl Hooks for Repository {
 pub struct ShareRepository;
 
 impl Hooks for ShareRepository {
-    family_rules!();
-
     fn address(&self, _kind: &ResolvedKind, _key: &str, params: &Value) -> Address {
         Address::new(str_param(params, "repoKey")).with_detail(rest::ShareScope {
             target: str_param(params, "targetProjectKey").to_string(),
@@ -168,8 +139,6 @@ impl Hooks for ShareRepository {
 pub struct ShareRepositoryWithAll;
 
 impl Hooks for ShareRepositoryWithAll {
-    family_rules!();
-
     fn address(&self, _kind: &ResolvedKind, key: &str, params: &Value) -> Address {
         Address::new(key).with_detail(rest::ShareScope {
             target: String::new(),

@@ -99,7 +99,7 @@ pub mod tables;
 use std::sync::{Arc, OnceLock};
 
 use provider_family::wire::user_value;
-use provider_family::{ClientCache, FamilyKind, Hooks, ResolvedKind};
+use provider_family::{ClientCache, FamilyHooks, FamilyKind, Hooks, ResolvedKind};
 use provider_runtime::managed::registration::KindRegistration;
 use serde_json::Value;
 
@@ -133,7 +133,7 @@ pub fn check_project_key(key: &str) -> Result<(), String> {
     }
 }
 
-impl Hooks for ProjectHooks {
+impl FamilyHooks for ProjectHooks {
     fn id_description(&self) -> &'static str {
         "The JFrog identifier (project key, name, or repository key and project)."
     }
@@ -157,6 +157,8 @@ impl Hooks for ProjectHooks {
         Ok(())
     }
 }
+
+impl Hooks for ProjectHooks {}
 
 /// Every Kind, composed once per process.
 pub fn kinds() -> &'static [Arc<FamilyKind>] {
@@ -197,7 +199,7 @@ mod tests {
 
     fn check_params(name: &str, params: &Value) -> Result<(), String> {
         let k = kind(name);
-        k.hooks.check_params(&k, params)
+        k.check_params(params)
     }
 
     #[test]

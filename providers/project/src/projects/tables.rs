@@ -5,7 +5,7 @@
 
 use provider_family::{Dv, Field, Id, Kind, KindDecl, Ty};
 
-use super::{hooks, rest};
+use super::{HOOKS, hooks, rest};
 
 /// Template `project_member`.
 pub const PROJECT_MEMBER: &[Field] = &[
@@ -120,6 +120,7 @@ pub const KINDS: &[Kind] = &[
             rules: &[],
         },
         rest: &rest::PROJECT,
+        family: &HOOKS,
         hooks: &hooks::Project,
     },
     Kind {
@@ -140,6 +141,7 @@ pub const KINDS: &[Kind] = &[
             rules: &[],
         },
         rest: &rest::ENVIRONMENT,
+        family: &HOOKS,
         hooks: &hooks::InProject,
     },
     Kind {
@@ -160,6 +162,7 @@ pub const KINDS: &[Kind] = &[
             rules: &[],
         },
         rest: &rest::ROLE,
+        family: &HOOKS,
         hooks: &hooks::Role,
     },
     Kind {
@@ -180,6 +183,7 @@ pub const KINDS: &[Kind] = &[
             rules: &[],
         },
         rest: &rest::USER,
+        family: &HOOKS,
         hooks: &hooks::User,
     },
     Kind {
@@ -200,6 +204,7 @@ pub const KINDS: &[Kind] = &[
             rules: &[],
         },
         rest: &rest::GROUP,
+        family: &HOOKS,
         hooks: &hooks::InProject,
     },
     Kind {
@@ -220,6 +225,7 @@ pub const KINDS: &[Kind] = &[
             rules: &[],
         },
         rest: &rest::REPOSITORY,
+        family: &HOOKS,
         hooks: &hooks::Repository,
     },
     Kind {
@@ -240,6 +246,7 @@ pub const KINDS: &[Kind] = &[
             rules: &[],
         },
         rest: &rest::SHAREREPOSITORY,
+        family: &HOOKS,
         hooks: &hooks::ShareRepository,
     },
     Kind {
@@ -260,6 +267,7 @@ pub const KINDS: &[Kind] = &[
             rules: &[],
         },
         rest: &rest::SHAREREPOSITORYWITHALL,
+        family: &HOOKS,
         hooks: &hooks::ShareRepositoryWithAll,
     },
 ];

@@ -16,7 +16,7 @@ pub mod tables;
 use async_trait::async_trait;
 use jfrog_client::{Error, Idempotency, JfrogClient, Method, Service};
 use provider_family::{
-    Address, Ask, Call, Cx, Detail, Hooks, ListCall, Paths, ReadMany, Rest, Verb,
+    Address, Ask, Call, Cx, Detail, FamilyHooks, Hooks, ListCall, Paths, ReadMany, Rest, Verb,
 };
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -788,6 +788,8 @@ pub static HOOKS: ConfigurationHooks = ConfigurationHooks;
 /// adapter (CatalogLabels has its own, [`hooks::CatalogLabels`]).
 #[derive(Debug, Clone, Copy)]
 pub struct ConfigurationHooks;
+
+impl FamilyHooks for ConfigurationHooks {}
 
 impl Hooks for ConfigurationHooks {}
 

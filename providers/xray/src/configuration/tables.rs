@@ -183,6 +183,7 @@ pub const KINDS: &[Kind] = &[
             rules: &[],
         },
         rest: &rest::SETTINGS,
+        family: &HOOKS,
         hooks: &HOOKS,
     },
     Kind {
@@ -203,6 +204,7 @@ pub const KINDS: &[Kind] = &[
             rules: &[],
         },
         rest: &rest::WORKERS_COUNT,
+        family: &HOOKS,
         hooks: &HOOKS,
     },
     Kind {
@@ -223,6 +225,7 @@ pub const KINDS: &[Kind] = &[
             rules: &[],
         },
         rest: &rest::REPOSITORY_CONFIG,
+        family: &HOOKS,
         hooks: &HOOKS,
     },
     Kind {
@@ -243,6 +246,7 @@ pub const KINDS: &[Kind] = &[
             rules: &[],
         },
         rest: &rest::CATALOG_LABELS,
+        family: &HOOKS,
         hooks: &hooks::CatalogLabels,
     },
     Kind {
@@ -263,6 +267,7 @@ pub const KINDS: &[Kind] = &[
             rules: &[],
         },
         rest: &rest::BINARY_MANAGER_BUILDS,
+        family: &HOOKS,
         hooks: &HOOKS,
     },
     Kind {
@@ -283,6 +288,7 @@ pub const KINDS: &[Kind] = &[
             rules: &[],
         },
         rest: &rest::BINARY_MANAGER_REPOS,
+        family: &HOOKS,
         hooks: &HOOKS,
     },
     Kind {
@@ -303,6 +309,7 @@ pub const KINDS: &[Kind] = &[
             rules: &[],
         },
         rest: &rest::BINARY_MANAGER_RELEASE_BUNDLES_V2,
+        family: &HOOKS,
         hooks: &HOOKS,
     },
 ];

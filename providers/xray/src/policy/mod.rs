@@ -15,7 +15,7 @@ pub mod hooks;
 pub mod tables;
 
 use jfrog_client::{Idempotency, JfrogClient, Method, Service};
-use provider_family::{Address, Call, Hooks, ListCall, ListShape, Page, Paths, Verb};
+use provider_family::{Address, Call, FamilyHooks, Hooks, ListCall, ListShape, Page, Paths, Verb};
 use serde_json::{Map, Value};
 
 use crate::common;
@@ -135,6 +135,8 @@ pub static HOOKS: PolicyHooks = PolicyHooks;
 /// (the policies' types and the server-assigned Kinds' IDs are the Kinds' own, [`hooks`]).
 #[derive(Debug, Clone, Copy)]
 pub struct PolicyHooks;
+
+impl FamilyHooks for PolicyHooks {}
 
 impl Hooks for PolicyHooks {}
 

@@ -319,6 +319,7 @@ pub const KINDS: &[Kind] = &[
             rules: &[],
         },
         rest: &rest::SECURITY_POLICY,
+        family: &HOOKS,
         hooks: &hooks::SECURITY_POLICY,
     },
     Kind {
@@ -339,6 +340,7 @@ pub const KINDS: &[Kind] = &[
             rules: &[],
         },
         rest: &rest::LICENSE_POLICY,
+        family: &HOOKS,
         hooks: &hooks::LICENSE_POLICY,
     },
     Kind {
@@ -359,6 +361,7 @@ pub const KINDS: &[Kind] = &[
             rules: &[],
         },
         rest: &rest::OPERATIONAL_RISK_POLICY,
+        family: &HOOKS,
         hooks: &hooks::OPERATIONAL_RISK_POLICY,
     },
     Kind {
@@ -379,6 +382,7 @@ pub const KINDS: &[Kind] = &[
             rules: &[],
         },
         rest: &rest::CURATION_POLICY,
+        family: &HOOKS,
         hooks: &hooks::CURATION_POLICY,
     },
     Kind {
@@ -399,6 +403,7 @@ pub const KINDS: &[Kind] = &[
             rules: &[],
         },
         rest: &rest::CUSTOM_CURATION_CONDITION,
+        family: &HOOKS,
         hooks: &hooks::CUSTOM_CURATION_CONDITION,
     },
     Kind {
@@ -419,6 +424,7 @@ pub const KINDS: &[Kind] = &[
             rules: &[],
         },
         rest: &rest::IGNORE_RULE,
+        family: &HOOKS,
         hooks: &hooks::IgnoreRule,
     },
     Kind {
@@ -439,6 +445,7 @@ pub const KINDS: &[Kind] = &[
             rules: &[],
         },
         rest: &rest::CUSTOM_ISSUE,
+        family: &HOOKS,
         hooks: &HOOKS,
     },
 ];

@@ -22,7 +22,7 @@ pub mod tables;
 use async_trait::async_trait;
 use jfrog_client::{Idempotency, Method, Service};
 use provider_family::{
-    Address, Call, HookCtx, Hooks, ListCall, ListShape, Page, ResolvedKind, Verb,
+    Address, Call, FamilyHooks, HookCtx, Hooks, ListCall, ListShape, Page, ResolvedKind, Verb,
 };
 use serde_json::{Map, Value, json};
 
@@ -93,6 +93,19 @@ pub mod rest {
         "/api/v1/reports/exposures",
         "Exposures reports."
     );
+}
+
+/// The rules every report Kind keeps: the identifier's description.
+pub static HOOKS: ReportFamily = ReportFamily;
+
+/// The report family's rules.
+#[derive(Debug, Clone, Copy)]
+pub struct ReportFamily;
+
+impl FamilyHooks for ReportFamily {
+    fn id_description(&self) -> &'static str {
+        "The report ID Xray assigned."
+    }
 }
 
 /// A report Kind's behaviour beyond the generic adapter: the report ID of a create, a lost
@@ -166,10 +179,6 @@ impl Hooks for ReportHooks {
     /// could not say what the report covers.
     fn exportable(&self, _kind: &ResolvedKind) -> bool {
         false
-    }
-
-    fn id_description(&self) -> &'static str {
-        "The report ID Xray assigned."
     }
 
     fn created_id(&self, _kind: &ResolvedKind, answer: &Value) -> Option<String> {

@@ -6,7 +6,7 @@
 
 use provider_family::{Dv, Field, Id, Kind, KindDecl, Norm, Ty};
 
-use super::{hooks, rest};
+use super::{HOOKS, hooks, rest};
 
 /// The children of `xray_report.resources.repository`.
 pub const XRAY_REPORT_RESOURCES_REPOSITORY: &[Field] = &[
@@ -207,6 +207,7 @@ pub const KINDS: &[Kind] = &[
             rules: &[],
         },
         rest: &rest::VULNERABILITIES_REPORT,
+        family: &HOOKS,
         hooks: &hooks::VULNERABILITIES_REPORT,
     },
     Kind {
@@ -227,6 +228,7 @@ pub const KINDS: &[Kind] = &[
             rules: &[],
         },
         rest: &rest::LICENSES_REPORT,
+        family: &HOOKS,
         hooks: &hooks::LICENSES_REPORT,
     },
     Kind {
@@ -247,6 +249,7 @@ pub const KINDS: &[Kind] = &[
             rules: &[],
         },
         rest: &rest::VIOLATIONS_REPORT,
+        family: &HOOKS,
         hooks: &hooks::VIOLATIONS_REPORT,
     },
     Kind {
@@ -267,6 +270,7 @@ pub const KINDS: &[Kind] = &[
             rules: &[],
         },
         rest: &rest::OPERATIONAL_RISKS_REPORT,
+        family: &HOOKS,
         hooks: &hooks::OPERATIONAL_RISKS_REPORT,
     },
     Kind {
@@ -287,6 +291,7 @@ pub const KINDS: &[Kind] = &[
             rules: &[],
         },
         rest: &rest::EXPOSURES_REPORT,
+        family: &HOOKS,
         hooks: &hooks::EXPOSURES_REPORT,
     },
 ];

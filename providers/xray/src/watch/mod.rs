@@ -12,7 +12,7 @@ pub mod tables;
 
 use jfrog_client::Service;
 use provider_family::wire::Mode;
-use provider_family::{Call, Hooks, ListCall, ListShape, Paths, ResolvedKind, Verb};
+use provider_family::{Call, FamilyHooks, Hooks, ListCall, ListShape, Paths, ResolvedKind, Verb};
 use serde_json::{Map, Value, json};
 
 use crate::common;
@@ -146,11 +146,13 @@ fn each_resource(body: &mut Map<String, Value>, f: fn(&mut Map<String, Value>)) 
     }
 }
 
-impl Hooks for WatchHooks {
+impl FamilyHooks for WatchHooks {
     fn id_description(&self) -> &'static str {
         "The watch name."
     }
+}
 
+impl Hooks for WatchHooks {
     fn finish_body(&self, _kind: &ResolvedKind, _mode: Mode, body: &mut Map<String, Value>) {
         each_resource(body, fold);
     }

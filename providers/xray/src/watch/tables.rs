@@ -78,6 +78,7 @@ pub const KINDS: &[Kind] = &[
             rules: &[],
         },
         rest: &rest::WATCH,
+        family: &HOOKS,
         hooks: &HOOKS,
     },
 ];

@@ -5,7 +5,7 @@
 pub mod tables;
 
 use jfrog_client::Service;
-use provider_family::{Call, Hooks, ListCall, ListShape, Paths, Verb};
+use provider_family::{Call, FamilyHooks, Hooks, ListCall, ListShape, Paths, Verb};
 
 use crate::common;
 
@@ -37,10 +37,12 @@ pub static HOOKS: XrayWebhookHooks = XrayWebhookHooks;
 #[derive(Debug, Clone, Copy)]
 pub struct XrayWebhookHooks;
 
-impl Hooks for XrayWebhookHooks {
+impl FamilyHooks for XrayWebhookHooks {
     fn id_description(&self) -> &'static str {
         "The webhook name."
     }
 }
+
+impl Hooks for XrayWebhookHooks {}
 
 common::group_fns!();

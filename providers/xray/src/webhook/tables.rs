@@ -41,6 +41,7 @@ pub const KINDS: &[Kind] = &[
             rules: &[],
         },
         rest: &rest::WEBHOOK,
+        family: &HOOKS,
         hooks: &HOOKS,
     },
 ];
