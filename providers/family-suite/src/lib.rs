@@ -675,6 +675,18 @@ pub fn bound(kinds: &[provider_family::Kind], kind: &str) -> provider_family::Bo
         .unwrap_or_else(|e| panic!("{kind} does not compose: {e}"))
 }
 
+/// The address [`bound`]'s hooks give the MR of `kind` with identifier `key` and these
+/// parameters.
+pub fn address(
+    kinds: &[provider_family::Kind],
+    kind: &str,
+    key: &str,
+    params: &serde_json::Value,
+) -> provider_family::Address {
+    let k = bound(kinds, kind);
+    k.hooks.address(&k, key, params)
+}
+
 /// A client of `kind`, with its rules checked before a write, whose JFrog is a closed port:
 /// a request fails with a connection error, so an error that names a rule came before any
 /// request.

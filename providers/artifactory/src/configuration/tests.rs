@@ -61,8 +61,7 @@ fn crds_accept_the_examples() {
 fn a_projects_bundle_is_addressed_with_its_project() {
     // The hooks each Kind's table line binds.
     let address = |name: &str, key: &str, params: &serde_json::Value| {
-        let k = provider_family_suite::bound(tables::KINDS, name);
-        k.hooks.address(&k, key, params)
+        provider_family_suite::address(tables::KINDS, name, key, params)
     };
     let team = serde_json::json!({"projectKey": "team"});
     let bundle = address("ReleaseBundleV2", "rb:1.0", &team);

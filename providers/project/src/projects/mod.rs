@@ -193,8 +193,7 @@ mod tests {
     }
 
     fn address(name: &str, key: &str, params: &Value) -> Address {
-        let k = kind(name);
-        k.hooks.address(&k, key, params)
+        provider_family_suite::address(tables::KINDS, name, key, params)
     }
 
     fn check_params(name: &str, params: &Value) -> Result<(), String> {
