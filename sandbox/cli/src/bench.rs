@@ -323,6 +323,12 @@ pub struct Report {
     /// `update/status`, `create`, `patch`, ...): what a creation costs the API server.
     pub kube_writes_creation: BTreeMap<String, u64>,
     pub kube_writes_creation_per_resource: f64,
+    /// CPU seconds from the first apply until every object was Ready (or the wait ended):
+    /// `sandbox` is this process (the Kubernetes API test server, the simulator and the
+    /// bench itself), `providers` the provider processes alive at both ends. On a machine
+    /// whose cores both are busy, their sum over the cores is what bounds creation.
+    pub creation_cpu_seconds_sandbox: Option<f64>,
+    pub creation_cpu_seconds_providers: Option<f64>,
     pub steady_requests_per_poll: BTreeMap<String, f64>,
     pub steady_requests_per_poll_total: f64,
     pub steady_requests_per_resource_per_poll: f64,
@@ -627,6 +633,7 @@ async fn bench(args: &Args, running: &mut Running) -> anyhow::Result<Report> {
     sim.reset_counts();
     let injected = Injected::add(sim, &args.faults);
     let kube_before = running.kube_request_counts();
+    let cpu_before = CreationCpu::now(&running.children);
     let apply_started = Instant::now();
     let mut tending = Tending {
         leases: Api::namespaced(client.clone(), crate::setup::NAMESPACE),
@@ -729,6 +736,7 @@ async fn bench(args: &Args, running: &mut Running) -> anyhow::Result<Report> {
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     let creation_counts = sim.request_counts();
+    let creation_cpu = CreationCpu::now(&running.children).since(&cpu_before);
     let kube_creation = kube_writes(kube_before.as_ref(), running.kube_request_counts().as_ref());
     // A fault run: the faults go, the kills stop, and every object must converge.
     let mut fault_run = None;
@@ -997,6 +1005,8 @@ async fn bench(args: &Args, running: &mut Running) -> anyhow::Result<Report> {
         creation_requests,
         kube_writes_creation_per_resource: kube_creation.values().sum::<u64>() as f64 / n as f64,
         kube_writes_creation: kube_creation,
+        creation_cpu_seconds_sandbox: creation_cpu.sandbox,
+        creation_cpu_seconds_providers: creation_cpu.providers,
         steady_requests_per_poll_total: steady_total,
         steady_requests_per_resource_per_poll: steady_total / n as f64,
         steady_requests_per_poll,
@@ -1004,6 +1014,44 @@ async fn bench(args: &Args, running: &mut Running) -> anyhow::Result<Report> {
         fault_run,
         shard_run,
     })
+}
+
+/// CPU seconds used so far by this process and by each provider process.
+struct CreationCpu {
+    sandbox: Option<f64>,
+    providers: BTreeMap<u32, f64>,
+}
+
+/// What [`CreationCpu::since`] gives: the CPU used between two readings.
+struct CpuUsed {
+    sandbox: Option<f64>,
+    providers: Option<f64>,
+}
+
+impl CreationCpu {
+    fn now(children: &[ProviderChild]) -> Self {
+        CreationCpu {
+            sandbox: cpu_seconds(std::process::id()),
+            providers: children
+                .iter()
+                .filter_map(|c| Some((c.pid, cpu_seconds(c.pid)?)))
+                .collect(),
+        }
+    }
+
+    /// The CPU used since `before`; a provider restarted in between (a new pid) counts only
+    /// where it was read at both ends.
+    fn since(&self, before: &CreationCpu) -> CpuUsed {
+        let both: Vec<f64> = self
+            .providers
+            .iter()
+            .filter_map(|(pid, now)| Some(now - before.providers.get(pid)?))
+            .collect();
+        CpuUsed {
+            sandbox: self.sandbox.zip(before.sandbox).map(|(a, b)| a - b),
+            providers: (!both.is_empty()).then(|| both.iter().sum()),
+        }
+    }
 }
 
 /// `--kill-replica-after`: the replica killed, and when its shards were held by others.
@@ -2067,6 +2115,12 @@ pub fn table(r: &Report) -> String {
         r.kube_writes_creation.values().sum::<u64>(),
         joined(&r.kube_writes_creation, |v, n| format!("{v} {n}"), "none"),
         r.kube_writes_creation_per_resource
+    );
+    let _ = writeln!(
+        s,
+        "  CPU during creation           sandbox {}, providers {} (the sandbox: Kubernetes API test server, simulator, bench)",
+        opt(r.creation_cpu_seconds_sandbox, " s"),
+        opt(r.creation_cpu_seconds_providers, " s")
     );
     let _ = writeln!(
         s,

@@ -98,11 +98,18 @@ impl Lists<'_> {
 }
 
 fn item_key(item: &Value, keys: &[String]) -> String {
+    item_key_parts(item, keys).1
+}
+
+/// An item's key values (as `k:` paths hold them) and its `k:` path element.
+fn item_key_parts(item: &Value, keys: &[String]) -> (Value, String) {
     let mut m = serde_json::Map::new();
     for k in keys {
         m.insert(k.clone(), item.get(k).cloned().unwrap_or(Value::Null));
     }
-    format!("k:{}", Value::Object(m))
+    let want = Value::Object(m);
+    let key = format!("k:{want}");
+    (want, key)
 }
 
 fn key_matches(item: &Value, want: &Value) -> bool {
@@ -186,6 +193,97 @@ fn walk(path: &mut FieldPath, v: &Value, out: &mut BTreeSet<FieldPath>, lists: L
         _ => {
             out.insert(path.clone());
         }
+    }
+}
+
+/// The leaf paths of `new` (as [`leaves`] gives them) whose value differs from `old`'s at
+/// the same path, absent there included: the fields a non-apply write from `old` to `new`
+/// changes. Subtrees equal in both are skipped whole, so the cost follows the change, not the
+/// object (a status update does not walk the spec).
+pub fn changed_leaves(old: Option<&Value>, new: &Value, lists: Lists<'_>) -> Vec<FieldPath> {
+    let mut out = Vec::new();
+    let Some(m) = new.as_object() else {
+        return out;
+    };
+    for (k, v) in m {
+        if k == "apiVersion" || k == "kind" {
+            continue;
+        }
+        let was = old.and_then(|o| o.get(k));
+        if k == "metadata" {
+            if let Some(mm) = v.as_object() {
+                for (mk, mv) in mm {
+                    if SYSTEM_META.contains(&mk.as_str()) {
+                        continue;
+                    }
+                    let mut path = vec!["f:metadata".to_string(), format!("f:{mk}")];
+                    diff_walk(&mut path, was.and_then(|w| w.get(mk)), mv, &mut out, lists);
+                }
+            }
+        } else {
+            diff_walk(&mut vec![format!("f:{k}")], was, v, &mut out, lists);
+        }
+    }
+    out
+}
+
+/// Adds to `out` the leaf paths under `v` (at `path`) whose value differs from `was`, the
+/// value at the same path before the write.
+fn diff_walk(
+    path: &mut FieldPath,
+    was: Option<&Value>,
+    v: &Value,
+    out: &mut Vec<FieldPath>,
+    lists: Lists<'_>,
+) {
+    if was == Some(v) {
+        return;
+    }
+    match v {
+        Value::Object(m) if !m.is_empty() => {
+            for (k, c) in m {
+                path.push(format!("f:{k}"));
+                diff_walk(path, was.and_then(|w| w.get(k)), c, out, lists);
+                path.pop();
+            }
+        }
+        Value::Array(items) => match lists.kind(path) {
+            ListKind::Set => {
+                let before = was.and_then(Value::as_array);
+                for i in items {
+                    if !before.is_some_and(|b| b.contains(i)) {
+                        let mut p = path.clone();
+                        p.push(format!("v:{i}"));
+                        out.push(p);
+                    }
+                }
+            }
+            ListKind::Map(keys) => {
+                let before = was.and_then(Value::as_array);
+                for i in items {
+                    let (want, key) = item_key_parts(i, &keys);
+                    let prev = before.and_then(|b| b.iter().find(|x| key_matches(x, &want)));
+                    path.push(key);
+                    match i.as_object() {
+                        Some(m) if !m.is_empty() => {
+                            for (k, c) in m {
+                                path.push(format!("f:{k}"));
+                                diff_walk(path, prev.and_then(|p| p.get(k)), c, out, lists);
+                                path.pop();
+                            }
+                        }
+                        _ => {
+                            if prev != Some(i) {
+                                out.push(path.clone());
+                            }
+                        }
+                    }
+                    path.pop();
+                }
+            }
+            ListKind::Atomic => out.push(path.clone()),
+        },
+        _ => out.push(path.clone()),
     }
 }
 
@@ -381,12 +479,7 @@ pub fn track_update(old: Option<&Value>, new: &mut Value, w: &Writer<'_>) {
         Some(o) => read_entries(o),
         None => Vec::new(),
     };
-    let new_leaves = leaves(new, Lists(w.schema));
-    let changed: Vec<FieldPath> = new_leaves
-        .iter()
-        .filter(|p| old.and_then(|o| value_at(o, p)) != value_at(new, p))
-        .cloned()
-        .collect();
+    let changed = changed_leaves(old, new, Lists(w.schema));
     for e in &mut entries {
         let is_me =
             e.manager == w.manager && e.operation == "Update" && e.subresource == w.subresource;
@@ -659,6 +752,94 @@ mod tests {
         let u = e.iter().find(|e| e.manager == "u").unwrap();
         assert_eq!(u.fields.len(), 1);
         assert_eq!(from_fields_v1(&to_fields_v1(&a.fields)), a.fields);
+    }
+
+    /// What [`changed_leaves`] must answer: every leaf of the new object whose value differs
+    /// at its path, found by looking each leaf up in both objects.
+    fn changed_by_lookup(
+        old: Option<&Value>,
+        new: &Value,
+        lists: Lists<'_>,
+    ) -> BTreeSet<FieldPath> {
+        leaves(new, lists)
+            .into_iter()
+            .filter(|p| old.and_then(|o| value_at(o, p)) != value_at(new, p))
+            .collect()
+    }
+
+    #[test]
+    fn changed_leaves_are_the_leaves_whose_value_changed() {
+        let schema = json!({"type": "object", "properties": {
+            "spec": {"type": "object", "properties": {
+                "tags": {"type": "array", "x-kubernetes-list-type": "set", "items": {"type": "string"}},
+                "plain": {"type": "array", "items": {"type": "string"}}
+            }},
+            "status": {"type": "object", "properties": {"conditions": {
+                "type": "array", "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["type"],
+                "items": {"type": "object"}
+            }}}
+        }});
+        let lists = Lists(Some(&schema));
+        let base = json!({
+            "apiVersion": "v1", "kind": "X",
+            "metadata": {"name": "a", "resourceVersion": "1", "labels": {"l": "1"},
+                         "finalizers": ["f"], "annotations": {"x": "1", "y": "2"}},
+            "spec": {"x": 1, "nested": {"a": {"b": 2}, "e": {}}, "tags": ["t1", "t2"], "plain": ["p"]},
+            "status": {"conditions": [{"type": "Ready", "status": "True"}, {"type": "Synced", "status": "True"}],
+                       "atProvider": {"id": "i"}}
+        });
+        let changes: Vec<fn(&mut Value)> = vec![
+            |_| {},
+            |v| v["metadata"]["resourceVersion"] = json!("2"),
+            |v| v["spec"]["x"] = json!(2),
+            |v| v["spec"]["nested"]["a"]["b"] = json!(3),
+            |v| v["spec"]["nested"]["a"]["c"] = json!(true),
+            |v| v["spec"]["nested"]["e"] = json!({"k": 1}),
+            |v| v["spec"]["nested"] = json!("scalar now"),
+            |v| v["spec"]["tags"] = json!(["t2", "t3"]),
+            |v| v["spec"]["plain"] = json!(["p", "q"]),
+            |v| v["metadata"]["finalizers"] = json!(["f", "g"]),
+            |v| v["metadata"]["annotations"]["y"] = json!("3"),
+            |v| v["status"]["conditions"][0]["status"] = json!("False"),
+            |v| {
+                v["status"]["conditions"] = json!([{"type": "Synced", "status": "True"}, {"type": "Ready", "status": "True"}])
+            },
+            |v| {
+                v["status"]["conditions"] =
+                    json!([{"type": "New"}, {"type": "Ready", "status": "True", "reason": "R"}])
+            },
+            |v| v["status"]["conditions"] = json!([{}, "odd"]),
+            |v| v["status"] = json!({}),
+            |v| {
+                if let Some(m) = v.as_object_mut() {
+                    m.remove("spec");
+                }
+            },
+            |v| *v = json!({"metadata": {"name": "a"}, "other": [1, 2]}),
+        ];
+        for (i, change) in changes.iter().enumerate() {
+            let mut new = base.clone();
+            change(&mut new);
+            for old in [Some(&base), None] {
+                let got: BTreeSet<FieldPath> =
+                    changed_leaves(old, &new, lists).into_iter().collect();
+                assert_eq!(
+                    got,
+                    changed_by_lookup(old, &new, lists),
+                    "change {i}, old {:?}",
+                    old.is_some()
+                );
+            }
+        }
+        assert!(changed_leaves(Some(&base), &base, lists).is_empty());
+        // Keyed items that are not objects: the item itself is the leaf.
+        let before = json!({"status": {"conditions": ["a", {}]}});
+        for after in [json!({"status": {"conditions": ["b", {}]}}), before.clone()] {
+            let got: BTreeSet<FieldPath> = changed_leaves(Some(&before), &after, lists)
+                .into_iter()
+                .collect();
+            assert_eq!(got, changed_by_lookup(Some(&before), &after, lists));
+        }
     }
 
     #[test]

@@ -57,6 +57,8 @@ fn bench_reports_json_figures_for_five_repositories() {
         "creation_requests_per_resource",
         "kube_writes_creation",
         "kube_writes_creation_per_resource",
+        "creation_cpu_seconds_sandbox",
+        "creation_cpu_seconds_providers",
         "steady_requests_per_poll",
         "steady_requests_per_poll_total",
         "steady_requests_per_resource_per_poll",
@@ -110,6 +112,18 @@ fn bench_reports_json_figures_for_five_repositories() {
     if cfg!(target_os = "linux") {
         assert!(p["peak_rss_mib"].as_f64().unwrap_or(0.0) > 0.0, "{p:#}");
         assert!(p["idle_rss_mib"].as_f64().unwrap_or(0.0) > 0.0, "{p:#}");
+        // The creation took CPU on both sides of the APIs, and no more than the whole run's.
+        let sandbox = report["creation_cpu_seconds_sandbox"]
+            .as_f64()
+            .unwrap_or(0.0);
+        let providers = report["creation_cpu_seconds_providers"]
+            .as_f64()
+            .unwrap_or(0.0);
+        assert!(sandbox > 0.0 && providers > 0.0, "{report:#}");
+        assert!(
+            providers <= p["cpu_seconds"].as_f64().unwrap_or(0.0),
+            "{report:#}"
+        );
     }
     assert!(p["start_to_first_reconcile_seconds"].is_f64(), "{p:#}");
 }
