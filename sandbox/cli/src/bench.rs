@@ -323,6 +323,11 @@ pub struct Report {
     /// `update/status`, `create`, `patch`, ...): what a creation costs the API server.
     pub kube_writes_creation: BTreeMap<String, u64>,
     pub kube_writes_creation_per_resource: f64,
+    /// The providers' reads of the Kubernetes API over the same span, by verb (`get`,
+    /// `list`, `watch`): a reconcile reads its MR (step 1), and a watch that ends is opened
+    /// again.
+    pub kube_reads_creation: BTreeMap<String, u64>,
+    pub kube_reads_creation_per_resource: f64,
     /// CPU seconds from the first apply until every object was Ready (or the wait ended):
     /// `sandbox` is this process (the Kubernetes API test server, the simulator and the
     /// bench itself), `providers` the provider processes alive at both ends. On a machine
@@ -737,7 +742,9 @@ async fn bench(args: &Args, running: &mut Running) -> anyhow::Result<Report> {
     }
     let creation_counts = sim.request_counts();
     let creation_cpu = CreationCpu::now(&running.children).since(&cpu_before);
-    let kube_creation = kube_writes(kube_before.as_ref(), running.kube_request_counts().as_ref());
+    let kube_after = running.kube_request_counts();
+    let kube_creation = kube_counts(kube_before.as_ref(), kube_after.as_ref(), WRITE_VERBS);
+    let kube_reads = kube_counts(kube_before.as_ref(), kube_after.as_ref(), READ_VERBS);
     // A fault run: the faults go, the kills stop, and every object must converge.
     let mut fault_run = None;
     let mut converged_at = None;
@@ -1005,6 +1012,8 @@ async fn bench(args: &Args, running: &mut Running) -> anyhow::Result<Report> {
         creation_requests,
         kube_writes_creation_per_resource: kube_creation.values().sum::<u64>() as f64 / n as f64,
         kube_writes_creation: kube_creation,
+        kube_reads_creation_per_resource: kube_reads.values().sum::<u64>() as f64 / n as f64,
+        kube_reads_creation: kube_reads,
         creation_cpu_seconds_sandbox: creation_cpu.sandbox,
         creation_cpu_seconds_providers: creation_cpu.providers,
         steady_requests_per_poll_total: steady_total,
@@ -1942,9 +1951,17 @@ fn joined<V>(
 
 /// The providers' writes between two snapshots of the test server's request counts
 /// (`{verb: {user: n}}`): the verbs that change objects, by the providers' service accounts.
-fn kube_writes(
+/// The verbs of the Kubernetes API that write.
+const WRITE_VERBS: &[&str] = &["create", "update", "patch", "delete"];
+/// The verbs of the Kubernetes API that read.
+const READ_VERBS: &[&str] = &["get", "list", "watch"];
+
+/// The service accounts' requests of the `wanted` verbs (with their subresources) between two readings
+/// of the test server's counts.
+fn kube_counts(
     before: Option<&serde_json::Value>,
     after: Option<&serde_json::Value>,
+    wanted: &[&str],
 ) -> BTreeMap<String, u64> {
     let count = |counts: Option<&serde_json::Value>, verb: &str| -> u64 {
         counts
@@ -1967,7 +1984,7 @@ fn kube_writes(
         .filter(|verb| !verb.contains(' '))
         .filter(|verb| {
             let base = verb.split('/').next().unwrap_or(verb);
-            matches!(base, "create" | "update" | "patch" | "delete")
+            wanted.contains(&base)
         })
         .map(|verb| {
             (
@@ -2115,6 +2132,13 @@ pub fn table(r: &Report) -> String {
         r.kube_writes_creation.values().sum::<u64>(),
         joined(&r.kube_writes_creation, |v, n| format!("{v} {n}"), "none"),
         r.kube_writes_creation_per_resource
+    );
+    let _ = writeln!(
+        s,
+        "  Kubernetes reads, creation    {} ({}), {:.2} per resource",
+        r.kube_reads_creation.values().sum::<u64>(),
+        joined(&r.kube_reads_creation, |v, n| format!("{v} {n}"), "none"),
+        r.kube_reads_creation_per_resource
     );
     let _ = writeln!(
         s,

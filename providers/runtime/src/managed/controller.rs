@@ -30,7 +30,6 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use futures::FutureExt;
-use kube::api::DynamicObject;
 use kube::runtime::watcher::Event;
 use prometheus_client::metrics::gauge::Gauge;
 use tokio::sync::{Notify, Semaphore};
@@ -44,6 +43,7 @@ use super::metrics::{Labels, ManagedMetrics};
 use super::ratelimit::ItemBackoff;
 use super::reconciler::{Outcome, Reconciler};
 use super::shards::Shards;
+use super::watch::Watched;
 
 /// Objects per page of a watch's initial list: small pages keep the memory of a restart
 /// with thousands of existing objects low (each page is held whole while it is decoded).
@@ -59,7 +59,7 @@ pub struct ObjectKey {
 }
 
 impl ObjectKey {
-    fn of(o: &DynamicObject) -> Self {
+    fn of(o: &Watched) -> Self {
         ObjectKey {
             namespace: o.metadata.namespace.clone().unwrap_or_default(),
             name: o.metadata.name.clone().unwrap_or_default(),
@@ -331,19 +331,14 @@ fn mine(shards: Option<&Arc<Shards>>, shard: u32) -> bool {
     shards.is_none_or(|s| s.owns(shard))
 }
 
-fn cached(o: &DynamicObject, shards: Option<&Arc<Shards>>) -> Cached {
-    let conds: Vec<Condition> = o
-        .data
-        .get("status")
-        .and_then(|s| s.get("conditions"))
-        .and_then(|c| serde_json::from_value(c.clone()).ok())
-        .unwrap_or_default();
+fn cached(o: &Watched, shards: Option<&Arc<Shards>>) -> Cached {
+    let conds: Vec<Condition> = o.conditions();
     let is = |t: &str| conds.iter().any(|c| c.type_ == t && c.is_true());
     Cached {
-        filter: FilterKey::of(&o.metadata).digest(),
+        filter: FilterKey::of_watched(&o.metadata).digest(),
         ready: is(TYPE_READY),
         synced: is(TYPE_SYNCED),
-        shard: shards.map_or(0, |s| s.shard_of(o)),
+        shard: shards.map_or(0, |s| s.shard_of_watched(o)),
     }
 }
 
@@ -425,7 +420,7 @@ pub async fn run<K: ManagedKind>(
         let shards = ctx.shards.clone();
         async move {
             let mut seen: HashSet<ObjectKey> = HashSet::new();
-            let on = |ev: Event<DynamicObject>| match ev {
+            let on = |ev: Event<Watched>| match ev {
                 Event::Init => seen.clear(),
                 Event::InitApply(o) | Event::Apply(o) => {
                     let key = ObjectKey::of(&o);
@@ -478,7 +473,7 @@ pub async fn run<K: ManagedKind>(
                     }
                     if mine(
                         shards.as_ref(),
-                        shards.as_ref().map_or(0, |s| s.shard_of(&o)),
+                        shards.as_ref().map_or(0, |s| s.shard_of_watched(&o)),
                     ) {
                         queue.add(key);
                     }

@@ -153,14 +153,39 @@ pub struct FilterKey {
 impl FilterKey {
     /// Compute the key of an object's metadata.
     pub fn of(meta: &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta) -> Self {
-        let mut annotations = meta.annotations.clone().unwrap_or_default();
+        Self::from_parts(
+            meta.generation,
+            meta.labels.as_ref(),
+            meta.annotations.as_ref(),
+            meta.deletion_timestamp.is_some(),
+        )
+    }
+
+    /// The key of the metadata a watch read ([`super::watch::Watched`]): the same as
+    /// [`FilterKey::of`] the whole object's.
+    pub fn of_watched(meta: &super::watch::WatchedMeta) -> Self {
+        Self::from_parts(
+            meta.generation,
+            meta.labels.as_ref(),
+            meta.annotations.as_ref(),
+            meta.deleting,
+        )
+    }
+
+    fn from_parts(
+        generation: Option<i64>,
+        labels: Option<&BTreeMap<String, String>>,
+        annotations: Option<&BTreeMap<String, String>>,
+        deleting: bool,
+    ) -> Self {
+        let mut annotations = annotations.cloned().unwrap_or_default();
         annotations.remove(EXTERNAL_CREATE_PENDING);
         annotations.remove(EXTERNAL_CREATE_FAILED);
         FilterKey {
-            generation: meta.generation,
-            labels: meta.labels.clone().unwrap_or_default(),
+            generation,
+            labels: labels.cloned().unwrap_or_default(),
             annotations,
-            deleting: meta.deletion_timestamp.is_some(),
+            deleting,
         }
     }
 

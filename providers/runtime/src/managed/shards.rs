@@ -15,6 +15,7 @@
 
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
+use super::watch::Watched;
 use kube::api::DynamicObject;
 use tokio::sync::watch;
 
@@ -148,18 +149,21 @@ impl Shards {
 
     /// The shard of an MR.
     pub fn shard_of(&self, o: &DynamicObject) -> u32 {
+        self.shard_of_watched(&Watched::of(o))
+    }
+
+    /// The shard of an MR, from what its watch read of it.
+    pub fn shard_of_watched(&self, o: &Watched) -> u32 {
         match self.by {
             ShardBy::Uid => {
                 let uid = o.metadata.uid.as_deref().unwrap_or_default();
                 self.bucket(stable_hash(&[uid.as_bytes()]))
             }
             ShardBy::ProviderConfig => {
-                let r = o.data.get("spec").and_then(|s| s.get("providerConfigRef"));
-                let field = |k: &str| r.and_then(|r| r.get(k)).and_then(|v| v.as_str());
-                let name = field("name").unwrap_or("default");
+                let name = o.config_ref("name").unwrap_or("default");
                 // A legacy (cluster-scoped) MR's reference has no kind: the legacy
                 // ProviderConfig. A namespaced ProviderConfig is the MR's namespace's.
-                let kind = field("kind").unwrap_or("ProviderConfig");
+                let kind = o.config_ref("kind").unwrap_or("ProviderConfig");
                 let ns = if kind == "ProviderConfig" {
                     o.metadata.namespace.as_deref().unwrap_or_default()
                 } else {

@@ -12,16 +12,176 @@
 //! the stream is kept until its end arrives), and its state is one future of under 1 KiB
 //! (the request futures are boxed, held only while they run).
 //!
+//! Each object is decoded as a [`Watched`]: the few fields the controller reads (its key,
+//! what the event filter compares, its conditions and its shard). The rest of the object
+//! (spec, status observations, managedFields) is skipped by the decoder, never built: a
+//! reconcile reads the whole object itself (docs/managed-reconciler.md step 1), and a replica
+//! of `--shards` reads the events of every MR, most of them not its own.
+//!
 //! Errors are logged and retried with kube-runtime's default back-off (0.8 s doubling to
 //! 30 s, with jitter; reset once 120 s passed since the last error). A watch the server
 //! ends (its `timeoutSeconds`, or no byte for that long plus a margin) resumes at once.
 
+use std::collections::BTreeMap;
 use std::time::Duration;
 
 use http_body_util::BodyExt;
 use kube::api::{ApiResource, DynamicObject, ListParams, ObjectList, WatchEvent, WatchParams};
 use kube::core::{Request, Resource, Status};
 use kube::runtime::watcher::{DefaultBackoff, Event};
+use serde::Deserialize;
+use serde::de::{Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde_json::Value;
+
+use super::conditions::Condition;
+
+/// What a watch reads of a managed resource. Unknown fields are skipped while decoding.
+#[derive(Debug, Clone, Default, Deserialize)]
+pub struct Watched {
+    /// The object's metadata, without its managed fields.
+    #[serde(default)]
+    pub metadata: WatchedMeta,
+    /// `spec.providerConfigRef`, as it was sent (any JSON).
+    #[serde(default, rename = "spec", deserialize_with = "provider_config_ref")]
+    provider_config_ref: Option<Value>,
+    /// `status.conditions`, as it was sent (any JSON).
+    #[serde(default, rename = "status", deserialize_with = "conditions")]
+    conditions: Option<Value>,
+}
+
+/// The metadata fields a watch reads.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct WatchedMeta {
+    /// `metadata.name`.
+    #[serde(default)]
+    pub name: Option<String>,
+    /// `metadata.namespace`.
+    #[serde(default)]
+    pub namespace: Option<String>,
+    /// `metadata.uid`.
+    #[serde(default)]
+    pub uid: Option<String>,
+    /// `metadata.resourceVersion`.
+    #[serde(default)]
+    pub resource_version: Option<String>,
+    /// `metadata.generation`.
+    #[serde(default)]
+    pub generation: Option<i64>,
+    /// `metadata.labels`.
+    #[serde(default)]
+    pub labels: Option<BTreeMap<String, String>>,
+    /// `metadata.annotations`.
+    #[serde(default)]
+    pub annotations: Option<BTreeMap<String, String>>,
+    /// Whether `metadata.deletionTimestamp` is set.
+    #[serde(default, rename = "deletionTimestamp", deserialize_with = "is_set")]
+    pub deleting: bool,
+}
+
+impl Watched {
+    /// `status.conditions`, or none when they are absent or not all well-formed (as for a
+    /// whole object whose conditions do not decode).
+    pub fn conditions(&self) -> Vec<Condition> {
+        self.conditions
+            .as_ref()
+            .and_then(|c| serde_json::from_value(c.clone()).ok())
+            .unwrap_or_default()
+    }
+
+    /// `spec.providerConfigRef`'s string member `field`, if any.
+    pub fn config_ref(&self, field: &str) -> Option<&str> {
+        self.provider_config_ref.as_ref()?.get(field)?.as_str()
+    }
+
+    /// What a watch reads of a whole object (for callers that hold the object already).
+    pub fn of(o: &DynamicObject) -> Self {
+        let m = &o.metadata;
+        let status = |k: &str| o.data.get(k);
+        Watched {
+            metadata: WatchedMeta {
+                name: m.name.clone(),
+                namespace: m.namespace.clone(),
+                uid: m.uid.clone(),
+                resource_version: m.resource_version.clone(),
+                generation: m.generation,
+                labels: m.labels.clone(),
+                annotations: m.annotations.clone(),
+                deleting: m.deletion_timestamp.is_some(),
+            },
+            provider_config_ref: status("spec")
+                .and_then(|s| s.get("providerConfigRef"))
+                .cloned(),
+            conditions: status("status").and_then(|s| s.get("conditions")).cloned(),
+        }
+    }
+}
+
+/// One member of a JSON object, the others skipped unread; anything but an object gives
+/// none, never an error (a watch must not drop an event for a malformed field it does not
+/// need).
+struct Member(&'static str);
+
+impl<'de> Visitor<'de> for Member {
+    type Value = Option<Value>;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "any JSON value")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        let mut found = None;
+        while let Some(k) = map.next_key::<std::borrow::Cow<'de, str>>()? {
+            if k == self.0 {
+                found = Some(map.next_value::<Value>()?);
+            } else {
+                map.next_value::<IgnoredAny>()?;
+            }
+        }
+        Ok(found)
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+        while seq.next_element::<IgnoredAny>()?.is_some() {}
+        Ok(None)
+    }
+
+    fn visit_bool<E>(self, _: bool) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+
+    fn visit_i64<E>(self, _: i64) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+
+    fn visit_u64<E>(self, _: u64) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+
+    fn visit_f64<E>(self, _: f64) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+
+    fn visit_str<E>(self, _: &str) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+
+    fn visit_unit<E>(self) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+}
+
+fn provider_config_ref<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Value>, D::Error> {
+    d.deserialize_any(Member("providerConfigRef"))
+}
+
+fn conditions<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Value>, D::Error> {
+    d.deserialize_any(Member("conditions"))
+}
+
+fn is_set<'de, D: Deserializer<'de>>(d: D) -> Result<bool, D::Error> {
+    Ok(Option::<IgnoredAny>::deserialize(d)?.is_some())
+}
 
 /// The `timeoutSeconds` of every watch request (kube-runtime's default).
 const WATCH_TIMEOUT_SECS: u32 = 290;
@@ -50,7 +210,7 @@ pub async fn run(
     ar: &ApiResource,
     page: u32,
     name: &str,
-    mut on: impl FnMut(Event<DynamicObject>),
+    mut on: impl FnMut(Event<Watched>),
 ) {
     let request = Request::new(DynamicObject::url_path(ar, None));
     // Boxed: kube-runtime's back-off state is larger than the rest of an idle watch's future.
@@ -93,15 +253,14 @@ async fn list(
     client: &kube::Client,
     request: &Request,
     page: u32,
-    on: &mut impl FnMut(Event<DynamicObject>),
+    on: &mut impl FnMut(Event<Watched>),
 ) -> Result<String, WatchError> {
     on(Event::Init);
     let mut params = ListParams::default().limit(page);
     loop {
         // Boxed, as every request future here: held only while it runs, so that an idle
         // watch's future stays small.
-        let list: ObjectList<DynamicObject> =
-            Box::pin(client.request(request.list(&params)?)).await?;
+        let list: ObjectList<Watched> = Box::pin(client.request(request.list(&params)?)).await?;
         let version = list.metadata.resource_version.filter(|v| !v.is_empty());
         let next = list.metadata.continue_.filter(|c| !c.is_empty());
         if version.is_none() && next.is_none() {
@@ -127,7 +286,7 @@ async fn watch(
     client: &kube::Client,
     request: &Request,
     version: &mut String,
-    on: &mut impl FnMut(Event<DynamicObject>),
+    on: &mut impl FnMut(Event<Watched>),
 ) -> Result<(), WatchError> {
     let send = {
         let params = WatchParams::default().timeout(WATCH_TIMEOUT_SECS);
@@ -193,12 +352,12 @@ fn for_each_line<E>(
 fn event(
     line: &[u8],
     version: &mut String,
-    on: &mut impl FnMut(Event<DynamicObject>),
+    on: &mut impl FnMut(Event<Watched>),
 ) -> Result<(), WatchError> {
     if line.trim_ascii().is_empty() {
         return Ok(());
     }
-    let ev = match serde_json::from_slice::<WatchEvent<DynamicObject>>(line) {
+    let ev = match serde_json::from_slice::<WatchEvent<Watched>>(line) {
         Ok(ev) => ev,
         Err(e) => {
             // As kube-runtime: a line that is not an event is reported, the watch goes on.
@@ -210,7 +369,7 @@ fn event(
             return Ok(());
         }
     };
-    let mut seen = |o: &DynamicObject| match o.meta().resource_version.as_deref() {
+    let mut seen = |o: &Watched| match o.metadata.resource_version.as_deref() {
         Some(v) if !v.is_empty() => {
             v.clone_into(version);
             Ok(())
@@ -271,7 +430,7 @@ mod tests {
     fn events_bookmarks_and_errors_move_the_version_or_end_the_watch() {
         let mut version = "1".to_string();
         let mut got = Vec::new();
-        let mut on = |e: Event<DynamicObject>| {
+        let mut on = |e: Event<Watched>| {
             got.push(match e {
                 Event::Apply(o) => format!("apply {}", o.metadata.name.unwrap_or_default()),
                 Event::Delete(o) => format!("delete {}", o.metadata.name.unwrap_or_default()),
@@ -313,6 +472,103 @@ mod tests {
         ));
         assert_eq!(version, "9");
         assert_eq!(got, ["apply a", "delete a"]);
+    }
+
+    fn mr() -> serde_json::Value {
+        serde_json::json!({
+            "apiVersion": "x.example.com/v1", "kind": "X",
+            "metadata": {
+                "name": "a", "namespace": "ns", "uid": "u-1", "resourceVersion": "7",
+                "generation": 3, "labels": {"l": "1"}, "annotations": {"crossplane.io/external-name": "e"},
+                "deletionTimestamp": "2026-12-07T00:00:00Z", "finalizers": ["f"],
+                "managedFields": [{"manager": "m", "operation": "Update", "fieldsType": "FieldsV1",
+                                   "fieldsV1": {"f:spec": {"f:forProvider": {}}}}]
+            },
+            "spec": {"forProvider": {"x": [1, {"y": "z"}]}, "providerConfigRef": {"name": "pc", "kind": "ClusterProviderConfig"}},
+            "status": {"atProvider": {"id": "i"}, "conditions": [
+                {"type": "Ready", "status": "True", "reason": "Available", "lastTransitionTime": "2026-12-07T00:00:00Z"},
+                {"type": "Synced", "status": "False", "reason": "ReconcileError", "lastTransitionTime": "2026-12-07T00:00:00Z"}
+            ]}
+        })
+    }
+
+    #[test]
+    fn a_watch_reads_what_the_controller_needs_and_the_same_as_from_the_whole_object() {
+        let v = mr();
+        let read: Watched = serde_json::from_value(v.clone()).expect("decodes");
+        let whole: DynamicObject = serde_json::from_value(v).expect("a whole object");
+        let of = Watched::of(&whole);
+        for w in [&read, &of] {
+            assert_eq!(w.metadata.name.as_deref(), Some("a"));
+            assert_eq!(w.metadata.namespace.as_deref(), Some("ns"));
+            assert_eq!(w.metadata.uid.as_deref(), Some("u-1"));
+            assert_eq!(w.metadata.resource_version.as_deref(), Some("7"));
+            assert_eq!(w.metadata.generation, Some(3));
+            assert!(w.metadata.deleting);
+            assert_eq!(w.config_ref("name"), Some("pc"));
+            assert_eq!(w.config_ref("kind"), Some("ClusterProviderConfig"));
+            let conds = w.conditions();
+            assert_eq!(conds.len(), 2);
+            assert!(conds[0].is_true() && !conds[1].is_true());
+        }
+        assert_eq!(read.metadata.labels, of.metadata.labels);
+        assert_eq!(read.metadata.annotations, of.metadata.annotations);
+        assert_eq!(
+            crate::managed::meta::FilterKey::of_watched(&read.metadata),
+            crate::managed::meta::FilterKey::of(&whole.metadata)
+        );
+    }
+
+    #[test]
+    fn a_field_the_watch_does_not_need_never_drops_the_event() {
+        for (spec, status) in [
+            (serde_json::json!("a string"), serde_json::json!([1, 2])),
+            (serde_json::json!(null), serde_json::json!(7)),
+            (
+                serde_json::json!({"providerConfigRef": 5}),
+                serde_json::json!({"conditions": "x"}),
+            ),
+            (
+                serde_json::json!([{"a": 1}]),
+                serde_json::json!({"conditions": [{"type": "Ready"}]}),
+            ),
+        ] {
+            let mut v = mr();
+            v["spec"] = spec;
+            v["status"] = status;
+            let mut version = String::new();
+            let mut got = Vec::new();
+            let mut on = |e: Event<Watched>| {
+                if let Event::Apply(o) = e {
+                    got.push(o);
+                }
+            };
+            let line = serde_json::json!({"type": "MODIFIED", "object": v}).to_string();
+            event(line.as_bytes(), &mut version, &mut on).expect("an event");
+            assert_eq!(got.len(), 1, "{line}");
+            assert_eq!(version, "7");
+            assert_eq!(got[0].config_ref("name"), None);
+            assert!(got[0].conditions().is_empty(), "{line}");
+        }
+        // Without deletionTimestamp, or with null: not deleting.
+        let mut v = mr();
+        v["metadata"]["deletionTimestamp"] = serde_json::Value::Null;
+        assert!(
+            !serde_json::from_value::<Watched>(v.clone())
+                .expect("decodes")
+                .metadata
+                .deleting
+        );
+        v["metadata"]
+            .as_object_mut()
+            .expect("object")
+            .remove("deletionTimestamp");
+        assert!(
+            !serde_json::from_value::<Watched>(v)
+                .expect("decodes")
+                .metadata
+                .deleting
+        );
     }
 
     /// A provider holds one of these futures per Kind and scope for its whole life: the

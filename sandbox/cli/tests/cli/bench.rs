@@ -57,6 +57,8 @@ fn bench_reports_json_figures_for_five_repositories() {
         "creation_requests_per_resource",
         "kube_writes_creation",
         "kube_writes_creation_per_resource",
+        "kube_reads_creation",
+        "kube_reads_creation_per_resource",
         "creation_cpu_seconds_sandbox",
         "creation_cpu_seconds_providers",
         "steady_requests_per_poll",
