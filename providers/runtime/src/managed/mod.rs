@@ -76,6 +76,7 @@ pub mod external;
 pub mod kind;
 pub mod meta;
 pub mod metrics;
+mod mr_api;
 pub mod policy;
 pub mod preview;
 pub mod ratelimit;

@@ -50,6 +50,7 @@ use super::external::{
 };
 use super::kind::{KindInfo, Scope};
 use super::meta::{self, EXTERNAL_NAME, FINALIZER};
+use super::mr_api::MrApi;
 use super::policy::PolicyResolver;
 use super::reasons::event;
 use super::references::{self, KubeLookup, RefContext};
@@ -93,7 +94,7 @@ pub struct Reconciler<K: ManagedKind> {
 
 /// The state of one reconcile.
 struct Run {
-    api: Api<DynamicObject>,
+    api: MrApi,
     obj: DynamicObject,
     token: Option<String>,
     external_name_at_start: String,
@@ -241,13 +242,9 @@ impl<K: ManagedKind> Reconciler<K> {
         self.kind.info()
     }
 
-    fn api(&self, namespace: Option<&str>) -> Api<DynamicObject> {
-        match namespace {
-            Some(ns) if self.scope.is_namespaced() => {
-                Api::namespaced_with(self.ctx.client.clone(), ns, &self.ar)
-            }
-            _ => Api::all_with(self.ctx.client.clone(), &self.ar),
-        }
+    fn api(&self, namespace: Option<&str>) -> MrApi {
+        let ns = namespace.filter(|_| self.scope.is_namespaced());
+        MrApi::new(self.ctx.client.clone(), &self.ar, ns)
     }
 
     fn metric_key(&self, namespace: Option<&str>, name: &str) -> String {
