@@ -264,3 +264,16 @@ pub struct NoHooks;
 impl FamilyHooks for NoHooks {}
 
 impl Hooks for NoHooks {}
+
+/// A family whose one rule is its identifier's description, and whose Kinds without hooks of
+/// their own have the default behaviour.
+#[derive(Debug, Clone, Copy)]
+pub struct Described(pub &'static str);
+
+impl FamilyHooks for Described {
+    fn id_description(&self) -> &'static str {
+        self.0
+    }
+}
+
+impl Hooks for Described {}

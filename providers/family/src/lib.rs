@@ -82,7 +82,7 @@ pub use adapter::{
 pub use address::{Address, Detail};
 pub use checks::{Check, KindChecks, RuleCheck};
 pub use decl::{Dv, Field, Id, KindDecl, MapWire, Norm, ResolvedKind, Rule, Ty};
-pub use hooks::{FamilyHooks, HookCtx, Hooks, MrState, NoHooks};
+pub use hooks::{Described, FamilyHooks, HookCtx, Hooks, MrState, NoHooks};
 pub use kind::{BoundKind, Kind};
 pub use rest::{
     Ask, Call, Converted, Cx, ListCall, ListShape, Listed, Next, Page, Pages, Paths, ProviderState,

@@ -119,84 +119,13 @@ fn key_matches(item: &Value, want: &Value) -> bool {
     })
 }
 
-/// The leaf field paths of an object (the fields a manager of this object would own).
+/// The leaf field paths of an object (the fields a manager of this object would own): those
+/// a write from nothing changes.
 pub fn leaves(obj: &Value, lists: Lists<'_>) -> BTreeSet<FieldPath> {
-    let mut out = BTreeSet::new();
-    if let Some(m) = obj.as_object() {
-        for (k, v) in m {
-            if k == "apiVersion" || k == "kind" {
-                continue;
-            }
-            if k == "metadata" {
-                if let Some(mm) = v.as_object() {
-                    for (mk, mv) in mm {
-                        if SYSTEM_META.contains(&mk.as_str()) {
-                            continue;
-                        }
-                        walk(
-                            &mut vec!["f:metadata".into(), format!("f:{mk}")],
-                            mv,
-                            &mut out,
-                            lists,
-                        );
-                    }
-                }
-            } else {
-                walk(&mut vec![format!("f:{k}")], v, &mut out, lists);
-            }
-        }
-    }
-    out
+    changed_leaves(None, obj, lists).into_iter().collect()
 }
 
-/// Adds the leaf paths under `v`, which is at `path`, to `out`. `path` is extended and
-/// restored in place: only the leaves' paths are allocated.
-fn walk(path: &mut FieldPath, v: &Value, out: &mut BTreeSet<FieldPath>, lists: Lists<'_>) {
-    match v {
-        Value::Object(m) if !m.is_empty() => {
-            for (k, c) in m {
-                path.push(format!("f:{k}"));
-                walk(path, c, out, lists);
-                path.pop();
-            }
-        }
-        Value::Array(items) => match lists.kind(path) {
-            ListKind::Set => {
-                for i in items {
-                    let mut p = path.clone();
-                    p.push(format!("v:{i}"));
-                    out.insert(p);
-                }
-            }
-            ListKind::Map(keys) => {
-                for i in items {
-                    path.push(item_key(i, &keys));
-                    match i.as_object() {
-                        Some(m) if !m.is_empty() => {
-                            for (k, c) in m {
-                                path.push(format!("f:{k}"));
-                                walk(path, c, out, lists);
-                                path.pop();
-                            }
-                        }
-                        _ => {
-                            out.insert(path.clone());
-                        }
-                    }
-                    path.pop();
-                }
-            }
-            ListKind::Atomic => {
-                out.insert(path.clone());
-            }
-        },
-        _ => {
-            out.insert(path.clone());
-        }
-    }
-}
-
-/// The leaf paths of `new` (as [`leaves`] gives them) whose value differs from `old`'s at
+/// The leaf paths of `new` whose value differs from `old`'s at
 /// the same path, absent there included: the fields a non-apply write from `old` to `new`
 /// changes. Subtrees equal in both are skipped whole, so the cost follows the change, not the
 /// object (a status update does not walk the spec).

@@ -1,7 +1,7 @@
 //! The hooks of the Kinds whose behaviour differs from the family's ([`super::HOOKS`]): the
 //! Kind's table line names them (its correction in `catalog/overrides.json`, section
 //! `configuration.kinds`), so no hook asks which Kind it runs for. The table binds the
-//! family's identifier description ([`super::ConfigurationHooks`]) to every Kind beside them.
+//! family's identifier description ([`super::HOOKS`]) to every Kind beside them.
 
 use async_trait::async_trait;
 use provider_family::wire::Mode;

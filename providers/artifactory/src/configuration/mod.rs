@@ -37,26 +37,15 @@ pub mod tables;
 
 use std::sync::{Arc, OnceLock};
 
-use provider_family::{ClientCache, FamilyHooks, FamilyKind, Hooks, Kind};
+use provider_family::{ClientCache, Described, FamilyKind, Kind};
 use provider_runtime::managed::registration::KindRegistration;
 
 /// The family's hooks: those of every Kind without its own ([`hooks`]: an artifact's
 /// identifier from its deploy answer and content rule, the removal of an ItemProperties
 /// MR's declared keys on delete, a policy's enablement, a project's bundle address).
-pub static HOOKS: ConfigurationHooks = ConfigurationHooks;
-
-/// The family's behaviour beyond the generic adapter, for every Kind: the identifier's
-/// description.
-#[derive(Debug, Clone, Copy)]
-pub struct ConfigurationHooks;
-
-impl FamilyHooks for ConfigurationHooks {
-    fn id_description(&self) -> &'static str {
-        "The JFrog identifier (key or name; the constant of a singleton; <repository>/<path> of an artifact)."
-    }
-}
-
-impl Hooks for ConfigurationHooks {}
+pub static HOOKS: Described = Described(
+    "The JFrog identifier (key or name; the constant of a singleton; <repository>/<path> of an artifact).",
+);
 
 /// Every declared configuration Kind.
 pub fn declarations() -> &'static [Kind] {

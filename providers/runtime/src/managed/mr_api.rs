@@ -11,7 +11,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::api::{ApiResource, DynamicObject, GetParams, Patch, PatchParams, PostParams, TypeMeta};
 use kube::core::Request;
 use kube::{Api, Error};
-use serde::de::{self, Deserialize, Deserializer, IgnoredAny, MapAccess, Visitor};
+use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, Visitor};
 use serde_json::{Map, Value};
 
 /// The API of one Kind in one namespace (or cluster-wide), for the reconciler.
@@ -105,85 +105,61 @@ impl MrApi {
 
 /// An object as the API server answers it, without `metadata.managedFields`.
 pub(crate) fn decode(text: &str) -> Result<DynamicObject, serde_json::Error> {
-    serde_json::from_str::<Whole>(text).map(|w| w.0)
+    let mut de = serde_json::Deserializer::from_str(text);
+    let mut m = Members { top: true }.deserialize(&mut de)?;
+    de.end()?;
+    let text_of = |v: Option<Value>| v.map(serde_json::from_value::<String>).transpose();
+    let api_version = text_of(m.remove("apiVersion"))?;
+    let kind = text_of(m.remove("kind"))?;
+    let metadata: ObjectMeta = match m.remove("metadata") {
+        Some(meta) => serde_json::from_value(meta)?,
+        None => ObjectMeta::default(),
+    };
+    Ok(DynamicObject {
+        types: api_version
+            .zip(kind)
+            .map(|(api_version, kind)| TypeMeta { api_version, kind }),
+        metadata,
+        data: Value::Object(m),
+    })
 }
 
-/// [`decode`]'s one-pass decoder.
-struct Whole(DynamicObject);
+/// The members of an object, read in one pass: at the top (`top`) its `metadata` is read the
+/// same way, and there `managedFields` is skipped unread.
+#[derive(Clone, Copy)]
+struct Members {
+    top: bool,
+}
 
-impl<'de> Deserialize<'de> for Whole {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        d.deserialize_map(WholeVisitor)
+impl<'de> DeserializeSeed<'de> for Members {
+    type Value = Map<String, Value>;
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        d.deserialize_map(self)
     }
 }
 
-struct WholeVisitor;
-
-impl<'de> Visitor<'de> for WholeVisitor {
-    type Value = Whole;
+impl<'de> Visitor<'de> for Members {
+    type Value = Map<String, Value>;
 
     fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "a Kubernetes object")
     }
 
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Whole, A::Error> {
-        let (mut api_version, mut kind) = (None, None);
-        let mut metadata = ObjectMeta::default();
-        let mut data = Map::new();
-        while let Some(k) = map.next_key::<String>()? {
-            match k.as_str() {
-                "apiVersion" => api_version = Some(map.next_value::<String>()?),
-                "kind" => kind = Some(map.next_value::<String>()?),
-                "metadata" => {
-                    let Meta(m) = map.next_value()?;
-                    metadata =
-                        serde_json::from_value(Value::Object(m)).map_err(de::Error::custom)?;
-                }
-                _ => {
-                    let v = map.next_value::<Value>()?;
-                    data.insert(k, v);
-                }
-            }
-        }
-        Ok(Whole(DynamicObject {
-            types: api_version
-                .zip(kind)
-                .map(|(api_version, kind)| TypeMeta { api_version, kind }),
-            metadata,
-            data: Value::Object(data),
-        }))
-    }
-}
-
-/// The members of `metadata` but `managedFields`, skipped unread.
-struct Meta(Map<String, Value>);
-
-impl<'de> Deserialize<'de> for Meta {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        d.deserialize_map(MetaVisitor)
-    }
-}
-
-struct MetaVisitor;
-
-impl<'de> Visitor<'de> for MetaVisitor {
-    type Value = Meta;
-
-    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "object metadata")
-    }
-
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Meta, A::Error> {
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
         let mut m = Map::new();
         while let Some(k) = map.next_key::<String>()? {
-            if k == "managedFields" {
+            if self.top && k == "metadata" {
+                let meta = map.next_value_seed(Members { top: false })?;
+                m.insert(k, Value::Object(meta));
+            } else if !self.top && k == "managedFields" {
                 map.next_value::<IgnoredAny>()?;
             } else {
                 let v = map.next_value::<Value>()?;
                 m.insert(k, v);
             }
         }
-        Ok(Meta(m))
+        Ok(m)
     }
 }
 

@@ -22,7 +22,7 @@ pub mod tables;
 use async_trait::async_trait;
 use jfrog_client::{Idempotency, Method, Service};
 use provider_family::{
-    Address, Call, FamilyHooks, HookCtx, Hooks, ListCall, ListShape, Page, ResolvedKind, Verb,
+    Address, Call, Described, HookCtx, Hooks, ListCall, ListShape, Page, ResolvedKind, Verb,
 };
 use serde_json::{Map, Value, json};
 
@@ -96,17 +96,7 @@ pub mod rest {
 }
 
 /// The rules every report Kind keeps: the identifier's description.
-pub static HOOKS: ReportFamily = ReportFamily;
-
-/// The report family's rules.
-#[derive(Debug, Clone, Copy)]
-pub struct ReportFamily;
-
-impl FamilyHooks for ReportFamily {
-    fn id_description(&self) -> &'static str {
-        "The report ID Xray assigned."
-    }
-}
+pub static HOOKS: Described = Described("The report ID Xray assigned.");
 
 /// A report Kind's behaviour beyond the generic adapter: the report ID of a create, a lost
 /// create's lookup (in the create's project, if any, by name and Xray's report type: the last

@@ -5,7 +5,7 @@
 pub mod tables;
 
 use jfrog_client::Service;
-use provider_family::{Call, FamilyHooks, Hooks, ListCall, ListShape, Paths, Verb};
+use provider_family::{Call, Described, ListCall, ListShape, Paths, Verb};
 
 use crate::common;
 
@@ -31,18 +31,6 @@ pub mod rest {
 }
 
 /// The webhook group's hooks.
-pub static HOOKS: XrayWebhookHooks = XrayWebhookHooks;
-
-/// The webhook group's behaviour: only the identifier's description.
-#[derive(Debug, Clone, Copy)]
-pub struct XrayWebhookHooks;
-
-impl FamilyHooks for XrayWebhookHooks {
-    fn id_description(&self) -> &'static str {
-        "The webhook name."
-    }
-}
-
-impl Hooks for XrayWebhookHooks {}
+pub static HOOKS: Described = Described("The webhook name.");
 
 common::group_fns!();
