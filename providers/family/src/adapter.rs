@@ -603,21 +603,14 @@ impl ClientCache {
         let Some(list) = rest.list().or(many.as_ref()) else {
             return Ok((cached.client, None));
         };
-        // An object outside the list's scope is read by key.
-        if rest
-            .list_excludes()
-            .iter()
-            .any(|f| user_value(params, f).is_some_and(|v| v.as_str() != Some("")))
-        {
-            return Ok((cached.client, None));
-        }
         let query = rest.parent_query();
+        let fields = rest.list_parents();
         let mut parents = Vec::new();
-        for field in rest.list_parents() {
+        for (i, field) in fields.iter().enumerate() {
             match user_value(params, field) {
                 Some(Value::String(v)) if !v.is_empty() => parents.push(v.clone()),
-                // An optional parent unset: the platform's own list.
-                _ if query.is_some() => {}
+                // The optional parent (the last) unset: the list without it.
+                _ if query.is_some() && i + 1 == fields.len() => {}
                 _ => return Ok((cached.client, None)),
             }
         }
@@ -1025,11 +1018,13 @@ impl FamilyClient {
 
     /// The key under which the list shows the object at `address` (`None`: it cannot).
     fn list_key(&self, address: &Address) -> Option<String> {
-        // A scoped object (an address with a query) is not in the global list.
-        if !address.query().is_empty() {
+        // A scoped object (an address with a query) is not in the global list; a binding
+        // with a query parent maps it to its scope's list.
+        let rest = self.kind.rest;
+        if !address.query().is_empty() && rest.parent_query().is_none() {
             return None;
         }
-        self.kind.rest.list_key(address)
+        rest.list_key(address)
     }
 
     /// The object at `address` (`None`: it does not exist), from the snapshot when it can

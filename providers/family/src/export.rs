@@ -254,8 +254,10 @@ pub async fn export(
             }
             _ => vec![Vec::new()],
         };
-        // An optional parent: the platform's own list first.
-        if query.is_some() && !parents.iter().any(Vec::is_empty) {
+        // An optional parent that is the only one: the platform's own list first. (After
+        // parents filling the path, a release bundle name's, the parents' list names those:
+        // the list without the optional parent, each name's.)
+        if query.is_some() && !list.path.contains('{') && !parents.iter().any(Vec::is_empty) {
             parents.insert(0, Vec::new());
         }
         for parent in parents {

@@ -424,22 +424,38 @@ impl ListCall {
     }
 
     /// The list request for one parent's objects: `parents` fill the path's parameters,
-    /// or with `query` the query parameter (none: the platform's own list).
+    /// and with `query` the one after them (the optional parent, [`QueryParent`]) goes in
+    /// the query parameter (none: the list without it).
     pub fn request_for<'a>(
         &self,
         client: &'a JfrogClient,
         query: Option<QueryParent>,
         parents: &[String],
     ) -> jfrog_client::Request<'a> {
-        let r = self.request(client);
-        match (query, parents.first()) {
+        let (in_path, in_query) = self.split_parents(query, parents);
+        let r = in_path.iter().fold(self.request(client), |r, p| r.param(p));
+        match (query, in_query) {
             (Some(q), Some(p)) => q
                 .with
                 .iter()
                 .fold(r.query(q.name, p), |r, &(n, v)| r.query(n, v)),
-            (Some(_), None) => r,
-            (None, _) => parents.iter().fold(r, |r, p| r.param(p)),
+            _ => r,
         }
+    }
+
+    /// `parents` split into those filling the path's parameters and, for a list with an
+    /// optional query parent, the value after them (`None` when it is unset).
+    fn split_parents<'p>(
+        &self,
+        query: Option<QueryParent>,
+        parents: &'p [String],
+    ) -> (&'p [String], Option<&'p str>) {
+        if query.is_none() {
+            return (parents, None);
+        }
+        let n = self.path.matches('{').count().min(parents.len());
+        let (in_path, rest) = parents.split_at(n);
+        (in_path, rest.first().map(String::as_str))
     }
 
     /// Every object the list holds: one request, or for a [`ListShape::Pages`] list one
@@ -485,14 +501,15 @@ impl ListCall {
     /// (`/api/v1/projects/team/roles`, `/api/v2/stages?project_key=team&scope=project`): not
     /// a URL (the client encodes the values it sends).
     pub fn path_for(&self, query: Option<QueryParent>, parents: &[String]) -> String {
-        match (query, parents.first()) {
+        let (in_path, in_query) = self.split_parents(query, parents);
+        let path = filled_path(self.path, in_path);
+        match (query, in_query) {
             (Some(q), Some(p)) => {
-                let mut all = vec![(q.name, p.as_str())];
+                let mut all = vec![(q.name, p)];
                 all.extend_from_slice(q.with);
-                with_query(self.path.to_string(), &all)
+                with_query(path, &all)
             }
-            (Some(_), None) => self.path.to_string(),
-            (None, _) => filled_path(self.path, parents),
+            _ => path,
         }
     }
 
@@ -644,7 +661,7 @@ pub trait Rest: Send + Sync + std::fmt::Debug {
     fn parent_list(&self) -> Option<&'static ListCall> {
         None
     }
-    /// For a list per parent whose parent is an optional query parameter
+    /// For a list per parent whose last parent is an optional query parameter
     /// ([`QueryParent`]); `None` when the parents fill the list path.
     fn parent_query(&self) -> Option<QueryParent> {
         None
@@ -653,7 +670,9 @@ pub trait Rest: Send + Sync + std::fmt::Debug {
     /// show it, so it is read by key). A per-parent list's objects are keyed
     /// `<parent>/<key member>` (the parent values joined by `/`); a binding whose address
     /// holds more (a switch) or whose list spells the key otherwise (environments listed as
-    /// `<project>-<name>`) maps it here. The address's canonical form by default.
+    /// `<project>-<name>`) maps it here. The address's canonical form by default. An address
+    /// with a query is not in the list, unless the binding has a [`QueryParent`]: then it
+    /// maps its scoped addresses itself.
     fn list_key(&self, address: &Address) -> Option<String> {
         Some(address.to_string())
     }
@@ -682,12 +701,6 @@ pub trait Rest: Send + Sync + std::fmt::Debug {
     /// its read by key would say; otherwise (the default) they are read by key.
     fn list_404_is_empty(&self) -> bool {
         false
-    }
-    /// The Kind's fields (CRD names) that, when an MR sets them, put its object where the
-    /// list does not look (a project's Release Bundles repository, which the list shows only
-    /// when asked with the project): such an MR is observed by key, never through the list.
-    fn list_excludes(&self) -> &'static [&'static str] {
-        &[]
     }
     /// Whether identifiers are case-insensitive (`Repo` and `repo` are one object).
     fn case_insensitive(&self) -> bool {
@@ -950,7 +963,7 @@ pub struct Listed {
     pub parents: &'static [&'static str],
     /// The list of the parents ([`Rest::parent_list`]).
     pub parent_list: Option<&'static ListCall>,
-    /// The parent goes in a query parameter rather than the path, and may be unset
+    /// The last parent goes in a query parameter rather than the path, and may be unset
     /// ([`Rest::parent_query`]).
     pub parent_query: Option<QueryParent>,
 }
@@ -976,12 +989,16 @@ impl Listed {
     }
 }
 
-/// A per-parent list whose one parent is a query parameter, not a path parameter, and
+/// A per-parent list whose last parent is a query parameter, not a path parameter, and
 /// optional (lifecycle stages: `GET /api/v2/stages` lists the platform's own stages,
-/// `GET /api/v2/stages?project_key=team&scope=project` a project's): an MR without the
-/// parent is observed through the list without the parameter, which has a snapshot of its
-/// own (objects keyed by their key member alone), and `export` lists it before each
-/// parent's.
+/// `GET /api/v2/stages?project_key=team&scope=project` a project's; a release bundle name's
+/// versions: `GET .../records/{name}` lists the platform's Release Bundles repository,
+/// `.../records/{name}?project=team` the project's). The parents before it fill the list
+/// path and are required. An MR without the optional parent is observed through the list
+/// without the parameter, which has a snapshot of its own (objects keyed by the other
+/// parents and their key member), and `export` lists it, for a list with no path parameter
+/// before each parent's. A binding with a query parent maps the addresses it scopes
+/// ([`Rest::list_key`]) to the keys of the scoped list.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct QueryParent {
     /// The query parameter carrying the parent's value (`project_key`).
@@ -1045,9 +1062,6 @@ impl Rest for Listed {
     }
     fn list_404_is_empty(&self) -> bool {
         self.rest.list_404_is_empty()
-    }
-    fn list_excludes(&self) -> &'static [&'static str] {
-        self.rest.list_excludes()
     }
     fn case_insensitive(&self) -> bool {
         self.rest.case_insensitive()
@@ -1326,6 +1340,23 @@ mod tests {
         assert_eq!(
             roles.path_for(None, &["team".to_string()]),
             "/api/v1/projects/team/roles"
+        );
+        // After a parent filling the path (a bundle name's versions, in a project or not).
+        let versions = ListCall {
+            path: "/api/v2/release_bundle/records/{name}",
+            ..l
+        };
+        let project = QueryParent {
+            name: "project",
+            with: &[],
+        };
+        assert_eq!(
+            versions.path_for(Some(project), &["rb".to_string()]),
+            "/api/v2/release_bundle/records/rb"
+        );
+        assert_eq!(
+            versions.path_for(Some(project), &["rb".to_string(), "team".to_string()]),
+            "/api/v2/release_bundle/records/rb?project=team"
         );
     }
 

@@ -77,8 +77,10 @@
 //! the call: its objects are read by key (which finds them missing, and a create then fails
 //! with JFrog's "Project '...' was not found" and is retried), and the list is asked again
 //! after `min(TTL, 30 s)`. A parent carried by an optional query parameter
-//! ([`crate::rest::QueryParent`], a project's lifecycle stages) works alike, and an MR
-//! without it uses the platform's list (its own snapshot, objects keyed by name alone).
+//! ([`crate::rest::QueryParent`], a project's lifecycle stages, the project of a release
+//! bundle or of a promotion) works alike, after any parents filling the path, and an MR
+//! without it uses the list without it (its own snapshot, objects keyed by the other parents
+//! and their key member).
 //!
 //! A list that may leave out objects that exist ([`Rest::list_shows_absence`] false: the
 //! promotions of one environment list each bundle version where it is now) answers only for
@@ -88,8 +90,7 @@
 //! `min(TTL, 30 s)`.
 //! A per-parent list whose 404 means that the parent has no object
 //! ([`Rest::list_404_is_empty`]: the versions of a release bundle name that has none) is
-//! taken as an empty list. An MR that sets a field of [`Rest::list_excludes`] (a bundle of a
-//! project, which the platform's list does not show) has no snapshot: it is read by key.
+//! taken as an empty list.
 //!
 //! Paged lists ([`crate::rest::ListShape::Pages`]: the Access v2 users, groups and
 //! permissions, the SCIM users and groups) are asked for with the largest page JFrog allows

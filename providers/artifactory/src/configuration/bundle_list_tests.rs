@@ -5,8 +5,9 @@
 //! lacks is absent, and so is every version of a name whose list answers 404 (JFrog's list
 //! and read came together in Artifactory 7.63.2: a 404 is the name without a version, as
 //! the read of each would answer); both are made again, as a bundle gone from JFrog always
-//! was. A project's bundle (the list is asked without `project`) and a list that cannot be
-//! used are read by key. Counted in the simulator's request log.
+//! was. A project's bundles are listed per name with `project` (the project's Release
+//! Bundles repository); a list that cannot be used is read by key. Counted in the
+//! simulator's request log.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -213,11 +214,12 @@ async fn a_version_deleted_in_jfrog_is_absent_and_made_again() {
 }
 
 /// A project's bundle lives in the project's Release Bundles repository, which the list
-/// asked without `project` does not show: it is read by key, never absent for want of a
-/// listing. One made in JFrog is adopted (not made again, which JFrog would refuse), beside
-/// versions of the same name observed by the list.
+/// shows only when asked with `project`: a project's versions of a name share one list (the
+/// name's, asked with the project) beside the platform's versions of that name, and none is
+/// read by key. One made in JFrog is adopted (not made again, which JFrog would refuse);
+/// one deleted in JFrog is missing from its project's list and made again in the project.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_project_bundle_is_read_by_key() {
+async fn a_projects_bundles_are_listed_with_the_project() {
     let mut env = start().await;
     assert!(env.sim.put_object(
         "release_bundles",
@@ -229,25 +231,60 @@ async fn a_project_bundle_is_read_by_key() {
     ));
     let k = kind();
     env.add(&k, bundle("a-1", Some("a"), "1")).await;
-    let mut team = bundle("a-5", Some("a"), "5");
-    team["spec"]["forProvider"]["projectKey"] = json!("team");
-    env.add(&k, team).await;
+    for version in ["5", "6"] {
+        let mut team = bundle(&format!("a-{version}"), Some("a"), version);
+        team["spec"]["forProvider"]["projectKey"] = json!("team");
+        env.add(&k, team).await;
+    }
     converge(&env.mrs).await;
     assert_eq!(
-        env.sim
-            .request_count("POST", "/lifecycle/api/v2/release_bundle"),
-        1,
-        "a:1 made, a:5 adopted"
+        count(&env.sim.request_counts(), CREATE),
+        2,
+        "a:1 and a:6 made, a:5 adopted"
     );
+    let made = record(&env, "a", "6").expect("a:6 made");
+    assert_eq!(made["repository_key"], "team-release-bundles-v2", "{made}");
     for round in 0..2 {
-        let counts = poll(&env, &format!("a project's bundle, poll {round}")).await;
-        assert_eq!(count(&counts, LIST), 1, "{counts:?}");
-        assert_eq!(count(&counts, READ), 1, "{counts:?}");
-        assert_eq!(suite::writes(&env.sim, &[]), 0, "{counts:?}");
+        let counts = poll(&env, &format!("a project's bundles, poll {round}")).await;
+        assert_eq!(
+            count(&counts, LIST),
+            2,
+            "the platform's and the project's: {counts:?}"
+        );
+        assert_eq!(count(&counts, READ), 0, "{counts:?}");
+        assert_eq!(counts.values().sum::<u64>(), 2, "nothing else: {counts:?}");
     }
+    let adopted = record(&env, "a", "5").expect("a:5");
+    let by_list = observed(&env).await;
+    assert_eq!(
+        by_list[1]["createdBy"], adopted["created_by"],
+        "{}",
+        by_list[1]
+    );
+    assert_eq!(
+        by_list[1]["serviceId"], adopted["service_id"],
+        "{}",
+        by_list[1]
+    );
     for m in &env.mrs {
         assert!(m.ready_and_synced().await, "{}", m.name);
     }
+
+    // Gone from the project's list: confirmed by one read (with the project) and made
+    // again in the project.
+    assert!(env.sim.delete_object("release_bundles", "a/6"));
+    let counts = poll(&env, "a project's version deleted in JFrog").await;
+    assert_eq!(count(&counts, LIST), 2, "{counts:?}");
+    assert_eq!(count(&counts, READ), 1, "{counts:?}");
+    assert_eq!(count(&counts, CREATE), 1, "{counts:?}");
+    let again = record(&env, "a", "6").expect("made again");
+    assert_eq!(
+        again["repository_key"], "team-release-bundles-v2",
+        "{again}"
+    );
+    converge(&env.mrs).await;
+    let counts = poll(&env, "after").await;
+    assert_eq!(counts.values().sum::<u64>(), 2, "{counts:?}");
 }
 
 /// Without the list (refused: no permission to list), the versions converge by reads by

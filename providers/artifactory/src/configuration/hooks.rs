@@ -15,7 +15,7 @@ use super::objects;
 /// (canonically `<name>:<version>?project=<key>`): every call on it sends `project`, since
 /// JFrog looks in the project's Release Bundles repository (the Release Lifecycle Management
 /// APIs' common query parameters; Terraform sends it on read too). Such an address is
-/// outside the platform's lists, so it is read by key.
+/// observed through the lists asked with the project (`rest::RELEASEBUNDLEV2`).
 fn in_project(key: &str, params: &Value) -> Address {
     match params.get("projectKey").and_then(Value::as_str) {
         Some(p) if !p.is_empty() => Address::new(key).with_query("project", p),

@@ -33,6 +33,27 @@ fn scoped(address: &Address) -> (&str, Option<&str>) {
     (address.key(), project)
 }
 
+/// The key a per-parent list shows `key` under: the list path's parents, then the project
+/// its list was asked with (the optional query parent), joined by `/`.
+fn listed_under(parents: &[&str], project: Option<&str>, key: &str) -> String {
+    let mut out = String::new();
+    for p in parents.iter().chain(project.as_ref()) {
+        out.push_str(p);
+        out.push('/');
+    }
+    out.push_str(key);
+    out
+}
+
+/// The canonical address `key` in `project` (`<key>?project=<project>`), as the
+/// configuration hooks' `address` builds it.
+fn in_project(key: String, project: Option<&&str>) -> String {
+    match project {
+        Some(p) if !p.is_empty() => Address::new(key).with_query("project", *p).to_string(),
+        _ => key,
+    }
+}
+
 /// The `n` parts of a composite key (`a:b:c`); the last part may hold no colon.
 fn parts<'a>(key: &'a str, n: usize, route: &str) -> Result<Vec<&'a str>, Error> {
     let p: Vec<&str> = key.splitn(n, ':').collect();
@@ -144,14 +165,19 @@ impl Rest for ReleaseBundles {
         None
     }
 
-    /// The versions list of the bundle name shows `<version>` under the name.
+    /// The versions list of the bundle name shows `<version>` under the name, and a
+    /// project's list (asked with `project`) under the name and the project.
     fn list_key(&self, address: &Address) -> Option<String> {
-        let p = parts(address.key(), 2, RB_RECORD).ok()?;
-        Some(format!("{}/{}", p[0], p[1]))
+        let (key, project) = scoped(address);
+        let p = parts(key, 2, RB_RECORD).ok()?;
+        Some(listed_under(&[p[0]], project, p[1]))
     }
 
     fn listed_address(&self, parents: &[&str], key: &str) -> Option<String> {
-        Some(format!("{}:{key}", parents.first()?))
+        Some(in_project(
+            format!("{}:{key}", parents.first()?),
+            parents.get(1),
+        ))
     }
 
     /// The list of a bundle's versions came with its read by key (Artifactory 7.63.2) and
@@ -159,12 +185,6 @@ impl Rest for ReleaseBundles {
     /// each of which the read would answer 404 too.
     fn list_404_is_empty(&self) -> bool {
         true
-    }
-
-    /// The list is asked without `project`, so it shows the platform's Release Bundles
-    /// repository only: a project's bundle is read by key.
-    fn list_excludes(&self) -> &'static [&'static str] {
-        &["projectKey"]
     }
 }
 
@@ -303,16 +323,25 @@ impl Rest for Promotions {
         None
     }
 
-    /// The environment's list shows `<name>/<version>` under the environment.
+    /// The environment's list shows `<name>/<version>` under the environment, and a
+    /// project's list (asked with `project`) under the environment and the project.
     fn list_key(&self, address: &Address) -> Option<String> {
-        let p = parts(address.key(), 3, PROMOTIONS).ok()?;
-        Some(format!("{}/{}/{}", p[2], p[0], p[1]))
+        let (key, project) = scoped(address);
+        let p = parts(key, 3, PROMOTIONS).ok()?;
+        Some(listed_under(
+            &[p[2]],
+            project,
+            &format!("{}/{}", p[0], p[1]),
+        ))
     }
 
     fn listed_address(&self, parents: &[&str], key: &str) -> Option<String> {
         let env = parents.first()?;
         let (name, version) = key.split_once('/')?;
-        Some(format!("{name}:{version}:{env}"))
+        Some(in_project(
+            format!("{name}:{version}:{env}"),
+            parents.get(1),
+        ))
     }
 
     /// The environment's list shows each bundle version where it is now: a version
@@ -837,5 +866,34 @@ mod tests {
             artifact_id(&json!({"repo": "libs", "path": "/a/b.txt"})).as_deref(),
             Some("libs/a/b.txt")
         );
+    }
+
+    /// A bundle or promotion is keyed in its list under the list path's parent and, for a
+    /// project's (asked with `project`), the project: the snapshot's prefix; an export's
+    /// listed entry gives back the address the hooks build.
+    #[test]
+    fn a_projects_bundles_and_promotions_are_keyed_under_the_project() {
+        let rb = Rest::list_key(&ReleaseBundles, &Address::new("rb:1.0"));
+        assert_eq!(rb.as_deref(), Some("rb/1.0"));
+        let team = Address::new("rb:1.0").with_query("project", "team");
+        let rb = Rest::list_key(&ReleaseBundles, &team);
+        assert_eq!(rb.as_deref(), Some("rb/team/1.0"));
+        let listed = ReleaseBundles.listed_address(&["rb", "team"], "1.0");
+        assert_eq!(listed.as_deref(), Some("rb:1.0?project=team"));
+        let listed = ReleaseBundles.listed_address(&["rb"], "1.0");
+        assert_eq!(listed.as_deref(), Some("rb:1.0"));
+
+        let dev = Address::new("rb:1.0:DEV");
+        assert_eq!(
+            Rest::list_key(&Promotions, &dev).as_deref(),
+            Some("DEV/rb/1.0")
+        );
+        let team = Address::new("rb:1.0:DEV").with_query("project", "team");
+        assert_eq!(
+            Rest::list_key(&Promotions, &team).as_deref(),
+            Some("DEV/team/rb/1.0")
+        );
+        let listed = Promotions.listed_address(&["DEV", "team"], "rb/1.0");
+        assert_eq!(listed.as_deref(), Some("rb:1.0:DEV?project=team"));
     }
 }

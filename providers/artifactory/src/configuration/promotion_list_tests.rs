@@ -231,31 +231,48 @@ async fn without_the_list_promotions_are_read_per_version() {
     }
 }
 
-/// A promotion of a project's bundle is made, read and deleted with the project
+/// A promotion of a project's bundle is made, observed and deleted with the project
 /// (`?project=`), since JFrog looks for the bundle in the project's Release Bundles
-/// repository: it is promoted once, then read by key (outside the platform's lists) with no
-/// second promotion, and its delete removes it.
+/// repository: it is promoted once, then observed through its environment's list asked with
+/// the project (one list per poll beside the platform's, no per-version read) with no second
+/// promotion, and its delete removes it.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_project_bundles_promotion_is_read_and_deleted_with_its_project() {
+async fn a_project_bundles_promotion_is_listed_and_deleted_with_its_project() {
     let mut env = start().await;
-    assert!(env.sim.put_object(
-        "release_bundles",
-        "t/1",
-        json!({"release_bundle_name": "t", "release_bundle_version": "1",
-               "status": "COMPLETED", "repository_key": "team-release-bundles-v2",
-               "created_by": "admin", "created": "2025-01-23T11:39:04.815Z"}),
-    ));
-    let mut m = promotion("t-1-dev", "t", "1", "DEV");
-    m["spec"]["forProvider"]["projectKey"] = json!("team");
-    env.add(&kind(), m).await;
+    seed_bundles(&env, &[("p", "1")]);
+    for version in ["1", "2"] {
+        assert!(env.sim.put_object(
+            "release_bundles",
+            &format!("t/{version}"),
+            json!({"release_bundle_name": "t", "release_bundle_version": version,
+                   "status": "COMPLETED", "repository_key": "team-release-bundles-v2",
+                   "created_by": "admin", "created": "2025-01-23T11:39:04.815Z"}),
+        ));
+    }
+    for version in ["1", "2"] {
+        let mut m = promotion(&format!("t-{version}-dev"), "t", version, "DEV");
+        m["spec"]["forProvider"]["projectKey"] = json!("team");
+        env.add(&kind(), m).await;
+    }
+    env.add(&kind(), promotion("p-1-dev", "p", "1", "DEV"))
+        .await;
     converge(&env.mrs).await;
     assert_eq!(records(&env, "t", "1").len(), 1);
+    assert_eq!(records(&env, "t", "2").len(), 1);
     for round in 0..2 {
-        let counts = poll(&env, &format!("a project's promotion, poll {round}")).await;
-        assert_eq!(count(&counts, RECORDS), 1, "{counts:?}");
+        let counts = poll(&env, &format!("a project's promotions, poll {round}")).await;
+        assert_eq!(
+            count(&counts, LIST),
+            2,
+            "the platform's and the project's: {counts:?}"
+        );
+        assert_eq!(count(&counts, RECORDS), 0, "{counts:?}");
         assert_eq!(count(&counts, PROMOTE), 0, "{counts:?}");
+        assert_eq!(counts.values().sum::<u64>(), 2, "nothing else: {counts:?}");
     }
-    assert!(env.mrs[0].ready_and_synced().await);
+    for m in &env.mrs {
+        assert!(m.ready_and_synced().await, "{}", m.name);
+    }
     let mr = &env.mrs[0];
     mr.api
         .delete(&mr.name, &kube::api::DeleteParams::default())

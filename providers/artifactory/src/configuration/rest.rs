@@ -1,7 +1,7 @@
 //! The REST binding of every configuration Kind: a descriptor section or plain paths.
 
 use jfrog_client::Service;
-use provider_family::{Call, ListCall, ListShape, Listed, Next, Pages, Paths, Verb};
+use provider_family::{Call, ListCall, ListShape, Listed, Next, Pages, Paths, QueryParent, Verb};
 
 use super::descriptor::{Delete, Place, Section};
 use super::tables;
@@ -212,21 +212,33 @@ pub static SAMLSETTINGS: Section = Section {
 /// asked for with the largest page (255), oldest first (`order_by=created&order_asc=true`, so
 /// versions made meanwhile come last) and followed by `offset` to its end. Each entry has the
 /// members the Kind observes from the read by key (`service_id`, `created_by`, `created`,
-/// the name and version). A 404 is the name without a version (each version absent); the
-/// list asked without `project` shows the platform's Release Bundles repository only, so a
-/// project's bundle (`projectKey` set) is read by key. `export` lists the names ("Get
-/// Release Bundle v2 Names"), then each name's versions.
-pub static RELEASEBUNDLEV2: Listed = Listed::per_parent(
-    &super::objects::ReleaseBundles,
-    ListCall {
-        service: Service::Lifecycle,
-        path: "/api/v2/release_bundle/records/{name}",
-        shape: ListShape::Pages(&BUNDLE_PAGES),
-        key_member: "release_bundle_version",
-    },
-    &["name"],
-    &BUNDLE_NAMES,
-);
+/// the name and version). A 404 is the name without a version (each version absent). The
+/// list asked without `project` shows the platform's Release Bundles repository only; a
+/// project's bundles (`projectKey` set) are listed with `project` (JFrog's common query
+/// parameter of the Release Lifecycle Management APIs: the project's repository), one list
+/// per name and project. `export` lists the names ("Get Release Bundle v2 Names"), then each
+/// name's versions in the platform's repository.
+pub static RELEASEBUNDLEV2: Listed = Listed {
+    parent_query: Some(PROJECT),
+    ..Listed::per_parent(
+        &super::objects::ReleaseBundles,
+        ListCall {
+            service: Service::Lifecycle,
+            path: "/api/v2/release_bundle/records/{name}",
+            shape: ListShape::Pages(&BUNDLE_PAGES),
+            key_member: "release_bundle_version",
+        },
+        &["name", "projectKey"],
+        &BUNDLE_NAMES,
+    )
+};
+
+/// A release bundle's or promotion's project, after the list path's parameters: the list
+/// asked with `project` shows the project's Release Bundles repository.
+const PROJECT: QueryParent = QueryParent {
+    name: "project",
+    with: &[],
+};
 
 /// The pages of a bundle name's versions: at most 255 per page.
 static BUNDLE_PAGES: Pages = Pages {
@@ -250,21 +262,26 @@ static BUNDLE_NAMES: ListCall = ListCall {
 /// Artifactory 7.107.1+): one list per environment and poll for all its promotions, asked
 /// for with the largest page (255), oldest first (`order_by=created&order_asc=true`, so
 /// promotions made meanwhile come last) and followed by `offset` to its end. The list shows
-/// each bundle version where it is now (the environment of its newest promotion) and only
-/// the platform's Release Bundles repository (`release-bundles-v2`): a promotion it lacks (a
-/// version promoted on since, a project's bundle) is read by key, never taken as absent. A
-/// platform without the list (404) is observed by key, as before.
-pub static RELEASEBUNDLEV2PROMOTION: Listed = Listed::per_parent(
-    &super::objects::Promotions,
-    ListCall {
-        service: Service::Lifecycle,
-        path: "/api/v2/promotion/release-bundles-by-environment/{environment}",
-        shape: ListShape::Pages(&PROMOTION_PAGES),
-        key_member: "release_bundle_name/release_bundle_version",
-    },
-    &["environment"],
-    &ENVIRONMENTS,
-);
+/// each bundle version where it is now (the environment of its newest promotion): a
+/// promotion it lacks (a version promoted on since) is read by key, never taken as absent.
+/// Asked without `project` it shows the platform's Release Bundles repository
+/// (`release-bundles-v2`) only; a project's bundles' promotions are listed with `project`,
+/// one list per environment and project. A platform without the list (404) is observed by
+/// key, as before.
+pub static RELEASEBUNDLEV2PROMOTION: Listed = Listed {
+    parent_query: Some(PROJECT),
+    ..Listed::per_parent(
+        &super::objects::Promotions,
+        ListCall {
+            service: Service::Lifecycle,
+            path: "/api/v2/promotion/release-bundles-by-environment/{environment}",
+            shape: ListShape::Pages(&PROMOTION_PAGES),
+            key_member: "release_bundle_name/release_bundle_version",
+        },
+        &["environment", "projectKey"],
+        &ENVIRONMENTS,
+    )
+};
 
 /// The pages of an environment's promotions: at most 255 per page.
 static PROMOTION_PAGES: Pages = Pages {
