@@ -14,9 +14,12 @@
 //!   them (an overlapping write fails with "Could not merge and save new descriptor", the
 //!   emulation is on). So N creations cannot take less than N x L: the reported lower bound.
 //! - Time to Ready of an object: from the moment its apply was answered to the moment this
-//!   command's watch first saw `Ready=True` (the conditions' `lastTransitionTime` has only
-//!   second resolution). "All Ready" is when every object was seen Ready and Synced, from the
-//!   start of the applies.
+//!   command first saw `Ready=True` (the conditions' `lastTransitionTime` has only second
+//!   resolution). It sees each object as the embedded Kubernetes API test server commits it,
+//!   in the same process ([`kube_testserver::TestServer::observe`]): a watch of its own over
+//!   HTTPS would spend the cores the measured provider runs on (serialisation, TLS,
+//!   decoding). "All Ready" is when every object was seen Ready and Synced, from the start
+//!   of the applies.
 //! - JFrog requests: the simulator's per-route counts, reset just before the first apply and
 //!   read when all are Ready (creation); reset again, then read after K poll intervals and
 //!   divided by K (steady state).
@@ -28,7 +31,7 @@
 //!   the sandbox seeing it hold its leader Lease (checked every 50 ms), and the first apply to
 //!   the first `Synced` condition seen on any of the objects (the first reconcile's result,
 //!   including its JFrog calls). It over-estimates a start with existing objects slightly
-//!   (the sandbox's Lease check interval, the watch's delivery).
+//!   (the sandbox's Lease check interval).
 //!
 //! Fault runs (`--fault`, `--kill-every`, [`crate::chaos`]): the simulator's faults are added
 //! just before the first apply and the provider is SIGKILLed periodically (restarted by the
@@ -58,7 +61,6 @@ use anyhow::Context;
 use futures::StreamExt;
 use k8s_openapi::api::coordination::v1::Lease;
 use kube::api::{Api, ApiResource, DeleteParams, DynamicObject, ListParams};
-use kube::runtime::{WatchStreamExt, watcher};
 use serde::Serialize;
 
 use crate::Provider;
@@ -585,38 +587,56 @@ async fn bench(args: &Args, running: &mut Running) -> anyhow::Result<Report> {
             used.push(g.resource.clone());
         }
     }
+    // Observed in this process, as the test server commits them: a watch of the bench's own
+    // over HTTPS would take CPU (serialisation, TLS, decoding) from the provider it measures.
+    let observer = running
+        .observer()
+        .context("the bench needs the embedded Kubernetes API test server")?;
     let mut tasks = Vec::new();
     for r in &used {
-        let api: Api<DynamicObject> = Api::namespaced_with(client.clone(), BENCH_NAMESPACE, r);
+        let observer = observer.clone();
         let seen = seen.clone();
-        let kind = r.kind.clone();
+        let (kind, group, plural) = (r.kind.clone(), r.group.clone(), r.plural.clone());
         tasks.push(tokio::spawn(async move {
-            let stream = watcher(api, watcher::Config::default().labels("sandbox-bench=true"))
-                .default_backoff()
-                .applied_objects();
-            let mut stream = std::pin::pin!(stream);
-            while let Some(ev) = stream.next().await {
-                if let Ok(obj) = ev {
-                    let key = (kind.clone(), obj.metadata.name.clone().unwrap_or_default());
-                    let state = ObjectState::of(&obj);
-                    let now = Instant::now();
-                    let mut s = seen.lock().unwrap_or_else(PoisonError::into_inner);
-                    // A failing first reconcile is a reconcile too.
-                    if state.synced || state.failure.is_some() {
-                        s.first_synced.get_or_insert(now);
-                    }
-                    if state.ready {
-                        s.ready.entry(key.clone()).or_insert(now);
-                    }
-                    match &state.failure {
-                        Some(f) => s.failures.insert(key.clone(), f.clone()),
-                        None => s.failures.remove(&key),
-                    };
-                    s.current.insert(key.clone(), state.ready && state.synced);
-                    if state.ready && state.synced {
-                        s.done.entry(key).or_insert(now);
+            let see = |obj: &serde_json::Value| {
+                if obj.pointer(&format!("/metadata/labels/{BENCH_LABEL}"))
+                    != Some(&serde_json::Value::from("true"))
+                {
+                    return;
+                }
+                let name = obj.pointer("/metadata/name").and_then(|n| n.as_str());
+                let key = (kind.clone(), name.unwrap_or_default().to_string());
+                let state = ObjectState::of_json(obj);
+                let now = Instant::now();
+                let mut s = seen.lock().unwrap_or_else(PoisonError::into_inner);
+                // A failing first reconcile is a reconcile too.
+                if state.synced || state.failure.is_some() {
+                    s.first_synced.get_or_insert(now);
+                }
+                if state.ready {
+                    s.ready.entry(key.clone()).or_insert(now);
+                }
+                match &state.failure {
+                    Some(f) => s.failures.insert(key.clone(), f.clone()),
+                    None => s.failures.remove(&key),
+                };
+                s.current.insert(key.clone(), state.ready && state.synced);
+                if state.ready && state.synced {
+                    s.done.entry(key).or_insert(now);
+                }
+            };
+            // Observed again after the server ends its watches (a restart fault).
+            loop {
+                let mut observed = observer.observe(&group, &plural, Some(BENCH_NAMESPACE));
+                for obj in std::mem::take(&mut observed.objects) {
+                    see(&obj);
+                }
+                while let Some((obj, deleted)) = observed.next().await {
+                    if !deleted {
+                        see(&obj);
                     }
                 }
+                tokio::task::yield_now().await;
             }
         }));
     }

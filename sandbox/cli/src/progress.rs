@@ -204,8 +204,12 @@ pub struct ObjectState {
 impl ObjectState {
     /// Reads the conditions of an object.
     pub fn of(obj: &DynamicObject) -> ObjectState {
+        Self::of_json(&obj.data)
+    }
+
+    /// Reads the conditions of an object's JSON (its `status.conditions`).
+    pub fn of_json(obj: &serde_json::Value) -> ObjectState {
         let conditions = obj
-            .data
             .pointer("/status/conditions")
             .and_then(|c| c.as_array())
             .cloned()

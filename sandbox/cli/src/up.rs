@@ -188,6 +188,14 @@ pub(crate) struct Running {
 }
 
 impl Running {
+    /// Observes the embedded Kubernetes API test server's objects in this process, when this
+    /// sandbox runs one.
+    pub(crate) fn observer(&self) -> Option<kube_testserver::Observer> {
+        self.server
+            .as_ref()
+            .map(kube_testserver::TestServer::observer)
+    }
+
     /// The Kubernetes API test server's request counts (`{verb: {user: n}}`), when this
     /// sandbox runs one.
     pub(crate) fn kube_request_counts(&self) -> Option<serde_json::Value> {

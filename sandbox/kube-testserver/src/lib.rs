@@ -304,6 +304,57 @@ pub struct TestServer {
     task: Option<tokio::task::JoinHandle<()>>,
 }
 
+/// Observes a [`TestServer`]'s objects from any task ([`TestServer::observer`]).
+#[derive(Clone)]
+pub struct Observer(Arc<Shared>);
+
+impl std::fmt::Debug for Observer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Observer").finish_non_exhaustive()
+    }
+}
+
+impl Observer {
+    /// See [`TestServer::observe`].
+    pub fn observe(&self, group: &str, resource: &str, namespace: Option<&str>) -> Observation {
+        let key = registry::StoreKey {
+            group: group.to_string(),
+            resource: resource.to_string(),
+        };
+        let (initial, changes) = self
+            .0
+            .lock()
+            .watch(&key, namespace, store::WatchFrom::InitialState)
+            .unwrap_or_else(|_| {
+                // Only a watch from a resourceVersion can be refused (too old).
+                let (_, rx) = tokio::sync::mpsc::unbounded_channel();
+                (Vec::new(), rx)
+            });
+        Observation {
+            objects: initial.into_iter().map(|e| e.obj.clone()).collect(),
+            changes,
+        }
+    }
+}
+
+/// What [`TestServer::observe`] answers: the objects stored when it was asked, then each
+/// change committed after it.
+#[derive(Debug)]
+pub struct Observation {
+    /// The objects stored when the observation began.
+    pub objects: Vec<Arc<serde_json::Value>>,
+    changes: tokio::sync::mpsc::UnboundedReceiver<Arc<store::StoredEvent>>,
+}
+
+impl Observation {
+    /// The next committed change: the object as stored after it (as it was, for a
+    /// deletion) and whether it was a deletion. `None` once the server ended its watches.
+    pub async fn next(&mut self) -> Option<(Arc<serde_json::Value>, bool)> {
+        let ev = self.changes.recv().await?;
+        Some((ev.obj.clone(), ev.kind == store::EvKind::Deleted))
+    }
+}
+
 impl std::fmt::Debug for TestServer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("TestServer")
@@ -549,6 +600,23 @@ impl TestServer {
     /// Number of stored objects (for measurements).
     pub fn object_count(&self) -> usize {
         self.shared.lock().object_count()
+    }
+
+    /// The objects of `resource` in API group `group` (and `namespace`, when given) as this
+    /// process stores them: every one stored now, then each change as it is committed. For
+    /// a harness in the server's own process that measures what runs against the server
+    /// (`sandbox bench`): it reads the stored objects themselves, so observing costs no
+    /// serialisation, HTTP or TLS on the cores the measured clients share. The changes end
+    /// ([`Observation::next`] answers `None`) when the server ends its watches (a restart,
+    /// [`Self::expire_watches`]); observe again then.
+    pub fn observe(&self, group: &str, resource: &str, namespace: Option<&str>) -> Observation {
+        self.observer().observe(group, resource, namespace)
+    }
+
+    /// A handle that observes this server's objects ([`Self::observe`]) from other tasks,
+    /// for as long as the server runs.
+    pub fn observer(&self) -> Observer {
+        Observer(self.shared.clone())
     }
 
     /// Stops serving and waits for the listener to close (open watches end).

@@ -261,6 +261,58 @@ async fn restart_drops_connections_keeps_state_and_expires_watches() {
     assert!(counts["watch"]["admin"].as_u64() >= Some(4), "{counts}");
 }
 
+/// In-process observation (`sandbox bench`): the objects stored, then each committed change
+/// of its resource and namespace only, the objects as stored (the resourceVersion a client
+/// reads); it ends with the server's watches, and observing again starts from what is
+/// stored.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn observing_in_process_sees_what_is_committed() {
+    let server = server().await;
+    let client = admin(&server).await;
+    let api: Api<ConfigMap> = Api::namespaced(client.clone(), "default");
+    let other: Api<ConfigMap> = Api::namespaced(client.clone(), "kube-system");
+    let a = api
+        .create(&PostParams::default(), &cm("a", &[]))
+        .await
+        .expect("create a");
+    let mut observed = server.observe("", "configmaps", Some("default"));
+    let names = |objs: &[std::sync::Arc<serde_json::Value>]| -> Vec<String> {
+        objs.iter()
+            .map(|o| o["metadata"]["name"].as_str().unwrap_or("").to_string())
+            .collect()
+    };
+    assert_eq!(names(&observed.objects), ["a"]);
+    other
+        .create(&PostParams::default(), &cm("elsewhere", &[]))
+        .await
+        .expect("create in another namespace");
+    let b = api
+        .create(&PostParams::default(), &cm("b", &[("app", "x")]))
+        .await
+        .expect("create b");
+    let (obj, deleted) = observed.next().await.expect("b committed");
+    assert!(!deleted);
+    assert_eq!(obj["metadata"]["name"], "b", "only its namespace: {obj}");
+    assert_eq!(obj["metadata"]["labels"]["app"], "x");
+    assert_eq!(
+        obj["metadata"]["resourceVersion"].as_str(),
+        b.metadata.resource_version.as_deref()
+    );
+    api.delete("a", &Default::default())
+        .await
+        .expect("delete a");
+    let (obj, deleted) = observed.next().await.expect("a deleted");
+    assert!(deleted);
+    assert_eq!(obj["metadata"]["uid"].as_str(), a.metadata.uid.as_deref());
+
+    // The server ends its watches: the observation ends too, and starts again from what is
+    // stored.
+    server.expire_watches();
+    assert!(observed.next().await.is_none(), "ended with the watches");
+    let again = server.observer().observe("", "configmaps", Some("default"));
+    assert_eq!(names(&again.objects), ["b"]);
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn watch_with_label_selector_sees_objects_enter_and_leave() {
     let server = server().await;
