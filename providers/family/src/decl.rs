@@ -10,6 +10,8 @@
 //! Kind's own fields; a later field replaces an earlier one with the same Terraform name; then
 //! the Kind's default overrides (by Terraform name).
 
+use std::borrow::Borrow;
+
 use provider_runtime::managed::kind::IdentifierStrategy;
 use serde_json::{Value, json};
 
@@ -465,7 +467,50 @@ pub struct ResolvedKind {
     /// The declaration.
     pub decl: KindDecl,
     /// Effective fields, in declaration order.
-    pub fields: Vec<Field>,
+    pub fields: Vec<FieldRef>,
+}
+
+/// One effective field of a composed Kind: the declared field itself, or (where the Kind
+/// overrides its allowed values or default) a changed copy. A provider keeps every Kind's
+/// composed fields for its whole life, and most are used as declared: held by reference they
+/// take 16 bytes each instead of a copy's 232 (provider-artifactory's 214 Kinds compose 4,060
+/// fields: 0.9 MiB of copies).
+#[derive(Debug, Clone)]
+pub enum FieldRef {
+    /// The field as declared.
+    Declared(&'static Field),
+    /// A copy the Kind changed.
+    Changed(Box<Field>),
+}
+
+impl std::ops::Deref for FieldRef {
+    type Target = Field;
+
+    fn deref(&self) -> &Field {
+        match self {
+            FieldRef::Declared(f) => f,
+            FieldRef::Changed(f) => f,
+        }
+    }
+}
+
+impl Borrow<Field> for FieldRef {
+    fn borrow(&self) -> &Field {
+        self
+    }
+}
+
+impl FieldRef {
+    /// The field, to be changed: a copy of a declared one.
+    fn to_mut(&mut self) -> &mut Field {
+        if let FieldRef::Declared(f) = *self {
+            *self = FieldRef::Changed(Box::new(*f));
+        }
+        match self {
+            FieldRef::Changed(f) => f,
+            FieldRef::Declared(_) => unreachable!("made a copy above"),
+        }
+    }
 }
 
 /// A declaration that does not compose.
@@ -485,15 +530,15 @@ impl KindDecl {
             kind: self.kind,
             message,
         };
-        let mut fields: Vec<Field> = Vec::new();
+        let mut fields: Vec<FieldRef> = Vec::new();
         let sets = std::iter::once(self.extends)
             .chain(self.mixins.iter().copied())
             .chain(std::iter::once(self.fields));
         for set in sets {
             for f in set {
                 match fields.iter_mut().find(|e| e.tf == f.tf) {
-                    Some(slot) => *slot = *f,
-                    None => fields.push(*f),
+                    Some(slot) => *slot = FieldRef::Declared(f),
+                    None => fields.push(FieldRef::Declared(f)),
                 }
             }
         }
@@ -501,14 +546,16 @@ impl KindDecl {
             let f = fields
                 .iter_mut()
                 .find(|f| f.tf == *tf)
-                .ok_or_else(|| err(format!("enum override for unknown field {tf}")))?;
+                .ok_or_else(|| err(format!("enum override for unknown field {tf}")))?
+                .to_mut();
             f.enums = values;
         }
         for (tf, d) in self.default_overrides {
             let f = fields
                 .iter_mut()
                 .find(|f| f.tf == *tf)
-                .ok_or_else(|| err(format!("default override for unknown field {tf}")))?;
+                .ok_or_else(|| err(format!("default override for unknown field {tf}")))?
+                .to_mut();
             f.default = *d;
             // A field with a provider default is no longer server-defaulted.
             if f.late_init {
@@ -555,8 +602,9 @@ impl KindDecl {
 /// The rules of the Secret-reference forms of plain fields (see [`Field::secret_ref`]), in
 /// `fields` and the blocks below them: named `<crd>SecretRef`, on a write-only string that
 /// is not itself sensitive, and no sibling of that name.
-fn check_secret_refs(fields: &[Field]) -> Result<(), String> {
+fn check_secret_refs<F: Borrow<Field>>(fields: &[F]) -> Result<(), String> {
     for f in fields {
+        let f = f.borrow();
         if let Some(r) = f.secret_ref {
             if r != format!("{}SecretRef", f.crd) {
                 return Err(format!(
@@ -570,7 +618,7 @@ fn check_secret_refs(fields: &[Field]) -> Result<(), String> {
                     f.crd
                 ));
             }
-            if fields.iter().any(|x| x.crd == r) {
+            if fields.iter().any(|x| x.borrow().crd == r) {
                 return Err(format!("two fields named {r}"));
             }
         }
@@ -584,12 +632,12 @@ fn check_secret_refs(fields: &[Field]) -> Result<(), String> {
 impl ResolvedKind {
     /// The `forProvider` parameters.
     pub fn params(&self) -> impl Iterator<Item = &Field> {
-        self.fields.iter().filter(|f| f.is_param())
+        self.fields.iter().map(|f| &**f).filter(|f| f.is_param())
     }
 
     /// A field by CRD name.
     pub fn field(&self, crd: &str) -> Option<&Field> {
-        self.fields.iter().find(|f| f.crd == crd)
+        self.fields.iter().map(|f| &**f).find(|f| f.crd == crd)
     }
 }
 
@@ -600,5 +648,58 @@ impl KindDecl {
             .iter()
             .find(|(w, _)| *w == wire)
             .map(|(_, v)| *v)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    static BASE: &[Field] = &[
+        Field::new("name", "name", Some("name"), Ty::Str),
+        Field::new("mode", "mode", Some("mode"), Ty::Str).enums(&["a", "b"]),
+        Field::new("size", "size", Some("size"), Ty::Int),
+    ];
+    static OWN: &[Field] = &[Field::new("name", "name", Some("key"), Ty::Str)];
+
+    fn decl() -> KindDecl {
+        KindDecl {
+            provider: "test",
+            group: "thing",
+            kind: "Thing",
+            description: "A thing.",
+            id: Id::Name,
+            id_wire: None,
+            extends: BASE,
+            mixins: &[],
+            fields: OWN,
+            default_overrides: &[("size", Dv::Int(3))],
+            enum_overrides: &[("mode", &["c"])],
+            identity: &[],
+            fixed_body: &[],
+            rules: &[],
+        }
+    }
+
+    /// A composed Kind holds the fields it uses as declared by reference (the last
+    /// declaration of a name wins) and copies only those it changes; the declarations stay
+    /// as they are.
+    #[test]
+    fn composed_fields_are_the_declared_ones_unless_changed() {
+        let k = decl().resolve().expect("composes");
+        let crds: Vec<&str> = k.fields.iter().map(|f| f.crd).collect();
+        assert_eq!(crds, ["name", "mode", "size"]);
+        match &k.fields[0] {
+            FieldRef::Declared(f) => {
+                assert!(std::ptr::eq(*f, &OWN[0]), "the Kind's own field wins");
+            }
+            other => panic!("copied: {other:?}"),
+        }
+        assert!(matches!(&k.fields[1], FieldRef::Changed(f) if f.enums == ["c"]));
+        assert!(matches!(&k.fields[2], FieldRef::Changed(f) if matches!(f.default, Dv::Int(3))));
+        assert_eq!(BASE[1].enums, ["a", "b"], "the declaration is unchanged");
+        assert!(matches!(BASE[2].default, Dv::None));
+        assert_eq!(k.field("mode").map(|f| f.enums), Some(&["c"][..]));
+        assert_eq!(k.params().count(), 3);
     }
 }

@@ -36,6 +36,7 @@
 //!
 //! [`Hooks::platform_owned`]: crate::hooks::Hooks::platform_owned
 
+use std::borrow::Borrow;
 use std::collections::{BTreeMap, BTreeSet};
 
 use jfrog_client::JfrogClient;
@@ -618,8 +619,9 @@ fn best_match<'k>(kinds: &[&'k BoundKind], obj: &Value) -> Vec<&'k BoundKind> {
         .collect()
 }
 
-fn constants_match(fields: &[Field], obj: &Value) -> bool {
+fn constants_match<F: Borrow<Field>>(fields: &[F], obj: &Value) -> bool {
     fields.iter().all(|f| {
+        let f = f.borrow();
         let Some(wire) = f.wire else { return true };
         let Some(v) = get_path(obj, wire) else {
             return true;
