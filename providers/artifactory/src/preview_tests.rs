@@ -292,7 +292,7 @@ impl Hooks for Writing {
                 "/api/repositories/{key}",
                 Idempotency::Idempotent,
             )
-            .param(ctx.key)
+            .param(ctx.key())
             .json(&json!({"rclass": "local", "packageType": "generic"}))
             .send()
             .await;

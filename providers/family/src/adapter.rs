@@ -995,11 +995,11 @@ impl FamilyClient {
         Cx::new(&self.client, &self.state)
     }
 
-    fn hook_ctx<'a>(&'a self, key: &'a str) -> HookCtx<'a> {
+    fn hook_ctx<'a>(&'a self, address: &'a Address) -> HookCtx<'a> {
         HookCtx {
             client: &self.client,
             kind: &self.kind,
-            key,
+            address,
             rest: self.kind.rest,
             state: &self.state,
             snapshot: self.snapshot.as_ref(),
@@ -1360,7 +1360,7 @@ impl FamilyClient {
         let hooks = self.kind.hooks;
         let find = || async {
             hooks
-                .find_created(self.hook_ctx(address.key()), address, body)
+                .find_created(self.hook_ctx(address), address, body)
                 .await
                 .map_err(ExternalError::new)
         };
@@ -1431,10 +1431,14 @@ impl FamilyClient {
     }
 
     /// The family's rules that need other objects of the platform, before any write.
-    async fn check_against_platform(&self, key: &str, params: &Value) -> Result<(), ExternalError> {
+    async fn check_against_platform(
+        &self,
+        address: &Address,
+        params: &Value,
+    ) -> Result<(), ExternalError> {
         self.kind
             .hooks
-            .check_against_platform(self.hook_ctx(key), params)
+            .check_against_platform(self.hook_ctx(address), params)
             .await
             .map_err(|rule| ExternalError::msg(format!("invalid spec.forProvider: {rule}")))
     }
@@ -1707,12 +1711,10 @@ impl ExternalClient<FamilyKind> for FamilyClient {
             self.check_key(&key, &mr.create_parameters)?;
             self.check_params(&mr.create_parameters)?;
             self.check_secret_keys(mr)?;
-            self.check_against_platform(&key, &mr.create_parameters)
+            let address = self.address(&key, &mr.create_parameters, &Value::Null);
+            self.check_against_platform(&address, &mr.create_parameters)
                 .await?;
-            if self
-                .address(&key, &mr.create_parameters, &Value::Null)
-                .is_empty()
-            {
+            if address.is_empty() {
                 return Err(ExternalError::msg(format!(
                     "cannot create: the {} belongs to an object not named in spec.forProvider",
                     self.kind.decl.kind
@@ -1729,7 +1731,9 @@ impl ExternalClient<FamilyKind> for FamilyClient {
         let key = self.key(mr, &mr.for_provider);
         self.check_params(&mr.for_provider)?;
         self.check_secret_keys(mr)?;
-        self.check_against_platform(&key, &mr.for_provider).await?;
+        let address = self.address(&key, &mr.for_provider, &mr.at_provider);
+        self.check_against_platform(&address, &mr.for_provider)
+            .await?;
         for f in self.kind.params().filter(|f| f.immutable) {
             if let (Some(d), Some(o)) = (
                 user_value(&mr.for_provider, f.crd),
@@ -1762,9 +1766,9 @@ impl ExternalClient<FamilyKind> for FamilyClient {
         }
         self.check_params(&mr.create_parameters)?;
         self.check_secret_keys(mr)?;
-        self.check_against_platform(&key, &mr.create_parameters)
-            .await?;
         let address = self.address(&key, &mr.create_parameters, &Value::Null);
+        self.check_against_platform(&address, &mr.create_parameters)
+            .await?;
         if address.is_empty() && self.kind.decl.id != Id::ServerAssigned {
             return Err(ExternalError::msg(format!(
                 "cannot create: the {} belongs to an object not named in spec.forProvider",
@@ -1803,7 +1807,8 @@ impl ExternalClient<FamilyKind> for FamilyClient {
                 .0
                 .insert(format!("attribute.{tf}"), value.into_bytes());
         }
-        self.kind.hooks.after_create(self.hook_ctx(&key)).await;
+        let created = self.address(&key, &mr.create_parameters, &Value::Null);
+        self.kind.hooks.after_create(self.hook_ctx(&created)).await;
         let hashes = diff::write_only_hashes(
             &self.kind,
             &body,
@@ -1835,8 +1840,9 @@ impl ExternalClient<FamilyKind> for FamilyClient {
         let key = self.key(mr, &mr.for_provider.clone());
         self.check_params(&mr.for_provider)?;
         self.check_secret_keys(mr)?;
-        self.check_against_platform(&key, &mr.for_provider).await?;
         let address = self.address(&key, &mr.for_provider, &mr.at_provider);
+        self.check_against_platform(&address, &mr.for_provider)
+            .await?;
         let _write = self.begin_write(&address);
         // Immutable fields are guarded at admission; a value that differs here was set
         // outside Kubernetes or before the rule existed.
@@ -1862,7 +1868,7 @@ impl ExternalClient<FamilyKind> for FamilyClient {
             .map_err(ExternalError::new)?;
         self.kind
             .hooks
-            .after_update(self.hook_ctx(&key), mr_state(mr))
+            .after_update(self.hook_ctx(&address), mr_state(mr))
             .await?;
         // Keep the hashes of init-only write-only values recorded at create.
         let mut all = recorded;
@@ -1891,7 +1897,7 @@ impl ExternalClient<FamilyKind> for FamilyClient {
         let _write = self.begin_write(&address);
         self.kind
             .hooks
-            .before_delete(self.hook_ctx(&key), mr_state(mr))
+            .before_delete(self.hook_ctx(&address), mr_state(mr))
             .await;
         match self.kind.rest.delete(&self.cx(), &address).await {
             Ok(()) => {}

@@ -21,17 +21,17 @@ use crate::rest::{Cx, ProviderState, Rest};
 use crate::snapshot::{Lookup, Snapshot, WriteGuard};
 use crate::wire::Mode;
 
-/// What a hook may use: the client, the Kind, the identifier, and the write marks of the
-/// family's snapshot (so a side write to another object of the family is not mistaken for
-/// the state an older read saw).
+/// What a hook may use: the client, the Kind, the object's address, and the write marks of
+/// the family's snapshot (so a side write to another object of the family is not mistaken
+/// for the state an older read saw).
 #[derive(Debug, Clone, Copy)]
 pub struct HookCtx<'a> {
     /// The JFrog client of the MR's ProviderConfig.
     pub client: &'a JfrogClient,
     /// The Kind.
     pub kind: &'a ResolvedKind,
-    /// The identifier.
-    pub key: &'a str,
+    /// Where the object is: its identifier ([`Self::key`]), its parents and its query.
+    pub address: &'a Address,
     /// The Kind's REST binding.
     pub(crate) rest: &'a dyn Rest,
     /// The provider's state, handed to the binding's read.
@@ -51,7 +51,12 @@ pub struct MrState<'a> {
     pub init_only_fields: &'a [String],
 }
 
-impl HookCtx<'_> {
+impl<'a> HookCtx<'a> {
+    /// The object's identifier (its address's key).
+    pub fn key(&self) -> &'a str {
+        self.address.key()
+    }
+
     /// Another object of this family (one its REST binding reads at `key`), for rules that
     /// need other objects: as the family's list shows it when the list can tell (no request
     /// in steady state), else read once; `None` when it does not exist or cannot be read

@@ -91,8 +91,8 @@ impl Hooks for ItemProperties {
             .and_then(Value::as_object)
             .map(|m| m.keys().cloned().collect())
             .unwrap_or_default();
-        if let Err(e) = objects::remove_properties(ctx.client, ctx.key, &names).await {
-            tracing::warn!(key = ctx.key, error = %e, "could not remove the declared properties");
+        if let Err(e) = objects::remove_properties(ctx.client, ctx.key(), &names).await {
+            tracing::warn!(key = ctx.key(), error = %e, "could not remove the declared properties");
         }
     }
 }
@@ -133,7 +133,7 @@ impl Hooks for Enablement {
             .get("enabled")
             .and_then(Value::as_bool)
             .unwrap_or(true);
-        objects::set_enabled(ctx.client, self.0, ctx.key, enabled)
+        objects::set_enabled(ctx.client, self.0, ctx.key(), enabled)
             .await
             .map_err(ExternalError::new)
     }

@@ -176,11 +176,11 @@ impl RepositoryHooks {
                 "/api/federation/configSync/{key}",
                 Idempotency::Idempotent,
             )
-            .param(ctx.key)
+            .param(ctx.key())
             .send_empty()
             .await;
         if let Err(e) = r {
-            tracing::warn!(repository = %ctx.key, error = %e, "federation config sync failed");
+            tracing::warn!(repository = %ctx.key(), error = %e, "federation config sync failed");
         }
     }
 
@@ -204,7 +204,7 @@ impl RepositoryHooks {
                     "/api/v1/projects/_/attach/repositories/{key}",
                     Idempotency::Idempotent,
                 )
-                .param(ctx.key)
+                .param(ctx.key())
                 .send_empty()
                 .await
                 .map_err(|e| {
@@ -219,7 +219,7 @@ impl RepositoryHooks {
                     "/api/v1/projects/_/attach/repositories/{key}/{project}",
                     Idempotency::Idempotent,
                 )
-                .param(ctx.key)
+                .param(ctx.key())
                 .param(desired)
                 .send_empty()
                 .await
@@ -387,7 +387,7 @@ impl Hooks for RepositoryHooks {
         {
             return;
         }
-        let key = ctx.key;
+        let key = ctx.key();
         let prefix = self.diff_context(ctx.client, key).own_member_prefix;
         let repos = ctx.client.artifactory().repositories();
         let members = mr
