@@ -652,6 +652,30 @@ impl KindDecl {
 }
 
 #[cfg(test)]
+impl KindDecl {
+    /// The test Kind `Thing` (provider `test`, group `thing`, identified by name) with these
+    /// base and own fields and nothing else declared.
+    pub(crate) const fn test_thing(extends: &'static [Field], fields: &'static [Field]) -> Self {
+        KindDecl {
+            provider: "test",
+            group: "thing",
+            kind: "Thing",
+            description: "A thing.",
+            id: Id::Name,
+            id_wire: None,
+            extends,
+            mixins: &[],
+            fields,
+            default_overrides: &[],
+            enum_overrides: &[],
+            identity: &[],
+            fixed_body: &[],
+            rules: &[],
+        }
+    }
+}
+
+#[cfg(test)]
 mod tests {
     use super::*;
 
@@ -664,20 +688,9 @@ mod tests {
 
     fn decl() -> KindDecl {
         KindDecl {
-            provider: "test",
-            group: "thing",
-            kind: "Thing",
-            description: "A thing.",
-            id: Id::Name,
-            id_wire: None,
-            extends: BASE,
-            mixins: &[],
-            fields: OWN,
             default_overrides: &[("size", Dv::Int(3))],
             enum_overrides: &[("mode", &["c"])],
-            identity: &[],
-            fixed_body: &[],
-            rules: &[],
+            ..KindDecl::test_thing(BASE, OWN)
         }
     }
 

@@ -114,7 +114,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::decl::{Field, Id, Ty};
+    use crate::decl::{Field, Ty};
     use crate::hooks::NoHooks;
     use crate::rest::{Call, Paths, Verb};
 
@@ -162,22 +162,7 @@ mod tests {
 
     fn bound(hooks: &'static dyn Hooks) -> BoundKind {
         Kind {
-            decl: KindDecl {
-                provider: "test",
-                group: "thing",
-                kind: "Thing",
-                description: "A thing.",
-                id: Id::Name,
-                id_wire: None,
-                extends: &[],
-                mixins: &[],
-                fields: FIELDS,
-                default_overrides: &[],
-                enum_overrides: &[],
-                identity: &[],
-                fixed_body: &[],
-                rules: &[],
-            },
+            decl: KindDecl::test_thing(&[], FIELDS),
             rest: &REST,
             family: &Family,
             hooks,

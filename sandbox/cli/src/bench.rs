@@ -16,7 +16,7 @@
 //! - Time to Ready of an object: from the moment its apply was answered to the moment this
 //!   command first saw `Ready=True` (the conditions' `lastTransitionTime` has only second
 //!   resolution). It sees each object as the embedded Kubernetes API test server commits it,
-//!   in the same process ([`kube_testserver::TestServer::observe`]): a watch of its own over
+//!   in the same process ([`kube_testserver::Observer::observe`]): a watch of its own over
 //!   HTTPS would spend the cores the measured provider runs on (serialisation, TLS,
 //!   decoding). "All Ready" is when every object was seen Ready and Synced, from the start
 //!   of the applies.

@@ -304,7 +304,7 @@ pub struct TestServer {
     task: Option<tokio::task::JoinHandle<()>>,
 }
 
-/// Observes a [`TestServer`]'s objects from any task ([`TestServer::observer`]).
+/// Observes a [`TestServer`]'s objects in its process ([`TestServer::observer`]).
 #[derive(Clone)]
 pub struct Observer(Arc<Shared>);
 
@@ -315,7 +315,13 @@ impl std::fmt::Debug for Observer {
 }
 
 impl Observer {
-    /// See [`TestServer::observe`].
+    /// The objects of `resource` in API group `group` (and `namespace`, when given) as the
+    /// server's process stores them: every one stored now, then each change as it is
+    /// committed. For a harness in the server's own process that measures what runs against
+    /// the server (`sandbox bench`): it reads the stored objects themselves, so observing
+    /// costs no serialisation, HTTP or TLS on the cores the measured clients share. The
+    /// changes end ([`Observation::next`] answers `None`) when the server ends its watches
+    /// (a restart, [`TestServer::expire_watches`]); observe again then.
     pub fn observe(&self, group: &str, resource: &str, namespace: Option<&str>) -> Observation {
         let key = registry::StoreKey {
             group: group.to_string(),
@@ -337,7 +343,7 @@ impl Observer {
     }
 }
 
-/// What [`TestServer::observe`] answers: the objects stored when it was asked, then each
+/// What [`Observer::observe`] answers: the objects stored when it was asked, then each
 /// change committed after it.
 #[derive(Debug)]
 pub struct Observation {
@@ -602,18 +608,7 @@ impl TestServer {
         self.shared.lock().object_count()
     }
 
-    /// The objects of `resource` in API group `group` (and `namespace`, when given) as this
-    /// process stores them: every one stored now, then each change as it is committed. For
-    /// a harness in the server's own process that measures what runs against the server
-    /// (`sandbox bench`): it reads the stored objects themselves, so observing costs no
-    /// serialisation, HTTP or TLS on the cores the measured clients share. The changes end
-    /// ([`Observation::next`] answers `None`) when the server ends its watches (a restart,
-    /// [`Self::expire_watches`]); observe again then.
-    pub fn observe(&self, group: &str, resource: &str, namespace: Option<&str>) -> Observation {
-        self.observer().observe(group, resource, namespace)
-    }
-
-    /// A handle that observes this server's objects ([`Self::observe`]) from other tasks,
+    /// A handle that observes this server's objects ([`Observer::observe`]) from any task,
     /// for as long as the server runs.
     pub fn observer(&self) -> Observer {
         Observer(self.shared.clone())

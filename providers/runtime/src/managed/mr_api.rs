@@ -62,13 +62,7 @@ impl MrApi {
         pp: &PostParams,
         obj: &DynamicObject,
     ) -> kube::Result<DynamicObject> {
-        let body = serde_json::to_vec(obj).map_err(Error::SerdeError)?;
-        let mut req = self
-            .request
-            .replace(name, pp, body)
-            .map_err(Error::BuildRequest)?;
-        req.extensions_mut().insert("replace");
-        self.send(req).await
+        self.put(name, pp, obj, false).await
     }
 
     /// A status update.
@@ -78,12 +72,27 @@ impl MrApi {
         pp: &PostParams,
         obj: &DynamicObject,
     ) -> kube::Result<DynamicObject> {
+        self.put(name, pp, obj, true).await
+    }
+
+    /// A full update, of the object or of its status subresource, as kube's `replace` and
+    /// `replace_status` send it.
+    async fn put(
+        &self,
+        name: &str,
+        pp: &PostParams,
+        obj: &DynamicObject,
+        status: bool,
+    ) -> kube::Result<DynamicObject> {
         let body = serde_json::to_vec(obj).map_err(Error::SerdeError)?;
-        let mut req = self
-            .request
-            .replace_subresource("status", name, pp, body)
-            .map_err(Error::BuildRequest)?;
-        req.extensions_mut().insert("replace_status");
+        let (req, verb) = if status {
+            let req = self.request.replace_subresource("status", name, pp, body);
+            (req, "replace_status")
+        } else {
+            (self.request.replace(name, pp, body), "replace")
+        };
+        let mut req = req.map_err(Error::BuildRequest)?;
+        req.extensions_mut().insert(verb);
         self.send(req).await
     }
 

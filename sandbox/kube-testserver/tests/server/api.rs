@@ -275,7 +275,7 @@ async fn observing_in_process_sees_what_is_committed() {
         .create(&PostParams::default(), &cm("a", &[]))
         .await
         .expect("create a");
-    let mut observed = server.observe("", "configmaps", Some("default"));
+    let mut observed = server.observer().observe("", "configmaps", Some("default"));
     let names = |objs: &[std::sync::Arc<serde_json::Value>]| -> Vec<String> {
         objs.iter()
             .map(|o| o["metadata"]["name"].as_str().unwrap_or("").to_string())
