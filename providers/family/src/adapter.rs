@@ -1275,7 +1275,7 @@ impl FamilyClient {
         let params = self.with_identity(key, params);
         let mut body = wire::to_wire(&self.kind, key, &params, secrets, mode, skip, observed)
             .map_err(ExternalError::new)?;
-        self.kind.hooks.finish_body(&self.kind, mode, &mut body);
+        self.kind.hooks.encode(&self.kind, mode, &mut body);
         Ok(body)
     }
 

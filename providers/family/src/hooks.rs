@@ -151,11 +151,16 @@ pub trait Hooks: Send + Sync + std::fmt::Debug {
         Ok(())
     }
 
-    /// Adjust a request body the generic mapping built.
-    fn finish_body(&self, _kind: &ResolvedKind, _mode: Mode, _body: &mut Map<String, Value>) {}
+    /// The Kind's wire conversion, writes: turn a request body the generic mapping built
+    /// from the declared wire names ([`crate::wire::to_wire`]) into what JFrog takes (units,
+    /// spellings, maps for named lists, members JFrog needs that no field holds). With
+    /// [`Hooks::decode`] this is the only place a Kind's body is converted: its REST binding
+    /// sends the body as it is given.
+    fn encode(&self, _kind: &ResolvedKind, _mode: Mode, _body: &mut Map<String, Value>) {}
 
-    /// Reshape an object as JFrog answers it into the shape the declared wire names
-    /// describe (the inverse of [`Hooks::finish_body`]); `None` keeps it as it is.
+    /// The Kind's wire conversion, reads: reshape an object as JFrog answers it, read by key
+    /// or as a list entry, into the shape the declared wire names describe (the inverse of
+    /// [`Hooks::encode`]); `None` keeps it as it is.
     fn decode(&self, _kind: &ResolvedKind, _body: &Value) -> Option<Value> {
         None
     }

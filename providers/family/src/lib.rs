@@ -85,6 +85,6 @@ pub use decl::{Dv, Field, Id, KindDecl, MapWire, Norm, ResolvedKind, Rule, Ty};
 pub use hooks::{Described, FamilyHooks, HookCtx, Hooks, MrState, NoHooks};
 pub use kind::{BoundKind, Kind};
 pub use rest::{
-    Ask, Call, Converted, Cx, ListCall, ListShape, Listed, Next, Page, Pages, Paths, ProviderState,
+    Ask, Call, Cx, ListCall, ListShape, Listed, Next, Page, Pages, Paths, ProviderState,
     QueryParent, ReadMany, Rest, Settings, Verb,
 };

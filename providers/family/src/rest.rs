@@ -896,59 +896,9 @@ pub fn not_found(service: Service, verb: Verb, path: &str, message: String) -> E
     }
 }
 
-/// A [`Paths`] binding whose bodies JFrog spells differently from the Kind (units, enum
-/// spellings, inverted flags): `to_jfrog` adjusts every body sent, `from_jfrog` every object
-/// read. It has no list call of its own (a list answer would need converting too): wrap it
-/// in [`Listed`] and convert in the family's `decode` hook instead of `from_jfrog`.
-#[derive(Debug, Clone, Copy)]
-pub struct Converted {
-    /// The calls.
-    pub paths: Paths,
-    /// Adjusts a body before it is sent.
-    pub to_jfrog: fn(&mut Map<String, Value>),
-    /// Adjusts an object after it is read.
-    pub from_jfrog: fn(&mut Value),
-}
-
-#[async_trait]
-impl Rest for Converted {
-    async fn read(&self, cx: &Cx<'_>, address: &Address) -> Result<Value, Error> {
-        let mut v = self.paths.read(cx, address).await?;
-        (self.from_jfrog)(&mut v);
-        Ok(v)
-    }
-    async fn create(
-        &self,
-        cx: &Cx<'_>,
-        address: &Address,
-        body: &Map<String, Value>,
-    ) -> Result<Value, Error> {
-        let mut b = body.clone();
-        (self.to_jfrog)(&mut b);
-        self.paths.create(cx, address, &b).await
-    }
-    async fn update(
-        &self,
-        cx: &Cx<'_>,
-        address: &Address,
-        body: &Map<String, Value>,
-    ) -> Result<(), Error> {
-        let mut b = body.clone();
-        (self.to_jfrog)(&mut b);
-        self.paths.update(cx, address, &b).await
-    }
-    async fn delete(&self, cx: &Cx<'_>, address: &Address) -> Result<(), Error> {
-        self.paths.delete(cx, address).await
-    }
-    fn case_insensitive(&self) -> bool {
-        self.paths.case_insensitive
-    }
-}
-
 /// Another binding with a list call: its calls as they are, its objects observed (and
-/// exported) through `list`. A list answer is used as JFrog gives it, so a Kind whose reads
-/// are converted ([`Converted`]) converts in its `decode` hook instead (which serves reads
-/// and list entries alike) and leaves `from_jfrog` empty.
+/// exported) through `list`. Reads and list entries alike are converted by the Kind's
+/// `decode` hook ([`crate::Hooks::decode`]).
 #[derive(Debug, Clone, Copy)]
 pub struct Listed {
     /// The calls.

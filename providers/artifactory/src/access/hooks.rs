@@ -5,10 +5,11 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
+use provider_family::wire::Mode;
 use provider_family::{Hooks, ResolvedKind};
-use serde_json::Value;
+use serde_json::{Map, Value};
 
-use super::{PERSISTENCY_THRESHOLD, crc32, replication_kinds};
+use super::{PERSISTENCY_THRESHOLD, crc32, replication_kinds, rest};
 
 /// The users JFrog creates itself (in the users list).
 fn platform_user(key: &str) -> Option<String> {
@@ -100,11 +101,22 @@ impl Hooks for Group {
     }
 }
 
-/// A PermissionTarget: its build target's one repository; the default targets are JFrog's.
+/// A PermissionTarget: its user and group actions maps on the wire; its build target's one
+/// repository; the default targets are JFrog's.
 #[derive(Debug, Clone, Copy)]
 pub struct PermissionTarget;
 
 impl Hooks for PermissionTarget {
+    fn encode(&self, _kind: &ResolvedKind, _mode: Mode, body: &mut Map<String, Value>) {
+        rest::actions_to_maps(body);
+    }
+
+    fn decode(&self, _kind: &ResolvedKind, body: &Value) -> Option<Value> {
+        let mut v = body.clone();
+        rest::actions_from_maps(&mut v);
+        Some(v)
+    }
+
     fn platform_owned(&self, key: &str, _object: &Value) -> Option<String> {
         matches!(key, "Anything" | "Any Remote")
             .then(|| "a permission target JFrog creates itself".to_string())
@@ -137,12 +149,17 @@ impl Hooks for GlobalEnvironment {
     }
 }
 
-/// A ScopedToken: server-assigned, never exported (its values exist only in its create
-/// answer), and a short-lived one is never stored.
+/// A ScopedToken: server-assigned, its scopes and audiences space-separated on the wire,
+/// never exported (its values exist only in its create answer), and a short-lived one is
+/// never stored.
 #[derive(Debug, Clone, Copy)]
 pub struct ScopedToken;
 
 impl Hooks for ScopedToken {
+    fn encode(&self, _kind: &ResolvedKind, _mode: Mode, body: &mut Map<String, Value>) {
+        rest::token_to_jfrog(body);
+    }
+
     fn exportable(&self, _kind: &ResolvedKind) -> bool {
         false
     }
@@ -177,12 +194,22 @@ impl Hooks for ApiKey {
     }
 }
 
-/// A replication: the replications list shows one entry per target, not the Kind.
+/// A replication: each push target carries the repository key and cron expression on the
+/// wire, and is answered with `proxyRef` for `proxy`; the replications list shows one entry
+/// per target, not the Kind.
 #[derive(Debug, Clone, Copy)]
 pub struct Replication;
 
 #[async_trait::async_trait]
 impl Hooks for Replication {
+    fn encode(&self, _kind: &ResolvedKind, _mode: Mode, body: &mut Map<String, Value>) {
+        rest::targets_to_jfrog(body);
+    }
+
+    fn decode(&self, _kind: &ResolvedKind, body: &Value) -> Option<Value> {
+        rest::replication_from_jfrog(body)
+    }
+
     /// The Kind comes from the repository's class (`GET /artifactory/api/repositories`, one
     /// request): a remote repository's (pull) replication is a RemoteRepositoryReplication,
     /// a local repository's with one target a LocalRepositorySingleReplication, with several

@@ -63,21 +63,14 @@ pub enum Delete {
 /// holding the text, when the text member itself is not given (a certificate's `file`).
 pub const FILE_MEMBER: &str = "file";
 
-/// How the body goes on the wire.
+/// How the body goes on the wire (what JFrog's body looks like beyond that, a Kind's hooks
+/// convert: `encode` and `decode`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Shape {
-    /// The JSON the generic mapping built.
+    /// JSON.
     Json,
     /// The named member's value as a `text/plain` body.
     Text(&'static str),
-    /// Permission targets: `actions.users`/`actions.groups` lists of `{name, permissions}`
-    /// are maps of name to permissions on the wire.
-    Permissions,
-    /// Scoped tokens: `scope` and `audience` are space-separated strings.
-    Token,
-    /// Several replication targets: each carries the repository key and the shared cron
-    /// expression.
-    Targets,
 }
 
 /// An API JFrog removed: served while the platform still has it, otherwise refused before
@@ -107,8 +100,6 @@ pub struct Api {
     pub shape: Shape,
     /// Members every write carries.
     pub fixed: &'static [(&'static str, &'static str)],
-    /// Members renamed on read (`proxyRef` is written as `proxy`).
-    pub renames: &'static [(&'static str, &'static str)],
     /// The call listing every object of the Kind, for observe-only import; `None` when JFrog
     /// has none.
     pub list: Option<ListCall>,
@@ -135,7 +126,6 @@ impl Api {
             delete: Delete::Call(delete),
             shape: Shape::Json,
             fixed: &[],
-            renames: &[],
             list: None,
             list_reads_each: false,
             retired: None,
@@ -193,7 +183,7 @@ pub fn parse_version(s: &str) -> (u64, u64, u64) {
 
 /// `[{name, permissions}]` -> `{name: permissions}` under `actions.users`/`actions.groups`
 /// of each section.
-fn actions_to_maps(body: &mut Map<String, Value>) {
+pub fn actions_to_maps(body: &mut Map<String, Value>) {
     for section in ["repo", "build", "releaseBundle"] {
         let Some(Value::Object(actions)) = body.get_mut(section).and_then(|s| s.get_mut("actions"))
         else {
@@ -217,7 +207,7 @@ fn actions_to_maps(body: &mut Map<String, Value>) {
 }
 
 /// The reverse of [`actions_to_maps`], sorted by name.
-fn actions_from_maps(body: &mut Value) {
+pub fn actions_from_maps(body: &mut Value) {
     for section in ["repo", "build", "releaseBundle"] {
         let Some(Value::Object(actions)) = body.get_mut(section).and_then(|s| s.get_mut("actions"))
         else {
@@ -233,6 +223,59 @@ fn actions_from_maps(body: &mut Value) {
             }
         }
     }
+}
+
+/// A scoped token's body with `scope` and `audience` as JFrog takes them, space-separated
+/// (left out when empty).
+pub fn token_to_jfrog(body: &mut Map<String, Value>) {
+    for member in ["scope", "audience"] {
+        if let Some(Value::Array(items)) = body.get(member) {
+            let joined: Vec<&str> = items.iter().filter_map(Value::as_str).collect();
+            if joined.is_empty() {
+                body.remove(member);
+            } else {
+                body.insert(member.into(), json!(joined.join(" ")));
+            }
+        }
+    }
+}
+
+/// A replication's body with each of its targets (`replications`, several push targets)
+/// carrying the repository key and the shared cron expression, as JFrog takes them.
+pub fn targets_to_jfrog(body: &mut Map<String, Value>) {
+    let key = body.get("repoKey").cloned().unwrap_or(Value::Null);
+    let cron = body.get("cronExp").cloned().unwrap_or(Value::Null);
+    if let Some(Value::Array(targets)) = body.get_mut("replications") {
+        for t in targets.iter_mut().filter_map(Value::as_object_mut) {
+            t.insert("repoKey".into(), key.clone());
+            t.insert("cronExp".into(), cron.clone());
+        }
+    }
+}
+
+/// A replication as JFrog answers it, its targets' `proxyRef` named `proxy` as it is
+/// written (`None`: no member to rename).
+pub fn replication_from_jfrog(v: &Value) -> Option<Value> {
+    fn rename(v: &mut Value) -> bool {
+        match v
+            .as_object_mut()
+            .and_then(|m| Some((m.remove("proxyRef")?, m)))
+        {
+            Some((proxy, m)) => {
+                m.insert("proxy".into(), proxy);
+                true
+            }
+            None => false,
+        }
+    }
+    let mut v = v.clone();
+    let mut renamed = rename(&mut v);
+    if let Some(Value::Array(targets)) = v.get_mut("replications") {
+        for t in targets.iter_mut() {
+            renamed |= rename(t);
+        }
+    }
+    renamed.then_some(v)
 }
 
 impl Api {
@@ -255,35 +298,10 @@ impl Api {
     }
 
     /// The body as sent.
-    fn wire_body(&self, key: &str, body: &Map<String, Value>) -> Map<String, Value> {
+    fn wire_body(&self, body: &Map<String, Value>) -> Map<String, Value> {
         let mut body = body.clone();
         for (k, v) in self.fixed {
             body.insert((*k).to_string(), json!(v));
-        }
-        match self.shape {
-            Shape::Permissions => actions_to_maps(&mut body),
-            Shape::Token => {
-                for member in ["scope", "audience"] {
-                    if let Some(Value::Array(items)) = body.get(member) {
-                        let joined: Vec<&str> = items.iter().filter_map(Value::as_str).collect();
-                        if joined.is_empty() {
-                            body.remove(member);
-                        } else {
-                            body.insert(member.into(), json!(joined.join(" ")));
-                        }
-                    }
-                }
-            }
-            Shape::Targets => {
-                let cron = body.get("cronExp").cloned().unwrap_or(Value::Null);
-                if let Some(Value::Array(targets)) = body.get_mut("replications") {
-                    for t in targets.iter_mut().filter_map(Value::as_object_mut) {
-                        t.insert("repoKey".into(), json!(key));
-                        t.insert("cronExp".into(), cron.clone());
-                    }
-                }
-            }
-            Shape::Json | Shape::Text(_) => {}
         }
         body
     }
@@ -318,7 +336,7 @@ impl Api {
                 };
                 r.text(text, "text/plain")
             }
-            _ => r.json(&self.wire_body(key, body)),
+            Shape::Json => r.json(&self.wire_body(body)),
         };
         let answer = r.send().await?;
         Ok(serde_json::from_slice(answer.body()).unwrap_or(Value::Null))
@@ -350,7 +368,7 @@ impl Api {
 impl Rest for Api {
     async fn read(&self, cx: &Cx<'_>, address: &Address) -> Result<Value, Error> {
         let key = address.key();
-        let mut v = match self.read {
+        let v = match self.read {
             Read::Get(call) => {
                 self.check_retired(cx.client, &call).await?;
                 call_request(cx.client, self.service, &call, Idempotency::Idempotent, key)
@@ -426,15 +444,6 @@ impl Rest for Api {
                 json!({})
             }
         };
-        rename(&mut v, self.renames);
-        if let Some(Value::Array(targets)) = v.get_mut("replications") {
-            for t in targets.iter_mut() {
-                rename(t, self.renames);
-            }
-        }
-        if self.shape == Shape::Permissions {
-            actions_from_maps(&mut v);
-        }
         Ok(v)
     }
 
@@ -516,6 +525,7 @@ impl Rest for Api {
     }
 }
 
+/// Rename `v`'s members `from` -> `to` (the user API's members on older platforms).
 fn rename(v: &mut Value, renames: &[(&str, &str)]) {
     if let Value::Object(m) = v {
         for (from, to) in renames {
@@ -920,7 +930,6 @@ const PERMISSION_PATH: &str = "/api/v2/security/permissions/{key}";
 /// The `PermissionTarget` Kind: a v2 permission target, its user and group actions as maps on
 /// the wire.
 pub const PERMISSION_TARGET: Api = Api {
-    shape: Shape::Permissions,
     // `[{name, uri}]`: which permission targets exist, not their sections.
     list: Some(ListCall {
         service: A,
@@ -941,7 +950,6 @@ pub const PERMISSION_TARGET: Api = Api {
 /// The `ScopedToken` Kind: an access token, its scopes and audiences space-separated on the
 /// wire.
 pub const SCOPED_TOKEN: Api = Api {
-    shape: Shape::Token,
     // `{"tokens": [...]}`, each as `GET /api/v1/tokens/{id}` answers it.
     list: Some(ListCall {
         service: X,
@@ -998,7 +1006,6 @@ const REPLICATIONS: &str = "/api/replications/multiple/{key}";
 /// pulling).
 pub const LOCAL_REPOSITORY_SINGLE_REPLICATION: Api = Api {
     read: Read::First(Call::new(Verb::Get, REPLICATION)),
-    renames: &[("proxyRef", "proxy")],
     list: Some(REPLICATIONS_LIST),
     list_reads_each: true,
     ..Api::new(
@@ -1018,10 +1025,8 @@ pub const PULL_REPLICATION: Api = LOCAL_REPOSITORY_SINGLE_REPLICATION;
 /// Several push targets of a local repository.
 pub const LOCAL_REPOSITORY_MULTI_REPLICATION: Api = Api {
     read: Read::Targets(Call::new(Verb::Get, REPLICATION)),
-    renames: &[("proxyRef", "proxy")],
     list: Some(REPLICATIONS_LIST),
     list_reads_each: true,
-    shape: Shape::Targets,
     ..Api::new(
         A,
         Call::new(Verb::Put, REPLICATIONS),
@@ -1065,15 +1070,37 @@ mod tests {
 
     #[test]
     fn token_scopes_are_joined_and_targets_carry_key_and_cron() {
-        let b = json!({"scope": ["applied-permissions/user", "artifact:x:r"], "audience": []});
-        let out = SCOPED_TOKEN.wire_body("", b.as_object().unwrap());
+        let mut b = json!({"scope": ["applied-permissions/user", "artifact:x:r"], "audience": []})
+            .as_object()
+            .cloned()
+            .unwrap();
+        token_to_jfrog(&mut b);
         assert_eq!(
-            Value::Object(out),
+            Value::Object(b),
             json!({"scope": "applied-permissions/user artifact:x:r"})
         );
-        let b = json!({"cronExp": "0 0 * * * ?", "replications": [{"url": "u"}]});
-        let out = LOCAL_REPOSITORY_MULTI_REPLICATION.wire_body("libs", b.as_object().unwrap());
-        assert_eq!(out["replications"][0]["repoKey"], "libs");
-        assert_eq!(out["replications"][0]["cronExp"], "0 0 * * * ?");
+        let mut b =
+            json!({"repoKey": "libs", "cronExp": "0 0 * * * ?", "replications": [{"url": "u"}]})
+                .as_object()
+                .cloned()
+                .unwrap();
+        targets_to_jfrog(&mut b);
+        assert_eq!(b["replications"][0]["repoKey"], "libs");
+        assert_eq!(b["replications"][0]["cronExp"], "0 0 * * * ?");
+    }
+
+    #[test]
+    fn a_replications_proxy_ref_is_read_as_proxy() {
+        let one = json!({"repoKey": "libs", "proxyRef": "corp"});
+        assert_eq!(
+            replication_from_jfrog(&one),
+            Some(json!({"repoKey": "libs", "proxy": "corp"}))
+        );
+        let many = json!({"repoKey": "libs", "replications": [{"url": "u", "proxyRef": "corp"}, {"url": "v"}]});
+        assert_eq!(
+            replication_from_jfrog(&many).unwrap()["replications"],
+            json!([{"url": "u", "proxy": "corp"}, {"url": "v"}])
+        );
+        assert_eq!(replication_from_jfrog(&json!({"repoKey": "libs"})), None);
     }
 }

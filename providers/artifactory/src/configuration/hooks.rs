@@ -118,7 +118,7 @@ impl Hooks for Enablement {
     /// `enabled: true` (the Terraform provider's `enabled` attribute: "A cleanup policy must
     /// be created inactive"); `enabled` changes only through the enablement call. So a
     /// create never sends it; an update sends it but JFrog keeps its own value.
-    fn finish_body(&self, _kind: &ResolvedKind, mode: Mode, body: &mut Map<String, Value>) {
+    fn encode(&self, _kind: &ResolvedKind, mode: Mode, body: &mut Map<String, Value>) {
         if matches!(mode, Mode::Create) {
             body.remove("enabled");
         }

@@ -310,7 +310,7 @@ impl Hooks for RepositoryHooks {
         }
     }
 
-    fn finish_body(&self, kind: &ResolvedKind, mode: Mode, body: &mut Map<String, Value>) {
+    fn encode(&self, kind: &ResolvedKind, mode: Mode, body: &mut Map<String, Value>) {
         if class_of(&kind.decl) == Class::Federated
             && mode == Mode::Create
             && !body.contains_key("members")

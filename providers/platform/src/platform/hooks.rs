@@ -62,11 +62,20 @@ impl Hooks for GroupMembers {
     }
 }
 
-/// A Permission: the platform creates `Anything` and `Any Remote`.
+/// A Permission: each resource's users, groups and targets are maps on the wire; the
+/// platform creates `Anything` and `Any Remote`.
 #[derive(Debug, Clone, Copy)]
 pub struct Permission;
 
 impl Hooks for Permission {
+    fn encode(&self, _kind: &ResolvedKind, _mode: Mode, body: &mut Map<String, Value>) {
+        rest::permission_to_jfrog(body);
+    }
+
+    fn decode(&self, _kind: &ResolvedKind, body: &Value) -> Option<Value> {
+        rest::permission_from_jfrog(body)
+    }
+
     fn platform_owned(&self, key: &str, _object: &Value) -> Option<String> {
         ["Anything", "Any Remote"]
             .contains(&key)
@@ -106,18 +115,22 @@ impl Hooks for AwsIamRole {
     }
 }
 
-/// An OIDCConfiguration: JFrog answers it in another shape than it takes.
+/// An OIDCConfiguration: two provider types are spelled differently on the wire.
 #[derive(Debug, Clone, Copy)]
 pub struct OidcConfiguration;
 
 impl Hooks for OidcConfiguration {
+    fn encode(&self, _kind: &ResolvedKind, _mode: Mode, body: &mut Map<String, Value>) {
+        rest::oidc_to_jfrog(body);
+    }
+
     fn decode(&self, _kind: &ResolvedKind, body: &Value) -> Option<Value> {
         rest::oidc_from_jfrog(body)
     }
 }
 
-/// An OIDCIdentityMapping: addressed through its provider (and project), its claims a JSON
-/// object, answered in another shape than it takes.
+/// An OIDCIdentityMapping: addressed through its provider (and project), its claims JSON
+/// text on our side and an object on the wire.
 #[derive(Debug, Clone, Copy)]
 pub struct OidcIdentityMapping;
 
@@ -141,6 +154,10 @@ impl Hooks for OidcIdentityMapping {
         Ok(())
     }
 
+    fn encode(&self, _kind: &ResolvedKind, _mode: Mode, body: &mut Map<String, Value>) {
+        rest::mapping_to_jfrog(body);
+    }
+
     fn decode(&self, _kind: &ResolvedKind, body: &Value) -> Option<Value> {
         rest::mapping_from_jfrog(body)
     }
@@ -151,7 +168,7 @@ impl Hooks for OidcIdentityMapping {
 pub struct ReverseProxy;
 
 impl Hooks for ReverseProxy {
-    fn finish_body(&self, _kind: &ResolvedKind, _mode: Mode, body: &mut Map<String, Value>) {
+    fn encode(&self, _kind: &ResolvedKind, _mode: Mode, body: &mut Map<String, Value>) {
         if let Some(t) = body.get("webServerType").and_then(Value::as_str) {
             let key = t.to_lowercase();
             body.insert("key".into(), json!(key));
@@ -184,6 +201,10 @@ impl Hooks for Lifecycle {
             }
         }
         Ok(())
+    }
+
+    fn decode(&self, _kind: &ResolvedKind, body: &Value) -> Option<Value> {
+        rest::lifecycle_from_jfrog(body)
     }
 
     fn platform_owned(&self, _key: &str, object: &Value) -> Option<String> {

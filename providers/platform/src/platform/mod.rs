@@ -267,7 +267,7 @@ mod tests {
         let k = kind("ReverseProxy");
         let mut body: Map<String, Value> =
             serde_json::from_value(json!({"webServerType": "NGINX"})).expect("map");
-        k.hooks.finish_body(&k, Mode::Create, &mut body);
+        k.hooks.encode(&k, Mode::Create, &mut body);
         assert_eq!(body["key"], "nginx");
     }
 

@@ -1,8 +1,11 @@
 //! The REST bindings of provider-platform's Kinds: plain data ([`Paths`], [`Settings`])
-//! where the API is plain CRUD or a setting, and small bindings where the wire differs from
-//! the Kind: permissions (named elements ⇄ maps), group members (add/remove lists), OIDC
-//! provider types, identity mappings (claims as JSON text, the project as a query
-//! parameter), lifecycles and stages (global or per project).
+//! where the API is plain CRUD or a setting, and small bindings where the calls differ:
+//! permissions (one call per resource type), group members (add/remove lists), identity
+//! mappings (the project as a query parameter), lifecycles and stages (global or per
+//! project). Where JFrog's body differs from the Kind's (permissions' named elements ⇄ maps,
+//! OIDC provider types, identity mapping claims as JSON text) the `*_to_jfrog` and
+//! `*_from_jfrog` functions here convert it, called by the Kind's `encode` and `decode`
+//! hooks: a binding sends and answers JFrog's shape.
 //!
 //! Addresses (built by the family's `address` hook, each binding's typed detail read back
 //! by its calls): a group's members (the group, [`DeclaredMembers`]; canonically
@@ -16,8 +19,8 @@ use std::fmt;
 
 use provider_family::rest::{not_found, request};
 use provider_family::{
-    Address, Call, Converted, Cx, Detail, ListCall, ListShape, Listed, Next, Pages, Paths,
-    QueryParent, Rest, Settings, Verb,
+    Address, Call, Cx, Detail, ListCall, ListShape, Listed, Next, Pages, Paths, QueryParent, Rest,
+    Settings, Verb,
 };
 use serde_json::{Map, Value, json};
 
@@ -304,28 +307,22 @@ impl Rest for SelfHostedOnly {
 }
 
 /// OIDC configurations: plain CRUD, with two provider types spelled differently on the
-/// wire (turned back by [`oidc_from_jfrog`] in the family's `decode` hook, which serves
-/// reads and list entries alike); listed by `GET /api/v1/oidc` (an array of full
-/// configurations).
-pub static OIDCCONFIGURATION: Listed = Listed {
-    rest: &OIDC_CALLS,
-    list: ListCall {
-        service: A,
-        path: "/api/v1/oidc",
-        shape: ListShape::Array,
-        key_member: "name",
-    },
-    reads_each: false,
-    parents: &[],
-    parent_list: None,
-    parent_query: None,
+/// wire (converted by [`oidc_to_jfrog`] and [`oidc_from_jfrog`] in the Kind's hooks, which
+/// serve writes, reads and list entries alike); listed by `GET /api/v1/oidc` (an array of
+/// full configurations).
+pub static OIDCCONFIGURATION: Paths = crud("/api/v1/oidc", "/api/v1/oidc/{key}", Some(OIDC_LIST));
+
+const OIDC_LIST: ListCall = ListCall {
+    service: A,
+    path: "/api/v1/oidc",
+    shape: ListShape::Array,
+    key_member: "name",
 };
 
-static OIDC_CALLS: Converted = Converted {
-    paths: crud("/api/v1/oidc", "/api/v1/oidc/{key}", None),
-    to_jfrog: |b| map_member(b, "provider_type", PROVIDER_TYPES, true),
-    from_jfrog: |_| {},
-};
+/// An OIDC configuration's body with JFrog's provider type spelling.
+pub fn oidc_to_jfrog(body: &mut Map<String, Value>) {
+    map_member(body, "provider_type", PROVIDER_TYPES, true);
+}
 
 /// An OIDC configuration as JFrog answers it with our provider type spelling (`None`: it
 /// already has it).
@@ -511,7 +508,8 @@ impl Rest for GroupMembersRest {
 }
 
 /// Permissions (v2): the Kind's named elements (`users`, `groups`, `targets`: lists of
-/// objects with a `name`) are maps keyed by that name on the wire. An update replaces each
+/// objects with a `name`) are maps keyed by that name on the wire, converted by the Kind's
+/// hooks ([`permission_to_jfrog`], [`permission_from_jfrog`]). An update replaces each
 /// resource type present and deletes the types the spec no longer has.
 #[derive(Debug)]
 pub struct PermissionRest;
@@ -614,24 +612,41 @@ const PERMISSIONS: &str = "/api/v2/permissions";
 const PERMISSION_ITEM: &str = "/api/v2/permissions/{key}";
 const PERMISSION_RESOURCE: &str = "/api/v2/permissions/{key}/{type}";
 
-impl PermissionRest {
-    fn resources_to_wire(body: &Map<String, Value>) -> Map<String, Value> {
-        let mut out = Map::new();
-        if let Some(Value::Object(res)) = body.get("resources") {
-            for (t, r) in res {
-                if !r.is_null() {
-                    out.insert(t.clone(), resource_to_wire(r));
-                }
-            }
+/// A permission's body with each resource type's users, groups and targets as the maps
+/// JFrog takes; a type the spec leaves null is left out.
+pub fn permission_to_jfrog(body: &mut Map<String, Value>) {
+    if let Some(Value::Object(res)) = body.get_mut("resources") {
+        res.retain(|_, r| !r.is_null());
+        for r in res.values_mut() {
+            *r = resource_to_wire(r);
         }
-        out
+    }
+}
+
+/// A permission as JFrog answers it with each resource's maps as named lists.
+pub fn permission_from_jfrog(v: &Value) -> Option<Value> {
+    let mut v = v.clone();
+    let Value::Object(res) = v.get_mut("resources")? else {
+        return None;
+    };
+    for r in res.values_mut() {
+        *r = resource_from_wire(r);
+    }
+    Some(v)
+}
+
+/// The resources of an encoded permission body, by type.
+fn resources(body: &Map<String, Value>) -> Map<String, Value> {
+    match body.get("resources") {
+        Some(Value::Object(res)) => res.clone(),
+        _ => Map::new(),
     }
 }
 
 #[async_trait]
 impl Rest for PermissionRest {
     async fn read(&self, cx: &Cx<'_>, address: &Address) -> Result<Value, Error> {
-        let mut v = request(
+        request(
             cx.client,
             A,
             Verb::Get,
@@ -640,13 +655,7 @@ impl Rest for PermissionRest {
             &[address.key()],
         )
         .send_value()
-        .await?;
-        if let Some(Value::Object(res)) = v.get_mut("resources") {
-            for r in res.values_mut() {
-                *r = resource_from_wire(r);
-            }
-        }
-        Ok(v)
+        .await
     }
     async fn create(
         &self,
@@ -654,7 +663,7 @@ impl Rest for PermissionRest {
         address: &Address,
         body: &Map<String, Value>,
     ) -> Result<Value, Error> {
-        let b = json!({"name": address.key(), "resources": Self::resources_to_wire(body)});
+        let b = json!({"name": address.key(), "resources": resources(body)});
         request(
             cx.client,
             A,
@@ -674,7 +683,7 @@ impl Rest for PermissionRest {
         address: &Address,
         body: &Map<String, Value>,
     ) -> Result<(), Error> {
-        let wanted = Self::resources_to_wire(body);
+        let wanted = resources(body);
         for t in RESOURCE_TYPES {
             let r = match wanted.get(*t) {
                 Some(r) => {
@@ -726,8 +735,9 @@ impl Rest for PermissionRest {
 }
 
 /// OIDC identity mappings (addressed by name inside their provider, with their
-/// [`MappingProject`]): the project as a query parameter on every call, the claims as JSON
-/// text on our side and an object on the wire.
+/// [`MappingProject`]): the project as a query parameter on every call. The claims, JSON
+/// text on our side and an object on the wire, are converted by the Kind's hooks
+/// ([`mapping_to_jfrog`], [`mapping_from_jfrog`]).
 #[derive(Debug)]
 pub struct IdentityMappingRest;
 
@@ -745,7 +755,7 @@ pub static OIDCIDENTITYMAPPING: Listed = Listed::per_parent(
         key_member: "name",
     },
     &["providerName"],
-    &OIDCCONFIGURATION.list,
+    &OIDC_LIST,
 );
 
 const MAPPINGS: &str = "/api/v1/oidc/{provider}/identity_mappings";
@@ -787,21 +797,14 @@ fn with_project<'a>(r: jfrog_client::Request<'a>, project: &str) -> jfrog_client
     }
 }
 
-fn claims_to_wire(body: &Map<String, Value>) -> Result<Map<String, Value>, Error> {
-    let mut b = body.clone();
-    if let Some(Value::String(text)) = b.get("claims") {
-        let parsed: Value = serde_json::from_str(text).map_err(|e| Error::BadRequest {
-            ctx: jfrog_client::RequestContext {
-                service: A,
-                method: jfrog_client::Method::POST,
-                route: format!("/access{MAPPINGS}"),
-            },
-            status: 400,
-            message: format!("claimsJson is not a JSON object: {e}"),
-        })?;
-        b.insert("claims".into(), parsed);
+/// An identity mapping's body with its claims as the JSON object JFrog takes (the Kind's
+/// `check_params` has refused claims that are not one before any write).
+pub fn mapping_to_jfrog(body: &mut Map<String, Value>) {
+    if let Some(Value::String(text)) = body.get("claims")
+        && let Ok(parsed @ Value::Object(_)) = serde_json::from_str::<Value>(text)
+    {
+        body.insert("claims".into(), parsed);
     }
-    Ok(b)
 }
 
 #[async_trait]
@@ -833,10 +836,7 @@ impl Rest for IdentityMappingRest {
             Idempotency::NonIdempotent,
             &[provider],
         );
-        with_project(r, project)
-            .json(&claims_to_wire(body)?)
-            .send_empty()
-            .await?;
+        with_project(r, project).json(body).send_empty().await?;
         Ok(Value::Null)
     }
     async fn update(
@@ -854,10 +854,7 @@ impl Rest for IdentityMappingRest {
             Idempotency::Idempotent,
             &[provider, name],
         );
-        with_project(r, project)
-            .json(&claims_to_wire(body)?)
-            .send_empty()
-            .await
+        with_project(r, project).json(body).send_empty().await
     }
     async fn delete(&self, cx: &Cx<'_>, address: &Address) -> Result<(), Error> {
         let (provider, name, project) = mapping_parts(address);
@@ -930,6 +927,17 @@ pub fn promote_stages(v: &Value) -> Vec<Value> {
         .collect()
 }
 
+/// A lifecycle as JFrog answers it (read or list entry) with its `promote_stages`, which
+/// some versions leave out (`None`: it has them).
+pub fn lifecycle_from_jfrog(v: &Value) -> Option<Value> {
+    if !v.get("promote_stages").is_none_or(Value::is_null) {
+        return None;
+    }
+    let mut v = v.clone();
+    v["promote_stages"] = Value::Array(promote_stages(&v));
+    Some(v)
+}
+
 /// The address of the global lifecycle (no project key starts with `_`).
 pub const GLOBAL: &str = "_";
 
@@ -956,9 +964,6 @@ impl Rest for LifecycleRest {
         );
         let project = project_of(address);
         let mut v = with_project(r, project).send_value().await?;
-        if v.get("promote_stages").is_none_or(Value::is_null) {
-            v["promote_stages"] = Value::Array(promote_stages(&v));
-        }
         // The answer is the project's (asked with its key), which it does not repeat.
         if !project.is_empty() && v.get("project_key").is_none() {
             v["project_key"] = json!(project);

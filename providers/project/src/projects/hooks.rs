@@ -4,9 +4,9 @@
 //! it runs for. The table binds the family's identifier description, key rule and project
 //! key rule ([`super::ProjectHooks`]) to every Kind beside them.
 
-use provider_family::wire::user_value;
+use provider_family::wire::{Mode, user_value};
 use provider_family::{Address, Hooks, ResolvedKind};
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use super::rest;
 
@@ -33,7 +33,7 @@ fn in_project(key: &str, params: &Value) -> Address {
     }
 }
 
-/// A Project: the embedded lists its MR owns, and its answer in our units.
+/// A Project: the embedded lists its MR owns, and its quota in our units (JFrog's on the wire).
 #[derive(Debug, Clone, Copy)]
 pub struct Project;
 
@@ -52,6 +52,10 @@ impl Hooks for Project {
         } else {
             Address::new(key).with_detail(rest::EmbeddedLists(owned))
         }
+    }
+
+    fn encode(&self, _kind: &ResolvedKind, _mode: Mode, body: &mut Map<String, Value>) {
+        rest::project_to_jfrog(body);
     }
 
     fn decode(&self, _kind: &ResolvedKind, body: &Value) -> Option<Value> {

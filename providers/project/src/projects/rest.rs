@@ -13,9 +13,7 @@ use std::fmt;
 use async_trait::async_trait;
 use jfrog_client::{Error, Idempotency, JfrogClient, Service};
 use provider_family::rest::{not_found, request};
-use provider_family::{
-    Address, Call, Converted, Cx, Detail, ListCall, ListShape, Listed, Paths, Rest, Verb,
-};
+use provider_family::{Address, Call, Cx, Detail, ListCall, ListShape, Listed, Paths, Rest, Verb};
 use serde_json::{Map, Value, json};
 
 /// One GiB: the project quota is given in GiB and sent in bytes.
@@ -35,8 +33,8 @@ fn call<'a>(
 /// Projects: plain CRUD on `/api/v1/projects`, with the quota in GiB on our side and in
 /// bytes on the wire, and `blockDeploymentsOnLimit` the inverse of JFrog's `soft_limit`.
 /// Listed by `GET /api/v1/projects` (an array of full projects, quota in bytes as a read
-/// answers it): both are turned into our units by [`project_from_jfrog`] in the family's
-/// `decode` hook, which serves reads and list entries alike.
+/// answers it). The Kind's hooks convert the units: [`project_to_jfrog`] in `encode` for
+/// writes, [`project_from_jfrog`] in `decode` for reads and list entries alike.
 pub static PROJECT: Listed = Listed {
     rest: &ProjectRest,
     list: ListCall {
@@ -51,21 +49,18 @@ pub static PROJECT: Listed = Listed {
     parent_query: None,
 };
 
-static PROJECT_CALLS: Converted = Converted {
-    paths: Paths {
-        service: Service::Access,
-        create: Call::new(Verb::Post, "/api/v1/projects"),
-        read: Call::new(Verb::Get, "/api/v1/projects/{key}"),
-        update: Call::new(Verb::Put, "/api/v1/projects/{key}"),
-        delete: Call::new(Verb::Delete, "/api/v1/projects/{key}"),
-        list: None,
-        case_insensitive: false,
-    },
-    to_jfrog: project_to_jfrog,
-    from_jfrog: |_| {},
+static PROJECT_CALLS: Paths = Paths {
+    service: Service::Access,
+    create: Call::new(Verb::Post, "/api/v1/projects"),
+    read: Call::new(Verb::Get, "/api/v1/projects/{key}"),
+    update: Call::new(Verb::Put, "/api/v1/projects/{key}"),
+    delete: Call::new(Verb::Delete, "/api/v1/projects/{key}"),
+    list: None,
+    case_insensitive: false,
 };
 
-fn project_to_jfrog(b: &mut Map<String, Value>) {
+/// A project's body in JFrog's units.
+pub fn project_to_jfrog(b: &mut Map<String, Value>) {
     if let Some(g) = b.get("storage_quota_bytes").and_then(Value::as_i64) {
         let bytes = if g <= 0 { -1 } else { g.saturating_mul(GIB) };
         b.insert("storage_quota_bytes".into(), json!(bytes));

@@ -7,6 +7,16 @@ use serde_json::Value;
 
 use super::Reach;
 
+/// The Settings: Xray answers two of them under other names than the write takes.
+#[derive(Debug, Clone, Copy)]
+pub struct Settings;
+
+impl Hooks for Settings {
+    fn decode(&self, _kind: &ResolvedKind, body: &Value) -> Option<Value> {
+        super::settings_from_jfrog(body)
+    }
+}
+
 /// A CatalogLabels: where its objects are (its [`Reach`]), and that it names some.
 #[derive(Debug, Clone, Copy)]
 pub struct CatalogLabels;

@@ -104,11 +104,31 @@ impl SettingsRest {
     }
 }
 
-/// The basic settings' names in `getIntegrationConfig`'s answer, and in the write.
+/// The basic settings' names in `getIntegrationConfig`'s answer, and in the write (the
+/// Xray Terraform provider v3.1.9's BasicSettingsResponseAPIModel).
 const BASIC_READ_NAMES: [(&str, &str); 2] = [
     ("xrayAllowBlocked", "allowBlockedArtifactsDownload"),
     ("xrayAllowWhenUnavailable", "allowDownloadsXrayUnavailable"),
 ];
+
+/// The settings as [`SettingsRest`] reads them, under the write's names, which the fields
+/// declare (`None`: they have them).
+pub fn settings_from_jfrog(v: &Value) -> Option<Value> {
+    let b = v.as_object()?;
+    if !BASIC_READ_NAMES
+        .iter()
+        .any(|(read, _)| b.contains_key(*read))
+    {
+        return None;
+    }
+    let mut b = b.clone();
+    for (read, write) in BASIC_READ_NAMES {
+        if let Some(v) = b.remove(read) {
+            b.insert(write.into(), v);
+        }
+    }
+    Some(Value::Object(b))
+}
 
 #[async_trait]
 impl Rest for SettingsRest {
@@ -133,18 +153,10 @@ impl Rest for SettingsRest {
             )
             .send_value()
             .await?;
-        if let Value::Object(b) = &mut basic {
-            // The answer names two settings apart from the write (the Xray Terraform provider
-            // v3.1.9's BasicSettingsResponseAPIModel): back to the write's names, which the
-            // fields declare.
-            for (read, write) in BASIC_READ_NAMES {
-                if let Some(v) = b.remove(read) {
-                    b.insert(write.into(), v);
-                }
-            }
-            if let Some(s) = sync.get(DB_SYNC) {
-                b.insert(DB_SYNC.into(), s.clone());
-            }
+        if let Value::Object(b) = &mut basic
+            && let Some(s) = sync.get(DB_SYNC)
+        {
+            b.insert(DB_SYNC.into(), s.clone());
         }
         Ok(basic)
     }

@@ -184,7 +184,7 @@ pub const KINDS: &[Kind] = &[
         },
         rest: &rest::SETTINGS,
         family: &HOOKS,
-        hooks: &HOOKS,
+        hooks: &hooks::Settings,
     },
     Kind {
         decl: KindDecl {

@@ -153,7 +153,7 @@ impl FamilyHooks for WatchHooks {
 }
 
 impl Hooks for WatchHooks {
-    fn finish_body(&self, _kind: &ResolvedKind, _mode: Mode, body: &mut Map<String, Value>) {
+    fn encode(&self, _kind: &ResolvedKind, _mode: Mode, body: &mut Map<String, Value>) {
         each_resource(body, fold);
     }
 
