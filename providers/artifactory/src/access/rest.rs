@@ -6,8 +6,10 @@
 //! variant here rather than a Kind-specific client: reads that find the object in a list
 //! (certificates, trusted keys, environments, Vault configurations), reads that answer an
 //! array (replications), deletes that reset a singleton or need a server-assigned id,
-//! text/plain bodies (certificates), JFrog's maps of users to permissions, scopes joined
-//! with spaces, and APIs JFrog retired in later versions ([`Retired`]).
+//! text/plain bodies (certificates), and APIs JFrog retired in later versions ([`Retired`]).
+//! Where JFrog's body differs from the Kind's (maps of users to permissions, scopes joined
+//! with spaces, replication targets), the functions here convert it, called by the Kinds'
+//! `encode` and `decode` hooks.
 
 use async_trait::async_trait;
 use http::Method;
