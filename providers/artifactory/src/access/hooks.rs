@@ -112,9 +112,7 @@ impl Hooks for PermissionTarget {
     }
 
     fn decode(&self, _kind: &ResolvedKind, body: &Value) -> Option<Value> {
-        let mut v = body.clone();
-        rest::actions_from_maps(&mut v);
-        Some(v)
+        Some(rest::actions_from_maps(body))
     }
 
     fn platform_owned(&self, key: &str, _object: &Value) -> Option<String> {

@@ -209,7 +209,8 @@ pub fn actions_to_maps(body: &mut Map<String, Value>) {
 }
 
 /// The reverse of [`actions_to_maps`], sorted by name.
-pub fn actions_from_maps(body: &mut Value) {
+pub fn actions_from_maps(body: &Value) -> Value {
+    let mut body = body.clone();
     for section in ["repo", "build", "releaseBundle"] {
         let Some(Value::Object(actions)) = body.get_mut(section).and_then(|s| s.get_mut("actions"))
         else {
@@ -225,6 +226,7 @@ pub fn actions_from_maps(body: &mut Value) {
             }
         }
     }
+    body
 }
 
 /// A scoped token's body with `scope` and `audience` as JFrog takes them, space-separated
@@ -258,26 +260,15 @@ pub fn targets_to_jfrog(body: &mut Map<String, Value>) {
 /// A replication as JFrog answers it, its targets' `proxyRef` named `proxy` as it is
 /// written (`None`: no member to rename).
 pub fn replication_from_jfrog(v: &Value) -> Option<Value> {
-    fn rename(v: &mut Value) -> bool {
-        match v
-            .as_object_mut()
-            .and_then(|m| Some((m.remove("proxyRef")?, m)))
-        {
-            Some((proxy, m)) => {
-                m.insert("proxy".into(), proxy);
-                true
-            }
-            None => false,
-        }
-    }
-    let mut v = v.clone();
-    let mut renamed = rename(&mut v);
-    if let Some(Value::Array(targets)) = v.get_mut("replications") {
+    const PROXY: &[(&str, &str)] = &[("proxyRef", "proxy")];
+    let mut out = v.clone();
+    rename(&mut out, PROXY);
+    if let Some(Value::Array(targets)) = out.get_mut("replications") {
         for t in targets.iter_mut() {
-            renamed |= rename(t);
+            rename(t, PROXY);
         }
     }
-    renamed.then_some(v)
+    (out != *v).then_some(out)
 }
 
 impl Api {
@@ -527,7 +518,8 @@ impl Rest for Api {
     }
 }
 
-/// Rename `v`'s members `from` -> `to` (the user API's members on older platforms).
+/// Rename `v`'s members `from` -> `to` (a replication's `proxyRef`, the user API's members on
+/// older platforms).
 fn rename(v: &mut Value, renames: &[(&str, &str)]) {
     if let Value::Object(m) = v {
         for (from, to) in renames {
@@ -1062,8 +1054,7 @@ mod tests {
             Value::Object(m.clone()),
             json!({"repo": {"actions": {"users": {"u": ["read"]}, "groups": {}}}})
         );
-        body = Value::Object(m);
-        actions_from_maps(&mut body);
+        body = actions_from_maps(&Value::Object(m));
         assert_eq!(
             body,
             json!({"repo": {"actions": {"users": [{"name": "u", "permissions": ["read"]}], "groups": []}}})

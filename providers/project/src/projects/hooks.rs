@@ -59,9 +59,7 @@ impl Hooks for Project {
     }
 
     fn decode(&self, _kind: &ResolvedKind, body: &Value) -> Option<Value> {
-        let mut v = body.clone();
-        rest::project_from_jfrog(&mut v);
-        Some(v)
+        Some(rest::project_from_jfrog(body))
     }
 }
 

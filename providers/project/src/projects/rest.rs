@@ -71,13 +71,15 @@ pub fn project_to_jfrog(b: &mut Map<String, Value>) {
 }
 
 /// A project as JFrog answers it (read or list entry) in our units.
-pub fn project_from_jfrog(v: &mut Value) {
+pub fn project_from_jfrog(v: &Value) -> Value {
+    let mut v = v.clone();
     if let Some(bytes) = v.get("storage_quota_bytes").and_then(Value::as_i64) {
         v["storage_quota_bytes"] = json!(if bytes <= 0 { -1 } else { bytes / GIB });
     }
     if let Some(soft) = v.get("soft_limit").and_then(Value::as_bool) {
         v["soft_limit"] = json!(!soft);
     }
+    v
 }
 
 /// The lists a project owns beside itself when one of the `useProject*Resource` switches
@@ -873,8 +875,7 @@ mod tests {
         project_to_jfrog(&mut body);
         assert_eq!(body["storage_quota_bytes"], json!(2 * GIB));
         assert_eq!(body["soft_limit"], json!(false));
-        let mut back = Value::Object(body);
-        project_from_jfrog(&mut back);
+        let back = project_from_jfrog(&Value::Object(body));
         assert_eq!(back["storage_quota_bytes"], json!(2));
         assert_eq!(back["soft_limit"], json!(true));
         let mut unlimited: Map<String, Value> =
